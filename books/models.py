@@ -1,0 +1,171 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Book(models.Model):
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="books"
+    )
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    title = models.CharField(max_length=1000)
+    authors = models.CharField(max_length=1000, blank=True, help_text="As written in the source.")
+    authors_normalized = models.CharField(max_length=1000, blank=True)
+    # Normalized title + authors: the same book from two files (or two devices) is one book.
+    key = models.CharField(max_length=600)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["title"]
+        constraints = [
+            models.UniqueConstraint(fields=["reader", "key"], name="book_unique_key_per_reader"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.authors})" if self.authors else self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("book", args=[self.code])
+
+
+class HighlightQuerySet(models.QuerySet["Highlight"]):
+    def alive(self) -> "HighlightQuerySet":
+        return self.filter(deleted_at__isnull=True)
+
+    def embedded_with(self, model_id: str) -> "HighlightQuerySet":
+        return self.filter(
+            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+        )
+
+
+class Highlight(models.Model):
+    class Kind(models.TextChoices):
+        HIGHLIGHT = "highlight", "Highlight"
+        NOTE = "note", "Standalone note"
+
+    class EmbeddingStatus(models.TextChoices):
+        PENDING = "pending", "Pending"
+        CLAIMED = "claimed", "Being embedded"
+        DONE = "done", "Embedded"
+        FAILED = "failed", "Failed"
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="highlights"
+    )
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="highlights")
+    # The import that first brought this highlight in: its report's progress and counts.
+    source_import = models.ForeignKey(
+        "Import", null=True, blank=True, on_delete=models.SET_NULL, related_name="highlights"
+    )
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.HIGHLIGHT)
+    text = models.TextField(blank=True)
+    note = models.TextField(blank=True, help_text="The reader's own note on this highlight.")
+    # Set when the reader edits the note here: a re-import then never overwrites it.
+    note_edited = models.BooleanField(default=False)
+    # When the device wrote the note: an edited note (a newer entry) replaces an older one.
+    note_added_at = models.DateTimeField(null=True, blank=True)
+    page = models.CharField(max_length=32, blank=True)
+    location_start = models.PositiveIntegerField(null=True, blank=True)
+    location_end = models.PositiveIntegerField(null=True, blank=True)
+    added_at = models.DateTimeField(null=True, blank=True)
+    added_raw = models.CharField(max_length=200, blank=True)
+    # Stable across imports: book + location range + normalized text (see books.services).
+    dedupe_key = models.CharField(max_length=64)
+    # Soft delete: a deleted highlight leaves every read path at once, and the dedupe key
+    # stays so that a re-import does not bring it back.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    embedding_status = models.CharField(
+        max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
+    )
+    embedding_claimed_at = models.DateTimeField(null=True, blank=True)
+    embedding_error = models.TextField(blank=True)
+
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = HighlightQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["book", "location_start", "created"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reader", "dedupe_key"], name="highlight_unique_dedupe_key_per_reader"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(location_end__isnull=True)
+                | models.Q(location_start__isnull=True)
+                | models.Q(location_end__gte=models.F("location_start")),
+                name="highlight_location_range_ordered",
+            ),
+        ]
+        indexes = [
+            # Nearest neighbours by cosine distance (connections, search by meaning).
+            # The opclass must match CosineDistance (<=>) or the index is never used.
+            HnswIndex(
+                name="highlight_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            # A reader's library: counts on the home page, exact scans of small libraries.
+            models.Index(fields=["reader"], name="highlight_reader"),
+            # A book page: the reader's highlights of one book in reading order.
+            models.Index(fields=["reader", "book"], name="highlight_reader_book"),
+            # The embedding pipeline: pending and stuck-claimed highlights.
+            models.Index(
+                fields=["embedding_status", "embedding_claimed_at"],
+                name="highlight_embedding_queue",
+                condition=~models.Q(embedding_status="done"),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:80] or self.note[:80]
+
+    def get_absolute_url(self) -> str:
+        return reverse("highlight", args=[self.code])
+
+
+class Import(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="imports"
+    )
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    file_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    # The import report: books touched, new highlights, duplicates, merges, notes, …
+    counts = models.JSONField(default=dict, blank=True)
+    # [{"line": 12, "message": "…"}, …] for every entry that could not be read.
+    problems = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True, help_text="Why the import failed, when it did.")
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [
+            # The reader's list of past imports, newest first.
+            models.Index(fields=["reader", "-started_at"], name="import_reader_started"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.file_name} ({self.started_at:%Y-%m-%d %H:%M})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("import_report", args=[self.code])

@@ -1,0 +1,73 @@
+"""Reads of a reader's library that more than one view or command needs."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from accounts.models import User
+from books.models import Book, Highlight, Import
+
+
+@dataclass(frozen=True)
+class EmbeddingProgress:
+    highlights: int
+    embedded: int
+    failed: int
+    # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
+    reason: str = ""
+
+    @property
+    def pending(self) -> int:
+        return self.highlights - self.embedded - self.failed
+
+    @property
+    def done(self) -> bool:
+        return self.pending == 0
+
+    @property
+    def percent_embedded(self) -> int:
+        return 100 if self.highlights == 0 else (100 * self.embedded) // self.highlights
+
+
+@dataclass(frozen=True)
+class LibraryCounts(EmbeddingProgress):
+    books: int = 0
+
+
+def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
+    status = Highlight.EmbeddingStatus
+    totals = highlights.aggregate(
+        highlights=Count("id"),
+        embedded=Count("id", filter=Q(embedding_status=status.DONE)),
+        failed=Count("id", filter=Q(embedding_status=status.FAILED)),
+    )
+    progress = EmbeddingProgress(**totals)
+    if not progress.done:
+        reason = (
+            highlights.filter(embedding_status__in=[status.PENDING, status.CLAIMED])
+            .exclude(embedding_error="")
+            .values_list("embedding_error", flat=True)
+            .first()
+        )
+        progress = EmbeddingProgress(**totals, reason=reason or "")
+    return progress
+
+
+def import_progress(the_import: Import) -> EmbeddingProgress:
+    return _progress(Highlight.objects.alive().filter(source_import=the_import))
+
+
+def library_counts(reader: User) -> LibraryCounts:
+    progress = _progress(Highlight.objects.alive().filter(reader=reader))
+    books = Book.objects.filter(reader=reader).count()
+    return LibraryCounts(**vars(progress), books=books)
+
+
+def books_for(reader: User) -> list[Book]:
+    return list(
+        Book.objects.filter(reader=reader)
+        .annotate(
+            highlight_count=Count("highlights", filter=Q(highlights__deleted_at__isnull=True))
+        )
+        .order_by("title")
+    )

@@ -1,0 +1,134 @@
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.models import User
+from books.forms import ImportForm
+from books.models import Book, Highlight, Import
+from books.selectors import books_for, import_progress, library_counts
+from books.services import ImportRejected, clippings_import
+
+
+def _reader(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+def _get_book_for_user(request: HttpRequest, code: UUID) -> Book:
+    return get_object_or_404(Book, code=code, reader=_reader(request))
+
+
+def _get_import_for_user(request: HttpRequest, code: UUID) -> Import:
+    return get_object_or_404(Import, code=code, reader=_reader(request))
+
+
+def _get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
+    return get_object_or_404(
+        Highlight.objects.alive().select_related("book"), code=code, reader=_reader(request)
+    )
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    latest_import = Import.objects.filter(reader=reader).first()
+    return render(
+        request,
+        "books/home.html",
+        {"counts": library_counts(reader), "latest_import": latest_import},
+    )
+
+
+@require_GET
+@login_required
+def library(request: HttpRequest) -> HttpResponse:
+    return render(request, "books/library.html", {"books": books_for(_reader(request))})
+
+
+@require_GET
+@login_required
+def book(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_book = _get_book_for_user(request, code)
+    highlights = the_book.highlights.alive().order_by("location_start", "page", "created")
+    page = Paginator(highlights, 100).get_page(request.GET.get("page"))
+    return render(request, "books/book.html", {"book": the_book, "page": page})
+
+
+@require_GET
+@login_required
+def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    return render(request, "books/highlight.html", {"highlight": the_highlight})
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def import_upload(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    limit = settings.EXOGRAM_MAX_UPLOAD_MB * 1024 * 1024
+    form = ImportForm()
+    if request.method == "POST":
+        # Refuse a huge upload from its declared length, before Django reads it all.
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
+            form.add_error(
+                None, f"The file is larger than the {settings.EXOGRAM_MAX_UPLOAD_MB} MB limit."
+            )
+        else:
+            form = ImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                the_import = clippings_import(
+                    reader=reader, data=upload.read(), file_name=upload.name or "clippings.txt"
+                )
+            except ImportRejected as rejection:
+                form.add_error("file", str(rejection))
+            except Exception:
+                messages.error(
+                    request, "The import failed and nothing was saved. See the list below."
+                )
+                return redirect("import")
+            else:
+                messages.success(request, f"Imported {the_import.file_name}.")
+                return redirect(the_import)
+    imports = Import.objects.filter(reader=reader)[:20]
+    return render(request, "books/import.html", {"form": form, "imports": imports})
+
+
+@require_GET
+@login_required
+def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_import = _get_import_for_user(request, code)
+    return render(
+        request,
+        "books/import_report.html",
+        {"import": the_import, "progress": import_progress(the_import)},
+    )
+
+
+@require_GET
+@login_required
+def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_import = _get_import_for_user(request, code)
+    return render(
+        request,
+        "books/_progress.html",
+        {"progress": import_progress(the_import), "poll_url": request.path},
+    )
+
+
+@require_GET
+@login_required
+def library_progress_partial(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "books/_progress.html",
+        {"progress": library_counts(_reader(request)), "poll_url": request.path},
+    )

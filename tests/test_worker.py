@@ -1,0 +1,64 @@
+"""A real task through a real worker process, over Redis and over the filesystem broker."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from accounts.models import User
+from affinity.models import ReaderCentroid
+from affinity.tasks import refresh_centroid
+from books.models import Book, Highlight
+from tests.worker import celery_worker, wait_for
+
+# A Redis database of its own, so a test never consumes another process's messages.
+REDIS_URL = "redis://127.0.0.1:6379/13"
+
+
+def _library(reader: User) -> np.ndarray:
+    book = Book.objects.create(reader=reader, title="El Aleph", key="el aleph")
+    vectors = np.random.default_rng(7).normal(size=(5, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    Highlight.objects.bulk_create(
+        Highlight(
+            reader=reader,
+            book=book,
+            text=f"line {i}",
+            dedupe_key=f"k{i}",
+            embedding=v.tolist(),
+            embedding_model="test-model@0000",
+            embedding_status=Highlight.EmbeddingStatus.DONE,
+        )
+        for i, v in enumerate(vectors)
+    )
+    mean = vectors.mean(axis=0)
+    result: np.ndarray = mean / np.linalg.norm(mean)
+    return result
+
+
+def _send_and_check(reader: User, expected: np.ndarray, connect: object) -> None:
+    with connect() as conn:  # type: ignore[operator]
+        refresh_centroid.apply_async((reader.pk,), connection=conn)
+    centroid = wait_for(
+        lambda: ReaderCentroid.objects.filter(reader=reader, highlight_count=5).first(),
+        what="the worker to write the centroid",
+    )
+    assert centroid.embedding_model == "test-model@0000"
+    assert np.allclose(np.asarray(centroid.vector), expected, atol=1e-5)
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerTests:
+    def test_it_runs_a_task_sent_over_redis(self, alice: User, tmp_path: Path) -> None:
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        expected = _library(alice)
+        with celery_worker(broker_url=REDIS_URL, data_dir=tmp_path) as connect:
+            _send_and_check(alice, expected, connect)
+
+    def test_it_runs_a_task_sent_over_the_filesystem_broker(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        expected = _library(alice)
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path) as connect:
+            _send_and_check(alice, expected, connect)

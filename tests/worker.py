@@ -1,0 +1,102 @@
+"""A real `celery worker` process for tests whose flow crosses the queue."""
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from django.db import connection
+from kombu import Connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_database_url() -> str:
+    """The URL of the test database, for a worker process to connect to."""
+    params = connection.get_connection_params()
+    user = params.get("user") or ""
+    password = params.get("password") or ""
+    host = params.get("host") or ""
+    port = params.get("port") or ""
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    name = connection.settings_dict["NAME"]
+    if host.startswith("/"):
+        return f"postgresql://{auth}/{name}?host={host}"
+    return f"postgresql://{auth}{host}:{port}/{name}"
+
+
+def filesystem_broker(folder: Path) -> tuple[str, dict[str, str]]:
+    options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "control_folder": str(folder / "control"),
+    }
+    for path in options.values():
+        Path(path).mkdir(parents=True, exist_ok=True)
+    return "filesystem://", options
+
+
+@contextmanager
+def celery_worker(
+    *, broker_url: str, data_dir: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[Callable[[], Connection]]:
+    """Run a worker against the test database; yield a factory of broker connections."""
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "DATABASE_URL": test_database_url(),
+        "EXOGRAM_DATA_DIR": str(data_dir),
+        **(extra_env or {}),
+    }
+    if broker_url == "filesystem://":
+        env.pop("CELERY_BROKER_URL", None)
+        _, options = filesystem_broker(data_dir / "broker")
+    else:
+        env["CELERY_BROKER_URL"] = broker_url
+        options = {}
+    log = (data_dir / "worker.log").open("w")
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "exogram",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield lambda: Connection(broker_url, transport_options=options)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        log.close()
+
+
+def wait_for(condition: Callable[[], Any], *, timeout: float = 90, what: str = "") -> Any:
+    """Poll until `condition()` is truthy. A deadline, not a speed assertion."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
