@@ -72,17 +72,16 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def import_upload(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
-    limit = settings.EXOGRAM_MAX_UPLOAD_MB * 1024 * 1024
     form = ImportForm()
+    too_big = ""
     if request.method == "POST":
-        # Refuse a huge upload from its declared length, before Django reads it all.
-        if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
-            form.add_error(
-                None, f"The file is larger than the {settings.EXOGRAM_MAX_UPLOAD_MB} MB limit."
-            )
+        limit_mb = settings.EXOGRAM_MAX_UPLOAD_MB
+        # Refuse a huge upload by its declared length, before Django reads the body.
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit_mb * 1024 * 1024 + 64 * 1024:
+            too_big = f"The file is larger than the {limit_mb} MB limit; nothing was imported."
         else:
             form = ImportForm(request.POST, request.FILES)
-        if form.is_valid():
+        if form.is_bound and form.is_valid():
             upload = form.cleaned_data["file"]
             try:
                 the_import = clippings_import(
@@ -91,15 +90,14 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             except ImportRejected as rejection:
                 form.add_error("file", str(rejection))
             except Exception:
-                messages.error(
-                    request, "The import failed and nothing was saved. See the list below."
-                )
+                messages.error(request, "The import failed and nothing was saved.")
                 return redirect("import")
             else:
                 messages.success(request, f"Imported {the_import.file_name}.")
                 return redirect(the_import)
     imports = Import.objects.filter(reader=reader)[:20]
-    return render(request, "books/import.html", {"form": form, "imports": imports})
+    context = {"form": form, "too_big": too_big, "imports": imports}
+    return render(request, "books/import.html", context)
 
 
 @require_GET

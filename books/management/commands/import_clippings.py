@@ -1,0 +1,66 @@
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.models import User
+from books.models import Import
+from books.services import ImportRejected, clippings_import
+
+
+class Command(BaseCommand):
+    help = "Import a Kindle 'My Clippings.txt' file into a reader's library."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--user", required=True, help="the reader's username")
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path: Path = options["file"]
+        reader = User.objects.filter(username=options["user"]).first()
+        if reader is None:
+            raise CommandError(f"No reader named {options['user']!r}.")
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise CommandError(f"Cannot read {path}: {error.strerror}") from None
+        try:
+            the_import = clippings_import(reader=reader, data=data, file_name=path.name)
+        except ImportRejected as rejection:
+            raise CommandError(f"{path}: {rejection}") from None
+        if options["json"]:
+            self.stdout.write(json.dumps(import_report_json(the_import), ensure_ascii=False))
+        else:
+            self._print_report(the_import)
+
+    def _print_report(self, the_import: Import) -> None:
+        counts = the_import.counts
+        self.stdout.write(f"Imported {the_import.file_name} (import {the_import.code})")
+        for key in [
+            "books_touched",
+            "new_highlights",
+            "duplicates_skipped",
+            "extended_merged",
+            "notes_attached",
+            "standalone_notes",
+            "bookmarks_skipped",
+            "deleted_skipped",
+        ]:
+            self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
+        for title, count in counts.get("truncated_by_book", {}).items():
+            self.stdout.write(f"  cut short by the publisher: {title}: {count}")
+        for problem in the_import.problems:
+            self.stdout.write(self.style.WARNING(f"  line {problem['line']}: {problem['message']}"))
+
+
+def import_report_json(the_import: Import) -> dict[str, Any]:
+    return {
+        "code": str(the_import.code),
+        "file_name": the_import.file_name,
+        "sha256": the_import.sha256,
+        "status": the_import.status,
+        **the_import.counts,
+        "problems": the_import.problems,
+    }

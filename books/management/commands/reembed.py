@@ -1,0 +1,31 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from books.embedding import get_encoder
+from books.models import Highlight
+from books.services import pending_highlight_ids
+from books.tasks import enqueue_embedding
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-embed highlights whose vector came from another model (after a model change); "
+        "with --all, every highlight."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--all", action="store_true", help="re-embed every highlight")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        model_id = get_encoder().model_id
+        if options["all"]:
+            # Pending, not erased: the old vectors stay readable until the new ones land.
+            Highlight.objects.alive().filter(
+                embedding_status=Highlight.EmbeddingStatus.DONE
+            ).update(embedding_status=Highlight.EmbeddingStatus.PENDING)
+        ids = pending_highlight_ids()
+        enqueue_embedding(ids)
+        self.stdout.write(
+            self.style.SUCCESS(f"Enqueued {len(ids)} highlight(s) for embedding with {model_id}.")
+        )

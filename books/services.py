@@ -1,0 +1,635 @@
+"""Workflows that span models, files and tasks: importing clippings, embedding highlights.
+
+books.embedding (onnxruntime, numpy) is imported inside the embedding functions: the web
+processes that only import and read never load the model's runtime.
+"""
+
+import hashlib
+import logging
+import re
+from bisect import bisect_right, insort
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import User
+from books.clippings import (
+    Clipping,
+    ParseResult,
+    normalize_author,
+    normalize_title,
+    parse_clippings,
+)
+from books.models import Book, Highlight, Import
+
+logger = logging.getLogger(__name__)
+
+# A note belongs to the highlight that contains its location or, failing that, to the
+# nearest highlight that ends at most this many locations before it.
+NOTE_REACH = 10
+# Extended highlights are found among ranges that overlap or touch: 120-125 and 126-130.
+ADJACENT = 1
+# Two versions of one highlight share at least this share of the shorter one's words.
+SAME_HIGHLIGHT_OVERLAP = 0.6
+# The longest range we look back over when searching for an overlapping highlight.
+LONGEST_RANGE = 2000
+
+_WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
+_BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+class ImportRejected(Exception):
+    """The file is not something we can import; nothing was written."""
+
+
+@dataclass
+class ImportReport:
+    books_touched: int = 0
+    new_highlights: int = 0
+    duplicates_skipped: int = 0
+    extended_merged: int = 0
+    notes_attached: int = 0
+    standalone_notes: int = 0
+    bookmarks_skipped: int = 0
+    deleted_skipped: int = 0
+    truncated_by_book: dict[str, int] = field(default_factory=dict)
+    problems: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fold(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.casefold()))
+
+
+def _book_key(clipping: Clipping) -> str:
+    return f"{normalize_title(clipping.title)}\x1f{normalize_author(clipping.author)}"[:600]
+
+
+def highlight_dedupe_key(
+    *, book_key: str, kind: str, page: str, start: int | None, end: int | None, text: str
+) -> str:
+    """Stable across imports: the same entry in two files gives the same key."""
+    where = f"{start}-{end}" if start is not None else f"p{page}"
+    raw = f"{book_key}\x1f{kind}\x1f{where}\x1f{_fold(text)}"
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _same_highlight(a: str, b: str) -> bool:
+    """One text contains the other, or they share most words (a re-selected passage)."""
+    fa, fb = _fold(a), _fold(b)
+    if not fa or not fb:
+        return False
+    if fa in fb or fb in fa:
+        return True
+    wa, wb = _words(fa), _words(fb)
+    shorter = min(len(wa), len(wb))
+    return shorter > 0 and len(wa & wb) / shorter >= SAME_HIGHLIGHT_OVERLAP
+
+
+def check_upload(data: bytes) -> None:
+    """Refuse what is not a clippings file before anything is parsed or written."""
+    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
+    if len(data) > limit_mb * 1024 * 1024:
+        raise ImportRejected(
+            f"The file is {len(data) / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB."
+        )
+    if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
+        raise ImportRejected("The file is empty: there is nothing to import.")
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    sample = data[:8192]
+    if not utf16 and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
+        raise ImportRejected(
+            "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
+            "file from your Kindle's documents folder."
+        )
+
+
+def _parse_or_reject(data: bytes) -> ParseResult:
+    check_upload(data)
+    result = parse_clippings(data)
+    if not result.clippings:
+        if result.problems:
+            first = result.problems[0]
+            raise ImportRejected(
+                "No clipping in this file could be read "
+                f"({len(result.problems)} problem(s); the first, at line {first.line}: "
+                f"{first.message})."
+            )
+        raise ImportRejected(
+            "This is not a Kindle clippings file: no entries separated by '==========' lines "
+            "were found."
+        )
+    return result
+
+
+class _Library:
+    """The reader's highlights of the touched books, indexed for merging and notes."""
+
+    def __init__(self, reader: User, books: dict[str, Book]) -> None:
+        self.keys: dict[str, Highlight] = {}
+        # per book: sorted location starts, and the highlight at each position
+        self._starts: dict[int, list[tuple[int, int]]] = {}
+        self._by_pk: dict[int, Highlight] = {}
+        self._pages: dict[int, dict[str, list[Highlight]]] = {}
+        self._serial = 0
+        existing = Highlight.objects.filter(reader=reader, book__in=list(books.values()))
+        for highlight in existing:
+            self.add(highlight)
+
+    def add(self, highlight: Highlight) -> None:
+        self.keys[highlight.dedupe_key] = highlight
+        if highlight.kind != Highlight.Kind.HIGHLIGHT:
+            return
+        self._serial += 1
+        self._by_pk[self._serial] = highlight
+        if highlight.location_start is not None:
+            starts = self._starts.setdefault(highlight.book_id, [])
+            insort(starts, (highlight.location_start, self._serial))
+        elif highlight.page:
+            pages = self._pages.setdefault(highlight.book_id, {})
+            pages.setdefault(highlight.page, []).append(highlight)
+
+    def rekey(self, highlight: Highlight, old_key: str) -> None:
+        self.keys.pop(old_key, None)
+        self.keys[highlight.dedupe_key] = highlight
+
+    def near(self, book_id: int, start: int, end: int, reach_before: int = 0) -> list[Highlight]:
+        """Highlights of a book whose range overlaps [start - reach_before, end]."""
+        starts = self._starts.get(book_id, [])
+        index = bisect_right(starts, (end, 1 << 62))
+        found = []
+        while index > 0:
+            index -= 1
+            cand_start, serial = starts[index]
+            if cand_start < start - reach_before - LONGEST_RANGE:
+                break
+            cand = self._by_pk[serial]
+            cand_end = cand.location_end or cand_start
+            if cand_end >= start - reach_before:
+                found.append(cand)
+        return found
+
+    def on_page(self, book_id: int, page: str) -> list[Highlight]:
+        return self._pages.get(book_id, {}).get(page, [])
+
+
+def _newer(a: datetime | None, b: datetime | None) -> bool:
+    return a is not None and (b is None or a >= b)
+
+
+def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
+    """Import a clippings file for a reader: one transaction, idempotent, lossless.
+
+    Raises ImportRejected (nothing written) for input that is not a clippings file. A
+    failure while writing rolls everything back and leaves a failed Import saying why.
+    """
+    result = _parse_or_reject(data)
+    sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        with transaction.atomic():
+            the_import = _import_parsed(
+                reader=reader, result=result, file_name=file_name, sha256=sha256
+            )
+    except Exception as error:
+        logger.exception("import of %s for %s failed", file_name, reader)
+        Import.objects.create(
+            reader=reader,
+            file_name=file_name,
+            sha256=sha256,
+            status=Import.Status.FAILED,
+            error=f"The import failed and nothing was saved: {error}",
+            finished_at=timezone.now(),
+        )
+        raise
+    return the_import
+
+
+def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256: str) -> Import:
+    from books.tasks import embed_highlights
+
+    report = ImportReport(
+        problems=[{"line": p.line, "message": p.message} for p in result.problems]
+    )
+    the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
+
+    books = _books_for(reader, result.clippings)
+    library = _Library(reader, books)
+    touched: set[int] = set()
+    created: list[Highlight] = []
+    changed: dict[int, Highlight] = {}  # existing rows to update, by pk
+    truncated: Counter[str] = Counter()
+    notes: list[Clipping] = []
+
+    for clipping in result.clippings:
+        if clipping.location_end is not None and clipping.location_end < (
+            clipping.location_start or 0
+        ):
+            # Never seen on a device, but a reversed range must not sink the whole import.
+            clipping = replace(
+                clipping, location_start=clipping.location_end, location_end=clipping.location_start
+            )
+        book = books[_book_key(clipping)]
+        if clipping.kind == "bookmark":
+            report.bookmarks_skipped += 1
+            continue
+        if clipping.truncated:
+            truncated[book.title] += 1
+            continue
+        if clipping.kind == "note":
+            notes.append(clipping)
+            continue
+        touched.add(book.pk)
+        key = highlight_dedupe_key(
+            book_key=book.key,
+            kind=Highlight.Kind.HIGHLIGHT,
+            page=clipping.page or "",
+            start=clipping.location_start,
+            end=clipping.location_end,
+            text=clipping.text,
+        )
+        existing = library.keys.get(key)
+        if existing is not None:
+            if existing.deleted_at is not None:
+                report.deleted_skipped += 1
+            else:
+                report.duplicates_skipped += 1
+            continue
+        twin = _find_version(library, book, clipping)
+        if twin is not None:
+            if twin.deleted_at is not None:
+                report.deleted_skipped += 1
+            elif _replace_version(twin, clipping, key, library):
+                report.extended_merged += 1
+                if twin.pk:
+                    changed[twin.pk] = twin
+            else:
+                report.duplicates_skipped += 1
+            continue
+        highlight = _new_highlight(
+            reader,
+            book,
+            the_import,
+            clipping,
+            key,
+            kind=Highlight.Kind.HIGHLIGHT,
+            text=clipping.text,
+        )
+        library.add(highlight)
+        created.append(highlight)
+
+    for clipping in notes:
+        book = books[_book_key(clipping)]
+        touched.add(book.pk)
+        target = _note_target(library, book, clipping)
+        if target is None:
+            key = highlight_dedupe_key(
+                book_key=book.key,
+                kind=Highlight.Kind.NOTE,
+                page=clipping.page or "",
+                start=clipping.location_start,
+                end=clipping.location_end,
+                text=clipping.text,
+            )
+            if key in library.keys:
+                report.duplicates_skipped += 1
+                continue
+            note = _new_highlight(
+                reader,
+                book,
+                the_import,
+                clipping,
+                key,
+                kind=Highlight.Kind.NOTE,
+                text=clipping.text,
+            )
+            library.add(note)
+            created.append(note)
+            report.standalone_notes += 1
+        elif _attach_note(target, clipping):
+            report.notes_attached += 1
+            if target.pk:
+                changed[target.pk] = target
+        else:
+            report.duplicates_skipped += 1
+
+    Highlight.objects.bulk_create(created, batch_size=1000)
+    if changed:
+        Highlight.objects.bulk_update(
+            list(changed.values()),
+            [
+                "text",
+                "page",
+                "location_start",
+                "location_end",
+                "added_at",
+                "added_raw",
+                "dedupe_key",
+                "note",
+                "note_added_at",
+                "embedding",
+                "embedding_model",
+                "embedding_status",
+                "embedding_claimed_at",
+                "embedding_error",
+            ],
+            batch_size=1000,
+        )
+
+    report.new_highlights = sum(1 for h in created if h.kind == Highlight.Kind.HIGHLIGHT)
+    report.books_touched = len(touched | {b.pk for b in books.values() if truncated[b.title]})
+    report.truncated_by_book = dict(sorted(truncated.items()))
+    the_import.counts = {k: v for k, v in report.as_dict().items() if k != "problems"}
+    the_import.problems = report.problems
+    the_import.status = Import.Status.DONE
+    the_import.finished_at = timezone.now()
+    the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
+
+    to_embed = [h.pk for h in created] + [
+        h.pk for h in changed.values() if h.embedding_status == Highlight.EmbeddingStatus.PENDING
+    ]
+    if to_embed:
+        embed_highlights.delay_on_commit(to_embed)
+    return the_import
+
+
+def _books_for(reader: User, clippings: list[Clipping]) -> dict[str, Book]:
+    wanted: dict[str, Clipping] = {}
+    for clipping in clippings:
+        wanted.setdefault(_book_key(clipping), clipping)
+    books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
+    missing = [
+        Book(
+            reader=reader,
+            key=key,
+            title=c.title.strip()[:1000] or "Untitled",
+            authors=c.author.strip()[:1000],
+            authors_normalized=normalize_author(c.author)[:1000],
+        )
+        for key, c in wanted.items()
+        if key not in books
+    ]
+    for book in Book.objects.bulk_create(missing):
+        books[book.key] = book
+    return books
+
+
+def _new_highlight(
+    reader: User,
+    book: Book,
+    the_import: Import,
+    clipping: Clipping,
+    key: str,
+    *,
+    kind: str,
+    text: str,
+) -> Highlight:
+    return Highlight(
+        reader=reader,
+        book=book,
+        source_import=the_import,
+        kind=kind,
+        text=text,
+        page=(clipping.page or "")[:32],
+        location_start=clipping.location_start,
+        location_end=clipping.location_end,
+        added_at=clipping.added_at,
+        added_raw=clipping.added_raw[:200],
+        dedupe_key=key,
+    )
+
+
+def _find_version(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:
+    """Another version of the same passage: an extended or re-selected highlight."""
+    if clipping.location_start is not None:
+        end = clipping.location_end or clipping.location_start
+        candidates = library.near(book.pk, clipping.location_start - ADJACENT, end + ADJACENT)
+    elif clipping.page:
+        candidates = library.on_page(book.pk, clipping.page)
+    else:
+        return None
+    for candidate in candidates:
+        if _same_highlight(candidate.text, clipping.text):
+            return candidate
+    return None
+
+
+def _replace_version(highlight: Highlight, clipping: Clipping, key: str, library: _Library) -> bool:
+    """Keep the longest version (the newest when equally long). True when it changed."""
+    longer = len(_fold(clipping.text)) > len(_fold(highlight.text))
+    same_length_newer = len(_fold(clipping.text)) == len(_fold(highlight.text)) and _newer(
+        clipping.added_at, highlight.added_at
+    )
+    if not (longer or same_length_newer) or _fold(clipping.text) == _fold(highlight.text):
+        return False
+    old_key = highlight.dedupe_key
+    highlight.text = clipping.text
+    highlight.page = (clipping.page or "")[:32]
+    highlight.location_start = clipping.location_start
+    highlight.location_end = clipping.location_end
+    highlight.added_at = clipping.added_at
+    highlight.added_raw = clipping.added_raw[:200]
+    highlight.dedupe_key = key
+    # New words mean a new vector: the embedding pipeline picks it up again.
+    highlight.embedding = None
+    highlight.embedding_model = ""
+    highlight.embedding_status = Highlight.EmbeddingStatus.PENDING
+    highlight.embedding_claimed_at = None
+    highlight.embedding_error = ""
+    library.rekey(highlight, old_key)
+    return True
+
+
+def _note_target(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:
+    if clipping.location_start is None:
+        if clipping.page:
+            on_page = [h for h in library.on_page(book.pk, clipping.page) if h.deleted_at is None]
+            return on_page[-1] if on_page else None
+        return None
+    where = clipping.location_end or clipping.location_start
+    candidates = [
+        h
+        for h in library.near(book.pk, where, where, reach_before=NOTE_REACH)
+        if h.deleted_at is None
+    ]
+    containing = [
+        h
+        for h in candidates
+        if h.location_start is not None
+        and h.location_start <= where <= (h.location_end or h.location_start)
+    ]
+    if containing:
+        # The narrowest range is the most specific highlight.
+        return min(containing, key=lambda h: (h.location_end or 0) - (h.location_start or 0))
+    preceding = [h for h in candidates if (h.location_end or h.location_start or 0) <= where]
+    if not preceding:
+        return None
+    return max(preceding, key=lambda h: h.location_end or h.location_start or 0)
+
+
+def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
+    """Attach a note unless the reader edited theirs here or it is already there."""
+    text = clipping.text.strip()
+    if highlight.note_edited or _fold(highlight.note) == _fold(text):
+        return False
+    if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
+        return False
+    highlight.note = text
+    highlight.note_added_at = clipping.added_at
+    return True
+
+
+# --- Embedding ----------------------------------------------------------------------------
+
+# Highlights are claimed and written in sub-batches this small so that no write lock is
+# held for long and a killed worker strands at most this many claims.
+EMBED_BATCH = 16
+# A claim older than this belongs to a worker that died: the sweep hands it out again.
+STALE_CLAIM = timedelta(minutes=5)
+
+
+def _needs_embedding(model_id: str, now: datetime) -> Q:
+    status = Highlight.EmbeddingStatus
+    return Q(deleted_at__isnull=True) & (
+        Q(embedding_status=status.PENDING)
+        | (Q(embedding_status=status.DONE) & ~Q(embedding_model=model_id))
+        | Q(embedding_status=status.CLAIMED, embedding_claimed_at__lt=now - STALE_CLAIM)
+    )
+
+
+def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
+    """Claim the highlights among `ids` that still need a vector from this model.
+
+    Two workers given the same ids (a retry, a sweep, a duplicate delivery) race here:
+    FOR UPDATE SKIP LOCKED lets only one take each row, and the status guard makes the
+    loser find nothing left to do once the winner commits.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        rows = list(
+            Highlight.objects.select_for_update(skip_locked=True)
+            .filter(_needs_embedding(model_id, now), pk__in=ids)
+            .only("pk", "reader_id", "text", "note")
+        )
+        Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=now
+        )
+    return now, rows
+
+
+def _release(rows: list[Highlight], claimed_at: datetime, reason: str) -> None:
+    Highlight.objects.filter(
+        pk__in=[h.pk for h in rows],
+        embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+        embedding_claimed_at=claimed_at,
+    ).update(
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+        embedding_claimed_at=None,
+        embedding_error=reason,
+    )
+
+
+@dataclass
+class EmbedOutcome:
+    embedded: int = 0
+    skipped: int = 0
+    readers: set[int] = field(default_factory=set)
+
+
+def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
+    """Give each highlight in `ids` that needs one a vector from the current model.
+
+    Idempotent: a highlight already embedded by this model, deleted, or claimed by another
+    worker is left alone, so calling this twice changes nothing the second time.
+    Raises EncoderUnavailable after leaving the claimed rows pending with the reason.
+    """
+    from books.embedding import EncoderUnavailable, get_encoder
+
+    outcome = EmbedOutcome()
+    try:
+        encoder = get_encoder()
+    except EncoderUnavailable as error:
+        Highlight.objects.filter(pk__in=ids, deleted_at__isnull=True).exclude(
+            embedding_status=Highlight.EmbeddingStatus.DONE
+        ).update(embedding_error=str(error))
+        raise
+    for start in range(0, len(ids), EMBED_BATCH):
+        claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoder.model_id)
+        outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
+        if not rows:
+            continue
+        texts = [(h.text or h.note).strip() for h in rows]
+        empty = [h for h, text in zip(rows, texts, strict=True) if not text]
+        if empty:
+            Highlight.objects.filter(pk__in=[h.pk for h in empty]).update(
+                embedding_status=Highlight.EmbeddingStatus.FAILED,
+                embedding_claimed_at=None,
+                embedding_error="There is no text to embed.",
+            )
+        rows = [h for h, text in zip(rows, texts, strict=True) if text]
+        try:
+            vectors = encoder.encode([t for t in texts if t])
+        except Exception as error:
+            _release(rows, claimed_at, f"Embedding failed: {error}")
+            raise
+        with transaction.atomic():
+            for highlight, vector in zip(rows, vectors, strict=True):
+                # The guard: only our own, still-current claim is written. A sweep that
+                # re-claimed the row, a re-import that changed its text, or a delete in
+                # the meantime each make this update touch nothing.
+                written = Highlight.objects.filter(
+                    pk=highlight.pk,
+                    deleted_at__isnull=True,
+                    embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+                    embedding_claimed_at=claimed_at,
+                ).update(
+                    embedding=vector.tolist(),
+                    embedding_model=encoder.model_id,
+                    embedding_status=Highlight.EmbeddingStatus.DONE,
+                    embedding_claimed_at=None,
+                    embedding_error="",
+                )
+                if written:
+                    outcome.embedded += 1
+                    outcome.readers.add(highlight.reader_id)
+                else:
+                    outcome.skipped += 1
+    return outcome
+
+
+def pending_highlight_ids(*, older_than: timedelta | None = None) -> list[int]:
+    """Highlights that need a vector from the current model (for sweeps and embed_pending).
+
+    Without a model (it cannot load) every highlight that is not done counts as pending.
+    """
+    from books.embedding import EncoderUnavailable, get_encoder
+
+    now = timezone.now()
+    try:
+        condition = _needs_embedding(get_encoder().model_id, now)
+    except EncoderUnavailable:
+        condition = Q(deleted_at__isnull=True) & ~Q(embedding_status=Highlight.EmbeddingStatus.DONE)
+    queryset = Highlight.objects.filter(condition)
+    if older_than is not None:
+        # Young pending rows are most likely still queued from their import.
+        queryset = queryset.filter(updated__lt=now - older_than)
+    return list(queryset.order_by("pk").values_list("pk", flat=True))
+
+
+def readers_embeddings_changed(*, reader_ids: set[int]) -> None:
+    """A batch of a reader's vectors landed: refresh what is derived from them."""
+    from affinity.services import centroids_mark_stale
+
+    centroids_mark_stale(reader_ids=reader_ids)

@@ -1,0 +1,59 @@
+"""Thin Celery tasks: each takes ids and calls one service."""
+
+import logging
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.db import InterfaceError, OperationalError
+
+from books import services
+
+logger = logging.getLogger(__name__)
+
+# How many ids one embed task carries when a sweep re-enqueues a backlog.
+SWEEP_CHUNK = 256
+
+
+@shared_task(
+    acks_late=True,  # safe: highlights_embed is idempotent (see its claim guard)
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=8,
+)
+def embed_highlights(ids: list[int]) -> dict[str, int]:
+    # Imported here: the web process imports this module to enqueue, and never needs
+    # onnxruntime itself.
+    from books.embedding import EncoderUnavailable
+
+    try:
+        outcome = services.highlights_embed(ids=ids)
+    except EncoderUnavailable as error:
+        # Retrying cannot help until someone installs or fixes the model; the highlights
+        # stay pending with the reason shown to the reader, and the sweep tries again.
+        logger.error("embedding model unavailable: %s", error)
+        return {"embedded": 0, "skipped": len(ids)}
+    if outcome.readers:
+        services.readers_embeddings_changed(reader_ids=outcome.readers)
+    return {"embedded": outcome.embedded, "skipped": outcome.skipped}
+
+
+def enqueue_embedding(ids: list[int]) -> None:
+    """Split a backlog into tasks so several workers can share it."""
+    for start in range(0, len(ids), SWEEP_CHUNK):
+        embed_highlights.delay(ids[start : start + SWEEP_CHUNK])
+
+
+@shared_task
+def sweep_pending_embeddings() -> int:
+    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages."""
+    ids = services.pending_highlight_ids(older_than=services.STALE_CLAIM)
+    enqueue_embedding(ids)
+    if ids:
+        logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))
+    return len(ids)
+
+
+@worker_ready.connect
+def _sweep_on_start(**kwargs: object) -> None:
+    sweep_pending_embeddings.delay()

@@ -1,0 +1,55 @@
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from accounts.models import User
+from books.models import Highlight, Import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+
+def _run(*args: str) -> str:
+    out = StringIO()
+    call_command("import_clippings", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+class ImportCommandTests:
+    def test_it_imports_and_prints_the_report(self, alice: User, tmp_path: Path) -> None:
+        path = tmp_path / "My Clippings.txt"
+        path.write_bytes(clippings_file(*MEMORY_LIBRARY))
+        output = _run("--user", "alice", str(path))
+        assert "new highlights" in output
+        assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_it_prints_json_and_is_idempotent(self, alice: User, tmp_path: Path) -> None:
+        path = tmp_path / "My Clippings.txt"
+        path.write_bytes(clippings_file(*MEMORY_LIBRARY))
+        first = json.loads(_run("--user", "alice", str(path), "--json"))
+        second = json.loads(_run("--user", "alice", str(path), "--json"))
+        assert first["new_highlights"] == 5
+        assert first["notes_attached"] == 1
+        assert first["bookmarks_skipped"] == 1
+        assert first["problems"] == []
+        assert second["new_highlights"] == 0
+        assert second["duplicates_skipped"] == 6
+        assert first["sha256"] == second["sha256"]
+        assert Import.objects.filter(reader=alice).count() == 2
+
+    def test_it_fails_on_a_bad_file_and_writes_nothing(self, alice: User, tmp_path: Path) -> None:
+        path = tmp_path / "empty.txt"
+        path.write_bytes(b"")
+        with pytest.raises(CommandError, match="empty"):
+            _run("--user", "alice", str(path))
+        assert not Import.objects.exists()
+
+    def test_it_fails_on_an_unknown_reader_or_a_missing_file(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        with pytest.raises(CommandError, match="No reader named 'zed'"):
+            _run("--user", "zed", str(tmp_path / "x.txt"))
+        with pytest.raises(CommandError, match="Cannot read"):
+            _run("--user", "alice", str(tmp_path / "missing.txt"))

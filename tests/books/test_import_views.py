@@ -1,0 +1,111 @@
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from accounts.models import User
+from books.models import Highlight, Import
+from books.services import clippings_import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+
+def _upload(data: bytes, name: str = "My Clippings.txt") -> dict[str, SimpleUploadedFile]:
+    return {"file": SimpleUploadedFile(name, data, content_type="text/plain")}
+
+
+@pytest.mark.django_db
+class ImportUploadTests:
+    def test_it_shows_the_form_and_past_imports(self, alice_client: Client, alice: User) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="old.txt")
+        response = alice_client.get(reverse("import"))
+        assert response.status_code == 200
+        assert b'type="file"' in response.content
+        assert b"old.txt" in response.content
+
+    def test_it_imports_an_upload_and_shows_the_report(self, alice_client: Client) -> None:
+        response = alice_client.post(reverse("import"), _upload(clippings_file(*MEMORY_LIBRARY)))
+        the_import = Import.objects.get()
+        assert response.status_code == 302
+        assert response["Location"] == the_import.get_absolute_url()
+        report = alice_client.get(response["Location"])
+        assert report.status_code == 200
+        content = report.content.decode()
+        assert "New highlights" in content
+        assert "of 5</strong> highlights embedded" in content
+        assert Highlight.objects.count() == 5
+
+    @pytest.mark.parametrize(
+        ("data", "message"),
+        [
+            (b"", "The submitted file is empty"),
+            (b"\x00\x01\x02\x03binary\x00\x00", "binary file"),
+            (b"just some notes\nnothing else\n", "not a Kindle"),
+        ],
+    )
+    def test_it_explains_a_bad_file_and_writes_nothing(
+        self, alice_client: Client, data: bytes, message: str
+    ) -> None:
+        response = alice_client.post(reverse("import"), _upload(data, "bad.txt"))
+        assert response.status_code == 200
+        assert message in response.content.decode()
+        assert not Highlight.objects.exists()
+        assert not Import.objects.exists()
+
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_refuses_a_file_over_the_limit(self, alice_client: Client) -> None:
+        response = alice_client.post(reverse("import"), _upload(b"x" * (2 * 1024 * 1024)))
+        assert response.status_code == 200
+        assert "limit" in response.content.decode()
+        assert not Import.objects.exists()
+
+    def test_it_shows_problems_with_line_numbers(self, alice_client: Client) -> None:
+        good = clippings_file(*MEMORY_LIBRARY[:2])
+        broken = b"Ficciones (Borges)\r\n- not metadata\r\n\r\nlost\r\n==========\r\n"
+        alice_client.post(reverse("import"), _upload(good + broken))
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        assert "1 entry could not be read" in report
+        assert "Line 12: unrecognised metadata line" in report
+
+
+@pytest.mark.django_db
+class ImportReportOwnershipTests:
+    def test_it_hides_alices_import_from_bob(self, alice: User, bob_client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+        assert bob_client.get(the_import.get_absolute_url()).status_code == 404
+        progress = reverse("import_progress", args=[the_import.code])
+        assert bob_client.get(progress).status_code == 404
+        assert b"alice.txt" not in bob_client.get(reverse("import")).content
+
+    def test_it_sends_anonymous_readers_to_login(self, alice: User, client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+        response = client.get(the_import.get_absolute_url())
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class ProgressPartialTests:
+    def test_it_polls_while_highlights_wait_and_stops_when_done(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+        url = reverse("import_progress", args=[the_import.code])
+        waiting = alice_client.get(url).content.decode()
+        assert 'hx-trigger="every 2s"' in waiting
+        assert "0 of 5" in waiting
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        done = alice_client.get(url).content.decode()
+        assert "hx-trigger" not in done
+        assert "5 of 5" in done
+
+    def test_it_shows_why_highlights_wait(self, alice: User, alice_client: Client) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
+        Highlight.objects.update(embedding_error="The embedding model could not load: x")
+        page = alice_client.get(reverse("library_progress")).content.decode()
+        assert "Waiting: The embedding model could not load" in page

@@ -1,0 +1,85 @@
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import User
+from books.models import Book, Highlight
+from books.services import clippings_import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+
+def _library(reader: User) -> None:
+    clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+
+
+@pytest.mark.django_db
+class HomeTests:
+    def test_it_shows_the_readers_counts(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        Highlight.objects.filter(location_start=412).update(
+            embedding_status=Highlight.EmbeddingStatus.DONE
+        )
+        response = alice_client.get(reverse("home"))
+        counts = response.context["counts"]
+        assert (counts.books, counts.highlights, counts.embedded, counts.pending) == (2, 5, 1, 4)
+        assert b"1 of 5" in response.content
+
+    def test_it_counts_only_the_readers_own_rows(self, alice: User, bob_client: Client) -> None:
+        _library(alice)
+        counts = bob_client.get(reverse("home")).context["counts"]
+        assert (counts.books, counts.highlights) == (0, 0)
+
+
+@pytest.mark.django_db
+class LibraryTests:
+    def test_it_lists_books_with_counts(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        Highlight.objects.filter(location_start=380).update(deleted_at=timezone.now())
+        response = alice_client.get(reverse("library"))
+        books = {b.title: b.highlight_count for b in response.context["books"]}
+        assert books == {"Ficciones": 2, "The Man Who Mistook His Wife for a Hat": 2}
+
+    def test_it_shows_an_empty_state(self, alice_client: Client) -> None:
+        assert b"No books yet" in alice_client.get(reverse("library")).content
+
+    def test_it_never_lists_another_readers_books(self, alice: User, bob_client: Client) -> None:
+        _library(alice)
+        assert b"Ficciones" not in bob_client.get(reverse("library")).content
+
+
+@pytest.mark.django_db
+class BookAndHighlightTests:
+    def test_it_shows_a_book_in_reading_order(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        book = Book.objects.get(reader=alice, title="Ficciones")
+        response = alice_client.get(book.get_absolute_url())
+        starts = [h.location_start for h in response.context["page"].object_list]
+        assert starts == [100, 380, 412]
+
+    def test_it_shows_a_highlight_with_its_note(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        highlight = Highlight.objects.get(reader=alice, location_start=412)
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+        assert "To think is to forget" in content
+        assert "Read this twice." in content
+
+    def test_it_hides_alices_rows_from_bob(self, alice: User, bob_client: Client) -> None:
+        _library(alice)
+        book = Book.objects.get(reader=alice, title="Ficciones")
+        highlight = Highlight.objects.filter(reader=alice).first()
+        assert highlight is not None
+        assert bob_client.get(book.get_absolute_url()).status_code == 404
+        assert bob_client.get(highlight.get_absolute_url()).status_code == 404
+
+    def test_it_hides_a_deleted_highlight(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        highlight = Highlight.objects.get(reader=alice, location_start=412)
+        highlight.deleted_at = timezone.now()
+        highlight.save(update_fields=["deleted_at"])
+        assert alice_client.get(highlight.get_absolute_url()).status_code == 404
+
+    def test_it_sends_anonymous_readers_to_login(self, alice: User, client: Client) -> None:
+        _library(alice)
+        book = Book.objects.get(reader=alice, title="Ficciones")
+        assert client.get(book.get_absolute_url()).status_code == 302
