@@ -145,6 +145,10 @@ if not CELERY_BROKER_URL:
         "data_folder_out": str(_broker_dir / "queue"),
         "control_folder": str(_broker_dir / "control"),
     }
+    # kombu does not create them, and both the web process (sending) and the worker
+    # (consuming) need them before their first message.
+    for _folder in ("queue", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -4,6 +4,7 @@ Django is imported inside the fixtures so that the pure tests (the clippings par
 run without it: `pytest -p no:django tests/books/test_clippings.py`.
 """
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -48,3 +49,22 @@ def alice_client(alice: "User") -> "Client":
 @pytest.fixture
 def bob_client(bob: "User") -> "Client":
     return _client_for(bob)
+
+
+@pytest.fixture(autouse=True)
+def _tasks_run_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tasks sent by the code under test run here, at once (Celery's eager mode).
+
+    Without it they would land in the development broker under var/ and a `make run`
+    worker would later pick them up against the wrong database. Tests whose flow crosses
+    the queue start a real worker with `tests.worker.celery_worker`, which turns this off.
+    """
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield  # the pure tests, run with -p no:django
+        return
+    from exogram.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager = False

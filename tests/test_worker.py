@@ -37,9 +37,8 @@ def _library(reader: User) -> np.ndarray:
     return result
 
 
-def _send_and_check(reader: User, expected: np.ndarray, connect: object) -> None:
-    with connect() as conn:  # type: ignore[operator]
-        refresh_centroid.apply_async((reader.pk,), connection=conn)
+def _send_and_check(reader: User, expected: np.ndarray) -> None:
+    refresh_centroid.delay(reader.pk)
     centroid = wait_for(
         lambda: ReaderCentroid.objects.filter(reader=reader, highlight_count=5).first(),
         what="the worker to write the centroid",
@@ -53,12 +52,12 @@ class WorkerTests:
     def test_it_runs_a_task_sent_over_redis(self, alice: User, tmp_path: Path) -> None:
         redis.Redis.from_url(REDIS_URL).flushdb()
         expected = _library(alice)
-        with celery_worker(broker_url=REDIS_URL, data_dir=tmp_path) as connect:
-            _send_and_check(alice, expected, connect)
+        with celery_worker(broker_url=REDIS_URL, data_dir=tmp_path):
+            _send_and_check(alice, expected)
 
     def test_it_runs_a_task_sent_over_the_filesystem_broker(
         self, alice: User, tmp_path: Path
     ) -> None:
         expected = _library(alice)
-        with celery_worker(broker_url="filesystem://", data_dir=tmp_path) as connect:
-            _send_and_check(alice, expected, connect)
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
+            _send_and_check(alice, expected)

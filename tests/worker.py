@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection
-from kombu import Connection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +28,7 @@ def test_database_url() -> str:
     return f"postgresql://{auth}{host}:{port}/{name}"
 
 
-def filesystem_broker(folder: Path) -> tuple[str, dict[str, str]]:
+def _filesystem_options(folder: Path) -> dict[str, str]:
     options = {
         "data_folder_in": str(folder / "queue"),
         "data_folder_out": str(folder / "queue"),
@@ -37,51 +36,42 @@ def filesystem_broker(folder: Path) -> tuple[str, dict[str, str]]:
     }
     for path in options.values():
         Path(path).mkdir(parents=True, exist_ok=True)
-    return "filesystem://", options
+    return options
 
 
 @contextmanager
-def celery_worker(
-    *, broker_url: str, data_dir: Path, extra_env: dict[str, str] | None = None
-) -> Iterator[Callable[[], Connection]]:
-    """Run a worker against the test database; yield a factory of broker connections."""
+def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[None]:
+    """Run a worker against the test database, and send this process's tasks to it.
+
+    While the block runs, tasks are really sent (not run eagerly) to `broker_url`; for
+    "filesystem://", to folders under `data_dir`.
+    """
+    from exogram.celery import app
+
     env = {
         **os.environ,
         "DEBUG": "1",
         "DATABASE_URL": test_database_url(),
         "EXOGRAM_DATA_DIR": str(data_dir),
-        **(extra_env or {}),
     }
+    options = _filesystem_options(data_dir / "broker") if broker_url == "filesystem://" else {}
     if broker_url == "filesystem://":
-        env.pop("CELERY_BROKER_URL", None)
-        _, options = filesystem_broker(data_dir / "broker")
+        env.pop("CELERY_BROKER_URL", None)  # the worker's settings then use data_dir/broker
     else:
         env["CELERY_BROKER_URL"] = broker_url
-        options = {}
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager)
+    app.conf.broker_url = broker_url
+    app.conf.broker_transport_options = options
+    app.conf.task_always_eager = False
+    _forget_connections(app)
     log = (data_dir / "worker.log").open("w")
     worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "exogram",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+        [sys.executable, "-m", "celery", "-A", "exogram", "worker", "--pool", "solo",
+         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
     try:
-        yield lambda: Connection(broker_url, transport_options=options)
+        yield
     finally:
         worker.terminate()
         try:
@@ -89,6 +79,15 @@ def celery_worker(
         except subprocess.TimeoutExpired:
             worker.kill()
         log.close()
+        app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager = saved
+        _forget_connections(app)
+
+
+def _forget_connections(app: Any) -> None:
+    # The app caches its connection and producer pools for the broker it first used; drop
+    # them (as Celery itself does after a fork) so the next send uses the current broker.
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 def wait_for(condition: Callable[[], Any], *, timeout: float = 90, what: str = "") -> Any:
