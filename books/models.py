@@ -169,3 +169,45 @@ class Import(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("import_report", args=[self.code])
+
+
+class Connection(models.Model):
+    """Two highlights of one reader, from different books, that carry the same idea.
+
+    Stored once per pair, the lower highlight id first, so "each pair once" is a
+    constraint and not a promise of the code that writes them.
+    """
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connections"
+    )
+    highlight_a = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
+    highlight_b = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
+    distance = models.FloatField(help_text="Cosine distance between the two vectors.")
+    embedding_model = models.CharField(max_length=100)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["highlight_a", "highlight_b"], name="connection_unique_pair"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(highlight_a__lt=models.F("highlight_b")),
+                name="connection_pair_ordered",
+            ),
+        ]
+        indexes = [
+            # The library connections page: a reader's strongest pairs first.
+            models.Index(fields=["reader", "distance"], name="connection_reader_distance"),
+            # One highlight's connections when it is the second of the pair (the first
+            # side is served by the unique constraint's index).
+            models.Index(fields=["highlight_b", "distance"], name="connection_b_distance"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.highlight_a_id} ~ {self.highlight_b_id} ({self.distance:.3f})"
+
+    @property
+    def similarity(self) -> float:
+        return 1.0 - self.distance

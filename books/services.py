@@ -26,7 +26,7 @@ from books.clippings import (
     normalize_title,
     parse_clippings,
 )
-from books.models import Book, Highlight, Import
+from books.models import Book, Connection, Highlight, Import
 
 logger = logging.getLogger(__name__)
 
@@ -357,6 +357,14 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
     the_import.finished_at = timezone.now()
     the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
 
+    # Changed words: the old vectors, and the connections found with them, are void.
+    connections_forget(
+        ids=[
+            h.pk
+            for h in changed.values()
+            if h.embedding_status == Highlight.EmbeddingStatus.PENDING
+        ]
+    )
     to_embed = [h.pk for h in created] + [
         h.pk for h in changed.values() if h.embedding_status == Highlight.EmbeddingStatus.PENDING
     ]
@@ -543,9 +551,13 @@ def _release(rows: list[Highlight], claimed_at: datetime, reason: str) -> None:
 
 @dataclass
 class EmbedOutcome:
-    embedded: int = 0
+    embedded_ids: list[int] = field(default_factory=list)
     skipped: int = 0
     readers: set[int] = field(default_factory=set)
+
+    @property
+    def embedded(self) -> int:
+        return len(self.embedded_ids)
 
 
 def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
@@ -584,6 +596,7 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
         except Exception as error:
             _release(rows, claimed_at, f"Embedding failed: {error}")
             raise
+        written_ids = []
         with transaction.atomic():
             for highlight, vector in zip(rows, vectors, strict=True):
                 # The guard: only our own, still-current claim is written. A sweep that
@@ -602,10 +615,13 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
                     embedding_error="",
                 )
                 if written:
-                    outcome.embedded += 1
+                    written_ids.append(highlight.pk)
                     outcome.readers.add(highlight.reader_id)
                 else:
                     outcome.skipped += 1
+            # A new vector makes the old connections of these highlights meaningless.
+            connections_forget(ids=written_ids)
+        outcome.embedded_ids += written_ids
     return outcome
 
 
@@ -633,3 +649,82 @@ def readers_embeddings_changed(*, reader_ids: set[int]) -> None:
     from affinity.services import centroids_mark_stale
 
     centroids_mark_stale(reader_ids=reader_ids)
+
+
+# --- Connections --------------------------------------------------------------------------
+
+# Neighbours kept per highlight when it is embedded. Pairs found from either side are
+# stored, so a highlight can end up with more.
+CONNECTIONS_PER_HIGHLIGHT = 20
+
+
+def connection_threshold() -> float:
+    """The cosine distance below which two highlights connect: the setting, else the model's."""
+    from books.embedding import get_encoder
+
+    override: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
+    return override if override is not None else get_encoder().threshold
+
+
+def connection_threshold_for_display() -> float | None:
+    """The threshold for pages to show, or None when the model cannot load."""
+    from books.embedding import EncoderUnavailable
+
+    try:
+        return connection_threshold()
+    except EncoderUnavailable:
+        return None
+
+
+def highlights_connect(*, ids: list[int]) -> int:
+    """Find and store the connections of freshly embedded highlights. Returns pairs added.
+
+    Idempotent: pairs are stored once (lower id first, unique), so running it twice adds
+    nothing the second time.
+    """
+    from books.neighbours import library_size, nearest_highlights
+
+    threshold = connection_threshold()
+    highlights = list(
+        Highlight.objects.alive()
+        .filter(pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE)
+        .values_list("pk", "reader_id", "book_id", "embedding", "embedding_model")
+    )
+    sizes: dict[tuple[int, str], int] = {}
+    pairs: dict[tuple[int, int], Connection] = {}
+    for pk, reader_id, book_id, vector, model_id in highlights:
+        size_key = (reader_id, model_id)
+        if size_key not in sizes:
+            sizes[size_key] = library_size(reader_id=reader_id, model_id=model_id)
+        for neighbour in nearest_highlights(
+            reader_id=reader_id,
+            vector=vector,
+            model_id=model_id,
+            limit=CONNECTIONS_PER_HIGHLIGHT,
+            max_distance=threshold,
+            exclude_book_id=book_id,
+            size=sizes[size_key],
+        ):
+            a, b = sorted((pk, neighbour.highlight_id))
+            pairs[(a, b)] = Connection(
+                reader_id=reader_id,
+                highlight_a_id=a,
+                highlight_b_id=b,
+                distance=neighbour.distance,
+                embedding_model=model_id,
+            )
+    existing = set(
+        Connection.objects.filter(
+            Q(highlight_a_id__in=ids) | Q(highlight_b_id__in=ids)
+        ).values_list("highlight_a_id", "highlight_b_id")
+    )
+    new = [pair for key, pair in pairs.items() if key not in existing]
+    # ignore_conflicts: a worker connecting a neighbour at the same moment may have
+    # stored the same pair since the read above.
+    Connection.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
+    return len(new)
+
+
+def connections_forget(*, ids: list[int]) -> None:
+    """Drop the stored connections of highlights whose vector changed or went away."""
+    Connection.objects.filter(Q(highlight_a_id__in=ids) | Q(highlight_b_id__in=ids)).delete()

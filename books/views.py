@@ -11,8 +11,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.models import User
 from books.forms import ImportForm
 from books.models import Book, Highlight, Import
-from books.selectors import books_for, import_progress, library_counts
-from books.services import ImportRejected, clippings_import
+from books.selectors import (
+    books_for,
+    connected_books,
+    connections_for,
+    import_connections_count,
+    import_progress,
+    library_connections,
+    library_counts,
+)
+from books.services import ImportRejected, clippings_import, connection_threshold_for_display
 
 
 def _reader(request: HttpRequest) -> User:
@@ -58,14 +66,49 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = _get_book_for_user(request, code)
     highlights = the_book.highlights.alive().order_by("location_start", "page", "created")
     page = Paginator(highlights, 100).get_page(request.GET.get("page"))
-    return render(request, "books/book.html", {"book": the_book, "page": page})
+    context = {"book": the_book, "page": page, "connected_books": connected_books(the_book)}
+    return render(request, "books/book.html", context)
 
 
 @require_GET
 @login_required
 def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
-    return render(request, "books/highlight.html", {"highlight": the_highlight})
+    other_authors_only = request.GET.get("other_authors") == "1"
+    context = {
+        "highlight": the_highlight,
+        "connections": connections_for(the_highlight, other_authors_only=other_authors_only),
+        "other_authors_only": other_authors_only,
+        "threshold": connection_threshold_for_display(),
+    }
+    return render(request, "books/highlight.html", context)
+
+
+@require_GET
+@login_required
+def connections(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    book_code = request.GET.get("book", "")
+    the_book = None
+    if book_code:
+        try:
+            the_book = _get_book_for_user(request, UUID(book_code))
+        except ValueError:
+            the_book = None
+    latest_import = Import.objects.filter(reader=reader, status=Import.Status.DONE).first()
+    new_only = request.GET.get("new") == "1" and latest_import is not None
+    pairs = library_connections(
+        reader, book=the_book, since_import=latest_import if new_only else None
+    )
+    context = {
+        "page": Paginator(pairs, 25).get_page(request.GET.get("page")),
+        "books": books_for(reader),
+        "book": the_book,
+        "new_only": new_only,
+        "latest_import": latest_import,
+        "threshold": connection_threshold_for_display(),
+    }
+    return render(request, "books/connections.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -104,11 +147,13 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 @login_required
 def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = _get_import_for_user(request, code)
-    return render(
-        request,
-        "books/import_report.html",
-        {"import": the_import, "progress": import_progress(the_import)},
-    )
+    progress = import_progress(the_import)
+    context = {
+        "import": the_import,
+        "progress": progress,
+        "new_connections": import_connections_count(the_import) if progress.done else None,
+    }
+    return render(request, "books/import_report.html", context)
 
 
 @require_GET

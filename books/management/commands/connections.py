@@ -1,0 +1,55 @@
+import json
+from typing import Any
+from uuid import UUID
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.models import User
+from books.models import Highlight
+from books.selectors import connections_for
+
+
+class Command(BaseCommand):
+    help = "Print a highlight's connections: highlights from other books with the same idea."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("code", help="the highlight's code (the UUID in its URL)")
+        parser.add_argument("--user", required=True, help="the reader's username")
+        parser.add_argument("--other-authors", action="store_true", help="skip the same author")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        reader = User.objects.filter(username=options["user"]).first()
+        if reader is None:
+            raise CommandError(f"No reader named {options['user']!r}.")
+        try:
+            code = UUID(options["code"])
+        except ValueError:
+            raise CommandError(f"{options['code']!r} is not a highlight code.") from None
+        highlight = (
+            Highlight.objects.alive()
+            .select_related("book")
+            .filter(reader=reader, code=code)
+            .first()
+        )
+        if highlight is None:
+            raise CommandError(f"{options['user']} has no highlight {code}.")
+        found = connections_for(highlight, other_authors_only=options["other_authors"])
+        rows = [
+            {
+                "code": str(c.highlight.code),
+                "book": c.highlight.book.title,
+                "author": c.highlight.book.authors,
+                "text": c.highlight.text,
+                "distance": round(c.distance, 4),
+            }
+            for c in found
+        ]
+        if options["json"]:
+            self.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2))
+            return
+        if not rows:
+            self.stdout.write("No connections.")
+        for row in rows:
+            self.stdout.write(f"{1 - row['distance']:.0%}  {row['book']} ({row['author']})")
+            self.stdout.write(f"      {row['text'][:200]}")

@@ -1,0 +1,116 @@
+"""Nearest highlights in one reader's library by cosine distance, without silent recall loss.
+
+HNSW answers "nearest in the whole table"; a reader's library is a filter on top of it.
+Measured on pgvector 0.8.5 (100k rows): plain HNSW with the reader filter returned only
+half of the true top 10 for a 1.3k-highlight reader (the index hands back ef_search
+candidates, the filter throws most away); an exact scan of the reader's rows is cheapest
+for small libraries (0.7 ms at 1.3k) but grows linearly (11.6 ms at 20k); an iterative
+relaxed HNSW scan keeps recall at 0.99 for large libraries as long as the distance cut
+sits *outside* it (inside, the scan runs on to its tuple limit when too few rows pass).
+So: exact below EXACT_SCAN_MAX highlights, iterative HNSW above, distance cut outside.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+# Above this many embedded highlights in a library, the iterative HNSW scan wins.
+EXACT_SCAN_MAX = 5000
+# Candidates the iterative scan keeps per step; higher trades speed for recall.
+HNSW_EF_SEARCH = 100
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    highlight_id: int
+    distance: float
+
+
+def library_size(*, reader_id: int, model_id: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM books_highlight WHERE reader_id = %s AND deleted_at IS NULL "
+            "AND embedding_status = 'done' AND embedding_model = %s",
+            [reader_id, model_id],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def nearest_highlights(
+    *,
+    reader_id: int,
+    vector: Sequence[float],
+    model_id: str,
+    limit: int,
+    max_distance: float | None = None,
+    exclude_book_id: int | None = None,
+    exclude_ids: Sequence[int] = (),
+    strategy: str = "auto",
+    size: int | None = None,
+) -> list[Neighbour]:
+    """The reader's highlights closest to `vector`, closest first.
+
+    `strategy` is "exact", "hnsw" or "auto" (by library size; pass `size` when it is
+    already known, to save a count per call).
+    """
+    if strategy == "auto":
+        if size is None:
+            size = library_size(reader_id=reader_id, model_id=model_id)
+        strategy = "exact" if size <= EXACT_SCAN_MAX else "hnsw"
+    conditions = [
+        "reader_id = %(reader)s",
+        "deleted_at IS NULL",
+        "embedding_status = 'done'",
+        "embedding_model = %(model)s",
+    ]
+    params: dict[str, object] = {
+        "reader": reader_id,
+        "model": model_id,
+        "vector": "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]",
+        "limit": limit,
+        "max_distance": 2.0 if max_distance is None else max_distance,
+    }
+    if exclude_book_id is not None:
+        conditions.append("book_id <> %(book)s")
+        params["book"] = exclude_book_id
+    if exclude_ids:
+        conditions.append("NOT (id = ANY(%(exclude)s))")
+        params["exclude"] = list(exclude_ids)
+    where = " AND ".join(conditions)
+    if strategy == "exact":
+        # MATERIALIZED: the CTE's rows carry no index, so the ORDER BY is an exact sort
+        # of the reader's rows (found through the reader btree), never a filtered HNSW.
+        sql = f"""
+            WITH library AS MATERIALIZED (
+                SELECT id, embedding FROM books_highlight WHERE {where}
+            ), ranked AS (
+                SELECT id, embedding <=> %(vector)s::vector AS distance
+                FROM library ORDER BY distance LIMIT %(limit)s
+            )
+            SELECT id, distance FROM ranked WHERE distance < %(max_distance)s
+            ORDER BY distance
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    elif strategy == "hnsw":
+        # The distance cut stays outside the materialized scan (see the module comment).
+        sql = f"""
+            WITH ranked AS MATERIALIZED (
+                SELECT id, embedding <=> %(vector)s::vector AS distance
+                FROM books_highlight WHERE {where}
+                ORDER BY embedding <=> %(vector)s::vector LIMIT %(limit)s
+            )
+            SELECT id, distance FROM ranked WHERE distance < %(max_distance)s
+            ORDER BY distance
+        """
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    else:
+        raise ValueError(f"unknown strategy {strategy!r}")
+    return [Neighbour(highlight_id=row[0], distance=float(row[1])) for row in rows]
