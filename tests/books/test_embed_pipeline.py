@@ -1,0 +1,174 @@
+"""The embedding pipeline: real model, real database, and a real worker at the end."""
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from accounts.models import User
+from books.embedding import get_encoder
+from books.models import Highlight, Import
+from books.services import clippings_import, highlights_embed, pending_highlight_ids
+from books.tasks import embed_highlights, sweep_pending_embeddings
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.worker import celery_worker, wait_for
+
+
+def _import(reader: User) -> Import:
+    return clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+
+
+def _ids(reader: User) -> list[int]:
+    return list(Highlight.objects.filter(reader=reader).values_list("pk", flat=True))
+
+
+@pytest.mark.django_db
+class EmbedTaskTests:
+    def test_it_embeds_every_highlight_with_a_unit_vector(self, alice: User) -> None:
+        _import(alice)
+        result = embed_highlights(_ids(alice))
+        assert result == {"embedded": 5, "skipped": 0}
+        model_id = get_encoder().model_id
+        for highlight in Highlight.objects.filter(reader=alice):
+            assert highlight.embedding_status == Highlight.EmbeddingStatus.DONE
+            assert highlight.embedding_model == model_id
+            vector = np.asarray(highlight.embedding)
+            assert vector.shape == (384,)
+            assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-4
+
+    def test_it_changes_nothing_the_second_time(self, alice: User) -> None:
+        _import(alice)
+        embed_highlights(_ids(alice))
+        before = {h.pk: (h.updated, list(h.embedding)) for h in Highlight.objects.all()}
+        assert embed_highlights(_ids(alice)) == {"embedded": 0, "skipped": 5}
+        after = {h.pk: (h.updated, list(h.embedding)) for h in Highlight.objects.all()}
+        assert after == before
+
+    def test_it_reembeds_vectors_of_another_model(self, alice: User) -> None:
+        _import(alice)
+        embed_highlights(_ids(alice))
+        Highlight.objects.filter(location_start=412).update(embedding_model="old-model@0")
+        assert pending_highlight_ids() == list(
+            Highlight.objects.filter(location_start=412).values_list("pk", flat=True)
+        )
+        assert embed_highlights(_ids(alice)) == {"embedded": 1, "skipped": 4}
+        assert not pending_highlight_ids()
+
+    def test_it_skips_deleted_highlights(self, alice: User) -> None:
+        _import(alice)
+        Highlight.objects.filter(location_start=412).update(deleted_at=timezone.now())
+        assert embed_highlights(_ids(alice))["embedded"] == 4
+        assert Highlight.objects.get(location_start=412).embedding is None
+
+    def test_it_enqueues_only_after_the_import_commits(
+        self, alice: User, django_capture_on_commit_callbacks: object
+    ) -> None:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:  # type: ignore[operator]
+            _import(alice)
+        assert len(callbacks) == 1
+        assert not pending_highlight_ids()  # the task ran once the import had committed
+
+    def test_it_enqueues_nothing_when_the_import_rolls_back(
+        self, alice: User, django_capture_on_commit_callbacks: object
+    ) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE FUNCTION refuse_all() RETURNS trigger AS $$ BEGIN "
+                "RAISE EXCEPTION 'refused'; END $$ LANGUAGE plpgsql"
+            )
+            cursor.execute(
+                "CREATE TRIGGER refuse_all BEFORE INSERT ON books_highlight "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_all()"
+            )
+        with (
+            django_capture_on_commit_callbacks(execute=True) as callbacks,  # type: ignore[operator]
+            pytest.raises(Exception, match="refused"),
+        ):
+            _import(alice)
+        assert callbacks == []
+
+
+@pytest.mark.django_db
+class SweepTests:
+    def test_it_picks_up_a_claim_left_by_a_killed_worker(self, alice: User) -> None:
+        _import(alice)
+        long_ago = timezone.now() - timedelta(minutes=30)
+        Highlight.objects.update(
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+            embedding_claimed_at=long_ago,
+            updated=long_ago,
+        )
+        assert sweep_pending_embeddings() == 5
+        assert set(Highlight.objects.values_list("embedding_status", flat=True)) == {"done"}
+
+    def test_it_leaves_a_fresh_claim_alone(self, alice: User) -> None:
+        _import(alice)
+        Highlight.objects.update(
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=timezone.now()
+        )
+        assert embed_highlights(_ids(alice)) == {"embedded": 0, "skipped": 5}
+
+
+@pytest.mark.django_db(transaction=True)
+class RaceTests:
+    def test_two_workers_racing_on_the_same_ids_embed_each_once(self, alice: User) -> None:
+        _import(alice)  # commits, so its own embed task already ran (eagerly): undo that
+        Highlight.objects.update(
+            embedding=None, embedding_model="", embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        ids = _ids(alice)
+        get_encoder()  # load the model once, before the race
+        outcomes = []
+
+        def work() -> None:
+            try:
+                outcomes.append(highlights_embed(ids=ids))
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sum(o.embedded for o in outcomes) == 5
+        assert sum(o.skipped for o in outcomes) == 5
+        assert not pending_highlight_ids()
+
+
+@pytest.mark.django_db(transaction=True)
+class PipelineEndToEndTests:
+    def test_a_real_worker_embeds_an_imported_file(self, alice: User, tmp_path: Path) -> None:
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
+            the_import = _import(alice)
+            wait_for(
+                lambda: (
+                    not Highlight.objects.filter(source_import=the_import)
+                    .exclude(embedding_status=Highlight.EmbeddingStatus.DONE)
+                    .exists()
+                ),
+                timeout=120,
+                what="every highlight to be embedded",
+            )
+        assert Highlight.objects.filter(reader=alice, embedding__isnull=False).count() == 5
+
+
+@pytest.mark.django_db
+class ModelUnavailableTests:
+    def test_highlights_stay_pending_with_the_reason(
+        self, alice: User, settings: object, tmp_path: Path
+    ) -> None:
+        settings.EXOGRAM_EMBEDDING_MODEL_DIR = tmp_path  # type: ignore[attr-defined]
+        the_import = _import(alice)  # the import itself still works
+        assert the_import.status == Import.Status.DONE
+        assert embed_highlights(_ids(alice)) == {"embedded": 0, "skipped": 5}
+        highlight = Highlight.objects.filter(reader=alice).first()
+        assert highlight is not None
+        assert highlight.embedding_status == Highlight.EmbeddingStatus.PENDING
+        assert "missing" in highlight.embedding_error
+        assert str(tmp_path) in highlight.embedding_error
+        assert len(pending_highlight_ids()) == 5
