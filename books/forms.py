@@ -9,8 +9,8 @@ class ImportForm(forms.Form):
         help_text="'My Clippings.txt' from your Kindle's documents folder.",
     )
 
-    def clean_file(self) -> UploadedFile:
-        upload: UploadedFile = self.cleaned_data["file"]
+    def clean_file(self) -> UploadedFile[bytes]:
+        upload: UploadedFile[bytes] = self.cleaned_data["file"]
         limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
         if upload.size is not None and upload.size > limit_mb * 1024 * 1024:
             raise forms.ValidationError(

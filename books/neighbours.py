@@ -12,6 +12,7 @@ So: exact below EXACT_SCAN_MAX highlights, iterative HNSW above, distance cut ou
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -65,7 +66,7 @@ def nearest_highlights(
         "embedding_status = 'done'",
         "embedding_model = %(model)s",
     ]
-    params: dict[str, object] = {
+    params: dict[str, Any] = {
         "reader": reader_id,
         "model": model_id,
         "vector": "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]",

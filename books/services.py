@@ -369,7 +369,8 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
         h.pk for h in changed.values() if h.embedding_status == Highlight.EmbeddingStatus.PENDING
     ]
     if to_embed:
-        embed_highlights.delay_on_commit(to_embed)
+        # celery-types does not know DjangoTask, the app's task class, which adds this.
+        embed_highlights.delay_on_commit(to_embed)  # type: ignore[attr-defined]
     return the_import
 
 

@@ -99,8 +99,8 @@ def main() -> int:
     if embedded:
         server.stop(data_dir)
         print("The embedded PostgreSQL has stopped.", flush=True)
-    failed = [child.args[2] for child in children if child.returncode not in (0, -signal.SIGTERM)]
-    return 1 if failed and not stopping else 0
+    # A child that died on its own (not stopped by us) makes `make run` fail visibly.
+    return 0 if stopping else 1
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def start(data_dir: Path) -> Path:
 
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(_pgdata(data_dir), cleanup_mode=None)
-    socket_dir = server.get_postmaster_info().socket_dir
+    socket_dir: Path | None = server.get_postmaster_info().socket_dir
     if socket_dir is None:
         raise RuntimeError(f"the embedded PostgreSQL in {_pgdata(data_dir)} has no socket folder")
     _ensure_database(socket_dir)

@@ -35,7 +35,7 @@ class Command(BaseCommand):
         if highlight is None:
             raise CommandError(f"{options['user']} has no highlight {code}.")
         found = connections_for(highlight, other_authors_only=options["other_authors"])
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "code": str(c.highlight.code),
                 "book": c.highlight.book.title,
