@@ -1,9 +1,13 @@
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.urls import reverse
 from pgvector.django import HnswIndex, VectorField
+
+from books.text import fold
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -31,6 +35,23 @@ class Book(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("book", args=[self.code])
+
+
+class Tag(models.Model):
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tags"
+    )
+    name = models.CharField(max_length=64)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["reader", "name"], name="tag_unique_name_per_reader"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class HighlightQuerySet(models.QuerySet["Highlight"]):
@@ -80,6 +101,11 @@ class Highlight(models.Model):
     # Soft delete: a deleted highlight leaves every read path at once, and the dedupe key
     # stays so that a re-import does not bring it back.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    favourite = models.BooleanField(default=False)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
+    # Accent- and case-folded text + note + book title + authors, for keyword search
+    # (see books.text.fold); refreshed by refresh_search_text() whenever those change.
+    search_text = models.TextField(blank=True, editable=False)
 
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
@@ -121,6 +147,9 @@ class Highlight(models.Model):
             models.Index(fields=["reader"], name="highlight_reader"),
             # A book page: the reader's highlights of one book in reading order.
             models.Index(fields=["reader", "book"], name="highlight_reader_book"),
+            # Keyword search: the `simple` configuration over the folded text, so the
+            # query must be SearchVector("search_text", config="simple") to use it.
+            GinIndex(SearchVector("search_text", config="simple"), name="highlight_search_gin"),
             # The embedding pipeline: pending and stuck-claimed highlights.
             models.Index(
                 fields=["embedding_status", "embedding_claimed_at"],
@@ -134,6 +163,10 @@ class Highlight(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("highlight", args=[self.code])
+
+    def refresh_search_text(self) -> None:
+        parts = [self.text, self.note, self.book.title, self.book.authors]
+        self.search_text = fold(" ".join(part for part in parts if part))
 
 
 class Import(models.Model):

@@ -325,6 +325,8 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
         else:
             report.duplicates_skipped += 1
 
+    for highlight in [*created, *changed.values()]:
+        highlight.refresh_search_text()
     Highlight.objects.bulk_create(created, batch_size=1000)
     if changed:
         Highlight.objects.bulk_update(
@@ -339,6 +341,7 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
                 "dedupe_key",
                 "note",
                 "note_added_at",
+                "search_text",
                 "embedding",
                 "embedding_model",
                 "embedding_status",

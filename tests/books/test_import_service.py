@@ -277,3 +277,16 @@ class BadInputTests:
         _import(alice, Entry(SACKS, "Backwards.", location="90-80"))
         highlight = Highlight.objects.get(reader=alice)
         assert (highlight.location_start, highlight.location_end) == (80, 90)
+
+
+@pytest.mark.django_db
+class SearchTextTests:
+    def test_it_folds_text_note_title_and_author_for_keyword_search(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry("Cien años de soledad (García Márquez, Gabriel)", "La LIQUIDACIÓN del Ärger."),
+        )
+        highlight = Highlight.objects.get(reader=alice)
+        assert "la liquidacion del arger" in highlight.search_text
+        assert "cien anos de soledad" in highlight.search_text
+        assert "garcia marquez, gabriel" in highlight.search_text
