@@ -11,4 +11,6 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("settings/", views.settings_page, name="settings"),
+    path("settings/delete-account/", views.delete_account, name="delete_account"),
 ]

@@ -1,10 +1,13 @@
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import SignupForm
+from accounts.forms import DeleteAccountForm, SignupForm
+from accounts.models import User
+from accounts.services import reader_delete
 
 
 @require_http_methods(["GET", "POST"])
@@ -18,3 +21,25 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(request, f"Welcome to Exogram, {user.username}.")
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
+
+
+@require_GET
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    assert isinstance(request.user, User)
+    form = DeleteAccountForm(username=request.user.username)
+    return render(request, "accounts/settings.html", {"delete_form": form})
+
+
+@require_http_methods(["POST"])
+@login_required
+def delete_account(request: HttpRequest) -> HttpResponse:
+    reader = request.user
+    assert isinstance(reader, User)
+    form = DeleteAccountForm(request.POST, username=reader.username)
+    if not form.is_valid():
+        return render(request, "accounts/settings.html", {"delete_form": form}, status=400)
+    logout(request)
+    reader_delete(reader=reader)
+    messages.success(request, "Your account and all its data are deleted.")
+    return redirect("login")

@@ -17,3 +17,22 @@ class ImportForm(forms.Form):
                 f"The file is {upload.size / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB."
             )
         return upload
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(
+        label="Your note",
+        required=False,
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+
+class TagForm(forms.Form):
+    name = forms.CharField(label="Add a tag", max_length=64)
+
+    def clean_name(self) -> str:
+        name = " ".join(self.cleaned_data["name"].split())
+        if not name:
+            raise forms.ValidationError("A tag needs a name.")
+        return name

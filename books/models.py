@@ -244,3 +244,19 @@ class Connection(models.Model):
     @property
     def similarity(self) -> float:
         return 1.0 - self.distance
+
+
+class LibraryMap(models.Model):
+    """A reader's highlights projected to 2-D, cached until their library changes."""
+
+    reader = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="library_map"
+    )
+    # What the map was computed from (count, last change, model); a mismatch recomputes.
+    signature = models.CharField(max_length=200)
+    points = models.JSONField(default=list)
+    books = models.JSONField(default=list)
+    created = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"map of {self.reader} ({len(self.points)} points)"

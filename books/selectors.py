@@ -1,11 +1,12 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from dataclasses import dataclass
+from datetime import date
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from accounts.models import User
-from books.models import Book, Connection, Highlight, Import
+from books.models import Book, Connection, Highlight, Import, Tag
 
 
 @dataclass(frozen=True)
@@ -63,14 +64,44 @@ def library_counts(reader: User) -> LibraryCounts:
     return LibraryCounts(**vars(progress), books=books)
 
 
-def books_for(reader: User) -> list[Book]:
-    return list(
-        Book.objects.filter(reader=reader)
-        .annotate(
-            highlight_count=Count("highlights", filter=Q(highlights__deleted_at__isnull=True))
-        )
-        .order_by("title")
+BOOK_SORTS = {
+    "title": ("title",),
+    "highlights": ("-highlight_count", "title"),
+    "recent": (F("last_added").desc(nulls_last=True), "title"),
+}
+
+
+def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Book]:
+    """The reader's books with their highlight count and last highlight date."""
+    alive = Q(highlights__deleted_at__isnull=True)
+    books = Book.objects.filter(reader=reader).annotate(
+        highlight_count=Count("highlights", filter=alive),
+        last_added=Max("highlights__added_at", filter=alive),
     )
+    if query:
+        books = books.filter(Q(title__icontains=query) | Q(authors__icontains=query))
+    return list(books.order_by(*BOOK_SORTS.get(sort, BOOK_SORTS["title"])))
+
+
+def tags_for(reader: User) -> list[Tag]:
+    return list(
+        Tag.objects.filter(reader=reader)
+        .annotate(count=Count("highlights", filter=Q(highlights__deleted_at__isnull=True)))
+        .order_by("name")
+    )
+
+
+def highlight_of_the_day(reader: User, *, today: date) -> Highlight | None:
+    """One highlight a day, the same all day: the day picks a position in the library."""
+    highlights = Highlight.objects.alive().filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
+    count = highlights.count()
+    if count == 0:
+        return None
+    return highlights.select_related("book").order_by("pk")[today.toordinal() % count]
+
+
+def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
+    return list(library_connections(reader).order_by("-created", "distance")[:limit])
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,23 @@ from books import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("library/", views.library, name="library"),
+    path("map/", views.semantic_map, name="map"),
+    path("tags/", views.tags, name="tags"),
+    path("tags/<str:name>/", views.tag, name="tag"),
     path("books/<uuid:code>/", views.book, name="book"),
     path("highlights/<uuid:code>/", views.highlight, name="highlight"),
+    path("highlights/<uuid:code>/note/", views.highlight_note, name="highlight_note"),
+    path("highlights/<uuid:code>/tags/", views.highlight_tag_add, name="highlight_tag_add"),
+    path(
+        "highlights/<uuid:code>/tags/<int:tag_id>/remove/",
+        views.highlight_tag_remove,
+        name="highlight_tag_remove",
+    ),
+    path(
+        "highlights/<uuid:code>/favourite/", views.highlight_favourite, name="highlight_favourite"
+    ),
+    path("highlights/<uuid:code>/delete/", views.highlight_remove, name="highlight_delete"),
+    path("highlights/<uuid:code>/undo/", views.highlight_undo_delete, name="highlight_undo"),
     path("connections/", views.connections, name="connections"),
     path("progress/", views.library_progress_partial, name="library_progress"),
     path("import/", views.import_upload, name="import"),

@@ -6,21 +6,37 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
-from books.forms import ImportForm
-from books.models import Book, Highlight, Import
+from books.forms import ImportForm, NoteForm, TagForm
+from books.models import Book, Highlight, Import, Tag
 from books.selectors import (
+    BOOK_SORTS,
     books_for,
     connected_books,
     connections_for,
+    fresh_connections,
+    highlight_of_the_day,
     import_connections_count,
     import_progress,
     library_connections,
     library_counts,
+    tags_for,
 )
-from books.services import ImportRejected, clippings_import, connection_threshold_for_display
+from books.semantic_map import HEIGHT, WIDTH, library_map
+from books.services import (
+    ImportRejected,
+    clippings_import,
+    connection_threshold_for_display,
+    highlight_delete,
+    highlight_favourite_toggle,
+    highlight_note_update,
+    highlight_restore,
+    highlight_tag,
+    highlight_untag,
+)
 
 
 def _reader(request: HttpRequest) -> User:
@@ -46,18 +62,55 @@ def _get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
-    latest_import = Import.objects.filter(reader=reader).first()
-    return render(
-        request,
-        "books/home.html",
-        {"counts": library_counts(reader), "latest_import": latest_import},
-    )
+    context = {
+        "counts": library_counts(reader),
+        "latest_import": Import.objects.filter(reader=reader).first(),
+        "fresh_connections": fresh_connections(reader),
+        "highlight_of_the_day": highlight_of_the_day(reader, today=timezone.localdate()),
+    }
+    return render(request, "books/home.html", context)
 
 
 @require_GET
 @login_required
 def library(request: HttpRequest) -> HttpResponse:
-    return render(request, "books/library.html", {"books": books_for(_reader(request))})
+    sort = request.GET.get("sort", "title")
+    query = request.GET.get("q", "").strip()
+    books = books_for(_reader(request), sort=sort, query=query)
+    context = {"books": books, "sort": sort if sort in BOOK_SORTS else "title", "query": query}
+    return render(request, "books/library.html", context)
+
+
+@require_GET
+@login_required
+def semantic_map(request: HttpRequest) -> HttpResponse:
+    the_map = library_map(_reader(request))
+    books = sorted(enumerate(the_map.books), key=lambda item: -item[1]["count"])
+    context = {
+        "map": the_map,
+        "points": [{**p, "colour": the_map.books[p["book"]]["colour"]} for p in the_map.points],
+        "legend": [book for _, book in books[:12]],
+        "width": WIDTH,
+        "height": HEIGHT,
+    }
+    return render(request, "books/map.html", context)
+
+
+@require_GET
+@login_required
+def tags(request: HttpRequest) -> HttpResponse:
+    return render(request, "books/tags.html", {"tags": tags_for(_reader(request))})
+
+
+@require_GET
+@login_required
+def tag(request: HttpRequest, name: str) -> HttpResponse:
+    the_tag = get_object_or_404(Tag, name=name, reader=_reader(request))
+    highlights = (
+        the_tag.highlights.alive().select_related("book").order_by("book__title", "location_start")
+    )
+    page = Paginator(highlights, 50).get_page(request.GET.get("page"))
+    return render(request, "books/tag.html", {"tag": the_tag, "page": page})
 
 
 @require_GET
@@ -80,8 +133,93 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
         "connections": connections_for(the_highlight, other_authors_only=other_authors_only),
         "other_authors_only": other_authors_only,
         "threshold": connection_threshold_for_display(),
+        "note_form": NoteForm(initial={"note": the_highlight.note}),
+        "tag_form": TagForm(),
+        "reader_tags": Tag.objects.filter(reader=the_highlight.reader),
     }
     return render(request, "books/highlight.html", context)
+
+
+def _after_change(
+    request: HttpRequest, highlight: Highlight, part: str, status: str, *, ok: bool = True
+) -> HttpResponse:
+    """htmx swaps in the changed part, with the status in it; a plain post (no JS) gets
+    the status as a message on the highlight page."""
+    if request.headers.get("HX-Request"):
+        context = {
+            "highlight": highlight,
+            "note_form": NoteForm(initial={"note": highlight.note}),
+            "tag_form": TagForm(),
+            "reader_tags": Tag.objects.filter(reader=highlight.reader),
+            "status": status,
+            "ok": ok,
+        }
+        return render(request, f"books/_highlight_{part}.html", context)
+    messages.add_message(request, messages.SUCCESS if ok else messages.ERROR, status)
+    return redirect(highlight)
+
+
+@require_POST
+@login_required
+def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        return _after_change(request, the_highlight, "note", "The note is too long.", ok=False)
+    highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
+    return _after_change(request, the_highlight, "note", "Note saved.")
+
+
+@require_POST
+@login_required
+def highlight_tag_add(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    form = TagForm(request.POST)
+    if not form.is_valid():
+        status = "A tag needs a name of up to 64 characters."
+        return _after_change(request, the_highlight, "tags", status, ok=False)
+    tag = highlight_tag(highlight=the_highlight, name=form.cleaned_data["name"])
+    return _after_change(request, the_highlight, "tags", f"Tagged “{tag.name}”.")
+
+
+@require_POST
+@login_required
+def highlight_tag_remove(request: HttpRequest, code: UUID, tag_id: int) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    tag = get_object_or_404(Tag, pk=tag_id, reader=_reader(request))
+    highlight_untag(highlight=the_highlight, tag=tag)
+    return _after_change(request, the_highlight, "tags", f"Removed the tag “{tag.name}”.")
+
+
+@require_POST
+@login_required
+def highlight_favourite(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    favourite = highlight_favourite_toggle(highlight=the_highlight)
+    status = "Added to favourites." if favourite else "Removed from favourites."
+    return _after_change(request, the_highlight, "favourite", status)
+
+
+@require_POST
+@login_required
+def highlight_remove(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = _get_highlight_for_user(request, code)
+    highlight_delete(highlight=the_highlight)
+    # The undo form on the next page reads this (see templates/_undo.html).
+    request.session["undo_highlight"] = str(the_highlight.code)
+    return redirect(the_highlight.book)
+
+
+@require_POST
+@login_required
+def highlight_undo_delete(request: HttpRequest, code: UUID) -> HttpResponse:
+    # Not the alive-only helper: this one looks for a deleted highlight, still the reader's.
+    the_highlight = get_object_or_404(Highlight, code=code, reader=_reader(request))
+    if highlight_restore(highlight=the_highlight):
+        messages.success(request, "Highlight restored.")
+        return redirect(the_highlight)
+    messages.error(request, "It is too late to undo that delete.")
+    return redirect(the_highlight.book)
 
 
 @require_GET

@@ -71,6 +71,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "books.context_processors.undo",
             ],
         },
     },
@@ -92,6 +93,8 @@ else:
             "CONN_HEALTH_CHECKS": True,
         }
     }
+# Several test runs on one server (two checkouts, a CI run) each need their own database.
+DATABASES["default"]["TEST"] = {"NAME": env_str("EXOGRAM_TEST_DATABASE", "test_exogram")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Accounts ---------------------------------------------------------------------------

@@ -1,0 +1,36 @@
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.models import Book, Highlight, Import
+from books.services import clippings_import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+
+@pytest.mark.django_db
+class DeleteAccountTests:
+    def test_it_deletes_the_reader_and_all_their_data(
+        self, alice: User, bob: User, alice_client: Client
+    ) -> None:
+        for reader in (alice, bob):
+            clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c")
+        assert alice_client.get(reverse("settings")).status_code == 200
+        response = alice_client.post(reverse("delete_account"), {"confirm": "alice"})
+        assert response.status_code == 302
+        assert not User.objects.filter(username="alice").exists()
+        assert not Highlight.objects.filter(reader_id=alice.pk).exists()
+        assert not Book.objects.filter(reader_id=alice.pk).exists()
+        assert not Import.objects.filter(reader_id=alice.pk).exists()
+        assert Highlight.objects.filter(reader=bob).count() == 5  # bob keeps everything
+        assert alice_client.get(reverse("home")).status_code == 302
+
+    def test_it_needs_the_username_typed(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(reverse("delete_account"), {"confirm": "bob"})
+        assert response.status_code == 400
+        assert "nothing was deleted" in response.content.decode()
+        assert User.objects.filter(username="alice").exists()
+
+    def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:
+        assert client.get(reverse("settings")).status_code == 302
+        assert client.post(reverse("delete_account")).status_code == 302

@@ -1,0 +1,199 @@
+import datetime as dt
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import User
+from books.models import Highlight, Tag
+from books.services import clippings_import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+
+@pytest.fixture
+def think(alice: User) -> Highlight:
+    clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+    return Highlight.objects.get(reader=alice, location_start=412)
+
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.mark.django_db
+class NoteEditTests:
+    def test_it_saves_a_note_inline_and_marks_it_edited(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+        response = alice_client.post(url, {"note": "  Funes, again.  "}, **HTMX)
+        assert response.status_code == 200
+        assert "Note saved." in response.content.decode()
+        assert 'id="highlight-note"' in response.content.decode()
+        think.refresh_from_db()
+        assert (think.note, think.note_edited) == ("Funes, again.", True)
+        assert "funes, again." in think.search_text
+
+    def test_it_survives_a_reimport(
+        self, think: Highlight, alice: User, alice_client: Client
+    ) -> None:
+        alice_client.post(reverse("highlight_note", args=[think.code]), {"note": "mine"})
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+        think.refresh_from_db()
+        assert think.note == "mine"
+
+    def test_it_works_without_javascript(self, think: Highlight, alice_client: Client) -> None:
+        response = alice_client.post(reverse("highlight_note", args=[think.code]), {"note": "x"})
+        assert response.status_code == 302
+        assert response["Location"] == think.get_absolute_url()
+
+
+@pytest.mark.django_db
+class TagTests:
+    def test_it_adds_and_removes_tags(self, think: Highlight, alice_client: Client) -> None:
+        add = reverse("highlight_tag_add", args=[think.code])
+        response = alice_client.post(add, {"name": "  Memory  "}, **HTMX)
+        assert "Tagged “memory”." in response.content.decode()
+        alice_client.post(add, {"name": "memory"}, **HTMX)
+        tag = Tag.objects.get()
+        assert list(think.tags.all()) == [tag]
+        tags_page = alice_client.get(reverse("tags")).content.decode()
+        assert "memory" in tags_page
+        tag_page = alice_client.get(reverse("tag", args=["memory"])).content.decode()
+        assert "To think is to forget" in tag_page
+        remove = reverse("highlight_tag_remove", args=[think.code, tag.pk])
+        alice_client.post(remove, **HTMX)
+        assert not Tag.objects.exists()  # a tag on nothing is dropped
+
+    def test_it_refuses_an_empty_tag(self, think: Highlight, alice_client: Client) -> None:
+        response = alice_client.post(
+            reverse("highlight_tag_add", args=[think.code]), {"name": "   "}, **HTMX
+        )
+        assert "A tag needs a name" in response.content.decode()
+        assert not Tag.objects.exists()
+
+    def test_bob_cannot_see_or_use_alices_tags(
+        self, think: Highlight, alice_client: Client, bob: User, bob_client: Client
+    ) -> None:
+        alice_client.post(reverse("highlight_tag_add", args=[think.code]), {"name": "memory"})
+        tag = Tag.objects.get()
+        assert bob_client.get(reverse("tag", args=["memory"])).status_code == 404
+        assert b"memory" not in bob_client.get(reverse("tags")).content
+        remove = reverse("highlight_tag_remove", args=[think.code, tag.pk])
+        assert bob_client.post(remove).status_code == 404
+
+
+@pytest.mark.django_db
+class FavouriteTests:
+    def test_it_toggles(self, think: Highlight, alice_client: Client) -> None:
+        url = reverse("highlight_favourite", args=[think.code])
+        assert "Added to favourites." in alice_client.post(url, **HTMX).content.decode()
+        think.refresh_from_db()
+        assert think.favourite
+        alice_client.post(url, **HTMX)
+        think.refresh_from_db()
+        assert not think.favourite
+
+
+@pytest.mark.django_db
+class DeleteTests:
+    def test_it_deletes_and_offers_undo_once(self, think: Highlight, alice_client: Client) -> None:
+        response = alice_client.post(reverse("highlight_delete", args=[think.code]))
+        assert response["Location"] == think.book.get_absolute_url()
+        book_page = alice_client.get(response["Location"]).content.decode()
+        assert "To think is to forget" not in book_page
+        assert reverse("highlight_undo", args=[think.code]) in book_page
+        assert (
+            reverse("highlight_undo", args=[think.code])
+            not in alice_client.get(reverse("home")).content.decode()
+        )
+        assert alice_client.get(think.get_absolute_url()).status_code == 404
+        restored = alice_client.post(reverse("highlight_undo", args=[think.code]))
+        assert restored["Location"] == think.get_absolute_url()
+        assert alice_client.get(think.get_absolute_url()).status_code == 200
+
+    def test_it_cannot_undo_after_the_window(self, think: Highlight, alice_client: Client) -> None:
+        alice_client.post(reverse("highlight_delete", args=[think.code]))
+        Highlight.objects.filter(pk=think.pk).update(
+            deleted_at=timezone.now() - dt.timedelta(hours=2)
+        )
+        alice_client.post(reverse("highlight_undo", args=[think.code]))
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+
+    def test_a_deleted_highlight_is_not_brought_back_by_reimport(
+        self, think: Highlight, alice: User, alice_client: Client
+    ) -> None:
+        alice_client.post(reverse("highlight_delete", args=[think.code]))
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+        assert alice_client.get(think.get_absolute_url()).status_code == 404
+
+    def test_bob_cannot_delete_or_restore_alices_highlight(
+        self, think: Highlight, bob_client: Client
+    ) -> None:
+        assert bob_client.post(reverse("highlight_delete", args=[think.code])).status_code == 404
+        assert bob_client.post(reverse("highlight_undo", args=[think.code])).status_code == 404
+        think.refresh_from_db()
+        assert think.deleted_at is None
+
+    @pytest.mark.parametrize(
+        "name", ["highlight_note", "highlight_tag_add", "highlight_favourite", "highlight_delete"]
+    )
+    def test_anonymous_readers_are_sent_to_login(
+        self, think: Highlight, client: Client, name: str
+    ) -> None:
+        response = client.post(reverse(name, args=[think.code]))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class HomeExtrasTests:
+    def test_it_shows_a_highlight_of_the_day(self, think: Highlight, alice_client: Client) -> None:
+        response = alice_client.get(reverse("home"))
+        chosen = response.context["highlight_of_the_day"]
+        assert chosen is not None
+        assert chosen.reader_id == think.reader_id
+        assert chosen.kind == "highlight"
+
+
+@pytest.mark.django_db
+class LibrarySortTests:
+    def test_it_sorts_and_filters(self, think: Highlight, alice_client: Client) -> None:
+        by_count = alice_client.get(reverse("library"), {"sort": "highlights"}).context["books"]
+        assert by_count[0].title == "Ficciones"
+        found = alice_client.get(reverse("library"), {"q": "sacks"}).context["books"]
+        assert [b.title for b in found] == ["The Man Who Mistook His Wife for a Hat"]
+        empty = alice_client.get(reverse("library"), {"q": "nothing like it"})
+        assert "No book matches" in empty.content.decode()
+
+
+@pytest.mark.django_db
+class SemanticMapTests:
+    def test_it_draws_a_point_per_embedded_highlight(
+        self, think: Highlight, alice: User, alice_client: Client
+    ) -> None:
+        rng = np.random.default_rng(0)
+        for highlight in Highlight.objects.filter(reader=alice):
+            vector = rng.normal(size=384)
+            highlight.embedding = (vector / np.linalg.norm(vector)).tolist()
+            highlight.embedding_status = Highlight.EmbeddingStatus.DONE
+            highlight.save(update_fields=["embedding", "embedding_status", "updated"])
+        response = alice_client.get(reverse("map"))
+        content = response.content.decode()
+        assert content.count("<circle") == 5
+        assert reverse("highlight", args=[think.code]) in content
+        assert "Ficciones" in content  # the legend
+        # cached: a second visit reads the stored projection
+        first = response.context["map"].created
+        assert alice_client.get(reverse("map")).context["map"].created == first
+
+    def test_it_has_an_empty_state_and_shows_nothing_of_others(
+        self, think: Highlight, bob_client: Client
+    ) -> None:
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE,
+                                 embedding=[1.0] + [0.0] * 383)  # fmt: skip
+        content = bob_client.get(reverse("map")).content.decode()
+        assert "Nothing to map yet" in content
+        assert "<circle" not in content
