@@ -623,8 +623,11 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
                     outcome.readers.add(highlight.reader_id)
                 else:
                     outcome.skipped += 1
-            # A new vector makes the old connections of these highlights meaningless.
+            # A new vector makes the old connections of these highlights meaningless; the
+            # new ones are found in the same transaction, so a highlight that reads as
+            # embedded has its connections too (the import report counts on that).
             connections_forget(ids=written_ids)
+            highlights_connect(ids=written_ids)
         outcome.embedded_ids += written_ids
     return outcome
 

@@ -34,19 +34,8 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
         logger.error("embedding model unavailable: %s", error)
         return {"embedded": 0, "skipped": len(ids)}
     if outcome.embedded_ids:
-        connect_highlights.delay(outcome.embedded_ids)
         services.readers_embeddings_changed(reader_ids=outcome.readers)
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
-
-
-@shared_task(
-    acks_late=True,  # safe: pairs are stored once (unique), a rerun adds nothing
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=8,
-)
-def connect_highlights(ids: list[int]) -> int:
-    return services.highlights_connect(ids=ids)
 
 
 def enqueue_embedding(ids: list[int]) -> None:

@@ -298,11 +298,13 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = _get_import_for_user(request, code)
-    return render(
-        request,
-        "books/_progress.html",
-        {"progress": import_progress(the_import), "poll_url": request.path},
-    )
+    progress = import_progress(the_import)
+    context = {
+        "progress": progress,
+        "poll_url": request.path,
+        "new_connections": import_connections_count(the_import) if progress.done else None,
+    }
+    return render(request, "books/_progress.html", context)
 
 
 @require_GET

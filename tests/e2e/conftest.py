@@ -1,0 +1,53 @@
+"""Real-browser tests: Playwright drives Debian's Chromium against a live server on the
+embedded database, with a real Celery worker embedding in the background."""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.worker import celery_worker
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# between browser steps are still plain synchronous calls.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+HERE = Path(__file__).resolve().parent
+ARTIFACTS = HERE / "artifacts"
+AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is needed: apt-get install -y chromium (see .ci/run)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": str(CHROMIUM),
+        # Without the background-networking flags Chromium keeps dialling Google's hosts,
+        # which this closed network refuses.
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+@pytest.fixture
+def worker(transactional_db: None, tmp_path: Path) -> Iterator[None]:
+    with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
+        yield
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    if not AXE.exists():
+        pytest.fail(f"axe-core is missing at {AXE}: run `npm install --prefix tests/e2e`")
+    return AXE.read_text()
