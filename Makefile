@@ -20,6 +20,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
 
+# axe-core for the browser tests' accessibility check, from the npm registry.
+AXE := tests/e2e/node_modules/axe-core/axe.min.js
+$(AXE): tests/e2e/package.json tests/e2e/package-lock.json
+	npm ci --prefix tests/e2e --no-audit --no-fund --silent
+	touch $@
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -27,7 +33,7 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	$(BIN)/python -m exogram.run
 
-test: install-dev
+test: install-dev $(AXE)
 	$(BIN)/python -m pytest
 
 lint: install-dev
