@@ -1,0 +1,712 @@
+"""Parse a Kindle `My Clippings.txt` file into dataclasses.
+
+Pure Python, no Django: bytes in, `ParseResult` out, and it never raises. The variants it
+handles are described in `shared/data/clippings/FORMAT.md` (about 30,000 real entries, ten
+UI languages); the comments below quote the lines that made each rule necessary.
+
+An entry looks like this, and every entry (the last one too) ends with the separator:
+
+    The Left Hand of Darkness (Le Guin, Ursula K.)
+    - Your Highlight on page 12 | Location 170-172 | Added on Monday, March 4, 2024 9:01:22 PM
+
+    Light is the left hand of darkness.
+    ==========
+
+The file is split on separator lines first, and only then is each entry's second line read
+as metadata. Metadata is never looked for by its prefix inside a body, because highlighted
+text can itself start with "- " or "– " (`– я знаю, что вы не можете обойтись…`).
+"""
+
+# This module reads ten UI languages; its Cyrillic, CJK, full-width and en-dash characters
+# are the Kindle's own, not look-alikes typed by mistake.
+# ruff: noqa: RUF002, RUF003
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from functools import lru_cache
+from itertools import pairwise
+
+__all__ = [
+    "CLIPPING_LIMIT_PLACEHOLDERS",
+    "NOT_A_CLIPPINGS_FILE",
+    "Clipping",
+    "ParseResult",
+    "Problem",
+    "normalize_author",
+    "normalize_title",
+    "parse_clippings",
+    "split_authors",
+]
+
+EN_DASH = "\u2013"
+BOM = "\ufeff"
+
+
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
+# building 10,000 clippings several times slower. Treat instances as values all the same.
+@dataclass(slots=True)
+class Clipping:
+    title: str
+    author: str  # as written inside the last parentheses; "" when the line has none
+    kind: str  # "highlight" | "note" | "bookmark" | "clip"
+    text: str
+    page: str | None  # "12", "xix", "13-14"; a PDF's "13-13" range collapses to "13"
+    location_start: int | None
+    location_end: int | None  # None when the Kindle wrote a single location
+    added_at: datetime | None  # always UTC; None when the date could not be read
+    added_raw: str  # the date as written, without its "Added on" label
+    language: str  # the UI language of the metadata line: en es de fr it pt nl ru ja zh
+    line: int  # 1-based line of the entry's title
+    truncated: bool  # the publisher's clipping limit replaced the text (text is then "")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An entry that could not be read; the rest of the file is parsed regardless."""
+
+    line: int  # 1-based line of the offending line (the title or the metadata line)
+    message: str  # what is wrong, without the line number: "unrecognised metadata line '…'"
+
+
+@dataclass(slots=True)
+class ParseResult:
+    clippings: list[Clipping]
+    problems: list[Problem]
+    entries: int  # entries seen; each became exactly one clipping or one problem
+
+
+NOT_A_CLIPPINGS_FILE = (
+    "not a Kindle 'My Clippings.txt' file (no '==========' separators and no Kindle metadata lines)"
+)
+
+# A separator is exactly ten `=` on a line of its own. Matching it with the newline before
+# it lets one C-level split cut a 3 MB file into entries; a "\n" is put in front of the
+# text so that a file starting with a separator is cut too.
+_SEPARATOR_RE = re.compile(r"\n==========[ \t]*(?=\n|\Z)")
+# A copy cut short at EOF can end in a partial separator (`=======`).
+_PARTIAL_SEPARATOR_RE = re.compile(r"\n[ \t]*={1,10}[ \t]*\s*\Z")
+
+
+def parse_clippings(data: bytes) -> ParseResult:
+    """Parse the bytes of a `My Clippings.txt` file. Never raises."""
+    text = _decode(data)
+    # U+FEFF is meaningless anywhere in this format, and the Kindle scatters it: at the file
+    # start, at some entry starts, and in runs inside personal-document titles
+    # (`… in the correct direction (\ufeff\ufeff\ufeff…`). Dropping all of them at once is
+    # cheaper than stripping per line.
+    text = text.replace(BOM, "")
+    # Device files use CRLF, git-normalised copies LF, and typed multi-line notes inside a
+    # CRLF file use bare LF: universal newlines keep the line numbers an editor shows.
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+
+    pieces = _SEPARATOR_RE.split("\n" + text)
+    pieces[-1] = _PARTIAL_SEPARATOR_RE.sub("", pieces[-1])
+    if len(pieces) == 1:
+        pieces = _split_without_separators(pieces[0])
+
+    result = ParseResult(clippings=[], problems=[], entries=0)
+    # Each piece starts on the line of the separator before it (the "\n" put in front of
+    # the text plays that part for the first piece), so counting its newlines is enough.
+    line = 0
+    for piece in pieces:
+        parsed = _parse_entry(piece, line)
+        line += piece.count("\n") + 1
+        if parsed is None:
+            continue
+        result.entries += 1
+        if isinstance(parsed, Clipping):
+            result.clippings.append(parsed)
+        else:
+            result.problems.append(parsed)
+    if result.entries == 1 and not result.clippings and len(pieces) == 1:
+        # One unreadable blob without a single separator or metadata line is some other
+        # file (an HTML notebook export, a CSV): say so instead of "unrecognised metadata".
+        result.problems[0] = Problem(line=1, message=NOT_A_CLIPPINGS_FILE)
+    return result
+
+
+def _split_without_separators(piece: str) -> list[str]:
+    # A file with its separators stripped (seen in a test input): start an entry at every
+    # non-blank line that is followed by a metadata line. Piece [a, b) holds lines a..b-1,
+    # which keeps parse_clippings' line count right (it adds one line per cut).
+    lines = piece.split("\n")
+    starts = [
+        index
+        for index in range(1, len(lines) - 1)
+        if lines[index].strip() and _parse_metadata(lines[index + 1]) is not None
+    ]
+    if not starts:
+        return [piece]
+    return ["\n".join(lines[a:b]) for a, b in pairwise([0, *starts, len(lines)])]
+
+
+# --- Decoding --------------------------------------------------------------------------------
+
+
+def _cp1252_fallback(error: UnicodeError) -> tuple[str, int]:
+    # Only the bytes that are not UTF-8 are read as cp1252, so a UTF-8 file with one bad
+    # byte keeps its Japanese labels, and a whole cp1252 file (Windows-edited) still reads.
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    return bad.decode("cp1252", errors="replace"), error.end
+
+
+codecs.register_error("exogram_cp1252_fallback", _cp1252_fallback)
+
+
+def _decode(data: bytes) -> str:
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8", errors="exogram_cp1252_fallback")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # The "utf-16" codec reads the BOM to pick the byte order and drops it.
+        return data.decode("utf-16", errors="replace")
+    utf16 = _sniff_utf16_without_bom(data)
+    if utf16:
+        return data.decode(utf16, errors="replace")
+    return data.decode("utf-8", errors="exogram_cp1252_fallback")
+
+
+def _sniff_utf16_without_bom(data: bytes) -> str | None:
+    # Mostly-ASCII UTF-16 has a NUL in every other byte; UTF-8 and cp1252 text has none.
+    sample = data[:400]
+    if len(sample) < 4 or b"\x00" not in sample:
+        return None
+    even_nuls = sample[0::2].count(0)
+    odd_nuls = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd_nuls > half * 0.4 and even_nuls < half * 0.05:
+        return "utf-16-le"
+    if even_nuls > half * 0.4 and odd_nuls < half * 0.05:
+        return "utf-16-be"
+    return None
+
+
+# --- One entry -------------------------------------------------------------------------------
+
+# The publisher's export limit replaces the highlighted text with one of these lines; the
+# German one comes with a leading space, which is why bodies are compared stripped.
+CLIPPING_LIMIT_PLACEHOLDERS = frozenset(
+    {
+        "<You have reached the clipping limit for this item>",
+        "<Sie haben die maximale Anzahl an Clipboard-Einträgen für diesen Inhalt erreicht>",
+        "<Você alcançou o limite de recortes para este item>",
+        "<このアイテムのクリップの上限に達しました>",
+    }
+)
+_DASHES = ("-", EN_DASH)
+
+
+def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
+    """Read the text between two separators; `base` is the line of the first separator."""
+    content = piece.lstrip()
+    if not content:
+        return None  # only blank lines: a file that starts with a separator or a blank line
+    # Files can start with blank lines, and some entries have one after the separator.
+    line_start = piece.rfind("\n", 0, len(piece) - len(content)) + 1
+    title_number = base + piece.count("\n", 0, line_start)
+    title_line, _, rest = piece[line_start:].partition("\n")
+    meta_line, _, body = rest.partition("\n")
+
+    if title_line.lstrip()[:1] in _DASHES and _parse_metadata(title_line) is not None:
+        return Problem(
+            line=title_number,
+            message="entry has no title line (it starts with the metadata line "
+            f"{_quote(title_line)})",
+        )
+    metadata = _parse_metadata(meta_line)
+    if metadata is None:
+        if not rest.strip():
+            return Problem(
+                line=title_number,
+                message=f"entry has a title but no metadata line ({_quote(title_line)})",
+            )
+        if not meta_line.strip():
+            return Problem(
+                line=title_number + 1,
+                message="expected the metadata line after the title, found a blank line",
+            )
+        return Problem(
+            line=title_number + 1,
+            message=f"unrecognised metadata line {_quote(meta_line)}",
+        )
+
+    kind, language, page, location_start, location_end, added_at, added_raw = metadata
+    text = body.strip()
+    # Every placeholder starts with "<": most bodies are not hashed for the set lookup.
+    truncated = text[:1] == "<" and text in CLIPPING_LIMIT_PLACEHOLDERS
+    title, author = split_title_author(title_line)
+    return Clipping(
+        title=title,
+        author=author,
+        kind=kind,
+        text="" if truncated else text,
+        page=page,
+        location_start=location_start,
+        location_end=location_end,
+        added_at=added_at,
+        added_raw=added_raw,
+        language=language,
+        line=title_number,
+        truncated=truncated,
+    )
+
+
+def _quote(line: str, limit: int = 80) -> str:
+    line = line.strip()
+    if len(line) > limit:
+        line = line[: limit - 1] + "…"
+    return f"'{line}'"
+
+
+# --- The metadata line -----------------------------------------------------------------------
+
+# What a metadata line says: kind, language, page, location start and end, date, raw date.
+_Metadata = tuple[str, str, str | None, int | None, int | None, datetime | None, str]
+
+# The last segment names the UI language: `| Added on …`, `| Hinzugefügt am …`, and
+# Japanese `|作成日: …` without a space. The labels differ across languages, so they decide
+# the language even when the date itself is written another way. Each label is a named
+# group so that `lastgroup` is the language code.
+_ADDED_LABEL_RE = re.compile(
+    r"(?P<en>added on)|(?P<de>hinzugefügt am)|(?P<es>añadido el)|(?P<fr>ajouté le)"
+    r"|(?P<it>aggiunto in data)|(?P<nl>toegevoegd op)|(?P<pt>adicionado:)|(?P<ru>добавлено:)"
+    r"|(?P<ja>作成日:)|(?P<zh>添加于)",
+    flags=re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _UiWords:
+    """The words one UI language puts before the date, casefolded (FORMAT.md §3)."""
+
+    kinds: tuple[tuple[str, str], ...]  # (word, kind)
+    page: str  # the word beside the page number
+    location: str  # the word before the location
+    number_before_page: bool = False  # `133ページ`, `第 22 页` rather than `page 22`
+
+
+# Found with `in` and str.find rather than searched for with regular expressions: this
+# runs for every entry, and a search costs several times more. Dictionary order matters
+# for a line without a date label: the first language with a matching kind word wins
+# (`highlight` is en before nl, `note` en before fr, `nota` es before it and pt).
+_UI_WORDS = {
+    # `- Your Highlight on page 4 | Location 439-440`, `- Highlight Loc. 5444-45`,
+    # `- Clip This Article at Location 850`
+    "en": _UiWords(
+        kinds=(
+            ("clip this article", "clip"),
+            ("highlight", "highlight"),
+            ("note", "note"),
+            ("bookmark", "bookmark"),
+        ),
+        page="page",
+        location="loc",
+    ),
+    # `- Ihre Markierung auf Seite 178 | bei Position 4136-4137`
+    "de": _UiWords(
+        kinds=(("markierung", "highlight"), ("notiz", "note"), ("lesezeichen", "bookmark")),
+        page="seite",
+        location="position",
+    ),
+    # `- La subrayado en la página 79 | posición 1293-1295`, `- Tu marcador en la posición 5`
+    "es": _UiWords(
+        kinds=(("subrayado", "highlight"), ("nota", "note"), ("marcador", "bookmark")),
+        page="página",
+        location="posición",
+    ),
+    # `- Votre surlignement sur la page 14 | emplacement 122-123`
+    "fr": _UiWords(
+        kinds=(("surlignement", "highlight"), ("note", "note"), ("signet", "bookmark")),
+        page="page",
+        location="emplacement",
+    ),
+    # `- La tua evidenziazione a pagina 112 | posizione 1300-1301`
+    "it": _UiWords(
+        kinds=(("evidenziazione", "highlight"), ("nota", "note"), ("segnalibro", "bookmark")),
+        page="pagina",
+        location="posizione",
+    ),
+    # `- Je highlight op pagina 79 | locatie 1293 t/m 1295`
+    "nl": _UiWords(
+        kinds=(("highlight", "highlight"), ("notitie", "note"), ("bladwijzer", "bookmark")),
+        page="pagina",
+        location="locatie",
+    ),
+    # `- Seu destaque na página 68 | posição 805-809`, `- Seu destaque ou posição 77-80`
+    "pt": _UiWords(
+        kinds=(("destaque", "highlight"), ("nota", "note"), ("marcador", "bookmark")),
+        page="página",
+        location="posição",
+    ),
+    # `– Ваш выделенный отрывок на странице 486 | Место 7438–7439`, `… в месте 805–806`
+    "ru": _UiWords(
+        kinds=(("выделенный отрывок", "highlight"), ("заметка", "note"), ("закладка", "bookmark")),
+        page="странице",
+        location="мест",
+    ),
+    # `- 133ページ|位置No. 1647-1648のハイライト`, `- 位置 No. 2011のブックマーク`
+    "ja": _UiWords(
+        kinds=(("ハイライト", "highlight"), ("メモ", "note"), ("ブックマーク", "bookmark")),
+        page="ページ",
+        location="位置",
+        number_before_page=True,
+    ),
+    # `- 您在第 22 页（位置 #290-291）的标注`, 2013's `- 我的书签 在 第 65 页`
+    "zh": _UiWords(
+        kinds=(("标注", "highlight"), ("笔记", "note"), ("书签", "bookmark")),
+        page="页",
+        location="位置",
+        number_before_page=True,
+    ),
+}
+
+# Page labels are digits, Roman numerals (`on page xix`) or a PDF's range (`on page 13-13`).
+_PAGE_TOKEN = "[0-9a-z]{1,12}(?: ?[-\u2013] ?[0-9a-z]{1,12})?"
+_PAGE_AFTER_WORD_RE = re.compile(rf"\s*(?P<page>{_PAGE_TOKEN})")
+_PAGE_BEFORE_WORD_RE = re.compile(rf"(?P<page>{_PAGE_TOKEN})\s*$")
+# After the location word: `Loc. 5444-45` (Kindle 2/3 abbreviate the end), `Location 390`,
+# `locatie 1293 t/m 1295` (Dutch), `Место 7438–7439` (Russian en dash), `位置No. 1114-1115`,
+# `位置 #469-471`. Digits are capped so that int() stays cheap and safe.
+_LOCATION_AFTER_WORD_RE = re.compile(
+    r"[^0-9|]{0,8}?(?P<start>[0-9]{1,9})(?:\s*(?:-|\u2013|t/m)\s*(?P<end>[0-9]{1,9}))?"
+)
+
+
+def _parse_metadata(line: str) -> _Metadata | None:
+    """Read an entry's second line, or return None when it is not a metadata line."""
+    line = line.strip()
+    # `- ` in every language but Russian, which writes an en dash: `– Ваша заметка …`.
+    if line[:1] not in _DASHES:
+        return None
+    head, bar, last = line.rpartition("|")
+    last = last.strip()
+    label = _ADDED_LABEL_RE.match(last) if bar else None
+    if label is not None:
+        language = label.lastgroup
+        added_raw = last[label.end() :].strip()
+        added_at = _parse_date(added_raw, language)
+    else:
+        # No known label: the last segment is a date written some unknown way only if a
+        # date can be read from it; otherwise it belongs with the page and location.
+        language = None
+        added_at = _parse_date(last, None) if bar else None
+        added_raw = last if added_at is not None else ""
+        if added_at is None:
+            head = line
+
+    folded = head.casefold()
+    found = _find_kind(folded, language)
+    if found is None:
+        return None
+    kind, words, language = found
+    page = _find_page(folded, words)
+    location_start, location_end = _find_location(folded, words)
+    if label is None and page is None and location_start is None:
+        # Without a date label a line needs a page or a location to count as metadata:
+        # "- Note to self" alone is a body line, not a Kindle entry.
+        return None
+    return kind, language, page, location_start, location_end, added_at, added_raw
+
+
+def _find_kind(folded_head: str, language: str | None) -> tuple[str, _UiWords, str] | None:
+    """The entry kind, the words of the line's UI language, and that language's code."""
+    if language is not None and (words := _UI_WORDS.get(language)) is not None:
+        for word, kind in words.kinds:
+            if word in folded_head:
+                return kind, words, language
+    # No label, or a line without its label language's words: whichever language's are there.
+    for code, words in _UI_WORDS.items():
+        for word, kind in words.kinds:
+            if word in folded_head:
+                return kind, words, language or code
+    return None
+
+
+def _find_page(folded_head: str, words: _UiWords) -> str | None:
+    at = folded_head.find(words.page)
+    if at < 0:
+        return None
+    if words.number_before_page:
+        match = _PAGE_BEFORE_WORD_RE.search(folded_head, max(0, at - 30), at)
+    else:
+        match = _PAGE_AFTER_WORD_RE.match(folded_head, at + len(words.page))
+    if match is None:
+        return None
+    page = match["page"]
+    if page.isalnum():
+        return page
+    first, _, last = page.replace(EN_DASH, "-").replace(" ", "").partition("-")
+    # PDFs write a one-page highlight as a range: `on page 13-13`.
+    return first if first == last else f"{first}-{last}"
+
+
+def _find_location(folded_head: str, words: _UiWords) -> tuple[int | None, int | None]:
+    at = folded_head.find(words.location)
+    if at < 0:
+        return None, None
+    match = _LOCATION_AFTER_WORD_RE.match(folded_head, at + len(words.location))
+    if match is None:
+        return None, None
+    start_digits, end_digits = match.group("start", "end")
+    start = int(start_digits)
+    if end_digits is None:
+        return start, None
+    end = int(end_digits)
+    if end < start and len(end_digits) < len(start_digits):
+        # Kindle 2/3 drop the end's leading digits that it shares with the start:
+        # `Loc. 5444-45` is 5444-5445, `Loc. 7203-4` is 7203-7204. When the shared prefix
+        # rolls over (`998-02`), the end is in the next hundred.
+        prefix = start_digits[: len(start_digits) - len(end_digits)]
+        end = int(prefix + end_digits)
+        if end < start:
+            end += 10 ** len(end_digits)
+    return start, end
+
+
+# --- Dates -----------------------------------------------------------------------------------
+
+
+def _month_numbers() -> dict[str, int]:
+    # One row per month: en, de (and Austrian), es, fr, it, nl, pt, then Russian in the
+    # genitive the Kindle writes (`22 августа`) and the nominative.
+    rows = [
+        "january januar jänner enero janvier gennaio januari janeiro января январь",
+        "february februar febrero février febbraio februari fevereiro февраля февраль",
+        "march märz marzo mars marzo maart março марта март",
+        "april april abril avril aprile april abril апреля апрель",
+        "may mai mayo mai maggio mei maio мая май",
+        "june juni junio juin giugno juni junho июня июнь",
+        "july juli julio juillet luglio juli julho июля июль",
+        "august august agosto août agosto augustus agosto августа август",
+        "september september septiembre setiembre septembre settembre setembro сентября сентябрь",
+        "october oktober octubre octobre ottobre oktober outubro октября октябрь",
+        "november november noviembre novembre novembre november novembro ноября ноябрь",
+        "december dezember diciembre décembre dicembre december dezembro декабря декабрь",
+    ]
+    return {name: number for number, row in enumerate(rows, start=1) for name in row.split()}
+
+
+_MONTHS = _month_numbers()
+
+# A date is a day, then a time, then sometimes a zone. Days repeat from one entry to the
+# next (a reader highlights many passages in an evening), so the day is parsed once per
+# distinct text and cached, and only the time is read for every entry.
+
+# 24-hour `19:06:11`; 12-hour `9:18:28 AM`, Kindle 2's `09:25 PM` (no seconds), es-419's
+# `7:15:38 p. m.`. Matched from two characters before the first colon: `[^0-9]?` takes the
+# space before a one-digit hour.
+_CLOCK_RE = re.compile(
+    r"[^0-9]?(?P<hour>[0-9]{1,2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2}))?"
+    r"(?:\s*(?P<half>[AaPp])\.?\s?[Mm]\b\.?)?"
+)
+# zh `下午6:10:53`, and `上午09时11分28秒` from a Kindle 3 with Chinese dates.
+_CJK_CLOCK_RE = re.compile(
+    r"(?P<half>上午|下午|午前|午後)?\s*(?P<hour>[0-9]{1,2})\s*[:时]\s*(?P<minute>[0-9]{2})"
+    r"(?:\s*[:分]\s*(?P<second>[0-9]{2}))?"
+)
+# An optional weekday: `Saturday, `, `quinta-feira, `, `jeudi ` (no comma in fr/it/nl).
+_WEEKDAY = r"(?:[^\W\d_]+(?:-[^\W\d_]+)?,?\s+)?"
+# US: `Monday, January 4, 2016 `; Kindle 2/3: `Saturday, October 31, 2009, `.
+_MONTH_DAY_YEAR_RE = re.compile(
+    rf"{_WEEKDAY}(?P<month>[^\W\d_]+)\s+(?P<day>[0-9]{{1,2}}),?\s+(?P<year>[0-9]{{4}})\b"
+)
+# UK `Tuesday, 30 August 2022 `, Kindle 3 UK `Monday, 3 December 12 ` (a two-digit year),
+# de `Mittwoch, 14. Juli 2021 ` (and `… 2019 um `), es/pt `jueves, 1 de octubre de 2015 `,
+# fr `samedi 16 juin 2012 à `, ru `четверг, 22 августа 2024 г. в `.
+_DAY_MONTH_YEAR_RE = re.compile(
+    rf"{_WEEKDAY}(?P<day>[0-9]{{1,2}})\.?\s+(?:de\s+)?(?P<month>[^\W\d_]+)\.?\s+(?:de\s+)?"
+    rf"(?P<year>[0-9]{{4}}|[0-9]{{2}})\b"
+)
+# ja `2021年8月3日火曜日 `, zh `2013年12月27日星期五 `.
+_CJK_DAY_RE = re.compile(
+    r"(?P<year>[0-9]{4})\s*年\s*(?P<month>[0-9]{1,2})\s*月\s*(?P<day>[0-9]{1,2})\s*日"
+)
+# Kindle 3/4 UK append the zone as free text: `GMT+00:59`, `GMT-02:23`, `Greenwich Mean Time`.
+_OFFSET_RE = re.compile(r"(?:GMT|UTC)\s*(?P<sign>[+-])(?P<hours>[0-9]{1,2}):?(?P<minutes>[0-9]{2})")
+_PM_HALVES = frozenset({"p", "P", "下午", "午後"})
+
+
+def _parse_date(raw: str, language: str | None) -> datetime | None:
+    """Read a Kindle date in any UI language; naive device time is taken as UTC."""
+    if "午" in raw or "时" in raw:
+        time = _CJK_CLOCK_RE.search(raw)
+    else:
+        colon = raw.find(":")
+        time = _CLOCK_RE.match(raw, max(0, colon - 2)) if colon > 0 else None
+    if time is None:
+        return None
+    day = _parse_day(raw[: time.start("hour")], language)
+    if day is None:
+        return None
+    hour, minute, seconds, half = time.group("hour", "minute", "second", "half")
+    hour_number = int(hour)
+    if half:
+        # 12-hour clocks write midnight as `12:02:28 AM` and `上午12:12:13`.
+        hour_number = hour_number % 12 + (12 if half in _PM_HALVES else 0)
+    try:
+        added_at = datetime(
+            *day, hour_number, int(minute), int(seconds) if seconds else 0, tzinfo=UTC
+        )
+        if "GMT" in raw or "UTC" in raw:
+            offset = _OFFSET_RE.search(raw, time.end())
+            if offset is not None:
+                delta = timedelta(hours=int(offset["hours"]), minutes=int(offset["minutes"]))
+                zone = timezone(delta if offset["sign"] == "+" else -delta)
+                added_at = added_at.replace(tzinfo=zone).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None  # 31 February, hour 25, a zone offset of 99 hours
+    return added_at
+
+
+@lru_cache(maxsize=1024)
+def _parse_day(text: str, language: str | None) -> tuple[int, int, int] | None:
+    """Read the day part of a date as (year, month, day); the language picks which order
+    (month first or day first) to try first, and both are tried."""
+    if "年" in text:
+        cjk = _CJK_DAY_RE.match(text)
+        if cjk is None:
+            return None
+        return int(cjk["year"]), int(cjk["month"]), int(cjk["day"])
+    first, second = (
+        (_MONTH_DAY_YEAR_RE, _DAY_MONTH_YEAR_RE)
+        if language in ("en", None)
+        else (_DAY_MONTH_YEAR_RE, _MONTH_DAY_YEAR_RE)
+    )
+    for pattern in (first, second):
+        match = pattern.match(text)
+        if match is not None and match["month"].casefold() in _MONTHS:
+            year = int(match["year"])
+            if year < 100:
+                year += 2000  # `Saturday, 29 April 17 21:23:29`: no Kindle predates 2007
+            return year, _MONTHS[match["month"].casefold()], int(match["day"])
+    return None
+
+
+# --- Titles and authors ----------------------------------------------------------------------
+
+# A last group that is not an author: an edition (`Sapiens (Spanish Edition)`,
+# `Der Prozess (Kindle-Ausgabe)`) or a year (`Patterns of … architecture (2015)`).
+_NOT_AN_AUTHOR_RE = re.compile(
+    r"^(?:(?:[^\W\d_]+[ -])?(?:edition|ausgabe|edición|édition|edizione|edição|editie)"
+    r"(?: [^\W\d_]+)?|[0-9]{4})$",
+    flags=re.IGNORECASE,
+)
+_TRAILING_EDITION_RE = re.compile(
+    r"\s*\((?:[^\W\d_]+[ -])?(?:edition|ausgabe|edición|édition|edizione|edição|editie)"
+    r"(?: [^\W\d_]+)?\)\s*$",
+    flags=re.IGNORECASE,
+)
+# `Title - Author` (calibre and PDF metadata), used only when there are no parentheses.
+# `Rutherford 1996 - Of Birds and Gifts` is "Author Year - Title" instead, so a left side
+# ending in a year, or a right side with digits or many words, is not split.
+_DASHED_AUTHOR_RE = re.compile(r"^(?P<title>.+)\s+-\s+(?P<author>[^\d]+)$")
+_ENDS_WITH_YEAR_RE = re.compile(r"\b(?:1[5-9]|20)[0-9]{2}$")
+
+
+# Cached: a file repeats each book's title line for every one of its highlights.
+@lru_cache(maxsize=4096)
+def split_title_author(line: str) -> tuple[str, str]:
+    """Split a title line into (title, author); the author is "" when there is none.
+
+    The author is the last parenthesised group, which may itself nest parentheses:
+    `飘（上下） (外国文学名著名译丛书) ((美)米切尔)` is by `(美)米切尔`.
+    """
+    line = line.replace(BOM, "").strip()
+    if line.endswith(")"):
+        opening = _opening_parenthesis(line)
+        title = line[:opening].rstrip() if opening > 0 else ""
+        author = line[opening + 1 : -1].strip()
+        if title and not _NOT_AN_AUTHOR_RE.match(author):
+            return title, author
+        return line, ""
+    dashed = _DASHED_AUTHOR_RE.match(line)
+    if dashed:
+        title, author = dashed["title"].strip(), dashed["author"].strip()
+        if not _ENDS_WITH_YEAR_RE.search(title) and 2 <= len(author.split()) <= 4:
+            return title, author
+    return line, ""
+
+
+def _opening_parenthesis(line: str) -> int:
+    """The index of the "(" that the line's final ")" closes; -1 when there is none."""
+    opening = line.rfind("(")
+    if ")" not in line[opening:-1]:
+        return opening  # the usual `Title (Author)`, nothing nested
+    depth = 0
+    for index in range(len(line) - 1, -1, -1):
+        if line[index] == ")":
+            depth += 1
+        elif line[index] == "(":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+FULLWIDTH_SEMICOLON = "\uff1b"
+_SEMICOLON_RE = re.compile(f"[;{FULLWIDTH_SEMICOLON}]")
+_AND_RE = re.compile(r",?\s+(?:and|&)\s+", flags=re.IGNORECASE)
+_WHITESPACE_RE = re.compile(r"\s+")
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
+
+
+def split_authors(author: str) -> list[str]:
+    """Split an author field into names, as written.
+
+    `Joshua Bloch;Brian Goetz`, a trailing `Thomas Nagel;`, and the English list
+    `Irakli Nadareishvili, Ronnie Mitra, and Mike Amundsen`. `Orwell, George` and
+    `Le Guin, Ursula K.` stay one name: commas make a list only beside an "and" or when
+    there are at least three pieces, each a name of two words or more.
+    """
+    author = author.translate(_INVISIBLE).strip()
+    if not author:
+        return []
+    if ";" in author or FULLWIDTH_SEMICOLON in author:
+        pieces = _SEMICOLON_RE.split(author)
+    else:
+        pieces = []
+        parts = _AND_RE.split(author)
+        for part in parts:
+            commas = [piece.strip() for piece in part.split(",")]
+            is_list = (len(parts) > 1 and len(commas) > 1) or len(commas) > 2
+            if is_list and all(len(piece.split()) >= 2 for piece in commas):
+                pieces.extend(commas)
+            else:
+                pieces.append(part)
+    return [name for name in (piece.strip() for piece in pieces) if name]
+
+
+def normalize_title(title: str) -> str:
+    """A matching key for a title: same book, same key, whatever the device wrote."""
+    # NFKC folds full-width forms (`Ｃｈａｏｓ`) and compatibility characters.
+    title = unicodedata.normalize("NFKC", title.translate(_INVISIBLE))
+    title = _WHITESPACE_RE.sub(" ", title).strip()
+    previous = None
+    while previous != title:
+        previous = title
+        title = _TRAILING_EDITION_RE.sub("", title)
+    return title.casefold()
+
+
+def normalize_author(author: str) -> str:
+    """A matching key for an author field: `Orwell, George` and `George Orwell` agree.
+
+    Several authors are sorted, so the order a store listed them in does not matter.
+    """
+    names = []
+    for name in split_authors(unicodedata.normalize("NFKC", author)):
+        last, comma, first = name.partition(",")
+        if comma and "," not in first:
+            name = f"{first} {last}"
+        # `J.R.R. Tolkien` and `Tolkien, J. R. R.` become `j r r tolkien`.
+        name = _WHITESPACE_RE.sub(" ", name.replace(".", " ")).strip().casefold()
+        if name:
+            names.append(name)
+    return "; ".join(sorted(names))
