@@ -8,6 +8,8 @@ import unicodedata
 
 
 def fold(text: str) -> str:
+    if text.isascii():
+        return text.casefold()  # nothing to decompose: the common case, and much faster
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()

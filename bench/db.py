@@ -1,0 +1,64 @@
+"""A throw-away database for benchmarks that need one: never the developer's data.
+
+    with bench_database() as name:
+        ...  # Django's default connection now points at a freshly migrated `name`
+
+The database is created on the configured server (the embedded one under DEBUG=1) the way
+Django's test runner creates its test database: same server, migrations applied, then dropped
+on the way out, even when the benchmark fails. A leftover from a killed run is dropped and
+made anew.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+DEFAULT_NAME = "exogram_bench"
+
+
+def setup_django() -> None:
+    """Configure Django for a benchmark run as a plain module (`python -m bench.…`)."""
+    import django
+    from django.apps import apps
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
+    if not apps.ready:
+        django.setup()
+
+
+@contextmanager
+def bench_database(
+    name: str = DEFAULT_NAME, *, alias: str = "default", verbosity: int = 0
+) -> Iterator[str]:
+    """Create and migrate database `name`, point connection `alias` at it, drop it after."""
+    setup_django()
+    from django.db import connections
+
+    connection = connections[alias]
+    real_name = connection.settings_dict["NAME"]
+    if name == real_name:
+        # The database is dropped on exit: it must never be the one the app uses.
+        raise ValueError(f"refusing to use the configured database {real_name!r} for a bench")
+    test_settings = connection.settings_dict.setdefault("TEST", {})
+    saved_test_name = test_settings.get("NAME")
+    # create_test_db() takes its name from TEST.NAME; borrowed here, given back below.
+    test_settings["NAME"] = name
+    try:
+        try:
+            # autoclobber: a database of this name can only be a bench's own leftover.
+            connection.creation.create_test_db(
+                verbosity=verbosity, autoclobber=True, serialize=False, keepdb=False
+            )
+        except BaseException:
+            # Created but not migrated: still ours to drop.
+            if connection.settings_dict["NAME"] == name:
+                connection.creation.destroy_test_db(real_name, verbosity=verbosity)
+            raise
+        try:
+            yield name
+        finally:
+            connection.creation.destroy_test_db(real_name, verbosity=verbosity)
+    finally:
+        test_settings["NAME"] = saved_test_name
