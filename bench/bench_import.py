@@ -26,7 +26,7 @@ def run(*, entries: int = ENTRIES, runs: int = RUNS) -> dict[str, Any]:
     from books.services import clippings_import
     from exogram.celery import app
 
-    app.conf.broker_url = "memory://"
+    app.conf.update(broker_url="memory://")
     data = make_clippings_file(entries)
     first: list[float] = []
     again: list[float] = []
