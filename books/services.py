@@ -390,9 +390,10 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
     to_embed = new_ids + [
         h.pk for h in changed.values() if h.embedding_status == Highlight.EmbeddingStatus.PENDING
     ]
-    if to_embed:
+    # Several tasks, not one: with more than one worker process they share the work.
+    for start in range(0, len(to_embed), EMBED_TASK_SIZE):
         # celery-types does not know DjangoTask, the app's task class, which adds this.
-        embed_highlights.delay_on_commit(to_embed)  # type: ignore[attr-defined]
+        embed_highlights.delay_on_commit(to_embed[start : start + EMBED_TASK_SIZE])  # type: ignore[attr-defined]
     return the_import
 
 
@@ -559,6 +560,10 @@ def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
 
 # --- Embedding ----------------------------------------------------------------------------
 
+# Highlights per embedding task: small enough for workers to share a large import, large
+# enough that the per-task overhead stays small.
+EMBED_TASK_SIZE = 256
+
 # Highlights are claimed and written in sub-batches this small so that no write lock is
 # held for long and a killed worker strands at most this many claims.
 EMBED_BATCH = 16
@@ -654,29 +659,11 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
         except Exception as error:
             _release(rows, claimed_at, f"Embedding failed: {error}")
             raise
-        written_ids = []
         with transaction.atomic():
-            for highlight, vector in zip(rows, vectors, strict=True):
-                # The guard: only our own, still-current claim is written. A sweep that
-                # re-claimed the row, a re-import that changed its text, or a delete in
-                # the meantime each make this update touch nothing.
-                written = Highlight.objects.filter(
-                    pk=highlight.pk,
-                    deleted_at__isnull=True,
-                    embedding_status=Highlight.EmbeddingStatus.CLAIMED,
-                    embedding_claimed_at=claimed_at,
-                ).update(
-                    embedding=vector.tolist(),
-                    embedding_model=encoder.model_id,
-                    embedding_status=Highlight.EmbeddingStatus.DONE,
-                    embedding_claimed_at=None,
-                    embedding_error="",
-                )
-                if written:
-                    written_ids.append(highlight.pk)
-                    outcome.readers.add(highlight.reader_id)
-                else:
-                    outcome.skipped += 1
+            written_ids = _write_vectors(rows, vectors, claimed_at, encoder.model_id)
+            outcome.skipped += len(rows) - len(written_ids)
+            written = set(written_ids)
+            outcome.readers.update(h.reader_id for h in rows if h.pk in written)
             # A new vector makes the old connections of these highlights meaningless; the
             # new ones are found in the same transaction, so a highlight that reads as
             # embedded has its connections too (the import report counts on that).
@@ -684,6 +671,35 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             highlights_connect(ids=written_ids)
         outcome.embedded_ids += written_ids
     return outcome
+
+
+def _write_vectors(
+    rows: list[Highlight], vectors: Any, claimed_at: datetime, model_id: str
+) -> list[int]:
+    """Write a sub-batch's vectors in one statement; returns the ids actually written.
+
+    The guard: only our own, still-current claim is written. A sweep that re-claimed a
+    row, a re-import that changed its text, or a delete in the meantime each make the
+    row fall out of the WHERE, and it keeps whatever state it has now.
+    """
+    if not rows:
+        return []
+    values = ", ".join(["(%s, %s::vector)"] * len(rows))
+    params: list[Any] = []
+    for highlight, vector in zip(rows, vectors, strict=True):
+        params += [highlight.pk, "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"]
+    sql = f"""
+        UPDATE books_highlight AS h
+        SET embedding = v.embedding, embedding_model = %s, embedding_status = 'done',
+            embedding_claimed_at = NULL, embedding_error = '', updated = now()
+        FROM (VALUES {values}) AS v(id, embedding)
+        WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
+          AND h.embedding_claimed_at = %s
+        RETURNING h.id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [model_id, *params, claimed_at])
+        return [row[0] for row in cursor.fetchall()]
 
 
 def pending_highlight_ids(*, older_than: timedelta | None = None) -> list[int]:

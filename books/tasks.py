@@ -10,9 +10,6 @@ from books import services
 
 logger = logging.getLogger(__name__)
 
-# How many ids one embed task carries when a sweep re-enqueues a backlog.
-SWEEP_CHUNK = 256
-
 
 @shared_task(
     acks_late=True,  # safe: highlights_embed is idempotent (see its claim guard)
@@ -40,8 +37,9 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
 
 def enqueue_embedding(ids: list[int]) -> None:
     """Split a backlog into tasks so several workers can share it."""
-    for start in range(0, len(ids), SWEEP_CHUNK):
-        embed_highlights.delay(ids[start : start + SWEEP_CHUNK])
+    size = services.EMBED_TASK_SIZE
+    for start in range(0, len(ids), size):
+        embed_highlights.delay(ids[start : start + size])
 
 
 @shared_task

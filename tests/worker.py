@@ -40,7 +40,7 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
 
 
 @contextmanager
-def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[None]:
+def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
     While the block runs, tasks are really sent (not run eagerly) to `broker_url`; for
@@ -71,7 +71,7 @@ def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[None]:
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
-        yield
+        yield worker
     finally:
         worker.terminate()
         try:

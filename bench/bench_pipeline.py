@@ -1,0 +1,86 @@
+"""The whole pipeline: import 10,000 clippings, then wait until a real worker has embedded
+(and connected) every highlight. Prints the wall time and the worker's peak memory.
+
+`python -m bench.bench_pipeline [--workers N]`. Aims on the 2-core machine: ≤ 90 s, peak
+worker RSS ≤ 400 MB. A throw-away database and a file broker in a temporary folder: the
+developer's data and queue are never touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from bench.db import bench_database, setup_django
+from bench.synthetic import make_clippings_file
+
+ENTRIES = 10_000
+
+
+def _tree_rss(process: psutil.Process) -> int:
+    total = 0
+    for p in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.memory_info().rss
+    return total
+
+
+def run(*, entries: int = ENTRIES, timeout: float = 900) -> dict[str, Any]:
+    setup_django()
+    from accounts.models import User
+    from books.models import Connection, Highlight
+    from books.services import clippings_import
+    from tests.worker import celery_worker
+
+    data = make_clippings_file(entries)
+    with bench_database("exogram_bench_pipeline"), tempfile.TemporaryDirectory() as folder:
+        reader = User.objects.create_user("pipeline")
+        with celery_worker(broker_url="filesystem://", data_dir=Path(folder)) as worker:
+            process = psutil.Process(worker.pid)
+            # Let the worker load Django and the model before the clock starts, as a
+            # running deployment would have.
+            time.sleep(8)
+            started = time.perf_counter()
+            clippings_import(reader=reader, data=data, file_name="bench.txt")
+            imported = time.perf_counter() - started
+            total = Highlight.objects.filter(reader=reader).count()
+            peak = 0
+            while True:
+                peak = max(peak, _tree_rss(process))
+                pending = (
+                    Highlight.objects.filter(reader=reader)
+                    .exclude(embedding_status__in=["done", "failed"])
+                    .count()
+                )
+                if pending == 0 or time.perf_counter() - started > timeout:
+                    break
+                time.sleep(0.5)
+            elapsed = time.perf_counter() - started
+        connections = Connection.objects.filter(reader=reader).count()
+    report = {
+        "entries": entries,
+        "highlights": total,
+        "still_pending": pending,
+        "import_seconds": round(imported, 2),
+        "all_embedded_seconds": round(elapsed, 1),
+        "highlights_per_second": round(total / elapsed, 1),
+        "connections": connections,
+        "peak_worker_rss_mb": round(peak / 1024 / 1024),
+        "target_seconds": 90,
+        "target_rss_mb": 400,
+    }
+    print(json.dumps(report))
+    return report
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=ENTRIES)
+    run(entries=parser.parse_args().entries)
