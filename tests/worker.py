@@ -60,9 +60,9 @@ def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[subprocess.Pop
     else:
         env["CELERY_BROKER_URL"] = broker_url
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager)
-    app.conf.broker_url = broker_url
-    app.conf.broker_transport_options = options
-    app.conf.task_always_eager = False
+    app.conf.update(
+        broker_url=broker_url, broker_transport_options=options, task_always_eager=False
+    )
     _forget_connections(app)
     log = (data_dir / "worker.log").open("w")
     worker = subprocess.Popen(
@@ -79,7 +79,9 @@ def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[subprocess.Pop
         except subprocess.TimeoutExpired:
             worker.kill()
         log.close()
-        app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager = saved
+        app.conf.update(
+            broker_url=saved[0], broker_transport_options=saved[1], task_always_eager=saved[2]
+        )
         _forget_connections(app)
 
 
