@@ -1,20 +1,21 @@
 """Parse a Kindle `My Clippings.txt` file into dataclasses.
 
 Pure Python, no Django: bytes in, `ParseResult` out, and it never raises. The variants it
-handles are described in `shared/data/clippings/FORMAT.md` (about 30,000 real entries, ten
-UI languages); the comments below quote the lines that made each rule necessary.
+handles are described in FORMAT.md beside the real files in `../shared/data/clippings/`
+(about 30,000 entries, ten UI languages); the comments below quote the lines that made
+each rule necessary.
 
 An entry looks like this, and every entry (the last one too) ends with the separator:
 
-    The Left Hand of Darkness (Le Guin, Ursula K.)
+    The Quiet Engine (Okonkwo, Chidi)
     - Your Highlight on page 12 | Location 170-172 | Added on Monday, March 4, 2024 9:01:22 PM
 
-    Light is the left hand of darkness.
+    Machines hum when they are lonely.
     ==========
 
 The file is split on separator lines first, and only then is each entry's second line read
 as metadata. Metadata is never looked for by its prefix inside a body, because highlighted
-text can itself start with "- " or "– " (`– я знаю, что вы не можете обойтись…`).
+text can itself start with "- " or "– " (`– Я знаю, что ты не спишь, – сказал он.`).
 """
 
 # This module reads ten UI languages; its Cyrillic, CJK, full-width and en-dash characters
@@ -55,7 +56,7 @@ class Clipping:
     author: str  # as written inside the last parentheses; "" when the line has none
     kind: str  # "highlight" | "note" | "bookmark" | "clip"
     text: str
-    page: str | None  # "12", "xix", "13-14"; a PDF's "13-13" range collapses to "13"
+    page: str | None  # "12", "xix" (lower-cased), "13-14"; a PDF's "13-13" becomes "13"
     location_start: int | None
     location_end: int | None  # None when the Kindle wrote a single location
     added_at: datetime | None  # always UTC; None when the date could not be read
@@ -97,7 +98,7 @@ def parse_clippings(data: bytes) -> ParseResult:
     text = _decode(data)
     # U+FEFF is meaningless anywhere in this format, and the Kindle scatters it: at the file
     # start, at some entry starts, and in runs inside personal-document titles
-    # (`… in the correct direction (\ufeff\ufeff\ufeff…`). Dropping all of them at once is
+    # (`Field Notes\ufeff\ufeff\ufeff on Tides`). Dropping all of them at once is
     # cheaper than stripping per line.
     text = text.replace(BOM, "")
     # Device files use CRLF, git-normalised copies LF, and typed multi-line notes inside a
@@ -591,8 +592,8 @@ def _parse_day(text: str, language: str | None) -> tuple[int, int, int] | None:
 
 # --- Titles and authors ----------------------------------------------------------------------
 
-# A last group that is not an author: an edition (`Sapiens (Spanish Edition)`,
-# `Der Prozess (Kindle-Ausgabe)`) or a year (`Patterns of … architecture (2015)`).
+# A last group that is not an author: an edition (`El faro (Spanish Edition)`,
+# `Der Uhrmacher (Kindle-Ausgabe)`) or a year (`Tidal Pools (2015)`).
 _NOT_AN_AUTHOR_RE = re.compile(
     r"^(?:(?:[^\W\d_]+[ -])?(?:edition|ausgabe|edición|édition|edizione|edição|editie)"
     r"(?: [^\W\d_]+)?|[0-9]{4})$",
@@ -604,7 +605,7 @@ _TRAILING_EDITION_RE = re.compile(
     flags=re.IGNORECASE,
 )
 # `Title - Author` (calibre and PDF metadata), used only when there are no parentheses.
-# `Rutherford 1996 - Of Birds and Gifts` is "Author Year - Title" instead, so a left side
+# `Hollow Roads 2011 - Notes on Walking` is "Author Year - Title" instead, so a left side
 # ending in a year, or a right side with digits or many words, is not split.
 _DASHED_AUTHOR_RE = re.compile(r"^(?P<title>.+)\s+-\s+(?P<author>[^\d]+)$")
 _ENDS_WITH_YEAR_RE = re.compile(r"\b(?:1[5-9]|20)[0-9]{2}$")
@@ -616,7 +617,7 @@ def split_title_author(line: str) -> tuple[str, str]:
     """Split a title line into (title, author); the author is "" when there is none.
 
     The author is the last parenthesised group, which may itself nest parentheses:
-    `飘（上下） (外国文学名著名译丛书) ((美)米切尔)` is by `(美)米切尔`.
+    `海风与旧信（上下） (现代文库) ((加)林远)` is by `(加)林远`.
     """
     line = line.replace(BOM, "").strip()
     if line.endswith(")"):
@@ -660,9 +661,9 @@ _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
 def split_authors(author: str) -> list[str]:
     """Split an author field into names, as written.
 
-    `Joshua Bloch;Brian Goetz`, a trailing `Thomas Nagel;`, and the English list
-    `Irakli Nadareishvili, Ronnie Mitra, and Mike Amundsen`. `Orwell, George` and
-    `Le Guin, Ursula K.` stay one name: commas make a list only beside an "and" or when
+    `Jo Lindqvist;Bram Ostrowski`, a trailing `Noor Saleh;`, and the English list
+    `Ilse Varga, Tomas Rue, and Mina Oduya`. `Marrow, Idris` and `Van der Berg, Anna K.`
+    stay one name: commas make a list only beside an "and" or when
     there are at least three pieces, each a name of two words or more.
     """
     author = author.translate(_INVISIBLE).strip()
@@ -685,7 +686,7 @@ def split_authors(author: str) -> list[str]:
 
 def normalize_title(title: str) -> str:
     """A matching key for a title: same book, same key, whatever the device wrote."""
-    # NFKC folds full-width forms (`Ｃｈａｏｓ`) and compatibility characters.
+    # NFKC folds full-width forms (`Ｔｉｄｅｓ`) and compatibility characters.
     title = unicodedata.normalize("NFKC", title.translate(_INVISIBLE))
     title = _WHITESPACE_RE.sub(" ", title).strip()
     previous = None
@@ -696,7 +697,7 @@ def normalize_title(title: str) -> str:
 
 
 def normalize_author(author: str) -> str:
-    """A matching key for an author field: `Orwell, George` and `George Orwell` agree.
+    """A matching key for an author field: `Marrow, Idris` and `Idris Marrow` agree.
 
     Several authors are sorted, so the order a store listed them in does not matter.
     """
@@ -705,7 +706,7 @@ def normalize_author(author: str) -> str:
         last, comma, first = name.partition(",")
         if comma and "," not in first:
             name = f"{first} {last}"
-        # `J.R.R. Tolkien` and `Tolkien, J. R. R.` become `j r r tolkien`.
+        # `A.B.C. Quist` and `Quist, A. B. C.` both become `a b c quist`.
         name = _WHITESPACE_RE.sub(" ", name.replace(".", " ")).strip().casefold()
         if name:
             names.append(name)
