@@ -1,0 +1,59 @@
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.models import User
+from books.search import MODES, search
+
+
+class Command(BaseCommand):
+    help = "Search a reader's highlights by words and by meaning, as the search page does."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("query", help='words, a "quoted phrase", -excluded, or')
+        parser.add_argument("--user", required=True, help="the reader's username")
+        parser.add_argument("--mode", choices=MODES, default="auto")
+        parser.add_argument("--limit", type=int, default=20, help="results to print (20)")
+        parser.add_argument("--recent", action="store_true", help="favour recent highlights")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        reader = User.objects.filter(username=options["user"]).first()
+        if reader is None:
+            raise CommandError(f"No reader named {options['user']!r}.")
+        if options["limit"] < 1:
+            raise CommandError("--limit must be at least 1.")
+        found = search(
+            reader,
+            options["query"],
+            mode=options["mode"],
+            recency_boost=options["recent"],
+            limit=options["limit"],
+        )
+        if options["json"]:
+            rows = [result.as_json() for result in found.results]
+            self.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2))
+            if found.notice:
+                self.stderr.write(found.notice)
+            return
+        if found.notice:
+            self.stdout.write(self.style.WARNING(found.notice))
+        if not found.results:
+            self.stdout.write("No results." if found.mode_used else "Nothing to search for.")
+            return
+        how = {"hybrid": "words and meaning", "keyword": "words", "meaning": "meaning"}
+        self.stdout.write(f"{found.total} result(s) by {how[found.mode_used]}:")
+        for number, result in enumerate(found.results, start=1):
+            highlight = result.highlight
+            where = f", location {result.location()}" if result.location() else ""
+            matched = " + ".join(result.halves)
+            self.stdout.write(
+                f"{number:>3}. {highlight.book.title}"
+                f"{f' ({highlight.book.authors})' if highlight.book.authors else ''}{where}"
+                f"  [{matched}, {result.score:.4f}]"
+            )
+            self.stdout.write(f"     {(highlight.text or highlight.note)[:200]}")
+            if highlight.note and highlight.text:
+                self.stdout.write(f"     note: {highlight.note[:200]}")
+            self.stdout.write(f"     {highlight.code}")

@@ -1,0 +1,696 @@
+"""Search one reader's library by words and by meaning, fused by reciprocal rank.
+
+- **Keyword**: PostgreSQL full-text search over `Highlight.search_text` (text + note + book
+  title + authors, accent- and case-folded in Python) with `websearch_to_tsquery('simple',
+  fold(query))`: quotes, `-word` and `or` work as on the web. All terms first; when nothing
+  has them all, any term. PostgreSQL decides *which* highlights match, through the GIN index;
+  the order among them is BM25 computed here (see `_bm25`).
+- **Meaning**: the query's vector from the same encoder as the highlights', nearest highlights
+  by cosine distance through books.neighbours (exact for small libraries, iterative HNSW for
+  large ones, so the reader filter never silently loses recall).
+- **Hybrid**: reciprocal rank fusion, score = sum of 1 / (60 + rank) over the top 100 of each
+  half, so BM25 and cosine never need a common scale. Without the model, keyword results
+  come back with a notice: search never fails because the model is missing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from pgvector.django import CosineDistance
+
+from accounts.models import User
+from books.clippings import normalize_author
+from books.models import Book, Highlight
+from books.neighbours import EXACT_SCAN_MAX, HNSW_EF_SEARCH, Neighbour, nearest_highlights
+from books.text import fold
+
+if TYPE_CHECKING:
+    from books.embedding import Encoder
+
+MODES = ("auto", "keyword", "meaning")
+# Reciprocal rank fusion: k = 60 (Cormack et al.), over the top 100 of each half.
+RRF_K = 60
+DEPTH = 100
+# Recency boost: a fused score times 1 + 0.15 * 0.5 ** (age_days / 14).
+RECENCY_WEIGHT = 0.15
+RECENCY_HALF_LIFE_DAYS = 14.0
+# In a hybrid search, the weight of the keyword list when no highlight had every word and
+# the any-word fallback made it: fuse only when both halves are meaningful. Partial word
+# matches then follow the meaning results instead of outvoting them. Measured on STS-B
+# train (2,722 paraphrase queries): any weight above 0 lowers Recall@1 and MRR@10 (0.2:
+# -0.6 and -0.6 points; full RRF: -2.7 and -2.2), while lowering the weight of an all-words
+# list changes nothing. See the README's evaluation table for the dev split.
+FALLBACK_WEIGHT = 0.0
+# A meaning result farther than this (cosine distance) shares nothing with the query worth
+# showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
+MEANING_MAX_DISTANCE = 0.75
+# Highlights read per keyword pass (all terms), and per term in the any-term pass. A word in
+# more highlights than this is common: its first matches are ranked, not all of them, which
+# keeps a query for "the" in a 100,000-highlight library as fast as one for "funes".
+KEYWORD_CANDIDATES = 500
+TERM_CANDIDATES = 200
+# In the any-word fallback, a word in this share of all highlights or more is not read.
+COMMON_WORD_SHARE = 0.02
+WORD_SHARES_TTL_SECONDS = 600.0
+# BM25's usual constants: term-frequency saturation and length normalization.
+BM25_K1 = 1.2
+BM25_B = 0.75
+PAGE_SIZE = 20
+QUERY_MAX_LENGTH = 500
+QUERY_CACHE_SIZE = 256
+
+NOTICE_MODEL_UNAVAILABLE = "Keyword results only: the model is unavailable."
+
+_WORD = re.compile(r"\w+")
+_STAND_IN = "\x1fexogram-query\x1f"
+# websearch_to_tsquery's syntax: "a phrase", -word, -"a phrase", or.
+_UNIT = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    book: Book | None = None
+    author: str = ""
+    added_from: date | None = None
+    added_to: date | None = None
+    has_note: bool | None = None
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.book is not None
+            or self.author.strip()
+            or self.added_from
+            or self.added_to
+            or self.has_note is not None
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    highlight: Highlight
+    score: float
+    keyword_rank: int | None = None
+    meaning_rank: int | None = None
+    distance: float | None = None
+    # Folded query words to mark in this result (only when it matched by words).
+    marked_words: frozenset[str] = frozenset()
+
+    @property
+    def halves(self) -> tuple[str, ...]:
+        found = []
+        if self.keyword_rank is not None:
+            found.append("keyword")
+        if self.meaning_rank is not None:
+            found.append("meaning")
+        return tuple(found)
+
+    @property
+    def similarity_percent(self) -> int | None:
+        return None if self.distance is None else round(100 * (1 - self.distance))
+
+    def location(self) -> str:
+        h = self.highlight
+        if h.location_start is None:
+            return ""
+        if h.location_end is not None and h.location_end != h.location_start:
+            return f"{h.location_start}-{h.location_end}"
+        return str(h.location_start)
+
+    def as_json(self) -> dict[str, Any]:
+        """The shape the JSON endpoint, the command and the MCP server share."""
+        h = self.highlight
+        return {
+            "code": str(h.code),
+            "text": h.text,
+            "note": h.note,
+            "book": h.book.title,
+            "book_code": str(h.book.code),
+            "author": h.book.authors,
+            "location": self.location(),
+            "page": h.page,
+            "added_at": h.added_at.isoformat() if h.added_at else None,
+            "score": round(self.score, 6),
+            "matched": list(self.halves),
+            "distance": None if self.distance is None else round(self.distance, 4),
+            "url": h.get_absolute_url(),
+        }
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    mode: str  # as asked: auto, keyword or meaning
+    mode_used: str  # hybrid, keyword, meaning, or "" for an empty query
+    results: list[SearchResult]  # the requested page
+    total: int  # results over all pages
+    offset: int
+    limit: int
+    # The folded words of the query (phrases split), for marking.
+    words: frozenset[str] = frozenset()
+    # "all" when every term matched, "any" when the any-term fallback ran, "" otherwise.
+    keyword_pass: str = ""
+    notice: str = ""
+    ids: list[int] = field(default_factory=list, repr=False)  # all results' ids, in order
+
+    @property
+    def page(self) -> int:
+        return self.offset // self.limit + 1 if self.limit else 1
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.limit)) if self.limit else 1
+
+    @property
+    def has_previous(self) -> bool:
+        return self.offset > 0
+
+    @property
+    def has_next(self) -> bool:
+        return self.offset + self.limit < self.total
+
+
+# --- the query -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """The reader's query, folded, cut into the units websearch_to_tsquery sees."""
+
+    folded: str
+    # Each positive unit (a word, or a phrase) as websearch text and as its folded words.
+    units: tuple[tuple[str, tuple[str, ...]], ...]
+    exclusions: tuple[str, ...]  # as websearch text: -word, -"a phrase"
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(word for _, words in self.units for word in words)
+
+
+def parse_query(query: str) -> ParsedQuery:
+    folded = fold(query.strip())[:QUERY_MAX_LENGTH]
+    units: dict[str, tuple[str, ...]] = {}
+    exclusions: list[str] = []
+    for match in _UNIT.finditer(folded):
+        negated, phrase, word = match.group(1), match.group(2), match.group(3)
+        if phrase is not None:
+            text, negated_word = f'"{phrase}"', bool(negated)
+        elif word.startswith("-") and len(word) > 1:
+            text, negated_word = word, True
+        else:
+            text, negated_word = word, False
+        words = tuple(_WORD.findall(text))
+        if not words or (phrase is None and text == "or"):
+            continue
+        if negated_word:
+            exclusions.append(text if text.startswith("-") else f"-{text}")
+        else:
+            units.setdefault(text, words)
+    return ParsedQuery(folded, tuple(units.items()), tuple(exclusions))
+
+
+def _tsquery(text: str) -> SearchQuery:
+    return SearchQuery(text, config="simple", search_type="websearch")
+
+
+# --- filters -------------------------------------------------------------------------------
+
+
+def _library(reader: User, filters: SearchFilters) -> QuerySet[Highlight]:
+    """The reader's live highlights that pass the filters: the one place both halves start."""
+    highlights = Highlight.objects.alive().filter(reader=reader)
+    if filters.book is not None:
+        highlights = highlights.filter(book=filters.book)
+    if filters.author.strip():
+        highlights = highlights.filter(
+            book__authors_normalized__contains=normalize_author(filters.author)
+        )
+    # Highlights from files without dates count from when they were imported.
+    if filters.added_from:
+        highlights = highlights.filter(
+            Q(added_at__date__gte=filters.added_from)
+            | Q(added_at__isnull=True, created__date__gte=filters.added_from)
+        )
+    if filters.added_to:
+        highlights = highlights.filter(
+            Q(added_at__date__lte=filters.added_to)
+            | Q(added_at__isnull=True, created__date__lte=filters.added_to)
+        )
+    if filters.has_note is not None:
+        with_note = ~Q(note="") | Q(kind=Highlight.Kind.NOTE)
+        highlights = highlights.filter(with_note if filters.has_note else ~with_note)
+    # The model's default ordering would make PostgreSQL sort every match before a LIMIT.
+    return highlights.order_by()
+
+
+# --- keyword -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _KeywordHits:
+    ranked: list[int]
+    passed: str  # "all", "any" or ""
+
+
+def _matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Highlight]:
+    # The expression must be the GIN index's own, SearchVector("search_text", "simple"),
+    # or PostgreSQL parses every highlight's text instead of reading the index.
+    return library.annotate(search=SearchVector("search_text", config="simple")).filter(
+        search=tsquery
+    )
+
+
+def keyword_candidates_sql(
+    library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
+) -> tuple[str, list[Any]]:
+    """One statement: up to `limit` (unit index, id, folded text) rows per websearch query.
+
+    Each unit's matches are a MATERIALIZED CTE read through the GIN index as a bitmap: with
+    the LIMIT inside, the planner would rather walk the table in order and parse each text
+    (measured: 200 ms instead of 5 ms for a word in half of 100,000 highlights).
+    """
+    # Compiled once with a stand-in for the query text, which each unit then replaces:
+    # compiling a queryset per unit cost more than running the statement.
+    sql, template = (
+        _matching(library, _tsquery(_STAND_IN))
+        .values_list("id", "search_text")
+        .query.sql_with_params()
+    )
+    ctes: list[str] = []
+    selects: list[str] = []
+    params: list[Any] = []
+    for index, tsquery in enumerate(tsqueries):
+        ctes.append(f"unit_{index} AS MATERIALIZED ({sql})")
+        params.extend(tsquery if value == _STAND_IN else value for value in template)
+    for index in range(len(tsqueries)):
+        selects.append(f"(SELECT {index}, id, search_text FROM unit_{index} LIMIT %s)")
+        params.append(limit)
+    return f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params
+
+
+def _keyword_rows(
+    library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
+) -> list[tuple[int, int, str]]:
+    sql, params = keyword_candidates_sql(library, tsqueries, limit)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The planner sizes each CTE for all its matches (thousands, for a common word) and
+        # starts parallel workers, whose start-up costs more than reading the few rows used.
+        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        cursor.execute(sql, params)
+        return [(int(u), int(pk), str(text)) for u, pk, text in cursor.fetchall()]
+
+
+_word_shares: tuple[float, dict[str, float]] = (-math.inf, {})
+_word_shares_lock = threading.Lock()
+
+
+def forget_word_shares() -> None:
+    """Read the statistics afresh at the next search (after an ANALYZE, in tests)."""
+    global _word_shares
+    with _word_shares_lock:
+        _word_shares = (-math.inf, {})
+
+
+def word_shares() -> dict[str, float]:
+    """The share of highlights each common word is in, from PostgreSQL's own statistics.
+
+    ANALYZE keeps the most common lexemes of the GIN index's expression with their
+    frequencies (pg_stats.most_common_elems): free to read, where counting a word's
+    highlights costs as much as a search. Over all readers, which is fine for telling "the"
+    from "cartographer". Re-read every few minutes; empty until the first ANALYZE.
+    """
+    global _word_shares
+    now = time.monotonic()
+    read_at, shares = _word_shares
+    if now - read_at < WORD_SHARES_TTL_SECONDS:
+        return shares
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = %s",
+            ["highlight_search_gin"],
+        )
+        row = cursor.fetchone()
+    # The frequency array ends with three summary figures, past the last word.
+    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+    with _word_shares_lock:
+        _word_shares = (now, shares)
+    return shares
+
+
+def _phrase_frequency(tokens: list[str], words: tuple[str, ...]) -> int:
+    width = len(words)
+    return sum(
+        1
+        for start in range(len(tokens) - width + 1)
+        if tokens[start] == words[0] and tuple(tokens[start : start + width]) == words
+    )
+
+
+def _bm25(
+    texts: dict[int, str],
+    units: Sequence[tuple[str, ...]],
+    idf: Sequence[float],
+    matched: dict[int, set[int]] | None,
+) -> list[int]:
+    """Ids ordered by BM25 over the folded texts, best first.
+
+    `matched` says which units PostgreSQL found in each text (the any-term pass); a unit it
+    found counts at least once even where this simpler tokenizer disagrees (`l'amour`).
+    """
+    lengths: dict[int, int] = {}
+    frequencies: dict[int, list[int]] = {}
+    for pk, text in texts.items():
+        tokens = _WORD.findall(text)
+        counts = Counter(tokens)
+        lengths[pk] = len(tokens)
+        frequencies[pk] = [
+            counts[unit[0]] if len(unit) == 1 else _phrase_frequency(tokens, unit) for unit in units
+        ]
+    average = sum(lengths.values()) / max(1, len(lengths)) or 1.0
+    scores: dict[int, float] = {}
+    for pk, tfs in frequencies.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[pk] / average)
+        found = matched.get(pk, set()) if matched is not None else set()
+        score = 0.0
+        for index, tf in enumerate(tfs):
+            if index in found:
+                tf = max(tf, 1)
+            if tf:
+                score += idf[index] * tf * (BM25_K1 + 1) / (tf + norm)
+        scores[pk] = score
+    # Ties: the newer highlight (higher id) first.
+    return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+
+
+def _keyword(library: QuerySet[Highlight], parsed: ParsedQuery) -> _KeywordHits:
+    units = [words for _, words in parsed.units]
+    # Pass 1: the reader's own query, every term required (and their or / - / quotes).
+    rows = _keyword_rows(library, [parsed.folded], KEYWORD_CANDIDATES)
+    if rows:
+        texts = {pk: text for _, pk, text in rows}
+        return _KeywordHits(_bm25(texts, units, [1.0] * len(units), None)[:DEPTH], "all")
+    if len(parsed.units) < 2:
+        return _KeywordHits([], "")
+    # Pass 2: any term (exclusions still apply), each term's matches read separately so a
+    # highlight sharing two rare words is never crowded out by the thousands with "the".
+    # Common words are not read at all: they would bring thousands of highlights that share
+    # nothing else with the query, and their weight in BM25 is next to nothing anyway.
+    shares = word_shares()
+    informative = [
+        (text, words)
+        for text, words in parsed.units
+        if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
+    ] or list(parsed.units)
+    exclusions = " ".join(parsed.exclusions)
+    tsqueries = [f"{text} {exclusions}".strip() for text, _ in informative]
+    rows = _keyword_rows(library, tsqueries, TERM_CANDIDATES)
+    if not rows:
+        return _KeywordHits([], "")
+    texts = {}
+    matched: dict[int, set[int]] = {}
+    document_frequency = [0] * len(informative)
+    for unit, pk, text in rows:
+        texts[pk] = text
+        matched.setdefault(pk, set()).add(unit)
+        document_frequency[unit] += 1
+    # The library's size is not counted (a count of 100,000 rows costs more than the whole
+    # search); the highlights that match some term stand in for it. A term read to its cap
+    # is common, and its weight is low either way.
+    size = max(len(texts), 2 * TERM_CANDIDATES)
+    idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in document_frequency]
+    units = [words for _, words in informative]
+    return _KeywordHits(_bm25(texts, units, idf, matched)[:DEPTH], "any")
+
+
+# --- meaning -------------------------------------------------------------------------------
+
+_query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+_query_vectors_lock = threading.Lock()
+
+
+def query_vector(encoder: Encoder, text: str) -> list[float]:
+    """The query's vector; a repeated query (the next page, a changed filter) is not re-run.
+
+    Keyed by model id, so a model change never serves a vector of the old model. Per
+    process and only a speed-up: two processes computing the same vector agree anyway.
+    """
+    key = (encoder.model_id, text)
+    with _query_vectors_lock:
+        vector = _query_vectors.get(key)
+        if vector is not None:
+            _query_vectors.move_to_end(key)
+            return vector
+    vector = [float(x) for x in encoder.encode_one(text)]
+    with _query_vectors_lock:
+        _query_vectors[key] = vector
+        while len(_query_vectors) > QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
+def clear_query_cache() -> None:
+    with _query_vectors_lock:
+        _query_vectors.clear()
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
+    """How many rows, counted no further than `cap`: enough to choose a strategy."""
+    sql, params = highlights.values("id").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM ({sql} LIMIT %s) AS capped", [*params, cap])
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _nearest_filtered(
+    library: QuerySet[Highlight], vector: Sequence[float], *, limit: int
+) -> list[Neighbour]:
+    """books.neighbours' two strategies, for a library narrowed by the reader's filters."""
+    if _rows_up_to(library, EXACT_SCAN_MAX + 1) <= EXACT_SCAN_MAX:
+        # MATERIALIZED, as in books.neighbours: an exact sort of the filtered rows, never a
+        # filtered HNSW walk that runs out of tuples before it finds a small book's rows.
+        sql, params = library.values_list("id", "embedding").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH library AS MATERIALIZED ({sql}) "
+                "SELECT id, embedding <=> %s::vector AS distance FROM library "
+                "ORDER BY distance LIMIT %s",
+                [*params, _vector_literal(vector), limit],
+            )
+            rows = cursor.fetchall()
+    else:
+        nearest = library.annotate(distance=CosineDistance("embedding", vector)).order_by(
+            "distance"
+        )
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
+            rows = list(nearest.values_list("id", "distance")[:limit])
+        rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
+    return [Neighbour(highlight_id=int(pk), distance=float(d)) for pk, d in rows]
+
+
+def _meaning(
+    reader: User,
+    library: QuerySet[Highlight],
+    filters: SearchFilters,
+    vector: Sequence[float],
+    model_id: str,
+    exclude_ids: Sequence[int],
+) -> list[Neighbour]:
+    embedded = library.filter(
+        embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+    )
+    if exclude_ids:
+        embedded = embedded.exclude(pk__in=exclude_ids)
+    if filters:
+        found = _nearest_filtered(embedded, vector, limit=DEPTH)
+    else:
+        # The reader's rows, counted only up to the strategy's boundary from the reader
+        # index (books.neighbours.library_size counts all of them: 0.35 s at 100,000).
+        size = _rows_up_to(Highlight.objects.filter(reader=reader).order_by(), EXACT_SCAN_MAX + 1)
+        found = nearest_highlights(
+            reader_id=reader.pk,
+            vector=vector,
+            model_id=model_id,
+            limit=DEPTH,
+            exclude_ids=exclude_ids,
+            size=size,
+        )
+    return [n for n in found if n.distance < MEANING_MAX_DISTANCE]
+
+
+# --- fusion --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Fused:
+    score: float = 0.0
+    keyword_rank: int | None = None
+    meaning_rank: int | None = None
+    distance: float | None = None
+
+
+def fuse(
+    keyword: Sequence[int], meaning: Sequence[Neighbour], *, keyword_weight: float = 1.0
+) -> dict[int, _Fused]:
+    """Reciprocal rank fusion: sum of weight / (RRF_K + rank) over the lists an id is in."""
+    fused: dict[int, _Fused] = {}
+    for rank, pk in enumerate(keyword[:DEPTH], start=1):
+        entry = fused.setdefault(pk, _Fused())
+        entry.score += keyword_weight / (RRF_K + rank)
+        entry.keyword_rank = rank
+    for rank, neighbour in enumerate(meaning[:DEPTH], start=1):
+        entry = fused.setdefault(neighbour.highlight_id, _Fused())
+        entry.score += 1 / (RRF_K + rank)
+        entry.meaning_rank = rank
+        entry.distance = neighbour.distance
+    return fused
+
+
+def recency_factor(added: datetime, now: datetime) -> float:
+    age_days = max(0.0, (now - added).total_seconds() / 86400)
+    return 1 + RECENCY_WEIGHT * math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def fused_order(fused: dict[int, _Fused]) -> list[int]:
+    def key(pk: int) -> tuple[float, int, int, int]:
+        entry = fused[pk]
+        best = min(r for r in (entry.keyword_rank, entry.meaning_rank) if r is not None)
+        # Equal scores: the better single rank, then meaning's (the weighted-out fallback
+        # words follow the meaning results), then the newer highlight.
+        return (-entry.score, best, entry.meaning_rank is None, -pk)
+
+    return sorted(fused, key=key)
+
+
+# --- the service ---------------------------------------------------------------------------
+
+
+def search(
+    reader: User,
+    query: str,
+    *,
+    mode: str = "auto",
+    book: Book | None = None,
+    author: str = "",
+    added_from: date | None = None,
+    added_to: date | None = None,
+    has_note: bool | None = None,
+    recency_boost: bool = False,
+    limit: int = PAGE_SIZE,
+    offset: int = 0,
+    page: int | None = None,
+    clock: Callable[[], datetime] = timezone.now,
+    exclude_ids: Sequence[int] = (),
+) -> SearchResults:
+    """A reader's highlights for a query, best first; never another reader's, never deleted.
+
+    `mode`: "auto" (hybrid when the model is there and highlights have vectors), "keyword"
+    or "meaning"; `SearchResults.mode_used` says what ran and `notice` why, if it differs.
+    `exclude_ids` leaves highlights out before ranking (the evaluation's query highlight).
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if book is not None and book.reader_id != reader.pk:
+        raise ValueError("the book filter must be one of the reader's books")
+    limit = max(1, limit)
+    if page is not None:
+        offset = (max(1, page) - 1) * limit
+    offset = max(0, offset)
+    parsed = parse_query(query)
+    empty = SearchResults(query=query, mode=mode, mode_used="", results=[], total=0,
+                          offset=offset, limit=limit)  # fmt: skip
+    if not parsed.units:
+        # An empty query (or one of exclusions only) finds nothing, never everything.
+        return empty
+
+    filters = SearchFilters(book, author, added_from, added_to, has_note)
+    library = _library(reader, filters)
+    if exclude_ids:
+        library = library.exclude(pk__in=list(exclude_ids))
+
+    notice = ""
+    meaning: list[Neighbour] = []
+    if mode != "keyword":
+        from books.embedding import EncoderUnavailable, get_encoder
+
+        try:
+            encoder = get_encoder()
+        except EncoderUnavailable:
+            notice = NOTICE_MODEL_UNAVAILABLE
+        else:
+            vector = query_vector(encoder, query.strip()[:QUERY_MAX_LENGTH])
+            meaning = _meaning(reader, library, filters, vector, encoder.model_id, exclude_ids)
+
+    keyword = _KeywordHits([], "")
+    if mode != "meaning" or notice:
+        keyword = _keyword(library, parsed)
+
+    if notice or mode == "keyword":
+        mode_used = "keyword"
+    elif mode == "meaning":
+        mode_used = "meaning"
+    else:
+        mode_used = "hybrid" if meaning else "keyword"
+    hybrid_fallback = mode_used == "hybrid" and keyword.passed == "any"
+    fused = fuse(
+        keyword.ranked, meaning, keyword_weight=FALLBACK_WEIGHT if hybrid_fallback else 1.0
+    )
+    if recency_boost and fused:
+        now = clock()
+        added = Highlight.objects.filter(pk__in=list(fused)).values_list(
+            "pk", Coalesce("added_at", "created")
+        )
+        for pk, when in added:
+            fused[pk].score *= recency_factor(when, now)
+    ordered = fused_order(fused)
+    page_ids = ordered[offset : offset + limit]
+    # Not the vector: turning 384 numbers into an array costs more than the rest of the row.
+    highlights = (
+        Highlight.objects.select_related("book").defer("embedding", "search_text").in_bulk(page_ids)
+    )
+    words = parsed.words
+    results = [
+        SearchResult(
+            highlight=highlights[pk],
+            score=fused[pk].score,
+            keyword_rank=fused[pk].keyword_rank,
+            meaning_rank=fused[pk].meaning_rank,
+            distance=fused[pk].distance,
+            marked_words=words if fused[pk].keyword_rank is not None else frozenset(),
+        )
+        for pk in page_ids
+        if pk in highlights
+    ]
+    return SearchResults(
+        query=query,
+        mode=mode,
+        mode_used=mode_used,
+        results=results,
+        total=len(ordered),
+        offset=offset,
+        limit=limit,
+        words=words,
+        keyword_pass=keyword.passed,
+        notice=notice,
+        ids=ordered,
+    )

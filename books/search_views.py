@@ -1,0 +1,174 @@
+"""The search page and its JSON twin (shared with the MCP server): same parameters, same order."""
+
+import re
+from typing import Any
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET
+
+from books.models import Book
+from books.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
+from books.search import search as search_highlights
+from books.text import fold
+from books.views import _get_book_for_user, _reader
+
+# Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
+_WORD = re.compile(r"[\w\u0300-\u036f]+")
+JSON_MAX_LIMIT = 100
+FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note", "recency")
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=QUERY_MAX_LENGTH, label="Search for")
+    mode = forms.ChoiceField(
+        required=False,
+        choices=[("auto", "Words and meaning"), ("keyword", "Words"), ("meaning", "Meaning")],
+    )
+    book = forms.UUIDField(required=False)
+    author = forms.CharField(required=False, max_length=200)
+    added_from = forms.DateField(required=False, label="Added from")
+    added_to = forms.DateField(required=False, label="Added until")
+    has_note = forms.ChoiceField(
+        required=False,
+        label="Note",
+        choices=[("", "With or without"), ("yes", "With a note"), ("no", "Without a note")],
+    )
+    recency = forms.BooleanField(required=False, label="Favour recent highlights")
+    page = forms.IntegerField(required=False, min_value=1, max_value=1000)
+    limit = forms.IntegerField(required=False, min_value=1, max_value=JSON_MAX_LIMIT)
+
+    def clean_mode(self) -> str:
+        mode: str = self.cleaned_data["mode"] or "auto"
+        assert mode in MODES
+        return mode
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        start, end = (cleaned or {}).get("added_from"), (cleaned or {}).get("added_to")
+        if start and end and start > end:
+            self.add_error("added_to", "The end of the range is before its start.")
+        return cleaned
+
+
+def mark_words(text: str, words: frozenset[str]) -> SafeString:
+    """The text, escaped, with each word whose folded form is a query word in <mark>.
+
+    Escaping happens piece by piece around the marks, so nothing of the text is ever
+    trusted: `<script>` in a highlight stays text.
+    """
+    if not words or not text:
+        return escape(text)
+    parts: list[str] = []
+    last = 0
+    for match in _WORD.finditer(text):
+        if fold(match.group()) in words:
+            parts.append(escape(text[last : match.start()]))
+            parts.append(format_html("<mark>{}</mark>", match.group()))
+            last = match.end()
+    parts.append(escape(text[last:]))
+    return mark_safe("".join(parts))
+
+
+class MarkedHighlight:
+    """A highlight for books/_highlight.html whose text and note carry the marks.
+
+    Both are already escaped (SafeString), so the partial's `linebreaksbr` leaves them as
+    they are; everything else is the highlight's own.
+    """
+
+    def __init__(self, result: SearchResult) -> None:
+        self._highlight = result.highlight
+        self.text = mark_words(result.highlight.text, result.marked_words)
+        self.note = mark_words(result.highlight.note, result.marked_words)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._highlight, name)
+
+
+def _run(
+    request: HttpRequest, form: SearchForm, *, limit: int, page: int | None = None
+) -> SearchResults:
+    data = form.cleaned_data
+    the_book = _get_book_for_user(request, data["book"]) if data["book"] else None
+    has_note = {"yes": True, "no": False}.get(data["has_note"])
+    return search_highlights(
+        _reader(request),
+        data["q"],
+        mode=data["mode"],
+        book=the_book,
+        author=data["author"],
+        added_from=data["added_from"],
+        added_to=data["added_to"],
+        has_note=has_note,
+        recency_boost=data["recency"],
+        limit=limit,
+        page=page or data["page"] or 1,
+    )
+
+
+def _page_link(request: HttpRequest, page: int) -> str:
+    params = request.GET.copy()
+    params["page"] = str(page)
+    return f"?{params.urlencode()}"
+
+
+def _mode_link(request: HttpRequest, mode: str) -> str:
+    params = request.GET.copy()
+    params["mode"] = mode
+    params.pop("page", None)
+    return f"?{params.urlencode()}"
+
+
+@require_GET
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    form = SearchForm(request.GET or None)
+    found = None
+    if form.is_bound and form.is_valid():
+        found = _run(request, form, limit=PAGE_SIZE)
+        if found.total and not found.results:
+            # A page past the end (an old link, fewer results now): the last one instead.
+            found = _run(request, form, limit=PAGE_SIZE, page=found.pages)
+    partial = bool(request.headers.get("HX-Request"))
+    books = (
+        [] if partial else list(Book.objects.filter(reader=reader).only("code", "title", "authors"))
+    )
+    mode = found.mode if found else request.GET.get("mode", "auto")
+    context = {
+        "form": form,
+        "found": found,
+        "mode": mode if mode in MODES else "auto",
+        "rows": [(result, MarkedHighlight(result)) for result in found.results] if found else [],
+        "books": books,
+        "authors": sorted({b.authors for b in books if b.authors}),
+        "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),
+        "previous_link": _page_link(request, found.page - 1) if found else "",
+        "next_link": _page_link(request, found.page + 1) if found else "",
+        "keyword_link": _mode_link(request, "keyword"),
+        "meaning_link": _mode_link(request, "meaning"),
+    }
+    # htmx swaps the results only; the URL, and the full page it gives, are the same.
+    template = "books/search.html#results" if partial else "books/search.html"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+def search_json(request: HttpRequest) -> HttpResponse:
+    """A JSON list of results; the mode that ran and any notice ride in response headers."""
+    form = SearchForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+    found = _run(request, form, limit=form.cleaned_data["limit"] or PAGE_SIZE)
+    response = JsonResponse([result.as_json() for result in found.results], safe=False)
+    response["X-Search-Mode"] = found.mode_used
+    response["X-Search-Total"] = str(found.total)
+    if found.notice:
+        response["X-Search-Notice"] = found.notice
+    return response

@@ -1,0 +1,215 @@
+"""The search page and /search.json: ownership, marking, empty states, a fixed query count."""
+
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from accounts.models import User
+from books.clippings import normalize_author
+from books.models import Book, Highlight
+from books.search import NOTICE_MODEL_UNAVAILABLE
+from books.search_views import mark_words
+from books.services import highlights_embed
+
+
+def _book(reader: User, title: str, authors: str = "") -> Book:
+    return Book.objects.create(
+        reader=reader, title=title, authors=authors, authors_normalized=normalize_author(authors),
+        key=f"{title}|{authors}".casefold(),
+    )  # fmt: skip
+
+
+def _highlight(reader: User, book: Book, text: str, note: str = "") -> Highlight:
+    highlight = Highlight(reader=reader, book=book, text=text, note=note, dedupe_key=uuid4().hex)
+    highlight.refresh_search_text()
+    highlight.save()
+    return highlight
+
+
+@pytest.fixture
+def shelf(alice: User) -> dict[str, Highlight]:
+    ficciones = _book(alice, "Ficciones", "Borges, Jorge Luis")
+    sacks = _book(alice, "The Man Who Mistook His Wife for a Hat", "Sacks, Oliver")
+    return {
+        "funes": _highlight(alice, ficciones, "Funes recordaba la memoria <b>entera</b>."),
+        "sacks": _highlight(alice, sacks, "Memory is our life-story.", note="MEMORIA, again"),
+    }
+
+
+@pytest.mark.django_db
+class SearchPageTests:
+    def test_it_redirects_anonymous_readers_to_log_in(self, client: Client) -> None:
+        for name in ["search", "search_json"]:
+            response = client.get(reverse(name), {"q": "memory"})
+            assert response.status_code == 302
+            assert response["Location"].startswith(reverse("login"))
+
+    def test_it_only_answers_get(self, alice_client: Client) -> None:
+        assert alice_client.post(reverse("search"), {"q": "memory"}).status_code == 405
+
+    def test_it_marks_the_matched_words_and_escapes_the_rest(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "Memória", "mode": "keyword"})
+        content = response.content.decode()
+        assert response.status_code == 200
+        assert "Funes recordaba la <mark>memoria</mark> &lt;b&gt;entera&lt;/b&gt;." in content
+        assert "<mark>MEMORIA</mark>, again" in content
+        assert "<b>entera</b>" not in content
+        assert shelf["funes"].get_absolute_url() in content
+        assert "Connections of this highlight" in content
+
+    def test_it_shows_an_intro_before_any_query(self, alice_client: Client) -> None:
+        response = alice_client.get(reverse("search"))
+        assert response.context["found"] is None
+        assert "Search your highlights by words or by meaning." in response.content.decode()
+
+    def test_its_empty_state_suggests_the_other_mode(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        words = alice_client.get(reverse("search"), {"q": "zebra", "mode": "keyword"})
+        assert "Search by meaning instead" in words.content.decode()
+        assert "mode=meaning" in words.context["meaning_link"]
+        assert "q=zebra" in words.context["meaning_link"]
+        meaning = alice_client.get(reverse("search"), {"q": "zebra", "mode": "meaning"})
+        assert "Search by words instead" in meaning.content.decode()
+
+    def test_it_says_when_the_model_is_unavailable(
+        self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
+    ) -> None:
+        settings.EXOGRAM_EMBEDDING_MODEL_DIR = tmp_path  # type: ignore[attr-defined]
+        response = alice_client.get(reverse("search"), {"q": "memory"})
+        assert NOTICE_MODEL_UNAVAILABLE in response.content.decode()
+        assert [r.highlight for r in response.context["found"].results] == [shelf["sacks"]]
+
+    def test_it_filters_by_the_readers_own_book(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        code = str(shelf["sacks"].book.code)
+        response = alice_client.get(reverse("search"), {"q": "memoria", "book": code})
+        assert [r.highlight for r in response.context["found"].results] == [shelf["sacks"]]
+        assert f'value="{code}" selected' in response.content.decode()
+
+    def test_it_is_404_for_another_readers_book(
+        self, bob_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        book = {"q": "memoria", "book": str(shelf["sacks"].book.code)}
+        assert bob_client.get(reverse("search"), book).status_code == 404
+        assert bob_client.get(reverse("search_json"), book).status_code == 404
+
+    def test_it_never_shows_another_readers_highlights(
+        self, bob_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = bob_client.get(reverse("search"), {"q": "memoria", "mode": "keyword"})
+        assert response.context["found"].results == []
+        assert "Funes" not in response.content.decode()
+
+    def test_it_reports_bad_parameters_without_searching(self, alice_client: Client) -> None:
+        response = alice_client.get(
+            reverse("search"), {"q": "x", "added_from": "2025-05-02", "added_to": "2025-05-01"}
+        )
+        assert response.context["found"] is None
+        assert "The end of the range is before its start." in response.content.decode()
+
+    def test_htmx_gets_only_the_results(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(
+            reverse("search"), {"q": "memory", "mode": "keyword"}, headers={"HX-Request": "true"}
+        )
+        content = response.content.decode()
+        assert content.lstrip().startswith('<div id="results">')
+        assert "<html" not in content
+        assert "<mark>Memory</mark> is our life-story." in content
+
+    def test_its_pages_keep_the_query_and_filters(self, alice: User, alice_client: Client) -> None:
+        book = _book(alice, "Rivers")
+        for number in range(25):
+            _highlight(alice, book, f"River number {number}.")
+        params = {"q": "river", "mode": "keyword", "author": ""}
+        first = alice_client.get(reverse("search"), params)
+        assert first.context["found"].total == 25
+        assert len(first.context["found"].results) == 20
+        assert "q=river" in first.context["next_link"]
+        assert "page=2" in first.context["next_link"]
+        second = alice_client.get(reverse("search"), {**params, "page": "2"})
+        assert len(second.context["found"].results) == 5
+        assert 'start="21"' in second.content.decode()
+        past_the_end = alice_client.get(reverse("search"), {**params, "page": "9"})
+        assert past_the_end.context["found"].page == 2
+
+    @pytest.mark.parametrize("mode", ["keyword", "auto"])
+    def test_its_queries_do_not_grow_with_the_results(
+        self, alice: User, alice_client: Client, mode: str
+    ) -> None:
+        books = [_book(alice, f"Rivers {n}", f"Author {n}") for n in range(3)]
+        rows = [_highlight(alice, books[n % 3], f"River {n}", note="a note") for n in range(22)]
+        highlights_embed(ids=[rows[0].pk, rows[1].pk])
+
+        def count(query: str) -> tuple[int, int]:
+            with CaptureQueriesContext(connection) as queries:
+                response = alice_client.get(reverse("search"), {"q": query, "mode": mode})
+            return len(queries), len(response.context["found"].results)
+
+        one = count("river 0")
+        many = count("river")
+        assert one[1] < many[1] == 20
+        assert one[0] == many[0]
+
+
+@pytest.mark.django_db
+class SearchJsonTests:
+    def test_it_returns_a_list_of_results(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search_json"), {"q": "memory", "mode": "keyword"})
+        assert response.status_code == 200
+        assert response["X-Search-Mode"] == "keyword"
+        rows = response.json()
+        assert isinstance(rows, list)
+        row = rows[0]
+        assert row["code"] == str(shelf["sacks"].code)
+        assert row["text"] == "Memory is our life-story."
+        assert row["note"] == "MEMORIA, again"
+        assert row["book"] == "The Man Who Mistook His Wife for a Hat"
+        assert row["author"] == "Sacks, Oliver"
+        assert row["url"] == shelf["sacks"].get_absolute_url()
+        assert row["score"] > 0
+        assert {"location", "matched"} <= set(row)
+
+    def test_it_limits_and_validates(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search_json"), {"q": "memoria", "limit": "1"})
+        assert len(response.json()) == 1
+        bad = alice_client.get(reverse("search_json"), {"q": "memoria", "mode": "psychic"})
+        assert bad.status_code == 400
+        assert "mode" in bad.json()["errors"]
+
+    def test_it_carries_the_notice_in_a_header(
+        self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
+    ) -> None:
+        settings.EXOGRAM_EMBEDDING_MODEL_DIR = tmp_path  # type: ignore[attr-defined]
+        response = alice_client.get(reverse("search_json"), {"q": "memory"})
+        assert response["X-Search-Notice"] == NOTICE_MODEL_UNAVAILABLE
+        assert [row["text"] for row in response.json()] == ["Memory is our life-story."]
+
+
+class MarkWordsTests:
+    def test_it_escapes_before_marking(self) -> None:
+        marked = mark_words('<script>alert("Ärger")</script> & ärger', frozenset({"arger"}))
+        assert marked == (
+            "&lt;script&gt;alert(&quot;<mark>Ärger</mark>&quot;)&lt;/script&gt; &amp; "
+            "<mark>ärger</mark>"
+        )
+
+    def test_it_keeps_a_decomposed_word_whole(self) -> None:
+        assert mark_words("A\u0308rger", frozenset({"arger"})) == "<mark>A\u0308rger</mark>"
+
+    def test_it_marks_nothing_without_words(self) -> None:
+        assert mark_words("<i>x</i>", frozenset()) == "&lt;i&gt;x&lt;/i&gt;"
