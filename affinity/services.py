@@ -1,56 +1,489 @@
-"""Reader centroids: the hook the embedding pipeline calls when a reader's vectors change."""
+"""Kindred readers' workflows: reader centroids, passage echoes, sharing settings.
+
+`centroids_mark_stale` is the hook the embedding pipeline calls when a reader's vectors
+change; it queues one debounced `centroid_refresh` per reader.
+"""
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
 
 import numpy as np
-from django.db.models import Avg, Count
+import numpy.typing as npt
+from django.db import connection, transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import ReaderCentroid
-from books.models import Highlight
+from affinity.models import PassageEcho, ReaderCentroid, ReadingSpace, SharingProfile
+from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
+
+logger = logging.getLogger(__name__)
 
 # Seconds to wait before a queued refresh runs, so the batches of one import coalesce.
 REFRESH_DELAY = 10
+# A refresh queued longer ago than this was lost with its worker: the next change queues
+# another instead of waiting forever on the flag.
+LOST_REFRESH = timedelta(minutes=15)
+# A reader needs this many embedded, shared highlights before their centroid says
+# anything (below it, one odd highlight moves it anywhere).
+MIN_HIGHLIGHTS = 20
+
+# Two highlights this close (cosine distance) are the same passage. Measured on the default
+# model: a passage against itself lower-cased, cut by a clause or extended by a sentence,
+# 0.01-0.10; against a close paraphrase, 0.25; two sayings on one subject, 0.4 and more.
+ECHO_DISTANCE = 0.12
+# Neighbours looked at per highlight, and so the most holders one passage can count.
+ECHO_CAP = 32
+# Highlights probed per statement: each batch commits, so a long probe run makes progress
+# that a killed worker does not lose.
+ECHO_BATCH = 256
+# A refresh stops probing after this long and queues another refresh to go on, so one
+# huge import never holds a worker past the task time limit.
+ECHO_BUDGET_SECONDS = 120.0
+
+
+# A passage held by up to this many sharing readers counts in full: readers of one book
+# share some passages, and that says something. Beyond it a passage is famous, and its
+# holders share ECHO_FULL readers' worth of weight. Measured on the demo library
+# (10 seeds, bestsellers read by 80% of readers): 1/holders lost twins that plain means
+# found when nothing was famous; this cap kept them and did best with bestsellers.
+ECHO_FULL = 4
+
+# The reading space: principal axes kept, highlights sampled to find them, and when it
+# is worth working out (below, the raw centroids are compared) or out again.
+SPACE_DIMENSIONS = 32
+SPACE_SAMPLE = 20_000
+SPACE_MIN_READERS = 5
+SPACE_MIN_HIGHLIGHTS = 1_000
+SPACE_GROWTH = 1.25
+# pg_try_advisory_xact_lock key: one computation of a reading space at a time.
+SPACE_LOCK = 0x6B696E64  # "kind"
+
+
+def echo_weight(holders: int) -> float:
+    """How much a highlight counts in its reader's centroid, by how many sharing readers
+    (its own included) hold the same passage."""
+    return min(1.0, ECHO_FULL / float(max(1, min(holders, ECHO_CAP))))
+
+
+# --- what a reader shares ------------------------------------------------------------------
+
+
+def sharing_profile_for(reader: User) -> SharingProfile:
+    profile, _ = SharingProfile.objects.get_or_create(reader=reader)
+    return profile
+
+
+def shared_highlights(reader_id: int) -> QuerySet[Highlight]:
+    """The reader's alive highlights outside the books they excluded from sharing.
+
+    Passages only: a standalone note is the reader's own writing, never shared or counted.
+    """
+    excluded = SharingProfile.excluded_books.through.objects.filter(
+        sharingprofile__reader_id=reader_id
+    ).values("book_id")
+    return (
+        Highlight.objects.alive()
+        .filter(reader_id=reader_id, kind=Highlight.Kind.HIGHLIGHT)
+        .exclude(book_id__in=excluded)
+    )
+
+
+def _centroid_model(reader_id: int) -> str | None:
+    """The model most of the reader's shared vectors come from: vectors of two models
+    never mix (during a model change the majority moves over batch by batch)."""
+    row = (
+        shared_highlights(reader_id)
+        .filter(embedding_status=Highlight.EmbeddingStatus.DONE)
+        .values("embedding_model")
+        .annotate(n=Count("id"))
+        .order_by("-n", "embedding_model")
+        .first()
+    )
+    return row["embedding_model"] if row else None
+
+
+# --- the debounced refresh -----------------------------------------------------------------
 
 
 def centroids_mark_stale(*, reader_ids: set[int]) -> None:
-    """Queue one centroid refresh per reader, unless one is queued already."""
+    """Queue one centroid refresh per reader, unless one is queued already.
+
+    The task is sent after commit, so it never runs before the vectors it reads are
+    visible (STYLE: enqueue only after commit).
+    """
     from affinity.tasks import refresh_centroid
 
-    for reader_id in reader_ids:
-        centroid, _ = ReaderCentroid.objects.get_or_create(reader_id=reader_id)
-        # Only the call that flips the flag enqueues; concurrent batches find it set.
-        flipped = ReaderCentroid.objects.filter(pk=centroid.pk, refresh_queued=False).update(
-            refresh_queued=True
+    now = timezone.now()
+    for reader_id in sorted(reader_ids):
+        ReaderCentroid.objects.get_or_create(reader_id=reader_id)
+        # Only the call that sets the time enqueues; concurrent batches find it set. A
+        # conditional UPDATE, so two workers racing here cannot both win.
+        queued = (
+            ReaderCentroid.objects.filter(reader_id=reader_id)
+            .filter(Q(refresh_queued_at__isnull=True) | Q(refresh_queued_at__lt=now - LOST_REFRESH))
+            .update(refresh_queued_at=now)
         )
-        if flipped:
-            refresh_centroid.apply_async((reader_id,), countdown=REFRESH_DELAY)
+        if queued:
+            # celery-types does not know DjangoTask, the app's task class, which adds this.
+            refresh_centroid.apply_async_on_commit(  # type: ignore[attr-defined]
+                (reader_id,), countdown=REFRESH_DELAY
+            )
 
 
 def centroid_refresh(*, reader: User) -> ReaderCentroid:
-    """Recompute a reader's centroid in SQL (Avg over vectors) and L2-normalize it."""
-    ReaderCentroid.objects.filter(reader=reader).update(refresh_queued=False)
-    centroid, _ = ReaderCentroid.objects.get_or_create(reader=reader)
-    # Only the model most of the reader's highlights use: vectors of two models don't mix.
-    latest = (
-        Highlight.objects.alive()
-        .filter(reader=reader, embedding_status=Highlight.EmbeddingStatus.DONE)
-        .values("embedding_model")
-        .annotate(n=Count("id"))
-        .order_by("-n")
-        .first()
-    )
-    if latest is None:
-        centroid.vector, centroid.highlight_count, centroid.embedding_model = None, 0, ""
-    else:
-        mean = (
-            Highlight.objects.alive()
-            .embedded_with(latest["embedding_model"])
-            .filter(reader=reader)
-            .aggregate(mean=Avg("embedding"))["mean"]
-        )
-        vector = np.asarray(mean, dtype=np.float32)
-        norm = float(np.linalg.norm(vector))
-        centroid.vector = vector / norm if norm > 0 else None
-        centroid.highlight_count = latest["n"]
-        centroid.embedding_model = latest["embedding_model"]
-    centroid.save(update_fields=["vector", "highlight_count", "embedding_model", "updated"])
+    """Recompute where the reader's reading sits: the echo-weighted mean of the vectors of
+    their shared highlights, L2-normalized, and its position in the reading space.
+    Idempotent: it reads only current vectors."""
+    # Cleared first: a batch that lands while this runs queues the next refresh rather
+    # than being lost in this one.
+    ReaderCentroid.objects.filter(reader=reader).update(refresh_queued_at=None)
+    sharing = SharingProfile.objects.filter(reader=reader, discoverable=True).exists()
+    model_id = _centroid_model(reader.pk)
+    if sharing and model_id is not None:
+        # Only sharing readers are compared, so only they pay for probing.
+        outcome = passage_echoes_probe(reader_id=reader.pk, model_id=model_id)
+        if outcome.others:
+            centroids_mark_stale(reader_ids=outcome.others)
+        if not outcome.finished:
+            centroids_mark_stale(reader_ids={reader.pk})
+    centroid = _centroid_save(reader, model_id)
+    if sharing and model_id is not None and _space_due(model_id):
+        from affinity.tasks import refresh_reading_space
+
+        refresh_reading_space.delay_on_commit(model_id)  # type: ignore[attr-defined]
     return centroid
+
+
+def _centroid_save(reader: User, model_id: str | None) -> ReaderCentroid:
+    with transaction.atomic():
+        centroid, _ = ReaderCentroid.objects.get_or_create(reader=reader)
+        centroid.vector, centroid.highlight_count, centroid.embedding_model = None, 0, ""
+        centroid.position, centroid.space_version = None, 0
+        if model_id is not None:
+            vector, count = weighted_centroid(reader_id=reader.pk, model_id=model_id)
+            # FOR SHARE: a reading space being worked out (which locks its row for update)
+            # finishes first, so this position is never left in a replaced space.
+            spaces = ReadingSpace.objects.raw(
+                "SELECT * FROM affinity_readingspace WHERE embedding_model = %s FOR SHARE",
+                [model_id],
+            )
+            found = next(iter(spaces), None)
+            centroid.vector, centroid.highlight_count = vector, count
+            centroid.embedding_model = model_id
+            centroid.position, centroid.space_version = space_position(found, vector)
+        centroid.save(
+            update_fields=[
+                "vector",
+                "position",
+                "space_version",
+                "highlight_count",
+                "embedding_model",
+                "updated",
+            ]
+        )
+    return centroid
+
+
+def shared_vector_sql(alias: str) -> str:
+    """SQL: the row `alias` of books_highlight is an alive vector of %(model)s outside the
+    books its reader excluded from sharing (shared_highlights, in SQL)."""
+    return f"""
+        {alias}.deleted_at IS NULL AND {alias}.kind = 'highlight'
+        AND {alias}.embedding_status = 'done' AND {alias}.embedding_model = %(model)s
+        AND NOT EXISTS (
+            SELECT 1 FROM affinity_sharingprofile p
+            JOIN affinity_sharingprofile_excluded_books x ON x.sharingprofile_id = p.id
+            WHERE p.reader_id = {alias}.reader_id AND x.book_id = {alias}.book_id)
+    """
+
+
+def discoverable_sql(alias: str) -> str:
+    """SQL: the reader of the row `alias` shares their reading."""
+    return f"""EXISTS (SELECT 1 FROM affinity_sharingprofile p
+                       WHERE p.reader_id = {alias}.reader_id AND p.discoverable)"""
+
+
+def weighted_centroid(*, reader_id: int, model_id: str) -> tuple[list[float] | None, int]:
+    """(unit vector, highlights counted) over the reader's shared vectors of one model.
+
+    A highlight weighs echo_weight(holders), holders being the sharing readers (the reader
+    included) with a shared highlight of the same passage. Summed in SQL per holder count:
+    a handful of rows come back, not 20,000 vectors.
+    """
+    sql = f"""
+        WITH shared AS MATERIALIZED (
+            SELECT h.id, h.embedding FROM books_highlight h
+            WHERE h.reader_id = %(reader)s AND {shared_vector_sql("h")}
+        ), holders AS (
+            SELECT e.highlight_id, count(DISTINCT o.reader_id) AS n
+            FROM affinity_passageecho e JOIN books_highlight o ON o.id = e.echo_id
+            WHERE e.highlight_id IN (SELECT id FROM shared) AND e.embedding_model = %(model)s
+              AND {shared_vector_sql("o")} AND (o.reader_id = %(reader)s OR {discoverable_sql("o")})
+            GROUP BY e.highlight_id
+        )
+        SELECT LEAST(GREATEST(COALESCE(holders.n, 1), 1), %(cap)s) AS k,
+               sum(shared.embedding)::real[], count(*)
+        FROM shared LEFT JOIN holders ON holders.highlight_id = shared.id
+        GROUP BY k
+    """
+    params: dict[str, int | str] = {"model": model_id, "reader": reader_id, "cap": ECHO_CAP}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    total = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float64)
+    count = 0
+    for holders, vector_sum, n in rows:
+        total += echo_weight(int(holders)) * np.asarray(vector_sum, dtype=np.float64)
+        count += int(n)
+    norm = float(np.linalg.norm(total))
+    if count == 0 or norm == 0.0:
+        return None, count
+    return (total / norm).astype(np.float32).tolist(), count
+
+
+# --- passage echoes ------------------------------------------------------------------------
+
+
+@dataclass
+class ProbeOutcome:
+    probed: int = 0
+    # Readers whose highlights gained an echo: their weights changed.
+    others: set[int] = field(default_factory=set)
+    finished: bool = True
+
+
+def passage_echoes_probe(
+    *, reader_id: int, model_id: str, budget_seconds: float = ECHO_BUDGET_SECONDS
+) -> ProbeOutcome:
+    """Find the near-identical highlights (of any reader) of the reader's highlights not
+    probed yet, and store each pair both ways. Idempotent: pairs are unique, and a probed
+    highlight (it echoes itself) is not probed again."""
+    outcome = ProbeOutcome()
+    started = time.monotonic()
+    while True:
+        if time.monotonic() - started > budget_seconds:
+            outcome.finished = False
+            return outcome
+        found = _probe_batch(reader_id=reader_id, model_id=model_id)
+        if found is None:
+            return outcome
+        probed, others = found
+        outcome.probed += probed
+        outcome.others |= others
+
+
+def _probe_batch(*, reader_id: int, model_id: str) -> tuple[int, set[int]] | None:
+    # The probe looks through the whole table's HNSW index; the iterative scan keeps
+    # looking when the model filter throws candidates away (during a model change).
+    sql = """
+        WITH fresh AS MATERIALIZED (
+            SELECT h.id, h.reader_id, h.embedding FROM books_highlight h
+            WHERE h.reader_id = %(reader)s AND h.deleted_at IS NULL AND h.kind = 'highlight'
+              AND h.embedding_status = 'done' AND h.embedding_model = %(model)s
+              AND NOT EXISTS (SELECT 1 FROM affinity_passageecho e
+                              WHERE e.highlight_id = h.id AND e.echo_id = h.id
+                                AND e.embedding_model = %(model)s)
+            ORDER BY h.id LIMIT %(batch)s
+        )
+        SELECT f.id, f.reader_id, o.id, o.reader_id, o.distance
+        FROM fresh f CROSS JOIN LATERAL (
+            SELECT h.id, h.reader_id, h.embedding <=> f.embedding AS distance
+            FROM books_highlight h
+            WHERE h.deleted_at IS NULL AND h.kind = 'highlight'
+              AND h.embedding_status = 'done' AND h.embedding_model = %(model)s
+            ORDER BY h.embedding <=> f.embedding LIMIT %(cap)s
+        ) o
+        WHERE o.distance < %(radius)s OR o.id = f.id
+    """
+    params: dict[str, int | float | str] = {
+        "reader": reader_id,
+        "model": model_id,
+        "batch": ECHO_BATCH,
+        "cap": ECHO_CAP,
+        "radius": ECHO_DISTANCE,
+    }
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {2 * ECHO_CAP}")
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            if not rows:
+                return None
+            probed = {row[0] for row in rows}
+            # The index may miss a highlight's own vector (approximate search); it is
+            # probed all the same and echoes itself.
+            pairs: dict[tuple[int, int], float] = {(pk, pk): 0.0 for pk in probed}
+            others: set[int] = set()
+            for mine, _, theirs, their_reader, distance in rows:
+                if mine == theirs:
+                    continue
+                pairs[(mine, theirs)] = float(distance)
+                pairs[(theirs, mine)] = float(distance)
+                if their_reader != reader_id:
+                    others.add(their_reader)
+        PassageEcho.objects.bulk_create(
+            [
+                PassageEcho(highlight_id=a, echo_id=b, embedding_model=model_id, distance=d)
+                for (a, b), d in pairs.items()
+            ],
+            # A concurrent probe of the other reader may store the same pair first.
+            ignore_conflicts=True,
+            batch_size=1000,
+        )
+    return len(probed), others
+
+
+def echo_holders(reader_ids: Sequence[int]) -> set[int]:
+    """Readers holding an echo of these readers' highlights: their weights change when
+    these readers' sharing does."""
+    return set(
+        PassageEcho.objects.filter(highlight__reader_id__in=reader_ids)
+        .exclude(echo__reader_id__in=reader_ids)
+        .values_list("echo__reader_id", flat=True)
+        .distinct()
+    )
+
+
+# --- sharing settings ----------------------------------------------------------------------
+
+
+def sharing_update(
+    *, reader: User, discoverable: bool, display_name: str, excluded_books: Sequence[Book]
+) -> SharingProfile:
+    """Save a reader's sharing settings; the centroid follows in the same transaction.
+
+    Turning sharing off takes effect at commit: every kindred query checks the flag. The
+    centroid is recomputed here, not in a task, so that a book excluded a moment ago never
+    counts in a centroid another reader is compared with.
+    """
+    if any(book.reader_id != reader.pk for book in excluded_books):
+        raise ValueError("a reader can only exclude their own books")
+    with transaction.atomic():
+        profile = SharingProfile.objects.select_for_update().get(pk=sharing_profile_for(reader).pk)
+        was = (profile.discoverable, set(profile.excluded_books.values_list("pk", flat=True)))
+        profile.discoverable = discoverable
+        profile.display_name = display_name.strip()
+        profile.save(update_fields=["discoverable", "display_name", "updated"])
+        profile.excluded_books.set(excluded_books)
+        now = (discoverable, {book.pk for book in excluded_books})
+        if now != was:
+            _centroid_save(reader, _centroid_model(reader.pk))
+            # Probing (new to sharing) and the echo weights of readers who hold the same
+            # passages follow in the background.
+            centroids_mark_stale(reader_ids={reader.pk} | echo_holders([reader.pk]))
+    return profile
+
+
+# --- the reading space ---------------------------------------------------------------------
+
+
+def space_position(space: ReadingSpace | None, vector: list[float] | None) -> tuple[Any, int]:
+    """(position, space version) of a centroid: whitened in the model's reading space, as a
+    384-number unit vector whose cosine with another equals that of the whitened ones;
+    the vector itself (version 0) while there is no space."""
+    if vector is None:
+        return None, 0
+    if space is None:
+        return vector, 0
+    axes = np.frombuffer(bytes(space.axes), dtype=np.float32).reshape(space.dimensions + 1, -1)
+    # The last row holds each axis's scale (1 / standard deviation) in its first columns.
+    scales = axes[-1, : space.dimensions]
+    units = axes[:-1]
+    whitened = (units @ (np.asarray(vector) - np.asarray(space.mean))) * scales
+    # Back in 384 numbers along the same orthonormal axes: lengths and angles unchanged.
+    position = units.T @ whitened
+    norm = float(np.linalg.norm(position))
+    if norm == 0.0:
+        return None, space.version
+    return (position / norm).astype(np.float32).tolist(), space.version
+
+
+def space_population(model_id: str) -> tuple[int, int]:
+    """(sharing readers with a comparable centroid, their shared highlights) for a model."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT count(*), COALESCE(sum(c.highlight_count), 0)
+                FROM affinity_readercentroid c
+                WHERE c.embedding_model = %(model)s AND c.vector IS NOT NULL
+                  AND c.highlight_count >= %(min)s AND {discoverable_sql("c")}""",
+            {"model": model_id, "min": MIN_HIGHLIGHTS},
+        )
+        row = cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _space_due(model_id: str, space: ReadingSpace | None = None) -> bool:
+    if space is None:
+        space = ReadingSpace.objects.filter(embedding_model=model_id).first()
+    readers, highlights = space_population(model_id)
+    if readers < SPACE_MIN_READERS or highlights < SPACE_MIN_HIGHLIGHTS:
+        return False
+    if space is None:
+        return True
+    return readers >= SPACE_GROWTH * space.readers or highlights >= SPACE_GROWTH * space.highlights
+
+
+def reading_space_refresh(*, model_id: str, force: bool = False) -> ReadingSpace | None:
+    """Work out (again) the reading space of a model from a sample of the sharing readers'
+    shared highlights, and move every centroid of the model into it, in one transaction.
+
+    Idempotent and safe to call often: it does nothing unless the sharing population is
+    large enough and has grown enough since the last time (`force` skips both checks: the
+    demo seed and tests), and a worker finding another at it leaves it to that one.
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [SPACE_LOCK])
+            row = cursor.fetchone()
+        if not row or not row[0]:
+            return None
+        space = ReadingSpace.objects.select_for_update().filter(embedding_model=model_id).first()
+        readers, highlights = space_population(model_id)
+        if not force and not _space_due(model_id, space):
+            return space
+        sample = _space_sample(model_id)
+        if len(sample) < 2:
+            return space
+        mean = sample.mean(axis=0)
+        variances, axes = np.linalg.eigh(np.cov(sample - mean, rowvar=False))
+        # eigh sorts ascending; the strongest axes first, as many as the sample supports.
+        dimensions = min(SPACE_DIMENSIONS, len(sample) - 1)
+        order = np.argsort(variances)[::-1][:dimensions]
+        units = axes[:, order].T.astype(np.float32)
+        scales = np.zeros(units.shape[1], dtype=np.float32)
+        scales[:dimensions] = 1.0 / np.sqrt(np.maximum(variances[order], 1e-12))
+        packed = np.vstack([units, scales]).astype(np.float32).tobytes()
+        if space is None:
+            space = ReadingSpace(embedding_model=model_id, version=0)
+        space.mean = mean.astype(np.float32).tolist()
+        space.axes, space.dimensions = packed, dimensions
+        space.readers, space.highlights = readers, highlights
+        space.version += 1
+        space.save()
+        centroids = list(
+            ReaderCentroid.objects.filter(embedding_model=model_id, vector__isnull=False).only(
+                "pk", "vector"
+            )
+        )
+        for centroid in centroids:
+            centroid.position, centroid.space_version = space_position(space, list(centroid.vector))
+        ReaderCentroid.objects.bulk_update(centroids, ["position", "space_version"], batch_size=500)
+    return space
+
+
+def _space_sample(model_id: str) -> npt.NDArray[np.float64]:
+    sql = f"""
+        SELECT h.embedding::real[] FROM books_highlight h
+        WHERE {shared_vector_sql("h")} AND {discoverable_sql("h")}
+        ORDER BY random() LIMIT %(sample)s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"model": model_id, "sample": SPACE_SAMPLE})
+        rows = cursor.fetchall()
+    return np.asarray([row[0] for row in rows], dtype=np.float64)

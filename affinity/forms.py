@@ -1,0 +1,58 @@
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from accounts.models import User
+from affinity.models import SharingProfile
+from books.models import Book
+
+
+class SharingForm(forms.Form):
+    discoverable = forms.BooleanField(
+        label="Share my reading with other readers who share theirs",
+        required=False,
+        help_text="Off by default. Turned off, you leave everyone's kindred readers at once.",
+    )
+    display_name = forms.CharField(
+        label="Display name",
+        max_length=60,
+        required=False,
+        help_text="The only name other readers see. Your username and email are never shown.",
+    )
+    excluded_books = forms.ModelMultipleChoiceField(
+        label="Books to keep to yourself",
+        queryset=Book.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Never counted in where your reading sits, never shown to anyone.",
+    )
+
+    def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reader = reader
+        # Only the reader's own books can be chosen: another reader's book id is invalid.
+        books: QuerySet[Book] = Book.objects.filter(reader=reader).order_by("title", "pk")
+        field = self.fields["excluded_books"]
+        assert isinstance(field, forms.ModelMultipleChoiceField)
+        field.queryset = books
+
+    def clean_display_name(self) -> str:
+        name: str = " ".join(self.cleaned_data["display_name"].split())
+        return name
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        if cleaned is None:
+            return None
+        name = cleaned.get("display_name", "")
+        if cleaned.get("discoverable"):
+            if not name:
+                self.add_error("display_name", "Choose a display name to share your reading.")
+            elif (
+                SharingProfile.objects.filter(discoverable=True, display_name__iexact=name)
+                .exclude(reader=self.reader)
+                .exists()
+            ):
+                self.add_error("display_name", "Another reader shares under this name already.")
+        return cleaned

@@ -1,0 +1,76 @@
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from accounts.models import User
+from affinity.selectors import Bridge, KindredReader, kindred_readers, standing_for
+from affinity.services import MIN_HIGHLIGHTS
+
+
+def _side(bridge_side: Any) -> dict[str, Any]:
+    return {
+        "book": bridge_side.book.title,
+        "author": bridge_side.book.authors,
+        "text": bridge_side.text,
+    }
+
+
+def _bridge(bridge: Bridge) -> dict[str, Any]:
+    mine = {"code": str(bridge.mine.code), **_side(bridge.mine)}
+    return {"mine": mine, "theirs": _side(bridge.theirs), "distance": round(bridge.distance, 4)}
+
+
+def as_json(found: list[KindredReader]) -> list[dict[str, Any]]:
+    return [
+        {
+            "display_name": kindred.profile.display_name,
+            "profile": kindred.profile.get_absolute_url(),
+            "similarity": round(kindred.similarity, 4),
+            "distance": round(kindred.distance, 4),
+            "books_in_common": kindred.books_in_common,
+            "bridges": [_bridge(b) for b in kindred.bridges],
+        }
+        for kindred in found
+    ]
+
+
+class Command(BaseCommand):
+    help = "Print a sharing reader's kindred readers, as their Kindred readers page shows them."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--user", required=True, help="the reader's username")
+        parser.add_argument("--limit", type=int, default=10, help="readers to list (10)")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        reader = User.objects.filter(username=options["user"]).first()
+        if reader is None:
+            raise CommandError(f"No reader named {options['user']!r}.")
+        if options["limit"] < 1:
+            raise CommandError("--limit must be at least 1.")
+        standing = standing_for(reader)
+        # The same rules as the page: only a sharing reader has kindred readers.
+        if not standing.sharing:
+            raise CommandError(
+                f"{reader.username} does not share their reading; kindred readers are only "
+                "for readers who do (their Sharing page turns it on)."
+            )
+        if not standing.ready:
+            raise CommandError(
+                f"{reader.username} has {standing.highlights} embedded highlight(s) in shared "
+                f"books; kindred readers need at least {MIN_HIGHLIGHTS}."
+            )
+        rows = as_json(kindred_readers(standing, limit=options["limit"]))
+        if options["json"]:
+            self.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2))
+            return
+        if not rows:
+            self.stdout.write("No other reader shares their reading yet.")
+        for rank, row in enumerate(rows, start=1):
+            self.stdout.write(f"{rank:>2}. {row['display_name']}  {row['similarity']:.0%} alike")
+            for bridge in row["bridges"]:
+                self.stdout.write(f"      you:    {bridge['mine']['text'][:90]}")
+                self.stdout.write(f"      them:   {bridge['theirs']['text'][:90]}")
+            if row["books_in_common"]:
+                self.stdout.write(f"      both read: {', '.join(row['books_in_common'])}")

@@ -1,0 +1,119 @@
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.models import User
+from affinity.forms import SharingForm
+from affinity.models import SharingProfile
+from affinity.selectors import (
+    Standing,
+    distance_between,
+    kindred_readers,
+    public_profile,
+    standing_for,
+)
+from affinity.services import MIN_HIGHLIGHTS, sharing_profile_for, sharing_update
+from books.selectors import library_counts
+
+KINDRED_SHOWN = 10
+
+
+def _reader(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+def _get_sharing_profile_for_sharing_reader(request: HttpRequest, code: UUID) -> SharingProfile:
+    """A discoverable reader's profile; 404 for anything else, so a code reveals nothing
+    about a reader who does not share (or no longer does)."""
+    return get_object_or_404(
+        SharingProfile.objects.select_related("reader"), code=code, discoverable=True
+    )
+
+
+def _not_sharing(request: HttpRequest) -> HttpResponse:
+    messages.info(
+        request, "Kindred readers are for readers who share their reading. Turn sharing on first."
+    )
+    return redirect("sharing_settings")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def sharing_settings(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    profile = sharing_profile_for(reader)
+    if request.method == "POST":
+        form = SharingForm(request.POST, reader=reader)
+        if form.is_valid():
+            discoverable: bool = form.cleaned_data["discoverable"]
+            try:
+                sharing_update(
+                    reader=reader,
+                    discoverable=discoverable,
+                    display_name=form.cleaned_data["display_name"],
+                    excluded_books=list(form.cleaned_data["excluded_books"]),
+                )
+            except IntegrityError:
+                # Another reader took the same name between the form's check and the save.
+                form.add_error("display_name", "Another reader shares under this name already.")
+            else:
+                if discoverable:
+                    messages.success(
+                        request,
+                        f"You share your reading as {form.cleaned_data['display_name']}.",
+                    )
+                    return redirect("kindred")
+                messages.success(
+                    request, "Sharing is off: no other reader sees you or your reading."
+                )
+                return redirect("sharing_settings")
+    else:
+        form = SharingForm(
+            reader=reader,
+            initial={
+                "discoverable": profile.discoverable,
+                "display_name": profile.display_name,
+                "excluded_books": list(profile.excluded_books.values_list("pk", flat=True)),
+            },
+        )
+    return render(request, "affinity/sharing.html", {"form": form, "profile": profile})
+
+
+@require_GET
+@login_required
+def kindred(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    standing: Standing = standing_for(reader)
+    if not standing.sharing:
+        return _not_sharing(request)
+    context = {
+        "standing": standing,
+        "min_highlights": MIN_HIGHLIGHTS,
+        "kindred": kindred_readers(standing, limit=KINDRED_SHOWN) if standing.ready else [],
+        # Why the list may be empty: highlights still waiting for their vectors.
+        "counts": None if standing.ready else library_counts(reader),
+    }
+    return render(request, "affinity/kindred.html", context)
+
+
+@require_GET
+@login_required
+def reader_profile(request: HttpRequest, code: UUID) -> HttpResponse:
+    standing = standing_for(_reader(request))
+    if not standing.sharing:
+        return _not_sharing(request)
+    other = _get_sharing_profile_for_sharing_reader(request, code)
+    is_me = other.reader_id == standing.profile.reader_id
+    distance = None if is_me else distance_between(standing, other)
+    context = {
+        "public": public_profile(other),
+        "is_me": is_me,
+        "similarity": None if distance is None else round(100 * max(0.0, 1.0 - distance)),
+    }
+    return render(request, "affinity/profile.html", context)

@@ -1,0 +1,153 @@
+"""The kindred, seed_demo_library and evaluate_affinity commands."""
+
+import itertools
+import json
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from accounts.models import User
+from affinity.models import ReaderCentroid, SharingProfile
+from affinity.services import centroid_refresh
+from books.models import Highlight, Import
+from tests.affinity.library import book, direction, highlights, library, near, share
+
+# Invented sayings, by topic: each topic has its own vocabulary, so the real model can
+# tell the topics apart (and so twins with the same taste).
+_TOPICS_EN = {
+    "Sailing": "sail harbour tide keel anchor mast compass current storm rudder",
+    "Gardening": "seed root soil compost orchard blossom pruning trellis seedling harvest",
+    "Astronomy": "star comet telescope orbit galaxy nebula eclipse planet meteor constellation",
+}
+_TOPICS_ES = {
+    "cocina": "sartén receta cebolla horno caldo especia cuchara aceite pan guiso",
+    "musica": "guitarra melodía tambor acorde canción violín ritmo partitura coro piano",
+    "montana": "cumbre sendero roca glaciar cresta refugio valle niebla cordada piolet",
+}
+_EN = (
+    "Every {a} remembers the {b} it came from.",
+    "There is no {a} without a {b} somewhere behind it.",
+    "Learn the {a} before you trust the {b}.",
+)
+_ES = (
+    "Cada {a} recuerda la {b} de la que vino.",
+    "No hay {a} sin una {b} en algún lugar detrás.",
+    "Aprende el {a} antes de fiarte de la {b}.",
+)
+QUOTES_PER_TOPIC = 32
+
+
+def _sayings(words: str, templates: tuple[str, ...]) -> list[str]:
+    pairs = itertools.permutations(words.split(), 2)
+    made = [t.format(a=a, b=b) for (a, b), t in zip(pairs, itertools.cycle(templates))]
+    return made[:QUOTES_PER_TOPIC]
+
+
+def write_eval_data(folder: Path) -> Path:
+    """A small evaluation folder in the shapes of quotable/ and fortunes_es/."""
+    quotes = [
+        {"_id": f"{topic}{i}", "content": text, "author": f"{topic} Writer {i % 4}",
+         "tags": ["Famous Quotes", topic]}
+        for topic, words in _TOPICS_EN.items()
+        for i, text in enumerate(_sayings(words, _EN))
+    ]  # fmt: skip
+    (folder / "quotable").mkdir(parents=True)
+    (folder / "quotable" / "quotes.json").write_text(json.dumps(quotes), encoding="utf-8")
+    spanish = folder / "fortunes_es" / "es"
+    spanish.mkdir(parents=True)
+    for topic, words in _TOPICS_ES.items():
+        entries = [
+            f"{text}\n\t\t-- Autor {i % 4}. (1900-1990) Escritor.\n"
+            for i, text in enumerate(_sayings(words, _ES))
+        ]
+        (spanish / f"{topic}.fortunes").write_text("%\n".join(entries), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.django_db
+class KindredCommandTests:
+    def test_it_prints_the_kindred_list_as_json(self, alice: User, bob: User) -> None:
+        rng = np.random.default_rng(50)
+        centre, idea = direction(rng), direction(rng)
+        for who in (alice, bob):
+            library(who, centre, rng)
+        highlights(book(alice, "Ficciones"), near(idea, 0.1, rng, 1), texts=["Alice on time"])
+        highlights(book(bob, "El Aleph"), near(idea, 0.1, rng, 1), texts=["Bob on time"])
+        share(alice, "Alice L.")
+        share(bob, "Bob B.")
+        for who in (alice, bob):
+            centroid_refresh(reader=who)
+        out = StringIO()
+        call_command("kindred", "--user", "alice", "--json", stdout=out)
+        [row] = json.loads(out.getvalue())
+        assert row["display_name"] == "Bob B."
+        assert row["profile"] == SharingProfile.objects.get(reader=bob).get_absolute_url()
+        assert 0 < row["similarity"] <= 1
+        first = row["bridges"][0]
+        assert (first["mine"]["text"], first["theirs"]["text"]) == ("Alice on time", "Bob on time")
+        assert set(first["theirs"]) == {"book", "author", "text"}  # no code of bob's
+
+    def test_it_refuses_a_reader_who_does_not_share(self, alice: User) -> None:
+        with pytest.raises(CommandError, match="does not share"):
+            call_command("kindred", "--user", "alice", stdout=StringIO())
+
+    def test_it_says_why_a_small_library_has_none(self, alice: User) -> None:
+        rng = np.random.default_rng(51)
+        library(alice, direction(rng), rng, count=5)
+        share(alice)
+        centroid_refresh(reader=alice)
+        with pytest.raises(CommandError, match="5 embedded highlight"):
+            call_command("kindred", "--user", "alice", stdout=StringIO())
+
+    def test_it_refuses_an_unknown_reader(self, db: None) -> None:
+        with pytest.raises(CommandError, match="No reader named"):
+            call_command("kindred", "--user", "nobody", stdout=StringIO())
+
+
+# Real commits: the import's on-commit embedding runs when the import commits, as in the
+# command's real use, not at the end of a test transaction.
+@pytest.mark.django_db(transaction=True)
+class SeedAndEvaluateTests:
+    """The real model, through the app's own import and embedding pipeline."""
+
+    def test_twins_find_each_other_and_opposites_do_not(self, tmp_path: Path) -> None:
+        data = write_eval_data(tmp_path / "eval")
+        args = ["--readers", "6", "--twins", "2", "--opposites", "1", "--data", str(data)]
+        call_command("seed_demo_library", *args, stdout=StringIO())
+        readers = User.objects.filter(username__startswith="demo-")
+        assert readers.count() == 6
+        assert SharingProfile.objects.filter(reader__in=readers, discoverable=True).count() == 6
+        # through the import path, every highlight embedded, every reader placed
+        assert Import.objects.filter(reader__in=readers, file_name="My Clippings.txt").count() == 6
+        assert not Highlight.objects.exclude(embedding_status=Highlight.EmbeddingStatus.DONE)
+        assert (
+            ReaderCentroid.objects.filter(reader__in=readers, position__isnull=False).count() == 6
+        )
+        assert not readers.filter(password__startswith="pbkdf2")  # nobody can log in as them
+
+        out = StringIO()
+        call_command("evaluate_affinity", "--json", stdout=out)
+        report = json.loads(out.getvalue())
+        assert report["readers"] == 6
+        assert report["twin_pairs_in_top"]["app"] == 2
+        twin_ranks = [rank for row in report["twins"] for rank in row["app"]]
+        [opposite] = report["opposites"]
+        # Six readers and six topics leave little room, but twins come first or second and
+        # opposites, on average, well below them.
+        assert max(twin_ranks) <= 2
+        assert sum(opposite["app"]) / 2 > max(twin_ranks)
+
+        with pytest.raises(CommandError, match="--reset"):
+            call_command("seed_demo_library", *args, stdout=StringIO())
+
+    def test_it_says_where_it_looked_for_the_data(self, tmp_path: Path, db: None) -> None:
+        with pytest.raises(CommandError, match="does not exist"):
+            call_command("seed_demo_library", "--data", str(tmp_path / "nowhere"))
+
+    def test_evaluating_needs_a_demo_library(self, db: None) -> None:
+        with pytest.raises(CommandError, match="seed_demo_library"):
+            call_command("evaluate_affinity", stdout=StringIO())

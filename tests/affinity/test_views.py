@@ -1,0 +1,246 @@
+"""The sharing, kindred readers and reader profile pages."""
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from accounts.models import User
+from affinity.models import ReaderCentroid, SharingProfile
+from affinity.services import centroid_refresh
+from books.models import Highlight
+from tests.affinity.library import book, direction, highlights, library, near, reader, share
+from tests.conftest import PASSWORD
+
+Capture = Callable[..., Any]
+AssertQueries = Callable[..., Any]
+
+
+def _client(who: User) -> Client:
+    client = Client()
+    client.force_login(who)
+    return client
+
+
+@pytest.fixture
+def circle(alice: User, bob: User) -> dict[str, Any]:
+    """alice, bob and carol share and read alike; dave reads alike but does not share;
+    bob keeps a diary to himself."""
+    rng = np.random.default_rng(40)
+    centre, idea = direction(rng), direction(rng)
+    carol, dave = reader("carol"), reader("dave")
+    for who in (alice, bob, carol, dave):
+        library(who, centre, rng)
+    highlights(book(alice, "Ficciones", "Borges"), near(idea, 0.1, rng, 1))
+    highlights(
+        book(bob, "El Aleph", "Borges"), near(idea, 0.1, rng, 1), texts=["Bob's Aleph passage"]
+    )
+    diary = book(bob, "Bob's Diary")
+    highlights(diary, near(idea, 0.01, rng, 1), texts=["A secret from the diary"])
+    share(alice, "Alice L.")
+    share(bob, "Bob B.", excluded=[diary])
+    share(carol, "Carol C.")
+    for who in (alice, bob, carol, dave):
+        centroid_refresh(reader=who)
+    return {"carol": carol, "dave": dave, "diary": diary}
+
+
+@pytest.mark.django_db
+class SharingSettingsPageTests:
+    def test_it_sends_an_anonymous_visitor_to_log_in(self, client: Client) -> None:
+        response = client.get(reverse("sharing_settings"))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+    def test_it_shows_sharing_off_by_default(self, alice_client: Client) -> None:
+        response = alice_client.get(reverse("sharing_settings"))
+        assert response.status_code == 200
+        assert response.context["form"].initial["discoverable"] is False
+        assert b"Off by default" in response.content
+
+    def test_it_turns_sharing_on_with_a_message(self, alice: User, alice_client: Client) -> None:
+        shelf = book(alice, "Private Matters")
+        response = alice_client.post(
+            reverse("sharing_settings"),
+            {"discoverable": "on", "display_name": "  Alice   L. ", "excluded_books": [shelf.pk]},
+            follow=True,
+        )
+        assert response.redirect_chain[-1][0] == reverse("kindred")
+        profile = SharingProfile.objects.get(reader=alice)
+        assert (profile.discoverable, profile.display_name) == (True, "Alice L.")
+        assert list(profile.excluded_books.all()) == [shelf]
+        assert "You share your reading as Alice L." in response.content.decode()
+
+    def test_it_needs_a_display_name_to_share(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(reverse("sharing_settings"), {"discoverable": "on"})
+        assert response.status_code == 200
+        assert "Choose a display name" in response.content.decode()
+        assert not SharingProfile.objects.filter(reader=alice, discoverable=True).exists()
+
+    def test_it_refuses_a_name_another_reader_shares_under(
+        self, alice_client: Client, bob: User
+    ) -> None:
+        share(bob, "Bookworm")
+        response = alice_client.post(
+            reverse("sharing_settings"), {"discoverable": "on", "display_name": "bookworm"}
+        )
+        assert "Another reader shares under this name already." in response.content.decode()
+
+    def test_it_refuses_to_exclude_another_readers_book(
+        self, alice: User, alice_client: Client, bob: User
+    ) -> None:
+        bobs = book(bob, "Bob's Book")
+        response = alice_client.post(
+            reverse("sharing_settings"),
+            {"discoverable": "on", "display_name": "Alice", "excluded_books": [bobs.pk]},
+        )
+        assert response.status_code == 200
+        assert "Select a valid choice" in response.content.decode()
+        assert not SharingProfile.objects.filter(reader=alice, discoverable=True).exists()
+
+    def test_turning_it_off_says_so(self, alice: User, alice_client: Client) -> None:
+        share(alice, "Alice")
+        response = alice_client.post(reverse("sharing_settings"), {"display_name": "Alice"})
+        assert response.status_code == 302
+        assert not SharingProfile.objects.get(reader=alice).discoverable
+        page = alice_client.get(response["Location"]).content.decode()
+        assert "Sharing is off" in page
+
+
+@pytest.mark.django_db
+class KindredPageTests:
+    def test_it_sends_an_anonymous_visitor_to_log_in(self, client: Client) -> None:
+        response = client.get(reverse("kindred"))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+    def test_a_reader_who_does_not_share_is_sent_to_the_sharing_page(
+        self, alice_client: Client
+    ) -> None:
+        response = alice_client.get(reverse("kindred"), follow=True)
+        assert response.redirect_chain == [(reverse("sharing_settings"), 302)]
+        assert "Turn sharing on first" in response.content.decode()
+
+    def test_it_says_why_a_small_library_has_no_kindred_readers(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        rng = np.random.default_rng(41)
+        library(alice, direction(rng), rng, count=12)
+        share(alice, "Alice")
+        centroid_refresh(reader=alice)
+        content = alice_client.get(reverse("kindred")).content.decode()
+        assert "at least 20 embedded highlights" in content
+        assert "You have 12 so far: 8 more to go." in content
+
+    def test_it_lists_sharing_readers_with_what_bridges_them(
+        self, alice_client: Client, circle: dict[str, Any]
+    ) -> None:
+        response = alice_client.get(reverse("kindred"))
+        content = response.content.decode()
+        names = [k.profile.display_name for k in response.context["kindred"]]
+        assert sorted(names) == ["Bob B.", "Carol C."]
+        assert "Bob&#x27;s Aleph passage" in content
+        assert "% alike" in content
+        # never the reader who does not share, never an excluded book
+        assert "dave" not in content.casefold()
+        assert "A secret from the diary" not in content
+        assert "Bob&#x27;s Diary" not in content
+
+    def test_its_queries_do_not_grow_with_the_list(
+        self,
+        alice: User,
+        alice_client: Client,
+        circle: dict[str, Any],
+        django_assert_num_queries: AssertQueries,
+    ) -> None:
+        with CaptureQueriesContext(connection) as few:
+            response = alice_client.get(reverse("kindred"))
+        assert len(response.context["kindred"]) == 2
+        rng = np.random.default_rng(42)
+        centre = np.asarray(ReaderCentroid.objects.get(reader=alice).vector)
+        for i in range(3):
+            more = reader(f"more{i}")
+            library(more, centre, rng)
+            share(more, f"More {i}")
+            centroid_refresh(reader=more)
+        # session, user, profile, centroid, count, nearest, profiles, centroids, bridges,
+        # their highlights, books in common
+        with django_assert_num_queries(11):
+            response = alice_client.get(reverse("kindred"))
+        assert len(response.context["kindred"]) == 5
+        assert len(few) == 11
+
+
+@pytest.mark.django_db
+class ReaderProfilePageTests:
+    def _url(self, who: User) -> str:
+        return SharingProfile.objects.get(reader=who).get_absolute_url()
+
+    def test_it_sends_an_anonymous_visitor_to_log_in(
+        self, client: Client, bob: User, circle: dict[str, Any]
+    ) -> None:
+        response = client.get(self._url(bob))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+    def test_it_shows_name_counts_and_top_books_only(
+        self,
+        alice_client: Client,
+        bob: User,
+        circle: dict[str, Any],
+        django_assert_num_queries: AssertQueries,
+    ) -> None:
+        # session, user, viewer's profile and centroid, their profile, counts, top
+        # books, the books, the distance
+        url = self._url(bob)
+        with django_assert_num_queries(9):
+            response = alice_client.get(url)
+        content = response.content.decode()
+        assert "Bob B." in content
+        assert ">25<" in content  # 24 + El Aleph; the diary is not counted
+        assert "El Aleph" in content
+        assert "alike to you" in content
+        for private in ("Bob&#x27;s Diary", "A secret from the diary", ">bob<", "Bob's Aleph"):
+            assert private not in content
+
+    def test_it_is_404_for_a_reader_who_does_not_share(
+        self, alice_client: Client, circle: dict[str, Any]
+    ) -> None:
+        dave = SharingProfile.objects.create(reader=circle["dave"])
+        assert alice_client.get(dave.get_absolute_url()).status_code == 404
+        unknown = reverse("reader_profile", args=[uuid.uuid4()])
+        assert alice_client.get(unknown).status_code == 404
+
+    def test_it_is_hidden_from_a_reader_who_does_not_share(
+        self, bob: User, circle: dict[str, Any]
+    ) -> None:
+        client = Client()
+        client.login(username="dave", password=PASSWORD)
+        response = client.get(self._url(bob))
+        assert response.status_code == 302
+        assert response["Location"] == reverse("sharing_settings")
+
+    def test_it_disappears_when_its_reader_stops_sharing(
+        self, alice_client: Client, bob: User, bob_client: Client, circle: dict[str, Any]
+    ) -> None:
+        url = self._url(bob)
+        assert alice_client.get(url).status_code == 200
+        bob_client.post(reverse("sharing_settings"), {"display_name": "Bob B."})
+        assert alice_client.get(url).status_code == 404
+        names = [
+            k.profile.display_name for k in alice_client.get(reverse("kindred")).context["kindred"]
+        ]
+        assert names == ["Carol C."]
+
+    def test_a_reader_sees_their_own_profile_as_others_do(
+        self, alice: User, alice_client: Client, circle: dict[str, Any]
+    ) -> None:
+        content = alice_client.get(self._url(alice)).content.decode()
+        assert "This is how other sharing readers see you." in content
+        assert Highlight.objects.filter(reader=alice).count() == 25
