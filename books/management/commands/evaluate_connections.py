@@ -1,0 +1,344 @@
+"""Calibrate the connection threshold on STS-Benchmark pairs, as the app itself would connect them.
+
+The folder holds STS-B as distributed for multilingual work: `stsb-en-{train,dev}.csv` and
+`stsb-es-{train,dev}.csv` (sentence1, sentence2, score; the rows of the two languages are
+aligned translations of each other), or the original tab-separated `sts-{train,dev}.csv`
+for English. Aligned rows give Spanish↔English pairs: the Spanish first sentence against the
+English second one, and the English first against the Spanish second.
+
+Sentences go through the app's own encoder and the distances are pgvector's `<=>` on
+vector(384) columns, so a threshold read off this table means the same thing in the
+connection query. Nothing permanent is written: the vectors live in temporary tables that
+are dropped in the same transaction.
+"""
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection, transaction
+
+# STS scores run 0-5: 4 is "mostly equivalent, some unimportant details differ", 2 is "not
+# equivalent, but share some details". What lies between is ambiguous and left out.
+SAME_IDEA_MIN_SCORE = 4.0
+DIFFERENT_MAX_SCORE = 2.0
+TARGET_PRECISION = 0.90
+# Thresholds are searched on this grid: a default is written with two decimals anyway.
+GRID_STEP = 0.01
+SPLITS = ("train", "dev")
+PAIR_SETS = ("en", "es", "es-en")
+
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class StsRow:
+    first: str
+    second: str
+    score: float
+
+
+@dataclass(frozen=True)
+class LabelledPair:
+    first: str
+    second: str
+    same: bool
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def read_stsb(path: Path) -> list[StsRow]:
+    """sentence1,sentence2,score rows; a header line, if any, is skipped."""
+    rows = []
+    with path.open(newline="", encoding="utf-8") as file:
+        for fields in csv.reader(file):
+            score = _float_or_none(fields[2]) if len(fields) >= 3 else None
+            if score is not None:
+                rows.append(StsRow(fields[0], fields[1], score))
+    return rows
+
+
+def read_sts_original(path: Path) -> list[StsRow]:
+    """The original STS-B layout: genre, file, year, id, score, sentence1, sentence2[, …].
+
+    Tab-separated with quotes as plain characters (sentences contain `"`), so no csv quoting.
+    """
+    rows = []
+    with path.open(encoding="utf-8") as file:
+        for line in file:
+            fields = line.rstrip("\r\n").split("\t")
+            score = _float_or_none(fields[4]) if len(fields) >= 7 else None
+            if score is not None:
+                rows.append(StsRow(fields[5].strip(), fields[6].strip(), score))
+    return rows
+
+
+def _labelled(rows: Iterable[tuple[str, str, float]]) -> list[LabelledPair]:
+    pairs = []
+    for first, second, score in rows:
+        if score >= SAME_IDEA_MIN_SCORE:
+            pairs.append(LabelledPair(first, second, True))
+        elif score <= DIFFERENT_MAX_SCORE:
+            pairs.append(LabelledPair(first, second, False))
+    return pairs
+
+
+def load_pair_sets(data_dir: Path) -> dict[tuple[str, str], list[LabelledPair]]:
+    """(split, pair set) -> labelled pairs, for every split and language found in the folder."""
+    if not data_dir.is_dir():
+        raise CommandError(f"{data_dir} is not a folder. Pass --data with the STS-B folder.")
+    found: dict[tuple[str, str], list[LabelledPair]] = {}
+    for split in SPLITS:
+        english: list[StsRow] | None = None
+        if (data_dir / f"stsb-en-{split}.csv").is_file():
+            english = read_stsb(data_dir / f"stsb-en-{split}.csv")
+        elif (data_dir / f"sts-{split}.csv").is_file():
+            english = read_sts_original(data_dir / f"sts-{split}.csv")
+        spanish = None
+        if (data_dir / f"stsb-es-{split}.csv").is_file():
+            spanish = read_stsb(data_dir / f"stsb-es-{split}.csv")
+        if english is not None:
+            found[(split, "en")] = _labelled((r.first, r.second, r.score) for r in english)
+        if spanish is not None:
+            found[(split, "es")] = _labelled((r.first, r.second, r.score) for r in spanish)
+        if english is not None and spanish is not None:
+            _check_aligned(split, english, spanish)
+            found[(split, "es-en")] = _labelled(
+                [(s.first, e.second, e.score) for e, s in zip(english, spanish, strict=True)]
+                + [(e.first, s.second, e.score) for e, s in zip(english, spanish, strict=True)]
+            )
+    if not found:
+        raise CommandError(
+            f"No STS-B files in {data_dir}: expected stsb-en-train.csv, stsb-en-dev.csv, "
+            "stsb-es-train.csv, stsb-es-dev.csv (or sts-train.csv, sts-dev.csv)."
+        )
+    return found
+
+
+def _check_aligned(split: str, english: Sequence[StsRow], spanish: Sequence[StsRow]) -> None:
+    # Cross-language pairs are only meaningful if row i is the same pair in both files.
+    if len(english) != len(spanish) or any(
+        e.score != s.score for e, s in zip(english, spanish, strict=True)
+    ):
+        raise CommandError(
+            f"The English and Spanish {split} files are not aligned (their rows or scores "
+            "differ), so Spanish↔English pairs cannot be formed."
+        )
+
+
+# --- distances, by pgvector ---------------------------------------------------------------
+
+
+def pgvector_distances(
+    vectors: npt.NDArray[np.float32], pairs: Sequence[tuple[int, int]]
+) -> Floats:
+    """`<=>` between vectors[a] and vectors[b] for each pair, computed by the database."""
+    with transaction.atomic(), connection.cursor() as wrapper:
+        wrapper.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+        if wrapper.fetchone() is None:
+            raise CommandError("The database has no pgvector extension. Run `manage.py migrate`.")
+        # Temporary tables die with the transaction's savepoint on error and are dropped
+        # below on success: nothing outlives the command, even inside a test transaction.
+        wrapper.execute(
+            "CREATE TEMPORARY TABLE evaluate_sentence (id integer PRIMARY KEY, "
+            f"embedding vector({vectors.shape[1]}) NOT NULL)"
+        )
+        wrapper.execute(
+            "CREATE TEMPORARY TABLE evaluate_pair (n integer PRIMARY KEY, a integer NOT NULL, "
+            "b integer NOT NULL)"
+        )
+        cursor = wrapper.cursor
+        with cursor.copy("COPY evaluate_sentence (id, embedding) FROM STDIN") as copy:
+            for index, vector in enumerate(vectors):
+                # A list's repr is pgvector's text input ("[0.1, -0.2, …]"); each float32,
+                # widened to a double and printed in full, reads back as the same float32.
+                copy.write_row((index, str(vector.tolist())))
+        with cursor.copy("COPY evaluate_pair (n, a, b) FROM STDIN") as copy:
+            for n, (a, b) in enumerate(pairs):
+                copy.write_row((n, a, b))
+        wrapper.execute(
+            "SELECT p.n, sa.embedding <=> sb.embedding FROM evaluate_pair p "
+            "JOIN evaluate_sentence sa ON sa.id = p.a JOIN evaluate_sentence sb ON sb.id = p.b "
+            "ORDER BY p.n"
+        )
+        rows = wrapper.fetchall()
+        wrapper.execute("DROP TABLE evaluate_pair, evaluate_sentence")
+    return np.array([row[1] for row in rows], dtype=np.float64)
+
+
+# --- metrics ------------------------------------------------------------------------------
+
+
+def _metrics(threshold: float, distances: Floats, same: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    # `<`, not `<=`: the connection query keeps a pair when its distance is below the threshold.
+    connected = distances < threshold
+    tp = int(np.sum(connected & same))
+    fp = int(np.sum(connected & ~same))
+    fn = int(np.sum(~connected & same))
+    tn = int(np.sum(~connected & ~same))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "threshold": round(threshold, 4),
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "f1": round(f1, 4),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+    }
+
+
+def separation_auc(distances: Floats, same: npt.NDArray[np.bool_]) -> float | None:
+    """The chance that a same-idea pair is closer than a different pair (ties count half).
+
+    Independent of any threshold: 0.5 means the distance cannot tell them apart at all,
+    which no choice of threshold can repair.
+    """
+    positives, negatives = distances[same], np.sort(distances[~same])
+    if not len(positives) or not len(negatives):
+        return None
+    below = np.searchsorted(negatives, positives, side="left")
+    above = len(negatives) - np.searchsorted(negatives, positives, side="right")
+    ties = len(negatives) - above - below
+    return float((above.sum() + 0.5 * ties.sum()) / (len(positives) * len(negatives)))
+
+
+def evaluate(distances: Floats, same: npt.NDArray[np.bool_], threshold: float) -> dict[str, Any]:
+    grid = [round(GRID_STEP * i, 4) for i in range(1, round(2 / GRID_STEP) + 1)]
+    swept = [_metrics(t, distances, same) for t in grid]
+    # The first maximum: of thresholds with the same F1, the tighter one.
+    best = max(swept, key=lambda m: m["f1"])
+    precise = [
+        m for m in swept if m["tp"] > 0 and m["tp"] >= TARGET_PRECISION * (m["tp"] + m["fp"])
+    ]
+    auc = separation_auc(distances, same)
+    return {
+        "same": int(np.sum(same)),
+        "different": int(np.sum(~same)),
+        "auc": None if auc is None else round(auc, 4),
+        "at_threshold": _metrics(threshold, distances, same),
+        "best_f1": best,
+        # Precision is not monotonic in the threshold: "loosest" is the largest threshold
+        # that still meets the target, not the end of a run from zero.
+        "precision_90": precise[-1] if precise else None,
+    }
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+class Command(BaseCommand):
+    help = (
+        "Calibrate the connection threshold on STS-B pairs (English, Spanish, Spanish↔English): "
+        "precision, recall and F1 at the current threshold, the best-F1 threshold and the "
+        "loosest threshold with precision ≥ 0.90, on train and dev."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--data", required=True, type=Path, help="the STS-B folder (stsb-en-train.csv, …)"
+        )
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from books.embedding import EncoderUnavailable, get_encoder
+        from books.services import connection_threshold
+
+        pair_sets = load_pair_sets(Path(options["data"]))
+        try:
+            encoder = get_encoder()
+            threshold = connection_threshold()
+        except EncoderUnavailable as error:
+            raise CommandError(str(error)) from None
+
+        # Each distinct sentence is encoded once: STS-B repeats many across pairs, and the
+        # encoder is the slow part on a small CPU.
+        index: dict[str, int] = {}
+        for pairs in pair_sets.values():
+            for pair in pairs:
+                index.setdefault(pair.first, len(index))
+                index.setdefault(pair.second, len(index))
+        self._progress(options, f"encoding {len(index)} distinct sentences with {encoder.model_id}")
+        vectors = encoder.encode(list(index))
+
+        # One round trip for every pair of every set; each set keeps its slice of the result.
+        order = sorted(pair_sets, key=lambda k: (SPLITS.index(k[0]), PAIR_SETS.index(k[1])))
+        flat = [(index[p.first], index[p.second]) for key in order for p in pair_sets[key]]
+        self._progress(options, f"measuring {len(flat)} pairs with pgvector")
+        distances = pgvector_distances(vectors, flat)
+
+        results = []
+        offset = 0
+        for split, name in order:
+            pairs = pair_sets[(split, name)]
+            chunk = distances[offset : offset + len(pairs)]
+            offset += len(pairs)
+            same = np.array([p.same for p in pairs], dtype=bool)
+            results.append({"split": split, "pairs": name, **evaluate(chunk, same, threshold)})
+
+        report = {
+            "model": encoder.model_id,
+            "threshold": threshold,
+            "same_idea_min_score": SAME_IDEA_MIN_SCORE,
+            "different_max_score": DIFFERENT_MAX_SCORE,
+            "target_precision": TARGET_PRECISION,
+            "results": results,
+        }
+        if options["json"]:
+            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+        else:
+            self._write_table(report)
+
+    def _progress(self, options: dict[str, Any], message: str) -> None:
+        if options["verbosity"] >= 1:
+            # stderr, so that --json output on stdout stays parseable.
+            self.stderr.write(message, style_func=None)
+
+    def _write_table(self, report: dict[str, Any]) -> None:
+        threshold = report["threshold"]
+        write = self.stdout.write
+        write(f"model {report['model']}, current threshold {threshold:.3f} (cosine distance)")
+        write(
+            f"a pair connects when its distance is below the threshold; STS score ≥ "
+            f"{SAME_IDEA_MIN_SCORE:g} is the same idea, ≤ {DIFFERENT_MAX_SCORE:g} different"
+        )
+        write(
+            "AUC: the chance a same-idea pair is closer than a different one (0.5 = no signal); "
+            f"thresholds searched in steps of {GRID_STEP:g}"
+        )
+        write("")
+        header = (
+            f"{'split':<6}{'pairs':<7}{'same':>6}{'diff':>6}{'AUC':>7} │ "
+            f"{'at ' + format(threshold, '.2f'):<8}{'P':>6}{'R':>6}{'F1':>6} │ "
+            f"{'best F1':<8}{'P':>6}{'R':>6}{'F1':>6} │ "
+            f"{'P ≥ ' + format(TARGET_PRECISION, '.2f'):<8}{'P':>6}{'R':>6}{'F1':>6}"
+        )
+        write(header)
+        write("─" * len(header))
+        for row in report["results"]:
+            auc = "" if row["auc"] is None else f"{row['auc']:.3f}"
+            cells = [
+                f"{row['split']:<6}{row['pairs']:<7}{row['same']:>6}{row['different']:>6}{auc:>7}"
+            ]
+            for key, label in (("at_threshold", ""), ("best_f1", "t"), ("precision_90", "t")):
+                m = row[key]
+                if m is None:
+                    cells.append(f"{'none':<8}{'':>18}")
+                    continue
+                at = "" if not label else f"{m['threshold']:.2f}"
+                cells.append(f"{at:<8}{m['precision']:>6.3f}{m['recall']:>6.3f}{m['f1']:>6.3f}")
+            write(" │ ".join(cells))
