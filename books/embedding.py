@@ -349,12 +349,9 @@ class Encoder:
             raise TypeError("encode() takes a sequence of texts; use encode_one() for one text")
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        prefix = self.spec.prefix
-        windows: list[_Window] = []
-        for index, text in enumerate(texts):
-            encoding = self._tokenizer.encode(prefix + text)
-            for part in (encoding, *encoding.overflowing):
-                windows.append(_Window(index, *self._ids_of(part)))
+        windows = [
+            window for index, text in enumerate(texts) for window in self._windows(index, text)
+        ]
         # Batches of similar lengths waste no work on padding; the result rows go back to
         # their texts through text_index, so the caller's order is kept.
         windows.sort(key=lambda window: len(window.ids))
@@ -372,6 +369,24 @@ class Encoder:
         """The vector of one text, shape (384,)."""
         vector: Vectors = self.encode([text])[0]
         return vector
+
+    def _windows(self, index: int, text: str) -> list[_Window]:
+        """The text as one window, or as overlapping windows when it is longer than the model's."""
+        prefix = self.spec.prefix
+        prefixed = prefix + text
+        encoding = self._tokenizer.encode(prefixed)
+        windows = [_Window(index, *self._ids_of(encoding))]
+        for part in encoding.overflowing:
+            if prefix:
+                # Models such as e5 need their prefix ("passage: ") in front of every window,
+                # not only the first: re-encode the window's span of text behind the prefix.
+                # The few tokens the prefix pushes out of the window are in the next one's
+                # overlap.
+                special = part.special_tokens_mask
+                spans = [span for span, flag in zip(part.offsets, special, strict=True) if not flag]
+                part = self._tokenizer.encode(prefix + prefixed[spans[0][0] : spans[-1][1]])
+            windows.append(_Window(index, *self._ids_of(part)))
+        return windows
 
     def _ids_of(self, encoding: Encoding) -> tuple[list[int], list[int]]:
         return encoding.ids, encoding.type_ids

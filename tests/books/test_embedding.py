@@ -301,6 +301,18 @@ class ModelDirTests:
             encoder.encode_one("gamma"), expected("query", ":", "gamma"), atol=1e-5
         )
 
+    def test_it_puts_the_prefix_before_every_window_of_a_long_text(self, model_dir: Path) -> None:
+        write_description(model_dir, prefix="query: ")
+        encoder = Encoder(model_spec_from_dir(model_dir))
+        windows = encoder._windows(0, " ".join(["alpha"] * 20 + ["beta"] * 20))
+        assert len(windows) > 2
+        cls, query, colon, sep = (VOCAB.index(t) for t in ("[CLS]", "query", ":", "[SEP]"))
+        for window in windows:
+            assert window.ids[:3] == [cls, query, colon]
+            assert window.ids[-1] == sep
+            assert len(window.ids) <= 16
+        assert VOCAB.index("beta") in windows[-1].ids
+
     @pytest.mark.parametrize(
         ("output", "token_type_ids", "sentence_output_first"),
         [
