@@ -114,27 +114,37 @@ def test_a_new_reader_imports_explores_and_leaves(
     )
     snapshot(page, "09-highlight-edited")
 
+    # search by meaning: no word of the query is in the answer
+    page.goto(f"{base}/search/?q=why+forgetting+is+needed+for+abstraction&mode=meaning")
+    results = page.locator("#results")
+    expect(results.get_by_text("To think is to forget differences")).to_be_visible()
+    assert_accessible(page, axe_source)
+    snapshot(page, "10-search")
+    page.get_by_role("searchbox", name="Search your highlights").first.fill("treasury")
+    page.keyboard.press("Enter")
+    expect(page.locator("#results").get_by_text("guardian of all things")).to_be_visible()
+
     page.get_by_role("link", name="Connections", exact=True).click()
     expect(page.locator("li.pair").first).to_be_visible()
     assert_accessible(page, axe_source)
-    snapshot(page, "10-connections")
+    snapshot(page, "11-connections")
 
     page.get_by_role("link", name="Tags", exact=True).click()
     assert_accessible(page, axe_source)
     page.get_by_role("link", name="memory").click()
     expect(page.get_by_text("To think is to forget")).to_be_visible()
-    snapshot(page, "11-tag")
+    snapshot(page, "12-tag")
 
     page.get_by_role("link", name="Map", exact=True).click()
     expect(page.locator("#semantic-map circle")).to_have_count(6)
     assert_accessible(page, axe_source)
-    snapshot(page, "12-map")
+    snapshot(page, "13-map")
     page.locator(f"#semantic-map circle[data-code='{think.code}']").click()
     expect(page).to_have_url(re.compile(re.escape(think.get_absolute_url()) + "$"))
 
     page.get_by_role("link", name="reader", exact=True).click()
     assert_accessible(page, axe_source)
-    snapshot(page, "13-settings")
+    snapshot(page, "14-settings")
 
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/login/$"))
@@ -162,4 +172,4 @@ def test_another_reader_cannot_open_the_first_readers_highlight(
     expect(page.get_by_role("heading", name="Nothing here")).to_be_visible()
     expect(page.get_by_text("Memory is the treasury")).to_have_count(0)
     assert_accessible(page, axe_source)
-    snapshot(page, "14-not-found")
+    snapshot(page, "15-not-found")
