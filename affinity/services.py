@@ -339,6 +339,12 @@ def _probe_batch(*, reader_id: int, model_id: str) -> tuple[int, set[int]] | Non
     return len(probed), others
 
 
+def passage_echoes_forget(*, ids: Sequence[int]) -> None:
+    """Drop the echo pairs of highlights whose vector changed (new words, re-embedded):
+    they are probed again at their reader's next refresh."""
+    PassageEcho.objects.filter(Q(highlight_id__in=ids) | Q(echo_id__in=ids)).delete()
+
+
 def echo_holders(reader_ids: Sequence[int]) -> set[int]:
     """Readers holding an echo of these readers' highlights: their weights change when
     these readers' sharing does."""

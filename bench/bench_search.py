@@ -12,8 +12,8 @@ into the repository): STS-B sentences (English and Spanish) and quotable's quote
   SEEDS highlights are the seed alone with its own vector, the others add one or two further
   sentences and get the seed's vector plus Gaussian noise (cosine ~0.9 to the seed), so a
   highlight's vector sits where its leading sentence's meaning is.
-- **Queries**, drawn from the same texts: a third single words (a word's chance follows its
-  frequency, as a reader's memory of a word does), a third two- or three-word runs from a
+- **Queries**, drawn from the same texts: a third single words of four letters or more
+  (half as likely as they are frequent, half drawn evenly), a third two- or three-word runs from a
   highlight, a third whole sentences from STS-B's other half (paraphrases of seeds, and
   sentences in no highlight), the slow case for the keyword half (any-word fallback).
 - **Measured**: `books.search.search()` end to end as the page calls it (page 1, 20 results,
@@ -199,7 +199,12 @@ def make_queries(library: Library, corpus: Corpus, rng: random.Random, count: in
     for n in range(count):
         kind = n % 3
         if kind == 0:
-            queries.append(rng.choices(words, weights=weights)[0])
+            # Half the words as likely as they are frequent ("that", "mujer"), half drawn
+            # evenly from the vocabulary, where rare words are the many ("esponjoso").
+            if n % 2:
+                queries.append(rng.choices(words, weights=weights)[0])
+            else:
+                queries.append(rng.choice(words))
         elif kind == 1:
             tokens = rng.choice(library.texts).split()
             width = min(len(tokens), rng.randint(2, 3))

@@ -9,8 +9,10 @@
   by cosine distance through books.neighbours (exact for small libraries, iterative HNSW for
   large ones, so the reader filter never silently loses recall).
 - **Hybrid**: reciprocal rank fusion, score = sum of 1 / (60 + rank) over the top 100 of each
-  half, so BM25 and cosine never need a common scale. Without the model, keyword results
-  come back with a notice: search never fails because the model is missing.
+  half, so BM25 and cosine never need a common scale, and only when both halves are
+  meaningful: when no highlight has all the words, the any-word list follows the meaning
+  results instead of voting (FALLBACK_WEIGHT). Without the model, keyword results come back
+  with a notice: search never fails because the model is missing.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import math
 import re
 import threading
 import time
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
@@ -276,7 +278,7 @@ def _matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Hi
 def keyword_candidates_sql(
     library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
 ) -> tuple[str, list[Any]]:
-    """One statement: up to `limit` (unit index, id, folded text) rows per websearch query.
+    """One statement: up to `limit` (unit index, id, text length) rows per websearch query.
 
     Each unit's matches are a MATERIALIZED CTE read through the GIN index as a bitmap: with
     the LIMIT inside, the planner would rather walk the table in order and parse each text
@@ -296,21 +298,18 @@ def keyword_candidates_sql(
         ctes.append(f"unit_{index} AS MATERIALIZED ({sql})")
         params.extend(tsquery if value == _STAND_IN else value for value in template)
     for index in range(len(tsqueries)):
-        selects.append(f"(SELECT {index}, id, search_text FROM unit_{index} LIMIT %s)")
+        selects.append(f"(SELECT {index}, id, length(search_text) FROM unit_{index} LIMIT %s)")
         params.append(limit)
     return f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params
 
 
 def _keyword_rows(
     library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
-) -> list[tuple[int, int, str]]:
+) -> list[tuple[int, int, int]]:
     sql, params = keyword_candidates_sql(library, tsqueries, limit)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The planner sizes each CTE for all its matches (thousands, for a common word) and
-        # starts parallel workers, whose start-up costs more than reading the few rows used.
-        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(int(u), int(pk), str(text)) for u, pk, text in cursor.fetchall()]
+        return [(int(unit), int(pk), int(length)) for unit, pk, length in cursor.fetchall()]
 
 
 _word_shares: tuple[float, dict[str, float]] = (-math.inf, {})
@@ -351,58 +350,35 @@ def word_shares() -> dict[str, float]:
     return shares
 
 
-def _phrase_frequency(tokens: list[str], words: tuple[str, ...]) -> int:
-    width = len(words)
-    return sum(
-        1
-        for start in range(len(tokens) - width + 1)
-        if tokens[start] == words[0] and tuple(tokens[start : start + width]) == words
-    )
-
-
 def _bm25(
-    texts: dict[int, str],
-    units: Sequence[tuple[str, ...]],
-    idf: Sequence[float],
-    matched: dict[int, set[int]] | None,
+    lengths: dict[int, int], matched: Mapping[int, Collection[int]], idf: Sequence[float]
 ) -> list[int]:
-    """Ids ordered by BM25 over the folded texts, best first.
+    """Ids ordered by BM25, best first, from which units PostgreSQL found in each text.
 
-    `matched` says which units PostgreSQL found in each text (the any-term pass); a unit it
-    found counts at least once even where this simpler tokenizer disagrees (`l'amour`).
+    Term frequency is 0 or 1: a highlight is a sentence or two, where a word seldom comes
+    twice, and counting occurrences meant reading and scanning every candidate's text in
+    Python, which cost more than the rest of the search. Length is in characters: BM25 only
+    compares it with the average.
     """
-    lengths: dict[int, int] = {}
-    frequencies: dict[int, list[int]] = {}
-    for pk, text in texts.items():
-        tokens = _WORD.findall(text)
-        counts = Counter(tokens)
-        lengths[pk] = len(tokens)
-        frequencies[pk] = [
-            counts[unit[0]] if len(unit) == 1 else _phrase_frequency(tokens, unit) for unit in units
-        ]
     average = sum(lengths.values()) / max(1, len(lengths)) or 1.0
-    scores: dict[int, float] = {}
-    for pk, tfs in frequencies.items():
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[pk] / average)
-        found = matched.get(pk, set()) if matched is not None else set()
-        score = 0.0
-        for index, tf in enumerate(tfs):
-            if index in found:
-                tf = max(tf, 1)
-            if tf:
-                score += idf[index] * tf * (BM25_K1 + 1) / (tf + norm)
-        scores[pk] = score
+    scores = {
+        pk: sum(
+            idf[unit] * (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+            for unit in matched[pk]
+        )
+        for pk, length in lengths.items()
+    }
     # Ties: the newer highlight (higher id) first.
     return sorted(scores, key=lambda pk: (-scores[pk], -pk))
 
 
 def _keyword(library: QuerySet[Highlight], parsed: ParsedQuery) -> _KeywordHits:
-    units = [words for _, words in parsed.units]
     # Pass 1: the reader's own query, every term required (and their or / - / quotes).
     rows = _keyword_rows(library, [parsed.folded], KEYWORD_CANDIDATES)
     if rows:
-        texts = {pk: text for _, pk, text in rows}
-        return _KeywordHits(_bm25(texts, units, [1.0] * len(units), None)[:DEPTH], "all")
+        # Every hit has every word (or one side of each "or"): length alone orders them.
+        hits = {pk: length for _, pk, length in rows}
+        return _KeywordHits(_bm25(hits, {pk: (0,) for pk in hits}, [1.0])[:DEPTH], "all")
     if len(parsed.units) < 2:
         return _KeywordHits([], "")
     # Pass 2: any term (exclusions still apply), each term's matches read separately so a
@@ -410,30 +386,37 @@ def _keyword(library: QuerySet[Highlight], parsed: ParsedQuery) -> _KeywordHits:
     # Common words are not read at all: they would bring thousands of highlights that share
     # nothing else with the query, and their weight in BM25 is next to nothing anyway.
     shares = word_shares()
+    everything = [text for text, _ in parsed.units]
     informative = [
-        (text, words)
+        text
         for text, words in parsed.units
         if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
-    ] or list(parsed.units)
+    ]
     exclusions = " ".join(parsed.exclusions)
-    tsqueries = [f"{text} {exclusions}".strip() for text, _ in informative]
-    rows = _keyword_rows(library, tsqueries, TERM_CANDIDATES)
-    if not rows:
-        return _KeywordHits([], "")
-    texts = {}
+
+    def read(units: list[str]) -> list[tuple[int, int, int]]:
+        tsqueries = [f"{text} {exclusions}".strip() for text in units]
+        return _keyword_rows(library, tsqueries, TERM_CANDIDATES)
+
+    units = informative or everything
+    rows = read(units)
+    if not rows and units != everything:
+        # The common words only when the others find nothing ("the sleeps").
+        units = everything
+        rows = read(units)
+    lengths: dict[int, int] = {}
     matched: dict[int, set[int]] = {}
-    document_frequency = [0] * len(informative)
-    for unit, pk, text in rows:
-        texts[pk] = text
+    document_frequency = [0] * len(units)
+    for unit, pk, length in rows:
+        lengths[pk] = length
         matched.setdefault(pk, set()).add(unit)
         document_frequency[unit] += 1
     # The library's size is not counted (a count of 100,000 rows costs more than the whole
     # search); the highlights that match some term stand in for it. A term read to its cap
     # is common, and its weight is low either way.
-    size = max(len(texts), 2 * TERM_CANDIDATES)
+    size = max(len(lengths), 2 * TERM_CANDIDATES)
     idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in document_frequency]
-    units = [words for _, words in informative]
-    return _KeywordHits(_bm25(texts, units, idf, matched)[:DEPTH], "any")
+    return _KeywordHits(_bm25(lengths, matched, idf)[:DEPTH], "any" if rows else "")
 
 
 # --- meaning -------------------------------------------------------------------------------
@@ -516,12 +499,10 @@ def _meaning(
     model_id: str,
     exclude_ids: Sequence[int],
 ) -> list[Neighbour]:
-    embedded = library.filter(
-        embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
-    )
-    if exclude_ids:
-        embedded = embedded.exclude(pk__in=exclude_ids)
     if filters:
+        embedded = library.filter(
+            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+        )
         found = _nearest_filtered(embedded, vector, limit=DEPTH)
     else:
         # The reader's rows, counted only up to the strategy's boundary from the reader
@@ -617,11 +598,9 @@ def search(
         offset = (max(1, page) - 1) * limit
     offset = max(0, offset)
     parsed = parse_query(query)
-    empty = SearchResults(query=query, mode=mode, mode_used="", results=[], total=0,
-                          offset=offset, limit=limit)  # fmt: skip
     if not parsed.units:
         # An empty query (or one of exclusions only) finds nothing, never everything.
-        return empty
+        return SearchResults(query, mode, "", [], total=0, offset=offset, limit=limit)
 
     filters = SearchFilters(book, author, added_from, added_to, has_note)
     library = _library(reader, filters)

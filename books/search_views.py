@@ -20,7 +20,7 @@ from books.views import _get_book_for_user, _reader
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
 _WORD = re.compile(r"[\w\u0300-\u036f]+")
 JSON_MAX_LIMIT = 100
-FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note", "recency")
+FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 
 class SearchForm(forms.Form):
@@ -148,6 +148,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "books": books,
         "authors": sorted({b.authors for b in books if b.authors}),
         "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),
+        "show_filters": any(request.GET.get(key) for key in (*FILTER_PARAMETERS, "recency")),
         "previous_link": _page_link(request, found.page - 1) if found else "",
         "next_link": _page_link(request, found.page + 1) if found else "",
         "keyword_link": _mode_link(request, "keyword"),

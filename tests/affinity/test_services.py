@@ -16,6 +16,7 @@ from affinity.services import (
     centroid_refresh,
     centroids_mark_stale,
     echo_weight,
+    passage_echoes_forget,
     reading_space_refresh,
     sharing_profile_for,
     sharing_update,
@@ -161,6 +162,25 @@ class PassageEchoTests:
         assert (alices.pk, other.pk) not in pairs
         # every probed highlight echoes itself, and only alive, shared highlights are probed
         assert (other.pk, other.pk) in pairs
+
+    def test_a_changed_vector_is_probed_again(self, alice: User, bob: User) -> None:
+        rng = np.random.default_rng(14)
+        passage = direction(rng)
+        alices = highlights(book(alice, "Ficciones"), near(passage, 0.02, rng, 1))[0]
+        bobs = highlights(book(bob, "Ficciones"), near(passage, 0.02, rng, 1))[0]
+        for who in (alice, bob):
+            share(who)
+            centroid_refresh(reader=who)
+        # alice's highlight got new words and a new vector, about something else
+        Highlight.objects.filter(pk=alices.pk).update(
+            embedding=near(direction(rng), 0.02, rng, 1)[0].astype(np.float32).tolist()
+        )
+        passage_echoes_forget(ids=[alices.pk])
+        assert not PassageEcho.objects.filter(highlight=alices).exists()
+        centroid_refresh(reader=alice)
+        pairs = set(PassageEcho.objects.values_list("highlight_id", "echo_id"))
+        assert (alices.pk, alices.pk) in pairs
+        assert (alices.pk, bobs.pk) not in pairs
 
 
 @pytest.mark.django_db

@@ -1,5 +1,6 @@
 """Search on real PostgreSQL: full-text through the GIN index, vectors from the real model."""
 
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
@@ -13,16 +14,20 @@ from books.clippings import normalize_author
 from books.models import Book, Highlight
 from books.neighbours import Neighbour
 from books.search import (
+    COMMON_WORD_SHARE,
+    DEPTH,
     NOTICE_MODEL_UNAVAILABLE,
     SearchFilters,
     _library,
     clear_query_cache,
+    forget_word_shares,
     fuse,
     fused_order,
     keyword_candidates_sql,
     parse_query,
     recency_factor,
     search,
+    word_shares,
 )
 from books.services import highlights_embed
 
@@ -50,6 +55,14 @@ def _highlight(
 
 def _texts(reader: User, query: str, **kwargs: object) -> list[str]:
     return [r.highlight.text for r in search(reader, query, **kwargs).results]  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_word_shares() -> Iterator[None]:
+    # The statistics are read once per few minutes per process; each test reads its own.
+    forget_word_shares()
+    yield
+    forget_word_shares()
 
 
 @pytest.fixture
@@ -118,6 +131,25 @@ class KeywordPassTests:
         assert found.keyword_pass == "any"
         assert found.results[0].highlight.text == "A cartographer drew it."
         assert found.total == 7
+
+    def test_the_fallback_does_not_read_words_most_highlights_have(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        rows = [Highlight(reader=alice, book=ficciones, text=f"The river {n}.") for n in range(300)]
+        rows.append(Highlight(reader=alice, book=ficciones, text="A cartographer drew the map."))
+        for number, row in enumerate(rows):
+            row.dedupe_key = str(number)
+            row.refresh_search_text()
+        Highlight.objects.bulk_create(rows)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE books_highlight")
+        forget_word_shares()
+        assert word_shares()["the"] > COMMON_WORD_SHARE
+        found = search(alice, "the cartographer sleeps", mode="keyword")
+        assert found.keyword_pass == "any"
+        assert [r.highlight.text for r in found.results] == ["A cartographer drew the map."]
+        # A query of common words only still finds them.
+        assert search(alice, "the sleeps", mode="keyword").total == DEPTH
 
     def test_it_matches_a_quoted_phrase_in_order_only(self, alice: User, sacks: Book) -> None:
         _highlight(alice, sacks, "We each have an inner narrative.")
