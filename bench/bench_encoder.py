@@ -2,7 +2,7 @@
 
 Run it with `python -m bench.bench_encoder` (about four minutes on the 2-core machine). It reads
 STS-B from the evaluation folder at run time (EXOGRAM_STSB_DIR, default
-/work/shared/data/eval/stsb); nothing of it is copied into the repository.
+../shared/data/eval/stsb beside the checkout); nothing of it is copied into the repository.
 
 - Throughput, texts/s, on ~37-token highlight-like texts (consecutive STS-B train sentences
   joined): the naive baseline (batch 1, tokenizer as shipped: every text padded to 128 tokens)
@@ -37,7 +37,11 @@ from tokenizers import Tokenizer
 
 from books.embedding import Encoder, default_model_spec
 
-STSB_DIR = Path(os.environ.get("EXOGRAM_STSB_DIR", "/work/shared/data/eval/stsb"))
+# The team's shared folder sits beside the checkout: ../shared/data/eval/stsb.
+STSB_DIR = Path(
+    os.environ.get("EXOGRAM_STSB_DIR")
+    or Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "stsb"
+)
 TEXTS = 256
 NAIVE_TEXTS = 64  # the baseline is slow; fewer texts give the same rate
 ROUNDS = 5

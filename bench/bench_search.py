@@ -4,8 +4,8 @@ Run it with `DEBUG=1 python -m bench.bench_search` (about 10 minutes on the 2-co
 Everything happens in a throw-away database (`bench.db.bench_database`), dropped at the end.
 
 The libraries (three readers in one table, 121,000 rows) are made at run time from the
-evaluation folder (EXOGRAM_EVAL_DIR, default /work/shared/data/eval; nothing of it is copied
-into the repository): STS-B sentences (English and Spanish) and quotable's quotes.
+evaluation folder (EXOGRAM_EVAL_DIR, default ../shared/data/eval beside the checkout; none of
+it is copied into the repository): STS-B sentences (English and Spanish) and quotable's quotes.
 
 - **Vectors, real for the seeds, synthetic-but-consistent for the rest**: SEEDS texts are
   embedded by the real model. Highlight i of a library starts with seed i mod SEEDS; the first
@@ -43,7 +43,11 @@ import numpy.typing as npt
 
 from bench.db import bench_database, setup_django
 
-EVAL_DIR = Path(os.environ.get("EXOGRAM_EVAL_DIR", "/work/shared/data/eval"))
+# The team's shared folder sits beside the checkout: ../shared/data/eval.
+EVAL_DIR = Path(
+    os.environ.get("EXOGRAM_EVAL_DIR")
+    or Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
+)
 DATABASE = "exogram_bench_search"
 SIZES = (1_000, 20_000, 100_000)
 SEEDS = 3_000
