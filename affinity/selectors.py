@@ -3,11 +3,14 @@
 Everything here reads only what sharing readers share: a reader appears only while their
 profile is discoverable, and a book they excluded never shows (nor counts) anywhere.
 
-Nearest centroids: an exact scan of the sharing readers' centroids up to EXACT_SCAN_MAX of
-them, an iterative HNSW scan above (the same trade-off as books.neighbours, whose module
-comment has the measurements). Bridges: the K highlights of each side closest to the other
-side's centroid, then every pair between the two small sets. The cost is one scan of each
-library, never the product of the two (20,000 by 20,000 would be 400 million distances).
+Nearest centroids: compared by their positions in the model's reading space (32 numbers;
+the raw centroids while there is none, see affinity.models.ReadingSpace), by an exact scan
+up to EXACT_SCAN_MAX sharing readers and an iterative HNSW scan above (the trade-off of
+books.neighbours, whose module comment has the measurements).
+
+Bridges: the K highlights of each side closest to the other side's centroid, then every
+pair between the two small sets. The cost is one scan of each library, never the product
+of the two (20,000 by 20,000 would be 400 million distances).
 """
 
 from dataclasses import dataclass
@@ -61,7 +64,7 @@ class Standing:
         return (
             self.sharing
             and self.centroid is not None
-            and self.centroid.position is not None
+            and self.centroid.vector is not None
             and self.highlights >= MIN_HIGHLIGHTS
         )
 
@@ -109,24 +112,28 @@ class KindredReader:
 
 # --- nearest centroids -------------------------------------------------------------------------
 
-# Comparable: same model, positions in the same version of its reading space.
+# Comparable: same model, with enough highlights, placed in the same version of its
+# reading space (or, version 0, in none yet). `{column}` is the one compared: `position`,
+# or the raw `vector` while there is no reading space.
 _CANDIDATE = """
     c.embedding_model = %(model)s AND c.space_version = %(version)s
-    AND c.position IS NOT NULL AND c.highlight_count >= %(min)s
+    AND c.{column} IS NOT NULL AND c.highlight_count >= %(min)s
     AND c.reader_id <> %(reader)s
     AND EXISTS (SELECT 1 FROM affinity_sharingprofile p
                 WHERE p.reader_id = c.reader_id AND p.discoverable)
 """
 
 
-def sharing_readers_count(model_id: str, version: int) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FROM affinity_readercentroid c WHERE {_CANDIDATE}",
-            {"model": model_id, "version": version, "min": MIN_HIGHLIGHTS, "reader": 0},
-        )
-        row = cursor.fetchone()
-    return int(row[0]) if row else 0
+def sharing_readers_count() -> int:
+    """Readers who share: an upper bound of the candidates, counted on the partial index."""
+    return SharingProfile.objects.filter(discoverable=True).count()
+
+
+def _compared(centroid: ReaderCentroid) -> tuple[str, Any]:
+    """The column compared and this centroid's value of it."""
+    if centroid.space_version > 0 and centroid.position is not None:
+        return "position", centroid.position
+    return "vector", centroid.vector
 
 
 def nearest_readers(
@@ -134,26 +141,31 @@ def nearest_readers(
 ) -> list[tuple[int, float]]:
     """(reader id, cosine distance) of the sharing readers nearest to a centroid, closest
     first; only centroids of the same model, with enough highlights, never the reader."""
-    if centroid.position is None:
+    column, value = _compared(centroid)
+    if value is None:
         return []
-    if strategy == "auto":
-        count = sharing_readers_count(centroid.embedding_model, centroid.space_version)
-        strategy = "hnsw" if count > EXACT_SCAN_MAX else "exact"
+    if column == "vector":
+        # No reading space yet: a handful of readers, and no index on raw vectors.
+        strategy = "exact"
+    elif strategy == "auto":
+        strategy = "hnsw" if sharing_readers_count() > EXACT_SCAN_MAX else "exact"
+    candidate = _CANDIDATE.format(column=column)
     params: dict[str, Any] = {
         "model": centroid.embedding_model,
         "version": centroid.space_version,
         "min": MIN_HIGHLIGHTS,
         "reader": centroid.reader_id,
-        "position": _vector_param(centroid.position),
+        "value": _vector_param(value),
         "limit": limit,
     }
     if strategy == "exact":
         # MATERIALIZED: the candidates carry no index, so the ORDER BY is an exact sort.
         sql = f"""
             WITH candidates AS MATERIALIZED (
-                SELECT c.reader_id, c.position FROM affinity_readercentroid c WHERE {_CANDIDATE}
+                SELECT c.reader_id, c.{column} AS compared
+                FROM affinity_readercentroid c WHERE {candidate}
             )
-            SELECT reader_id, position <=> %(position)s::vector AS distance FROM candidates
+            SELECT reader_id, compared <=> %(value)s::vector AS distance FROM candidates
             ORDER BY distance, reader_id LIMIT %(limit)s
         """
         with connection.cursor() as cursor:
@@ -163,9 +175,9 @@ def nearest_readers(
         # Relaxed order returns nearly sorted rows; the outer ORDER BY puts them right.
         sql = f"""
             WITH ranked AS MATERIALIZED (
-                SELECT c.reader_id, c.position <=> %(position)s::vector AS distance
-                FROM affinity_readercentroid c WHERE {_CANDIDATE}
-                ORDER BY c.position <=> %(position)s::vector LIMIT %(limit)s
+                SELECT c.reader_id, c.position <=> %(value)s::vector AS distance
+                FROM affinity_readercentroid c WHERE {candidate}
+                ORDER BY c.position <=> %(value)s::vector LIMIT %(limit)s
             )
             SELECT reader_id, distance FROM ranked ORDER BY distance, reader_id
         """
@@ -194,34 +206,38 @@ def bridges_between(
     others = [o for o in others if o.vector is not None]
     if centroid.vector is None or not others:
         return {}
+    # Only ids and distances are ranked and sorted; the vectors of the few candidates
+    # are read again for the pairs (carrying 20,000 vectors through a sort spills to disk).
     sql = f"""
-        WITH mine AS MATERIALIZED (
-            SELECT h.id, b.key, h.embedding FROM books_highlight h
-            JOIN books_book b ON b.id = h.book_id
-            WHERE h.reader_id = %(reader)s AND {shared_vector_sql("h")}
-        ), others AS MATERIALIZED (
+        WITH others AS MATERIALIZED (
             SELECT c.reader_id, c.vector FROM affinity_readercentroid c
             WHERE c.reader_id = ANY(%(others)s) AND c.embedding_model = %(model)s
-              AND c.vector IS NOT NULL
-              AND {discoverable_sql("c")}
-        ), my_side AS (
-            SELECT o.reader_id, m.id, m.key, m.embedding FROM others o
-            CROSS JOIN LATERAL (
-                SELECT m.id, m.key, m.embedding FROM mine m
-                ORDER BY m.embedding <=> o.vector LIMIT %(k)s
-            ) m
-        ), theirs AS MATERIALIZED (
-            SELECT h.reader_id, h.id, b.key, h.embedding,
-                   row_number() OVER (
+              AND c.vector IS NOT NULL AND {discoverable_sql("c")}
+        ), mine_ranked AS (
+            -- one pass over the reader's rows, each measured against every other centroid
+            SELECT o.reader_id, h.id, row_number() OVER (
+                       PARTITION BY o.reader_id ORDER BY h.embedding <=> o.vector, h.id
+                   ) AS rank
+            FROM books_highlight h CROSS JOIN others o
+            WHERE h.reader_id = %(reader)s AND {shared_vector_sql("h")}
+        ), theirs_ranked AS (
+            SELECT h.reader_id, h.id, row_number() OVER (
                        PARTITION BY h.reader_id ORDER BY h.embedding <=> %(vector)s::vector, h.id
                    ) AS rank
-            FROM books_highlight h JOIN books_book b ON b.id = h.book_id
+            FROM books_highlight h
             WHERE h.reader_id IN (SELECT reader_id FROM others) AND {shared_vector_sql("h")}
+        ), my_side AS MATERIALIZED (
+            SELECT r.reader_id, h.id, b.key, h.embedding FROM mine_ranked r
+            JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
+            WHERE r.rank <= %(k)s
+        ), their_side AS MATERIALIZED (
+            SELECT r.reader_id, h.id, b.key, h.embedding FROM theirs_ranked r
+            JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
+            WHERE r.rank <= %(k)s
         ), pairs AS (
             SELECT m.reader_id, m.id AS mine, t.id AS theirs,
                    m.embedding <=> t.embedding AS distance
-            FROM my_side m JOIN theirs t
-              ON t.reader_id = m.reader_id AND t.rank <= %(k)s AND t.key <> m.key
+            FROM my_side m JOIN their_side t ON t.reader_id = m.reader_id AND t.key <> m.key
         ), ranked AS (
             SELECT *, row_number() OVER (
                 PARTITION BY reader_id ORDER BY distance, mine, theirs) AS rank
@@ -264,7 +280,7 @@ def _shared_book(alias: str) -> str:
     """SQL: the book `alias` has an alive highlight and its reader did not exclude it."""
     return f"""
         EXISTS (SELECT 1 FROM books_highlight h
-                WHERE h.book_id = {alias}.id AND h.deleted_at IS NULL)
+                WHERE h.book_id = {alias}.id AND h.deleted_at IS NULL AND h.kind = 'highlight')
         AND NOT EXISTS (
             SELECT 1 FROM affinity_sharingprofile p
             JOIN affinity_sharingprofile_excluded_books x ON x.sharingprofile_id = p.id
@@ -333,16 +349,17 @@ def kindred_readers(standing: Standing, *, limit: int = 10) -> list[KindredReade
 
 def distance_between(standing: Standing, other: SharingProfile) -> float | None:
     """Cosine distance between a ready reader's centroid and another sharing reader's, or
-    None when they cannot be compared (too few highlights, another model)."""
+    None when they cannot be compared (too few highlights, another model or space)."""
     mine = standing.centroid
-    if not standing.ready or mine is None or mine.position is None:
+    if not standing.ready or mine is None:
         return None
+    column, value = _compared(mine)
     sql = f"""
-        SELECT c.position <=> %(position)s::vector FROM affinity_readercentroid c
-        WHERE c.reader_id = %(other)s AND {_CANDIDATE}
+        SELECT c.{column} <=> %(value)s::vector FROM affinity_readercentroid c
+        WHERE c.reader_id = %(other)s AND {_CANDIDATE.format(column=column)}
     """
     params: dict[str, Any] = {
-        "position": _vector_param(mine.position),
+        "value": _vector_param(value),
         "other": other.reader_id,
         "version": mine.space_version,
         "model": mine.embedding_model,

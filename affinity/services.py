@@ -1,7 +1,11 @@
-"""Kindred readers' workflows: reader centroids, passage echoes, sharing settings.
+"""Kindred readers' workflows: reader centroids, passage echoes, the reading space,
+sharing settings.
 
 `centroids_mark_stale` is the hook the embedding pipeline calls when a reader's vectors
-change; it queues one debounced `centroid_refresh` per reader.
+change; it queues one debounced `centroid_refresh` per reader. A refresh probes the
+reader's new highlights for passage echoes (famous passages weigh less), sums the shared
+vectors in one scan, and places the centroid in the model's reading space, which is
+worked out again as the sharing population grows.
 """
 
 import logging
@@ -13,12 +17,19 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import PassageEcho, ReaderCentroid, ReadingSpace, SharingProfile
+from affinity.models import (
+    SPACE_DIMENSIONS,
+    PassageEcho,
+    ReaderCentroid,
+    ReadingSpace,
+    SharingProfile,
+)
 from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
 
 logger = logging.getLogger(__name__)
@@ -53,10 +64,10 @@ ECHO_BUDGET_SECONDS = 120.0
 # found when nothing was famous; this cap kept them and did best with bestsellers.
 ECHO_FULL = 4
 
-# The reading space: principal axes kept, highlights sampled to find them, and when it
-# is worth working out (below, the raw centroids are compared) or out again.
-SPACE_DIMENSIONS = 32
-SPACE_SAMPLE = 20_000
+# The reading space: highlights sampled to find its axes (5,000 pin down 32 axes of a
+# 384-number space), and when it is worth working out (below, the raw centroids are
+# compared) or out again.
+SPACE_SAMPLE = 5_000
 SPACE_MIN_READERS = 5
 SPACE_MIN_HIGHLIGHTS = 1_000
 SPACE_GROWTH = 1.25
@@ -91,20 +102,6 @@ def shared_highlights(reader_id: int) -> QuerySet[Highlight]:
         .filter(reader_id=reader_id, kind=Highlight.Kind.HIGHLIGHT)
         .exclude(book_id__in=excluded)
     )
-
-
-def _centroid_model(reader_id: int) -> str | None:
-    """The model most of the reader's shared vectors come from: vectors of two models
-    never mix (during a model change the majority moves over batch by batch)."""
-    row = (
-        shared_highlights(reader_id)
-        .filter(embedding_status=Highlight.EmbeddingStatus.DONE)
-        .values("embedding_model")
-        .annotate(n=Count("id"))
-        .order_by("-n", "embedding_model")
-        .first()
-    )
-    return row["embedding_model"] if row else None
 
 
 # --- the debounced refresh -----------------------------------------------------------------
@@ -143,39 +140,39 @@ def centroid_refresh(*, reader: User) -> ReaderCentroid:
     # than being lost in this one.
     ReaderCentroid.objects.filter(reader=reader).update(refresh_queued_at=None)
     sharing = SharingProfile.objects.filter(reader=reader, discoverable=True).exists()
-    model_id = _centroid_model(reader.pk)
-    if sharing and model_id is not None:
-        # Only sharing readers are compared, so only they pay for probing.
-        outcome = passage_echoes_probe(reader_id=reader.pk, model_id=model_id)
+    sums = CentroidSums.of(reader.pk)
+    if sharing and sums.model_id is not None and sums.unprobed:
+        # Only sharing readers are compared, so only they pay for probing, and only for
+        # highlights not probed yet.
+        outcome = passage_echoes_probe(reader_id=reader.pk, model_id=sums.model_id)
         if outcome.others:
             centroids_mark_stale(reader_ids=outcome.others)
         if not outcome.finished:
             centroids_mark_stale(reader_ids={reader.pk})
-    centroid = _centroid_save(reader, model_id)
-    if sharing and model_id is not None and _space_due(model_id):
+        sums = CentroidSums.of(reader.pk)
+    centroid = _centroid_save(reader, sums)
+    if sharing and sums.model_id is not None and _space_due(sums.model_id):
         from affinity.tasks import refresh_reading_space
 
-        refresh_reading_space.delay_on_commit(model_id)  # type: ignore[attr-defined]
+        refresh_reading_space.delay_on_commit(sums.model_id)  # type: ignore[attr-defined]
     return centroid
 
 
-def _centroid_save(reader: User, model_id: str | None) -> ReaderCentroid:
+def _centroid_save(reader: User, sums: "CentroidSums") -> ReaderCentroid:
     with transaction.atomic():
         centroid, _ = ReaderCentroid.objects.get_or_create(reader=reader)
-        centroid.vector, centroid.highlight_count, centroid.embedding_model = None, 0, ""
+        centroid.vector, centroid.highlight_count = sums.vector(), sums.count
+        centroid.embedding_model = sums.model_id or ""
         centroid.position, centroid.space_version = None, 0
-        if model_id is not None:
-            vector, count = weighted_centroid(reader_id=reader.pk, model_id=model_id)
+        if sums.model_id is not None:
             # FOR SHARE: a reading space being worked out (which locks its row for update)
             # finishes first, so this position is never left in a replaced space.
             spaces = ReadingSpace.objects.raw(
                 "SELECT * FROM affinity_readingspace WHERE embedding_model = %s FOR SHARE",
-                [model_id],
+                [sums.model_id],
             )
             found = next(iter(spaces), None)
-            centroid.vector, centroid.highlight_count = vector, count
-            centroid.embedding_model = model_id
-            centroid.position, centroid.space_version = space_position(found, vector)
+            centroid.position, centroid.space_version = space_position(found, centroid.vector)
         centroid.save(
             update_fields=[
                 "vector",
@@ -189,12 +186,12 @@ def _centroid_save(reader: User, model_id: str | None) -> ReaderCentroid:
     return centroid
 
 
-def shared_vector_sql(alias: str) -> str:
-    """SQL: the row `alias` of books_highlight is an alive vector of %(model)s outside the
+def shared_vector_sql(alias: str, model: str = "%(model)s") -> str:
+    """SQL: the row `alias` of books_highlight is an alive vector of `model` outside the
     books its reader excluded from sharing (shared_highlights, in SQL)."""
     return f"""
         {alias}.deleted_at IS NULL AND {alias}.kind = 'highlight'
-        AND {alias}.embedding_status = 'done' AND {alias}.embedding_model = %(model)s
+        AND {alias}.embedding_status = 'done' AND {alias}.embedding_model = {model}
         AND NOT EXISTS (
             SELECT 1 FROM affinity_sharingprofile p
             JOIN affinity_sharingprofile_excluded_books x ON x.sharingprofile_id = p.id
@@ -208,42 +205,83 @@ def discoverable_sql(alias: str) -> str:
                        WHERE p.reader_id = {alias}.reader_id AND p.discoverable)"""
 
 
-def weighted_centroid(*, reader_id: int, model_id: str) -> tuple[list[float] | None, int]:
-    """(unit vector, highlights counted) over the reader's shared vectors of one model.
+@dataclass
+class CentroidSums:
+    """A reader's shared vectors summed by model and by how many readers hold the passage.
 
-    A highlight weighs echo_weight(holders), holders being the sharing readers (the reader
-    included) with a shared highlight of the same passage. Summed in SQL per holder count:
-    a handful of rows come back, not 20,000 vectors.
+    One scan of the reader's rows gives everything a refresh needs: which model most of
+    them use, the weighted sum, and how many highlights have not been probed for echoes.
     """
-    sql = f"""
-        WITH shared AS MATERIALIZED (
-            SELECT h.id, h.embedding FROM books_highlight h
-            WHERE h.reader_id = %(reader)s AND {shared_vector_sql("h")}
-        ), holders AS (
-            SELECT e.highlight_id, count(DISTINCT o.reader_id) AS n
-            FROM affinity_passageecho e JOIN books_highlight o ON o.id = e.echo_id
-            WHERE e.highlight_id IN (SELECT id FROM shared) AND e.embedding_model = %(model)s
-              AND {shared_vector_sql("o")} AND (o.reader_id = %(reader)s OR {discoverable_sql("o")})
-            GROUP BY e.highlight_id
-        )
-        SELECT LEAST(GREATEST(COALESCE(holders.n, 1), 1), %(cap)s) AS k,
-               sum(shared.embedding)::real[], count(*)
-        FROM shared LEFT JOIN holders ON holders.highlight_id = shared.id
-        GROUP BY k
-    """
-    params: dict[str, int | str] = {"model": model_id, "reader": reader_id, "cap": ECHO_CAP}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    total = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float64)
-    count = 0
-    for holders, vector_sum, n in rows:
-        total += echo_weight(int(holders)) * np.asarray(vector_sum, dtype=np.float64)
-        count += int(n)
-    norm = float(np.linalg.norm(total))
-    if count == 0 or norm == 0.0:
-        return None, count
-    return (total / norm).astype(np.float32).tolist(), count
+
+    model_id: str | None = None
+    # (holders, sum of the vectors, how many) for the chosen model
+    groups: list[tuple[int, npt.NDArray[np.float64], int]] = field(default_factory=list)
+    unprobed: int = 0
+
+    @property
+    def count(self) -> int:
+        return sum(n for _, _, n in self.groups)
+
+    def vector(self) -> list[float] | None:
+        total = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float64)
+        for holders, vector_sum, _ in self.groups:
+            total += echo_weight(holders) * vector_sum
+        norm = float(np.linalg.norm(total))
+        if norm == 0.0:
+            return None
+        unit: list[float] = (total / norm).astype(np.float32).tolist()
+        return unit
+
+    @classmethod
+    def of(cls, reader_id: int) -> "CentroidSums":
+        # Holders other than the reader come from the few pairs that are not a highlight's
+        # echo of itself, so only those look up the other highlight; a highlight with no
+        # echo of itself has not been probed (or its vector changed since).
+        mine = f"h.reader_id = %(reader)s AND {shared_vector_sql('h', 'h.embedding_model')}"
+        sql = f"""
+            WITH others AS (
+                SELECT e.highlight_id, count(DISTINCT o.reader_id) AS n
+                FROM affinity_passageecho e JOIN books_highlight o ON o.id = e.echo_id
+                WHERE e.highlight_id IN (
+                        SELECT id FROM books_highlight WHERE reader_id = %(reader)s)
+                  AND e.echo_id <> e.highlight_id AND o.reader_id <> %(reader)s
+                  AND {shared_vector_sql("o", "e.embedding_model")} AND {discoverable_sql("o")}
+                GROUP BY e.highlight_id
+            )
+            SELECT h.embedding_model,
+                   EXISTS (SELECT 1 FROM affinity_passageecho s
+                           WHERE s.highlight_id = h.id AND s.echo_id = h.id
+                             AND s.embedding_model = h.embedding_model) AS probed,
+                   1 + COALESCE(others.n, 0) AS holders,
+                   sum(h.embedding)::real[], count(*)
+            FROM books_highlight h LEFT JOIN others ON others.highlight_id = h.id
+            WHERE {mine}
+            GROUP BY 1, 2, 3
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, {"reader": reader_id})
+            rows = cursor.fetchall()
+        if not rows:
+            return cls()
+        by_model: dict[str, int] = {}
+        for model_id, _, _, _, n in rows:
+            by_model[model_id] = by_model.get(model_id, 0) + int(n)
+        # The model most of the vectors come from: two models never mix (during a model
+        # change the majority moves over batch by batch).
+        chosen = min(by_model, key=lambda m: (-by_model[m], m))
+        sums = cls(model_id=chosen)
+        merged: dict[int, tuple[npt.NDArray[np.float64], int]] = {}
+        for model_id, probed, holders, vector_sum, n in rows:
+            if model_id != chosen:
+                continue
+            if not probed:
+                sums.unprobed += int(n)
+            # An unprobed highlight has no echoes yet: it counts as the reader's alone.
+            key = int(holders) if probed else 1
+            total, count = merged.get(key, (np.zeros(EMBEDDING_DIMENSIONS), 0))
+            merged[key] = (total + np.asarray(vector_sum, dtype=np.float64), count + int(n))
+        sums.groups = [(k, total, n) for k, (total, n) in sorted(merged.items())]
+        return sums
 
 
 # --- passage echoes ------------------------------------------------------------------------
@@ -379,7 +417,7 @@ def sharing_update(
         profile.excluded_books.set(excluded_books)
         now = (discoverable, {book.pk for book in excluded_books})
         if now != was:
-            _centroid_save(reader, _centroid_model(reader.pk))
+            _centroid_save(reader, CentroidSums.of(reader.pk))
             # Probing (new to sharing) and the echo weights of readers who hold the same
             # passages follow in the background.
             centroids_mark_stale(reader_ids={reader.pk} | echo_holders([reader.pk]))
@@ -389,25 +427,24 @@ def sharing_update(
 # --- the reading space ---------------------------------------------------------------------
 
 
-def space_position(space: ReadingSpace | None, vector: list[float] | None) -> tuple[Any, int]:
-    """(position, space version) of a centroid: whitened in the model's reading space, as a
-    384-number unit vector whose cosine with another equals that of the whitened ones;
-    the vector itself (version 0) while there is no space."""
-    if vector is None:
+def space_position(space: ReadingSpace | None, vector: Sequence[float] | None) -> tuple[Any, int]:
+    """(position, space version) of a centroid: its SPACE_DIMENSIONS whitened coordinates,
+    as a unit vector; (None, 0) while the model has no reading space."""
+    if vector is None or space is None:
         return None, 0
-    if space is None:
-        return vector, 0
-    axes = np.frombuffer(bytes(space.axes), dtype=np.float32).reshape(space.dimensions + 1, -1)
-    # The last row holds each axis's scale (1 / standard deviation) in its first columns.
-    scales = axes[-1, : space.dimensions]
-    units = axes[:-1]
-    whitened = (units @ (np.asarray(vector) - np.asarray(space.mean))) * scales
-    # Back in 384 numbers along the same orthonormal axes: lengths and angles unchanged.
-    position = units.T @ whitened
+    units, scales = _unpack(space)
+    whitened = (units @ (np.asarray(vector, dtype=np.float64) - np.asarray(space.mean))) * scales
+    position = np.zeros(SPACE_DIMENSIONS)
+    position[: len(whitened)] = whitened  # a space from a tiny sample has fewer axes
     norm = float(np.linalg.norm(position))
     if norm == 0.0:
-        return None, space.version
+        return None, 0
     return (position / norm).astype(np.float32).tolist(), space.version
+
+
+def _unpack(space: ReadingSpace) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    packed = np.frombuffer(bytes(space.axes), dtype=np.float32).reshape(space.dimensions + 1, -1)
+    return packed[:-1].astype(np.float64), packed[-1, : space.dimensions].astype(np.float64)
 
 
 def space_population(model_id: str) -> tuple[int, int]:
@@ -461,35 +498,72 @@ def reading_space_refresh(*, model_id: str, force: bool = False) -> ReadingSpace
         # eigh sorts ascending; the strongest axes first, as many as the sample supports.
         dimensions = min(SPACE_DIMENSIONS, len(sample) - 1)
         order = np.argsort(variances)[::-1][:dimensions]
-        units = axes[:, order].T.astype(np.float32)
-        scales = np.zeros(units.shape[1], dtype=np.float32)
+        units = axes[:, order].T
+        scales = np.zeros(EMBEDDING_DIMENSIONS)
         scales[:dimensions] = 1.0 / np.sqrt(np.maximum(variances[order], 1e-12))
-        packed = np.vstack([units, scales]).astype(np.float32).tobytes()
         if space is None:
             space = ReadingSpace(embedding_model=model_id, version=0)
         space.mean = mean.astype(np.float32).tolist()
-        space.axes, space.dimensions = packed, dimensions
+        space.axes = np.vstack([units, scales]).astype(np.float32).tobytes()
+        space.dimensions = dimensions
         space.readers, space.highlights = readers, highlights
         space.version += 1
         space.save()
-        centroids = list(
-            ReaderCentroid.objects.filter(embedding_model=model_id, vector__isnull=False).only(
-                "pk", "vector"
-            )
-        )
-        for centroid in centroids:
-            centroid.position, centroid.space_version = space_position(space, list(centroid.vector))
-        ReaderCentroid.objects.bulk_update(centroids, ["position", "space_version"], batch_size=500)
+        _move_centroids(space)
     return space
+
+
+def _binary_cursor() -> psycopg.Cursor[Any]:
+    """A cursor on Django's connection (same transaction) that reads results in binary:
+    thousands of vectors come back as arrays of floats, not as text to parse. Django's own
+    cursors bind parameters client-side, which rules binary results out."""
+    connection.ensure_connection()
+    raw = connection.connection
+    assert isinstance(raw, psycopg.Connection)
+    return psycopg.Cursor(raw)
 
 
 def _space_sample(model_id: str) -> npt.NDArray[np.float64]:
     sql = f"""
         SELECT h.embedding::real[] FROM books_highlight h
         WHERE {shared_vector_sql("h")} AND {discoverable_sql("h")}
-        ORDER BY random() LIMIT %(sample)s
+        -- a pseudo-random sample that is the same for the same highlights: the space (and
+        -- the evaluation on the demo library) does not move between two runs
+        ORDER BY md5(h.id::text) LIMIT %(sample)s
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"model": model_id, "sample": SPACE_SAMPLE})
+    with _binary_cursor() as cursor:
+        cursor.execute(sql, {"model": model_id, "sample": SPACE_SAMPLE}, binary=True)
         rows = cursor.fetchall()
     return np.asarray([row[0] for row in rows], dtype=np.float64)
+
+
+def _move_centroids(space: ReadingSpace) -> None:
+    """Every centroid of the space's model, in its new position (in the caller's
+    transaction: the whole population moves at once)."""
+    with _binary_cursor() as cursor:
+        cursor.execute(
+            "SELECT id, vector::real[] FROM affinity_readercentroid "
+            "WHERE embedding_model = %s AND vector IS NOT NULL",
+            [space.embedding_model],
+            binary=True,
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        return
+    units, scales = _unpack(space)
+    vectors = np.asarray([vector for _, vector in rows], dtype=np.float64)
+    whitened = ((vectors - np.asarray(space.mean)) @ units.T) * scales
+    positions = np.zeros((len(rows), SPACE_DIMENSIONS))
+    positions[:, : whitened.shape[1]] = whitened
+    norms = np.linalg.norm(positions, axis=1, keepdims=True)
+    positions = positions / np.maximum(norms, 1e-12)
+    ids = [int(pk) for pk, _ in rows]
+    texts = ["[" + ",".join(f"{x:.7g}" for x in row) + "]" for row in positions]
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 5000):
+            cursor.execute(
+                "UPDATE affinity_readercentroid c SET position = v.position::vector, "
+                "space_version = %s FROM (SELECT unnest(%s::bigint[]) AS id, "
+                "unnest(%s::text[]) AS position) v WHERE c.id = v.id",
+                [space.version, ids[start : start + 5000], texts[start : start + 5000]],
+            )

@@ -4,17 +4,16 @@ Run it with `DEBUG=1 python -m bench.bench_affinity` (a few minutes on the 2-cor
 never touches the developer's data: everything happens in a throw-away database
 (`bench.db.bench_database`), dropped at the end.
 
+- **Centroid refresh** of a reader with 20,000 highlights, among ten readers of 2,000:
+  probing every highlight for passage echoes (once, the first time), then the refreshes
+  after it, against the plain SQL `avg` the issue measured.
+- **Bridges**: `bridges_between` for the kindred page's ten readers, from a 2,000- and from
+  the 20,000-highlight library, and between the 20,000-highlight library and one other.
 - **Kindred query** among 1,000 and then 10,000 sharing readers: `nearest_readers` (the
   strategy count and the query, as the page runs them), p50/p95 wall and CPU milliseconds,
   and at 10,000 the recall@10 of the HNSW strategy against the exact scan. The readers'
-  centroids are synthetic (mixtures of a few topics), written directly.
-- **Centroid refresh** of a reader with 20,000 highlights, among ten readers of 2,000:
-  the first refresh (which probes every highlight for passage echoes, once) and the steady
-  refreshes after it, against the plain SQL `avg` the issue measured.
-- **Bridges**: `bridges_between` for the kindred page's ten readers, from a 2,000- and from
-  the 20,000-highlight library, and between the 20,000-highlight library and one other.
-- **Reading space**: working it out from the sharing readers' highlights and moving every
-  centroid (10,011 of them) into it.
+  centroids are synthetic (mixtures of a few topics), written directly; the reading space
+  is worked out again each time, moving every centroid into it (timed too).
 """
 
 from __future__ import annotations
@@ -112,7 +111,6 @@ def add_centroids(reader_ids: Sequence[int], rng: np.random.Generator, topics: M
             ReaderCentroid(
                 reader_id=reader_id,
                 vector=vector,
-                position=vector,
                 highlight_count=200,
                 embedding_model=MODEL_ID,
             )
@@ -219,20 +217,23 @@ def load_libraries(space: Space, sizes: dict[int, int], rng: np.random.Generator
 
 
 def measure_refresh(big_id: int) -> dict[str, Any]:
+    """The first refresh's echo probing of every highlight, then steady refreshes."""
     from django.db import connection
 
     from accounts.models import User
     from affinity.models import PassageEcho
-    from affinity.services import centroid_refresh
+    from affinity.services import centroid_refresh, passage_echoes_probe
 
     reader = User.objects.get(pk=big_id)
     started = time.perf_counter()
-    first = centroid_refresh(reader=reader)
-    first_seconds = time.perf_counter() - started
+    # What the first refresh does over several tasks (ECHO_BUDGET_SECONDS each), at once.
+    outcome = passage_echoes_probe(reader_id=big_id, model_id=MODEL_ID, budget_seconds=1e9)
+    probe_seconds = time.perf_counter() - started
+    centroid_refresh(reader=reader)
     steady = []
     for _ in range(STEADY_REFRESHES):
         started = time.perf_counter()
-        centroid_refresh(reader=reader)
+        centroid = centroid_refresh(reader=reader)
         steady.append((time.perf_counter() - started) * 1000)
     plain = []
     with connection.cursor() as cursor:
@@ -246,12 +247,12 @@ def measure_refresh(big_id: int) -> dict[str, Any]:
             cursor.fetchall()
             plain.append((time.perf_counter() - started) * 1000)
     return {
-        "highlights": first.highlight_count,
-        "first_refresh_seconds": round(first_seconds, 2),
-        "first_refresh_per_highlight_ms": round(first_seconds * 1000 / first.highlight_count, 3),
+        "highlights": centroid.highlight_count,
+        "echo_probe_seconds": round(probe_seconds, 2),
+        "echo_probe_per_highlight_ms": round(probe_seconds * 1000 / max(1, outcome.probed), 3),
         "echo_pairs_stored": PassageEcho.objects.filter(highlight__reader_id=big_id).count(),
-        "steady_refresh_p50_ms": _percentile(steady, 50),
-        "steady_refresh_max_ms": round(max(steady), 1),
+        "refresh_p50_ms": _percentile(steady, 50),
+        "refresh_max_ms": round(max(steady), 1),
         "plain_sql_avg_p50_ms": _percentile(plain, 50),
     }
 
@@ -293,57 +294,71 @@ def measure_space() -> dict[str, Any]:
 
 def run(*, populations: Sequence[int] = POPULATIONS) -> dict[str, Any]:
     setup_django()
+    from exogram.celery import app
+
     rng = np.random.default_rng(SEED)
     started = time.perf_counter()
     load_before = os.getloadavg()
-    with bench_database(DATABASE) as database:
-        print(f"bench_affinity: database {database}", flush=True)
-        topics = _unit(rng.normal(size=(TOPICS, DIMENSIONS)))
-        kindred = []
-        made = 0
-        for population in populations:
-            definitions = _centroid_indexes()
-            ids = _timed(
-                f"{population - made} more sharing readers",
-                partial(make_readers, "pop", population - made, start=made),
-            )
-            add_centroids(ids, rng, topics)
-            _rebuild(definitions, "affinity_readercentroid")
-            made = population
-            kindred.append(
-                _timed(f"kindred at {population}", partial(measure_kindred, population, rng))
-            )
-        # Libraries with highlights, sharing too: one of 20,000, ten of 2,000.
-        space = Space(rng)
-        big, *others = make_readers("lib", 1 + OTHER_LIBRARIES)
-        sizes = {big: BIG_LIBRARY, **dict.fromkeys(others, OTHER_SIZE)}
-        _timed(f"load {sum(sizes.values())} highlights", lambda: load_libraries(space, sizes, rng))
-        refresh = _timed("refresh of the big library", lambda: measure_refresh(big))
-        from accounts.models import User
-        from affinity.services import centroid_refresh
+    # Tasks the services queue (refreshes of readers who share a passage, a reading space
+    # due) run here, as in the tests, instead of waiting in a broker nobody reads.
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with bench_database(DATABASE) as database:
+            print(f"bench_affinity: database {database}", flush=True)
+            report = _measure(rng, populations)
+    finally:
+        app.conf.task_always_eager = eager
+    report["load_average"] = [round(load_before[0], 2), round(os.getloadavg()[0], 2)]
+    report["total_seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(report))
+    return report
 
-        for reader_id in others:
-            centroid_refresh(reader=User.objects.get(pk=reader_id))
-        bridges = [
-            _timed("bridges", lambda: measure_bridges(others[0], [*others[1:], big], "2k-page")),
-            _timed("bridges", lambda: measure_bridges(big, others, "20k-page")),
-            _timed("bridges", lambda: measure_bridges(big, others[:1], "20k-profile-pair")),
-        ]
-        reading_space = _timed("reading space", measure_space)
-    report: dict[str, Any] = {
+
+def _measure(rng: np.random.Generator, populations: Sequence[int]) -> dict[str, Any]:
+    from accounts.models import User
+    from affinity.services import centroid_refresh, reading_space_refresh
+
+    # Libraries with highlights, sharing: one of 20,000, ten of 2,000.
+    space = Space(rng)
+    big, *others = make_readers("lib", 1 + OTHER_LIBRARIES)
+    sizes = {big: BIG_LIBRARY, **dict.fromkeys(others, OTHER_SIZE)}
+    _timed(f"load {sum(sizes.values())} highlights", partial(load_libraries, space, sizes, rng))
+    for reader_id in others:
+        centroid_refresh(reader=User.objects.get(pk=reader_id))
+    refresh = _timed("refresh of the big library", partial(measure_refresh, big))
+    reading_space_refresh(model_id=MODEL_ID, force=True)
+    bridges = [
+        _timed("bridges", partial(measure_bridges, others[0], [*others[1:], big], "2k-page")),
+        _timed("bridges", partial(measure_bridges, big, others, "20k-page")),
+        _timed("bridges", partial(measure_bridges, big, others[:1], "20k-with-one")),
+    ]
+    # Synthetic sharing readers around them, written directly, then the kindred query.
+    topics = _unit(rng.normal(size=(TOPICS, DIMENSIONS)))
+    kindred, spaces = [], []
+    made = 0
+    for population in populations:
+        definitions = _centroid_indexes()
+        ids = _timed(
+            f"{population - made} more sharing readers",
+            partial(make_readers, "pop", population - made, start=made),
+        )
+        add_centroids(ids, rng, topics)
+        made = population
+        spaces.append(_timed("reading space", measure_space))
+        _rebuild(definitions, "affinity_readercentroid")
+        kindred.append(
+            _timed(f"kindred at {population}", partial(measure_kindred, population, rng))
+        )
+    return {
         "kindred": kindred,
         "centroid_refresh": refresh,
         "bridges": bridges,
-        "reading_space": reading_space,
+        "reading_space": spaces,
         "aim": {"kindred_p95_ms": TARGET_P95_MS},
         "meets_aim": all(row["meets_aim"] for row in kindred),
         "meets_aim_on_cpu": all(row["meets_aim_on_cpu"] for row in kindred),
-        # Wall times on a busy machine say more about the neighbours than the query.
-        "load_average": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "total_seconds": round(time.perf_counter() - started, 1),
     }
-    print(json.dumps(report))
-    return report
 
 
 if __name__ == "__main__":

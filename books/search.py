@@ -10,9 +10,9 @@
   large ones, so the reader filter never silently loses recall).
 - **Hybrid**: reciprocal rank fusion, score = sum of 1 / (60 + rank) over the top 100 of each
   half, so BM25 and cosine never need a common scale, and only when both halves are
-  meaningful: when no highlight has all the words, the any-word list follows the meaning
-  results instead of voting (FALLBACK_WEIGHT). Without the model, keyword results come back
-  with a notice: search never fails because the model is missing.
+  meaningful: when no highlight has all the words, the meaning half alone ranks (see
+  `search`). Without the model, keyword results come back with a notice: search never fails
+  because the model is missing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
@@ -50,23 +50,20 @@ DEPTH = 100
 # Recency boost: a fused score times 1 + 0.15 * 0.5 ** (age_days / 14).
 RECENCY_WEIGHT = 0.15
 RECENCY_HALF_LIFE_DAYS = 14.0
-# In a hybrid search, the weight of the keyword list when no highlight had every word and
-# the any-word fallback made it: fuse only when both halves are meaningful. Partial word
-# matches then follow the meaning results instead of outvoting them. Measured on STS-B
-# train (2,722 paraphrase queries): any weight above 0 lowers Recall@1 and MRR@10 (0.2:
-# -0.6 and -0.6 points; full RRF: -2.7 and -2.2), while lowering the weight of an all-words
-# list changes nothing. See the README's evaluation table for the dev split.
-FALLBACK_WEIGHT = 0.0
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
 # showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
 MEANING_MAX_DISTANCE = 0.75
-# Highlights read per keyword pass (all terms), and per term in the any-term pass. A word in
-# more highlights than this is common: its first matches are ranked, not all of them, which
-# keeps a query for "the" in a 100,000-highlight library as fast as one for "funes".
-KEYWORD_CANDIDATES = 500
-TERM_CANDIDATES = 200
-# In the any-word fallback, a word in this share of all highlights or more is not read.
-COMMON_WORD_SHARE = 0.02
+# Highlights read for the all-words pass, and per word in the any-word pass. A word in more
+# highlights than this is common: its first matches are ranked, not all of them, which keeps
+# a query for "that" in a library of 100,000 nearly as fast as one for "funes". On STS-B
+# dev, 100 per word ranks as well as 200 (keyword Recall@1 0.828 against 0.830).
+KEYWORD_CANDIDATES = 300
+TERM_CANDIDATES = 100
+# In the any-word fallback, a word in this share of all highlights or more ("the", "de") is
+# read only when the others find nothing. On STS-B dev, 0.02 cost keyword search 1.5 points
+# of Recall@1 ("man" is a content word among captions); 0.1 costs 0.3 and halves the time
+# of a sentence-long query.
+COMMON_WORD_SHARE = 0.1
 WORD_SHARES_TTL_SECONDS = 600.0
 # BM25's usual constants: term-frequency saturation and length normalization.
 BM25_K1 = 1.2
@@ -108,7 +105,7 @@ class SearchResult:
     keyword_rank: int | None = None
     meaning_rank: int | None = None
     distance: float | None = None
-    # Folded query words to mark in this result (only when it matched by words).
+    # The folded query words this highlight's text or note has, to mark.
     marked_words: frozenset[str] = frozenset()
 
     @property
@@ -275,17 +272,27 @@ def _matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Hi
     )
 
 
-def keyword_candidates_sql(
-    library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
-) -> tuple[str, list[Any]]:
-    """One statement: up to `limit` (unit index, id, text length) rows per websearch query.
+def _word_pattern(words: Sequence[str]) -> str:
+    # PostgreSQL's regular expressions: \m and \M are the start and the end of a word.
+    return r"\m" + r"\W+".join(re.escape(word) for word in words) + r"\M"
 
-    Each unit's matches are a MATERIALIZED CTE read through the GIN index as a bitmap: with
+
+def keyword_candidates_sql(
+    library: QuerySet[Highlight],
+    tsqueries: Sequence[str],
+    limit: int,
+    check: Sequence[Sequence[str]] = (),
+) -> tuple[str, list[Any]]:
+    """One statement: up to `limit` highlights per websearch query, as (query index, id,
+    length of the folded text, which of the `check` units the text has).
+
+    Each query's matches are a MATERIALIZED CTE read through the GIN index as a bitmap: with
     the LIMIT inside, the planner would rather walk the table in order and parse each text
-    (measured: 200 ms instead of 5 ms for a word in half of 100,000 highlights).
+    (measured: 200 ms instead of 5 ms for a word in half of 100,000 highlights). A unit to
+    check is a regular expression on each candidate's folded text (~3 µs).
     """
-    # Compiled once with a stand-in for the query text, which each unit then replaces:
-    # compiling a queryset per unit cost more than running the statement.
+    # Compiled once with a stand-in for the query text, which each query then replaces:
+    # compiling a queryset per query cost more than running the statement.
     sql, template = (
         _matching(library, _tsquery(_STAND_IN))
         .values_list("id", "search_text")
@@ -295,21 +302,48 @@ def keyword_candidates_sql(
     selects: list[str] = []
     params: list[Any] = []
     for index, tsquery in enumerate(tsqueries):
-        ctes.append(f"unit_{index} AS MATERIALIZED ({sql})")
+        ctes.append(f"query_{index} AS MATERIALIZED ({sql})")
         params.extend(tsquery if value == _STAND_IN else value for value in template)
+    # In the order of the placeholders: the patterns in the SELECT list, then the LIMITs.
+    has = ", ".join(["search_text ~ %s"] * len(check))
+    params.extend(_word_pattern(words) for words in check)
     for index in range(len(tsqueries)):
-        selects.append(f"(SELECT {index}, id, length(search_text) FROM unit_{index} LIMIT %s)")
+        selects.append(f"(SELECT {index} AS query, id, search_text FROM query_{index} LIMIT %s)")
         params.append(limit)
-    return f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params
+    return (
+        f"WITH {', '.join(ctes)} SELECT query, id, length(search_text), ARRAY[{has}]::boolean[] "
+        f"FROM ({' UNION ALL '.join(selects)}) AS candidates",
+        params,
+    )
 
 
-def _keyword_rows(
-    library: QuerySet[Highlight], tsqueries: Sequence[str], limit: int
-) -> list[tuple[int, int, int]]:
-    sql, params = keyword_candidates_sql(library, tsqueries, limit)
+@dataclass(frozen=True)
+class _Candidate:
+    length: int
+    units: frozenset[int]
+
+
+def _candidates(
+    library: QuerySet[Highlight],
+    tsqueries: Sequence[str],
+    limit: int,
+    found_by: Sequence[Collection[int]],
+    units: Sequence[tuple[str, ...]],
+    check: Sequence[int] = (),
+) -> dict[int, _Candidate]:
+    """Candidates by id, with the units each has: those its query stands for
+    (`found_by[i]` for query i) and those of `check` its text has."""
+    sql, params = keyword_candidates_sql(library, tsqueries, limit, [units[i] for i in check])
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(int(unit), int(pk), int(length)) for unit, pk, length in cursor.fetchall()]
+        rows = cursor.fetchall()
+    found: dict[int, _Candidate] = {}
+    for query, pk, length, has in rows:
+        present = {*found_by[query], *(unit for unit, yes in zip(check, has, strict=True) if yes)}
+        if pk in found:
+            present |= found[pk].units
+        found[pk] = _Candidate(int(length), frozenset(present))
+    return found
 
 
 _word_shares: tuple[float, dict[str, float]] = (-math.inf, {})
@@ -350,73 +384,66 @@ def word_shares() -> dict[str, float]:
     return shares
 
 
-def _bm25(
-    lengths: dict[int, int], matched: Mapping[int, Collection[int]], idf: Sequence[float]
-) -> list[int]:
-    """Ids ordered by BM25, best first, from which units PostgreSQL found in each text.
+def _bm25(candidates: dict[int, _Candidate], idf: Sequence[float]) -> list[int]:
+    """Ids ordered by BM25, best first.
 
     Term frequency is 0 or 1: a highlight is a sentence or two, where a word seldom comes
     twice, and counting occurrences meant reading and scanning every candidate's text in
     Python, which cost more than the rest of the search. Length is in characters: BM25 only
     compares it with the average.
     """
-    average = sum(lengths.values()) / max(1, len(lengths)) or 1.0
+    average = sum(c.length for c in candidates.values()) / max(1, len(candidates)) or 1.0
     scores = {
         pk: sum(
-            idf[unit] * (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
-            for unit in matched[pk]
+            idf[unit]
+            * (BM25_K1 + 1)
+            / (1 + BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average))
+            for unit in candidate.units
         )
-        for pk, length in lengths.items()
+        for pk, candidate in candidates.items()
     }
     # Ties: the newer highlight (higher id) first.
     return sorted(scores, key=lambda pk: (-scores[pk], -pk))
 
 
-def _keyword(library: QuerySet[Highlight], parsed: ParsedQuery) -> _KeywordHits:
+def _keyword(
+    library: QuerySet[Highlight], parsed: ParsedQuery, *, fallback: bool = True
+) -> _KeywordHits:
+    units = [words for _, words in parsed.units]
+    everything = list(range(len(units)))
     # Pass 1: the reader's own query, every term required (and their or / - / quotes).
-    rows = _keyword_rows(library, [parsed.folded], KEYWORD_CANDIDATES)
-    if rows:
-        # Every hit has every word (or one side of each "or"): length alone orders them.
-        hits = {pk: length for _, pk, length in rows}
-        return _KeywordHits(_bm25(hits, {pk: (0,) for pk in hits}, [1.0])[:DEPTH], "all")
-    if len(parsed.units) < 2:
+    candidates = _candidates(library, [parsed.folded], KEYWORD_CANDIDATES, [everything], units)
+    passed = "all"
+    if not candidates and len(units) > 1 and fallback:
+        # Pass 2: any term (exclusions still apply), each term's matches read separately so
+        # a highlight sharing two rare words is never crowded out by the thousands with
+        # "the". Common words are not read, only looked for in the candidates the others
+        # bring (they would bring thousands that share nothing else with the query), unless
+        # the others find nothing ("the sleeps").
+        shares = word_shares()
+        informative = [
+            index
+            for index, words in enumerate(units)
+            if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
+        ]
+        exclusions = " ".join(parsed.exclusions)
+        for read in [informative, everything] if informative != everything else [everything]:
+            tsqueries = [f"{parsed.units[i][0]} {exclusions}".strip() for i in read]
+            found_by = [[i] for i in read]
+            common = [i for i in everything if i not in read]
+            candidates = _candidates(library, tsqueries, TERM_CANDIDATES, found_by, units, common)
+            if candidates:
+                break
+        passed = "any"
+    if not candidates:
         return _KeywordHits([], "")
-    # Pass 2: any term (exclusions still apply), each term's matches read separately so a
-    # highlight sharing two rare words is never crowded out by the thousands with "the".
-    # Common words are not read at all: they would bring thousands of highlights that share
-    # nothing else with the query, and their weight in BM25 is next to nothing anyway.
-    shares = word_shares()
-    everything = [text for text, _ in parsed.units]
-    informative = [
-        text
-        for text, words in parsed.units
-        if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
-    ]
-    exclusions = " ".join(parsed.exclusions)
-
-    def read(units: list[str]) -> list[tuple[int, int, int]]:
-        tsqueries = [f"{text} {exclusions}".strip() for text in units]
-        return _keyword_rows(library, tsqueries, TERM_CANDIDATES)
-
-    units = informative or everything
-    rows = read(units)
-    if not rows and units != everything:
-        # The common words only when the others find nothing ("the sleeps").
-        units = everything
-        rows = read(units)
-    lengths: dict[int, int] = {}
-    matched: dict[int, set[int]] = {}
-    document_frequency = [0] * len(units)
-    for unit, pk, length in rows:
-        lengths[pk] = length
-        matched.setdefault(pk, set()).add(unit)
-        document_frequency[unit] += 1
-    # The library's size is not counted (a count of 100,000 rows costs more than the whole
-    # search); the highlights that match some term stand in for it. A term read to its cap
-    # is common, and its weight is low either way.
-    size = max(len(lengths), 2 * TERM_CANDIDATES)
-    idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in document_frequency]
-    return _KeywordHits(_bm25(lengths, matched, idf)[:DEPTH], "any" if rows else "")
+    # BM25's inverse document frequency, from the candidates: the library's size is not
+    # counted (at 100,000 highlights, a count costs more than the whole search). The
+    # candidates hold every highlight of a rare word, and a sample of the common ones.
+    size = max(len(candidates), 2 * TERM_CANDIDATES)
+    frequency = [sum(1 for c in candidates.values() if unit in c.units) for unit in everything]
+    idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in frequency]
+    return _KeywordHits(_bm25(candidates, idf)[:DEPTH], passed)
 
 
 # --- meaning -------------------------------------------------------------------------------
@@ -505,8 +532,9 @@ def _meaning(
         )
         found = _nearest_filtered(embedded, vector, limit=DEPTH)
     else:
-        # The reader's rows, counted only up to the strategy's boundary from the reader
-        # index (books.neighbours.library_size counts all of them: 0.35 s at 100,000).
+        # The reader's rows counted up to the strategy's boundary from the reader index
+        # alone: an upper bound of the embedded ones that needs no row read, where
+        # books.neighbours.library_size reads each row for its status and model.
         size = _rows_up_to(Highlight.objects.filter(reader=reader).order_by(), EXACT_SCAN_MAX + 1)
         found = nearest_highlights(
             reader_id=reader.pk,
@@ -530,14 +558,12 @@ class _Fused:
     distance: float | None = None
 
 
-def fuse(
-    keyword: Sequence[int], meaning: Sequence[Neighbour], *, keyword_weight: float = 1.0
-) -> dict[int, _Fused]:
-    """Reciprocal rank fusion: sum of weight / (RRF_K + rank) over the lists an id is in."""
+def fuse(keyword: Sequence[int], meaning: Sequence[Neighbour]) -> dict[int, _Fused]:
+    """Reciprocal rank fusion: sum of 1 / (RRF_K + rank) over the lists an id is in."""
     fused: dict[int, _Fused] = {}
     for rank, pk in enumerate(keyword[:DEPTH], start=1):
         entry = fused.setdefault(pk, _Fused())
-        entry.score += keyword_weight / (RRF_K + rank)
+        entry.score += 1 / (RRF_K + rank)
         entry.keyword_rank = rank
     for rank, neighbour in enumerate(meaning[:DEPTH], start=1):
         entry = fused.setdefault(neighbour.highlight_id, _Fused())
@@ -553,14 +579,17 @@ def recency_factor(added: datetime, now: datetime) -> float:
 
 
 def fused_order(fused: dict[int, _Fused]) -> list[int]:
-    def key(pk: int) -> tuple[float, int, int, int]:
+    def key(pk: int) -> tuple[float, int, int]:
         entry = fused[pk]
         best = min(r for r in (entry.keyword_rank, entry.meaning_rank) if r is not None)
-        # Equal scores: the better single rank, then meaning's (the weighted-out fallback
-        # words follow the meaning results), then the newer highlight.
-        return (-entry.score, best, entry.meaning_rank is None, -pk)
+        # Equal scores: the better single rank, then the newer highlight.
+        return (-entry.score, best, -pk)
 
     return sorted(fused, key=key)
+
+
+def _words_of(highlight: Highlight) -> frozenset[str]:
+    return frozenset(_WORD.findall(fold(f"{highlight.text} {highlight.note}")))
 
 
 # --- the service ---------------------------------------------------------------------------
@@ -620,20 +649,21 @@ def search(
             vector = query_vector(encoder, query.strip()[:QUERY_MAX_LENGTH])
             meaning = _meaning(reader, library, filters, vector, encoder.model_id, exclude_ids)
 
-    keyword = _KeywordHits([], "")
-    if mode != "meaning" or notice:
-        keyword = _keyword(library, parsed)
-
     if notice or mode == "keyword":
         mode_used = "keyword"
     elif mode == "meaning":
         mode_used = "meaning"
     else:
         mode_used = "hybrid" if meaning else "keyword"
-    hybrid_fallback = mode_used == "hybrid" and keyword.passed == "any"
-    fused = fuse(
-        keyword.ranked, meaning, keyword_weight=FALLBACK_WEIGHT if hybrid_fallback else 1.0
-    )
+    keyword = _KeywordHits([], "")
+    if mode_used != "meaning":
+        # Fuse only when both halves are meaningful: in a hybrid search, highlights with only
+        # some of the words (the any-word fallback) outvote the meaning half rather than add
+        # to it. On STS-B train (2,722 paraphrase queries, Recall@1 / MRR@10 against the
+        # meaning half alone): fusing them too cost 3.2 / 2.6 points, at a fifth of the
+        # weight 1.1 / 1.0; fusing the all-words list only, 0.5 / 0.4, whatever its weight.
+        keyword = _keyword(library, parsed, fallback=mode_used == "keyword")
+    fused = fuse(keyword.ranked, meaning)
     if recency_boost and fused:
         now = clock()
         added = Highlight.objects.filter(pk__in=list(fused)).values_list(
@@ -647,7 +677,6 @@ def search(
     highlights = (
         Highlight.objects.select_related("book").defer("embedding", "search_text").in_bulk(page_ids)
     )
-    words = parsed.words
     results = [
         SearchResult(
             highlight=highlights[pk],
@@ -655,7 +684,7 @@ def search(
             keyword_rank=fused[pk].keyword_rank,
             meaning_rank=fused[pk].meaning_rank,
             distance=fused[pk].distance,
-            marked_words=words if fused[pk].keyword_rank is not None else frozenset(),
+            marked_words=parsed.words & _words_of(highlights[pk]),
         )
         for pk in page_ids
         if pk in highlights
@@ -668,7 +697,7 @@ def search(
         total=len(ordered),
         offset=offset,
         limit=limit,
-        words=words,
+        words=parsed.words,
         keyword_pass=keyword.passed,
         notice=notice,
         ids=ordered,

@@ -63,7 +63,7 @@ class KindredCommandTests:
 class SeedAndEvaluateTests:
     """The real model, through the app's own import and embedding pipeline."""
 
-    def test_twins_find_each_other_and_opposites_do_not(self, tmp_path: Path) -> None:
+    def test_it_lets_twins_find_each_other_and_not_opposites(self, tmp_path: Path) -> None:
         data = write_eval_data(tmp_path / "eval")
         args = ["--readers", "6", "--twins", "2", "--opposites", "1", "--data", str(data)]
         call_command("seed_demo_library", *args, stdout=StringIO())
@@ -97,6 +97,6 @@ class SeedAndEvaluateTests:
         with pytest.raises(CommandError, match="does not exist"):
             call_command("seed_demo_library", "--data", str(tmp_path / "nowhere"))
 
-    def test_evaluating_needs_a_demo_library(self, db: None) -> None:
+    def test_it_needs_a_demo_library_to_evaluate(self, db: None) -> None:
         with pytest.raises(CommandError, match="seed_demo_library"):
             call_command("evaluate_affinity", stdout=StringIO())

@@ -59,7 +59,7 @@ class ReadingTests:
 
 
 class LibraryTests:
-    def test_twins_share_a_taste_and_not_one_book(self, data: Path) -> None:
+    def test_it_gives_twins_one_taste_and_no_book_in_common(self, data: Path) -> None:
         library = make_library(read_quotes(data), readers=6, twin_pairs=2, opposite_pairs=1)
         by_name = {reader.username: reader for reader in library.readers}
         pairs = planted_pairs(by_name)
@@ -71,7 +71,7 @@ class LibraryTests:
             books_b = {(book.title, book.author) for book, _ in second.books}
             assert books_a.isdisjoint(books_b)
 
-    def test_opposites_share_no_topic_and_no_book(self, data: Path) -> None:
+    def test_it_gives_opposites_no_topic_and_no_book_in_common(self, data: Path) -> None:
         library = make_library(read_quotes(data), readers=6, twin_pairs=2, opposite_pairs=1)
         by_name = {reader.username: reader for reader in library.readers}
         [(a, b)] = planted_pairs(by_name)["opposites"]
@@ -92,7 +92,7 @@ class LibraryTests:
         with pytest.raises(ValueError, match="at least 30 readers"):
             make_library(read_quotes(data), readers=20)
 
-    def test_its_clippings_file_is_a_kindle_file(self, data: Path) -> None:
+    def test_it_writes_a_clippings_file_the_parser_reads(self, data: Path) -> None:
         library = make_library(read_quotes(data), readers=6, twin_pairs=2, opposite_pairs=1)
         reader = library.readers[0]
         result = parse_clippings(demo_clippings(reader, random.Random(1)))

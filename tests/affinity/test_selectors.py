@@ -94,21 +94,28 @@ class NearestReadersTests:
         assert not standing_for(bob).ready
         assert standing_for(bob).missing == 1
 
-    def test_the_hnsw_strategy_agrees_with_the_exact_scan(self, alice: User) -> None:
+    def test_it_agrees_with_the_exact_scan_when_using_hnsw(self, alice: User) -> None:
         rng = np.random.default_rng(24)
         library(alice, direction(rng), rng)
         share(alice)
         mine = _refreshed(alice)[0]
-        # Synthetic centroids of 400 sharing readers, written directly (no highlights).
-        topics = [direction(rng) for _ in range(20)]
+        # Positions in a reading space (version 1) of 400 sharing readers, written
+        # directly (no highlights), around 20 tastes.
+        topics = rng.normal(size=(20, 32))
+
+        def position(centre: np.ndarray) -> list[float]:
+            made: list[float] = unit(centre + rng.normal(scale=0.5, size=32)).tolist()
+            return made
+
         for i in range(400):
             who = User.objects.create(username=f"synthetic{i}")
             SharingProfile.objects.create(reader=who, discoverable=True, display_name=f"S{i}")
-            vector = near(topics[i % 20], 1.0, rng, 1)[0].astype(np.float32).tolist()
             ReaderCentroid.objects.create(
-                reader=who, vector=vector, position=vector, highlight_count=50,
-                embedding_model=MODEL,
+                reader=who, vector=mine.vector, position=position(topics[i % 20]),
+                space_version=1, highlight_count=50, embedding_model=MODEL,
             )  # fmt: skip
+        mine.position, mine.space_version = position(topics[0]), 1
+        mine.save()
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE affinity_readercentroid")
         exact = nearest_readers(mine, limit=10, strategy="exact")
@@ -191,7 +198,7 @@ class BridgesTests:
         assert books_in_common(alice.pk, [bob.pk]) == {}
         assert books_in_common(bob.pk, [alice.pk]) == {}
 
-    def test_the_kindred_list_explains_each_reader(
+    def test_it_explains_each_reader_of_the_kindred_list(
         self, alice: User, bob: User, kindred_pair: dict[str, list[Highlight]]
     ) -> None:
         [found] = kindred_readers(standing_for(alice))

@@ -117,7 +117,7 @@ class CentroidRefreshTests:
         assert np.allclose(_vector(centroid), expected, atol=1e-5)
         assert centroid.highlight_count == 21
 
-    def test_only_sharing_readers_make_a_passage_famous(self, alice: User) -> None:
+    def test_it_counts_only_sharing_readers_as_holders(self, alice: User) -> None:
         rng = np.random.default_rng(6)
         famous = direction(rng)
         own = library(alice, direction(rng), rng, count=20)
@@ -129,7 +129,7 @@ class CentroidRefreshTests:
         expected = normalized_mean(np.vstack([vectors_of(own), vectors_of(mine)]))
         assert np.allclose(_vector(centroid), expected, atol=1e-5)
 
-    def test_its_task_changes_nothing_the_second_time(self, alice: User, bob: User) -> None:
+    def test_it_changes_nothing_the_second_time(self, alice: User, bob: User) -> None:
         rng = np.random.default_rng(7)
         centre = direction(rng)
         for who in (alice, bob):
@@ -163,7 +163,7 @@ class PassageEchoTests:
         # every probed highlight echoes itself, and only alive, shared highlights are probed
         assert (other.pk, other.pk) in pairs
 
-    def test_a_changed_vector_is_probed_again(self, alice: User, bob: User) -> None:
+    def test_it_probes_a_changed_vector_again(self, alice: User, bob: User) -> None:
         rng = np.random.default_rng(14)
         passage = direction(rng)
         alices = highlights(book(alice, "Ficciones"), near(passage, 0.02, rng, 1))[0]
@@ -185,7 +185,7 @@ class PassageEchoTests:
 
 @pytest.mark.django_db
 class DebounceTests:
-    def test_a_burst_of_batches_queues_one_refresh(
+    def test_it_queues_one_refresh_for_a_burst_of_batches(
         self, alice: User, django_capture_on_commit_callbacks: Capture
     ) -> None:
         rng = np.random.default_rng(9)
@@ -200,7 +200,7 @@ class DebounceTests:
         assert centroid.refresh_queued_at is None
         assert centroid.highlight_count == 20
 
-    def test_a_batch_after_the_refresh_started_queues_the_next(
+    def test_it_queues_the_next_refresh_once_one_started(
         self, alice: User, django_capture_on_commit_callbacks: Capture
     ) -> None:
         with django_capture_on_commit_callbacks(execute=True) as first:
@@ -209,7 +209,7 @@ class DebounceTests:
             centroids_mark_stale(reader_ids={alice.pk})
         assert (len(first), len(second)) == (1, 1)
 
-    def test_a_refresh_lost_with_its_worker_does_not_block_the_next(
+    def test_it_is_not_blocked_by_a_refresh_lost_with_its_worker(
         self, alice: User, django_capture_on_commit_callbacks: Capture
     ) -> None:
         ReaderCentroid.objects.create(
@@ -219,7 +219,7 @@ class DebounceTests:
             centroids_mark_stale(reader_ids={alice.pk})
         assert len(callbacks) == 1
 
-    def test_the_embedding_pipeline_refreshes_the_centroid_once(
+    def test_it_refreshes_once_per_embedding_task(
         self, alice: User, django_capture_on_commit_callbacks: Capture
     ) -> None:
         entries = [
@@ -267,10 +267,18 @@ class ReadingSpaceTests:
         order = np.argsort(variances)[::-1][: space.dimensions]
         units, scales = axes[:, order].T, 1 / np.sqrt(variances[order])
         for centroid in ReaderCentroid.objects.filter(reader__in=readers):
-            whitened = (units @ (_vector(centroid) - mean)) * scales
-            expected = unit(units.T @ whitened)
+            # the whitened coordinates, up to each axis's sign (eigh may flip any)
+            expected = unit((units @ (_vector(centroid) - mean)) * scales)
+            position = np.asarray(centroid.position)
             assert centroid.space_version == 1
-            assert np.allclose(np.asarray(centroid.position), expected, atol=1e-4)
+            assert position.shape == (32,)
+            assert np.allclose(np.abs(position), np.abs(expected), atol=1e-4)
+        # and so the cosines between readers, which is what is compared
+        positions = {c.reader_id: np.asarray(c.position) for c in ReaderCentroid.objects.all()}
+        first, second = readers[0].pk, readers[1].pk
+        a = unit((units @ (_vector(ReaderCentroid.objects.get(reader_id=first)) - mean)) * scales)
+        b = unit((units @ (_vector(ReaderCentroid.objects.get(reader_id=second)) - mean)) * scales)
+        assert abs(float(positions[first] @ positions[second]) - float(a @ b)) < 1e-4
 
     def test_it_moves_every_centroid_into_a_new_version_at_once(self) -> None:
         rng = np.random.default_rng(11)
@@ -291,15 +299,14 @@ class ReadingSpaceTests:
         share(alice)
         centroid = centroid_refresh(reader=alice)
         assert reading_space_refresh(model_id=MODEL) is None
-        # no space: the position is the centroid itself, in version 0
-        assert centroid.space_version == 0
-        assert np.allclose(np.asarray(centroid.position), _vector(centroid))
-        assert space_position(None, None) == (None, 0)
+        # no space: no position, and the raw centroids are compared meanwhile
+        assert (centroid.position, centroid.space_version) == (None, 0)
+        assert space_position(None, list(_vector(centroid))) == (None, 0)
 
 
 @pytest.mark.django_db
 class SharingUpdateTests:
-    def test_sharing_is_off_by_default(self, alice: User) -> None:
+    def test_it_is_off_by_default(self, alice: User) -> None:
         profile = sharing_profile_for(alice)
         assert not profile.discoverable
         assert profile.display_name == ""
@@ -311,7 +318,7 @@ class SharingUpdateTests:
             sharing_update(reader=alice, discoverable=True, display_name="A", excluded_books=[bobs])
         assert not sharing_profile_for(alice).excluded_books.exists()
 
-    def test_turning_it_off_removes_the_reader_at_once(self, alice: User, bob: User) -> None:
+    def test_it_removes_a_reader_who_turns_it_off_at_once(self, alice: User, bob: User) -> None:
         rng = np.random.default_rng(13)
         centre = direction(rng)
         for who in (alice, bob):

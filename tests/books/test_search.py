@@ -199,7 +199,8 @@ class KeywordPassTests:
             row.dedupe_key = str(number)
             row.refresh_search_text()
         Highlight.objects.bulk_create(rows)
-        sql, params = keyword_candidates_sql(_library(alice, SearchFilters()), ["palace"], limit=10)
+        library = _library(alice, SearchFilters())
+        sql, params = keyword_candidates_sql(library, ["palace"], limit=10)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE books_highlight")
             cursor.execute(f"EXPLAIN {sql}", params)
@@ -230,12 +231,6 @@ class FusionTests:
         assert fused_order(fused) == [3, 2, 1, 4]
         assert (fused[3].keyword_rank, fused[3].meaning_rank, fused[3].distance) == (2, 1, 0.1)
         assert (fused[4].keyword_rank, fused[4].meaning_rank) == (None, 2)
-
-    def test_a_weighted_out_keyword_list_only_follows_the_meaning_results(self) -> None:
-        fused = fuse([1, 2], [Neighbour(2, 0.1), Neighbour(3, 0.2)], keyword_weight=0.0)
-        assert (fused[1].score, fused[1].keyword_rank) == (0.0, 1)
-        assert fused[2].score == pytest.approx(1 / 61)
-        assert fused_order(fused) == [2, 3, 1]
 
     def test_it_fuses_only_the_top_hundred_of_each(self) -> None:
         fused = fuse(list(range(1, 151)), [])
@@ -358,33 +353,36 @@ class MeaningTests:
         assert found.mode_used == "meaning"
         assert found.results[0].highlight == embedded["names"]
         assert found.results[0].halves == ("meaning",)
-        assert found.results[0].marked_words == frozenset()
+        assert found.results[0].marked_words == frozenset({"i", "met"})
         assert 0 <= (found.results[0].distance or 2) < 0.75
 
     def test_auto_fuses_both_halves_and_ranks_the_double_match_first(
         self, alice: User, embedded: dict[str, Highlight]
     ) -> None:
-        found = search(alice, "forget names")
+        found = search(alice, "forget differences")
         assert found.mode_used == "hybrid"
-        assert found.keyword_pass == "any"  # no highlight has both words
+        assert found.keyword_pass == "all"
         top = found.results[0]
+        assert top.highlight == embedded["forget"]
         assert top.halves == ("keyword", "meaning")
-        assert top.highlight in (embedded["names"], embedded["forget"])
+        assert top.score == pytest.approx(1 / 61 + 1 / 61)
         assert [r.score for r in found.results] == sorted(
             (r.score for r in found.results), reverse=True
         )
 
-    def test_word_matches_of_the_fallback_follow_the_meaning_results(
+    def test_a_hybrid_search_never_ranks_highlights_with_only_some_words(
         self, alice: User, embedded: dict[str, Highlight]
     ) -> None:
-        # Not embedded, so only its word "names" can find it.
+        # Not embedded, so only its word "names" could find it.
         rivers = _highlight(alice, embedded["roses"].book, "The names of rivers.")
-        found = search(alice, "forget names")
-        assert found.keyword_pass == "any"
-        last = found.results[-1]
-        assert last.highlight == rivers
-        assert (last.halves, last.score) == (("keyword",), 0.0)
-        assert all(r.meaning_rank is not None for r in found.results[:-1])
+        hybrid = search(alice, "forget names")
+        assert hybrid.mode_used == "hybrid"
+        assert hybrid.keyword_pass == ""  # no highlight has both words: no fusion
+        assert rivers not in [r.highlight for r in hybrid.results]
+        assert all(r.halves == ("meaning",) for r in hybrid.results)
+        words = search(alice, "forget names", mode="keyword")
+        assert words.keyword_pass == "any"
+        assert rivers in [r.highlight for r in words.results]
 
     def test_it_leaves_out_unrelated_highlights(
         self, alice: User, embedded: dict[str, Highlight]
@@ -404,7 +402,9 @@ class MeaningTests:
         self, alice: User, embedded: dict[str, Highlight]
     ) -> None:
         other = _highlight(alice, embedded["forget"].book, "Differences matter.")
-        found = search(alice, "forget differences", exclude_ids=[embedded["forget"].pk])
+        found = search(
+            alice, "forget differences", mode="keyword", exclude_ids=[embedded["forget"].pk]
+        )
         assert embedded["forget"] not in [r.highlight for r in found.results]
         # Only the excluded highlight has both words: the any-word pass runs.
         assert found.keyword_pass == "any"
@@ -413,14 +413,18 @@ class MeaningTests:
     def test_it_pages_through_the_fused_list(
         self, alice: User, embedded: dict[str, Highlight]
     ) -> None:
-        whole = search(alice, "the memory of a day", limit=100)
-        pages = [search(alice, "the memory of a day", limit=2, page=n) for n in (1, 2)]
-        assert [r.highlight for r in pages[0].results + pages[1].results] == [
-            r.highlight for r in whole.results[:4]
+        for number in range(5):
+            _highlight(alice, embedded["roses"].book, f"The river {number} keeps its counsel.")
+        whole = search(alice, "river", mode="keyword", limit=100)
+        pages = [search(alice, "river", mode="keyword", limit=2, page=n) for n in (1, 2, 3)]
+        assert [r.highlight for p in pages for r in p.results] == [
+            r.highlight for r in whole.results
         ]
-        assert pages[0].has_next
-        assert not pages[0].has_previous
+        assert [p.page for p in pages] == [1, 2, 3]
+        assert (pages[0].has_previous, pages[0].has_next) == (False, True)
+        assert (pages[2].has_previous, pages[2].has_next) == (True, False)
         assert pages[1].offset == 2
+        assert pages[2].pages == 3
 
 
 @pytest.mark.django_db
