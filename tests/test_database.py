@@ -34,7 +34,7 @@ class DatabaseTests:
         assert "USING hnsw" in definition
         assert "vector_cosine_ops" in definition
         assert "m='16'" in definition
-        assert "ef_construction='64'" in definition
+        assert "ef_construction='128'" in definition
 
     def test_it_uses_the_hnsw_index_for_a_cosine_distance_query(self, alice: User) -> None:
         book = Book.objects.create(reader=alice, title="Ficciones", key="ficciones")

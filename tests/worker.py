@@ -40,11 +40,14 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
 
 
 @contextmanager
-def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
+def celery_worker(
+    *, broker_url: str, data_dir: Path, concurrency: int = 1
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
     While the block runs, tasks are really sent (not run eagerly) to `broker_url`; for
-    "filesystem://", to folders under `data_dir`.
+    "filesystem://", to folders under `data_dir`. One process (the solo pool) by default;
+    with `concurrency` above 1, a prefork pool of that many processes, as `make run` runs.
     """
     from exogram.celery import app
 
@@ -65,8 +68,9 @@ def celery_worker(*, broker_url: str, data_dir: Path) -> Iterator[subprocess.Pop
     )
     _forget_connections(app)
     log = (data_dir / "worker.log").open("w")
+    pool = ["--pool", "solo"] if concurrency == 1 else ["--concurrency", str(concurrency)]
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "exogram", "worker", "--pool", "solo",
+        [sys.executable, "-m", "celery", "-A", "exogram", "worker", *pool,
          "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
