@@ -142,7 +142,9 @@ if not CELERY_BROKER_URL:
     # A broker that needs no server: messages are files under EXOGRAM_DATA_DIR/broker,
     # consumed by a real `celery worker` process all the same.
     _broker_dir = EXOGRAM_DATA_DIR / "broker"
-    CELERY_BROKER_URL = "filesystem://"
+    # The host means nothing to this transport; naming one keeps kombu from warning
+    # that it is missing on every connection.
+    CELERY_BROKER_URL = "filesystem://localhost//"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),

@@ -64,7 +64,9 @@ def celery_worker(
         env["CELERY_BROKER_URL"] = broker_url
     saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager)
     app.conf.update(
-        broker_url=broker_url, broker_transport_options=options, task_always_eager=False
+        broker_url="filesystem://localhost//" if options else broker_url,
+        broker_transport_options=options,
+        task_always_eager=False,
     )
     _forget_connections(app)
     log = (data_dir / "worker.log").open("w")
