@@ -1,6 +1,6 @@
 """The local sentence encoder: the real default model, and tiny models built here for the loader.
 
-Runs without Django: `pytest -p no:django tests/books/test_embedding.py`.
+Runs without Django too: `pytest -p no:django -W ignore::pytest.PytestConfigWarning` on this file.
 """
 
 import dataclasses
@@ -8,7 +8,10 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import numpy as np
 import onnx
@@ -17,6 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
 from books.embedding import (
+    BATCH_TOKENS,
     DEFAULT_THRESHOLD,
     DIMENSIONS,
     Encoder,
@@ -102,6 +106,28 @@ class DefaultModelTests:
         single = Encoder(spec, threads=1, batch_size=1).encode(texts)
         batched = Encoder(spec, threads=1, batch_size=4).encode(texts)
         np.testing.assert_allclose(batched, single, atol=1e-5)
+
+    def test_it_puts_long_texts_in_smaller_batches(self, encoder: Encoder) -> None:
+        # Short texts go batch_size at a time; long ones as many as BATCH_TOKENS allows
+        # once padded, so attention memory stays bounded.
+        texts = ["Short."] * 20 + [" ".join(["memory"] * 200)] * 6
+        batches: list[tuple[int, int]] = []
+        run = encoder._run
+
+        def spy(batch: Sequence[Any]) -> Any:
+            batches.append((len(batch), max(len(window.ids) for window in batch)))
+            return run(batch)
+
+        with mock.patch.object(encoder, "_run", spy):
+            vectors = encoder.encode(texts)
+        assert vectors.shape == (26, 384)
+        assert sum(size for size, _ in batches) == 26
+        assert all(size <= encoder.batch_size for size, _ in batches)
+        assert all(size * length <= BATCH_TOKENS for size, length in batches)
+        assert batches[0][0] == encoder.batch_size  # the short ones, 16 at a time
+        size, length = batches[-1]  # the long ones, as many as fit
+        assert length > 200
+        assert size == BATCH_TOKENS // length
 
     def test_it_reads_a_passage_longer_than_the_window_whole(
         self, encoder: Encoder, spec: ModelSpec
