@@ -1,8 +1,8 @@
 """How fast the sentence encoder runs, and how faithful it is to the model computed in full fp32.
 
 Run it with `python -m bench.bench_encoder` (about four minutes on the 2-core machine). It reads
-STS-B from the evaluation folder at run time (EXOGRAM_STSB_DIR, default
-../shared/data/eval/stsb beside the checkout); nothing of it is copied into the repository.
+STS-B from the evaluation folder at run time (EXOGRAM_EVAL_DIR, default
+../shared/data/eval beside the checkout); nothing of it is copied into the repository.
 
 - Throughput, texts/s, on ~37-token highlight-like texts (consecutive STS-B train sentences
   joined): the naive baseline (batch 1, tokenizer as shipped: every text padded to 128 tokens)
@@ -35,13 +35,10 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 from tokenizers import Tokenizer
 
+from bench.paths import EVAL_DIR
 from books.embedding import Encoder, default_model_spec
 
-# The team's shared folder sits beside the checkout: ../shared/data/eval/stsb.
-STSB_DIR = Path(
-    os.environ.get("EXOGRAM_STSB_DIR")
-    or Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "stsb"
-)
+STSB_DIR = EVAL_DIR / "stsb"
 TEXTS = 256
 NAIVE_TEXTS = 64  # the baseline is slow; fewer texts give the same rate
 ROUNDS = 5
@@ -59,7 +56,7 @@ Matrix = npt.NDArray[np.float32]
 def _read_pairs(name: str) -> list[tuple[str, str, float]]:
     path = STSB_DIR / name
     if not path.is_file():
-        raise SystemExit(f"STS-B is not at {path}; set EXOGRAM_STSB_DIR to its folder")
+        raise SystemExit(f"STS-B is not at {path}; set EXOGRAM_EVAL_DIR to the evaluation folder")
     with path.open(newline="", encoding="utf-8") as file:
         return [(row[0], row[1], float(row[2])) for row in csv.reader(file) if len(row) == 3]
 

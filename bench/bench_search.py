@@ -38,19 +38,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from bench.db import bench_database, setup_django
+from bench.paths import EVAL_DIR
 
-# The team's shared folder sits beside the checkout: ../shared/data/eval.
-EVAL_DIR = Path(
-    os.environ.get("EXOGRAM_EVAL_DIR")
-    or Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
-)
 DATABASE = "exogram_bench_search"
 SIZES = (1_000, 20_000, 100_000)
 SEEDS = 3_000
