@@ -10,6 +10,8 @@ STS-B from the evaluation folder at run time (EXOGRAM_EVAL_DIR, default
 - Fidelity of each variant against the reference: the shipped model with its int8 weights
   dequantized into an fp32 ONNX graph (built here, in memory), run text by text with no
   padding. Cosine mean/min, top-10 neighbour overlap, STS-B dev Spearman.
+- The opt-in fast path (books.quantize), calibrated on 512 quotes from quotable/, never on
+  STS-B, measured the same way.
 - Threads: one process with 2 intra-op threads against two processes with 1 thread each.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import multiprocessing
 import os
 import resource
@@ -37,6 +40,7 @@ from tokenizers import Tokenizer
 
 from bench.paths import EVAL_DIR
 from books.embedding import Encoder, default_model_spec
+from books.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
 
 STSB_DIR = EVAL_DIR / "stsb"
 TEXTS = 256
@@ -46,6 +50,10 @@ ROUNDS = 5
 MIN_TOKENS = 33
 TARGET_TEXTS_PER_SECOND = 175.0
 TARGET_COSINE = 0.999
+# The fast path's bar: speed, STS-B Spearman within 0.005 of fp32, top-10 overlap.
+TARGET_FAST_TEXTS_PER_SECOND = 300.0
+TARGET_FAST_SPEARMAN_LOSS = 0.005
+TARGET_FAST_TOP10 = 0.95
 
 Matrix = npt.NDArray[np.float32]
 
@@ -92,35 +100,21 @@ def _plain_tokenizer(path: Path) -> Tokenizer:
 
 
 def fp32_reference_graph(model_path: Path) -> bytes:
-    """The shipped graph with every Cast(int8)->Mul(scale) chain folded into fp32 weights.
-
-    Folding here, in numpy, means the reference computes the same products as the PyTorch
-    model did (to fp32 rounding), whatever ONNX Runtime's optimizer does with the original.
-    """
-    model = onnx.load_model_from_string(model_path.read_bytes())
-    graph = model.graph
-    arrays = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-    casts = {n.output[0]: n for n in graph.node if n.op_type == "Cast" and n.input[0] in arrays}
-    folded: dict[str, np.ndarray] = {}
-    dropped: set[str] = set()
-    for node in graph.node:
-        if node.op_type == "Mul" and node.input[0] in casts and node.input[1] in arrays:
-            quantized = arrays[casts[node.input[0]].input[0]].astype(np.float32)
-            folded[node.output[0]] = (quantized * arrays[node.input[1]]).astype(np.float32)
-            dropped |= {node.output[0], node.input[0]}
-    keep = [n for n in graph.node if n.output[0] not in dropped]
-    if len(folded) == 0:
-        raise SystemExit("the model has no int8 weights to dequantize: not the pinned model?")
-    used = {name for node in keep for name in node.input}
-    initializers = [init for init in graph.initializer if init.name in used]
-    initializers += [numpy_helper.from_array(a, name) for name, a in folded.items()]
-    del graph.node[:]
-    graph.node.extend(keep)
-    del graph.initializer[:]
-    graph.initializer.extend(initializers)
-    onnx.checker.check_model(model)
-    serialized: bytes = model.SerializeToString()
+    """The shipped graph with every int8 weight dequantized into fp32 (books.quantize):
+    the same products as the PyTorch model computed, to fp32 rounding, whatever ONNX
+    Runtime's optimizer does with the original."""
+    serialized: bytes = fp32_graph(model_path).SerializeToString()
     return serialized
+
+
+def calibration_quotes(count: int = DEFAULT_CALIBRATION_TEXTS) -> list[str]:
+    """Quotes for the fast path's calibration (never STS-B, the fidelity test set)."""
+    path = EVAL_DIR / "quotable" / "quotes.json"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing; set EXOGRAM_EVAL_DIR to the evaluation folder")
+    quotes = [" ".join(q["content"].split()) for q in json.loads(path.read_text())]
+    order = np.random.default_rng(0).permutation(len(quotes))[:count]
+    return [quotes[i] for i in order]
 
 
 def dynamic_int8_graph(model_path: Path) -> bytes:
@@ -376,6 +370,12 @@ def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[s
         int8_path.write_bytes(dynamic_int8_graph(spec.model_path))
         int8_spec = dataclasses.replace(spec, model_path=int8_path, model_sha256=None)
         int8_encoder = Encoder(int8_spec, threads=threads, batch_size=16)
+        fast_path = Path(scratch) / "model-fast.onnx"
+        fast_path.write_bytes(
+            fast_model(spec.model_path, spec.tokenizer_path, calibration_quotes())
+        )
+        fast_spec = dataclasses.replace(spec, model_path=fast_path, model_sha256=None)
+        fast_encoder = Encoder(fast_spec, threads=threads, batch_size=16)
 
     def unsorted(encoder: Encoder) -> Callable[[], object]:
         # One encode() call per batch, in the caller's order: each batch is padded to its
@@ -393,6 +393,7 @@ def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[s
         "batch 64, unsorted": unsorted(encoders[64]),
         "batch 64, sorted": lambda: encoders[64].encode(corpus),
         "dynamic int8, batch 16 (not offered)": lambda: int8_encoder.encode(corpus),
+        "fast path, batch 16 (opt-in)": lambda: fast_encoder.encode(corpus),
     }
     for run_once in runs.values():
         run_once()  # warm up every session before any timing
@@ -413,6 +414,7 @@ def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[s
     variants = {
         "default (shipped model, as loaded)": encoders[16],
         "dynamic int8 (not offered)": int8_encoder,
+        "fast path (opt-in)": fast_encoder,
     }
     quality = {
         name: fidelity(e.encode(evaluated), reference, pairs) for name, e in variants.items()
@@ -430,6 +432,9 @@ def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[s
                 thread_rates[name] = max(thread_rates[name], rate)
 
     default_rate = rates["batch 16, sorted (default)"][0]
+    fast_rate = rates["fast path, batch 16 (opt-in)"][0]
+    fast = quality["fast path (opt-in)"]
+    fp32_spearman = quality["fp32 reference"]["stsb_spearman"]
     default_cosine = quality["default (shipped model, as loaded)"]["cosine_min"]
     report: dict[str, Any] = {
         "texts": len(corpus),
@@ -457,6 +462,11 @@ def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[s
             "default_cosine": TARGET_COSINE,
             "default_meets_speed": default_rate >= TARGET_TEXTS_PER_SECOND,
             "default_meets_cosine": default_cosine >= TARGET_COSINE,
+            "fast_texts_per_second": TARGET_FAST_TEXTS_PER_SECOND,
+            "fast_meets_speed": fast_rate >= TARGET_FAST_TEXTS_PER_SECOND,
+            "fast_meets_spearman": fp32_spearman - fast["stsb_spearman"]
+            <= TARGET_FAST_SPEARMAN_LOSS,
+            "fast_meets_top10": fast["top10_overlap"] >= TARGET_FAST_TOP10,
         },
     }
     _print_report(report)
@@ -500,6 +510,15 @@ def _print_report(report: dict[str, Any]) -> None:
         f"\ndefault path: >= {targets['default_texts_per_second']:.0f} texts/s: "
         f"{'yes' if targets['default_meets_speed'] else 'no'}; cosine >= "
         f"{targets['default_cosine']}: {'yes' if targets['default_meets_cosine'] else 'no'}"
+    )
+
+    def yes(key: str) -> str:
+        return "yes" if targets[key] else "no"
+
+    print(
+        f"fast path (manage.py build_fast_model): >= {targets['fast_texts_per_second']:.0f} "
+        f"texts/s: {yes('fast_meets_speed')}; Spearman within 0.005 of fp32: "
+        f"{yes('fast_meets_spearman')}; top-10 >= 0.95: {yes('fast_meets_top10')}"
     )
 
 
