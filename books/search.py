@@ -105,7 +105,8 @@ class SearchResult:
     keyword_rank: int | None = None
     meaning_rank: int | None = None
     distance: float | None = None
-    # The folded query words this highlight's text or note has, to mark.
+    # The folded query words this highlight's text or note has, to mark: only when the
+    # keyword half found it.
     marked_words: frozenset[str] = frozenset()
 
     @property
@@ -684,7 +685,13 @@ def search(
             keyword_rank=fused[pk].keyword_rank,
             meaning_rank=fused[pk].meaning_rank,
             distance=fused[pk].distance,
-            marked_words=parsed.words & _words_of(highlights[pk]),
+            # Marked only where the words made the match: a result found by meaning alone
+            # would otherwise light up every "is" and "the" it shares with the query.
+            marked_words=(
+                parsed.words & _words_of(highlights[pk])
+                if fused[pk].keyword_rank is not None
+                else frozenset()
+            ),
         )
         for pk in page_ids
         if pk in highlights
