@@ -555,15 +555,20 @@ def _move_centroids(space: ReadingSpace) -> None:
     whitened = ((vectors - np.asarray(space.mean)) @ units.T) * scales
     positions = np.zeros((len(rows), SPACE_DIMENSIONS))
     positions[:, : whitened.shape[1]] = whitened
-    norms = np.linalg.norm(positions, axis=1, keepdims=True)
-    positions = positions / np.maximum(norms, 1e-12)
+    norms = np.linalg.norm(positions, axis=1)
     ids = [int(pk) for pk, _ in rows]
-    texts = ["[" + ",".join(f"{x:.7g}" for x in row) + "]" for row in positions]
+    # A centroid at the space's very centre has no direction: no position, as in
+    # space_position (a zero vector would give NaN distances).
+    texts = [
+        "[" + ",".join(f"{x:.7g}" for x in row / norm) + "]" if norm > 0 else None
+        for row, norm in zip(positions, norms, strict=True)
+    ]
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 5000):
             cursor.execute(
                 "UPDATE affinity_readercentroid c SET position = v.position::vector, "
-                "space_version = %s FROM (SELECT unnest(%s::bigint[]) AS id, "
-                "unnest(%s::text[]) AS position) v WHERE c.id = v.id",
+                "space_version = CASE WHEN v.position IS NULL THEN 0 ELSE %s END "
+                "FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS position) v "
+                "WHERE c.id = v.id",
                 [space.version, ids[start : start + 5000], texts[start : start + 5000]],
             )

@@ -293,6 +293,22 @@ class ReadingSpaceTests:
         assert versions == {2}
         assert ReadingSpace.objects.count() == 1
 
+    def test_a_centroid_at_the_centre_of_the_space_gets_no_position(self) -> None:
+        rng = np.random.default_rng(13)
+        readers = self._population(rng)
+        for who in readers:
+            centroid_refresh(reader=who)
+        space = reading_space_refresh(model_id=MODEL, force=True)
+        assert space is not None
+        # A centroid exactly at the mean has no direction in the space.
+        ReaderCentroid.objects.filter(reader=readers[0]).update(vector=list(space.mean))
+        space = reading_space_refresh(model_id=MODEL, force=True)
+        assert space is not None
+        centre = ReaderCentroid.objects.get(reader=readers[0])
+        assert (centre.position, centre.space_version) == (None, 0)
+        others = ReaderCentroid.objects.exclude(reader=readers[0])
+        assert set(others.values_list("space_version", flat=True)) == {space.version}
+
     def test_it_waits_for_enough_readers(self, alice: User) -> None:
         rng = np.random.default_rng(12)
         library(alice, direction(rng), rng, count=30)
