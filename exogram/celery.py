@@ -16,8 +16,9 @@ app.autodiscover_tasks()
 @task_prerun.connect
 def _forget_logged_queries(**kwargs: Any) -> None:
     # With DEBUG on (as under `make run`), Django logs each connection's last 9,000
-    # statements and forgets them at every web request; a worker has no requests, and
-    # the embedding task's statements carry vectors: a worker process grew by ~200 MB.
+    # statements and forgets them at every web request. A worker has no requests, and an
+    # embedding task's statements carry vectors as text (about 2 MB for 256 highlights),
+    # so the log would grow to tens of MB per worker process.
     from django.db import reset_queries
 
     reset_queries()
