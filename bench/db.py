@@ -11,6 +11,7 @@ made anew.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,8 @@ def setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
     if not apps.ready:
         django.setup()
+    # Tasks a benchmark runs in-process would each log a line between the figures.
+    logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
 
 
 @contextmanager
