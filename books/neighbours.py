@@ -23,9 +23,9 @@ from django.db import connection, transaction
 EXACT_SCAN_MAX = 2000
 # Candidates the iterative scan keeps per step; higher trades speed for recall. With the
 # index built at ef_construction=128 (migration 0005), measured from 1k to 100k highlights:
-# 64 gave recall@10 0.983-0.995 from run to run, 100 gave 0.995-1.000 at a p95 of 4 ms
-# (0.5 ms more). At ef_construction=64 even 100 fell to 0.94 at 100k.
-HNSW_EF_SEARCH = 100
+# 64 gave recall@10 0.983-0.995 from run to run, 80 gave 0.996-1.000 and 100 0.995-1.000,
+# both at a p95 of 4 ms. At ef_construction=64 even 100 fell to 0.94 at 100k.
+HNSW_EF_SEARCH = 80
 
 
 @dataclass(frozen=True)
