@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.models import User
+from accounts.commands import reader_named
 from affinity.selectors import Bridge, KindredReader, kindred_readers, standing_for
 from affinity.services import MIN_HIGHLIGHTS
 
@@ -44,9 +44,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        reader = User.objects.filter(username=options["user"]).first()
-        if reader is None:
-            raise CommandError(f"No reader named {options['user']!r}.")
+        reader = reader_named(options["user"])
         if options["limit"] < 1:
             raise CommandError("--limit must be at least 1.")
         standing = standing_for(reader)

@@ -4,7 +4,7 @@ from uuid import UUID
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.models import User
+from accounts.commands import reader_named
 from books.models import Highlight
 from books.selectors import connections_for
 
@@ -19,9 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        reader = User.objects.filter(username=options["user"]).first()
-        if reader is None:
-            raise CommandError(f"No reader named {options['user']!r}.")
+        reader = reader_named(options["user"])
         try:
             code = UUID(options["code"])
         except ValueError:

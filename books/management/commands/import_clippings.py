@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from accounts.models import User
+from accounts.commands import reader_named
 from books.models import Import
 from books.services import ImportRejected, clippings_import
 
@@ -19,9 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
-        reader = User.objects.filter(username=options["user"]).first()
-        if reader is None:
-            raise CommandError(f"No reader named {options['user']!r}.")
+        reader = reader_named(options["user"])
         try:
             data = path.read_bytes()
         except OSError as error:
