@@ -16,7 +16,7 @@ of the two (20,000 by 20,000 would be 400 million distances).
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count
 
 from accounts.models import User
@@ -28,6 +28,7 @@ from affinity.services import (
     shared_vector_sql,
 )
 from books.models import Book, Highlight
+from books.neighbours import iterative_scan
 
 # Above this many comparable sharing readers, the iterative HNSW scan wins.
 EXACT_SCAN_MAX = 2000
@@ -181,9 +182,7 @@ def nearest_readers(
             )
             SELECT reader_id, distance FROM ranked ORDER BY distance, reader_id
         """
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
+        with iterative_scan(max(HNSW_EF_SEARCH, limit)) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:

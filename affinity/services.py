@@ -31,6 +31,7 @@ from affinity.models import (
     SharingProfile,
 )
 from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
+from books.neighbours import iterative_scan
 
 logger = logging.getLogger(__name__)
 
@@ -346,9 +347,7 @@ def _probe_batch(*, reader_id: int, model_id: str) -> tuple[int, set[int]] | Non
         "radius": ECHO_DISTANCE,
     }
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {2 * ECHO_CAP}")
+        with iterative_scan(2 * ECHO_CAP) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
             if not rows:

@@ -11,11 +11,13 @@ iterative HNSW above, distance cut outside. `python -m bench.bench_connections` 
 both side by side (158.5k rows, libraries of 1k to 100k).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 # Above this many embedded highlights in a library, the iterative HNSW scan wins: the exact
 # scan costs ~2.6 µs of CPU a highlight (p95 9 ms at 2.5k, 15 ms at 5k on 2 cores), and
@@ -26,6 +28,16 @@ EXACT_SCAN_MAX = 2000
 # 64 gave recall@10 0.983-0.995 from run to run, 80 gave 0.996-1.000 and 100 0.995-1.000,
 # both at a p95 of 4 ms. At ef_construction=64 even 100 fell to 0.94 at 100k.
 HNSW_EF_SEARCH = 80
+
+
+@contextmanager
+def iterative_scan(ef_search: int) -> Iterator[CursorWrapper]:
+    """A cursor, in a transaction, whose HNSW scans go on past ef_search candidates until
+    the LIMIT is met (relaxed order: the caller sorts the rows again)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+        yield cursor
 
 
 @dataclass(frozen=True)
@@ -120,9 +132,7 @@ def nearest_highlights(
             SELECT id, distance FROM ranked WHERE distance < %(max_distance)s
             ORDER BY distance + 0
         """
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
+        with iterative_scan(HNSW_EF_SEARCH) as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     else:

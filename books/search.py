@@ -28,7 +28,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -37,7 +37,13 @@ from pgvector.django import CosineDistance
 from accounts.models import User
 from books.clippings import normalize_author
 from books.models import Book, Highlight
-from books.neighbours import EXACT_SCAN_MAX, HNSW_EF_SEARCH, Neighbour, nearest_highlights
+from books.neighbours import (
+    EXACT_SCAN_MAX,
+    HNSW_EF_SEARCH,
+    Neighbour,
+    iterative_scan,
+    nearest_highlights,
+)
 from books.text import fold
 
 if TYPE_CHECKING:
@@ -511,9 +517,7 @@ def _nearest_filtered(
         nearest = library.annotate(distance=CosineDistance("embedding", vector)).order_by(
             "distance"
         )
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
+        with iterative_scan(HNSW_EF_SEARCH):
             rows = list(nearest.values_list("id", "distance")[:limit])
         rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
     return [Neighbour(highlight_id=int(pk), distance=float(d)) for pk, d in rows]
