@@ -6,7 +6,7 @@ profile is discoverable, and a book they excluded never shows (nor counts) anywh
 Nearest centroids: compared by their positions in the model's reading space (32 numbers;
 the raw centroids while there is none, see affinity.models.ReadingSpace), by an exact scan
 up to EXACT_SCAN_MAX sharing readers and an iterative HNSW scan above (the trade-off of
-books.neighbours, whose module comment has the measurements).
+books.connections.neighbours, whose module comment has the measurements).
 
 Bridges: the K highlights of each side closest to the other side's centroid, then every
 pair between the two small sets. The cost is one scan of each library, never the product
@@ -27,8 +27,8 @@ from affinity.services import (
     shared_highlights,
     shared_vector_sql,
 )
+from books.connections.neighbours import iterative_scan
 from books.models import Book, Highlight
-from books.neighbours import iterative_scan
 
 # Above this many comparable sharing readers, the iterative HNSW scan wins.
 EXACT_SCAN_MAX = 2000

@@ -30,8 +30,8 @@ from affinity.models import (
     ReadingSpace,
     SharingProfile,
 )
+from books.connections.neighbours import iterative_scan
 from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
-from books.neighbours import iterative_scan
 
 logger = logging.getLogger(__name__)
 

@@ -15,11 +15,11 @@ neighbours. Rows lie on disk in import-sized chunks of the readers interleaved, 
 at different times would lay them.
 
 Per library size, for the "exact", "hnsw" and "auto" strategies of
-`books.neighbours.nearest_highlights`, the query that `highlights_connect` runs (10 nearest
-of other books under the connection cut): wall p50/p95 and CPU p95 in milliseconds, and
-recall@10 against a brute-force scan in numpy (which checks the "exact" strategy too). Then
-the time `highlights_connect` takes for a 500-highlight import into a 20,000-highlight
-library, in the sub-batches the embedding pipeline uses.
+`books.connections.neighbours.nearest_highlights`, the query that `highlights_connect`
+runs (10 nearest of other books under the connection cut): wall p50/p95 and CPU p95 in
+milliseconds, and recall@10 against a brute-force scan in numpy (which checks the "exact"
+strategy too). Then the time `highlights_connect` takes for a 500-highlight import into a
+20,000-highlight library, in the sub-batches the embedding pipeline uses.
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def exact_neighbours(library: Library, i: int, cut: float) -> set[int]:
 
 def measure_library(library: Library, threshold: float, rng: np.random.Generator) -> dict[str, Any]:
     """Latency of each strategy and its recall@10 against an exact scan, on one library."""
-    from books.neighbours import EXACT_SCAN_MAX, library_size, nearest_highlights
+    from books.connections.neighbours import EXACT_SCAN_MAX, library_size, nearest_highlights
 
     picked = rng.choice(library.size, size=min(library.size, WARMUP + QUERIES), replace=False)
     warmup, queries = [int(i) for i in picked[:WARMUP]], [int(i) for i in picked[WARMUP:]]
@@ -406,8 +406,9 @@ def measure_import(space: Space, library: Library) -> dict[str, Any]:
     """highlights_connect over a fresh import into `library`, as the embedding pipeline calls it."""
     from django.db import transaction
 
+    from books.connections.services import connections_forget, highlights_connect
+    from books.embedding.pipeline import EMBED_BATCH
     from books.models import Connection
-    from books.services import EMBED_BATCH, connections_forget, highlights_connect
 
     rng = space.rng
     # New books on the reader's own subjects, so the import does connect to the library.
@@ -456,7 +457,7 @@ def run(*, sizes: Sequence[int] = SIZES) -> dict[str, Any]:
     setup_django()
     from django.test import override_settings
 
-    from books.neighbours import EXACT_SCAN_MAX, HNSW_EF_SEARCH
+    from books.connections.neighbours import EXACT_SCAN_MAX, HNSW_EF_SEARCH
 
     rng = np.random.default_rng(SEED)
     started = time.perf_counter()

@@ -10,7 +10,7 @@ STS-B from the evaluation folder at run time (EXOGRAM_EVAL_DIR, default
 - Fidelity of each variant against the reference: the shipped model with its int8 weights
   dequantized into an fp32 ONNX graph (built here, in memory), run text by text with no
   padding. Cosine mean/min, top-10 neighbour overlap, STS-B dev Spearman.
-- The opt-in fast path (books.quantize), calibrated on 512 quotes from quotable/, never on
+- The opt-in fast path (books.embedding.quantize), calibrated on 512 quotes from quotable/, never on
   STS-B, measured the same way.
 - Threads: one process with 2 intra-op threads against two processes with 1 thread each.
 """
@@ -39,8 +39,8 @@ from onnx import helper, numpy_helper
 from tokenizers import Tokenizer
 
 from bench.paths import EVAL_DIR
-from books.embedding import Encoder, default_model_spec
-from books.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
+from books.embedding.encoder import Encoder, default_model_spec
+from books.embedding.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
 
 STSB_DIR = EVAL_DIR / "stsb"
 TEXTS = 256
@@ -100,7 +100,7 @@ def _plain_tokenizer(path: Path) -> Tokenizer:
 
 
 def fp32_reference_graph(model_path: Path) -> bytes:
-    """The shipped graph with every int8 weight dequantized into fp32 (books.quantize):
+    """The shipped graph with every int8 weight dequantized into fp32 (books.embedding.quantize):
     the same products as the PyTorch model computed, to fp32 rounding, whatever ONNX
     Runtime's optimizer does with the original."""
     serialized: bytes = fp32_graph(model_path).SerializeToString()

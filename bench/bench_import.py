@@ -22,8 +22,8 @@ RUNS = 5
 def run(*, entries: int = ENTRIES, runs: int = RUNS) -> dict[str, Any]:
     setup_django()
     from accounts.models import User
+    from books.importing.services import clippings_import
     from books.models import Highlight
-    from books.services import clippings_import
     from exogram.celery import app
 
     app.conf.update(broker_url="memory://")

@@ -11,7 +11,7 @@ import statistics
 import time
 
 from bench.synthetic import make_clippings_file
-from books.clippings import parse_clippings
+from books.importing.clippings import parse_clippings
 
 ENTRIES = 10_000
 RUNS = 7

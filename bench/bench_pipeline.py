@@ -42,8 +42,8 @@ def run(
     workers = workers or os.cpu_count() or 1
     setup_django()
     from accounts.models import User
+    from books.importing.services import clippings_import
     from books.models import Connection, Highlight
-    from books.services import clippings_import
     from tests.worker import celery_worker
 
     data = make_clippings_file(entries)

@@ -233,8 +233,8 @@ def _percentiles(values: Sequence[float]) -> dict[str, float]:
 
 def measure(library: Library, queries: Sequence[tuple[str, str]]) -> dict[str, Any]:
     from accounts.models import User
-    from books.embedding import get_encoder
-    from books.search import clear_query_cache, search
+    from books.embedding.encoder import get_encoder
+    from books.search.search import clear_query_cache, search
 
     reader = User.objects.get(pk=library.reader_id)
     encoder = get_encoder()
@@ -281,7 +281,7 @@ def _timed(label: str, action: Callable[[], Any]) -> Any:
 
 def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, Any]:
     setup_django()
-    from books.embedding import get_encoder
+    from books.embedding.encoder import get_encoder
 
     rng = random.Random(SEED)
     started = time.perf_counter()

@@ -96,7 +96,7 @@ class Highlight(models.Model):
     location_end = models.PositiveIntegerField(null=True, blank=True)
     added_at = models.DateTimeField(null=True, blank=True)
     added_raw = models.CharField(max_length=200, blank=True)
-    # Stable across imports: book + location range + normalized text (see books.services).
+    # Stable across imports: book + location range + normalized text (see books.importing.services).
     dedupe_key = models.CharField(max_length=64)
     # Soft delete: a deleted highlight leaves every read path at once, and the dedupe key
     # stays so that a re-import does not bring it back.
@@ -137,7 +137,7 @@ class Highlight(models.Model):
             # Nearest neighbours by cosine distance (connections, search by meaning).
             # The opclass must match CosineDistance (<=>) or the index is never used.
             # ef_construction 128, not pgvector's 64: recall under the reader filter (see
-            # books.neighbours and migration 0005).
+            # books.connections.neighbours and migration 0005).
             HnswIndex(
                 name="highlight_embedding_hnsw",
                 fields=["embedding"],

@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 
-from books import services
+from books.embedding import pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -21,23 +21,23 @@ logger = logging.getLogger(__name__)
 def embed_highlights(ids: list[int]) -> dict[str, int]:
     # Imported here: the web process imports this module to enqueue, and never needs
     # onnxruntime itself.
-    from books.embedding import EncoderUnavailable
+    from books.embedding.encoder import EncoderUnavailable
 
     try:
-        outcome = services.highlights_embed(ids=ids)
+        outcome = pipeline.highlights_embed(ids=ids)
     except EncoderUnavailable as error:
         # Retrying cannot help until someone installs or fixes the model; the highlights
         # stay pending with the reason shown to the reader, and the sweep tries again.
         logger.error("embedding model unavailable: %s", error)
         return {"embedded": 0, "skipped": len(ids)}
     if outcome.embedded_ids:
-        services.readers_embeddings_changed(reader_ids=outcome.readers)
+        pipeline.readers_embeddings_changed(reader_ids=outcome.readers)
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 
 
 def enqueue_embedding(ids: list[int]) -> None:
     """Split a backlog into tasks so several workers can share it."""
-    size = services.EMBED_TASK_SIZE
+    size = pipeline.EMBED_TASK_SIZE
     for start in range(0, len(ids), size):
         embed_highlights.delay(ids[start : start + size])
 
@@ -45,7 +45,7 @@ def enqueue_embedding(ids: list[int]) -> None:
 @shared_task
 def sweep_pending_embeddings() -> int:
     """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages."""
-    ids = services.pending_highlight_ids(older_than=services.STALE_CLAIM)
+    ids = pipeline.pending_highlight_ids(older_than=pipeline.STALE_CLAIM)
     enqueue_embedding(ids)
     if ids:
         logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))

@@ -10,26 +10,27 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
+from books.connections.selectors import (
+    connected_books,
+    connections_for,
+    fresh_connections,
+    import_connections_count,
+    library_connections,
+)
+from books.connections.services import connection_threshold_for_display
 from books.forms import ImportForm, NoteForm, TagForm
+from books.importing.services import ImportRejected, clippings_import
 from books.models import Book, Highlight, Import, Tag
 from books.selectors import (
     BOOK_SORTS,
     books_for,
-    connected_books,
-    connections_for,
-    fresh_connections,
     highlight_of_the_day,
-    import_connections_count,
     import_progress,
-    library_connections,
     library_counts,
     tags_for,
 )
 from books.semantic_map import HEIGHT, WIDTH, library_map
 from books.services import (
-    ImportRejected,
-    clippings_import,
-    connection_threshold_for_display,
     highlight_delete,
     highlight_favourite_toggle,
     highlight_note_update,

@@ -5,6 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("books.urls")),
-    path("", include("books.search_urls")),
+    path("", include("books.search.urls")),
     path("", include("affinity.urls")),
 ]

@@ -1,7 +1,7 @@
 """The cast: alice owns things, bob is another reader, `client` is anonymous.
 
 Django is imported inside the fixtures so that the pure tests (the clippings parser) also
-run without it: `pytest -p no:django tests/books/test_clippings.py`.
+run without it: `pytest -p no:django tests/books/importing/test_clippings.py`.
 """
 
 from collections.abc import Iterator

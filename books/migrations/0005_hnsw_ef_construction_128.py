@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
 
     # A denser graph: the neighbour search then keeps recall@10 >= 0.995 from 1,000 to
     # 100,000 highlights at ef_search 80 (0.94 at ef_construction 64), in under 4 ms (see
-    # books.neighbours). Rebuilding takes a while on a big table.
+    # books.connections.neighbours). Rebuilding takes a while on a big table.
     operations = [
         migrations.RemoveIndex(
             model_name='highlight',

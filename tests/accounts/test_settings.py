@@ -3,8 +3,8 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from books.models import Book, Highlight, Import
-from books.services import clippings_import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 

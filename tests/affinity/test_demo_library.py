@@ -14,7 +14,7 @@ from affinity.demo_library import (
     read_quotes,
 )
 from affinity.demo_library import clippings_file as demo_clippings
-from books.clippings import parse_clippings
+from books.importing.clippings import parse_clippings
 from tests.affinity.eval_data import write_eval_data
 
 

@@ -23,9 +23,9 @@ from affinity.services import (
     space_position,
 )
 from affinity.tasks import refresh_centroid
-from books.embedding import get_encoder
+from books.embedding.encoder import get_encoder
+from books.importing.services import clippings_import
 from books.models import Highlight
-from books.services import clippings_import
 from books.tasks import embed_highlights
 from tests.affinity.library import (
     MODEL,

@@ -4,8 +4,8 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from books.models import Highlight, Import
-from books.services import clippings_import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 

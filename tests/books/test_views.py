@@ -4,8 +4,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from books.models import Book, Highlight
-from books.services import clippings_import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 

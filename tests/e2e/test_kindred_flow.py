@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from accounts.models import User
 from affinity.services import sharing_update
-from books.services import clippings_import
+from books.importing.services import clippings_import
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
 from tests.e2e.pages import assert_accessible, snapshot

@@ -157,7 +157,7 @@ def test_another_reader_cannot_open_the_first_readers_highlight(
     page: Page, live_server: object, axe_source: str
 ) -> None:
     from accounts.models import User
-    from books.services import clippings_import
+    from books.importing.services import clippings_import
 
     alice = User.objects.create_user("alice", password=PASSWORD)
     clippings_import(reader=alice, data=clippings_file(*LIBRARY), file_name="a.txt")

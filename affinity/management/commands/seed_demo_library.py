@@ -22,8 +22,8 @@ from affinity.demo_library import (
 )
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.services import centroid_refresh, reading_space_refresh, sharing_update
+from books.importing.services import clippings_import
 from books.models import Highlight
-from books.services import clippings_import
 
 DEFAULT_DATA = settings.BASE_DIR.parent / "shared" / "data" / "eval"
 

@@ -1,4 +1,4 @@
-"""Build the opt-in fast encoder (books.quantize) as a model folder.
+"""Build the opt-in fast encoder (books.embedding.quantize) as a model folder.
 
     manage.py build_fast_model DIR [--texts FILE] [--sample N]
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from books.embedding import (
+from books.embedding.encoder import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL_NAME,
     DEFAULT_THRESHOLD,
@@ -26,13 +26,13 @@ from books.embedding import (
     EncoderUnavailable,
     default_model_spec,
 )
-from books.models import Highlight
-from books.quantize import (
+from books.embedding.quantize import (
     DEFAULT_CALIBRATION_TEXTS,
     MIN_CALIBRATION_TEXTS,
     QuantizationError,
     fast_model,
 )
+from books.models import Highlight
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from uuid import UUID
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
+from books.connections.selectors import connections_for
 from books.models import Highlight
-from books.selectors import connections_for
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from books.services import highlights_embed, pending_highlight_ids
+from books.embedding.pipeline import highlights_embed, pending_highlight_ids
 from books.tasks import enqueue_embedding
 
 

@@ -255,8 +255,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from books.embedding import EncoderUnavailable, get_encoder
-        from books.services import connection_threshold
+        from books.connections.services import connection_threshold
+        from books.embedding.encoder import EncoderUnavailable, get_encoder
 
         pair_sets = load_pair_sets(Path(options["data"]))
         try:

@@ -2,7 +2,8 @@
 
 The labelled set (STS Benchmark's CSV: sentence1, sentence2, score 0-5) goes into a
 throw-away library through the app's own path: a clippings file built here, imported by
-books.services.clippings_import, embedded by books.services.highlights_embed. Everything
+books.importing.services.clippings_import, embedded by
+books.embedding.pipeline.highlights_embed. Everything
 runs in one transaction that is rolled back at the end, the temporary reader included, so
 nothing is left behind and no embedding task is ever queued (on_commit never fires).
 
@@ -25,10 +26,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
 from accounts.models import User
-from books.embedding import EncoderUnavailable, get_encoder
+from books.embedding.encoder import EncoderUnavailable, get_encoder
+from books.embedding.pipeline import highlights_embed
+from books.importing.services import clippings_import
 from books.models import Highlight
-from books.search import search
-from books.services import clippings_import, highlights_embed
+from books.search.search import search
 
 DEFAULT_FILE = "stsb-en-dev.csv"
 BOOKS = 20

@@ -5,8 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
+from books.importing.services import ImportRejected, clippings_import
 from books.models import Import
-from books.services import ImportRejected, clippings_import
 
 
 class Command(BaseCommand):

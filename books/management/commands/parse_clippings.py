@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from books.clippings import Clipping, ParseResult, parse_clippings
+from books.importing.clippings import Clipping, ParseResult, parse_clippings
 
 
 class Command(BaseCommand):

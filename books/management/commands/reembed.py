@@ -2,9 +2,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from books.embedding import get_encoder
+from books.embedding.encoder import get_encoder
+from books.embedding.pipeline import pending_highlight_ids
 from books.models import Highlight
-from books.services import pending_highlight_ids
 from books.tasks import enqueue_embedding
 
 

@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
-from books.search import MODES, search
+from books.search.search import MODES, search
 
 
 class Command(BaseCommand):

@@ -13,10 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
+from books.connections.neighbours import nearest_highlights
+from books.connections.selectors import connected_books, connections_for, library_connections
+from books.connections.services import connections_forget, highlights_connect
 from books.models import Book, Connection, Highlight
-from books.neighbours import nearest_highlights
-from books.selectors import connected_books, connections_for, library_connections
-from books.services import connections_forget, highlights_connect
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(42)

@@ -6,8 +6,8 @@
   has them all, any term. PostgreSQL decides *which* highlights match, through the GIN index;
   the order among them is BM25 computed here (see `_bm25`).
 - **Meaning**: the query's vector from the same encoder as the highlights', nearest highlights
-  by cosine distance through books.neighbours (exact for small libraries, iterative HNSW for
-  large ones, so the reader filter never silently loses recall).
+  by cosine distance through books.connections.neighbours (exact for small libraries,
+  iterative HNSW for large ones, so the reader filter never silently loses recall).
 - **Hybrid**: reciprocal rank fusion, score = sum of 1 / (60 + rank) over the top 100 of each
   half, so BM25 and cosine never need a common scale, and only when both halves are
   meaningful: when no highlight has all the words, the meaning half alone ranks (see
@@ -35,19 +35,19 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from accounts.models import User
-from books.clippings import normalize_author
-from books.models import Book, Highlight
-from books.neighbours import (
+from books.connections.neighbours import (
     EXACT_SCAN_MAX,
     HNSW_EF_SEARCH,
     Neighbour,
     iterative_scan,
     nearest_highlights,
 )
+from books.importing.clippings import normalize_author
+from books.models import Book, Highlight
 from books.text import fold
 
 if TYPE_CHECKING:
-    from books.embedding import Encoder
+    from books.embedding.encoder import Encoder
 
 MODES = ("auto", "keyword", "meaning")
 # Reciprocal rank fusion: k = 60 (Cormack et al.), over the top 100 of each half.
@@ -500,10 +500,10 @@ def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
 def _nearest_filtered(
     library: QuerySet[Highlight], vector: Sequence[float], *, limit: int
 ) -> list[Neighbour]:
-    """books.neighbours' two strategies, for a library narrowed by the reader's filters."""
+    """The two strategies of books.connections.neighbours, for a library narrowed by filters."""
     if _rows_up_to(library, EXACT_SCAN_MAX + 1) <= EXACT_SCAN_MAX:
-        # MATERIALIZED, as in books.neighbours: an exact sort of the filtered rows, never a
-        # filtered HNSW walk that runs out of tuples before it finds a small book's rows.
+        # MATERIALIZED, as in books.connections.neighbours: an exact sort of the filtered rows,
+        # never a filtered HNSW walk that runs out of tuples before it finds a small book's rows.
         sql, params = library.values_list("id", "embedding").query.sql_with_params()
         with connection.cursor() as cursor:
             cursor.execute(
@@ -539,7 +539,7 @@ def _meaning(
     else:
         # The reader's rows counted up to the strategy's boundary from the reader index
         # alone: an upper bound of the embedded ones that needs no row read, where
-        # books.neighbours.library_size reads each row for its status and model.
+        # books.connections.neighbours.library_size reads each row for its status and model.
         size = _rows_up_to(Highlight.objects.filter(reader=reader).order_by(), EXACT_SCAN_MAX + 1)
         found = nearest_highlights(
             reader_id=reader.pk,
@@ -644,7 +644,7 @@ def search(
     notice = ""
     meaning: list[Neighbour] = []
     if mode != "keyword":
-        from books.embedding import EncoderUnavailable, get_encoder
+        from books.embedding.encoder import EncoderUnavailable, get_encoder
 
         try:
             encoder = get_encoder()

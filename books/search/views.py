@@ -12,8 +12,8 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from books.models import Book
-from books.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
-from books.search import search as search_highlights
+from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
+from books.search.search import search as search_highlights
 from books.text import fold
 from books.views import _get_book_for_user, _reader
 

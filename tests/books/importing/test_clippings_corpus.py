@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from books.clippings import NOT_A_CLIPPINGS_FILE, ParseResult, Problem, parse_clippings
+from books.importing.clippings import NOT_A_CLIPPINGS_FILE, ParseResult, Problem, parse_clippings
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clippings"
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "clippings"
 if not CORPUS.is_dir():
     pytest.skip(f"no clippings corpus at {CORPUS}", allow_module_level=True)
 

@@ -10,11 +10,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
-from books.clippings import normalize_author
+from books.embedding.pipeline import highlights_embed
+from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.search import NOTICE_MODEL_UNAVAILABLE
-from books.search_views import mark_words
-from books.services import highlights_embed
+from books.search.search import NOTICE_MODEL_UNAVAILABLE
+from books.search.views import mark_words
 
 
 def _book(reader: User, title: str, authors: str = "") -> Book:

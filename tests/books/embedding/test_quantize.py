@@ -10,9 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
-from books.embedding import Encoder, default_model_spec, model_spec_from_dir
-from books.quantize import MIN_CALIBRATION_TEXTS
-from books.services import clippings_import
+from books.embedding.encoder import Encoder, default_model_spec, model_spec_from_dir
+from books.embedding.quantize import MIN_CALIBRATION_TEXTS
+from books.importing.services import clippings_import
 from tests.books.kindle import Entry, clippings_file
 
 SUBJECTS = ["Memory", "A garden", "The city", "Every river", "Old age", "A library", "Grief"]

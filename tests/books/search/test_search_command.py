@@ -8,14 +8,14 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from books.management.commands.evaluate_search import (
     assign_books,
     clippings_bytes,
     read_labelled_set,
 )
 from books.models import Book, Highlight, Import
-from books.search import NOTICE_MODEL_UNAVAILABLE
-from books.services import clippings_import
+from books.search.search import NOTICE_MODEL_UNAVAILABLE
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 # Written for these tests: three paraphrase pairs (score >= 4) among unrelated sentences.

@@ -10,10 +10,11 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from books.clippings import normalize_author
+from books.connections.neighbours import Neighbour
+from books.embedding.pipeline import highlights_embed
+from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.neighbours import Neighbour
-from books.search import (
+from books.search.search import (
     COMMON_WORD_SHARE,
     DEPTH,
     NOTICE_MODEL_UNAVAILABLE,
@@ -29,7 +30,6 @@ from books.search import (
     search,
     word_shares,
 )
-from books.services import highlights_embed
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 

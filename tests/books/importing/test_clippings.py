@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench.synthetic import make_clippings_file
-from books.clippings import (
+from books.importing.clippings import (
     Clipping,
     ParseResult,
     Problem,

@@ -6,8 +6,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from accounts.models import User
+from books.importing.services import ImportRejected, clippings_import
 from books.models import Book, Highlight, Import
-from books.services import ImportRejected, clippings_import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 

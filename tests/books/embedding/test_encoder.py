@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from books.embedding import (
+from books.embedding.encoder import (
     BATCH_TOKENS,
     DEFAULT_THRESHOLD,
     DIMENSIONS,

@@ -10,9 +10,10 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from books.embedding import get_encoder
+from books.embedding.encoder import get_encoder
+from books.embedding.pipeline import highlights_embed, pending_highlight_ids
+from books.importing.services import clippings_import
 from books.models import Highlight, Import
-from books.services import clippings_import, highlights_embed, pending_highlight_ids
 from books.tasks import embed_highlights, sweep_pending_embeddings
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.worker import celery_worker, wait_for

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from books.clippings import (
+from books.importing.clippings import (
     Clipping,
     ParseResult,
     normalize_author,

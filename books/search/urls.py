@@ -1,6 +1,6 @@
 from django.urls import path
 
-from books.search_views import search, search_json
+from books.search.views import search, search_json
 
 urlpatterns = [
     path("search/", search, name="search"),
