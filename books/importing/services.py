@@ -1,7 +1,8 @@
-"""Workflows that span models, files and tasks: importing clippings, embedding highlights.
+"""The import workflow: a parsed file becomes the reader's books and highlights.
 
-books.embedding (onnxruntime, numpy) is imported inside the embedding functions: the web
-processes that only import and read never load the model's runtime.
+One transaction per file; books matched by normalized title and author, highlights by a
+stable dedupe key, versions of one passage merged, notes attached, an Import recording what
+happened. New rows go in with COPY; their embedding is enqueued after commit.
 """
 
 import hashlib
@@ -10,24 +11,25 @@ import re
 from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import User
-from books.clippings import (
+from books.connections.services import connections_forget
+from books.embedding.pipeline import EMBED_TASK_SIZE
+from books.importing.clippings import (
     Clipping,
     ParseResult,
     normalize_author,
     normalize_title,
     parse_clippings,
 )
-from books.models import Book, Connection, Highlight, Import, Tag
+from books.models import Book, Highlight, Import
 
 logger = logging.getLogger(__name__)
 
@@ -236,22 +238,49 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
 
 
 def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256: str) -> Import:
-    from books.tasks import embed_highlights
-
+    the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
     report = ImportReport(
         problems=[{"line": p.line, "message": p.message} for p in result.problems]
     )
-    the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
-
     books = _books_for(reader, result.clippings)
     library = _Library(reader, books)
-    touched: set[int] = set()
-    created: list[Highlight] = []
-    changed: dict[int, Highlight] = {}  # existing rows to update, by pk
-    truncated: Counter[str] = Counter()
-    notes: list[Clipping] = []
+    work = _ImportWork()
+    notes = _match_highlights(result.clippings, books, library, work, report, the_import)
+    _attach_notes(notes, books, library, work, report, the_import)
+    _write_rows(work)
+    _finish_report(the_import, report, books, work)
+    _enqueue_embedding(the_import, work)
+    return the_import
 
-    for clipping in result.clippings:
+
+@dataclass
+class _ImportWork:
+    """What one import changes: rows to insert, rows to update, books it touched."""
+
+    created: list[Highlight] = field(default_factory=list)
+    changed: dict[int, Highlight] = field(default_factory=dict)  # existing rows, by pk
+    touched: set[int] = field(default_factory=set)
+    truncated: Counter[str] = field(default_factory=Counter)
+
+    def change(self, highlight: Highlight) -> None:
+        if highlight.pk:
+            self.changed[highlight.pk] = highlight
+
+
+def _match_highlights(
+    clippings: list[Clipping],
+    books: dict[str, Book],
+    library: _Library,
+    work: _ImportWork,
+    report: ImportReport,
+    the_import: Import,
+) -> list[Clipping]:
+    """Match each highlight clipping to the library: new, duplicate or a version of one.
+
+    Returns the notes, which attach once every highlight of the file is known.
+    """
+    notes: list[Clipping] = []
+    for clipping in clippings:
         if clipping.location_end is not None and clipping.location_end < (
             clipping.location_start or 0
         ):
@@ -264,20 +293,13 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
             report.bookmarks_skipped += 1
             continue
         if clipping.truncated:
-            truncated[book.title] += 1
+            work.truncated[book.title] += 1
             continue
         if clipping.kind == "note":
             notes.append(clipping)
             continue
-        touched.add(book.pk)
-        key = highlight_dedupe_key(
-            book_key=book.key,
-            kind=Highlight.Kind.HIGHLIGHT,
-            page=clipping.page or "",
-            start=clipping.location_start,
-            end=clipping.location_end,
-            text=clipping.text,
-        )
+        work.touched.add(book.pk)
+        key = _clipping_key(book, clipping, Highlight.Kind.HIGHLIGHT)
         existing = library.keys.get(key)
         if existing is not None:
             if existing.deleted_at is not None:
@@ -291,110 +313,114 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
                 report.deleted_skipped += 1
             elif _replace_version(twin, clipping, key, library):
                 report.extended_merged += 1
-                if twin.pk:
-                    changed[twin.pk] = twin
+                work.change(twin)
             else:
                 report.duplicates_skipped += 1
             continue
         highlight = _new_highlight(
-            reader,
-            book,
-            the_import,
-            clipping,
-            key,
+            book=book,
+            the_import=the_import,
+            clipping=clipping,
+            key=key,
             kind=Highlight.Kind.HIGHLIGHT,
-            text=clipping.text,
         )
         library.add(highlight)
-        created.append(highlight)
+        work.created.append(highlight)
+    return notes
 
+
+def _attach_notes(
+    notes: list[Clipping],
+    books: dict[str, Book],
+    library: _Library,
+    work: _ImportWork,
+    report: ImportReport,
+    the_import: Import,
+) -> None:
+    """Each note goes to its highlight; a note with none is kept on its own."""
     for clipping in notes:
         book = books[_book_key(clipping)]
-        touched.add(book.pk)
+        work.touched.add(book.pk)
         target = _note_target(library, book, clipping)
         if target is None:
-            key = highlight_dedupe_key(
-                book_key=book.key,
-                kind=Highlight.Kind.NOTE,
-                page=clipping.page or "",
-                start=clipping.location_start,
-                end=clipping.location_end,
-                text=clipping.text,
-            )
+            key = _clipping_key(book, clipping, Highlight.Kind.NOTE)
             if key in library.keys:
                 report.duplicates_skipped += 1
                 continue
             note = _new_highlight(
-                reader,
-                book,
-                the_import,
-                clipping,
-                key,
+                book=book,
+                the_import=the_import,
+                clipping=clipping,
+                key=key,
                 kind=Highlight.Kind.NOTE,
-                text=clipping.text,
             )
             library.add(note)
-            created.append(note)
+            work.created.append(note)
             report.standalone_notes += 1
         elif _attach_note(target, clipping):
             report.notes_attached += 1
-            if target.pk:
-                changed[target.pk] = target
+            work.change(target)
         else:
             report.duplicates_skipped += 1
 
-    for highlight in [*created, *changed.values()]:
-        highlight.refresh_search_text()
-    _copy_highlights(created)
-    if changed:
-        Highlight.objects.bulk_update(
-            list(changed.values()),
-            [
-                "text",
-                "page",
-                "location_start",
-                "location_end",
-                "added_at",
-                "added_raw",
-                "dedupe_key",
-                "note",
-                "note_added_at",
-                "search_text",
-                "embedding",
-                "embedding_model",
-                "embedding_status",
-                "embedding_claimed_at",
-                "embedding_error",
-            ],
-            batch_size=1000,
-        )
 
-    report.new_highlights = sum(1 for h in created if h.kind == Highlight.Kind.HIGHLIGHT)
-    report.books_touched = len(touched | {b.pk for b in books.values() if truncated[b.title]})
-    report.truncated_by_book = dict(sorted(truncated.items()))
+# The columns an import may change on an existing highlight.
+_UPDATED_FIELDS = [
+    "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
+    "note", "note_added_at", "search_text", "embedding", "embedding_model", "embedding_status",
+    "embedding_claimed_at", "embedding_error",
+]  # fmt: skip
+
+
+def _write_rows(work: _ImportWork) -> None:
+    for highlight in [*work.created, *work.changed.values()]:
+        highlight.refresh_search_text()
+    _copy_highlights(work.created)
+    if work.changed:
+        Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
+
+
+def _finish_report(
+    the_import: Import, report: ImportReport, books: dict[str, Book], work: _ImportWork
+) -> None:
+    report.new_highlights = sum(1 for h in work.created if h.kind == Highlight.Kind.HIGHLIGHT)
+    truncated_books = {b.pk for b in books.values() if work.truncated[b.title]}
+    report.books_touched = len(work.touched | truncated_books)
+    report.truncated_by_book = dict(sorted(work.truncated.items()))
     the_import.counts = {k: v for k, v in report.as_dict().items() if k != "problems"}
     the_import.problems = report.problems
     the_import.status = Import.Status.DONE
     the_import.finished_at = timezone.now()
     the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
 
-    # Changed words: the old vectors, and the connections found with them, are void.
-    connections_forget(
-        ids=[
-            h.pk
-            for h in changed.values()
-            if h.embedding_status == Highlight.EmbeddingStatus.PENDING
-        ]
-    )
-    new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
-    to_embed = new_ids + [
-        h.pk for h in changed.values() if h.embedding_status == Highlight.EmbeddingStatus.PENDING
+
+def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
+    from books.tasks import embed_highlights
+
+    changed_words = [
+        h.pk
+        for h in work.changed.values()
+        if h.embedding_status == Highlight.EmbeddingStatus.PENDING
     ]
+    # Changed words: the old vectors, and the connections found with them, are void.
+    connections_forget(ids=changed_words)
+    new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
+    to_embed = new_ids + changed_words
     # Several tasks, not one: with more than one worker process they share the work.
     for start in range(0, len(to_embed), EMBED_TASK_SIZE):
         # celery-types does not know DjangoTask, the app's task class, which adds this.
         embed_highlights.delay_on_commit(to_embed[start : start + EMBED_TASK_SIZE])  # type: ignore[attr-defined]
-    return the_import
+
+
+def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
+    return highlight_dedupe_key(
+        book_key=book.key,
+        kind=kind,
+        page=clipping.page or "",
+        start=clipping.location_start,
+        end=clipping.location_end,
+        text=clipping.text,
+    )
 
 
 # The columns COPY writes, in order. COPY rather than bulk_create: for 10,000 highlights
@@ -454,21 +480,14 @@ def _books_for(reader: User, clippings: list[Clipping]) -> dict[str, Book]:
 
 
 def _new_highlight(
-    reader: User,
-    book: Book,
-    the_import: Import,
-    clipping: Clipping,
-    key: str,
-    *,
-    kind: str,
-    text: str,
+    *, book: Book, the_import: Import, clipping: Clipping, key: str, kind: str
 ) -> Highlight:
     return Highlight(
-        reader=reader,
+        reader_id=book.reader_id,
         book=book,
         source_import=the_import,
         kind=kind,
-        text=text,
+        text=clipping.text,
         page=(clipping.page or "")[:32],
         location_start=clipping.location_start,
         location_end=clipping.location_end,
@@ -555,325 +574,4 @@ def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
         return False
     highlight.note = text
     highlight.note_added_at = clipping.added_at
-    return True
-
-
-# --- Embedding ----------------------------------------------------------------------------
-
-# Highlights per embedding task: small enough for workers to share a large import, large
-# enough that the per-task overhead stays small.
-EMBED_TASK_SIZE = 256
-
-# Highlights are claimed and written in sub-batches this small so that no write lock is
-# held for long. The task's texts are encoded in one call between the two: the encoder
-# sorts them by length, and encoding sub-batches of 16 one by one ran at half the speed
-# (82 against 183 texts/s, measured on the benchmark's library).
-EMBED_BATCH = 16
-# A claim older than this belongs to a worker that died: the sweep hands it out again.
-STALE_CLAIM = timedelta(minutes=5)
-
-
-def _needs_embedding(model_id: str, now: datetime) -> Q:
-    status = Highlight.EmbeddingStatus
-    return Q(deleted_at__isnull=True) & (
-        Q(embedding_status=status.PENDING)
-        | (Q(embedding_status=status.DONE) & ~Q(embedding_model=model_id))
-        | Q(embedding_status=status.CLAIMED, embedding_claimed_at__lt=now - STALE_CLAIM)
-    )
-
-
-def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
-    """Claim the highlights among `ids` that still need a vector from this model.
-
-    Two workers given the same ids (a retry, a sweep, a duplicate delivery) race here:
-    FOR UPDATE lets only one take each row, and the loser, once the winner's claim
-    commits, finds the row claimed and leaves it. Not SKIP LOCKED: with two worker
-    processes it skipped about 4% of the rows of a 10,000-highlight import that no other
-    worker was claiming, and they waited for the next sweep. Rows are locked in id order,
-    so two claims of overlapping batches cannot deadlock.
-    """
-    now = timezone.now()
-    with transaction.atomic():
-        rows = list(
-            Highlight.objects.select_for_update()
-            .filter(_needs_embedding(model_id, now), pk__in=ids)
-            .order_by("pk")
-            .only("pk", "reader_id", "text", "note")
-        )
-        Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
-            embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=now
-        )
-    return now, rows
-
-
-def _fail_empty(rows: list[Highlight]) -> list[Highlight]:
-    """Mark the claimed highlights with no text as failed; returns the others."""
-    empty = [h.pk for h in rows if not (h.text or h.note).strip()]
-    if empty:
-        Highlight.objects.filter(pk__in=empty).update(
-            embedding_status=Highlight.EmbeddingStatus.FAILED,
-            embedding_claimed_at=None,
-            embedding_error="There is no text to embed.",
-        )
-    return [h for h in rows if h.pk not in empty]
-
-
-def _release(rows: list[Highlight], claimed_at: datetime, reason: str) -> None:
-    Highlight.objects.filter(
-        pk__in=[h.pk for h in rows],
-        embedding_status=Highlight.EmbeddingStatus.CLAIMED,
-        embedding_claimed_at=claimed_at,
-    ).update(
-        embedding_status=Highlight.EmbeddingStatus.PENDING,
-        embedding_claimed_at=None,
-        embedding_error=reason,
-    )
-
-
-@dataclass
-class EmbedOutcome:
-    embedded_ids: list[int] = field(default_factory=list)
-    skipped: int = 0
-    readers: set[int] = field(default_factory=set)
-
-    @property
-    def embedded(self) -> int:
-        return len(self.embedded_ids)
-
-
-def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
-    """Give each highlight in `ids` that needs one a vector from the current model.
-
-    Idempotent: a highlight already embedded by this model, deleted, or claimed by another
-    worker is left alone, so calling this twice changes nothing the second time.
-    Raises EncoderUnavailable after leaving the claimed rows pending with the reason.
-    """
-    from books.embedding import EncoderUnavailable, get_encoder
-
-    outcome = EmbedOutcome()
-    try:
-        encoder = get_encoder()
-    except EncoderUnavailable as error:
-        Highlight.objects.filter(pk__in=ids, deleted_at__isnull=True).exclude(
-            embedding_status=Highlight.EmbeddingStatus.DONE
-        ).update(embedding_error=str(error))
-        raise
-    claims: list[tuple[datetime, list[Highlight]]] = []
-    for start in range(0, len(ids), EMBED_BATCH):
-        claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoder.model_id)
-        outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
-        rows = _fail_empty(rows)
-        if rows:
-            claims.append((claimed_at, rows))
-    texts = [(h.text or h.note).strip() for _, rows in claims for h in rows]
-    try:
-        vectors = encoder.encode(texts)
-    except Exception as error:
-        for claimed_at, rows in claims:
-            _release(rows, claimed_at, f"Embedding failed: {error}")
-        raise
-    done = 0
-    for claimed_at, rows in claims:
-        batch_vectors = vectors[done : done + len(rows)]
-        done += len(rows)
-        with transaction.atomic():
-            written_ids = _write_vectors(rows, batch_vectors, claimed_at, encoder.model_id)
-            outcome.skipped += len(rows) - len(written_ids)
-            written = set(written_ids)
-            outcome.readers.update(h.reader_id for h in rows if h.pk in written)
-            # A new vector makes the old connections of these highlights meaningless; the
-            # new ones are found in the same transaction, so a highlight that reads as
-            # embedded has its connections too (the import report counts on that).
-            connections_forget(ids=written_ids)
-            highlights_connect(ids=written_ids)
-        outcome.embedded_ids += written_ids
-    return outcome
-
-
-def _write_vectors(
-    rows: list[Highlight], vectors: Any, claimed_at: datetime, model_id: str
-) -> list[int]:
-    """Write a sub-batch's vectors in one statement; returns the ids actually written.
-
-    The guard: only our own, still-current claim is written. A sweep that re-claimed a
-    row, a re-import that changed its text, or a delete in the meantime each make the
-    row fall out of the WHERE, and it keeps whatever state it has now.
-    """
-    if not rows:
-        return []
-    values = ", ".join(["(%s, %s::vector)"] * len(rows))
-    params: list[Any] = []
-    for highlight, vector in zip(rows, vectors, strict=True):
-        params += [highlight.pk, "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"]
-    sql = f"""
-        UPDATE books_highlight AS h
-        SET embedding = v.embedding, embedding_model = %s, embedding_status = 'done',
-            embedding_claimed_at = NULL, embedding_error = '', updated = now()
-        FROM (VALUES {values}) AS v(id, embedding)
-        WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
-          AND h.embedding_claimed_at = %s
-        RETURNING h.id
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [model_id, *params, claimed_at])
-        return [row[0] for row in cursor.fetchall()]
-
-
-def pending_highlight_ids(*, older_than: timedelta | None = None) -> list[int]:
-    """Highlights that need a vector from the current model (for sweeps and embed_pending).
-
-    Without a model (it cannot load) every highlight that is not done counts as pending.
-    """
-    from books.embedding import EncoderUnavailable, get_encoder
-
-    now = timezone.now()
-    try:
-        condition = _needs_embedding(get_encoder().model_id, now)
-    except EncoderUnavailable:
-        condition = Q(deleted_at__isnull=True) & ~Q(embedding_status=Highlight.EmbeddingStatus.DONE)
-    queryset = Highlight.objects.filter(condition)
-    if older_than is not None:
-        # Young pending rows are most likely still queued from their import.
-        queryset = queryset.filter(updated__lt=now - older_than)
-    return list(queryset.order_by("pk").values_list("pk", flat=True))
-
-
-def readers_embeddings_changed(*, reader_ids: set[int]) -> None:
-    """A batch of a reader's vectors landed: refresh what is derived from them."""
-    from affinity.services import centroids_mark_stale
-
-    centroids_mark_stale(reader_ids=reader_ids)
-
-
-# --- Connections --------------------------------------------------------------------------
-
-# Neighbours kept per highlight when it is embedded. Pairs found from either side are
-# stored, so a highlight can end up with more.
-CONNECTIONS_PER_HIGHLIGHT = 20
-
-
-def connection_threshold() -> float:
-    """The cosine distance below which two highlights connect: the setting, else the model's."""
-    from books.embedding import get_encoder
-
-    override: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
-    return override if override is not None else get_encoder().threshold
-
-
-def connection_threshold_for_display() -> float | None:
-    """The threshold for pages to show, or None when the model cannot load."""
-    from books.embedding import EncoderUnavailable
-
-    try:
-        return connection_threshold()
-    except EncoderUnavailable:
-        return None
-
-
-def highlights_connect(*, ids: list[int]) -> int:
-    """Find and store the connections of freshly embedded highlights. Returns pairs added.
-
-    Idempotent: pairs are stored once (lower id first, unique), so running it twice adds
-    nothing the second time.
-    """
-    from books.neighbours import library_size, nearest_highlights
-
-    threshold = connection_threshold()
-    highlights = list(
-        Highlight.objects.alive()
-        .filter(pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE)
-        .values_list("pk", "reader_id", "book_id", "embedding", "embedding_model")
-    )
-    sizes: dict[tuple[int, str], int] = {}
-    pairs: dict[tuple[int, int], Connection] = {}
-    for pk, reader_id, book_id, vector, model_id in highlights:
-        size_key = (reader_id, model_id)
-        if size_key not in sizes:
-            sizes[size_key] = library_size(reader_id=reader_id, model_id=model_id)
-        for neighbour in nearest_highlights(
-            reader_id=reader_id,
-            vector=vector,
-            model_id=model_id,
-            limit=CONNECTIONS_PER_HIGHLIGHT,
-            max_distance=threshold,
-            exclude_book_id=book_id,
-            size=sizes[size_key],
-        ):
-            a, b = sorted((pk, neighbour.highlight_id))
-            pairs[(a, b)] = Connection(
-                reader_id=reader_id,
-                highlight_a_id=a,
-                highlight_b_id=b,
-                distance=neighbour.distance,
-                embedding_model=model_id,
-            )
-    existing = set(
-        Connection.objects.filter(
-            Q(highlight_a_id__in=ids) | Q(highlight_b_id__in=ids)
-        ).values_list("highlight_a_id", "highlight_b_id")
-    )
-    new = [pair for key, pair in pairs.items() if key not in existing]
-    # ignore_conflicts: a worker connecting a neighbour at the same moment may have
-    # stored the same pair since the read above.
-    Connection.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
-    return len(new)
-
-
-def connections_forget(*, ids: list[int]) -> None:
-    """Drop the stored connections of highlights whose vector changed or went away."""
-    Connection.objects.filter(Q(highlight_a_id__in=ids) | Q(highlight_b_id__in=ids)).delete()
-
-
-# --- A reader's own changes ---------------------------------------------------------------
-
-# How long a deleted highlight can be brought back from the undo link.
-UNDO_WINDOW = timedelta(minutes=30)
-TAG_MAX_LENGTH = 64
-
-
-def highlight_note_update(*, highlight: Highlight, note: str) -> None:
-    """The reader's own words: marked edited, so no re-import ever overwrites them."""
-    highlight.note = note.strip()
-    highlight.note_edited = True
-    highlight.refresh_search_text()
-    highlight.save(update_fields=["note", "note_edited", "search_text", "updated"])
-
-
-def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
-    clean = " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
-    if not clean:
-        raise ValueError("A tag needs a name.")
-    tag, _ = Tag.objects.get_or_create(reader_id=highlight.reader_id, name=clean)
-    highlight.tags.add(tag)
-    return tag
-
-
-def highlight_untag(*, highlight: Highlight, tag: Tag) -> None:
-    highlight.tags.remove(tag)
-    # A tag that labels nothing any more is not worth keeping in the reader's list.
-    if not tag.highlights.exists():
-        tag.delete()
-
-
-def highlight_favourite_toggle(*, highlight: Highlight) -> bool:
-    highlight.favourite = not highlight.favourite
-    highlight.save(update_fields=["favourite", "updated"])
-    return highlight.favourite
-
-
-def highlight_delete(*, highlight: Highlight) -> None:
-    """Soft delete: gone from every read path at once; its dedupe key keeps a re-import
-    from bringing it back, and the undo link can restore it for UNDO_WINDOW."""
-    highlight.deleted_at = timezone.now()
-    highlight.save(update_fields=["deleted_at", "updated"])
-    readers_embeddings_changed(reader_ids={highlight.reader_id})
-
-
-def highlight_restore(*, highlight: Highlight) -> bool:
-    """Undo a delete made within UNDO_WINDOW. False when it is too late (or not deleted)."""
-    if highlight.deleted_at is None or highlight.deleted_at < timezone.now() - UNDO_WINDOW:
-        return False
-    highlight.deleted_at = None
-    highlight.save(update_fields=["deleted_at", "updated"])
-    readers_embeddings_changed(reader_ids={highlight.reader_id})
     return True

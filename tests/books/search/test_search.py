@@ -392,7 +392,7 @@ class MeaningTests:
         assert embedded["market"] not in [r.highlight for r in found.results]
 
     def test_it_caches_the_query_vector(self, alice: User, embedded: dict[str, Highlight]) -> None:
-        from books import search as search_module
+        from books.search import search as search_module
 
         clear_query_cache()
         search(alice, "why we forget", mode="meaning")

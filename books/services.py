@@ -1,0 +1,60 @@
+"""The reader's own edits to their highlights: notes, tags, favourites, delete and undo."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from books.embedding.pipeline import readers_embeddings_changed
+from books.models import Highlight, Tag
+
+# How long a deleted highlight can be brought back from the undo link.
+UNDO_WINDOW = timedelta(minutes=30)
+TAG_MAX_LENGTH = 64
+
+
+def highlight_note_update(*, highlight: Highlight, note: str) -> None:
+    """The reader's own words: marked edited, so no re-import ever overwrites them."""
+    highlight.note = note.strip()
+    highlight.note_edited = True
+    highlight.refresh_search_text()
+    highlight.save(update_fields=["note", "note_edited", "search_text", "updated"])
+
+
+def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
+    clean = " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
+    if not clean:
+        raise ValueError("A tag needs a name.")
+    tag, _ = Tag.objects.get_or_create(reader_id=highlight.reader_id, name=clean)
+    highlight.tags.add(tag)
+    return tag
+
+
+def highlight_untag(*, highlight: Highlight, tag: Tag) -> None:
+    highlight.tags.remove(tag)
+    # A tag that labels nothing any more is not worth keeping in the reader's list.
+    if not tag.highlights.exists():
+        tag.delete()
+
+
+def highlight_favourite_toggle(*, highlight: Highlight) -> bool:
+    highlight.favourite = not highlight.favourite
+    highlight.save(update_fields=["favourite", "updated"])
+    return highlight.favourite
+
+
+def highlight_delete(*, highlight: Highlight) -> None:
+    """Soft delete: gone from every read path at once; its dedupe key keeps a re-import
+    from bringing it back, and the undo link can restore it for UNDO_WINDOW."""
+    highlight.deleted_at = timezone.now()
+    highlight.save(update_fields=["deleted_at", "updated"])
+    readers_embeddings_changed(reader_ids={highlight.reader_id})
+
+
+def highlight_restore(*, highlight: Highlight) -> bool:
+    """Undo a delete made within UNDO_WINDOW. False when it is too late (or not deleted)."""
+    if highlight.deleted_at is None or highlight.deleted_at < timezone.now() - UNDO_WINDOW:
+        return False
+    highlight.deleted_at = None
+    highlight.save(update_fields=["deleted_at", "updated"])
+    readers_embeddings_changed(reader_ids={highlight.reader_id})
+    return True
