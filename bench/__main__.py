@@ -15,6 +15,7 @@ from typing import Any
 BENCHMARKS = {
     "parse": "bench.bench_parse",
     "import": "bench.bench_import",
+    "coverage": "bench.bench_import_coverage",
     "encoder": "bench.bench_encoder",
     "pipeline": "bench.bench_pipeline",
     "connections": "bench.bench_connections",

@@ -206,6 +206,39 @@ class Import(models.Model):
         return reverse("import_report", args=[self.code])
 
 
+class HighlightMerge(models.Model):
+    """A clipping an import merged into a highlight: a later version of the same passage.
+
+    The import report lists them, so a reader can see that nothing was lost: each row is
+    one entry of the file, its text as the Kindle wrote it, and the highlight that now
+    holds every word of it.
+    """
+
+    class How(models.TextChoices):
+        EXTENDED = "extended", "Extended"
+        OVERLAPPED = "overlapped", "Re-selected"
+        PAGE_TURN = "page_turn", "Joined at a page turn"
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    source_import = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="merges")
+    highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="merges")
+    how = models.CharField(max_length=16, choices=How.choices)
+    merged_text = models.TextField(help_text="The merged entry's text, as written in the file.")
+    where = models.CharField(max_length=64, blank=True, help_text="Its location or page.")
+    added_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The import report's list of merges, in the order they were made.
+            models.Index(fields=["source_import", "id"], name="merge_import"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.how}: {self.merged_text[:60]}"
+
+
 class Connection(models.Model):
     """Two highlights of one reader, from different books, that carry the same idea.
 

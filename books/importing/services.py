@@ -1,8 +1,14 @@
 """The import workflow: a parsed file becomes the reader's books and highlights.
 
 One transaction per file; books matched by normalized title and author, highlights by a
-stable dedupe key, versions of one passage merged, notes attached, an Import recording what
-happened. New rows go in with COPY; their embedding is enqueued after commit.
+stable dedupe key, versions of one passage merged without losing a word (see `merging`),
+notes attached, an Import recording what happened and which entries were merged. New rows
+go in with COPY; their embedding is enqueued after commit.
+
+One import reaches the final state: each book's highlights are matched in reading order,
+a highlight grown by a merge is merged again with every neighbour it now overlaps, and an
+entry whose text a stored highlight nearby already holds is a duplicate. So importing the
+same file again, or a longer copy of it after a shorter one, changes nothing it need not.
 """
 
 import hashlib
@@ -11,7 +17,7 @@ import re
 from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -29,19 +35,21 @@ from books.importing.clippings import (
     normalize_title,
     parse_clippings,
 )
-from books.models import Book, Highlight, Import
+from books.importing.merging import How, fold, merged, page_turn_joined
+from books.models import Book, Highlight, HighlightMerge, Import
 
 logger = logging.getLogger(__name__)
 
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-# Extended highlights are found among ranges that overlap or touch: 120-125 and 126-130.
+# Versions of one highlight are looked for among ranges that overlap or touch: 120-125 and
+# 126-130; in a page-only file, on the same or the next page.
 ADJACENT = 1
-# Two versions of one highlight share at least this share of the shorter one's words.
-SAME_HIGHLIGHT_OVERLAP = 0.6
+# A merged page-only highlight is indexed on at most this many pages.
+_PAGE_SPAN_LIMIT = 50
 
-_WORD = re.compile(r"\w+")
+_PAGE_SPAN = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
 _SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
@@ -71,10 +79,6 @@ def _fold(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.casefold()))
-
-
 def _book_key(clipping: Clipping) -> str:
     return _book_key_of(clipping.title, clipping.author)
 
@@ -92,18 +96,6 @@ def highlight_dedupe_key(
     where = f"{start}-{end}" if start is not None else f"p{page}"
     raw = f"{book_key}\x1f{kind}\x1f{where}\x1f{_fold(text)}"
     return hashlib.sha256(raw.encode()).hexdigest()
-
-
-def _same_highlight(a: str, b: str) -> bool:
-    """One text contains the other, or they share most words (a re-selected passage)."""
-    fa, fb = _fold(a), _fold(b)
-    if not fa or not fb:
-        return False
-    if fa in fb or fb in fa:
-        return True
-    wa, wb = _words(fa), _words(fb)
-    shorter = min(len(wa), len(wb))
-    return shorter > 0 and len(wa & wb) / shorter >= SAME_HIGHLIGHT_OVERLAP
 
 
 def check_upload(data: bytes) -> None:
@@ -142,14 +134,40 @@ def _parse_or_reject(data: bytes) -> ParseResult:
     return result
 
 
+def _page_span(page: str) -> tuple[int, int] | None:
+    """Pages "12" and "13-14" as numbers; None for "xix" and other pages without numbers."""
+    found = _PAGE_SPAN.match(page)
+    if found is None:
+        return None
+    low, high = int(found.group(1)), int(found.group(2) or found.group(1))
+    return (low, high) if low <= high else (high, low)
+
+
+def _page_keys(page: str, *, reach: int = 0) -> list[str]:
+    span = _page_span(page)
+    if span is None:
+        return [page]
+    low, high = span
+    high = min(high, low + _PAGE_SPAN_LIMIT)
+    return [str(number) for number in range(max(0, low - reach), high + reach + 1)]
+
+
 class _Library:
-    """The reader's highlights of the touched books, indexed for merging and notes."""
+    """The reader's highlights of the touched books, indexed by position for merging and notes.
+
+    Highlights are held by identity: new ones have no primary key until they are written.
+    """
 
     def __init__(self, reader: User, books: dict[str, Book]) -> None:
         self.keys: dict[str, Highlight] = {}
-        # per book: sorted location starts, and the highlight at each position
+        self._folded: dict[int, str] = {}
+        # First-seen order: a tie-break that makes every choice the same on every run.
+        self._order: dict[int, int] = {}
+        # per book: sorted (location start, serial); a highlight that moves gets a new
+        # serial, and the old entry is skipped from then on
         self._starts: dict[int, list[tuple[int, int]]] = {}
-        self._by_pk: dict[int, Highlight] = {}
+        self._at_serial: dict[int, Highlight] = {}
+        self._serial_of: dict[int, int] = {}
         self._pages: dict[int, dict[str, list[Highlight]]] = {}
         # The longest range per book bounds how far back an overlapping one can start.
         self._longest: dict[int, int] = {}
@@ -159,32 +177,49 @@ class _Library:
         # search copy, and fewer timestamps to parse.
         existing = Highlight.objects.filter(reader=reader, book__in=list(by_pk)).only(
             "reader_id", "book_id", "kind", "text", "note", "note_edited", "note_added_at",
-            "page", "location_start", "location_end", "added_at", "dedupe_key", "deleted_at",
-            "embedding_status",
-        )  # fmt: skip
+            "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
+            "deleted_at", "embedding_status",
+        ).order_by("pk")  # fmt: skip
         for highlight in existing:
             # The book is at hand: refresh_search_text() must not fetch it row by row.
             highlight.book = by_pk[highlight.book_id]
             self.add(highlight)
 
+    def folded(self, highlight: Highlight) -> str:
+        return self._folded[id(highlight)]
+
     def add(self, highlight: Highlight) -> None:
         self.keys[highlight.dedupe_key] = highlight
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        self._serial += 1
-        self._by_pk[self._serial] = highlight
+        self._folded[id(highlight)] = fold(highlight.text)
+        self._order.setdefault(id(highlight), len(self._order))
         if highlight.location_start is not None:
+            self._serial += 1
+            self._at_serial[self._serial] = highlight
+            self._serial_of[id(highlight)] = self._serial
             starts = self._starts.setdefault(highlight.book_id, [])
             insort(starts, (highlight.location_start, self._serial))
             length = (highlight.location_end or highlight.location_start) - highlight.location_start
             self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
         elif highlight.page:
             pages = self._pages.setdefault(highlight.book_id, {})
-            pages.setdefault(highlight.page, []).append(highlight)
+            for page in _page_keys(highlight.page):
+                pages.setdefault(page, []).append(highlight)
 
-    def rekey(self, highlight: Highlight, old_key: str) -> None:
-        self.keys.pop(old_key, None)
-        self.keys[highlight.dedupe_key] = highlight
+    def remove(self, highlight: Highlight) -> None:
+        """Take a highlight out of the indexes, before it moves or when it is merged away."""
+        if self.keys.get(highlight.dedupe_key) is highlight:
+            del self.keys[highlight.dedupe_key]
+        if highlight.kind != Highlight.Kind.HIGHLIGHT:
+            return
+        serial = self._serial_of.pop(id(highlight), None)
+        if serial is not None:
+            del self._at_serial[serial]
+        elif highlight.page:
+            pages = self._pages.get(highlight.book_id, {})
+            for page in _page_keys(highlight.page):
+                pages[page] = [h for h in pages.get(page, []) if h is not highlight]
 
     def near(self, book_id: int, start: int, end: int, reach_before: int = 0) -> list[Highlight]:
         """Highlights of a book whose range overlaps [start - reach_before, end]."""
@@ -196,14 +231,45 @@ class _Library:
             cand_start, serial = starts[index]
             if cand_start < start - reach_before - self._longest.get(book_id, 0):
                 break
-            cand = self._by_pk[serial]
+            cand = self._at_serial.get(serial)
+            if cand is None:
+                continue
             cand_end = cand.location_end or cand_start
             if cand_end >= start - reach_before:
                 found.append(cand)
         return found
 
-    def on_page(self, book_id: int, page: str) -> list[Highlight]:
-        return self._pages.get(book_id, {}).get(page, [])
+    def on_page(self, book_id: int, page: str, *, reach: int = 0) -> list[Highlight]:
+        """Page-only highlights of a book on this page (and `reach` pages either side)."""
+        pages = self._pages.get(book_id, {})
+        found: dict[int, Highlight] = {}
+        for key in _page_keys(page, reach=reach):
+            for highlight in pages.get(key, []):
+                found.setdefault(id(highlight), highlight)
+        return list(found.values())
+
+    def neighbours(self, highlight: Highlight) -> list[Highlight]:
+        """Highlights that could be versions of this one: alive first, in reading order."""
+        if highlight.location_start is not None:
+            end = highlight.location_end or highlight.location_start
+            found = self.near(
+                highlight.book_id, highlight.location_start - ADJACENT, end + ADJACENT
+            )
+        elif highlight.page:
+            found = self.on_page(highlight.book_id, highlight.page, reach=ADJACENT)
+        else:
+            return []
+        return sorted(
+            (h for h in found if h is not highlight),
+            key=lambda h: (h.deleted_at is not None, _position(h), self._order[id(h)]),
+        )
+
+
+def _position(highlight: Highlight) -> tuple[int, int]:
+    """Where a highlight starts and ends in the book: its locations, else its pages."""
+    if highlight.location_start is not None:
+        return highlight.location_start, highlight.location_end or highlight.location_start
+    return _page_span(highlight.page) or (0, 0)
 
 
 def _newer(a: datetime | None, b: datetime | None) -> bool:
@@ -247,24 +313,49 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
     work = _ImportWork()
     notes = _match_highlights(result.clippings, books, library, work, report, the_import)
     _attach_notes(notes, books, library, work, report, the_import)
-    _write_rows(work)
+    _write_rows(work, the_import)
     _finish_report(the_import, report, books, work)
     _enqueue_embedding(the_import, work)
     return the_import
 
 
 @dataclass
+class _Version:
+    """An entry of the file as it was, kept for the record of what merged into what."""
+
+    text: str
+    where: str
+    added_at: datetime | None
+
+
+@dataclass
 class _ImportWork:
     """What one import changes: rows to insert, rows to update, books it touched."""
 
-    created: list[Highlight] = field(default_factory=list)
+    # by id(): new highlights have no primary key yet, and a merge can take one out again
+    created: dict[int, Highlight] = field(default_factory=dict)
     changed: dict[int, Highlight] = field(default_factory=dict)  # existing rows, by pk
     touched: set[int] = field(default_factory=set)
     truncated: Counter[str] = field(default_factory=Counter)
+    # The entry each new highlight was made from, and the entries merged into a highlight.
+    origins: dict[int, _Version] = field(default_factory=dict)
+    merges: dict[int, list[tuple[How, _Version]]] = field(default_factory=dict)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
             self.changed[highlight.pk] = highlight
+
+
+def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, datetime, int]:
+    if clipping.location_start is not None:
+        where = (0, clipping.location_start, clipping.location_end or clipping.location_start)
+    else:
+        span = _page_span(clipping.page or "")
+        where = (1, *span) if span else (2, 0, 0)
+    return (*where, clipping.page or "", clipping.added_at or _EPOCH, clipping.line)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _match_highlights(
@@ -277,9 +368,12 @@ def _match_highlights(
 ) -> list[Clipping]:
     """Match each highlight clipping to the library: new, duplicate or a version of one.
 
-    Returns the notes, which attach once every highlight of the file is known.
+    A book's clippings are matched in reading order, not in the order the Kindle wrote
+    them, so that what merges does not depend on when each version was made. Returns the
+    notes, which attach once every highlight of the file is known.
     """
     notes: list[Clipping] = []
+    per_book: dict[int, tuple[Book, list[Clipping]]] = {}
     for clipping in clippings:
         if clipping.location_end is not None and clipping.location_end < (
             clipping.location_start or 0
@@ -299,34 +393,188 @@ def _match_highlights(
             notes.append(clipping)
             continue
         work.touched.add(book.pk)
-        key = _clipping_key(book, clipping, Highlight.Kind.HIGHLIGHT)
-        existing = library.keys.get(key)
-        if existing is not None:
-            if existing.deleted_at is not None:
-                report.deleted_skipped += 1
-            else:
-                report.duplicates_skipped += 1
-            continue
-        twin = _find_version(library, book, clipping)
-        if twin is not None:
-            if twin.deleted_at is not None:
-                report.deleted_skipped += 1
-            elif _replace_version(twin, clipping, key, library):
-                report.extended_merged += 1
-                work.change(twin)
-            else:
-                report.duplicates_skipped += 1
-            continue
-        highlight = _new_highlight(
-            book=book,
-            the_import=the_import,
-            clipping=clipping,
-            key=key,
-            kind=Highlight.Kind.HIGHLIGHT,
-        )
-        library.add(highlight)
-        work.created.append(highlight)
+        per_book.setdefault(book.pk, (book, []))[1].append(clipping)
+    for book, group in per_book.values():
+        for clipping in sorted(group, key=_reading_order):
+            _match_clipping(clipping, book, library, work, report, the_import)
     return notes
+
+
+def _match_clipping(
+    clipping: Clipping,
+    book: Book,
+    library: _Library,
+    work: _ImportWork,
+    report: ImportReport,
+    the_import: Import,
+) -> None:
+    key = _clipping_key(book, clipping, Highlight.Kind.HIGHLIGHT)
+    existing = library.keys.get(key)
+    if existing is not None:
+        _count_covered(existing, report)
+        return
+    highlight = _new_highlight(
+        book=book, the_import=the_import, clipping=clipping, key=key, kind=Highlight.Kind.HIGHLIGHT
+    )
+    folded = fold(clipping.text)
+    if folded:
+        # Its words are already in a highlight here: the same passage, selected again (or
+        # a version merged before). Alive highlights come first, so a version of one the
+        # reader deleted and of one they kept counts as the kept one's.
+        for neighbour in library.neighbours(highlight):
+            if folded in library.folded(neighbour):
+                _count_covered(neighbour, report)
+                return
+    library.add(highlight)
+    work.created[id(highlight)] = highlight
+    work.origins[id(highlight)] = _Version(clipping.text, _where(clipping), clipping.added_at)
+    if folded:
+        _settle(highlight, library, work, report)
+
+
+def _count_covered(highlight: Highlight, report: ImportReport) -> None:
+    if highlight.deleted_at is not None:
+        report.deleted_skipped += 1
+    else:
+        report.duplicates_skipped += 1
+
+
+def _where(clipping: Clipping) -> str:
+    if clipping.location_start is not None:
+        end = clipping.location_end
+        where = f"location {clipping.location_start}" + (f"-{end}" if end is not None else "")
+    else:
+        where = f"page {clipping.page}" if clipping.page else ""
+    return where[:64]
+
+
+def _settle(
+    highlight: Highlight, library: _Library, work: _ImportWork, report: ImportReport
+) -> None:
+    """Merge a new highlight with every neighbour it is one passage with, until none is.
+
+    A merge can make a highlight overlap one it did not before (A-B and C-D, then B-C),
+    so the grown highlight is matched again. Two stored highlights are never merged with
+    each other: each may carry its own note, tags and connections.
+    """
+    merging = True
+    while merging:
+        merging = False
+        for neighbour in library.neighbours(highlight):
+            if (neighbour.pk and highlight.pk) or not library.folded(neighbour):
+                continue
+            outcome = _combined(library, neighbour, highlight)
+            if outcome is None:
+                continue
+            text, how = outcome
+            # The stored one stays (the new one has no row yet); of two new ones, the older.
+            if highlight.pk:
+                kept, absorbed = highlight, neighbour
+            else:
+                kept, absorbed = neighbour, highlight
+            _absorb(kept, absorbed, text, how, library, work, report)
+            highlight = kept
+            merging = True
+            break
+
+
+def _combined(library: _Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
+    """The text of one highlight holding both a and b, and how; None when they are two."""
+    folded_a, folded_b = library.folded(a), library.folded(b)
+    if folded_b in folded_a:
+        return a.text, How.EXTENDED
+    a_first = _position(a) <= _position(b)
+    outcome = merged(
+        a.text, b.text, kept_first=a_first, folded_kept=folded_a, folded_other=folded_b
+    )
+    if outcome is not None:
+        return outcome
+    first, second = (a, b) if a_first else (b, a)
+    if first.location_start is not None and second.location_start is not None:
+        first_end = first.location_end or first.location_start
+        second_start = second.location_start
+    else:
+        first_span, second_span = _page_span(first.page), _page_span(second.page)
+        if first_span is None or second_span is None:
+            return None
+        # The two halves of a split at a page turn sit on two pages that follow each other.
+        first_end, second_start = first_span[1] + 1, second_span[0]
+    joined = page_turn_joined(
+        first.text,
+        second.text,
+        first_end=first_end,
+        second_start=second_start,
+        first_added=first.added_at,
+        second_added=second.added_at,
+    )
+    return (joined, How.PAGE_TURN) if joined is not None else None
+
+
+def _absorb(
+    kept: Highlight,
+    absorbed: Highlight,
+    text: str,
+    how: How,
+    library: _Library,
+    work: _ImportWork,
+    report: ImportReport,
+) -> None:
+    """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
+    library.remove(kept)
+    library.remove(absorbed)
+    text_changed = fold(text) != library.folded(kept)
+    kept.text = text
+    if kept.location_start is not None and absorbed.location_start is not None:
+        start = min(kept.location_start, absorbed.location_start)
+        end = max(_position(kept)[1], _position(absorbed)[1])
+        if absorbed.location_start < kept.location_start and absorbed.page:
+            kept.page = absorbed.page
+        kept.location_start, kept.location_end = start, (end if end != start else None)
+    else:
+        spans = [_page_span(kept.page), _page_span(absorbed.page)]
+        if spans[0] is not None and spans[1] is not None:
+            low, high = min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])
+            kept.page = f"{low}" if low == high else f"{low}-{high}"
+    # The highlight is as old as its first version: the earliest date, as the Kindle wrote it.
+    if absorbed.added_at is not None and (
+        kept.added_at is None or absorbed.added_at < kept.added_at
+    ):
+        kept.added_at, kept.added_raw = absorbed.added_at, absorbed.added_raw
+    kept.dedupe_key = _free_key(library, kept)
+    if text_changed and kept.pk:
+        # New words mean a new vector: the embedding pipeline picks it up again.
+        kept.embedding = None
+        kept.embedding_model = ""
+        kept.embedding_status = Highlight.EmbeddingStatus.PENDING
+        kept.embedding_claimed_at = None
+        kept.embedding_error = ""
+    work.change(kept)
+    library.add(kept)
+    work.created.pop(id(absorbed), None)
+    versions = [*work.merges.pop(id(absorbed), []), (how, work.origins.pop(id(absorbed)))]
+    if kept.deleted_at is not None:
+        # A version of a highlight the reader deleted: it stays deleted, with its words.
+        report.extended_merged -= len(versions) - 1
+        report.deleted_skipped += len(versions)
+        return
+    report.extended_merged += 1
+    work.merges.setdefault(id(kept), []).extend(versions)
+
+
+def _free_key(library: _Library, highlight: Highlight) -> str:
+    key = highlight_dedupe_key(
+        book_key=highlight.book.key,
+        kind=highlight.kind,
+        page=highlight.page,
+        start=highlight.location_start,
+        end=highlight.location_end,
+        text=highlight.text,
+    )
+    # Two highlights with one key would be one passage and merge; this only keeps the
+    # unique constraint safe if a stored pair ever says otherwise.
+    while library.keys.get(key, highlight) is not highlight:
+        key = hashlib.sha256(f"{key}+".encode()).hexdigest()
+    return key
 
 
 def _attach_notes(
@@ -355,7 +603,7 @@ def _attach_notes(
                 kind=Highlight.Kind.NOTE,
             )
             library.add(note)
-            work.created.append(note)
+            work.created[id(note)] = note
             report.standalone_notes += 1
         elif _attach_note(target, clipping):
             report.notes_attached += 1
@@ -372,18 +620,52 @@ _UPDATED_FIELDS = [
 ]  # fmt: skip
 
 
-def _write_rows(work: _ImportWork) -> None:
-    for highlight in [*work.created, *work.changed.values()]:
+def _write_rows(work: _ImportWork, the_import: Import) -> None:
+    created = list(work.created.values())
+    for highlight in [*created, *work.changed.values()]:
         highlight.refresh_search_text()
-    _copy_highlights(work.created)
+    _copy_highlights(created)
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
+    _record_merges(work, the_import, created)
+
+
+def _record_merges(work: _ImportWork, the_import: Import, created: list[Highlight]) -> None:
+    """One row per merged entry, for the import report: what went into which highlight."""
+    if not work.merges:
+        return
+    # COPY gives no ids back: the new highlights' are read by their (unique) keys.
+    new_ids = dict(
+        Highlight.objects.filter(source_import=the_import).values_list("dedupe_key", "pk")
+    )
+    by_identity = {id(h): h for h in [*created, *work.changed.values()]}
+    rows: list[HighlightMerge] = []
+    for identity, versions in work.merges.items():
+        highlight = by_identity.get(identity)
+        if highlight is None:
+            continue
+        pk = highlight.pk or new_ids[highlight.dedupe_key]
+        rows.extend(
+            HighlightMerge(
+                reader_id=the_import.reader_id,
+                source_import=the_import,
+                highlight_id=pk,
+                how=how.value,
+                merged_text=version.text,
+                where=version.where,
+                added_at=version.added_at,
+            )
+            for how, version in versions
+        )
+    HighlightMerge.objects.bulk_create(rows, batch_size=1000)
 
 
 def _finish_report(
     the_import: Import, report: ImportReport, books: dict[str, Book], work: _ImportWork
 ) -> None:
-    report.new_highlights = sum(1 for h in work.created if h.kind == Highlight.Kind.HIGHLIGHT)
+    report.new_highlights = sum(
+        1 for h in work.created.values() if h.kind == Highlight.Kind.HIGHLIGHT
+    )
     truncated_books = {b.pk for b in books.values() if work.truncated[b.title]}
     report.books_touched = len(work.touched | truncated_books)
     report.truncated_by_book = dict(sorted(work.truncated.items()))
@@ -400,7 +682,7 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
     changed_words = [
         h.pk
         for h in work.changed.values()
-        if h.embedding_status == Highlight.EmbeddingStatus.PENDING
+        if h.embedding_status == Highlight.EmbeddingStatus.PENDING and h.deleted_at is None
     ]
     # Changed words: the old vectors, and the connections found with them, are void.
     connections_forget(ids=changed_words)
@@ -495,47 +777,6 @@ def _new_highlight(
         added_raw=clipping.added_raw[:200],
         dedupe_key=key,
     )
-
-
-def _find_version(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:
-    """Another version of the same passage: an extended or re-selected highlight."""
-    if clipping.location_start is not None:
-        end = clipping.location_end or clipping.location_start
-        candidates = library.near(book.pk, clipping.location_start - ADJACENT, end + ADJACENT)
-    elif clipping.page:
-        candidates = library.on_page(book.pk, clipping.page)
-    else:
-        return None
-    for candidate in candidates:
-        if _same_highlight(candidate.text, clipping.text):
-            return candidate
-    return None
-
-
-def _replace_version(highlight: Highlight, clipping: Clipping, key: str, library: _Library) -> bool:
-    """Keep the longest version (the newest when equally long). True when it changed."""
-    longer = len(_fold(clipping.text)) > len(_fold(highlight.text))
-    same_length_newer = len(_fold(clipping.text)) == len(_fold(highlight.text)) and _newer(
-        clipping.added_at, highlight.added_at
-    )
-    if not (longer or same_length_newer) or _fold(clipping.text) == _fold(highlight.text):
-        return False
-    old_key = highlight.dedupe_key
-    highlight.text = clipping.text
-    highlight.page = (clipping.page or "")[:32]
-    highlight.location_start = clipping.location_start
-    highlight.location_end = clipping.location_end
-    highlight.added_at = clipping.added_at
-    highlight.added_raw = clipping.added_raw[:200]
-    highlight.dedupe_key = key
-    # New words mean a new vector: the embedding pipeline picks it up again.
-    highlight.embedding = None
-    highlight.embedding_model = ""
-    highlight.embedding_status = Highlight.EmbeddingStatus.PENDING
-    highlight.embedding_claimed_at = None
-    highlight.embedding_error = ""
-    library.rekey(highlight, old_key)
-    return True
 
 
 def _note_target(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:
