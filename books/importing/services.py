@@ -248,21 +248,27 @@ class _Library:
                 found.setdefault(id(highlight), highlight)
         return list(found.values())
 
-    def neighbours(self, highlight: Highlight) -> list[Highlight]:
-        """Highlights that could be versions of this one: alive first, in reading order."""
-        if highlight.location_start is not None:
-            end = highlight.location_end or highlight.location_start
-            found = self.near(
-                highlight.book_id, highlight.location_start - ADJACENT, end + ADJACENT
-            )
-        elif highlight.page:
-            found = self.on_page(highlight.book_id, highlight.page, reach=ADJACENT)
+    def neighbours(
+        self, book_id: int, start: int | None, end: int | None, page: str | None
+    ) -> list[Highlight]:
+        """Highlights that could be versions of one here: alive first, in reading order."""
+        if start is not None:
+            found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
+        elif page:
+            found = self.on_page(book_id, page, reach=ADJACENT)
         else:
             return []
+        if len(found) < 2:
+            return found
         return sorted(
-            (h for h in found if h is not highlight),
-            key=lambda h: (h.deleted_at is not None, _position(h), self._order[id(h)]),
+            found, key=lambda h: (h.deleted_at is not None, _position(h), self._order[id(h)])
         )
+
+    def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
+        found = self.neighbours(
+            highlight.book_id, highlight.location_start, highlight.location_end, highlight.page
+        )
+        return [h for h in found if h is not highlight]
 
 
 def _position(highlight: Highlight) -> tuple[int, int]:
@@ -413,22 +419,26 @@ def _match_clipping(
     if existing is not None:
         _count_covered(existing, report)
         return
-    highlight = _new_highlight(
-        book=book, the_import=the_import, clipping=clipping, key=key, kind=Highlight.Kind.HIGHLIGHT
-    )
     folded = fold(clipping.text)
+    neighbours = []
     if folded:
+        neighbours = library.neighbours(
+            book.pk, clipping.location_start, clipping.location_end, clipping.page
+        )
         # Its words are already in a highlight here: the same passage, selected again (or
         # a version merged before). Alive highlights come first, so a version of one the
         # reader deleted and of one they kept counts as the kept one's.
-        for neighbour in library.neighbours(highlight):
+        for neighbour in neighbours:
             if folded in library.folded(neighbour):
                 _count_covered(neighbour, report)
                 return
+    highlight = _new_highlight(
+        book=book, the_import=the_import, clipping=clipping, key=key, kind=Highlight.Kind.HIGHLIGHT
+    )
     library.add(highlight)
     work.created[id(highlight)] = highlight
     work.origins[id(highlight)] = _Version(clipping.text, _where(clipping), clipping.added_at)
-    if folded:
+    if neighbours:
         _settle(highlight, library, work, report)
 
 
@@ -460,7 +470,7 @@ def _settle(
     merging = True
     while merging:
         merging = False
-        for neighbour in library.neighbours(highlight):
+        for neighbour in library.neighbours_of(highlight):
             if (neighbour.pk and highlight.pk) or not library.folded(neighbour):
                 continue
             outcome = _combined(library, neighbour, highlight)

@@ -8,7 +8,7 @@ class Entry:
     title: str
     text: str
     kind: str = "Highlight"  # "Highlight" | "Note" | "Bookmark"
-    location: str = "100-102"  # "100-102" or "100"
+    location: str = "100-102"  # "100-102", "100", or "" with a page
     page: str | None = None
     added: str = "Monday, 3 March 2025 10:00:00"
 
@@ -18,7 +18,9 @@ def clippings_file(*entries: Entry, crlf: bool = True) -> bytes:
     parts = []
     for entry in entries:
         where = f"page {entry.page} | " if entry.page else ""
-        meta = f"- Your {entry.kind} on {where}Location {entry.location} | Added on {entry.added}"
+        if entry.location:  # "" for a page-only entry (a PDF, some older devices)
+            where += f"Location {entry.location} | "
+        meta = f"- Your {entry.kind} on {where}Added on {entry.added}"
         parts.append(eol.join([entry.title, meta, "", entry.text, "=========="]) + eol)
     return ("\ufeff" + "".join(parts)).encode("utf-8")
 

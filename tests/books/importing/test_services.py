@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import ImportRejected, clippings_import
-from books.models import Book, Highlight, Import
+from books.models import Book, Highlight, HighlightMerge, Import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
@@ -290,3 +290,206 @@ class SearchTextTests:
         assert "la liquidacion del arger" in highlight.search_text
         assert "cien anos de soledad" in highlight.search_text
         assert "garcia marquez, gabriel" in highlight.search_text
+
+
+# The examples, written here (not copied from any reader's file).
+LIAR = Entry(
+    "Atlas Shrugged (Rand, Ayn)",
+    "People think that a liar gains a victory over his victim. What he gains is his own "
+    "destruction.",
+    location="17794-17796",
+    added="Monday, 3 March 2025 21:10:00",
+)
+SLAVE = Entry(
+    "Atlas Shrugged (Rand, Ayn)",
+    "The man who lies to the world, is the world's slave from then on-",
+    location="17797-17797",
+    added="Monday, 3 March 2025 21:11:00",
+)
+STROKE = "The Man Who Mistook His Wife for a Hat (Sacks, Oliver)"
+DIE = Entry(
+    STROKE,
+    "or, as is too often the case, die. Sometimes the blood clot is carried to the brain",
+    location="1012-1014",
+    added="Monday, 3 March 2025 10:00:00",
+)
+DEVELOPS = Entry(
+    STROKE,
+    "Sometimes the blood clot is carried to the brain, and a new deficit develops.",
+    location="1013-1015",
+    added="Tuesday, 4 March 2025 10:00:00",
+)
+UNION = (
+    "or, as is too often the case, die. Sometimes the blood clot is carried to the brain, "
+    "and a new deficit develops."
+)
+CLEAN_CODE = "Clean Code (Martin, Robert C.)"
+NULL_HEAD = Entry(
+    CLEAN_CODE,
+    "If you are tempted to return null from a",
+    location="2679-2680",
+    added="Monday, 3 March 2025 14:20:33",
+)
+NULL_TAIL = Entry(
+    CLEAN_CODE,
+    "method, consider throwing an exception or returning a SPECIAL CASE object instead.",
+    location="2680-2681",
+    added="Monday, 3 March 2025 14:20:51",
+)
+
+
+def _texts(reader: User, *, alive: bool = True) -> list[tuple[int | None, int | None, str]]:
+    highlights = Highlight.objects.alive() if alive else Highlight.objects.all()
+    return sorted(
+        highlights.filter(reader=reader).values_list("location_start", "location_end", "text")
+    )
+
+
+@pytest.mark.django_db
+class MergeTests:
+    def test_it_keeps_neighbouring_sentences_that_share_words_apart(self, alice: User) -> None:
+        the_import = _import(alice, LIAR, SLAVE)
+
+        assert _texts(alice) == [(17794, 17796, LIAR.text), (17797, 17797, SLAVE.text)]
+        assert the_import.counts["extended_merged"] == 0
+
+    def test_it_stitches_a_reselection_that_starts_earlier(self, alice: User) -> None:
+        the_import = _import(alice, DIE, DEVELOPS)
+
+        assert _texts(alice) == [(1012, 1015, UNION)]
+        assert the_import.counts["extended_merged"] == 1
+        (merge,) = HighlightMerge.objects.filter(source_import=the_import)
+        assert (merge.how, merge.merged_text, merge.where) == (
+            HighlightMerge.How.OVERLAPPED,
+            DEVELOPS.text,
+            "location 1013-1015",
+        )
+
+    def test_it_gives_the_same_highlight_whatever_the_order_of_the_entries(
+        self, alice: User, bob: User
+    ) -> None:
+        _import(alice, DIE, DEVELOPS)
+        _import(bob, DEVELOPS, DIE)
+
+        assert _texts(alice) == _texts(bob) == [(1012, 1015, UNION)]
+
+    def test_it_stitches_a_reselection_into_a_stored_highlight(self, alice: User) -> None:
+        _import(alice, DEVELOPS)
+        stored = Highlight.objects.get(reader=alice)
+        stored.note, stored.note_edited, stored.favourite = "strokes", True, True
+        stored.save(update_fields=["note", "note_edited", "favourite"])
+
+        later = _import(alice, DIE)
+
+        assert later.counts["extended_merged"] == 1
+        stored.refresh_from_db()
+        assert (stored.text, stored.location_start, stored.location_end) == (UNION, 1012, 1015)
+        assert (stored.note, stored.favourite) == ("strokes", True)
+        # The earliest date of the two versions: when the reader first marked the passage.
+        assert stored.added_at is not None
+        assert stored.added_at.day == 3
+        assert stored.embedding_status == Highlight.EmbeddingStatus.PENDING
+
+    def test_it_joins_a_highlight_split_at_a_page_turn(self, alice: User) -> None:
+        the_import = _import(alice, NULL_HEAD, NULL_TAIL)
+
+        assert _texts(alice) == [(2679, 2681, f"{NULL_HEAD.text} {NULL_TAIL.text}")]
+        assert the_import.merges.get().how == HighlightMerge.How.PAGE_TURN
+
+    def test_it_joins_the_halves_of_a_first_law_split(self, alice: User) -> None:
+        head = Entry(
+            CLEAN_CODE,
+            "First Law You may not write production code until you have",
+            location="3104-3105",
+            added="Monday, 3 March 2025 15:00:01",
+        )
+        tail = Entry(
+            CLEAN_CODE,
+            "written a failing unit test.",
+            location="3105-3105",
+            added="Monday, 3 March 2025 15:00:09",
+        )
+
+        _import(alice, tail, head)
+
+        assert _texts(alice) == [(3104, 3105, f"{head.text} {tail.text}")]
+
+    def test_it_keeps_both_halves_when_they_were_made_minutes_apart(self, alice: User) -> None:
+        tail = Entry(CLEAN_CODE, NULL_TAIL.text, location="2680-2681", added=NULL_TAIL.added)
+        head = Entry(
+            CLEAN_CODE, NULL_HEAD.text, location="2679-2680", added="Monday, 3 March 2025 14:10:00"
+        )
+
+        _import(alice, head, tail)
+
+        assert _texts(alice) == [(2679, 2680, head.text), (2680, 2681, tail.text)]
+
+    def test_it_merges_a_chain_of_versions_met_out_of_order(self, alice: User) -> None:
+        words = [f"word{number}" for number in range(12)]
+        a = Entry(BORGES, " ".join(words[0:6]), location="10-11")
+        b = Entry(BORGES, " ".join(words[3:9]), location="11-12")
+        c = Entry(BORGES, " ".join(words[6:12]), location="12-13")
+
+        the_import = _import(alice, a, c, b)
+
+        assert _texts(alice) == [(10, 13, " ".join(words))]
+        assert the_import.counts["extended_merged"] == 2
+        assert the_import.merges.count() == 2
+
+    def test_it_extends_one_stored_highlight_and_leaves_its_neighbour_alone(
+        self, alice: User
+    ) -> None:
+        words = [f"word{number}" for number in range(12)]
+        a = Entry(BORGES, " ".join(words[0:6]), location="10-11")
+        c = Entry(
+            BORGES, " ".join(words[6:12]), location="12-13", added="Friday, 7 March 2025 10:00"
+        )
+        _import(alice, a, c)
+        b = Entry(BORGES, " ".join(words[3:9]), location="11-12")
+
+        _import(alice, b)
+
+        # Two stored highlights are never merged into one: each may have its own note.
+        assert _texts(alice) == [(10, 12, " ".join(words[0:9])), (12, 13, c.text)]
+        assert _import(alice, a, b, c).counts == _import(alice, a, b, c).counts
+
+    def test_it_changes_nothing_when_the_same_file_comes_again(self, alice: User) -> None:
+        entries = [LIAR, SLAVE, DIE, DEVELOPS, NULL_HEAD, NULL_TAIL]
+        _import(alice, *entries)
+        before = list(Highlight.objects.filter(reader=alice).values_list("pk", "text", "updated"))
+
+        again = _import(alice, *entries)
+
+        assert again.counts["new_highlights"] == 0
+        assert again.counts["extended_merged"] == 0
+        assert again.counts["duplicates_skipped"] == len(entries)
+        assert not again.merges.exists()
+        after = list(Highlight.objects.filter(reader=alice).values_list("pk", "text", "updated"))
+        assert sorted(after) == sorted(before)
+
+    def test_it_keeps_a_deleted_highlight_and_its_versions_deleted(self, alice: User) -> None:
+        _import(alice, DEVELOPS)
+        Highlight.objects.filter(reader=alice).update(deleted_at=timezone.now())
+
+        later = _import(alice, DIE)
+
+        assert later.counts["deleted_skipped"] == 1
+        assert later.counts["new_highlights"] == 0
+        assert _texts(alice) == []
+        # Its words are kept with it, so the next import knows them too.
+        assert _texts(alice, alive=False) == [(1012, 1015, UNION)]
+        again = _import(alice, DIE, DEVELOPS)
+        assert (again.counts["deleted_skipped"], again.counts["new_highlights"]) == (2, 0)
+        assert not HighlightMerge.objects.exists()
+
+    def test_it_merges_versions_on_a_page_without_locations(self, alice: User) -> None:
+        first = Entry(SACKS, DIE.text, location="", page="12")
+        second = Entry(SACKS, DEVELOPS.text, location="", page="12")
+        other = Entry(
+            SACKS, "The man who lies to the world is a slave of the brain.", location="", page="12"
+        )
+
+        _import(alice, first, second, other)
+
+        texts = sorted(Highlight.objects.filter(reader=alice).values_list("page", "text"))
+        assert texts == sorted([("12", UNION), ("12", other.text)])
