@@ -219,9 +219,7 @@ class HighlightMerge(models.Model):
         OVERLAPPED = "overlapped", "Re-selected"
         PAGE_TURN = "page_turn", "Joined at a page turn"
 
-    reader = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source_import = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="merges")
     highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="merges")
     how = models.CharField(max_length=16, choices=How.choices)

@@ -19,6 +19,7 @@ from books.connections.selectors import (
 )
 from books.connections.services import connection_threshold_for_display
 from books.forms import ImportForm, NoteForm, TagForm
+from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Book, Highlight, Import, Tag
 from books.selectors import (
@@ -287,10 +288,12 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = _get_import_for_user(request, code)
     progress = import_progress(the_import)
+    merges = Paginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
     context = {
         "import": the_import,
         "progress": progress,
         "new_connections": import_connections_count(the_import) if progress.done else None,
+        "page": merges,
     }
     return render(request, "books/import_report.html", context)
 

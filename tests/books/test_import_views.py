@@ -2,11 +2,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.books.kindle import MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
 def _upload(data: bytes, name: str = "My Clippings.txt") -> dict[str, SimpleUploadedFile]:
@@ -109,3 +110,91 @@ class ProgressPartialTests:
         Highlight.objects.update(embedding_error="The embedding model could not load: x")
         page = alice_client.get(reverse("library_progress")).content.decode()
         assert "Waiting: The embedding model could not load" in page
+
+
+def _versions(count: int) -> list[Entry]:
+    """`count` highlights, each selected twice: from its start, then from a word later on."""
+    entries = []
+    for number in range(count):
+        words = [f"w{number}x{i}" for i in range(8)]
+        where = f"{100 + 10 * number}-{101 + 10 * number}"
+        entries.append(Entry(SACKS, " ".join(words[:6]), location=where))
+        entries.append(Entry(SACKS, " ".join(words[2:]), location=where))
+    return entries
+
+
+@pytest.mark.django_db
+class ImportReportMergesTests:
+    def test_it_lists_each_merged_entry_and_the_highlight_it_went_into(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*_versions(1)), file_name="alice.txt"
+        )
+        highlight = Highlight.objects.get(reader=alice)
+
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "1 entry was merged into highlights" in content
+        assert "Re-selected" in content
+        assert "location 100-101" in content
+        assert "w0x2 w0x3 w0x4 w0x5 w0x6 w0x7" in content
+        assert f'href="{highlight.get_absolute_url()}"' in content
+        assert highlight.text == " ".join(f"w0x{i}" for i in range(8))
+
+    def test_it_pages_through_many_merges(self, alice: User, alice_client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*_versions(30)), file_name="alice.txt"
+        )
+
+        first = alice_client.get(the_import.get_absolute_url()).content.decode()
+        second = alice_client.get(the_import.get_absolute_url() + "?page=2").content.decode()
+
+        assert "30 entries were merged into highlights" in first
+        assert "Page 1 of 2" in first
+        assert first.count('<p class="meta">went into') == 25
+        assert second.count('<p class="meta">went into') == 5
+
+    def test_it_says_nothing_about_merges_when_there_were_none(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "merged into highlights" not in content
+
+    def test_it_leaves_out_highlights_the_reader_deleted_since(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*_versions(2)), file_name="alice.txt"
+        )
+        Highlight.objects.filter(reader=alice, location_start=100).update(deleted_at=timezone.now())
+
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "1 entry was merged into highlights" in content
+        assert "w0x2" not in content
+
+    def test_it_hides_alices_merges_from_bob(self, alice: User, bob_client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*_versions(1)), file_name="alice.txt"
+        )
+
+        response = bob_client.get(the_import.get_absolute_url())
+
+        assert response.status_code == 404
+        assert b"w0x2" not in response.content
+
+    def test_it_sends_anonymous_readers_to_login(self, alice: User, client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*_versions(1)), file_name="alice.txt"
+        )
+
+        response = client.get(the_import.get_absolute_url() + "?page=1")
+
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
