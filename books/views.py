@@ -138,6 +138,7 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
         "note_form": NoteForm(initial={"note": the_highlight.note}),
         "tag_form": TagForm(),
         "reader_tags": Tag.objects.filter(reader=the_highlight.reader),
+        "merges": list(the_highlight.merges.select_related("source_import").order_by("id")),
     }
     return render(request, "books/highlight.html", context)
 

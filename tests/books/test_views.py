@@ -6,7 +6,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
 
 
 def _library(reader: User) -> None:
@@ -83,3 +83,53 @@ class BookAndHighlightTests:
         _library(alice)
         book = Book.objects.get(reader=alice, title="Ficciones")
         assert client.get(book.get_absolute_url()).status_code == 302
+
+
+@pytest.mark.django_db
+class HighlightMergesTests:
+    def _extended_twice(self, reader: User) -> Highlight:
+        versions = [
+            Entry(BORGES, "He remembered every leaf", location="380"),
+            Entry(BORGES, "He remembered every leaf of every tree", location="380-381"),
+            Entry(BORGES, "every leaf of every tree of every wood.", location="380-381"),
+        ]
+        clippings_import(reader=reader, data=clippings_file(*versions), file_name="leaves.txt")
+        return Highlight.objects.get(reader=reader)
+
+    def test_it_shows_how_often_a_highlight_was_extended(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        highlight = self._extended_twice(alice)
+
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+
+        assert highlight.text == "He remembered every leaf of every tree of every wood."
+        assert "Extended 2 times" in content
+        assert "import of leaves.txt" in content
+        assert "Re-selected" in content
+
+    def test_it_says_nothing_of_a_highlight_never_extended(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _library(alice)
+        highlight = Highlight.objects.get(reader=alice, location_start=412)
+
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+
+        assert "Extended" not in content
+
+    def test_it_hides_alices_versions_from_bob(self, alice: User, bob_client: Client) -> None:
+        highlight = self._extended_twice(alice)
+
+        response = bob_client.get(highlight.get_absolute_url())
+
+        assert response.status_code == 404
+        assert b"leaves.txt" not in response.content
+
+    def test_it_sends_anonymous_readers_to_login(self, alice: User, client: Client) -> None:
+        highlight = self._extended_twice(alice)
+
+        response = client.get(highlight.get_absolute_url())
+
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
