@@ -6,5 +6,6 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("books.urls")),
     path("", include("books.search.urls")),
+    path("", include("books.exporting.urls")),
     path("", include("affinity.urls")),
 ]
