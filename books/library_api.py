@@ -94,6 +94,7 @@ def highlight_json(highlight: Highlight) -> dict[str, Any]:
         "book_code": str(book.code),
         "author": book.authors,
         "location": location_of(highlight),
+        "chapter": highlight.chapter,
         "page": highlight.page,
         "location_start": highlight.location_start,
         "location_end": highlight.location_end,

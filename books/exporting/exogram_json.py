@@ -1,8 +1,8 @@
 """Exogram's own JSON: every field a reader owns, so it re-imports elsewhere without loss.
 
 What the reader made is all here: the text, locations and dates as the device wrote them,
-notes (and whether the reader edited them here), favourites, tags. What the machine can
-recompute is not: vectors, connections, search copies.
+notes (and whether the reader edited them here), favourites, tags, chapters, colours. What
+the machine can recompute is not: vectors, connections, search copies.
 """
 
 import json
@@ -38,6 +38,8 @@ def highlight_record(h: Highlight) -> dict[str, Any]:
         "added_raw": h.added_raw,
         "favourite": h.favourite,
         "tags": [tag.name for tag in h.tags.all()],
+        "chapter": h.chapter,
+        "colour": h.colour,
     }
 
 

@@ -64,7 +64,8 @@ def book_markdown(export: BookExport) -> str:
             lines.append(_quote(highlight.text))
         where = location_label(highlight)
         added = highlight.added_at.date().isoformat() if highlight.added_at else ""
-        meta = " · ".join(part for part in (where, f"added {added}" if added else "") if part)
+        parts_of_meta = (highlight.chapter, where, f"added {added}" if added else "")
+        meta = " · ".join(part for part in parts_of_meta if part)
         if highlight.kind == Highlight.Kind.NOTE:
             lines[-1] += f" ^{block_id(highlight)}"
             if meta:
