@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("books.search.urls")),
     path("", include("books.exporting.urls")),
     path("", include("affinity.urls")),
+    path("", include("api.urls")),
 ]
