@@ -25,6 +25,7 @@ from api.services import api_token_create, api_token_reader, api_token_revoke
 from books import library_api
 
 ApiView = Callable[..., dict[str, Any]]
+NEW_TOKEN_SESSION_KEY = "new_api_token"
 
 
 def _error(status: int, message: str) -> JsonResponse:
@@ -127,10 +128,13 @@ def _get_token_for_user(request: HttpRequest, code: UUID) -> ApiToken:
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
-    new_token = ""
     if request.method == "POST" and form.is_valid():
-        _, new_token = api_token_create(reader=_reader(request), name=form.cleaned_data["name"])
-        form = TokenForm()
+        _, raw = api_token_create(reader=_reader(request), name=form.cleaned_data["name"])
+        # Post/redirect/get: a reload must not make a second token. The raw token rides in
+        # the session for the one page that shows it, and leaves it there.
+        request.session[NEW_TOKEN_SESSION_KEY] = raw
+        return redirect("api_tokens")
+    new_token = request.session.pop(NEW_TOKEN_SESSION_KEY, "") if request.method == "GET" else ""
     context = {
         "form": form,
         "new_token": new_token,

@@ -108,8 +108,11 @@ class _Tool:
             name=self.name,
             description=self.description,
             input_schema=schema,
+            # add_note appends: calling it twice writes the words twice.
             annotations=types.ToolAnnotations(
-                read_only_hint=self.read_only, destructive_hint=False, idempotent_hint=True
+                read_only_hint=self.read_only,
+                destructive_hint=False,
+                idempotent_hint=self.read_only,
             ),
         )
 

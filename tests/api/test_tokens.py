@@ -13,7 +13,8 @@ from api.services import api_token_create, api_token_reader
 class TokensPageTests:
     def test_it_creates_a_token_and_shows_it_once(self, alice_client: Client, alice: User) -> None:
         response = alice_client.post(reverse("api_tokens"), {"name": "laptop scripts"})
-        assert response.status_code == 200
+        assert response.status_code == 302
+        response = alice_client.get(response["Location"])
         raw = response.context["new_token"]
         assert raw.startswith("exo_")
         assert raw in response.content.decode()

@@ -78,6 +78,7 @@ class HandshakeTests:
         assert set(search["inputSchema"]["properties"]) == {"query", "mode", "limit", "book"}
         assert all(len(tool["description"]) > 80 for tool in tools.values())
         assert tools["add_note"]["annotations"]["readOnlyHint"] is False
+        assert tools["add_note"]["annotations"]["idempotentHint"] is False
         assert tools["get_highlight"]["annotations"]["readOnlyHint"] is True
 
     def test_it_refuses_an_unknown_reader(self, tmp_path: Path, db: None) -> None:
