@@ -137,3 +137,16 @@ class RoundTripTests:
         again = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
         assert again.counts["new_highlights"] == 0
         assert _library(bob) == _library(alice)
+
+
+@pytest.mark.django_db
+class ChapterShownTests:
+    def test_the_book_page_shows_each_highlights_chapter(self, alice: User) -> None:
+        from django.test import Client
+
+        _import(alice, "notebook_desktop.html")
+        client = Client()
+        client.force_login(alice)
+        book = Highlight.objects.filter(reader=alice).first().book  # type: ignore[union-attr]
+        page = client.get(book.get_absolute_url()).content.decode()
+        assert "Part One &gt; Chapter 1 · location 52" in page
