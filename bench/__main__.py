@@ -21,6 +21,7 @@ BENCHMARKS = {
     "connections": "bench.bench_connections",
     "search": "bench.bench_search",
     "affinity": "bench.bench_affinity",
+    "mcp": "bench.bench_mcp",
 }
 
 

@@ -103,6 +103,10 @@ class Highlight(models.Model):
     deleted_at = models.DateTimeField(null=True, blank=True)
     favourite = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
+    # From formats that carry them (a Kindle notebook's section and heading path, a
+    # highlight's colour). A database default too: the import's COPY does not name them.
+    chapter = models.CharField(max_length=500, blank=True, default="", db_default="")
+    colour = models.CharField(max_length=32, blank=True, default="", db_default="")
     # Accent- and case-folded text + note + book title + authors, for keyword search
     # (see books.text.fold); refreshed by refresh_search_text() whenever those change.
     search_text = models.TextField(blank=True, editable=False)

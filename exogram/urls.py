@@ -6,5 +6,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("books.urls")),
     path("", include("books.search.urls")),
+    path("", include("books.exporting.urls")),
     path("", include("affinity.urls")),
+    path("", include("api.urls")),
 ]

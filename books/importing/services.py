@@ -33,7 +33,6 @@ from books.importing.clippings import (
     ParseResult,
     normalize_author,
     normalize_title,
-    parse_clippings,
 )
 from books.importing.merging import How, fold, merged, page_turn_joined
 from books.models import Book, Highlight, HighlightMerge, Import
@@ -118,7 +117,10 @@ def check_upload(data: bytes) -> None:
 
 def _parse_or_reject(data: bytes) -> ParseResult:
     check_upload(data)
-    result = parse_clippings(data)
+    # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
+    from books.importing.formats import parse_upload
+
+    result = parse_upload(data)
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
@@ -295,6 +297,10 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             the_import = _import_parsed(
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
+            # Notes on the highlight itself, favourites, tags, chapters (richer formats).
+            from books.importing.enrich import import_enrich
+
+            import_enrich(the_import=the_import, result=result)
     except Exception as error:
         logger.exception("import of %s for %s failed", file_name, reader)
         Import.objects.create(

@@ -10,7 +10,11 @@ from books.models import Import
 
 
 class Command(BaseCommand):
-    help = "Import a Kindle 'My Clippings.txt' file into a reader's library."
+    help = (
+        "Import highlights into a reader's library: a Kindle 'My Clippings.txt', a Kindle "
+        "notebook export (HTML), a Readwise CSV, a Bookcision JSON or an Exogram JSON export "
+        "(the format is read from the content)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)

@@ -53,3 +53,33 @@ class ImportCommandTests:
             _run("--user", "zed", str(tmp_path / "x.txt"))
         with pytest.raises(CommandError, match="Cannot read"):
             _run("--user", "alice", str(tmp_path / "missing.txt"))
+
+
+@pytest.mark.django_db
+class ImportCommandFormatsTests:
+    @pytest.mark.parametrize(
+        ("fixture", "kept"),
+        [("notebook_desktop.html", 3), ("readwise.csv", 5), ("bookcision.json", 3)],
+    )
+    def test_it_imports_other_formats_whatever_their_name(
+        self, alice: User, tmp_path: Path, fixture: str, kept: int
+    ) -> None:
+        path = tmp_path / "export.txt"
+        path.write_bytes((Path(__file__).parent / "fixtures" / fixture).read_bytes())
+        report = json.loads(_run("--user", "alice", "--json", str(path)))
+        assert Highlight.objects.filter(reader=alice).count() == kept
+        again = json.loads(_run("--user", "alice", "--json", str(path)))
+        assert again["new_highlights"] == 0
+        assert report["problems"] == Import.objects.filter(reader=alice).last().problems  # type: ignore[union-attr]
+
+    def test_it_exports_and_reimports_json_between_readers(
+        self, alice: User, bob: User, tmp_path: Path
+    ) -> None:
+        source = tmp_path / "My Clippings.txt"
+        source.write_bytes(clippings_file(*MEMORY_LIBRARY))
+        _run("--user", "alice", str(source))
+        out = tmp_path / "library.json"
+        call_command("export", str(out), user="alice", format="json", stdout=StringIO())
+        _run("--user", "bob", str(out))
+        texts = sorted(Highlight.objects.filter(reader=bob).values_list("text", "note"))
+        assert texts == sorted(Highlight.objects.filter(reader=alice).values_list("text", "note"))

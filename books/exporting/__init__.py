@@ -1,0 +1,1 @@
+"""A reader's highlights written out: Markdown (Obsidian), Readwise CSV, Exogram JSON."""

@@ -1,0 +1,111 @@
+"""Markdown, one file per book, for Obsidian and any notes app.
+
+YAML front matter (every string written JSON-quoted, which is valid YAML and survives any
+character a title holds), then each highlight as a blockquote with its location, the
+reader's note and tags below it, and an Obsidian block id (`^exo-<code>`) on its own line
+after the quote, which is where Obsidian reads it for quotes: `[[Book#^exo-…]]` links to
+one highlight, and stays valid across exports because the code never changes.
+"""
+
+import io
+import json
+import re
+import zipfile
+from collections.abc import Iterable
+
+from books.exporting.library import BookExport, location_label
+from books.models import Book, Highlight
+
+_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f<>:"/\\|?*#^\[\]]+')
+NAME_MAX_LENGTH = 120
+
+
+def block_id(highlight: Highlight) -> str:
+    return f"exo-{highlight.code}"
+
+
+def _yaml(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _tag(name: str) -> str:
+    # An Obsidian tag is one word: spaces become hyphens.
+    return "#" + "-".join(name.split())
+
+
+def _quote(text: str) -> str:
+    lines = text.strip().splitlines() or [""]
+    return "\n".join(f"> {line}".rstrip() for line in lines)
+
+
+def book_markdown(export: BookExport) -> str:
+    book = export.book
+    front = [
+        "---",
+        f"title: {_yaml(book.title)}",
+        f"author: {_yaml(book.authors)}",
+        f"highlights: {sum(1 for h in export.highlights if h.kind == Highlight.Kind.HIGHLIGHT)}",
+        f"notes: {export.notes}",
+        f"tags: [{', '.join(_yaml(tag) for tag in export.tags)}]",
+        f"exogram_book: {_yaml(str(book.code))}",
+        "---",
+        "",
+        f"# {book.title}",
+        "",
+    ]
+    if book.authors:
+        front += [f"*{book.authors}*", ""]
+    parts = ["\n".join(front)]
+    for highlight in export.highlights:
+        lines = []
+        if highlight.kind == Highlight.Kind.NOTE:
+            lines.append(f"**Note:** {highlight.text.strip()}")
+        else:
+            lines.append(_quote(highlight.text))
+        where = location_label(highlight)
+        added = highlight.added_at.date().isoformat() if highlight.added_at else ""
+        parts_of_meta = (highlight.chapter, where, f"added {added}" if added else "")
+        meta = " · ".join(part for part in parts_of_meta if part)
+        if highlight.kind == Highlight.Kind.NOTE:
+            lines[-1] += f" ^{block_id(highlight)}"
+            if meta:
+                lines.append(f"— {meta}")
+        else:
+            if meta:
+                lines.append(f"> — {meta}")
+            lines += ["", f"^{block_id(highlight)}"]
+            if highlight.note.strip():
+                lines += ["", f"**Note:** {highlight.note.strip()}"]
+        tags = [tag.name for tag in highlight.tags.all()]
+        if tags or highlight.favourite:
+            labels = [_tag(t) for t in tags] + (["★ favourite"] if highlight.favourite else [])
+            lines += ["", " ".join(labels)]
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def file_stem(book: Book) -> str:
+    """The book's title (and author) as a file name no system refuses."""
+    base = f"{book.title} - {book.authors}" if book.authors else book.title
+    base = _UNSAFE_IN_NAME.sub(" ", base)
+    return " ".join(base.split()).strip(". ")[:NAME_MAX_LENGTH].strip() or "Untitled"
+
+
+def file_name(export: BookExport, taken: set[str]) -> str:
+    """The book's file name, unique (case-insensitively) among those `taken` in the zip."""
+    book = export.book
+    base = file_stem(book)
+    name = f"{base}.md"
+    if name.casefold() in taken:
+        name = f"{base} ({str(book.code)[:8]}).md"
+    taken.add(name.casefold())
+    return name
+
+
+def library_zip(exports: Iterable[BookExport]) -> bytes:
+    buffer = io.BytesIO()
+    taken: set[str] = set()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for export in exports:
+            archive.writestr(file_name(export, taken), book_markdown(export))
+    return buffer.getvalue()

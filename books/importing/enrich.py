@@ -1,0 +1,116 @@
+"""What richer formats bring beyond a My Clippings entry, applied after the import wrote
+the highlights: a note on the highlight itself, favourites, tags, chapter and colour.
+
+Apart from the merge on purpose: the merge decides which highlight each clipping became;
+this finds that highlight again by the same dedupe key and adds to it. Within the
+import's transaction, so an import is still all or nothing. The reader's own work wins:
+a note edited here is never replaced, a favourite never unset, a tag never removed.
+"""
+
+from collections import defaultdict
+
+from books.importing.clippings import ParseResult
+from books.importing.rich import RichClipping
+from books.importing.services import _book_key_of, highlight_dedupe_key
+from books.models import Highlight, Import, Tag
+from books.services import TAG_MAX_LENGTH
+
+_SPACE_FOLD = " ".join
+
+
+def _key(clipping: RichClipping) -> str:
+    kind = Highlight.Kind.NOTE if clipping.kind == "note" else Highlight.Kind.HIGHLIGHT
+    return highlight_dedupe_key(
+        book_key=_book_key_of(clipping.title, clipping.author),
+        kind=kind,
+        page=clipping.page or "",
+        start=clipping.location_start,
+        end=clipping.location_end,
+        text=clipping.text,
+    )
+
+
+def _tag_name(name: str) -> str:
+    return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
+
+
+def import_enrich(*, the_import: Import, result: ParseResult) -> None:
+    rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
+    if not rich:
+        return
+    by_key = {_key(c): c for c in rich}
+    highlights = Highlight.objects.filter(
+        reader_id=the_import.reader_id, dedupe_key__in=list(by_key), deleted_at__isnull=True
+    ).select_related("book")
+    counts: defaultdict[str, int] = defaultdict(int)
+    changed: list[Highlight] = []
+    tagging: list[tuple[Highlight, str]] = []
+    for highlight in highlights:
+        clipping = by_key[highlight.dedupe_key]
+        if _enrich(highlight, clipping, counts):
+            changed.append(highlight)
+        tagging += [(highlight, name) for name in map(_tag_name, clipping.tags) if name]
+    for highlight in changed:
+        highlight.refresh_search_text()
+    Highlight.objects.bulk_update(
+        changed,
+        ["note", "note_edited", "note_added_at", "favourite", "chapter", "colour", "search_text"],
+        batch_size=1000,
+    )
+    counts["tags_added"] = _tag(the_import.reader_id, tagging)
+    the_import.counts = {
+        **the_import.counts,
+        "notes_attached": the_import.counts.get("notes_attached", 0) + counts["notes"],
+        "favourites": counts["favourites"],
+        "tags_added": counts["tags_added"],
+    }
+    the_import.save(update_fields=["counts"])
+
+
+def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]) -> bool:
+    changed = False
+    note = clipping.note.strip()
+    if (
+        note
+        and highlight.kind == Highlight.Kind.HIGHLIGHT
+        and not highlight.note_edited
+        and _SPACE_FOLD(highlight.note.split()) != _SPACE_FOLD(note.split())
+    ):
+        highlight.note = note
+        highlight.note_edited = clipping.note_edited
+        highlight.note_added_at = clipping.note_added_at or clipping.added_at
+        counts["notes"] += 1
+        changed = True
+    if clipping.favourite and not highlight.favourite:
+        highlight.favourite = True
+        counts["favourites"] += 1
+        changed = True
+    if clipping.chapter and not highlight.chapter:
+        highlight.chapter = clipping.chapter[:500]
+        changed = True
+    if clipping.colour and not highlight.colour:
+        highlight.colour = clipping.colour[:32]
+        changed = True
+    return changed
+
+
+def _tag(reader_id: int, tagging: list[tuple[Highlight, str]]) -> int:
+    """Add the tags in a few queries, not one per highlight; returns how many were new."""
+    if not tagging:
+        return 0
+    names = {name for _, name in tagging}
+    Tag.objects.bulk_create(
+        [Tag(reader_id=reader_id, name=name) for name in names], ignore_conflicts=True
+    )
+    tags = dict(Tag.objects.filter(reader_id=reader_id, name__in=names).values_list("name", "pk"))
+    through = Highlight.tags.through
+    existing = set(
+        through.objects.filter(highlight_id__in={h.pk for h, _ in tagging}).values_list(
+            "highlight_id", "tag_id"
+        )
+    )
+    wanted = {(h.pk, tags[name]) for h, name in tagging} - existing
+    through.objects.bulk_create(
+        [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
+    )
+    return len(wanted)

@@ -1,0 +1,96 @@
+"""Parse Exogram's own JSON export (books.exporting.exogram_json) into dataclasses.
+
+Pure Python, no Django. Everything the reader owns comes back: text, locations, dates as
+the device wrote them, notes (and whether they were edited in Exogram), favourites, tags.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from books.importing.clippings import ParseResult, Problem
+from books.importing.rich import rich_clipping
+
+FORMAT = "exogram"
+SUPPORTED_VERSIONS = (1,)
+
+
+def is_exogram(document: Any) -> bool:
+    return isinstance(document, dict) and document.get("format") == FORMAT
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    when = datetime.fromisoformat(value)
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+
+
+def _location(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"a location must be a whole number, not {value!r}")
+    return value
+
+
+def parse_exogram_json(document: Any) -> ParseResult:
+    """Read an already-decoded Exogram export. Never raises."""
+    if not is_exogram(document):
+        return ParseResult([], [Problem(1, "not an Exogram export ('format' is not 'exogram')")], 1)
+    if document.get("version") not in SUPPORTED_VERSIONS:
+        version = document.get("version")
+        message = f"an Exogram export of version {version!r}, which this Exogram cannot read"
+        return ParseResult([], [Problem(1, message)], 1)
+    books = document.get("books")
+    if not isinstance(books, list):
+        return ParseResult([], [Problem(1, "an Exogram export without a list of books")], 1)
+    result = ParseResult(clippings=[], problems=[], entries=0)
+    for book_number, book in enumerate(books, start=1):
+        if not isinstance(book, dict) or not isinstance(book.get("highlights"), list):
+            result.entries += 1
+            result.problems.append(Problem(1, f"book {book_number}: no list of highlights"))
+            continue
+        title = str(book.get("title") or "").strip() or "Untitled"
+        for number, entry in enumerate(book["highlights"], start=1):
+            result.entries += 1
+            where = f"'{title[:60]}', highlight {number}"
+            try:
+                clipping = _clipping(entry, title, str(book.get("authors") or ""), number)
+            except (TypeError, ValueError, AttributeError) as error:
+                result.problems.append(Problem(1, f"{where}: {error}"))
+                continue
+            result.clippings.append(clipping)
+    return result
+
+
+def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
+    if not isinstance(entry, dict):
+        raise TypeError("not an object")
+    kind = entry.get("kind", "highlight")
+    if kind not in ("highlight", "note"):
+        raise ValueError(f"unknown kind {kind!r}")
+    text = entry.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("no text")
+    tags = entry.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise ValueError("tags must be a list of names")
+    return rich_clipping(
+        title=title,
+        author=authors.strip(),
+        kind=kind,
+        text=text,
+        page=str(entry.get("page") or "") or None,
+        location_start=_location(entry.get("location_start")),
+        location_end=_location(entry.get("location_end")),
+        added_at=_when(entry.get("added_at")),
+        added_raw=str(entry.get("added_raw") or ""),
+        line=number,
+        note=str(entry.get("note") or ""),
+        note_edited=bool(entry.get("note_edited")),
+        note_added_at=_when(entry.get("note_added_at")),
+        favourite=bool(entry.get("favourite")),
+        tags=tuple(tags),
+        chapter=str(entry.get("chapter") or ""),
+        colour=str(entry.get("colour") or ""),
+    )

@@ -1,0 +1,92 @@
+"""Parse a Readwise-style CSV (Readwise's own import and export layout) into dataclasses.
+
+Pure Python, no Django. `Highlight` is the one column required; Title, Author, URL, Note,
+Location and Date are read when present, in any order and any case. A row with a Note and
+no Highlight is a note on its own. A cell that an exporter protected from spreadsheet
+formulas (`'=SUM(…)`, as books.exporting.readwise writes it) gets its apostrophe back off.
+"""
+
+import csv
+import io
+
+from books.importing.clippings import ParseResult, Problem
+from books.importing.rich import decode_text, location_range, parse_date, rich_clipping
+
+REQUIRED = "highlight"
+KNOWN = ("highlight", "title", "author", "url", "note", "location", "date", "tags", "color")
+NOT_A_READWISE_CSV = "not a Readwise CSV: the first row has no 'Highlight' column"
+_PROTECTED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
+
+
+def _cell(row: list[str], index: int | None) -> str:
+    if index is None or index >= len(row):
+        return ""
+    # A cell's own line breaks come as the spreadsheet wrote them: CRLF from Excel.
+    value = row[index].replace("\r\n", "\n").replace("\r", "\n")
+    return value[1:] if value.startswith(_PROTECTED) else value
+
+
+def parse_readwise_csv(data: bytes) -> ParseResult:
+    """Parse the bytes of a Readwise CSV. Never raises."""
+    text = decode_text(data)
+    # The delimiter is the header's: a comma, or what a non-English Excel writes instead.
+    # (csv.Sniffer guesses from the data and got quoting wrong on quoted multi-line cells.)
+    first_line = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first_line.count)
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
+    result = ParseResult(clippings=[], problems=[], entries=0)
+    try:
+        header = next(reader, [])
+    except csv.Error as error:
+        return ParseResult([], [Problem(1, f"this CSV could not be read: {error}")], 1)
+    columns = {name.strip().casefold(): i for i, name in enumerate(header)}
+    if REQUIRED not in columns:
+        return ParseResult([], [Problem(1, NOT_A_READWISE_CSV)], 1)
+    at = {name: columns.get(name) for name in KNOWN}
+    line = reader.line_num
+    while True:
+        start = line + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            result.entries += 1
+            result.problems.append(Problem(start, f"this row could not be read: {error}"))
+            break
+        line = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        result.entries += 1
+        highlight = _cell(row, at["highlight"]).strip()
+        note = _cell(row, at["note"]).strip()
+        title = _cell(row, at["title"]).strip()
+        if not highlight and not note:
+            result.problems.append(Problem(start, "a row without a Highlight (or a Note)"))
+            continue
+        where = _cell(row, at["location"]).strip()
+        location_start, location_end = location_range(where)
+        raw_date = _cell(row, at["date"]).strip()
+        added_at = parse_date(raw_date)
+        if raw_date and added_at is None:
+            result.problems.append(Problem(start, f"unrecognised date {raw_date[:40]!r}"))
+            continue
+        tags = tuple(t.strip() for t in _cell(row, at["tags"]).split(",") if t.strip())
+        result.clippings.append(
+            rich_clipping(
+                title=title or "Untitled",
+                author=_cell(row, at["author"]).strip(),
+                kind="highlight" if highlight else "note",
+                text=highlight or note,
+                note=note if highlight else "",
+                page=where.casefold() if where and location_start is None else None,
+                location_start=location_start,
+                location_end=location_end,
+                added_at=added_at,
+                added_raw=raw_date,
+                line=start,
+                tags=tags,
+                colour=_cell(row, at["color"]).strip().casefold(),
+            )
+        )
+    return result

@@ -1,0 +1,111 @@
+"""A clipping with what formats richer than My Clippings carry: the reader's note on the
+highlight itself, tags, favourite, chapter and colour.
+
+A subclass, so that the import workflow takes it as any Clipping; what it adds beyond a
+Clipping is applied once the import has written the highlights (books.importing.enrich).
+Pure Python, like the parsers.
+"""
+
+import codecs
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from books.importing.clippings import Clipping
+
+
+@dataclass(slots=True)
+class RichClipping(Clipping):
+    chapter: str = ""
+    colour: str = ""  # yellow, blue, pink, orange, …: as the source names it
+    note: str = ""  # the reader's note on this highlight (a Clipping of kind "note" is apart)
+    note_edited: bool = False
+    note_added_at: datetime | None = None
+    favourite: bool = False
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def rich_clipping(
+    *,
+    title: str,
+    author: str,
+    text: str,
+    line: int,
+    kind: str = "highlight",
+    page: str | None = None,
+    location_start: int | None = None,
+    location_end: int | None = None,
+    added_at: datetime | None = None,
+    added_raw: str = "",
+    language: str = "",
+    **extras: object,
+) -> RichClipping:
+    return RichClipping(
+        title=title,
+        author=author,
+        kind=kind,
+        text=text,
+        page=page,
+        location_start=location_start,
+        location_end=location_end,
+        added_at=added_at,
+        added_raw=added_raw,
+        language=language,
+        line=line,
+        truncated=False,
+        **extras,  # type: ignore[arg-type]
+    )
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (with or without a BOM), UTF-16 with a BOM, or Windows-1252 from old Excel."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+_DATE_FORMATS = (
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%d %H:%M",
+    "%Y-%m-%d",
+    "%B %d, %Y %I:%M:%S %p",
+    "%B %d, %Y %I:%M %p",
+    "%B %d, %Y",
+    "%b %d, %Y %I:%M %p",
+    "%b %d, %Y",
+    "%d/%m/%Y %H:%M",
+    "%d/%m/%Y",
+)
+
+
+def parse_date(raw: str) -> datetime | None:
+    """ISO 8601 or a few spreadsheet spellings; naive times are taken as UTC."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        for pattern in _DATE_FORMATS:
+            try:
+                when = datetime.strptime(raw, pattern)
+                break
+            except ValueError:
+                continue
+        else:
+            return None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=UTC)
+    return when.astimezone(UTC)
+
+
+def location_range(raw: str) -> tuple[int | None, int | None]:
+    """`"120"` → (120, None); `"120-124"` → (120, 124); anything else → (None, None)."""
+    start, _, end = raw.strip().partition("-")
+    if not start.strip().isdigit():
+        return None, None
+    if end.strip().isdigit() and int(end) != int(start):
+        return int(start), int(end)
+    return int(start), None

@@ -1,0 +1,219 @@
+"""The reads (and the one write) that the MCP server and the HTTP API share.
+
+Each function takes the reader and plain arguments (codes as strings, as a tool sends
+them) and returns plain JSON-ready dicts. Every highlight in every answer carries its
+book's title, its author and its location: a citation an assistant can quote. Another
+reader's code, a deleted highlight and a malformed code are all the same `NotFound`, so
+an answer never tells whether someone else's row exists.
+"""
+
+from typing import Any
+from uuid import UUID
+
+from accounts.models import User
+from books.connections.selectors import connections_for
+from books.models import Book, Highlight
+from books.search.search import MODES, QUERY_MAX_LENGTH
+from books.search.search import search as search_library
+from books.selectors import books_for
+from books.services import highlight_note_update
+
+SEARCH_MAX_LIMIT = 50
+CONNECTIONS_MAX_LIMIT = 50
+BOOK_HIGHLIGHTS_MAX_LIMIT = 200
+NOTE_MAX_LENGTH = 10_000
+
+
+class NotFound(LookupError):
+    """No such row in this reader's library (or not theirs: the same answer)."""
+
+
+class BadArgument(ValueError):
+    """An argument outside what the read accepts; the message says what is accepted."""
+
+
+def _code(value: str, what: str) -> UUID:
+    try:
+        return UUID(str(value).strip())
+    except ValueError:
+        raise NotFound(f"No {what} with the code {value!r} in your library.") from None
+
+
+def _highlight(reader: User, code: str) -> Highlight:
+    found = (
+        Highlight.objects.alive()
+        .select_related("book")
+        .defer("embedding", "search_text")
+        .filter(reader=reader, code=_code(code, "highlight"))
+        .first()
+    )
+    if found is None:
+        raise NotFound(f"No highlight with the code {code!r} in your library.")
+    return found
+
+
+def _book(reader: User, code: str) -> Book:
+    found = Book.objects.filter(reader=reader, code=_code(code, "book")).first()
+    if found is None:
+        raise NotFound(f"No book with the code {code!r} in your library.")
+    return found
+
+
+def _limit(value: int, *, maximum: int, name: str = "limit") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1 or value > maximum:
+        raise BadArgument(f"{name} must be a whole number from 1 to {maximum}, not {value!r}.")
+    return value
+
+
+def location_of(highlight: Highlight) -> str:
+    """ "Location 120-124", "page 12", "page 12, location 120" or "" for neither."""
+    parts = []
+    if highlight.page:
+        parts.append(f"page {highlight.page}")
+    if highlight.location_start is not None:
+        where = str(highlight.location_start)
+        if (
+            highlight.location_end is not None
+            and highlight.location_end != highlight.location_start
+        ):
+            where += f"-{highlight.location_end}"
+        parts.append(f"location {where}")
+    text = ", ".join(parts)
+    return text[:1].upper() + text[1:]
+
+
+def highlight_json(highlight: Highlight) -> dict[str, Any]:
+    """One highlight with its citation: book, author, location."""
+    book = highlight.book
+    return {
+        "code": str(highlight.code),
+        "kind": highlight.kind,
+        "text": highlight.text,
+        "note": highlight.note,
+        "book": book.title,
+        "book_code": str(book.code),
+        "author": book.authors,
+        "location": location_of(highlight),
+        "chapter": highlight.chapter,
+        "page": highlight.page,
+        "location_start": highlight.location_start,
+        "location_end": highlight.location_end,
+        "added_at": highlight.added_at.isoformat() if highlight.added_at else None,
+        "favourite": highlight.favourite,
+        "url": highlight.get_absolute_url(),
+    }
+
+
+def book_json(book: Book) -> dict[str, Any]:
+    # highlight_count and last_added are books_for()'s annotations.
+    last_added = getattr(book, "last_added", None)
+    return {
+        "code": str(book.code),
+        "title": book.title,
+        "author": book.authors,
+        "highlights": getattr(book, "highlight_count", None),
+        "last_added_at": last_added.isoformat() if last_added else None,
+        "url": book.get_absolute_url(),
+    }
+
+
+def library_search(
+    reader: User, *, query: str, mode: str = "auto", limit: int = 10, book: str | None = None
+) -> dict[str, Any]:
+    """The reader's highlights for a query, best first (hybrid words + meaning)."""
+    if mode not in MODES:
+        raise BadArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
+    if not isinstance(query, str) or not query.strip():
+        raise BadArgument("query must be some words to search for.")
+    if len(query) > QUERY_MAX_LENGTH:
+        raise BadArgument(f"query must be at most {QUERY_MAX_LENGTH} characters.")
+    limit = _limit(limit, maximum=SEARCH_MAX_LIMIT)
+    the_book = _book(reader, book) if book else None
+    found = search_library(reader, query, mode=mode, book=the_book, limit=limit)
+    results = []
+    for result in found.results:
+        row = highlight_json(result.highlight)
+        row["score"] = round(result.score, 6)
+        row["matched"] = list(result.halves)
+        results.append(row)
+    return {
+        "query": query,
+        "mode": mode,
+        "mode_used": found.mode_used,
+        "notice": found.notice,
+        "total": found.total,
+        "results": results,
+    }
+
+
+def _connections(highlight: Highlight, limit: int) -> list[dict[str, Any]]:
+    rows = []
+    for connected in connections_for(highlight, limit=limit):
+        row = highlight_json(connected.highlight)
+        row["similarity_percent"] = connected.percent
+        rows.append(row)
+    return rows
+
+
+def library_highlight(reader: User, *, code: str) -> dict[str, Any]:
+    """One highlight in full, with its tags and its connections to the reader's other books."""
+    highlight = _highlight(reader, code)
+    row = highlight_json(highlight)
+    row["tags"] = sorted(highlight.tags.values_list("name", flat=True))
+    row["connections"] = _connections(highlight, 10)
+    return row
+
+
+def library_connections_of(reader: User, *, code: str, limit: int = 10) -> dict[str, Any]:
+    """Highlights from the reader's other books that carry the same idea, closest first."""
+    limit = _limit(limit, maximum=CONNECTIONS_MAX_LIMIT)
+    highlight = _highlight(reader, code)
+    return {"highlight": highlight_json(highlight), "connections": _connections(highlight, limit)}
+
+
+def library_books(reader: User, *, query: str | None = None) -> dict[str, Any]:
+    """The reader's books by title, with how many highlights each holds."""
+    books = books_for(reader, query=(query or "").strip())
+    return {"query": query or "", "books": [book_json(book) for book in books]}
+
+
+def library_book_highlights(
+    reader: User, *, book_code: str, offset: int = 0, limit: int = 50
+) -> dict[str, Any]:
+    """A book's highlights in reading order (by location, then page), a page at a time."""
+    limit = _limit(limit, maximum=BOOK_HIGHLIGHTS_MAX_LIMIT)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise BadArgument(f"offset must be a whole number from 0 up, not {offset!r}.")
+    book = _book(reader, book_code)
+    highlights = (
+        book.highlights.alive()
+        .select_related("book")
+        .defer("embedding", "search_text")
+        .order_by("location_start", "page", "created", "pk")
+    )
+    total = highlights.count()
+    page = highlights[offset : offset + limit]
+    return {
+        "book": {"code": str(book.code), "title": book.title, "author": book.authors},
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "highlights": [highlight_json(h) for h in page],
+        "next_offset": offset + limit if offset + limit < total else None,
+    }
+
+
+def library_note_add(reader: User, *, code: str, text: str) -> dict[str, Any]:
+    """Add the reader's words to a highlight's note (after any note already there).
+
+    Never touches the highlight's text; the note is marked as the reader's own, so a
+    re-import never overwrites it.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise BadArgument("text must be the words of the note.")
+    highlight = _highlight(reader, code)
+    note = f"{highlight.note}\n\n{text.strip()}" if highlight.note.strip() else text.strip()
+    if len(note) > NOTE_MAX_LENGTH:
+        raise BadArgument(f"The note would be longer than {NOTE_MAX_LENGTH} characters.")
+    highlight_note_update(highlight=highlight, note=note)
+    return highlight_json(highlight)

@@ -1,0 +1,175 @@
+"""The three export formats, read back the way their readers (Obsidian, a spreadsheet,
+Exogram) read them."""
+
+import csv
+import io
+import json
+import re
+import zipfile
+
+import pytest
+
+from accounts.models import User
+from books.exporting.readwise import neutralize
+from books.exporting.services import library_export
+from books.models import Book, Highlight
+from tests.books.exporting.library import build_library
+
+
+@pytest.fixture
+def rows(alice: User) -> dict[str, Highlight]:
+    return build_library(alice)
+
+
+def _front_matter(text: str) -> dict[str, str]:
+    match = re.match(r"---\n(.*?)\n---\n", text, re.DOTALL)
+    assert match is not None, text[:200]
+    return dict(line.split(": ", 1) for line in match.group(1).splitlines())
+
+
+@pytest.mark.django_db
+class MarkdownExportTests:
+    def test_it_writes_one_file_per_book_in_a_zip(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        export = library_export(reader=alice, format="md")
+        assert export.content_type == "application/zip"
+        with zipfile.ZipFile(io.BytesIO(export.data)) as archive:
+            names = sorted(archive.namelist())
+            funes = archive.read("Ficciones - Borges, Jorge Luis.md").decode()
+        assert names == [
+            "Ficciones - Borges, Jorge Luis.md",
+            "The Man Who Mistook His Wife for a Hat - Sacks, Oliver.md",
+            "Untitled notebook.md",
+        ]
+        front = _front_matter(funes)
+        assert json.loads(front["title"]) == "Ficciones"
+        assert json.loads(front["author"]) == "Borges, Jorge Luis"
+        assert front["highlights"] == "2"
+        assert front["notes"] == "1"
+        assert json.loads(front["tags"]) == ["big ideas", "memory"]
+
+    def test_it_quotes_each_highlight_with_location_note_and_a_stable_block_id(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        book = rows["To"].book
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        think = rows["To"]
+        assert (
+            "> To think is to forget differences, to generalize, to abstract.\n"
+            "> — Location 412-414 · added 2025-03-03\n"
+            "\n"
+            f"^exo-{think.code}\n"
+            "\n"
+            "**Note:** Read this twice.\n"
+            "\n"
+            "#big-ideas #memory\n"
+        ) in text
+        # Reading order: location 380 before 412.
+        assert text.index("He remembered") < text.index("To think")
+        assert "★ favourite" in text
+        again = library_export(reader=alice, format="md", book=book).data.decode()
+        assert re.findall(r"\^exo-[0-9a-f-]+", again) == re.findall(r"\^exo-[0-9a-f-]+", text)
+
+    def test_it_keeps_multi_line_highlights_inside_the_quote(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        text = library_export(reader=alice, format="md", book=rows["We"].book).data.decode()
+        assert "> We have each of us a life-story,\n> an inner narrative.\n" in text
+        assert "**Note:** A note on its own, far from any highlight. ^exo-" in text
+
+    def test_it_writes_an_empty_book_with_zero_counts(self, alice: User) -> None:
+        book = Book.objects.create(reader=alice, title="Empty", key="empty")
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        assert _front_matter(text)["highlights"] == "0"
+
+    def test_it_never_exports_another_readers_book(
+        self, alice: User, bob: User, rows: dict[str, Highlight]
+    ) -> None:
+        with pytest.raises(ValueError, match="the reader's books"):
+            library_export(reader=bob, format="md", book=rows["To"].book)
+
+
+@pytest.mark.django_db
+class CsvExportTests:
+    def test_it_writes_readwise_columns_in_utf8_with_a_bom(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        export = library_export(reader=alice, format="csv")
+        assert export.data.startswith(b"\xef\xbb\xbf")
+        table = list(csv.DictReader(io.StringIO(export.data.decode("utf-8-sig"))))
+        assert list(table[0]) == ["Highlight", "Title", "Author", "Note", "Location", "Date"]
+        assert len(table) == Highlight.objects.filter(reader=alice).count()
+        by_text = {row["Highlight"]: row for row in table}
+        think = by_text["To think is to forget differences, to generalize, to abstract."]
+        assert think == {
+            "Highlight": "To think is to forget differences, to generalize, to abstract.",
+            "Title": "Ficciones",
+            "Author": "Borges, Jorge Luis",
+            "Note": "Read this twice.",
+            "Location": "412",
+            "Date": "2025-03-03 10:00:00",
+        }
+        assert by_text["«Accents», ünïcödé and 中文 survive."]["Title"] == "Untitled notebook"
+        assert by_text[""]["Note"] == "A note on its own, far from any highlight."
+
+    def test_it_neutralizes_formulas(self, alice: User, rows: dict[str, Highlight]) -> None:
+        table = list(
+            csv.reader(
+                io.StringIO(library_export(reader=alice, format="csv").data.decode("utf-8-sig"))
+            )
+        )
+        cells = [cell for row in table for cell in row]
+        assert '\'=HYPERLINK("http://evil.example", "click")' in cells
+        assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)
+
+    @pytest.mark.parametrize(
+        ("cell", "safe"),
+        [
+            ("=1+1", "'=1+1"),
+            ("+34 600", "'+34 600"),
+            ("-2", "'-2"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("plain", "plain"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ],
+    )
+    def test_it_neutralizes_each_dangerous_start(self, cell: str, safe: str) -> None:
+        assert neutralize(cell) == safe
+
+
+@pytest.mark.django_db
+class JsonExportTests:
+    def test_it_writes_every_field_a_reader_owns(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        document = json.loads(library_export(reader=alice, format="json").data)
+        assert document["format"] == "exogram"
+        assert document["version"] == 1
+        books = {book["title"]: book for book in document["books"]}
+        assert set(books) == {
+            "Ficciones",
+            "The Man Who Mistook His Wife for a Hat",
+            "Untitled notebook",
+        }
+        records = {h["text"]: h for h in books["Ficciones"]["highlights"]}
+        think = records["To think is to forget differences, to generalize, to abstract."]
+        assert think["tags"] == ["big ideas", "memory"]
+        assert think["note"] == "Read this twice."
+        assert think["location_start"] == 412
+        assert think["location_end"] == 414
+        assert think["added_at"] == "2025-03-03T10:00:00+00:00"
+        assert records["He remembered every leaf of every tree of every wood."]["favourite"] is True
+        assert "embedding" not in think
+
+    def test_it_leaves_deleted_highlights_out(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        from books.services import highlight_delete
+
+        highlight_delete(highlight=rows["He"])
+        document = json.loads(library_export(reader=alice, format="json").data)
+        texts = [h["text"] for book in document["books"] for h in book["highlights"]]
+        assert "He remembered every leaf of every tree of every wood." not in texts

@@ -1,0 +1,152 @@
+"""Every format through the one import workflow: the same report, idempotent, and what the
+richer formats carry (notes on highlights, tags, favourites, chapters) kept. The Exogram
+JSON round trip: export → import into a fresh reader → the same library."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accounts.models import User
+from books.exporting.services import library_export
+from books.importing.services import ImportRejected, clippings_import
+from books.models import Highlight, Import
+from books.services import highlight_note_update
+from tests.books.exporting.library import build_library
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _import(reader: User, name: str) -> Import:
+    data = (FIXTURES / name).read_bytes()
+    return clippings_import(reader=reader, data=data, file_name="upload.bin")
+
+
+def _library(reader: User) -> list[tuple[object, ...]]:
+    """Everything a reader owns in their library, without ids or codes."""
+    rows = []
+    for h in (
+        Highlight.objects.filter(reader=reader)
+        .select_related("book")
+        .order_by("book__title", "location_start", "text")
+    ):
+        rows.append(
+            (
+                h.book.title, h.book.authors, h.kind, h.text, h.note, h.note_edited, h.page,
+                h.location_start, h.location_end, h.added_at, h.added_raw, h.favourite,
+                tuple(sorted(h.tags.values_list("name", flat=True))), h.chapter, h.colour,
+                h.deleted_at,
+            )
+        )  # fmt: skip
+    return rows
+
+
+@pytest.mark.django_db
+class FormatImportTests:
+    def test_it_imports_a_kindle_notebook_with_notes_attached_and_chapters_kept(
+        self, alice: User
+    ) -> None:
+        the_import = _import(alice, "notebook_desktop.html")
+        assert the_import.counts["new_highlights"] == 3
+        assert the_import.counts["notes_attached"] == 1
+        assert the_import.counts["bookmarks_skipped"] == 1
+        engine = Highlight.objects.get(reader=alice, location_start=61)
+        assert engine.note == "Compare with Heraclitus."
+        assert (engine.chapter, engine.colour) == ("Part One > Chapter 1", "pink")
+        assert engine.book.title == "The Quiet Engine"
+
+    def test_it_reports_problems_with_their_lines(self, alice: User) -> None:
+        the_import = _import(alice, "notebook_mobile.html")
+        assert the_import.problems == [
+            {
+                "line": 54,
+                "message": "no location or page in the heading 'Highlight (blue) - Somewhere'",
+            }
+        ]
+        assert the_import.counts["new_highlights"] == 3
+
+    @pytest.mark.parametrize(
+        "name",
+        ["notebook_desktop.html", "notebook_mobile.html", "notebook_zh.html", "readwise.csv",
+         "bookcision.json", "exogram.json"],
+    )  # fmt: skip
+    def test_a_second_import_changes_nothing(self, alice: User, name: str) -> None:
+        first = _import(alice, name)
+        before = _library(alice)
+        second = _import(alice, name)
+        assert _library(alice) == before
+        assert second.counts["new_highlights"] == 0
+        assert second.counts["notes_attached"] == 0
+        assert second.counts["tags_added"] == second.counts["favourites"] == 0
+        assert second.counts["duplicates_skipped"] >= first.counts["new_highlights"]
+
+    def test_it_imports_readwise_notes_on_their_highlights(self, alice: User) -> None:
+        the_import = _import(alice, "readwise.csv")
+        assert the_import.counts["new_highlights"] == 4
+        assert the_import.counts["standalone_notes"] == 1
+        assert the_import.counts["notes_attached"] == 1
+        diary = Highlight.objects.get(reader=alice, location_start=1020)
+        assert diary.note == "Compare Funes."
+        assert "compare funes" in diary.search_text
+        assert len(the_import.problems) == 2
+
+    def test_it_imports_bookcision(self, alice: User) -> None:
+        the_import = _import(alice, "bookcision.json")
+        assert the_import.counts["new_highlights"] == 2
+        assert the_import.counts["standalone_notes"] == 1
+        assert Highlight.objects.get(reader=alice, location_start=380).note == "Funes again."
+
+    def test_it_never_replaces_a_note_the_reader_edited(self, alice: User) -> None:
+        _import(alice, "bookcision.json")
+        funes = Highlight.objects.get(reader=alice, location_start=380)
+        highlight_note_update(highlight=funes, note="My words, not the file's.")
+        changed = json.loads((FIXTURES / "bookcision.json").read_text())
+        changed["highlights"][0]["note"] = "A newer note in the file."
+        clippings_import(reader=alice, data=json.dumps(changed).encode(), file_name="b.json")
+        funes.refresh_from_db()
+        assert funes.note == "My words, not the file's."
+
+    def test_it_keeps_exogram_tags_favourites_and_edited_notes(self, alice: User) -> None:
+        the_import = _import(alice, "exogram.json")
+        engine = Highlight.objects.get(reader=alice, kind="highlight")
+        assert engine.note == "My own words."
+        assert engine.note_edited is True
+        assert engine.favourite is True
+        assert sorted(engine.tags.values_list("name", flat=True)) == ["machines", "solitude"]
+        assert the_import.counts["tags_added"] == 2
+        assert the_import.counts["favourites"] == 1
+        assert Highlight.objects.get(reader=alice, kind="note").location_start == 900
+
+    def test_it_rejects_json_it_does_not_know_and_writes_nothing(self, alice: User) -> None:
+        with pytest.raises(ImportRejected, match="neither an Exogram export"):
+            clippings_import(reader=alice, data=b'{"hello": "world"}', file_name="x.json")
+        assert not Highlight.objects.filter(reader=alice).exists()
+
+
+@pytest.mark.django_db
+class RoundTripTests:
+    def test_an_exogram_export_reimports_into_a_fresh_reader_without_loss(
+        self, alice: User, bob: User
+    ) -> None:
+        build_library(alice)
+        _import(alice, "notebook_desktop.html")  # chapters and colours too
+        exported = library_export(reader=alice, format="json")
+        the_import = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+        assert the_import.problems == []
+        assert _library(bob) == _library(alice)
+        again = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+        assert again.counts["new_highlights"] == 0
+        assert _library(bob) == _library(alice)
+
+
+@pytest.mark.django_db
+class ChapterShownTests:
+    def test_the_book_page_shows_each_highlights_chapter(self, alice: User) -> None:
+        from django.test import Client
+
+        _import(alice, "notebook_desktop.html")
+        client = Client()
+        client.force_login(alice)
+        book = Highlight.objects.filter(reader=alice).first().book  # type: ignore[union-attr]
+        page = client.get(book.get_absolute_url()).content.decode()
+        assert "Part One &gt; Chapter 1 · location 52" in page

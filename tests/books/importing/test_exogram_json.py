@@ -1,0 +1,43 @@
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from books.importing.exogram_json import parse_exogram_json
+from books.importing.rich import RichClipping
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class ExogramJsonTests:
+    def test_it_reads_every_field(self) -> None:
+        result = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
+        first = result.clippings[0]
+        assert isinstance(first, RichClipping)
+        assert (first.title, first.author) == ("The Quiet Engine", "Okonkwo, Chidi")
+        assert (first.page, first.location_start, first.location_end) == ("12", 170, 172)
+        assert first.added_at == datetime(2024, 3, 4, 21, 1, 22, tzinfo=UTC)
+        assert first.added_raw == "Monday, March 4, 2024 9:01:22 PM"
+        assert (first.note, first.note_edited, first.favourite) == ("My own words.", True, True)
+        assert first.tags == ("machines", "solitude")
+        assert (first.chapter, first.colour) == ("Chapter 1", "yellow")
+        assert result.clippings[1].kind == "note"
+
+    def test_it_reports_a_broken_entry_and_keeps_the_rest(self) -> None:
+        result = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
+        assert result.entries == 3
+        assert len(result.clippings) == 2
+        assert [p.message for p in result.problems] == ["'The Quiet Engine', highlight 3: no text"]
+
+    def test_it_refuses_a_version_it_does_not_know(self) -> None:
+        result = parse_exogram_json({"format": "exogram", "version": 99, "books": []})
+        assert result.clippings == []
+        assert "version 99" in result.problems[0].message
+
+    def test_it_refuses_a_bad_location(self) -> None:
+        document = {
+            "format": "exogram",
+            "version": 1,
+            "books": [{"title": "T", "highlights": [{"text": "x", "location_start": "ten"}]}],
+        }
+        [problem] = parse_exogram_json(document).problems
+        assert "a location must be a whole number, not 'ten'" in problem.message

@@ -1,0 +1,61 @@
+from datetime import UTC, datetime
+from pathlib import Path
+
+from books.importing.readwise_csv import NOT_A_READWISE_CSV, parse_readwise_csv
+from books.importing.rich import RichClipping
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class ReadwiseCsvTests:
+    def test_it_reads_every_column(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        first = result.clippings[0]
+        assert isinstance(first, RichClipping)
+        assert first.text == "Memory is the diary that we all carry about with us."
+        assert first.title == "The Importance of Being Earnest"
+        assert first.author == "Oscar Wilde"
+        assert first.note == "Compare Funes."
+        assert first.location_start == 1020
+        assert first.added_at == datetime(2021, 5, 4, 12, 34, 56, tzinfo=UTC)
+        assert first.line == 2
+
+    def test_it_reads_ranges_multi_line_cells_and_spelled_dates(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        two_lines = result.clippings[3]
+        assert two_lines.text == 'A highlight over\ntwo lines, with "quotes".'
+        assert (two_lines.location_start, two_lines.location_end) == (1030, 1032)
+        assert two_lines.added_at == datetime(2021, 5, 6, 21, 15, tzinfo=UTC)
+
+    def test_it_takes_a_note_without_a_highlight_as_a_note(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        note = result.clippings[4]
+        assert (note.kind, note.text, note.location_start) == (
+            "note",
+            "A note with no highlight.",
+            1100,
+        )
+
+    def test_it_takes_off_the_formula_guard(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        assert result.clippings[2].text == "=1+1 is not a formula here"
+
+    def test_it_reports_bad_rows_with_their_lines_and_keeps_the_rest(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        assert result.entries == 7
+        assert len(result.clippings) == 5
+        assert [(p.line, p.message) for p in result.problems] == [
+            (8, "a row without a Highlight (or a Note)"),
+            (9, "unrecognised date 'the day after tomorrow'"),
+        ]
+
+    def test_it_reads_semicolons_and_lower_case_headers(self) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise_semicolon.csv").read_bytes())
+        [clipping] = result.clippings
+        assert clipping.text == "Semicolons, as a Spanish Excel writes them"
+        assert clipping.title == "Hojas de cálculo"
+
+    def test_it_needs_a_highlight_column(self) -> None:
+        result = parse_readwise_csv(b"Title,Author\nA,B\n")
+        assert result.clippings == []
+        assert result.problems[0].message == NOT_A_READWISE_CSV
