@@ -43,6 +43,11 @@ def _same_author(a: Book, b: Book) -> bool:
     return bool(a.authors_normalized) and a.authors_normalized == b.authors_normalized
 
 
+def pair_same_author(pair: Connection) -> bool:
+    """Whether a connection's two books have one author (as `same_author` annotates it)."""
+    return _same_author(pair.highlight_a.book, pair.highlight_b.book)
+
+
 @dataclass(frozen=True)
 class ConnectedHighlight:
     """The other side of a connection, as seen from one highlight."""
