@@ -38,16 +38,17 @@ DEFAULT_THRESHOLD = 0.27
 # Cosine distance below which two highlights are *related*: a shared theme worth reading side
 # by side, rarely a paraphrase. `manage.py evaluate_connections --quotable` (quotes by
 # different authors sharing a specific tag = related, sharing no tag = unrelated) gives
-# precision 0.935 at 0.45 and keeps >= 0.75 up to 0.64; but the pairs at 0.55-0.64 share only
-# a broad subject ("Action may not always bring happiness" ~ "No one is useless who lightens
-# the burdens of another", 0.60), while of 12 cross-author pairs read at 0.40-0.45, 9 carried
-# a shared idea. On one real library a reader judged about 8 of 14 pairs at 0.32-0.45 related:
-# real passages are harder than aphorisms, so the cut stays where reading, not the tags,
-# reaches 75 %. At 0.45 that library had 35 % of its passages connected (the aim is 25 %).
-DEFAULT_RELATED_THRESHOLD = 0.45
+# precision 0.95 at 0.40 and keeps >= 0.75 up to 0.64, but tags say two quotes are about
+# wisdom, not that they share an idea. Read side by side (`manage.py evaluate_library`, 60
+# cross-author English pairs): under 0.40 about 4 in 5 carry a shared idea (24 of 30 in one
+# sample), between 0.40 and 0.45 only 1 in 2 (18 of 30 under 0.45), the rest sharing a word
+# ("Wisdom is always an overmatch for strength" ~ "Much wisdom often goes with fewest
+# words"). On one real library a reader judged 8 of 14 pairs at 0.32-0.45 related. So 0.40,
+# where reading, not the tags, stays above 75 %.
+DEFAULT_RELATED_THRESHOLD = 0.40
 # A model folder that names no related threshold gets its same-idea threshold plus this:
 # the distance from the default model's same-idea cut to its related cut.
-RELATED_MARGIN = DEFAULT_RELATED_THRESHOLD - DEFAULT_THRESHOLD
+RELATED_MARGIN = round(DEFAULT_RELATED_THRESHOLD - DEFAULT_THRESHOLD, 2)
 # sentence-transformers runs all-MiniLM-L6-v2 with a 256-token window (its max_seq_length);
 # longer texts go through in overlapping windows rather than being cut at the window's end.
 DEFAULT_MAX_TOKENS = 256
