@@ -268,3 +268,19 @@ class WordingTests:
             assert "Same idea" in content
             assert "% alike" not in content
             assert "cosine" not in content
+
+
+@pytest.mark.django_db
+class PaginationTests:
+    def test_the_next_page_keeps_the_filters(
+        self, alice: User, alice_client: Client, base: np.ndarray, tiers: None
+    ) -> None:
+        books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(9)]
+        rows = [
+            _highlight(alice, book, f"Passage {i}", at_distance(base, 0.01 * (i % 3)))
+            for i, book in enumerate(books)
+        ]
+        highlights_connect(ids=[h.pk for h in rows])
+        response = alice_client.get(reverse("connections"), {"strength": "same"})
+        assert response.context["page"].has_next()
+        assert b'href="?strength=same&amp;page=2"' in response.content
