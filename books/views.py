@@ -116,6 +116,10 @@ def tag(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "books/tag.html", {"tag": the_tag, "page": page})
 
 
+# Words shown on a book's page; the rest are on its words page.
+BOOK_WORDS_SHOWN = 40
+
+
 @require_GET
 @login_required
 def book(request: HttpRequest, code: UUID) -> HttpResponse:
@@ -134,10 +138,6 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "word_count": words.count(),
     }
     return render(request, "books/book.html", context)
-
-
-# Words shown on a book's page; the rest are on its words page.
-BOOK_WORDS_SHOWN = 40
 
 
 @require_GET
