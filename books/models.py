@@ -58,6 +58,15 @@ class HighlightQuerySet(models.QuerySet["Highlight"]):
     def alive(self) -> "HighlightQuerySet":
         return self.filter(deleted_at__isnull=True)
 
+    def passages(self) -> "HighlightQuerySet":
+        """Highlights that carry an idea: not the reader's words (books.vocabulary). What
+        connections, the map and search by meaning rank; words stay findable by keyword."""
+        return self.filter(is_word=False)
+
+    def words(self) -> "HighlightQuerySet":
+        """The reader's words: highlights too short to carry an idea, with some text."""
+        return self.filter(is_word=True, kind=Highlight.Kind.HIGHLIGHT).exclude(text="")
+
     def embedded_with(self, model_id: str) -> "HighlightQuerySet":
         return self.filter(
             embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
@@ -102,6 +111,9 @@ class Highlight(models.Model):
     # stays so that a re-import does not bring it back.
     deleted_at = models.DateTimeField(null=True, blank=True)
     favourite = models.BooleanField(default=False)
+    # A word or short phrase looked up while reading, not a passage (books.vocabulary):
+    # listed as the reader's words, never connected. Set wherever the text is set.
+    is_word = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
     # From formats that carry them (a Kindle notebook's section and heading path, a
     # highlight's colour). A database default too: the import's COPY does not name them.
@@ -153,6 +165,12 @@ class Highlight(models.Model):
             models.Index(fields=["reader"], name="highlight_reader"),
             # A book page: the reader's highlights of one book in reading order.
             models.Index(fields=["reader", "book"], name="highlight_reader_book"),
+            # The reader's words (/words/, a book's words), in book order.
+            models.Index(
+                fields=["reader", "book", "location_start"],
+                name="highlight_reader_words",
+                condition=models.Q(is_word=True),
+            ),
             # Keyword search: the `simple` configuration over the folded text, so the
             # query must be SearchVector("search_text", config="simple") to use it.
             GinIndex(SearchVector("search_text", config="simple"), name="highlight_search_gin"),
@@ -169,6 +187,11 @@ class Highlight(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("highlight", args=[self.code])
+
+    def refresh_is_word(self) -> None:
+        from books.vocabulary import is_vocabulary
+
+        self.is_word = self.kind == Highlight.Kind.HIGHLIGHT and is_vocabulary(self.text)
 
     def refresh_search_text(self) -> None:
         parts = [self.text, self.note, self.book.title, self.book.authors]
@@ -242,7 +265,11 @@ class HighlightMerge(models.Model):
 
 
 class Connection(models.Model):
-    """Two highlights of one reader, from different books, that carry the same idea.
+    """Two highlights of one reader, from different books, that share an idea.
+
+    Stored under the model's looser *related* threshold; the distance grades it at read
+    time (books.connections.selectors.Strength): under the *same idea* threshold it is the
+    same idea, else related. Words (Highlight.is_word) are never connected.
 
     Stored once per pair, the lower highlight id first, so "each pair once" is a
     constraint and not a promise of the code that writes them.

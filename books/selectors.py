@@ -93,8 +93,18 @@ def tags_for(reader: User) -> list[Tag]:
 
 def highlight_of_the_day(reader: User, *, today: date) -> Highlight | None:
     """One highlight a day, the same all day: the day picks a position in the library."""
-    highlights = Highlight.objects.alive().filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
+    highlights = (
+        Highlight.objects.alive().passages().filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
+    )
     count = highlights.count()
     if count == 0:
         return None
     return highlights.select_related("book").order_by("pk")[today.toordinal() % count]
+
+
+def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
+    """The reader's words (books.vocabulary), by book and in reading order."""
+    words = Highlight.objects.alive().words().filter(reader=reader)
+    if book is not None:
+        words = words.filter(book=book)
+    return words.select_related("book").order_by("book__title", "book", "location_start", "pk")

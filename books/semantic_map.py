@@ -35,8 +35,10 @@ def book_colour(index: int) -> str:
 
 
 def _signature(reader: User) -> str:
-    embedded = Highlight.objects.alive().filter(
-        reader=reader, embedding_status=Highlight.EmbeddingStatus.DONE
+    embedded = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(reader=reader, embedding_status=Highlight.EmbeddingStatus.DONE)
     )
     stats = embedded.aggregate(last=Max("updated"))
     return f"{embedded.count()}|{stats['last']}"
@@ -65,8 +67,11 @@ def library_map(reader: User) -> LibraryMap:
     cached = LibraryMap.objects.filter(reader=reader).first()
     if cached is not None and cached.signature == signature:
         return cached
+    # Words (books.vocabulary) are left out: single words pull the picture apart into
+    # clusters of look-ups that say nothing about what the reader reads.
     rows = list(
         Highlight.objects.alive()
+        .passages()
         .filter(reader=reader, embedding_status=Highlight.EmbeddingStatus.DONE)
         .order_by("pk")
         .values_list("code", "text", "note", "book_id", "book__title", "embedding")

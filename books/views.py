@@ -11,13 +11,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.models import User
 from books.connections.selectors import (
+    Strength,
     connected_books,
-    connections_for,
+    current_thresholds,
     fresh_connections,
+    highlight_connections,
     import_connections_count,
     library_connections,
 )
-from books.connections.services import connection_threshold_for_display
 from books.forms import ImportForm, NoteForm, TagForm
 from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, clippings_import
@@ -29,6 +30,7 @@ from books.selectors import (
     import_progress,
     library_counts,
     tags_for,
+    words_for,
 )
 from books.semantic_map import HEIGHT, WIDTH, library_map
 from books.services import (
@@ -115,26 +117,55 @@ def tag(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "books/tag.html", {"tag": the_tag, "page": page})
 
 
+# Words shown on a book's page; the rest are on its words page.
+BOOK_WORDS_SHOWN = 40
+
+
 @require_GET
 @login_required
 def book(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = _get_book_for_user(request, code)
-    highlights = the_book.highlights.alive().order_by("location_start", "page", "created")
+    # Passages here; the words looked up in the book are listed apart (BOOK_WORDS_SHOWN).
+    highlights = (
+        the_book.highlights.alive().passages().order_by("location_start", "page", "created")
+    )
     page = Paginator(highlights, 100).get_page(request.GET.get("page"))
-    context = {"book": the_book, "page": page, "connected_books": connected_books(the_book)}
+    words = words_for(_reader(request), book=the_book)
+    context = {
+        "book": the_book,
+        "page": page,
+        "connected_books": connected_books(the_book),
+        "words": words[:BOOK_WORDS_SHOWN],
+        "word_count": words.count(),
+    }
     return render(request, "books/book.html", context)
+
+
+@require_GET
+@login_required
+def words(request: HttpRequest) -> HttpResponse:
+    """The reader's words across books: highlights too short to carry an idea."""
+    page = Paginator(words_for(_reader(request)), 100).get_page(request.GET.get("page"))
+    return render(request, "books/words.html", {"page": page, "book": None})
+
+
+@require_GET
+@login_required
+def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_book = _get_book_for_user(request, code)
+    words = words_for(_reader(request), book=the_book)
+    page = Paginator(words, 100).get_page(request.GET.get("page"))
+    return render(request, "books/words.html", {"page": page, "book": the_book})
 
 
 @require_GET
 @login_required
 def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
-    other_authors_only = request.GET.get("other_authors") == "1"
     context = {
         "highlight": the_highlight,
-        "connections": connections_for(the_highlight, other_authors_only=other_authors_only),
-        "other_authors_only": other_authors_only,
-        "threshold": connection_threshold_for_display(),
+        "connections": highlight_connections(the_highlight),
+        "show_same_author": request.GET.get("same_author") == "1",
         "note_form": NoteForm(initial={"note": the_highlight.note}),
         "tag_form": TagForm(),
         "reader_tags": Tag.objects.filter(reader=the_highlight.reader),
@@ -238,16 +269,22 @@ def connections(request: HttpRequest) -> HttpResponse:
             the_book = None
     latest_import = Import.objects.filter(reader=reader, status=Import.Status.DONE).first()
     new_only = request.GET.get("new") == "1" and latest_import is not None
+    strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
+    strength = request.GET.get("strength", "")
     pairs = library_connections(
-        reader, book=the_book, since_import=latest_import if new_only else None
+        reader,
+        book=the_book,
+        since_import=latest_import if new_only else None,
+        strength=strengths.get(strength),
+        thresholds=current_thresholds(),
     )
     context = {
         "page": Paginator(pairs, 25).get_page(request.GET.get("page")),
         "books": books_for(reader),
         "book": the_book,
         "new_only": new_only,
+        "strength": strength if strength in strengths else "",
         "latest_import": latest_import,
-        "threshold": connection_threshold_for_display(),
     }
     return render(request, "books/connections.html", context)
 

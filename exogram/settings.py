@@ -183,6 +183,13 @@ EXOGRAM_CONNECTION_THRESHOLD: float | None = (
     if env_str("EXOGRAM_CONNECTION_THRESHOLD")
     else None
 )
+# None: the model's related threshold (see books.embedding.encoder); never tighter than the
+# connection threshold above.
+EXOGRAM_RELATED_THRESHOLD: float | None = (
+    env_float("EXOGRAM_RELATED_THRESHOLD", 0.0, low=0.0, high=2.0)
+    if env_str("EXOGRAM_RELATED_THRESHOLD")
+    else None
+)
 EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -69,12 +69,14 @@ def nearest_highlights(
     max_distance: float | None = None,
     exclude_book_id: int | None = None,
     exclude_ids: Sequence[int] = (),
+    passages_only: bool = False,
     strategy: str = "auto",
     size: int | None = None,
 ) -> list[Neighbour]:
     """The reader's highlights closest to `vector`, closest first.
 
-    `strategy` is "exact", "hnsw" or "auto" (by library size; pass `size` when it is
+    `passages_only` leaves the reader's words out (books.vocabulary): connections never
+    reach a word. `strategy` is "exact", "hnsw" or "auto" (by library size; pass `size` when it is
     already known, to save a count per call).
     """
     if strategy == "auto":
@@ -97,6 +99,8 @@ def nearest_highlights(
     if exclude_book_id is not None:
         conditions.append("book_id <> %(book)s")
         params["book"] = exclude_book_id
+    if passages_only:
+        conditions.append("NOT is_word")
     if exclude_ids:
         conditions.append("NOT (id = ANY(%(exclude)s))")
         params["exclude"] = list(exclude_ids)

@@ -1,15 +1,51 @@
-"""Reads of a reader's connections that pages and commands share."""
+"""Reads of a reader's connections that pages and commands share.
 
-from dataclasses import dataclass
+Every read grades a connection by its distance: under the model's *same idea* threshold it
+is the same idea, under the *related* one it is related (see services.Thresholds), and
+pairs across authors lead: Borges and Sacks on memory tell a reader more than Borges and
+Borges.
+"""
 
-from django.db.models import Count, Min, Q, QuerySet
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from django.db.models import Case, Count, F, Min, Q, QuerySet, Value, When
+from django.db.models.fields import BooleanField
 
 from accounts.models import User
+from books.connections.services import Thresholds, thresholds_for_display
 from books.models import Book, Connection, Highlight, Import
 
+# The newest connections the home feed chooses from, cross-author pairs first.
+FRESH_POOL = 50
 
-def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
-    return list(library_connections(reader).order_by("-created", "distance")[:limit])
+
+class Strength(StrEnum):
+    SAME_IDEA = "same idea"
+    RELATED = "related"
+
+
+def current_thresholds() -> Thresholds:
+    """The model's thresholds; the default model's when the model cannot load, so that
+    pages still grade what is stored."""
+    from books.embedding.encoder import DEFAULT_RELATED_THRESHOLD, DEFAULT_THRESHOLD
+
+    found = thresholds_for_display()
+    return found or Thresholds(same_idea=DEFAULT_THRESHOLD, related=DEFAULT_RELATED_THRESHOLD)
+
+
+def strength_of(distance: float, thresholds: Thresholds) -> Strength:
+    return Strength.SAME_IDEA if distance < thresholds.same_idea else Strength.RELATED
+
+
+def _same_author(a: Book, b: Book) -> bool:
+    # Two books with no author known are not taken for one author's.
+    return bool(a.authors_normalized) and a.authors_normalized == b.authors_normalized
+
+
+def pair_same_author(pair: Connection) -> bool:
+    """Whether a connection's two books have one author (as `same_author` annotates it)."""
+    return _same_author(pair.highlight_a.book, pair.highlight_b.book)
 
 
 @dataclass(frozen=True)
@@ -18,44 +54,165 @@ class ConnectedHighlight:
 
     highlight: Highlight
     distance: float
-
-    @property
-    def percent(self) -> int:
-        return round(100 * (1 - self.distance))
+    strength: Strength | None = None  # None: a nearest passage, not a connection
+    same_author: bool = False
 
 
 def connections_for(
-    highlight: Highlight, *, other_authors_only: bool = False, limit: int = 50
+    highlight: Highlight,
+    *,
+    other_authors_only: bool = False,
+    limit: int = 50,
+    thresholds: Thresholds | None = None,
 ) -> list[ConnectedHighlight]:
-    """A highlight's stored connections to the reader's other books, closest first."""
+    """A highlight's stored connections to the reader's other books, other authors first,
+    then closest first."""
+    thresholds = thresholds or current_thresholds()
+    alive_passage = {"deleted_at__isnull": True, "is_word": False}
     as_a = Connection.objects.filter(
-        highlight_a=highlight, highlight_b__deleted_at__isnull=True
+        highlight_a=highlight,
+        distance__lt=thresholds.related,
+        **{f"highlight_b__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_b_id", "distance")
     as_b = Connection.objects.filter(
-        highlight_b=highlight, highlight_a__deleted_at__isnull=True
+        highlight_b=highlight,
+        distance__lt=thresholds.related,
+        **{f"highlight_a__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_a_id", "distance")
     distances = dict(as_a.union(as_b, all=True).order_by("distance")[:limit])
     others = Highlight.objects.filter(pk__in=list(distances)).select_related("book")
-    if other_authors_only and highlight.book.authors_normalized:
-        others = others.exclude(book__authors_normalized=highlight.book.authors_normalized)
-    found = [ConnectedHighlight(other, distances[other.pk]) for other in others]
-    return sorted(found, key=lambda c: c.distance)
+    found = []
+    for other in others:
+        same_author = _same_author(highlight.book, other.book)
+        if other_authors_only and same_author:
+            continue
+        distance = distances[other.pk]
+        found.append(
+            ConnectedHighlight(other, distance, strength_of(distance, thresholds), same_author)
+        )
+    return sorted(found, key=lambda c: (c.same_author, c.distance))
+
+
+@dataclass(frozen=True)
+class HighlightConnections:
+    """What a highlight page shows: the best few of each strength by other authors, the
+    same author's behind a toggle, and the nearest passages when nothing connects."""
+
+    same_idea: list[ConnectedHighlight] = field(default_factory=list)
+    related: list[ConnectedHighlight] = field(default_factory=list)
+    same_author: list[ConnectedHighlight] = field(default_factory=list)
+    nearest: list[ConnectedHighlight] = field(default_factory=list)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.same_idea or self.related or self.same_author)
+
+
+def highlight_connections(
+    highlight: Highlight, *, per_strength: int = 3, thresholds: Thresholds | None = None
+) -> HighlightConnections:
+    thresholds = thresholds or current_thresholds()
+    found = connections_for(highlight, limit=100, thresholds=thresholds)
+    others = [c for c in found if not c.same_author]
+    return HighlightConnections(
+        same_idea=[c for c in others if c.strength == Strength.SAME_IDEA][:per_strength],
+        related=[c for c in others if c.strength == Strength.RELATED][:per_strength],
+        same_author=[c for c in found if c.same_author][: 2 * per_strength],
+        # Never a dead end: with no connection by another author, the closest passages
+        # of other books, however far.
+        nearest=[] if others else nearest_in_library(highlight, limit=per_strength),
+    )
+
+
+def nearest_in_library(highlight: Highlight, *, limit: int = 3) -> list[ConnectedHighlight]:
+    """The passages of other books closest to a highlight, however far: other authors
+    first. Nothing for a word or a highlight without a vector."""
+    from books.connections.neighbours import nearest_highlights
+
+    if highlight.is_word or highlight.embedding is None:
+        return []
+    neighbours = nearest_highlights(
+        reader_id=highlight.reader_id,
+        vector=highlight.embedding,
+        model_id=highlight.embedding_model,
+        limit=4 * limit,
+        exclude_book_id=highlight.book_id,
+        passages_only=True,
+    )
+    rows = (
+        Highlight.objects.alive()
+        .select_related("book")
+        .in_bulk([n.highlight_id for n in neighbours])
+    )
+    found = []
+    for neighbour in neighbours:
+        other = rows.get(neighbour.highlight_id)
+        if other is not None:
+            same_author = _same_author(highlight.book, other.book)
+            found.append(ConnectedHighlight(other, neighbour.distance, None, same_author))
+    return sorted(found, key=lambda c: (c.same_author, c.distance))[:limit]
 
 
 def library_connections(
-    reader: User, *, book: Book | None = None, since_import: Import | None = None
+    reader: User,
+    *,
+    book: Book | None = None,
+    since_import: Import | None = None,
+    strength: Strength | None = None,
+    thresholds: Thresholds | None = None,
 ) -> QuerySet[Connection]:
-    """A reader's connections, strongest first: both sides alive, each pair once."""
+    """A reader's connections: both sides alive passages, each pair once; pairs across
+    authors first, then strongest first. Each is annotated with `same_idea` and
+    `same_author`."""
+    thresholds = thresholds or current_thresholds()
     pairs = Connection.objects.filter(
         reader=reader,
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
+        highlight_a__is_word=False,
+        highlight_b__is_word=False,
     )
     if book is not None:
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
-    return pairs.select_related("highlight_a__book", "highlight_b__book").order_by("distance", "pk")
+    if strength == Strength.SAME_IDEA:
+        pairs = pairs.filter(distance__lt=thresholds.same_idea)
+    elif strength == Strength.RELATED:
+        pairs = pairs.filter(distance__gte=thresholds.same_idea)
+    graded = pairs.filter(distance__lt=thresholds.related).annotate(
+        same_idea=Case(
+            When(distance__lt=thresholds.same_idea, then=Value(True)),
+            default=Value(False),
+            output_field=BooleanField(),
+        ),
+        same_author=Case(
+            # Two books with no author known are not taken for one author's.
+            When(
+                Q(highlight_a__book__authors_normalized=F("highlight_b__book__authors_normalized"))
+                & ~Q(highlight_a__book__authors_normalized=""),
+                then=Value(True),
+            ),
+            default=Value(False),
+            output_field=BooleanField(),
+        ),
+    )
+    return graded.select_related("highlight_a__book", "highlight_b__book").order_by(
+        "same_author", "distance", "pk"
+    )
+
+
+def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
+    """The home feed: of the newest connections, those across authors first, strongest
+    first."""
+    thresholds = current_thresholds()
+    newest = list(
+        library_connections(reader, thresholds=thresholds)
+        .order_by("-created", "distance")
+        .values_list("pk", flat=True)[:FRESH_POOL]
+    )
+    pairs = library_connections(reader, thresholds=thresholds).filter(pk__in=newest)
+    return list(pairs[:limit])
 
 
 def import_connections_count(the_import: Import) -> int:
@@ -64,6 +221,9 @@ def import_connections_count(the_import: Import) -> int:
         Q(highlight_a__source_import=the_import) | Q(highlight_b__source_import=the_import),
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
+        highlight_a__is_word=False,
+        highlight_b__is_word=False,
+        distance__lt=current_thresholds().related,
     ).count()
 
 
@@ -72,16 +232,18 @@ class ConnectedBook:
     book: Book
     connections: int
     best_distance: float
-
-    @property
-    def percent(self) -> int:
-        return round(100 * (1 - self.best_distance))
+    strength: Strength
 
 
 def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
     """The other books a book connects to most: how many pairs, and the closest one."""
+    thresholds = current_thresholds()
     pairs = Connection.objects.filter(
-        highlight_a__deleted_at__isnull=True, highlight_b__deleted_at__isnull=True
+        highlight_a__deleted_at__isnull=True,
+        highlight_b__deleted_at__isnull=True,
+        highlight_a__is_word=False,
+        highlight_b__is_word=False,
+        distance__lt=thresholds.related,
     )
     tallies: dict[int, tuple[int, float]] = {}
     for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
@@ -96,4 +258,7 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
             tallies[other_book] = (count + row["n"], min(best, row["best"]))
     books = Book.objects.in_bulk(list(tallies))
     ranked = sorted(tallies.items(), key=lambda item: (-item[1][0], item[1][1]))[:limit]
-    return [ConnectedBook(books[pk], count, best) for pk, (count, best) in ranked]
+    return [
+        ConnectedBook(books[pk], count, best, strength_of(best, thresholds))
+        for pk, (count, best) in ranked
+    ]

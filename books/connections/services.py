@@ -1,13 +1,28 @@
-"""Writing connections: the neighbours of freshly embedded highlights, and forgetting them."""
+"""Writing connections: the neighbours of freshly embedded highlights, and forgetting them.
+
+Connections are kept up to the model's *related* threshold (a shared theme) and graded at
+read time: under the *same idea* threshold they are the same idea (see selectors.Strength).
+The reader's words (Highlight.is_word) never connect, from either side.
+"""
+
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Q
 
 from books.models import Connection, Highlight
 
-# Neighbours kept per highlight when it is embedded. Pairs found from either side are
-# stored, so a highlight can end up with more.
+# Neighbours kept per highlight when it is embedded, within the related threshold. Pairs
+# found from either side are stored, so a highlight can end up with more.
 CONNECTIONS_PER_HIGHLIGHT = 20
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The two cuts of the current model, as cosine distances: same idea < related."""
+
+    same_idea: float
+    related: float
 
 
 def connection_threshold() -> float:
@@ -16,6 +31,30 @@ def connection_threshold() -> float:
 
     override: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
     return override if override is not None else get_encoder().threshold
+
+
+def related_threshold() -> float:
+    """The cosine distance below which two highlights are related: the setting, else the
+    model's; never tighter than the same-idea threshold."""
+    from books.embedding.encoder import get_encoder
+
+    override: float | None = settings.EXOGRAM_RELATED_THRESHOLD
+    related = override if override is not None else get_encoder().related_threshold
+    return max(related, connection_threshold())
+
+
+def thresholds() -> Thresholds:
+    return Thresholds(same_idea=connection_threshold(), related=related_threshold())
+
+
+def thresholds_for_display() -> Thresholds | None:
+    """Both thresholds, or None when the model cannot load."""
+    from books.embedding.encoder import EncoderUnavailable
+
+    try:
+        return thresholds()
+    except EncoderUnavailable:
+        return None
 
 
 def connection_threshold_for_display() -> float | None:
@@ -36,9 +75,10 @@ def highlights_connect(*, ids: list[int]) -> int:
     """
     from books.connections.neighbours import library_size, nearest_highlights
 
-    threshold = connection_threshold()
+    threshold = related_threshold()
     highlights = list(
         Highlight.objects.alive()
+        .passages()
         .filter(pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE)
         .values_list("pk", "reader_id", "book_id", "embedding", "embedding_model")
     )
@@ -55,6 +95,7 @@ def highlights_connect(*, ids: list[int]) -> int:
             limit=CONNECTIONS_PER_HIGHLIGHT,
             max_distance=threshold,
             exclude_book_id=book_id,
+            passages_only=True,
             size=sizes[size_key],
         ):
             a, b = sorted((pk, neighbour.highlight_id))

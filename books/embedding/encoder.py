@@ -35,6 +35,20 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 # R 0.917, F1 0.898.
 # The first guess, 0.45, let 3 different pairs in for every 7 (precision 0.71).
 DEFAULT_THRESHOLD = 0.27
+# Cosine distance below which two highlights are *related*: a shared theme worth reading side
+# by side, rarely a paraphrase. `manage.py evaluate_connections --quotable` (quotes by
+# different authors sharing a specific tag = related, sharing no tag = unrelated) gives
+# precision 0.95 at 0.40 and keeps >= 0.75 up to 0.64, but tags say two quotes are about
+# wisdom, not that they share an idea. Read side by side (`manage.py evaluate_library`,
+# cross-author English pairs): under 0.40, 44 of 60 carried a shared idea (two samples: 24
+# and 20 of 30); between 0.40 and 0.45 about 1 in 2, the rest sharing a word ("Wisdom is
+# always an overmatch for strength" ~ "Much wisdom often goes with fewest words"). On one
+# real library a reader judged 8 of 14 pairs at 0.32-0.45 related. So 0.40, where reading,
+# not the tags, stays near 75 %.
+DEFAULT_RELATED_THRESHOLD = 0.40
+# A model folder that names no related threshold gets its same-idea threshold plus this:
+# the distance from the default model's same-idea cut to its related cut.
+RELATED_MARGIN = round(DEFAULT_RELATED_THRESHOLD - DEFAULT_THRESHOLD, 2)
 # sentence-transformers runs all-MiniLM-L6-v2 with a 256-token window (its max_seq_length);
 # longer texts go through in overlapping windows rather than being cut at the window's end.
 DEFAULT_MAX_TOKENS = 256
@@ -97,6 +111,15 @@ class ModelSpec:
     # Expected sha256 of the two files; None means "not pinned" (a model folder may pin them).
     model_sha256: str | None = field(default=None, kw_only=True)
     tokenizer_sha256: str | None = field(default=None, kw_only=True)
+    # The looser *related* cut (a shared theme); None: `threshold + RELATED_MARGIN`.
+    related_threshold: float | None = field(default=None, kw_only=True)
+
+    @property
+    def related(self) -> float:
+        """The related threshold, never tighter than the same-idea one."""
+        if self.related_threshold is not None:
+            return max(self.related_threshold, self.threshold)
+        return min(2.0, self.threshold + RELATED_MARGIN)
 
 
 def _sha256(data: bytes) -> str:
@@ -157,6 +180,7 @@ def default_model_spec() -> ModelSpec:
         tokenizer_path=_pinned_path(_DEFAULT_TOKENIZER),
         model_sha256=_DEFAULT_MODEL.sha256,
         tokenizer_sha256=_DEFAULT_TOKENIZER.sha256,
+        related_threshold=DEFAULT_RELATED_THRESHOLD,
     )
     # Fail here, with the fix in the message, rather than at the first highlight.
     _read_verified(spec.model_path, spec.model_sha256, "embedding model", INSTALL_HINT)
@@ -180,7 +204,9 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
     """A sentence-transformers ONNX export: model.onnx, tokenizer.json and exogram_model.json.
 
     exogram_model.json holds name, dimensions, pooling ("mean"/"cls"), normalize, prefix,
-    max_tokens and threshold (cosine distance), and optionally model_sha256/tokenizer_sha256.
+    max_tokens and threshold (cosine distance), and optionally related_threshold (the looser
+    cut for a shared theme; default: threshold + RELATED_MARGIN) and
+    model_sha256/tokenizer_sha256.
     """
     path = Path(path)
     fix = f"put model.onnx, tokenizer.json and {MODEL_DIR_CONFIG} in {path}, or unset "
@@ -198,6 +224,15 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
         prefix = _config_value(config, "prefix", str)
         max_tokens = _config_value(config, "max_tokens", int)
         threshold = float(_config_value(config, "threshold", (int, float)))
+        related = config.get("related_threshold")
+        if related is not None:
+            if isinstance(related, bool) or not isinstance(related, (int, float)):
+                raise ValueError("'related_threshold' must be a number")
+            related = float(related)
+            if not threshold <= related <= 2.0:
+                raise ValueError(
+                    f"'related_threshold' is a cosine distance in [threshold, 2], not {related}"
+                )
         model_sha256 = config.get("model_sha256")
         tokenizer_sha256 = config.get("tokenizer_sha256")
         if not name:
@@ -238,6 +273,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
         tokenizer_path=path / "tokenizer.json",
         model_sha256=model_sha256.lower() if model_sha256 else None,
         tokenizer_sha256=tokenizer_sha256.lower() if tokenizer_sha256 else None,
+        related_threshold=related,
     )
 
 
@@ -263,6 +299,7 @@ class Encoder:
         self.spec = spec
         self.dimensions = spec.dimensions
         self.threshold = spec.threshold
+        self.related_threshold = spec.related
         self.batch_size = batch_size
         fix = _fix_for(spec)
         model_bytes = _read_verified(spec.model_path, spec.model_sha256, "embedding model", fix)

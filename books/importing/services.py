@@ -540,6 +540,7 @@ def _absorb(
     library.remove(absorbed)
     text_changed = fold(text) != library.folded(kept)
     kept.text = text
+    kept.refresh_is_word()
     if kept.location_start is not None and absorbed.location_start is not None:
         start = min(kept.location_start, absorbed.location_start)
         end = max(_position(kept)[1], _position(absorbed)[1])
@@ -632,7 +633,7 @@ def _attach_notes(
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
     "note", "note_added_at", "search_text", "embedding", "embedding_model", "embedding_status",
-    "embedding_claimed_at", "embedding_error",
+    "embedding_claimed_at", "embedding_error", "is_word",
 ]  # fmt: skip
 
 
@@ -726,7 +727,7 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
     "note_added_at", "page", "location_start", "location_end", "added_at", "added_raw",
-    "dedupe_key", "favourite", "search_text", "embedding_model", "embedding_status",
+    "dedupe_key", "favourite", "is_word", "search_text", "embedding_model", "embedding_status",
     "embedding_error", "created", "updated",
 ]  # fmt: skip
 
@@ -750,7 +751,7 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
                     h.location_end, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
-                    h.search_text, h.embedding_model, h.embedding_status,
+                    h.is_word, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )
             )  # fmt: skip
@@ -780,7 +781,7 @@ def _books_for(reader: User, clippings: list[Clipping]) -> dict[str, Book]:
 def _new_highlight(
     *, book: Book, the_import: Import, clipping: Clipping, key: str, kind: str
 ) -> Highlight:
-    return Highlight(
+    highlight = Highlight(
         reader_id=book.reader_id,
         book=book,
         source_import=the_import,
@@ -793,6 +794,8 @@ def _new_highlight(
         added_raw=clipping.added_raw[:200],
         dedupe_key=key,
     )
+    highlight.refresh_is_word()
+    return highlight
 
 
 def _note_target(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:

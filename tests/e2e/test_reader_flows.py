@@ -88,7 +88,7 @@ def test_a_new_reader_imports_explores_and_leaves(
 
     think = Highlight.objects.get(text__startswith="To think is to forget differences,")
     page.goto(f"{base}{think.get_absolute_url()}")
-    connections = page.locator("ul.connections")
+    connections = page.locator("section.connections")
     expect(connections.get_by_text("to generalize; to make abstractions")).to_be_visible()
     expect(
         connections.get_by_role("link", name="The Man Who Mistook His Wife for a Hat")

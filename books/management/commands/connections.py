@@ -10,7 +10,10 @@ from books.models import Highlight
 
 
 class Command(BaseCommand):
-    help = "Print a highlight's connections: highlights from other books with the same idea."
+    help = (
+        "Print a highlight's connections: passages of other books with the same idea or a "
+        "related one, other authors first."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("code", help="the highlight's code (the UUID in its URL)")
@@ -40,6 +43,8 @@ class Command(BaseCommand):
                 "author": c.highlight.book.authors,
                 "text": c.highlight.text,
                 "distance": round(c.distance, 4),
+                "strength": str(c.strength),
+                "same_author": c.same_author,
             }
             for c in found
         ]
@@ -49,5 +54,5 @@ class Command(BaseCommand):
         if not rows:
             self.stdout.write("No connections.")
         for row in rows:
-            self.stdout.write(f"{1 - row['distance']:.0%}  {row['book']} ({row['author']})")
+            self.stdout.write(f"{row['strength']:<10}  {row['book']} ({row['author']})")
             self.stdout.write(f"      {row['text'][:200]}")

@@ -53,6 +53,7 @@ def memory() -> np.ndarray:
 @pytest.fixture
 def library(alice: User, memory: np.ndarray, settings: object) -> dict[str, Highlight]:
     settings.EXOGRAM_CONNECTION_THRESHOLD = 0.45  # type: ignore[attr-defined]
+    settings.EXOGRAM_RELATED_THRESHOLD = 0.45  # type: ignore[attr-defined]
     ficciones = _book(alice, "Ficciones", "Borges, Jorge Luis")
     aleph = _book(alice, "El Aleph", "Borges, Jorge Luis")
     sacks = _book(alice, "The Man Who Mistook His Wife for a Hat", "Sacks, Oliver")
@@ -70,13 +71,14 @@ def library(alice: User, memory: np.ndarray, settings: object) -> dict[str, High
 
 @pytest.mark.django_db
 class HighlightsConnectTests:
-    def test_it_connects_other_books_only_closest_first(
+    def test_it_connects_other_books_only_other_authors_first(
         self, library: dict[str, Highlight]
     ) -> None:
         found = connections_for(library["funes"])
         texts = [c.highlight.text for c in found]
-        assert set(texts) == {"The Aleph holds all places.", "Memory is our life-story."}
-        assert [c.distance for c in found] == sorted(c.distance for c in found)
+        # Sacks before Borges's own El Aleph, however close the Aleph is.
+        assert texts == ["Memory is our life-story.", "The Aleph holds all places."]
+        assert [c.same_author for c in found] == [False, True]
         assert all(0 <= c.distance < 0.45 for c in found)
 
     def test_it_never_connects_unrelated_highlights(self, library: dict[str, Highlight]) -> None:
@@ -187,22 +189,26 @@ class HighlightPageTests:
     ) -> None:
         response = alice_client.get(library["funes"].get_absolute_url())
         content = response.content.decode()
-        assert "The Aleph holds all places." in content
+        assert "Memory is our life-story." in content
         assert "The Man Who Mistook His Wife for a Hat" in content
-        assert "% alike" in content
+        assert "Same idea" in content
+        assert "% alike" not in content
         assert "Same book, same idea." not in content
 
-    def test_it_toggles_the_same_author_off(
+    def test_it_keeps_the_same_author_behind_a_toggle(
         self, library: dict[str, Highlight], alice_client: Client
     ) -> None:
-        content = alice_client.get(library["funes"].get_absolute_url() + "?other_authors=1")
-        assert "The Aleph holds all places." not in content.content.decode()
+        url = library["funes"].get_absolute_url()
+        assert "The Aleph holds all places." not in alice_client.get(url).content.decode()
+        shown = alice_client.get(url + "?same_author=1").content.decode()
+        assert "The Aleph holds all places." in shown
 
-    def test_it_has_an_empty_state(
+    def test_it_shows_the_nearest_passages_when_nothing_connects(
         self, library: dict[str, Highlight], alice_client: Client
     ) -> None:
         content = alice_client.get(library["roses"].get_absolute_url()).content.decode()
-        assert "No connection closer than a cosine distance of 0.45" in content
+        assert "Nearest in your library" in content
+        assert "Memory is our life-story." in content
 
     def test_it_is_404_for_another_reader(
         self, library: dict[str, Highlight], bob_client: Client
@@ -218,7 +224,10 @@ class LibraryConnectionsPageTests:
         response = alice_client.get(reverse("connections"))
         pairs = list(response.context["page"].object_list)
         assert len(pairs) == 5
-        assert [p.distance for p in pairs] == sorted(p.distance for p in pairs)
+        # Across authors first (the three pairs with Sacks), then Borges with Borges.
+        assert [p.same_author for p in pairs] == [False, False, False, True, True]
+        assert [p.distance for p in pairs[:3]] == sorted(p.distance for p in pairs[:3])
+        assert [p.distance for p in pairs[3:]] == sorted(p.distance for p in pairs[3:])
 
     def test_it_filters_by_book(self, library: dict[str, Highlight], alice_client: Client) -> None:
         sacks = library["sacks"].book
@@ -264,5 +273,8 @@ class ConnectionsCommandTests:
                      stdout=out)  # fmt: skip
         rows = json.loads(out.getvalue())
         assert {r["book"] for r in rows} == {"Ficciones", "El Aleph"}
-        assert set(rows[0]) == {"code", "book", "author", "text", "distance"}
+        assert set(rows[0]) == {
+            "code", "book", "author", "text", "distance", "strength", "same_author"
+        }  # fmt: skip
+        assert {r["strength"] for r in rows} == {"same idea"}
         assert rows == sorted(rows, key=lambda r: r["distance"])

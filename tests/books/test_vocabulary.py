@@ -1,0 +1,85 @@
+"""The rule that tells a reader's words from passages (books.vocabulary), on fixtures."""
+
+import pytest
+
+from books.vocabulary import cjk_characters, is_vocabulary, words_of
+
+WORDS = [
+    "allay",
+    "ostensibly",
+    "iota.",
+    "Proudhon,",
+    "“Weltanschauung”",
+    "sine qua non",
+    "in medias res",
+    "groves of trees",
+    "Why Incentives Fail",
+    "a rickety upright piano",
+    "the sieve of Eratosthenes,",
+    "DEFINITION OF A PLAYER",
+    "Swiss mathematician Leonhard Euler,",
+    "ensimismamiento",
+    "la flecha hacia abajo",
+]
+NUMBERS_AND_MARKS = ["6.", "[20].", "1984", "3.14159", "42 %", "", "   ", "……", "—"]
+CJK_WORDS = ["孙权", "俯瞰", "共感の危うさ", "사랑", "知己知彼"]
+PASSAGES = [
+    "Envy is concealed admiration.",
+    "Linear models are easy",
+    "We douse the fire",
+    "Money chasing is not business.",
+    "An unbelieved truth can hurt a man much more than a lie.",
+    "Existence, it seems, is chiefly maintenance.",
+    "Life is meaningful only when it is lived without purpose.",
+    "I need aloe, she said.",
+    "Tuples are faster than lists.",
+    "La mort est là comme seule réalité.",
+    "Coisas externas não podem resolver questões internas.",
+    "Быть вместе значит уделять внимание друг другу.",
+    "Use the Starter Topgrading Interview Guide.",
+    "Knowledge speaks, but wisdom listens.",
+    "Wisdom begins in wonder.",
+    "“Ethics change with technology.”",
+]
+CJK_PASSAGES = [
+    "人は怒りを捏造する",
+    "因为得天下靠武力，治天下靠权力。",  # noqa: RUF001
+    "うっとりとした穏やかな状態になるには、なにが必要なのか？",  # noqa: RUF001
+]
+
+
+class VocabularyTests:
+    @pytest.mark.parametrize("text", WORDS)
+    def test_it_takes_a_word_or_a_short_phrase_for_vocabulary(self, text: str) -> None:
+        assert is_vocabulary(text)
+
+    @pytest.mark.parametrize("text", NUMBERS_AND_MARKS)
+    def test_it_takes_numbers_and_marks_for_no_passage(self, text: str) -> None:
+        assert is_vocabulary(text)
+
+    @pytest.mark.parametrize("text", CJK_WORDS)
+    def test_it_counts_characters_in_cjk_text(self, text: str) -> None:
+        assert is_vocabulary(text)
+
+    @pytest.mark.parametrize("text", PASSAGES + CJK_PASSAGES)
+    def test_it_keeps_passages(self, text: str) -> None:
+        assert not is_vocabulary(text)
+
+    def test_it_does_not_count_numbering_as_words(self) -> None:
+        assert words_of("12. Rewards ignore reasons.") == ["rewards", "ignore", "reasons"]
+        assert is_vocabulary("12. Rewards ignore reasons.")
+
+    def test_it_reads_typographic_apostrophes_as_contractions(self) -> None:
+        # "won't" (typographic apostrophe) marks a verb: four words with one are a passage.
+        assert not is_vocabulary("Contrasting won\u2019t do it.")
+        assert is_vocabulary("contrasting wonderful old trick")
+
+    def test_it_judges_mixed_cjk_text_by_both_counts(self) -> None:
+        assert cjk_characters("git reset の使い方") == 4
+        assert is_vocabulary("git reset の使い方")
+        assert not is_vocabulary(
+            "可以运行 git remote 命令。 它会列出你指定的每一个远程服务器的简写。"
+        )
+
+    def test_six_words_are_always_a_passage(self) -> None:
+        assert not is_vocabulary("a beautiful old enameled cast-iron bathtub")
