@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-# In the order the pipeline runs: parse, import, embed, connect, search, affinity.
+# In the order the pipeline runs: parse, import, embed, connect, search, affinity, map.
 BENCHMARKS = {
     "parse": "bench.bench_parse",
     "import": "bench.bench_import",
@@ -20,6 +20,7 @@ BENCHMARKS = {
     "connections": "bench.bench_connections",
     "search": "bench.bench_search",
     "affinity": "bench.bench_affinity",
+    "map": "bench.bench_map",
 }
 
 
