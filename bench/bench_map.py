@@ -69,8 +69,8 @@ def _browser(reader_id: int) -> dict[str, Any]:
         print("bench_map: no Chromium at /usr/bin/chromium, browser timings skipped")
         return {"skipped": "no chromium"}
     from django.conf import settings
-    from django.test import Client
     from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test import Client
     from django.test.testcases import LiveServerThread
     from playwright.sync_api import sync_playwright
 
@@ -164,10 +164,13 @@ def run() -> dict[str, Any]:
         client.force_login(reader)
         page_ms = _median_ms(lambda: client.get(reverse("map")))
         json_ms = _median_ms(lambda: client.get(reverse("map_data")))
-        size = len(client.get(reverse("map_data")).content)
+        plain = client.get(reverse("map_data"))
+        gzipped = client.get(reverse("map_data"), headers={"accept-encoding": "gzip"})
         report["page_ms"] = page_ms
         report["json_ms"] = json_ms
-        report["json_kb"] = round(size / 1024, 1)
+        report["json_points"] = len(plain.json()["points"]["x"])
+        report["json_kb"] = round(len(plain.content) / 1024, 1)
+        report["json_gzip_kb"] = round(len(gzipped.content) / 1024, 1)
         report["browser"] = _browser(reader.pk)
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     report["aims"] = {"page_ttfb_ms": AIM_TTFB_MS, "first_paint_ms": AIM_PAINT_MS}
