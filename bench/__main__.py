@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-# In the order the pipeline runs: parse, import, embed, connect, search, affinity.
+# In the order the pipeline runs: parse, import, embed, connect, search, affinity, map.
 BENCHMARKS = {
     "parse": "bench.bench_parse",
     "import": "bench.bench_import",
@@ -22,6 +22,7 @@ BENCHMARKS = {
     "search": "bench.bench_search",
     "affinity": "bench.bench_affinity",
     "mcp": "bench.bench_mcp",
+    "map": "bench.bench_map",
 }
 
 

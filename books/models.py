@@ -318,9 +318,16 @@ class LibraryMap(models.Model):
     )
     # What the map was computed from (count, last change, model); a mismatch recomputes.
     signature = models.CharField(max_length=200)
-    points = models.JSONField(default=list)
+    # {"x": [...], "y": [...], "book": [...], "code": [...]}: integer positions in
+    # [0, books.library_map.services.SCALE], a book index and the highlight's code a point.
+    points = models.JSONField(default=dict)
+    # [{"title", "authors", "colour", "count"}], indexed by the points' "book".
     books = models.JSONField(default=list)
+    # Named regions: [{"x", "y", "size", "label"}].
+    regions = models.JSONField(default=list)
+    # Set when a layout is queued, cleared when it lands: one layout at a time per reader.
+    refreshing_since = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
-        return f"map of {self.reader} ({len(self.points)} points)"
+        return f"map of {self.reader} ({len(self.points.get('code', []))} points)"

@@ -55,3 +55,19 @@ def sweep_pending_embeddings() -> int:
 @worker_ready.connect
 def _sweep_on_start(**kwargs: object) -> None:
     sweep_pending_embeddings.delay()
+
+
+@shared_task(
+    acks_late=True,  # safe: a layout recomputes the whole map from the current vectors
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=4,
+)
+def refresh_library_map(reader_id: int) -> int:
+    from accounts.models import User
+    from books.library_map.services import library_map_refresh
+
+    reader = User.objects.filter(pk=reader_id).first()
+    if reader is None:  # deleted since the layout was queued
+        return 0
+    return len(library_map_refresh(reader=reader).points.get("code", []))

@@ -12,7 +12,7 @@ from django.urls import reverse
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight
-from books.semantic_map import library_map
+from books.library_map.services import library_map_refresh
 from tests.books.kindle import BORGES, SACKS, Entry, clippings_file
 
 WORDS_LIBRARY = [
@@ -141,8 +141,9 @@ class MapTests:
             highlight.embedding_status = Highlight.EmbeddingStatus.DONE
             highlight.embedding_model = "test"
             highlight.save()
-        texts = {point["text"] for point in library_map(alice).points}
-        assert texts == set(Highlight.objects.passages().values_list("text", flat=True))
+        codes = set(library_map_refresh(reader=alice).points["code"])
+        passages = Highlight.objects.passages().values_list("code", flat=True)
+        assert codes == {str(code) for code in passages}
 
 
 @pytest.mark.django_db

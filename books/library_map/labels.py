@@ -1,0 +1,173 @@
+"""Regions of the map and the words that name them. Pure Python and numpy, no Django.
+
+Regions are k-means clusters of the map's positions (what the reader sees as a clump is
+what gets a name). Each is named by its most characteristic words, c-TF-IDF: a word's
+frequency in the region, weighted by how rare it is across regions, so "habit · cue ·
+reward" names a region rather than "the · and · of" naming every one. Stop words of the
+languages readers highlight in are dropped first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from books.text import fold
+
+# A region needs this many highlights before a name means anything.
+MIN_REGION = 5
+MAX_REGIONS = 24
+MIN_REGIONS_LARGE = 8
+LABEL_WORDS = 3
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+# Words that are content words in another of these languages (English "sea", "die",
+# "war", "era", "son", "pour"...) are left out: a region about the sea must keep its name.
+_STOP_WORDS_TEXT = """
+    the and for are but not you all any can had her was one our out has him his how new
+    now old see two way who did its let put say she too use that with have this will your from
+    they know want been good much some time very when come here just like long make many more
+    only over such take than them well were what into also back after first even most where
+    which while would there their these those then because about could should other being
+    every never always again might must through before without within upon shall yet nor
+    thing things people something nothing anything everything someone
+    until still ever though although whether enough toward towards among across since often
+    quite rather perhaps almost else onto off down why whom whose itself himself herself
+    themselves myself ourselves each both few same own less least another per via
+    don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn
+    los las del una uno unos unas por con para como pero sus mas más este esta esto estos
+    estas ese esa eso esos esas aquel aquella que qué quien quién cual cuál cuando cuándo
+    donde dónde porque sin sobre entre hasta desde muy ya también tan tanto todo toda todos
+    todas otro otra otros otras mismo misma ser estar hay han has hemos fue está
+    están soy eres nos les mis tus nuestro vuestro ella ellos ellas él usted ustedes
+    algo nada cada
+    der das dem des ein eine einer einem einen und oder aber nicht ist sind
+    mit von für auf aus bei nach über unter vor durch auch noch nur schon sehr wie was wer
+    wenn dass als sich ich
+    les une est pas avec dans sur qui que quoi mais ses leur leurs nous
+    vous ils elles cette ces tous toute toutes aussi moins très bien être avoir
+    não uma com mais mas seu sua seus suas ele ela eles elas isso
+    che non per sono come più anche questo questa della delle degli
+"""
+# Folded (accent-free, lower-case), as the words they are compared with.
+STOP_WORDS = frozenset(fold(word) for word in _STOP_WORDS_TEXT.split())
+
+
+def words_of(text: str) -> list[str]:
+    return [word for word in _WORD.findall(fold(text)) if word not in STOP_WORDS]
+
+
+def regions(positions: npt.NDArray[np.float32], *, seed: int = 0) -> npt.NDArray[np.int64]:
+    """A region number per point: k-means on the map, k chosen by the silhouette.
+
+    A large library gets at least MIN_REGIONS_LARGE regions: the silhouette alone favours
+    two or three huge halves, which name nothing a reader can use.
+    """
+    n = len(positions)
+    most = min(MAX_REGIONS, n // MIN_REGION)
+    if most < 2:
+        return np.zeros(n, dtype=np.int64)
+    fewest = 2 if n < 1000 else min(most, MIN_REGIONS_LARGE)
+    rng = np.random.default_rng(seed)
+    sample = rng.choice(n, min(n, 1000), replace=False)
+    best, best_score = np.zeros(n, dtype=np.int64), -2.0
+    for k in range(fewest, most + 1):
+        assignment = _kmeans(positions, k, rng)
+        score = _silhouette(positions[sample], assignment[sample])
+        if score > best_score:
+            best, best_score = assignment, score
+    return best
+
+
+def _kmeans(positions: npt.NDArray[np.float32], k: int, rng: np.random.Generator) -> Any:
+    n = len(positions)
+    # k-means++ seeding, then Lloyd's iterations.
+    centres = [positions[rng.integers(n)]]
+    for _ in range(1, k):
+        d2 = np.min([((positions - c) ** 2).sum(axis=1) for c in centres], axis=0)
+        total = d2.sum()
+        centres.append(positions[rng.choice(n, p=d2 / total) if total > 0 else rng.integers(n)])
+    centre_array = np.array(centres, dtype=np.float64)
+    assignment = np.full(n, -1, dtype=np.int64)
+    for _ in range(60):
+        d2 = ((positions[:, None, :] - centre_array[None, :, :]) ** 2).sum(axis=2)
+        new_assignment = d2.argmin(axis=1)
+        if np.array_equal(new_assignment, assignment):
+            break
+        assignment = new_assignment
+        for region in range(k):
+            members = positions[assignment == region]
+            if len(members):
+                centre_array[region] = members.mean(axis=0)
+    return assignment
+
+
+def _silhouette(points: npt.NDArray[np.float32], assignment: Any) -> float:
+    """Mean silhouette: how much closer each point is to its own region than the next."""
+    labels = np.unique(assignment)
+    if len(labels) < 2:
+        return -1.0
+    distances = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(axis=2))
+    by_region = np.stack([distances[:, assignment == label].mean(axis=1) for label in labels])
+    own_index = np.searchsorted(labels, assignment)
+    sizes = np.array([(assignment == label).sum() for label in labels])
+    own = by_region[own_index, np.arange(len(points))]
+    # The mean distance to one's own region counts oneself (a zero): undo that.
+    own = own * sizes[own_index] / np.maximum(sizes[own_index] - 1, 1)
+    by_region[own_index, np.arange(len(points))] = np.inf
+    nearest_other = by_region.min(axis=0)
+    score = (nearest_other - own) / np.maximum(np.maximum(own, nearest_other), 1e-12)
+    return float(np.where(sizes[own_index] > 1, score, 0).mean())
+
+
+@dataclass(frozen=True)
+class Region:
+    x: float
+    y: float
+    size: int
+    words: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return " · ".join(self.words)
+
+
+def name_regions(
+    texts: list[str], positions: npt.NDArray[np.float32], assignment: npt.NDArray[np.int64]
+) -> list[Region]:
+    """Each region of at least MIN_REGION highlights, named by its c-TF-IDF words and placed
+    at its median point."""
+    counts: dict[int, Counter[str]] = {}
+    for text, region in zip(texts, assignment.tolist(), strict=True):
+        counts.setdefault(region, Counter()).update(words_of(text))
+    everywhere: Counter[str] = Counter()
+    for counter in counts.values():
+        everywhere.update(counter)
+    average_words = sum(everywhere.values()) / max(1, len(counts))
+    named = []
+    for region, counter in sorted(counts.items()):
+        members = positions[assignment == region]
+        if len(members) < MIN_REGION:
+            continue
+        total = sum(counter.values()) or 1
+        scored = sorted(
+            (
+                (count / total) * math.log(1 + average_words / everywhere[word]),
+                word,
+            )
+            for word, count in counter.items()
+            # A word once in a region says nothing about it.
+            if count >= 2
+        )
+        words = tuple(word for _, word in reversed(scored[-LABEL_WORDS:]))
+        if not words:
+            continue
+        x, y = np.median(members, axis=0).tolist()
+        named.append(Region(x=float(x), y=float(y), size=len(members), words=words))
+    return named

@@ -1,0 +1,169 @@
+"""The map page, its JSON and its points: drawn from the reader's own embedded highlights."""
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.embedding.pipeline import highlights_embed
+from books.importing.services import clippings_import
+from books.library_map import services
+from books.models import Highlight, LibraryMap
+from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
+
+
+def _embedded_library(reader: User) -> list[Highlight]:
+    clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+    ids = list(Highlight.objects.filter(reader=reader).values_list("pk", flat=True))
+    highlights_embed(ids=ids)
+    return list(Highlight.objects.filter(reader=reader, embedding_status="done"))
+
+
+@pytest.mark.django_db
+class MapPageTests:
+    def test_it_shows_an_empty_state(self, alice_client: Client) -> None:
+        response = alice_client.get(reverse("map"))
+        assert b"Nothing to map yet" in response.content
+        assert b"map-canvas" not in response.content
+
+    def test_it_offers_each_book_to_filter_by(self, alice: User, alice_client: Client) -> None:
+        _embedded_library(alice)
+        response = alice_client.get(reverse("map"))
+        assert b'id="map-canvas"' in response.content
+        assert b"Ficciones (3)" in response.content
+        assert b"5 highlights from 2 books on the map" in response.content
+
+    def test_it_says_how_many_highlights_wait_to_be_placed(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _embedded_library(alice)
+        extra = Entry(
+            "Ficciones (Borges, Jorge Luis)", "The garden of forking paths.", location="9"
+        )
+        clippings_import(reader=alice, data=clippings_file(extra), file_name="more.txt")
+        response = alice_client.get(reverse("map"))
+        assert b"1 not placed yet" in response.content
+
+    def test_it_sends_anonymous_readers_to_log_in(self, client: Client) -> None:
+        for name, args in (("map", []), ("map_data", []), ("map_point", [0])):
+            response = client.get(reverse(name, args=args))
+            assert response.status_code == 302
+            assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class MapDataTests:
+    def test_it_places_every_embedded_highlight(self, alice: User, alice_client: Client) -> None:
+        embedded = _embedded_library(alice)
+        data = alice_client.get(reverse("map_data")).json()
+        assert data["status"] == "ready"
+        assert data["stale"] is False
+        points = data["points"]
+        assert len(points["x"]) == len(points["y"]) == len(points["book"]) == len(embedded)
+        assert all(0 <= v <= data["scale"] for v in points["x"] + points["y"])
+        assert sum(book["count"] for book in data["books"]) == len(embedded)
+        # Codes stay on the server: a point is read through map_point, by its index.
+        assert "code" not in points
+
+    def test_it_draws_a_new_map_when_the_library_changed(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        embedded = _embedded_library(alice)
+        alice_client.get(reverse("map_data"))
+        first = LibraryMap.objects.get(reader=alice)
+        embedded[0].deleted_at = embedded[0].updated
+        embedded[0].save(update_fields=["deleted_at", "updated"])
+        # Eager tasks in tests: the refresh queued by this request has run when it returns.
+        alice_client.get(reverse("map_data"))
+        data = alice_client.get(reverse("map_data")).json()
+        assert len(data["points"]["x"]) == len(embedded) - 1
+        assert LibraryMap.objects.get(reader=alice).signature != first.signature
+
+    def test_it_says_empty_when_nothing_is_embedded(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+        assert alice_client.get(reverse("map_data")).json() == {"status": "empty", "stale": False}
+
+    def test_it_never_shows_another_readers_points(
+        self, alice: User, bob: User, bob_client: Client
+    ) -> None:
+        _embedded_library(alice)
+        response = bob_client.get(reverse("map_data"))
+        assert response.json()["status"] == "empty"
+        assert b"Ficciones" not in response.content
+
+
+@pytest.mark.django_db
+class MapPointTests:
+    def test_it_reads_a_point(self, alice: User, alice_client: Client) -> None:
+        _embedded_library(alice)
+        alice_client.get(reverse("map_data"))
+        the_map = LibraryMap.objects.get(reader=alice)
+        for index, code in enumerate(the_map.points["code"]):
+            highlight = Highlight.objects.get(code=code)
+            point = alice_client.get(reverse("map_point", args=[index])).json()
+            assert point["text"] == highlight.text
+            assert point["title"] == highlight.book.title
+            assert point["url"] == highlight.get_absolute_url()
+
+    def test_it_is_not_found_past_the_last_point(self, alice: User, alice_client: Client) -> None:
+        _embedded_library(alice)
+        alice_client.get(reverse("map_data"))
+        assert alice_client.get(reverse("map_point", args=[99])).status_code == 404
+
+    def test_it_is_not_found_for_a_deleted_highlight(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _embedded_library(alice)
+        alice_client.get(reverse("map_data"))
+        code = LibraryMap.objects.get(reader=alice).points["code"][0]
+        Highlight.objects.filter(code=code).update(
+            deleted_at=Highlight.objects.get(code=code).updated
+        )
+        assert alice_client.get(reverse("map_point", args=[0])).status_code == 404
+
+    def test_it_never_reads_another_readers_point(
+        self, alice: User, bob: User, bob_client: Client
+    ) -> None:
+        _embedded_library(alice)
+        _embedded_library(bob)
+        self_map = json.dumps(
+            LibraryMap.objects.filter(reader=alice).values_list("points", flat=True).first()
+        )
+        assert self_map == "null"  # alice never opened her map
+        bob_client.get(reverse("map_data"))
+        for index in range(5):
+            point = bob_client.get(reverse("map_point", args=[index])).json()
+            assert Highlight.objects.get(text=point["text"], reader=bob)
+        # Alice has no map: her index is nobody's to read.
+        assert Client().get(reverse("map_point", args=[0])).status_code == 302
+
+
+@pytest.mark.django_db
+class BackgroundLayoutTests:
+    """Larger libraries are laid out by the Celery task, queued once per change."""
+
+    def test_it_draws_in_the_background_and_queues_one_layout(
+        self,
+        alice: User,
+        alice_client: Client,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        monkeypatch.setattr(services, "SYNC_MAX_POINTS", 0)
+        embedded = _embedded_library(alice)
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            first = alice_client.get(reverse("map_data")).json()
+            alice_client.get(reverse("map"))  # a second visit while it is being drawn
+        assert first == {"status": "drawing", "stale": True}
+        assert b"Drawing your map" in alice_client.get(reverse("map")).content
+        assert len(queued) == 1
+        queued[0]()  # the task, run eagerly as the worker would
+        data = alice_client.get(reverse("map_data")).json()
+        assert (data["status"], data["stale"]) == ("ready", False)
+        assert len(data["points"]["x"]) == len(embedded)
+        assert LibraryMap.objects.get(reader=alice).refreshing_since is None
