@@ -28,7 +28,13 @@ _HIGHLIGHT = {
 _CONNECTED = {
     "allOf": [
         {"$ref": "#/components/schemas/Highlight"},
-        {"type": "object", "properties": {"similarity_percent": {"type": "integer"}}},
+        {
+            "type": "object",
+            "properties": {
+                "strength": {"type": "string", "enum": ["same idea", "related", "nearest"]},
+                "same_author": {"type": "boolean"},
+            },
+        },
     ]
 }
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}

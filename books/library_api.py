@@ -150,7 +150,9 @@ def _connections(highlight: Highlight, limit: int) -> list[dict[str, Any]]:
     rows = []
     for connected in connections_for(highlight, limit=limit):
         row = highlight_json(connected.highlight)
-        row["similarity_percent"] = connected.percent
+        # The reader's words for it ("same idea", "related"), not a percentage.
+        row["strength"] = str(connected.strength) if connected.strength else "nearest"
+        row["same_author"] = connected.same_author
         rows.append(row)
     return rows
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('books', '0005_hnsw_ef_construction_128'),
+        ("books", "0006_highlight_is_word"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

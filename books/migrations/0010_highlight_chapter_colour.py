@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('books', '0005_hnsw_ef_construction_128'),
+        ("books", "0007_highlight_merges"),
     ]
 
     operations = [

@@ -10,7 +10,7 @@ def forget_old_maps(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("books", "0005_hnsw_ef_construction_128"),
+        ("books", "0010_highlight_chapter_colour"),
     ]
 
     operations = [

@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.models import Book, Connection, Highlight
 from books.library_map.services import library_map_refresh
+from books.models import Book, Connection, Highlight
 from tests.books.kindle import BORGES, SACKS, Entry, clippings_file
 
 WORDS_LIBRARY = [
