@@ -1,7 +1,6 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from dataclasses import dataclass
-from datetime import date
 
 from django.db.models import Count, F, Max, Q, QuerySet
 
@@ -89,12 +88,3 @@ def tags_for(reader: User) -> list[Tag]:
         .annotate(count=Count("highlights", filter=Q(highlights__deleted_at__isnull=True)))
         .order_by("name")
     )
-
-
-def highlight_of_the_day(reader: User, *, today: date) -> Highlight | None:
-    """One highlight a day, the same all day: the day picks a position in the library."""
-    highlights = Highlight.objects.alive().filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
-    count = highlights.count()
-    if count == 0:
-        return None
-    return highlights.select_related("book").order_by("pk")[today.toordinal() % count]

@@ -24,7 +24,6 @@ from books.models import Book, Highlight, Import, Tag
 from books.selectors import (
     BOOK_SORTS,
     books_for,
-    highlight_of_the_day,
     import_progress,
     library_counts,
     tags_for,
@@ -38,6 +37,7 @@ from books.services import (
     highlight_tag,
     highlight_untag,
 )
+from review.services import highlight_of_the_day
 
 
 def _reader(request: HttpRequest) -> User:
@@ -67,7 +67,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "counts": library_counts(reader),
         "latest_import": Import.objects.filter(reader=reader).first(),
         "fresh_connections": fresh_connections(reader),
-        "highlight_of_the_day": highlight_of_the_day(reader, today=timezone.localdate()),
+        "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }
     return render(request, "books/home.html", context)
 

@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("books.urls")),
     path("", include("books.search.urls")),
     path("", include("affinity.urls")),
+    path("", include("review.urls")),
 ]
