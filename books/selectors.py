@@ -3,9 +3,11 @@
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models.expressions import OrderBy
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
+from books.text import author_sort_key, fold, title_sort_key
 
 
 @dataclass(frozen=True)
@@ -65,13 +67,18 @@ def library_counts(reader: User) -> LibraryCounts:
 
 BOOK_SORTS = {
     "title": ("title",),
+    "author": ("title",),
     "highlights": ("-highlight_count", "title"),
     "recent": (F("last_added").desc(nulls_last=True), "title"),
 }
 
 
 def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Book]:
-    """The reader's books with their highlight count and last highlight date."""
+    """The reader's books with their highlight count and last highlight date.
+
+    Titles sort without their leading article and authors by family name, both in Python:
+    the folding rules (books.text) are not PostgreSQL's collation.
+    """
     alive = Q(highlights__deleted_at__isnull=True)
     books = Book.objects.filter(reader=reader).annotate(
         highlight_count=Count("highlights", filter=alive),
@@ -79,7 +86,62 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
     )
     if query:
         books = books.filter(Q(title__icontains=query) | Q(authors__icontains=query))
-    return list(books.order_by(*BOOK_SORTS.get(sort, BOOK_SORTS["title"])))
+    found: list[Book] = list(books.order_by(*BOOK_SORTS.get(sort, BOOK_SORTS["title"])))
+    if sort == "author":
+        # Books with no author go last, not first under "".
+        found.sort(
+            key=lambda b: (
+                not b.authors_normalized,
+                author_sort_key(b.authors_normalized),
+                title_sort_key(b.title),
+            )
+        )
+    elif sort == "highlights":
+        found.sort(key=lambda b: (-b.highlight_count, title_sort_key(b.title)))  # type: ignore[attr-defined]
+    elif sort != "recent":
+        found.sort(key=lambda b: title_sort_key(b.title))
+    return found
+
+
+BOOK_HIGHLIGHT_SORTS: dict[str, tuple[str | OrderBy, ...]] = {
+    "location": ("location_start", "page", "created"),
+    "added": (F("added_at").desc(nulls_last=True), "location_start", "created"),
+    "favourites": ("-favourite", "location_start", "created"),
+}
+
+
+def book_highlights(
+    book: Book,
+    *,
+    query: str = "",
+    sort: str = "location",
+    favourite: bool = False,
+    notes: bool = False,
+    tag: str = "",
+) -> QuerySet[Highlight]:
+    """A book's highlights as the book page filters and sorts them."""
+    highlights = book.highlights.alive()
+    if query:
+        for word in fold(query).split():
+            highlights = highlights.filter(search_text__contains=word)
+    if favourite:
+        highlights = highlights.filter(favourite=True)
+    if notes:
+        highlights = highlights.exclude(note="")
+    if tag:
+        highlights = highlights.filter(tags__name=tag)
+    order = BOOK_HIGHLIGHT_SORTS.get(sort, BOOK_HIGHLIGHT_SORTS["location"])
+    return highlights.order_by(*order).prefetch_related("tags")
+
+
+def favourites_for(reader: User) -> QuerySet[Highlight]:
+    return (
+        Highlight.objects.alive()
+        .filter(reader=reader, favourite=True)
+        .select_related("book")
+        .prefetch_related("tags")
+        .order_by("book__title", "location_start", "created")
+    )
 
 
 def tags_for(reader: User) -> list[Tag]:

@@ -17,7 +17,7 @@ from review.services import (
     review_queue,
     unsubscribe_token,
 )
-from tests.review.library import book_of, highlight_in, library_of
+from tests.books.library import book_of, highlight_in, library_of
 
 TODAY = date(2026, 3, 2)
 

@@ -9,7 +9,7 @@ from accounts.models import User
 from books.models import Highlight
 from review.models import ReviewCard, ReviewSettings, ReviewState
 from review.services import review_queue, unsubscribe_token
-from tests.review.library import library_of
+from tests.books.library import library_of
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

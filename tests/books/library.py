@@ -1,4 +1,4 @@
-"""A reader's library built straight in the database, for the review tests (no model run)."""
+"""A reader's library built straight in the database (no import, no model run)."""
 
 import uuid
 
