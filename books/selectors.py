@@ -1,6 +1,7 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
@@ -14,7 +15,11 @@ from books.text import author_sort_key, fold, title_sort_key
 class EmbeddingProgress:
     highlights: int
     embedded: int
+    # Every highlight the pipeline gave up on, including those with no text at all.
     failed: int
+    # Highlights with no text and no note (a Kindle image highlight): nothing to embed,
+    # so they count as done, with a word of explanation.
+    no_text: int = 0
     # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
     reason: str = ""
 
@@ -23,12 +28,43 @@ class EmbeddingProgress:
         return self.highlights - self.embedded - self.failed
 
     @property
+    def settled(self) -> int:
+        return self.embedded + self.failed
+
+    @property
     def done(self) -> bool:
         return self.pending == 0
 
     @property
+    def starting(self) -> bool:
+        """Nothing settled yet: the first batch is still queued or the model is loading."""
+        return self.pending > 0 and self.settled == 0
+
+    @property
+    def other_failures(self) -> int:
+        return self.failed - self.no_text
+
+    @property
     def percent_embedded(self) -> int:
-        return 100 if self.highlights == 0 else (100 * self.embedded) // self.highlights
+        return 100 if self.highlights == 0 else (100 * self.settled) // self.highlights
+
+    @property
+    def percent_step(self) -> int:
+        """The bar's width in steps of 5, a CSS class rather than an inline style (CSP)."""
+        return self.percent_embedded // 5 * 5
+
+    def remaining(self, *, started_at: datetime, now: datetime) -> str:
+        """A rough time left, from the pace so far; "" until there is a pace to go by."""
+        elapsed = (now - started_at).total_seconds()
+        if self.done or self.settled == 0 or elapsed <= 0:
+            return ""
+        seconds = self.pending * elapsed / self.settled
+        if seconds < 60:
+            return "less than a minute left"
+        minutes = round(seconds / 60)
+        if minutes < 90:
+            return f"about {minutes} minute{'s' if minutes != 1 else ''} left"
+        return f"about {round(minutes / 60)} hours left"
 
 
 @dataclass(frozen=True)
@@ -42,6 +78,7 @@ def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
         highlights=Count("id"),
         embedded=Count("id", filter=Q(embedding_status=status.DONE)),
         failed=Count("id", filter=Q(embedding_status=status.FAILED)),
+        no_text=Count("id", filter=Q(embedding_status=status.FAILED, text="", note="")),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:

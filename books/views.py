@@ -397,6 +397,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     context = {
         "import": the_import,
         "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
     }
     return render(request, "books/import_report.html", context)
@@ -409,6 +410,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
     progress = import_progress(the_import)
     context = {
         "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "poll_url": request.path,
         "new_connections": import_connections_count(the_import) if progress.done else None,
     }
