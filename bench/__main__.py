@@ -11,7 +11,8 @@ import sys
 import time
 from typing import Any
 
-# In the order the pipeline runs: parse, import, embed, connect, search, affinity.
+# In the order the pipeline runs: parse, import, embed, connect, search, affinity; then
+# the first requests of a freshly started web process.
 BENCHMARKS = {
     "parse": "bench.bench_parse",
     "import": "bench.bench_import",
@@ -20,6 +21,7 @@ BENCHMARKS = {
     "connections": "bench.bench_connections",
     "search": "bench.bench_search",
     "affinity": "bench.bench_affinity",
+    "cold": "bench.bench_cold",
 }
 
 
