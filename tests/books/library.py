@@ -3,6 +3,7 @@
 import uuid
 
 from accounts.models import User
+from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
 
 
@@ -10,7 +11,11 @@ def book_of(reader: User, title: str, authors: str = "") -> Book:
     book, _ = Book.objects.get_or_create(
         reader=reader,
         key=f"{title}|{authors}".casefold(),
-        defaults={"title": title, "authors": authors},
+        defaults={
+            "title": title,
+            "authors": authors,
+            "authors_normalized": normalize_author(authors),
+        },
     )
     return book
 
