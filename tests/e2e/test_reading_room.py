@@ -6,13 +6,15 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.urls import reverse
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from accounts.models import User
 from books.models import Book, Highlight, Tag
 from books.services import highlight_tag
-from review.models import ReviewCard, ReviewState
+from review.models import ReviewCard, ReviewSettings, ReviewState
+from review.services import unsubscribe_token
 from tests.books.library import book_of, highlight_in
 from tests.conftest import PASSWORD
 from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, path_of, snapshot
@@ -133,6 +135,14 @@ def test_a_reader_reviews_the_days_highlights(
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("Review settings saved.")).to_be_visible()
     expect(page.get_by_text("3 a day, by e-mail too")).to_be_visible()
+
+    # the e-mail's unsubscribe link, opened logged out: it asks, then stops the e-mail
+    page.get_by_role("button", name="Log out").click()
+    page.goto(f"{base}{reverse('review_unsubscribe', args=[unsubscribe_token(alice)])}")
+    assert_accessible(page, axe_source)
+    page.get_by_role("button", name="Unsubscribe").click()
+    expect(page.get_by_text("You will get no more daily review e-mails.")).to_be_visible()
+    assert not ReviewSettings.objects.get(reader=alice).daily_email
 
 
 @pytest.mark.django_db(transaction=True)
