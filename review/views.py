@@ -58,6 +58,7 @@ def review(request: HttpRequest) -> HttpResponse:
     context = {
         "cards": cards,
         "answered": sum(1 for card in cards if card.answer),
+        "total": len(cards),
         "today": today,
         "next_due": next_due,
         "settings": review_settings_for(reader),
@@ -69,7 +70,17 @@ def _after_answer(request: HttpRequest, card: ReviewCard, state: ReviewState) ->
     status = STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
     if request.headers.get("HX-Request"):
         card.highlight.review_state = state
-        return render(request, "review/_card.html", {"card": card, "status": status})
+        # The page's "n of m reviewed" follows along (an out-of-band swap).
+        day = ReviewCard.objects.filter(
+            reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
+        )
+        context = {
+            "card": card,
+            "status": status,
+            "answered": day.exclude(answer="").count(),
+            "total": day.count(),
+        }
+        return render(request, "review/_card_answered.html", context)
     messages.success(request, status)
     return redirect("review")
 

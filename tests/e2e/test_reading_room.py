@@ -87,6 +87,7 @@ def test_a_reader_reviews_the_days_highlights(
 
     cards.nth(0).get_by_role("button", name="Keep").click()
     expect(cards.nth(0).get_by_role("status")).to_contain_text("Kept. It comes back on")
+    expect(page.locator("#review-count")).to_have_text("1 of 5 reviewed")
     kept = ReviewState.objects.get(highlight_id=queue[0].highlight_id)
     assert kept.due == today + timedelta(days=14)
 
