@@ -25,6 +25,7 @@ from books.models import Book, Highlight, Import, Tag
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
+    EmbeddingProgress,
     book_highlights,
     books_for,
     favourites_for,
@@ -66,12 +67,22 @@ def _get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
     )
 
 
+def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
+    """The time left, at the pace of the latest import (the one a reader waits for)."""
+    latest = Import.objects.filter(reader=reader).first()
+    if counts.done or latest is None:
+        return ""
+    return import_progress(latest).remaining(started_at=latest.started_at, now=timezone.now())
+
+
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
+    counts = library_counts(reader)
     context = {
-        "counts": library_counts(reader),
+        "counts": counts,
+        "eta": _library_eta(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
         "fresh_connections": fresh_connections(reader),
         "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
@@ -420,8 +431,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 @login_required
 def library_progress_partial(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "books/_progress.html",
-        {"progress": library_counts(_reader(request)), "poll_url": request.path},
-    )
+    reader = _reader(request)
+    counts = library_counts(reader)
+    context = {"progress": counts, "eta": _library_eta(reader, counts), "poll_url": request.path}
+    return render(request, "books/_progress.html", context)

@@ -113,3 +113,18 @@ class ImportReportProgressTests:
         content = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert 'class="pct-50"' in content
         assert "style=" not in content.split('id="embedding-progress"')[1].split("</div>")[0]
+
+
+@pytest.mark.django_db
+class LibraryProgressTests:
+    def test_home_shows_the_time_left_at_the_latest_imports_pace(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        Import.objects.filter(pk=the_import.pk).update(
+            started_at=timezone.now() - timedelta(minutes=3)
+        )
+        _settle(embedded=2)
+        assert "minutes left" in alice_client.get(reverse("home")).content.decode()
+        assert "minutes left" in alice_client.get(reverse("library_progress")).content.decode()
+        _settle(embedded=7)
+        assert "left" not in alice_client.get(reverse("library_progress")).content.decode()
