@@ -29,6 +29,10 @@ class ReviewPageTests:
         for card in cards:
             assert card.highlight.text in content
         assert content.count(">Keep</button>") == 5
+        main = content[content.index("<main") :]
+        assert "style=" not in main
+        assert "<script" not in main
+        assert " on" + "click=" not in main
 
     def test_it_shows_an_empty_state(self, alice_client: Client) -> None:
         assert "Nothing to review yet." in alice_client.get(reverse("review")).content.decode()
