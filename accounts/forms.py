@@ -27,3 +27,11 @@ class DeleteAccountForm(forms.Form):
         if confirm != self.username:
             raise forms.ValidationError("That is not your username; nothing was deleted.")
         return confirm
+
+
+class EmailForm(forms.Form):
+    email = forms.EmailField(
+        label="E-mail address",
+        required=False,
+        help_text="Where a password reset link and the daily review e-mail go. Never shown.",
+    )

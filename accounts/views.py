@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import DeleteAccountForm, SignupForm
+from accounts.forms import DeleteAccountForm, EmailForm, SignupForm
 from accounts.models import User
 from accounts.services import reader_delete
 
@@ -28,7 +28,28 @@ def signup(request: HttpRequest) -> HttpResponse:
 def settings_page(request: HttpRequest) -> HttpResponse:
     assert isinstance(request.user, User)
     form = DeleteAccountForm(username=request.user.username)
-    return render(request, "accounts/settings.html", {"delete_form": form})
+    email_form = EmailForm(initial={"email": request.user.email})
+    return render(
+        request, "accounts/settings.html", {"delete_form": form, "email_form": email_form}
+    )
+
+
+@require_http_methods(["POST"])
+@login_required
+def email_change(request: HttpRequest) -> HttpResponse:
+    reader = request.user
+    assert isinstance(reader, User)
+    form = EmailForm(request.POST)
+    if not form.is_valid():
+        delete_form = DeleteAccountForm(username=reader.username)
+        context = {"delete_form": delete_form, "email_form": form}
+        return render(request, "accounts/settings.html", context, status=400)
+    reader.email = form.cleaned_data["email"]
+    reader.save(update_fields=["email"])
+    messages.success(
+        request, "E-mail address saved." if reader.email else "E-mail address removed."
+    )
+    return redirect("settings")
 
 
 @require_http_methods(["POST"])
@@ -38,7 +59,8 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     assert isinstance(reader, User)
     form = DeleteAccountForm(request.POST, username=reader.username)
     if not form.is_valid():
-        return render(request, "accounts/settings.html", {"delete_form": form}, status=400)
+        context = {"delete_form": form, "email_form": EmailForm(initial={"email": reader.email})}
+        return render(request, "accounts/settings.html", context, status=400)
     logout(request)
     reader_delete(reader=reader)
     messages.success(request, "Your account and all its data are deleted.")

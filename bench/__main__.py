@@ -11,7 +11,8 @@ import sys
 import time
 from typing import Any
 
-# In the order the pipeline runs: parse, import, embed, connect, search, affinity, map.
+# In the order the pipeline runs: parse, import, embed, connect, search, affinity, map,
+# assistants; then the first requests of a freshly started web process.
 BENCHMARKS = {
     "parse": "bench.bench_parse",
     "import": "bench.bench_import",
@@ -23,6 +24,7 @@ BENCHMARKS = {
     "affinity": "bench.bench_affinity",
     "mcp": "bench.bench_mcp",
     "map": "bench.bench_map",
+    "cold": "bench.bench_cold",
 }
 
 

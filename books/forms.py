@@ -36,3 +36,7 @@ class TagForm(forms.Form):
         if not name:
             raise forms.ValidationError("A tag needs a name.")
         return name
+
+
+class TagRenameForm(TagForm):
+    name = forms.CharField(label="New name", max_length=64)

@@ -36,6 +36,11 @@ class Book(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("book", args=[self.code])
 
+    @property
+    def cover_tint(self) -> int:
+        """One of 12 cover colours (CSS classes, not an inline style: the site's CSP)."""
+        return (self.pk or 0) % 12
+
 
 class Tag(models.Model):
     reader = models.ForeignKey(

@@ -1,19 +1,25 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models.expressions import OrderBy
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
+from books.text import author_sort_key, fold, title_sort_key
 
 
 @dataclass(frozen=True)
 class EmbeddingProgress:
     highlights: int
     embedded: int
+    # Every highlight the pipeline gave up on, including those with no text at all.
     failed: int
+    # Highlights with no text and no note (a Kindle image highlight): nothing to embed,
+    # so they count as done, with a word of explanation.
+    no_text: int = 0
     # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
     reason: str = ""
 
@@ -22,12 +28,43 @@ class EmbeddingProgress:
         return self.highlights - self.embedded - self.failed
 
     @property
+    def settled(self) -> int:
+        return self.embedded + self.failed
+
+    @property
     def done(self) -> bool:
         return self.pending == 0
 
     @property
+    def starting(self) -> bool:
+        """Nothing settled yet: the first batch is still queued or the model is loading."""
+        return self.pending > 0 and self.settled == 0
+
+    @property
+    def other_failures(self) -> int:
+        return self.failed - self.no_text
+
+    @property
     def percent_embedded(self) -> int:
-        return 100 if self.highlights == 0 else (100 * self.embedded) // self.highlights
+        return 100 if self.highlights == 0 else (100 * self.settled) // self.highlights
+
+    @property
+    def percent_step(self) -> int:
+        """The bar's width in steps of 5, a CSS class rather than an inline style (CSP)."""
+        return self.percent_embedded // 5 * 5
+
+    def remaining(self, *, started_at: datetime, now: datetime) -> str:
+        """A rough time left, from the pace so far; "" until there is a pace to go by."""
+        elapsed = (now - started_at).total_seconds()
+        if self.done or self.settled == 0 or elapsed <= 0:
+            return ""
+        seconds = self.pending * elapsed / self.settled
+        if seconds < 60:
+            return "less than a minute left"
+        minutes = round(seconds / 60)
+        if minutes < 90:
+            return f"about {minutes} minute{'s' if minutes != 1 else ''} left"
+        return f"about {round(minutes / 60)} hours left"
 
 
 @dataclass(frozen=True)
@@ -41,6 +78,7 @@ def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
         highlights=Count("id"),
         embedded=Count("id", filter=Q(embedding_status=status.DONE)),
         failed=Count("id", filter=Q(embedding_status=status.FAILED)),
+        no_text=Count("id", filter=Q(embedding_status=status.FAILED, text="", note="")),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:
@@ -66,13 +104,18 @@ def library_counts(reader: User) -> LibraryCounts:
 
 BOOK_SORTS = {
     "title": ("title",),
+    "author": ("title",),
     "highlights": ("-highlight_count", "title"),
     "recent": (F("last_added").desc(nulls_last=True), "title"),
 }
 
 
 def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Book]:
-    """The reader's books with their highlight count and last highlight date."""
+    """The reader's books with their highlight count and last highlight date.
+
+    Titles sort without their leading article and authors by family name, both in Python:
+    the folding rules (books.text) are not PostgreSQL's collation.
+    """
     alive = Q(highlights__deleted_at__isnull=True)
     books = Book.objects.filter(reader=reader).annotate(
         highlight_count=Count("highlights", filter=alive),
@@ -80,7 +123,63 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
     )
     if query:
         books = books.filter(Q(title__icontains=query) | Q(authors__icontains=query))
-    return list(books.order_by(*BOOK_SORTS.get(sort, BOOK_SORTS["title"])))
+    found: list[Book] = list(books.order_by(*BOOK_SORTS.get(sort, BOOK_SORTS["title"])))
+    if sort == "author":
+        # Books with no author go last, not first under "".
+        found.sort(
+            key=lambda b: (
+                not b.authors_normalized,
+                author_sort_key(b.authors_normalized),
+                title_sort_key(b.title),
+            )
+        )
+    elif sort == "highlights":
+        found.sort(key=lambda b: (-b.highlight_count, title_sort_key(b.title)))  # type: ignore[attr-defined]
+    elif sort != "recent":
+        found.sort(key=lambda b: title_sort_key(b.title))
+    return found
+
+
+BOOK_HIGHLIGHT_SORTS: dict[str, tuple[str | OrderBy, ...]] = {
+    "location": ("location_start", "page", "created"),
+    "added": (F("added_at").desc(nulls_last=True), "location_start", "created"),
+    "favourites": ("-favourite", "location_start", "created"),
+}
+
+
+def book_highlights(
+    book: Book,
+    *,
+    query: str = "",
+    sort: str = "location",
+    favourite: bool = False,
+    notes: bool = False,
+    tag: str = "",
+) -> QuerySet[Highlight]:
+    """A book's passages as the book page filters and sorts them (its words are listed
+    apart: words_for)."""
+    highlights = book.highlights.alive().passages()
+    if query:
+        for word in fold(query).split():
+            highlights = highlights.filter(search_text__contains=word)
+    if favourite:
+        highlights = highlights.filter(favourite=True)
+    if notes:
+        highlights = highlights.exclude(note="")
+    if tag:
+        highlights = highlights.filter(tags__name=tag)
+    order = BOOK_HIGHLIGHT_SORTS.get(sort, BOOK_HIGHLIGHT_SORTS["location"])
+    return highlights.order_by(*order).prefetch_related("tags")
+
+
+def favourites_for(reader: User) -> QuerySet[Highlight]:
+    return (
+        Highlight.objects.alive()
+        .filter(reader=reader, favourite=True)
+        .select_related("book")
+        .prefetch_related("tags")
+        .order_by("book__title", "location_start", "created")
+    )
 
 
 def tags_for(reader: User) -> list[Tag]:
@@ -89,17 +188,6 @@ def tags_for(reader: User) -> list[Tag]:
         .annotate(count=Count("highlights", filter=Q(highlights__deleted_at__isnull=True)))
         .order_by("name")
     )
-
-
-def highlight_of_the_day(reader: User, *, today: date) -> Highlight | None:
-    """One highlight a day, the same all day: the day picks a position in the library."""
-    highlights = (
-        Highlight.objects.alive().passages().filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
-    )
-    count = highlights.count()
-    if count == 0:
-        return None
-    return highlights.select_related("book").order_by("pk")[today.toordinal() % count]
 
 
 def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:

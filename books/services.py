@@ -1,7 +1,9 @@
-"""The reader's own edits to their highlights: notes, tags, favourites, delete and undo."""
+"""The reader's own edits to their highlights (notes, tags, favourites, delete and undo)
+and to their tags (rename, merge, delete)."""
 
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from books.embedding.pipeline import readers_embeddings_changed
@@ -21,7 +23,7 @@ def highlight_note_update(*, highlight: Highlight, note: str) -> None:
 
 
 def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
-    clean = " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
+    clean = _clean_tag_name(name)
     if not clean:
         raise ValueError("A tag needs a name.")
     tag, _ = Tag.objects.get_or_create(reader_id=highlight.reader_id, name=clean)
@@ -58,3 +60,42 @@ def highlight_restore(*, highlight: Highlight) -> bool:
     highlight.save(update_fields=["deleted_at", "updated"])
     readers_embeddings_changed(reader_ids={highlight.reader_id})
     return True
+
+
+def _clean_tag_name(name: str) -> str:
+    return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
+
+
+def tag_merge(*, source: Tag, target: Tag) -> int:
+    """Every highlight of `source` carries `target` instead; `source` is gone. Returns how
+    many highlights were moved (those already carrying both just lose `source`)."""
+    if source.pk == target.pk or source.reader_id != target.reader_id:
+        raise ValueError("A tag merges only into another tag of the same reader.")
+    with transaction.atomic():
+        moving = list(source.highlights.exclude(pk__in=target.highlights.values("pk")))
+        moved = len(moving)
+        target.highlights.add(*moving)
+        source.delete()
+    return moved
+
+
+def tag_rename(*, tag: Tag, name: str) -> Tag:
+    """Rename a tag; renaming it to the name of another of the reader's tags merges the
+    two. Returns the tag that now carries the name."""
+    clean = _clean_tag_name(name)
+    if not clean:
+        raise ValueError("A tag needs a name.")
+    existing = Tag.objects.filter(reader_id=tag.reader_id, name=clean).exclude(pk=tag.pk).first()
+    if existing is not None:
+        tag_merge(source=tag, target=existing)
+        return existing
+    tag.name = clean
+    tag.save(update_fields=["name"])
+    return tag
+
+
+def tag_delete(*, tag: Tag) -> int:
+    """Remove a tag from every highlight (the highlights stay); returns how many."""
+    count = tag.highlights.count()
+    tag.delete()
+    return count

@@ -1,3 +1,4 @@
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.conf import settings
@@ -20,15 +21,18 @@ from books.connections.selectors import (
     import_connections_count,
     library_connections,
 )
-from books.forms import ImportForm, NoteForm, TagForm
+from books.forms import ImportForm, NoteForm, TagForm, TagRenameForm
 from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, clippings_import
 from books.library_map.services import SCALE, library_map_state, map_point
 from books.models import Book, Highlight, Import, LibraryMap, Tag
 from books.selectors import (
+    BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
+    EmbeddingProgress,
+    book_highlights,
     books_for,
-    highlight_of_the_day,
+    favourites_for,
     import_progress,
     library_counts,
     tags_for,
@@ -41,7 +45,11 @@ from books.services import (
     highlight_restore,
     highlight_tag,
     highlight_untag,
+    tag_delete,
+    tag_merge,
+    tag_rename,
 )
+from review.services import highlight_of_the_day
 
 
 def _reader(request: HttpRequest) -> User:
@@ -63,15 +71,25 @@ def _get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
     )
 
 
+def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
+    """The time left, at the pace of the latest import (the one a reader waits for)."""
+    latest = Import.objects.filter(reader=reader).first()
+    if counts.done or latest is None:
+        return ""
+    return import_progress(latest).remaining(started_at=latest.started_at, now=timezone.now())
+
+
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
+    counts = library_counts(reader)
     context = {
-        "counts": library_counts(reader),
+        "counts": counts,
+        "eta": _library_eta(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
         "fresh_connections": fresh_connections(reader),
-        "highlight_of_the_day": highlight_of_the_day(reader, today=timezone.localdate()),
+        "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }
     return render(request, "books/home.html", context)
 
@@ -79,11 +97,20 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def library(request: HttpRequest) -> HttpResponse:
+    if request.GET.get("favourite") == "1":
+        return _favourites(request)
     sort = request.GET.get("sort", "title")
     query = request.GET.get("q", "").strip()
     books = books_for(_reader(request), sort=sort, query=query)
     context = {"books": books, "sort": sort if sort in BOOK_SORTS else "title", "query": query}
     return render(request, "books/library.html", context)
+
+
+def _favourites(request: HttpRequest) -> HttpResponse:
+    """The library's favourite highlights, across books (/library/?favourite=1)."""
+    page = Paginator(favourites_for(_reader(request)), 50).get_page(request.GET.get("page"))
+    context = {"page": page, "query_string": "favourite=1"}
+    return render(request, "books/favourites.html", context)
 
 
 @require_GET
@@ -162,7 +189,71 @@ def tag(request: HttpRequest, name: str) -> HttpResponse:
         the_tag.highlights.alive().select_related("book").order_by("book__title", "location_start")
     )
     page = Paginator(highlights, 50).get_page(request.GET.get("page"))
-    return render(request, "books/tag.html", {"tag": the_tag, "page": page})
+    context = {
+        "tag": the_tag,
+        "page": page,
+        "rename_form": TagRenameForm(initial={"name": the_tag.name}),
+        "other_tags": Tag.objects.filter(reader=the_tag.reader).exclude(pk=the_tag.pk),
+    }
+    return render(request, "books/tag.html", context)
+
+
+def _get_tag_for_user(request: HttpRequest, name: str) -> Tag:
+    return get_object_or_404(Tag, name=name, reader=_reader(request))
+
+
+@require_POST
+@login_required
+def tag_rename_view(request: HttpRequest, name: str) -> HttpResponse:
+    the_tag = _get_tag_for_user(request, name)
+    form = TagRenameForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "A tag needs a name of up to 64 characters; nothing changed.")
+        return redirect("tag", name=the_tag.name)
+    old_name = the_tag.name
+    renamed = tag_rename(tag=the_tag, name=form.cleaned_data["name"])
+    if renamed.pk != the_tag.pk:
+        messages.success(request, f"Merged “{old_name}” into “{renamed.name}”.")
+    else:
+        messages.success(request, f"Renamed “{old_name}” to “{renamed.name}”.")
+    return redirect("tag", name=renamed.name)
+
+
+@require_POST
+@login_required
+def tag_merge_view(request: HttpRequest, name: str) -> HttpResponse:
+    the_tag = _get_tag_for_user(request, name)
+    into = request.POST.get("into", "").strip()
+    target = (
+        Tag.objects.filter(reader=the_tag.reader, pk=int(into)).exclude(pk=the_tag.pk).first()
+        if into.isdigit()
+        else None
+    )
+    if target is None:
+        messages.error(request, "Choose another of your tags to merge into; nothing changed.")
+        return redirect("tag", name=the_tag.name)
+    moved = tag_merge(source=the_tag, target=target)
+    plural = "s" if moved != 1 else ""
+    messages.success(
+        request, f"Merged “{name}” into “{target.name}”: {moved} highlight{plural} moved."
+    )
+    return redirect("tag", name=target.name)
+
+
+@require_POST
+@login_required
+def tag_delete_view(request: HttpRequest, name: str) -> HttpResponse:
+    the_tag = _get_tag_for_user(request, name)
+    count = tag_delete(tag=the_tag)
+    messages.success(
+        request,
+        f"Deleted the tag “{name}” from {count} highlight{'s' if count != 1 else ''}; "
+        "the highlights stay.",
+    )
+    return redirect("tags")
+
+
+BOOK_PAGE_SIZE = 50
 
 
 # Words shown on a book's page; the rest are on its words page.
@@ -173,15 +264,30 @@ BOOK_WORDS_SHOWN = 40
 @login_required
 def book(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = _get_book_for_user(request, code)
-    # Passages here; the words looked up in the book are listed apart (BOOK_WORDS_SHOWN).
-    highlights = (
-        the_book.highlights.alive().passages().order_by("location_start", "page", "created")
-    )
-    page = Paginator(highlights, 100).get_page(request.GET.get("page"))
+    sort = request.GET.get("sort", "location")
+    sort = sort if sort in BOOK_HIGHLIGHT_SORTS else "location"
+    filters = {
+        "query": request.GET.get("q", "").strip()[:200],
+        "favourite": request.GET.get("favourite") == "1",
+        "notes": request.GET.get("notes") == "1",
+        "tag": request.GET.get("tag", "").strip(),
+    }
+    highlights = book_highlights(the_book, sort=sort, **filters)  # type: ignore[arg-type]
+    page = Paginator(highlights, BOOK_PAGE_SIZE).get_page(request.GET.get("page"))
+    kept = {k: v for k, v in request.GET.items() if k != "page" and v}
     words = words_for(_reader(request), book=the_book)
     context = {
         "book": the_book,
         "page": page,
+        "total": the_book.highlights.alive().count(),
+        "filtered": any(filters.values()),
+        "sort": sort,
+        **filters,
+        "book_tags": Tag.objects.filter(
+            reader=_reader(request), highlights__book=the_book, highlights__deleted_at=None
+        ).distinct(),
+        "query_string": urlencode(kept),
+        "reader_tags": Tag.objects.filter(reader=_reader(request)),
         "connected_books": connected_books(the_book),
         "words": words[:BOOK_WORDS_SHOWN],
         "word_count": words.count(),
@@ -226,8 +332,12 @@ def _after_change(
     request: HttpRequest, highlight: Highlight, part: str, status: str, *, ok: bool = True
 ) -> HttpResponse:
     """htmx swaps in the changed part, with the status in it; a plain post (no JS) gets
-    the status as a message on the highlight page."""
+    the status as a message on the highlight page. `compact`: the part as a list item
+    shows it (the book page), not as the highlight page does."""
     if request.headers.get("HX-Request"):
+        compact = request.POST.get("compact") == "1"
+        if compact and part == "tags":
+            part = "tags_compact"
         context = {
             "highlight": highlight,
             "note_form": NoteForm(initial={"note": highlight.note}),
@@ -235,6 +345,7 @@ def _after_change(
             "reader_tags": Tag.objects.filter(reader=highlight.reader),
             "status": status,
             "ok": ok,
+            "compact": compact,
         }
         return render(request, f"books/_highlight_{part}.html", context)
     messages.add_message(request, messages.SUCCESS if ok else messages.ERROR, status)
@@ -378,6 +489,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     context = {
         "import": the_import,
         "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
         "page": merges,
     }
@@ -391,6 +503,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
     progress = import_progress(the_import)
     context = {
         "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "poll_url": request.path,
         "new_connections": import_connections_count(the_import) if progress.done else None,
     }
@@ -400,8 +513,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 @login_required
 def library_progress_partial(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "books/_progress.html",
-        {"progress": library_counts(_reader(request)), "poll_url": request.path},
-    )
+    reader = _reader(request)
+    counts = library_counts(reader)
+    context = {"progress": counts, "eta": _library_eta(reader, counts), "poll_url": request.path}
+    return render(request, "books/_progress.html", context)

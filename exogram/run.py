@@ -64,6 +64,8 @@ def main() -> int:
             "-m",
             "gunicorn",
             "exogram.wsgi",
+            "--config",
+            "python:exogram.gunicorn_conf",
             "--bind",
             f"{host}:{port}",
             "--workers",

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import django_stubs_ext
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from exogram.env import (
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "books",
     "affinity",
     "api",
+    "review",
 ]
 
 MIDDLEWARE = [
@@ -163,7 +165,15 @@ CELERY_TASK_TIME_LIMIT = 15 * 60
 CELERY_TASK_SOFT_TIME_LIMIT = 14 * 60
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+REVIEW_EMAIL_HOUR = env_int("EXOGRAM_REVIEW_EMAIL_HOUR", 7, minimum=0)
+if REVIEW_EMAIL_HOUR > 23:
+    raise ImproperlyConfigured(f"EXOGRAM_REVIEW_EMAIL_HOUR must be 0-23, not {REVIEW_EMAIL_HOUR}")
 CELERY_BEAT_SCHEDULE = {
+    # The daily review e-mail, for readers who turned it on (at most one a day each).
+    "send-review-emails": {
+        "task": "review.tasks.send_review_emails",
+        "schedule": crontab(hour=REVIEW_EMAIL_HOUR, minute=0),
+    },
     # Nothing is left behind: stale claims of a killed worker and lost messages.
     "sweep-pending-embeddings": {
         "task": "books.tasks.sweep_pending_embeddings",
@@ -193,6 +203,21 @@ EXOGRAM_RELATED_THRESHOLD: float | None = (
 EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- E-mail (the daily review, password reset) -------------------------------------------
+# The console backend by default: messages are printed, nothing leaves the machine.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", default=False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Exogram <exogram@localhost>")
+# Links in e-mails have no request to take the host from.
+EXOGRAM_BASE_URL = env_str("EXOGRAM_BASE_URL", "http://localhost:8000")
 
 LOGGING = {
     "version": 1,

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("books.exporting.urls")),
     path("", include("affinity.urls")),
     path("", include("api.urls")),
+    path("", include("review.urls")),
 ]

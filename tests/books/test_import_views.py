@@ -32,7 +32,7 @@ class ImportUploadTests:
         assert report.status_code == 200
         content = report.content.decode()
         assert "New highlights" in content
-        assert "of 5</strong> highlights embedded" in content
+        assert "<strong>Starting</strong>: 5 highlights waiting" in content
         assert Highlight.objects.count() == 5
 
     @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ class ProgressPartialTests:
         url = reverse("import_progress", args=[the_import.code])
         waiting = alice_client.get(url).content.decode()
         assert 'hx-trigger="every 2s"' in waiting
-        assert "0 of 5" in waiting
+        assert "<strong>Starting</strong>: 5 highlights waiting" in waiting
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         done = alice_client.get(url).content.decode()
         assert "hx-trigger" not in done

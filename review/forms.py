@@ -1,0 +1,35 @@
+from django import forms
+
+from review.models import MAX_CARDS_PER_DAY
+from review.scheduler import Answer
+
+
+class ReviewSettingsForm(forms.Form):
+    cards_per_day = forms.IntegerField(
+        label="Highlights a day", min_value=1, max_value=MAX_CARDS_PER_DAY
+    )
+    daily_email = forms.BooleanField(
+        label="Send me the day's highlights by e-mail each morning", required=False
+    )
+    email = forms.EmailField(
+        label="E-mail address",
+        required=False,
+        help_text="Also where a password reset link goes.",
+    )
+
+    def clean(self) -> dict[str, object]:
+        cleaned = super().clean() or {}
+        if cleaned.get("daily_email") and not cleaned.get("email"):
+            self.add_error("email", "The daily e-mail needs an address to go to.")
+        return cleaned
+
+
+class AnswerForm(forms.Form):
+    answer = forms.ChoiceField(
+        choices=[(a.value, a.value) for a in (Answer.KEEP, Answer.LESS_OFTEN, Answer.FAVOURITE)]
+        + [(Answer.OPEN.value, Answer.OPEN.value)]
+    )
+
+
+class CardNoteForm(forms.Form):
+    note = forms.CharField(label="Your note", max_length=10_000, required=False)

@@ -1,0 +1,103 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from books.models import Highlight
+from review.scheduler import DEFAULT_EASE, Answer
+
+MAX_CARDS_PER_DAY = 50
+
+
+class ReviewSettings(models.Model):
+    """A reader's daily review: how many cards, and whether they come by e-mail."""
+
+    reader = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_settings"
+    )
+    cards_per_day = models.PositiveSmallIntegerField(default=5)
+    daily_email = models.BooleanField(default=False)
+    # The day the last e-mail went out: claimed before sending, so a second run that day
+    # (a beat restart, the command by hand) sends nothing twice.
+    last_emailed_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "review settings"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(cards_per_day__gte=1)
+                & models.Q(cards_per_day__lte=MAX_CARDS_PER_DAY),
+                name="review_settings_cards_per_day_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"review settings of {self.reader}"
+
+
+class ReviewState(models.Model):
+    """Where one highlight stands in its reader's spaced repetition."""
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_states"
+    )
+    highlight = models.OneToOneField(
+        Highlight, on_delete=models.CASCADE, related_name="review_state"
+    )
+    interval_days = models.PositiveIntegerField(default=0)
+    ease = models.FloatField(default=DEFAULT_EASE)
+    due = models.DateField()
+    reviews = models.PositiveIntegerField(default=0)
+    last_reviewed_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The day's queue: a reader's highlights that are due, soonest first.
+            models.Index(fields=["reader", "due"], name="review_state_reader_due"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.highlight_id} due {self.due}"
+
+
+class ReviewCard(models.Model):
+    """One highlight in one reader's review of one day. The day's cards are chosen once
+    and kept, so the review (and the highlight of the day) stay the same all day."""
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards"
+    )
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    day = models.DateField()
+    position = models.PositiveSmallIntegerField()
+    highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
+    answer = models.CharField(
+        max_length=16,
+        blank=True,
+        choices=[
+            (Answer.KEEP.value, "Kept"),
+            (Answer.LESS_OFTEN.value, "Less often"),
+            (Answer.FAVOURITE.value, "Favourite"),
+            (Answer.OPEN.value, "Opened"),
+            (Answer.NOTE.value, "Noted"),
+        ],
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # The schedule before the first answer: a reader who changes their mind is answered
+    # from the same start, not from the schedule their first answer made.
+    interval_before = models.PositiveIntegerField(null=True, blank=True)
+    ease_before = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["day", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reader", "day", "highlight"], name="review_card_once_a_day"
+            ),
+            models.UniqueConstraint(
+                fields=["reader", "day", "position"], name="review_card_position_per_day"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} #{self.position}: {self.highlight_id}"

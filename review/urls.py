@@ -1,0 +1,11 @@
+from django.urls import path
+
+from review import views
+
+urlpatterns = [
+    path("review/", views.review, name="review"),
+    path("review/settings/", views.review_settings, name="review_settings"),
+    path("review/cards/<uuid:code>/", views.card_answer, name="review_card_answer"),
+    path("review/cards/<uuid:code>/note/", views.card_note, name="review_card_note"),
+    path("review/unsubscribe/<str:token>/", views.unsubscribe, name="review_unsubscribe"),
+]

@@ -1,0 +1,151 @@
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.models import User
+from books.services import highlight_note_update
+from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm
+from review.models import ReviewCard, ReviewState
+from review.scheduler import Answer
+from review.services import (
+    reader_for_unsubscribe_token,
+    review_answer,
+    review_email_unsubscribe,
+    review_queue,
+    review_settings_for,
+)
+
+STATUS = {
+    Answer.KEEP: "Kept. It comes back on {due}.",
+    Answer.LESS_OFTEN: "Less often: it comes back on {due}.",
+    Answer.FAVOURITE: "A favourite now: it comes back sooner, on {due}.",
+    Answer.OPEN: "Kept. It comes back on {due}.",
+    Answer.NOTE: "Note saved. It comes back on {due}.",
+}
+
+
+def _reader(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+def _get_card_for_user(request: HttpRequest, code: UUID) -> ReviewCard:
+    return get_object_or_404(
+        ReviewCard.objects.select_related("highlight__book"),
+        code=code,
+        reader=_reader(request),
+        highlight__deleted_at__isnull=True,
+    )
+
+
+@require_GET
+@login_required
+def review(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    today = timezone.localdate()
+    cards = review_queue(reader=reader, today=today)
+    next_due = (
+        ReviewState.objects.filter(reader=reader, due__gt=today, highlight__deleted_at__isnull=True)
+        .order_by("due")
+        .values_list("due", flat=True)
+        .first()
+    )
+    context = {
+        "cards": cards,
+        "answered": sum(1 for card in cards if card.answer),
+        "total": len(cards),
+        "today": today,
+        "next_due": next_due,
+        "settings": review_settings_for(reader),
+    }
+    return render(request, "review/review.html", context)
+
+
+def _after_answer(request: HttpRequest, card: ReviewCard, state: ReviewState) -> HttpResponse:
+    status = STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
+    if request.headers.get("HX-Request"):
+        card.highlight.review_state = state
+        # The page's "n of m reviewed" follows along (an out-of-band swap).
+        day = ReviewCard.objects.filter(
+            reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
+        )
+        context = {
+            "card": card,
+            "status": status,
+            "answered": day.exclude(answer="").count(),
+            "total": day.count(),
+        }
+        return render(request, "review/_card_answered.html", context)
+    messages.success(request, status)
+    return redirect("review")
+
+
+@require_POST
+@login_required
+def card_answer(request: HttpRequest, code: UUID) -> HttpResponse:
+    card = _get_card_for_user(request, code)
+    form = AnswerForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "That is not an answer a card takes; nothing changed.")
+        return redirect("review")
+    answer = Answer(form.cleaned_data["answer"])
+    state = review_answer(card=card, answer=answer, today=timezone.localdate(), now=timezone.now())
+    if answer is Answer.OPEN:
+        return redirect(card.highlight)
+    return _after_answer(request, card, state)
+
+
+@require_POST
+@login_required
+def card_note(request: HttpRequest, code: UUID) -> HttpResponse:
+    card = _get_card_for_user(request, code)
+    form = CardNoteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The note is too long (10,000 characters at most).")
+        return redirect("review")
+    highlight_note_update(highlight=card.highlight, note=form.cleaned_data["note"])
+    state = review_answer(
+        card=card, answer=Answer.NOTE, today=timezone.localdate(), now=timezone.now()
+    )
+    return _after_answer(request, card, state)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def review_settings(request: HttpRequest) -> HttpResponse:
+    reader = _reader(request)
+    current = review_settings_for(reader)
+    initial = {
+        "cards_per_day": current.cards_per_day,
+        "daily_email": current.daily_email,
+        "email": reader.email,
+    }
+    form = ReviewSettingsForm(request.POST if request.method == "POST" else None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        current.cards_per_day = form.cleaned_data["cards_per_day"]
+        current.daily_email = form.cleaned_data["daily_email"]
+        current.save(update_fields=["cards_per_day", "daily_email"])
+        reader.email = form.cleaned_data["email"]
+        reader.save(update_fields=["email"])
+        messages.success(request, "Review settings saved.")
+        return redirect("review")
+    return render(request, "review/settings.html", {"form": form})
+
+
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    """From the e-mail's link, no login needed: the signed token names the reader. A GET
+    only asks (mail scanners follow links); the POST unsubscribes."""
+    reader = reader_for_unsubscribe_token(token)
+    if reader is None:
+        return render(request, "review/unsubscribe.html", {"invalid": True}, status=400)
+    done = False
+    if request.method == "POST":
+        review_email_unsubscribe(reader=reader)
+        done = True
+    return render(request, "review/unsubscribe.html", {"done": done})

@@ -1,0 +1,98 @@
+import re
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from tests.conftest import PASSWORD
+
+NEW_PASSWORD = "another long and unguessable passphrase"
+
+
+@pytest.mark.django_db
+class PasswordChangeTests:
+    def test_it_changes_the_password(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(
+            reverse("password_change"),
+            {
+                "old_password": PASSWORD,
+                "new_password1": NEW_PASSWORD,
+                "new_password2": NEW_PASSWORD,
+            },
+        )
+        assert response["Location"] == reverse("password_change_done")
+        alice.refresh_from_db()
+        assert alice.check_password(NEW_PASSWORD)
+
+    def test_it_wants_the_old_password(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(
+            reverse("password_change"),
+            {"old_password": "wrong", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        )
+        assert response.status_code == 200
+        alice.refresh_from_db()
+        assert alice.check_password(PASSWORD)
+
+    def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:
+        response = client.get(reverse("password_change"))
+        assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class PasswordResetTests:
+    def test_it_mails_a_link_that_sets_a_new_password(self, alice: User, client: Client) -> None:
+        alice.email = "alice@example.org"
+        alice.save()
+        response = client.post(reverse("password_reset"), {"email": "alice@example.org"})
+        assert response["Location"] == reverse("password_reset_done")
+        assert len(mail.outbox) == 1
+        assert mail.outbox[0].subject == "Reset your Exogram password"
+        link = re.search(r"http://testserver(/password-reset/\S+/)", mail.outbox[0].body)
+        assert link is not None
+        form = client.get(link.group(1), follow=True)
+        assert "Choose a new password" in form.content.decode()
+        done = client.post(
+            form.redirect_chain[-1][0],
+            {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD},
+        )
+        assert done["Location"] == reverse("password_reset_complete")
+        alice.refresh_from_db()
+        assert alice.check_password(NEW_PASSWORD)
+
+    def test_it_says_the_same_for_an_unknown_address_and_sends_nothing(
+        self, client: Client
+    ) -> None:
+        response = client.post(reverse("password_reset"), {"email": "nobody@example.org"})
+        assert response["Location"] == reverse("password_reset_done")
+        assert mail.outbox == []
+
+    def test_the_login_page_links_to_it(self, client: Client) -> None:
+        assert reverse("password_reset") in client.get(reverse("login")).content.decode()
+
+
+@pytest.mark.django_db
+class EmailChangeTests:
+    def test_it_saves_the_address(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(reverse("email_change"), {"email": "alice@example.org"})
+        assert response["Location"] == reverse("settings")
+        alice.refresh_from_db()
+        assert alice.email == "alice@example.org"
+
+    def test_it_refuses_a_bad_address(self, alice: User, alice_client: Client) -> None:
+        response = alice_client.post(reverse("email_change"), {"email": "not an address"})
+        assert response.status_code == 400
+        alice.refresh_from_db()
+        assert alice.email == ""
+
+    def test_each_reader_changes_only_their_own(
+        self, alice: User, bob: User, bob_client: Client
+    ) -> None:
+        bob_client.post(reverse("email_change"), {"email": "bob@example.org"})
+        alice.refresh_from_db()
+        assert alice.email == ""
+
+    def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:
+        response = client.post(reverse("email_change"), {"email": "x@example.org"})
+        assert response["Location"].startswith(reverse("login"))

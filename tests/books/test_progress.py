@@ -1,0 +1,130 @@
+"""The embedding progress a reader watches: it reaches 100 %, explains image highlights,
+says "starting" before the first vector and estimates the time left."""
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import User
+from books.models import Highlight, Import
+from books.selectors import EmbeddingProgress, import_progress
+from tests.books.library import book_of, highlight_in
+
+DONE = Highlight.EmbeddingStatus.DONE
+FAILED = Highlight.EmbeddingStatus.FAILED
+
+
+@pytest.fixture
+def the_import(alice: User) -> Import:
+    the_import = Import.objects.create(
+        reader=alice, file_name="My Clippings.txt", sha256="ab" * 32, status=Import.Status.DONE
+    )
+    book = book_of(alice, "Ficciones")
+    for i in range(10):
+        text = "" if i >= 7 else f"Line {i}."
+        highlight = highlight_in(book, text, location=i + 1)
+        highlight.source_import = the_import
+        highlight.save(update_fields=["source_import"])
+    return the_import
+
+
+def _settle(*, embedded: int) -> None:
+    Highlight.objects.filter(text="").update(embedding_status=FAILED)
+    ids = Highlight.objects.exclude(text="").order_by("pk").values_list("pk", flat=True)[:embedded]
+    Highlight.objects.filter(pk__in=list(ids)).update(embedding_status=DONE)
+
+
+@pytest.mark.django_db
+class EmbeddingProgressTests:
+    def test_it_reaches_100_with_image_highlights_counted_as_done(self, the_import: Import) -> None:
+        _settle(embedded=7)
+        progress = import_progress(the_import)
+        assert (progress.embedded, progress.no_text, progress.other_failures) == (7, 3, 0)
+        assert progress.done
+        assert progress.percent_embedded == 100
+
+    def test_it_counts_a_real_failure_apart_from_no_text(self, the_import: Import) -> None:
+        _settle(embedded=6)
+        Highlight.objects.filter(text="Line 6.").update(embedding_status=FAILED)
+        progress = import_progress(the_import)
+        assert (progress.no_text, progress.other_failures, progress.percent_embedded) == (3, 1, 100)
+
+    def test_it_is_starting_until_something_settles(self, the_import: Import) -> None:
+        assert import_progress(the_import).starting
+        _settle(embedded=0)
+        assert not import_progress(the_import).starting
+
+    def test_it_estimates_the_time_left_from_the_pace(self) -> None:
+        now = timezone.now()
+        progress = EmbeddingProgress(highlights=100, embedded=25, failed=0)
+        assert progress.remaining(started_at=now - timedelta(minutes=2), now=now) == (
+            "about 6 minutes left"
+        )
+        assert progress.remaining(started_at=now - timedelta(seconds=5), now=now) == (
+            "less than a minute left"
+        )
+        slow = EmbeddingProgress(highlights=1000, embedded=10, failed=0)
+        assert slow.remaining(started_at=now - timedelta(minutes=10), now=now) == (
+            "about 16 hours left"
+        )
+        nothing_yet = EmbeddingProgress(highlights=100, embedded=0, failed=0)
+        assert nothing_yet.remaining(started_at=now - timedelta(minutes=2), now=now) == ""
+
+
+@pytest.mark.django_db
+class ImportReportProgressTests:
+    def test_it_never_says_done_while_embedding_is_at_zero(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "Imported; embedding is starting" in content
+        assert "· Done" not in content
+        assert "<strong>Starting</strong>" in content
+        _settle(embedded=7)
+        done = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "· Done" in done
+        assert "3 image highlights have no text" in done
+        assert 'aria-valuenow="100"' in done
+
+    def test_it_shows_a_time_estimate_while_embedding(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        Import.objects.filter(pk=the_import.pk).update(
+            started_at=timezone.now() - timedelta(minutes=3)
+        )
+        _settle(embedded=2)
+        url = reverse("import_progress", args=[the_import.code])
+        assert "minutes left" in alice_client.get(url).content.decode()
+
+    def test_it_hides_the_sha256_behind_a_toggle(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "<summary>File fingerprint</summary>" in content
+        assert f"<code>{'ab' * 32}</code>" in content
+
+    def test_the_progress_bar_has_no_inline_style(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        _settle(embedded=2)
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert 'class="pct-50"' in content
+        assert "style=" not in content.split('id="embedding-progress"')[1].split("</div>")[0]
+
+
+@pytest.mark.django_db
+class LibraryProgressTests:
+    def test_home_shows_the_time_left_at_the_latest_imports_pace(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        Import.objects.filter(pk=the_import.pk).update(
+            started_at=timezone.now() - timedelta(minutes=3)
+        )
+        _settle(embedded=2)
+        assert "minutes left" in alice_client.get(reverse("home")).content.decode()
+        assert "minutes left" in alice_client.get(reverse("library_progress")).content.decode()
+        _settle(embedded=7)
+        assert "left" not in alice_client.get(reverse("library_progress")).content.decode()
