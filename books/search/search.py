@@ -821,6 +821,8 @@ def _meaning(
     vector: Sequence[float],
     model_id: str,
     exclude_ids: Sequence[int],
+    *,
+    absolute_floor: bool = True,
 ) -> list[Neighbour]:
     if filtered:
         embedded = library.filter(
@@ -840,15 +842,20 @@ def _meaning(
             exclude_ids=exclude_ids,
             size=size,
         )
-    return meaning_floor(found, model_id)
+    return meaning_floor(found, model_id, absolute=absolute_floor)
 
 
-def meaning_floor(found: Sequence[Neighbour], model_id: str) -> list[Neighbour]:
+def meaning_floor(
+    found: Sequence[Neighbour], model_id: str, *, absolute: bool = True
+) -> list[Neighbour]:
     """The close matches: nearer than the model's floor, and not far behind the best one.
 
     A library of 100,000 always has 100 nearest highlights; the count shown is of those
-    that are close (`MEANING_FLOORS`, `MEANING_MARGIN`)."""
+    that are close (`MEANING_FLOORS`, `MEANING_MARGIN`). Without the `absolute` floor (the
+    books a reader named), the best is kept however far it is."""
     floor = MEANING_FLOORS.get(model_id.split("@")[0], MEANING_MAX_DISTANCE)
+    if not absolute:
+        floor = math.inf
     margin = MEANING_MARGINS.get(model_id.split("@")[0], MEANING_MARGIN)
     if not found:
         return []
@@ -1047,11 +1054,14 @@ def _rank(
     model_id: str,
     exclude_ids: Sequence[int],
     model_reads: bool,
+    named: bool = False,
 ) -> _Ranked:
     """One library's results for one query, fused: the heart of `search`."""
     meaning: list[Neighbour] = []
     if vector is not None and mode != "keyword":
-        meaning = _meaning(reader, library, filtered, vector, model_id, exclude_ids)
+        meaning = _meaning(
+            reader, library, filtered, vector, model_id, exclude_ids, absolute_floor=not named
+        )
     if vector is None or mode == "keyword":
         mode_used = "keyword"
     elif mode == "meaning":
@@ -1180,12 +1190,14 @@ def search(
                 notices.append(language)
                 model_reads = False
 
-    def rank(highlights: QuerySet[Highlight], asked: ParsedQuery, narrowed: bool) -> _Ranked:
+    def rank(
+        highlights: QuerySet[Highlight], asked: ParsedQuery, narrowed: bool, named: bool = False
+    ) -> _Ranked:
         if not asked.units:
             return _listing(highlights)
         return _rank(
             reader, highlights, asked, mode=mode, filtered=narrowed, vector=vector,
-            model_id=model_id, exclude_ids=exclude_ids, model_reads=model_reads,
+            model_id=model_id, exclude_ids=exclude_ids, model_reads=model_reads, named=named,
         )  # fmt: skip
 
     ranked = rank(library, parsed, filtered)
@@ -1195,16 +1207,17 @@ def search(
         # The named books' highlights that match the rest of the query come first; then
         # everything else the whole query finds (a highlight that quotes the name).
         topic = parsed.without(named.words | NAME_FILLER)
-        first = rank(library.filter(book_id__in=named.book_ids), topic, True)
+        # The reader named them: their best match on the topic shows, however far it is.
+        first = rank(library.filter(book_id__in=named.book_ids), topic, True, named=True)
         if first.order:
             named_first = len(first.order)
             rest = [pk for pk in ordered if pk not in first.fused]
             fused = {**fused, **first.fused}
             ordered = [*first.order, *rest]
-            ranked = _Ranked(
-                fused, ordered, first.keyword if topic.units else ranked.keyword,
-                ranked.mode_used if topic.units else first.mode_used,
-            )  # fmt: skip
+            if topic.units:
+                ranked = _Ranked(fused, ordered, first.keyword, first.mode_used, first.weights)
+            else:
+                ranked = _Ranked(fused, ordered, ranked.keyword, ranked.mode_used, ranked.weights)
     if recency_boost and fused:
         now = clock()
         added = Highlight.objects.filter(pk__in=list(fused)).values_list(

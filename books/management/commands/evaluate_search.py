@@ -400,8 +400,8 @@ class Command(BaseCommand):
         path: Path = options["data"] / options["file"]
         if not path.is_file():
             raise CommandError(f"No labelled set at {path}.")
-        tasks = options["task"] or ["all"]
-        tasks = list(TASKS) if "all" in tasks else list(dict.fromkeys(tasks))
+        asked = options["task"] or ["all"]
+        tasks = list(TASKS) if "all" in asked else list(dict.fromkeys(asked))
         try:
             get_encoder()
         except EncoderUnavailable as error:
@@ -411,10 +411,13 @@ class Command(BaseCommand):
             raise CommandError(f"{path} has no pair scored {options['min_score']} or more.")
         distractors = self._distractors(options["data"], options["distractors"])
         quotes_path = options["quotes"] or options["data"].parent / DEFAULT_QUOTES
-        if options["quotes"] or "names" in tasks or quotes_path.is_file():
+        quotes: list[Quote] = []
+        if options["quotes"] or quotes_path.is_file() or "names" in asked:
             quotes = read_quotes(quotes_path)
-        else:
-            quotes = []
+        elif "names" in tasks:
+            # "all" without quotes: the two tasks that need none.
+            self.stderr.write(f"No quotes at {quotes_path}: the names task is left out.")
+            tasks.remove("names")
         library = build_library(labelled, quotes, distractors)
         with transaction.atomic():
             report = self._evaluate(library, labelled, tasks, options)

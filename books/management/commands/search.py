@@ -11,7 +11,9 @@ class Command(BaseCommand):
     help = "Search a reader's highlights by words and by meaning, as the search page does."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("query", help='words, a "quoted phrase", -excluded, or, author:NAME, book:TITLE')
+        parser.add_argument(
+            "query", help='words, a "quoted phrase", -excluded, or, author:NAME, book:TITLE'
+        )
         parser.add_argument("--user", required=True, help="the reader's username")
         parser.add_argument("--mode", choices=MODES, default="auto")
         parser.add_argument("--limit", type=int, default=20, help="results to print (20)")

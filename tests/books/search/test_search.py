@@ -19,12 +19,12 @@ from books.search.search import (
     COMMON_WORD_SHARE,
     DEPTH,
     FOREIGN_MEANING_WEIGHT,
+    NOTICE_MODEL_UNAVAILABLE,
     PHRASE_WEIGHT,
     SENTENCE_KEYWORD_WEIGHT,
     SOME_WORDS_WEIGHT,
-    SearchResults,
-    NOTICE_MODEL_UNAVAILABLE,
     SearchFilters,
+    SearchResults,
     _library,
     clear_query_cache,
     forget_word_shares,
@@ -575,9 +575,9 @@ class FieldsTests:
         death = _highlight(alice, ficciones, "Death is the mother of beauty.")
         for query in ["death", "family", "death family"]:
             found = search(alice, query, mode="keyword")
-            assert [r.highlight for r in found.results] == (
-                [] if query == "family" else [death]
-            ), query
+            assert [r.highlight for r in found.results] == ([] if query == "family" else [death]), (
+                query
+            )
             assert found.named == (), query
         # The author's name is a name: it lists the book, said so on the page.
         assert search(alice, "agee", mode="keyword").named == ("A Death in the Family",)
@@ -592,9 +592,7 @@ class FieldsTests:
         assert found.named_first == 1
         assert found.results[1].highlight.text == "Summer nights in the south."
 
-    def test_an_authors_name_and_a_topic(
-        self, alice: User, ficciones: Book, sacks: Book
-    ) -> None:
+    def test_an_authors_name_and_a_topic(self, alice: User, ficciones: Book, sacks: Book) -> None:
         rows = [
             _highlight(alice, sacks, "Memory is a palace of rooms."),
             _highlight(alice, sacks, "A hat is not a wife."),
@@ -608,9 +606,7 @@ class FieldsTests:
             # Then the rest of the library: Borges's memory too.
             assert rows[2] in [r.highlight for r in found.results], query
 
-    def test_a_name_alone_lists_that_authors_highlights(
-        self, alice: User, ficciones: Book
-    ) -> None:
+    def test_a_name_alone_lists_that_authors_highlights(self, alice: User, ficciones: Book) -> None:
         pessoa = _book(alice, "The Book of Disquiet", "Pessoa, Fernando")
         mine = _highlight(alice, pessoa, "I am nothing.")
         _highlight(alice, ficciones, "Borges on nothing.")
