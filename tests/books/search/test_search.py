@@ -300,6 +300,23 @@ class FilterTests:
                 "Memory is our life-story."
             ], author
 
+    def test_it_filters_by_author_without_minding_accents(
+        self, alice: User, shelf: object
+    ) -> None:
+        marquez = _book(alice, "Cien años de soledad", "García Márquez, Gabriel")
+        _highlight(alice, marquez, "La memoria del coronel.")
+        for author in ["Garcia Marquez", "GARCÍA MÁRQUEZ", "gabriel garcia marquez"]:
+            assert _texts(alice, "memoria", mode="keyword", author=author) == [
+                "La memoria del coronel."
+            ], author
+        for query in ["memoria author:garcia", 'memoria author:"garcía márquez"']:
+            assert _texts(alice, query, mode="keyword") == ["La memoria del coronel."], query
+
+    def test_an_exclusion_holds_in_a_listing(self, alice: User, shelf: object) -> None:
+        assert _texts(alice, "author:borges -labyrinth", mode="keyword") == [
+            "Funes remembered memory itself."
+        ]
+
     def test_it_filters_by_date_added(self, alice: User, shelf: object) -> None:
         recent = _texts(
             alice, "memory", mode="keyword", added_from=(NOW - timedelta(days=7)).date()
