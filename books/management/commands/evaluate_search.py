@@ -321,7 +321,8 @@ def names_probes(library: EvaluationLibrary, rng: random.Random, count: int) -> 
     rng.shuffle(eligible)
     probes = []
     for n, (author, tag, numbers) in enumerate(eligible[:count]):
-        name = author if n % 2 == 0 or " " not in author else author.split()[-1]
+        names = [w for w in author.split() if w.rstrip(".").casefold() not in ("jr", "sr")]
+        name = author if n % 2 == 0 or len(names) < 2 else names[-1]
         template = NAME_TEMPLATES[n % len(NAME_TEMPLATES)]
         query = template.format(name=name, topic=tag.casefold())
         probes.append(Probe(query, frozenset(library.ids[i] for i in numbers)))

@@ -300,9 +300,7 @@ class FilterTests:
                 "Memory is our life-story."
             ], author
 
-    def test_it_filters_by_author_without_minding_accents(
-        self, alice: User, shelf: object
-    ) -> None:
+    def test_it_filters_by_author_without_minding_accents(self, alice: User, shelf: object) -> None:
         marquez = _book(alice, "Cien años de soledad", "García Márquez, Gabriel")
         _highlight(alice, marquez, "La memoria del coronel.")
         for author in ["Garcia Marquez", "GARCÍA MÁRQUEZ", "gabriel garcia marquez"]:

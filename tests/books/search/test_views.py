@@ -162,7 +162,6 @@ class SearchPageTests:
         assert one[1] < many[1] == 20
         assert one[0] == many[0]
 
-
     def test_it_explains_its_syntax(self, alice_client: Client) -> None:
         content = alice_client.get(reverse("search")).content.decode()
         assert "How to search" in content
