@@ -23,6 +23,7 @@ from books.search.search import (
     PHRASE_WEIGHT,
     SENTENCE_KEYWORD_WEIGHT,
     SOME_WORDS_WEIGHT,
+    SURE_MEANING_WEIGHT,
     SearchFilters,
     SearchResults,
     _library,
@@ -404,7 +405,9 @@ class MeaningTests:
         top = found.results[0]
         assert top.highlight == embedded["forget"]
         assert top.halves == ("keyword", "meaning")
-        assert top.score == pytest.approx(1 / 61 + 1 / 61)
+        # The meaning half is sure (a near paraphrase): it leads, the words still count.
+        assert found.fusion == "a close match by meaning"
+        assert top.score == pytest.approx(1 / 61 + SURE_MEANING_WEIGHT / 61)
         assert [r.score for r in found.results] == sorted(
             (r.score for r in found.results), reverse=True
         )
@@ -614,12 +617,14 @@ class FieldsTests:
             _highlight(alice, ficciones, "Funes had a memory like a garbage heap."),
         ]
         highlights_embed(ids=[h.pk for h in rows])
-        for query in ["what did Sacks say about memory", "Oliver Sacks on memory", "memory sacks"]:
+        for query in ["what did Sacks say about memory", "oliver sacks on memory", "memory Sacks"]:
             found = search(alice, query)
             assert found.named == ("The Man Who Mistook His Wife for a Hat",), query
             assert found.results[0].highlight == rows[0], query
             # Then the rest of the library: Borges's memory too.
             assert rows[2] in [r.highlight for r in found.results], query
+        # A last name alone, in lower case among other words, is a word.
+        assert search(alice, "memory sacks").named == ()
 
     def test_a_name_alone_lists_that_authors_highlights(self, alice: User, ficciones: Book) -> None:
         pessoa = _book(alice, "The Book of Disquiet", "Pessoa, Fernando")
@@ -642,6 +647,9 @@ class AdaptiveFusionTests:
             ("why do we forget the names of the people we meet", "all"): (
                 SENTENCE_KEYWORD_WEIGHT, 1.0, "a sentence",
             ),
+            ("the names of the people we meet", "all"): (
+                SENTENCE_KEYWORD_WEIGHT, 1.0, "a sentence",
+            ),
             ("why do we forget the names of the people we meet", "any"): (
                 0.0, 1.0, "some words of a sentence",
             ),
@@ -652,6 +660,24 @@ class AdaptiveFusionTests:
         for (query, passed), (keyword, meaning, why) in cases.items():
             weights = fusion_weights(parse_query(query), passed, model_reads=True)
             assert (weights.keyword, weights.meaning, weights.why) == (keyword, meaning, why)
+
+    def test_a_sure_meaning_match_leads(self) -> None:
+        sentence = parse_query("a man is playing a guitar on the stage")
+        few = parse_query("guitar stage")
+        model = "all-MiniLM-L6-v2@1234"
+        for parsed, passed, keyword in [
+            (sentence, "all", 0.0),
+            (few, "all", 1.0),
+            (few, "any", 0.0),
+        ]:
+            weights = fusion_weights(
+                parsed, passed, model_reads=True, best_distance=0.1, model_id=model
+            )
+            assert (weights.keyword, weights.meaning) == (keyword, SURE_MEANING_WEIGHT)
+        # Not sure: farther than the model's line, or a model never measured.
+        far = fusion_weights(few, "all", model_reads=True, best_distance=0.5, model_id=model)
+        other = fusion_weights(few, "all", model_reads=True, best_distance=0.1, model_id="x@1")
+        assert far.why == other.why == "a few words"
 
     def test_words_lead_when_the_model_reads_the_language_poorly(self) -> None:
         weights = fusion_weights(parse_query("la muerte"), "all", model_reads=False)
@@ -737,7 +763,7 @@ class LanguageTests:
         found = search(alice, "la muerte")
         assert "This looks like Spanish" in found.notice
         assert "all-MiniLM-L6-v2" in found.notice
-        assert found.fusion == "a few words"
+        assert found.fusion == "a language the model reads poorly"
         assert [r.highlight for r in found.results] == [row]
         assert search(alice, "death of dreams").notice == ""
         assert search(alice, "la muerte", mode="keyword").notice == ""
