@@ -54,7 +54,7 @@ QUOTES_TITLE = "Quotations of {}"
 DISTRACTOR_TITLE = "Distractors {:02d}"
 DISTRACTOR_AUTHOR = "Various"
 ADDED = "Monday, 3 March 2025 10:00:00"
-WORDS_QUERIES = 500
+WORDS_QUERIES = 600
 TYPO_SHARE = 1 / 3
 SEED = 16
 # Tags that say nothing of a quote's topic.
