@@ -1021,7 +1021,8 @@ _LANGUAGE_WORDS = {
     "it": "il lo gli della di che e un una per con non sono come piu questo anche",
 }
 _LANGUAGE_SETS = {language: frozenset(words.split()) for language, words in _LANGUAGE_WORDS.items()}
-_SPANISH_LETTERS = re.compile(r"[ñ¿¡]", re.IGNORECASE)
+# Letters Spanish writes and English never does (Portuguese shares some: a tie it loses).
+_SPANISH_LETTERS = re.compile(r"[ñ¿¡áíóú]", re.IGNORECASE)
 LANGUAGE_NAMES = {
     "en": "English",
     "es": "Spanish",

@@ -733,6 +733,7 @@ class LanguageTests:
         assert query_language("what did Kierkegaard say about despair") == "en"
         assert query_language("qué dijo sobre la muerte") == "es"
         assert query_language("la muerte de los sueños") == "es"
+        assert query_language("canción") == "es"
         assert query_language("Pessoa") is None
         assert query_language("entropy") is None
 
