@@ -4,12 +4,26 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector
 from django.db import models
+from django.db.models.expressions import Expression
 from django.urls import reverse
 from pgvector.django import HnswIndex, VectorField
 
 from books.text import fold
 
 EMBEDDING_DIMENSIONS = 384
+# The languages whose stems keyword search matches ("habits" finds "habit", "muertes"
+# finds "muerte"): PostgreSQL's built-in snowball configurations, present on any server.
+SEARCH_STEM_CONFIGS = ("english", "spanish")
+
+
+def search_document() -> Expression:
+    """The tsvector keyword search reads: the folded words as written (`simple`: exact words
+    and phrases), then their English and Spanish stems. The GIN index is built on this very
+    expression, and a query must use it to read the index."""
+    document: Expression = SearchVector("search_text", config="simple")
+    for config in SEARCH_STEM_CONFIGS:
+        document = document + SearchVector("search_text", config=config)
+    return document
 
 
 class Book(models.Model):
@@ -124,8 +138,10 @@ class Highlight(models.Model):
     # highlight's colour). A database default too: the import's COPY does not name them.
     chapter = models.CharField(max_length=500, blank=True, default="", db_default="")
     colour = models.CharField(max_length=32, blank=True, default="", db_default="")
-    # Accent- and case-folded text + note + book title + authors, for keyword search
-    # (see books.text.fold); refreshed by refresh_search_text() whenever those change.
+    # Accent- and case-folded text + note, for keyword search (see books.text.fold);
+    # refreshed by refresh_search_text() whenever those change. Never the book's title or
+    # authors: they are fields, matched as such, or every highlight of "A Death in the
+    # Family" would match "death".
     search_text = models.TextField(blank=True, editable=False)
 
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
@@ -176,9 +192,9 @@ class Highlight(models.Model):
                 name="highlight_reader_words",
                 condition=models.Q(is_word=True),
             ),
-            # Keyword search: the `simple` configuration over the folded text, so the
-            # query must be SearchVector("search_text", config="simple") to use it.
-            GinIndex(SearchVector("search_text", config="simple"), name="highlight_search_gin"),
+            # Keyword search: words as written and their stems (search_document()), so
+            # the query must use search_document() to read it.
+            GinIndex(search_document(), name="highlight_search_stems_gin"),
             # The embedding pipeline: pending and stuck-claimed highlights.
             models.Index(
                 fields=["embedding_status", "embedding_claimed_at"],
@@ -199,8 +215,11 @@ class Highlight(models.Model):
         self.is_word = self.kind == Highlight.Kind.HIGHLIGHT and is_vocabulary(self.text)
 
     def refresh_search_text(self) -> None:
-        parts = [self.text, self.note, self.book.title, self.book.authors]
-        self.search_text = fold(" ".join(part for part in parts if part))
+        self.search_text = search_text_of(self.text, self.note)
+
+
+def search_text_of(text: str, note: str) -> str:
+    return fold(" ".join(part for part in (text, note) if part))
 
 
 class Import(models.Model):

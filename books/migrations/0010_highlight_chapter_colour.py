@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("books", "0007_highlight_merges"),
+        ("books", "0008_search_text_without_title"),
     ]
 
     operations = [

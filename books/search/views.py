@@ -2,6 +2,7 @@
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -19,6 +20,8 @@ from books.views import _get_book_for_user, _reader
 
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
 _WORD = re.compile(r"[\w\u0300-\u036f]+")
+# A word of the query outside quotes and prefixes, to quote when it named a book.
+_NAME_TOKEN = re.compile(r'"[^"]*"?|\b(?:author|book|title):\S+|[\w\u0300-\u036f]+')
 JSON_MAX_LIMIT = 100
 FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
@@ -117,6 +120,21 @@ def _page_link(request: HttpRequest, page: int) -> str:
     return f"?{params.urlencode()}"
 
 
+def _unnamed_link(request: HttpRequest, found: SearchResults) -> str:
+    """The same search with the words that named a book in quotes: quoted words are text,
+    never a name."""
+    if not found.named_words:
+        return ""
+    query = _NAME_TOKEN.sub(
+        lambda m: f'"{m.group()}"' if fold(m.group()) in found.named_words else m.group(),
+        found.query,
+    )
+    params = request.GET.copy()
+    params["q"] = query
+    params.pop("page", None)
+    return f"?{params.urlencode()}"
+
+
 def _mode_link(request: HttpRequest, mode: str) -> str:
     params = request.GET.copy()
     params["mode"] = mode
@@ -152,6 +170,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "previous_link": _page_link(request, found.page - 1) if found else "",
         "next_link": _page_link(request, found.page + 1) if found else "",
         "keyword_link": _mode_link(request, "keyword"),
+        "unnamed_link": _unnamed_link(request, found) if found else "",
         "meaning_link": _mode_link(request, "meaning"),
     }
     # htmx swaps the results only; the URL, and the full page it gives, are the same.
@@ -170,6 +189,10 @@ def search_json(request: HttpRequest) -> HttpResponse:
     response = JsonResponse([result.as_json() for result in found.results], safe=False)
     response["X-Search-Mode"] = found.mode_used
     response["X-Search-Total"] = str(found.total)
+    response["X-Search-Count"] = found.count_label
+    if found.named:
+        # Header values are latin-1: the titles ride percent-encoded.
+        response["X-Search-Named"] = quote("; ".join(found.named))
     if found.notice:
         response["X-Search-Notice"] = found.notice
     return response

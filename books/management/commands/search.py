@@ -11,7 +11,9 @@ class Command(BaseCommand):
     help = "Search a reader's highlights by words and by meaning, as the search page does."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("query", help='words, a "quoted phrase", -excluded, or')
+        parser.add_argument(
+            "query", help='words, a "quoted phrase", -excluded, or, author:NAME, book:TITLE'
+        )
         parser.add_argument("--user", required=True, help="the reader's username")
         parser.add_argument("--mode", choices=MODES, default="auto")
         parser.add_argument("--limit", type=int, default=20, help="results to print (20)")
@@ -41,7 +43,9 @@ class Command(BaseCommand):
             self.stdout.write("No results." if found.mode_used else "Nothing to search for.")
             return
         how = {"hybrid": "words and meaning", "keyword": "words", "meaning": "meaning"}
-        self.stdout.write(f"{found.total} result(s) by {how[found.mode_used]}:")
+        if found.named:
+            self.stdout.write(f"Highlights from {'; '.join(found.named)} come first.")
+        self.stdout.write(f"{found.count_label} by {how[found.mode_used]}:")
         for number, result in enumerate(found.results, start=1):
             highlight = result.highlight
             where = f", location {result.location()}" if result.location() else ""

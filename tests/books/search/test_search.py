@@ -1,6 +1,7 @@
 """Search on real PostgreSQL: full-text through the GIN index, vectors from the real model."""
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from uuid import uuid4
@@ -17,15 +18,26 @@ from books.models import Book, Highlight
 from books.search.search import (
     COMMON_WORD_SHARE,
     DEPTH,
+    FOREIGN_MEANING_WEIGHT,
     NOTICE_MODEL_UNAVAILABLE,
+    PHRASE_WEIGHT,
+    SENTENCE_KEYWORD_WEIGHT,
+    SOME_WORDS_WEIGHT,
+    SURE_MEANING_WEIGHT,
     SearchFilters,
+    SearchResults,
     _library,
     clear_query_cache,
     forget_word_shares,
     fuse,
     fused_order,
+    fusion_weights,
     keyword_candidates_sql,
+    language_notice,
+    meaning_floor,
+    model_languages,
     parse_query,
+    query_language,
     recency_factor,
     search,
     word_shares,
@@ -84,12 +96,24 @@ class FoldingTests:
                 "La liquidación del Ärger llegó en otoño."
             ], query
 
-    def test_it_finds_words_of_the_note_the_title_and_the_author(
+    def test_it_finds_words_of_the_note(self, alice: User, ficciones: Book) -> None:
+        _highlight(alice, ficciones, "He remembered every leaf.", note="Memoria total")
+        assert _texts(alice, "memoria", mode="keyword") == ["He remembered every leaf."]
+
+    def test_it_matches_other_forms_of_english_and_spanish_words(
         self, alice: User, ficciones: Book
     ) -> None:
-        _highlight(alice, ficciones, "He remembered every leaf.", note="Memoria total")
-        for query in ["memoria", "ficciones", "borges leaf"]:
-            assert _texts(alice, query, mode="keyword") == ["He remembered every leaf."], query
+        _highlight(alice, ficciones, "Small habits compound.")
+        _highlight(alice, ficciones, "Las muertes del invierno.")
+        _highlight(alice, ficciones, "A habitat for herons.")
+        for query in ["habit", "HABITS", "habits compounding"]:
+            assert _texts(alice, query, mode="keyword") == ["Small habits compound."], query
+        for query in ["muerte", "MUERTES", "muértes"]:
+            assert _texts(alice, query, mode="keyword") == ["Las muertes del invierno."], query
+        # A quoted word is exact: no other forms.
+        assert _texts(alice, '"habit"', mode="keyword") == []
+        found = search(alice, "habit", mode="keyword")
+        assert found.results[0].marked_words == frozenset({"habits"})
 
     def test_it_marks_the_folded_words_of_the_query(self, alice: User, ficciones: Book) -> None:
         _highlight(alice, ficciones, "Ärger und Liquidación")
@@ -205,7 +229,7 @@ class KeywordPassTests:
             cursor.execute("ANALYZE books_highlight")
             cursor.execute(f"EXPLAIN {sql}", params)
             plan = "\n".join(row[0] for row in cursor.fetchall())
-        assert "Bitmap Index Scan on highlight_search_gin" in plan
+        assert "Bitmap Index Scan on highlight_search_stems_gin" in plan
 
 
 class ParseQueryTests:
@@ -276,6 +300,21 @@ class FilterTests:
             assert _texts(alice, "memory", mode="keyword", author=author) == [
                 "Memory is our life-story."
             ], author
+
+    def test_it_filters_by_author_without_minding_accents(self, alice: User, shelf: object) -> None:
+        marquez = _book(alice, "Cien años de soledad", "García Márquez, Gabriel")
+        _highlight(alice, marquez, "La memoria del coronel.")
+        for author in ["Garcia Marquez", "GARCÍA MÁRQUEZ", "gabriel garcia marquez"]:
+            assert _texts(alice, "memoria", mode="keyword", author=author) == [
+                "La memoria del coronel."
+            ], author
+        for query in ["memoria author:garcia", 'memoria author:"garcía márquez"']:
+            assert _texts(alice, query, mode="keyword") == ["La memoria del coronel."], query
+
+    def test_an_exclusion_holds_in_a_listing(self, alice: User, shelf: object) -> None:
+        assert _texts(alice, "author:borges -labyrinth", mode="keyword") == [
+            "Funes remembered memory itself."
+        ]
 
     def test_it_filters_by_date_added(self, alice: User, shelf: object) -> None:
         recent = _texts(
@@ -366,24 +405,43 @@ class MeaningTests:
         top = found.results[0]
         assert top.highlight == embedded["forget"]
         assert top.halves == ("keyword", "meaning")
-        assert top.score == pytest.approx(1 / 61 + 1 / 61)
+        # The meaning half is sure (a near paraphrase): it leads, the words still count.
+        assert found.fusion == "a close match by meaning"
+        assert top.score == pytest.approx(1 / 61 + SURE_MEANING_WEIGHT / 61)
         assert [r.score for r in found.results] == sorted(
             (r.score for r in found.results), reverse=True
         )
 
-    def test_a_hybrid_search_never_ranks_highlights_with_only_some_words(
+    def test_a_sentence_never_ranks_highlights_with_only_some_of_its_words(
         self, alice: User, embedded: dict[str, Highlight]
     ) -> None:
         # Not embedded, so only its word "names" could find it.
         rivers = _highlight(alice, embedded["roses"].book, "The names of rivers.")
-        hybrid = search(alice, "forget names")
+        query = "why do I always forget the names of people"
+        hybrid = search(alice, query)
         assert hybrid.mode_used == "hybrid"
-        assert hybrid.keyword_pass == ""  # no highlight has both words: no fusion
+        assert hybrid.keyword_pass == ""  # no highlight has every word, and no fallback
         assert rivers not in [r.highlight for r in hybrid.results]
         assert all(r.halves == ("meaning",) for r in hybrid.results)
-        words = search(alice, "forget names", mode="keyword")
+        words = search(alice, query, mode="keyword")
         assert words.keyword_pass == "any"
         assert rivers in [r.highlight for r in words.results]
+
+    def test_a_few_remembered_words_count_even_when_one_is_missing(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        rivers = _highlight(alice, embedded["roses"].book, "The names of rivers.")
+        # No highlight has both words (or "forget" is a slip): the ones with some still
+        # count, below a highlight both halves found.
+        found = search(alice, "forget names")
+        assert found.mode_used == "hybrid"
+        assert found.keyword_pass == "any"
+        assert found.fusion == "some of a few words"
+        by_highlight = {r.highlight: r for r in found.results}
+        assert by_highlight[rivers].halves == ("keyword",)
+        rank = by_highlight[rivers].keyword_rank or 0
+        assert by_highlight[rivers].score == pytest.approx(SOME_WORDS_WEIGHT / (60 + rank))
+        assert found.results[0].halves == ("keyword", "meaning")
 
     def test_it_leaves_out_unrelated_highlights(
         self, alice: User, embedded: dict[str, Highlight]
@@ -441,3 +499,272 @@ class ModelUnavailableTests:
             assert found.notice == NOTICE_MODEL_UNAVAILABLE
             assert [r.highlight.text for r in found.results] == ["Memory is a palace."]
         assert search(alice, "memory", mode="keyword").notice == ""
+
+
+@pytest.mark.django_db
+class SyntaxTests:
+    @pytest.fixture
+    def embedded(self, alice: User, ficciones: Book, sacks: Book) -> dict[str, Highlight]:
+        shelf = {
+            "ramp": _highlight(alice, ficciones, "A habit is an entrance ramp to a road."),
+            "road": _highlight(alice, ficciones, "The road had no entrance and no ramp."),
+            "memory": _highlight(alice, sacks, "Memory is a palace of rooms."),
+            "river": _highlight(alice, sacks, "Memory is a river that forgets."),
+        }
+        highlights_embed(ids=[h.pk for h in shelf.values()])
+        return shelf
+
+    def test_a_quoted_phrase_holds_in_every_mode(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        for mode in ["auto", "keyword", "meaning"]:
+            found = search(alice, '"entrance ramp"', mode=mode)
+            assert [r.highlight for r in found.results] == [embedded["ramp"]], mode
+
+    def test_a_quoted_phrase_is_never_dropped_by_the_fallback(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        assert search(alice, '"entrance ramp" zebra', mode="keyword").results == []
+
+    def test_an_excluded_word_is_left_out_of_every_mode(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        for mode in ["auto", "keyword", "meaning"]:
+            found = search(alice, "memory -palaces", mode=mode)
+            texts = [r.highlight for r in found.results]
+            assert embedded["memory"] not in texts, mode
+            assert embedded["river"] in texts, mode
+
+    def test_the_author_prefix_filters_by_the_books_author(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        for query in ["memory author:sacks", 'author:"Oliver Sacks" memory', "memory author:SACKS"]:
+            found = search(alice, query, mode="keyword")
+            assert {r.highlight for r in found.results} == {
+                embedded["memory"],
+                embedded["river"],
+            }, query
+        assert search(alice, "road author:sacks", mode="keyword").results == []
+
+    def test_the_book_prefix_filters_by_title_words(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, 'road book:"ficciones"')
+        assert {r.highlight for r in found.results} <= {embedded["ramp"], embedded["road"]}
+        assert embedded["road"] in [r.highlight for r in found.results]
+        assert search(alice, "memory book:ficciones", mode="keyword").results == []
+
+    def test_a_prefix_alone_lists_the_books_highlights(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, "author:sacks")
+        assert {r.highlight for r in found.results} == {embedded["memory"], embedded["river"]}
+        assert found.count_label == "2 highlights"
+
+    def test_a_prefix_that_matches_no_book_says_so(
+        self, alice: User, embedded: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, "memory author:tolstoy")
+        assert found.results == []
+        assert found.notice == "No book of yours matches author:tolstoy."
+
+    def test_a_prefix_never_reaches_another_readers_books(
+        self, alice: User, bob: User, embedded: dict[str, Highlight]
+    ) -> None:
+        _highlight(bob, _book(bob, "Anna Karenina", "Tolstoy, Leo"), "Memory of a ball.")
+        assert search(alice, "memory author:tolstoy").results == []
+
+
+@pytest.mark.django_db
+class FieldsTests:
+    """Titles and authors are fields: a topic word never matches every highlight of a book
+    whose title has it, and a name among the words puts that book first."""
+
+    @pytest.fixture
+    def agee(self, alice: User) -> Book:
+        book = _book(alice, "A Death in the Family", "Agee, James")
+        for text in ["Knoxville in summer.", "The father drove at night.", "Rufus and his cap."]:
+            _highlight(alice, book, text)
+        return book
+
+    def test_a_title_word_matches_no_highlight_of_that_book(
+        self, alice: User, agee: Book, ficciones: Book
+    ) -> None:
+        death = _highlight(alice, ficciones, "Death is the mother of beauty.")
+        for query in ["death", "family", "death family"]:
+            found = search(alice, query, mode="keyword")
+            assert [r.highlight for r in found.results] == ([] if query == "family" else [death]), (
+                query
+            )
+            assert found.named == (), query
+        # The author's name is a name: it lists the book, said so on the page.
+        assert search(alice, "agee", mode="keyword").named == ("A Death in the Family",)
+
+    def test_a_whole_title_among_the_words_puts_its_highlights_first(
+        self, alice: User, agee: Book, ficciones: Book
+    ) -> None:
+        _highlight(alice, ficciones, "Summer nights in the south.")
+        found = search(alice, "summer a death in the family", mode="keyword")
+        assert found.named == ("A Death in the Family",)
+        assert found.results[0].highlight.text == "Knoxville in summer."
+        assert found.named_first == 1
+        assert found.results[1].highlight.text == "Summer nights in the south."
+
+    def test_an_authors_name_and_a_topic(self, alice: User, ficciones: Book, sacks: Book) -> None:
+        rows = [
+            _highlight(alice, sacks, "Memory is a palace of rooms."),
+            _highlight(alice, sacks, "A hat is not a wife."),
+            _highlight(alice, ficciones, "Funes had a memory like a garbage heap."),
+        ]
+        highlights_embed(ids=[h.pk for h in rows])
+        for query in ["what did Sacks say about memory", "oliver sacks on memory", "memory Sacks"]:
+            found = search(alice, query)
+            assert found.named == ("The Man Who Mistook His Wife for a Hat",), query
+            assert found.results[0].highlight == rows[0], query
+            # Then the rest of the library: Borges's memory too.
+            assert rows[2] in [r.highlight for r in found.results], query
+        # A last name alone, in lower case among other words, is a word.
+        assert search(alice, "memory sacks").named == ()
+
+    def test_a_name_alone_lists_that_authors_highlights(self, alice: User, ficciones: Book) -> None:
+        pessoa = _book(alice, "The Book of Disquiet", "Pessoa, Fernando")
+        mine = _highlight(alice, pessoa, "I am nothing.")
+        _highlight(alice, ficciones, "Borges on nothing.")
+        found = search(alice, "Pessoa")
+        assert [r.highlight for r in found.results] == [mine]
+
+    def test_a_quoted_name_is_text(self, alice: User, ficciones: Book, sacks: Book) -> None:
+        quoting = _highlight(alice, ficciones, "Borges read Sacks late.")
+        _highlight(alice, sacks, "A hat is not a wife.")
+        found = search(alice, '"sacks"', mode="keyword")
+        assert found.named == ()
+        assert [r.highlight for r in found.results] == [quoting]
+
+
+class AdaptiveFusionTests:
+    def test_it_weights_the_halves_by_what_the_query_is(self) -> None:
+        cases = {
+            ("why do we forget the names of the people we meet", "all"): (
+                SENTENCE_KEYWORD_WEIGHT, 1.0, "a sentence",
+            ),
+            ("the names of the people we meet", "all"): (
+                SENTENCE_KEYWORD_WEIGHT, 1.0, "a sentence",
+            ),
+            ("why do we forget the names of the people we meet", "any"): (
+                0.0, 1.0, "some words of a sentence",
+            ),
+            ("habit entrance ramp", "all"): (1.0, 1.0, "a few words"),
+            ("habit entrnce ramp", "any"): (SOME_WORDS_WEIGHT, 1.0, "some of a few words"),
+            ('"entrance ramp" habit', "all"): (PHRASE_WEIGHT, 1.0, "a quoted phrase"),
+        }  # fmt: skip
+        for (query, passed), (keyword, meaning, why) in cases.items():
+            weights = fusion_weights(parse_query(query), passed, model_reads=True)
+            assert (weights.keyword, weights.meaning, weights.why) == (keyword, meaning, why)
+
+    def test_a_sure_meaning_match_leads(self) -> None:
+        sentence = parse_query("a man is playing a guitar on the stage")
+        few = parse_query("guitar stage")
+        model = "all-MiniLM-L6-v2@1234"
+        for parsed, passed, keyword in [
+            (sentence, "all", 0.0),
+            (few, "all", 1.0),
+            (few, "any", 0.0),
+        ]:
+            weights = fusion_weights(
+                parsed, passed, model_reads=True, best_distance=0.1, model_id=model
+            )
+            assert (weights.keyword, weights.meaning) == (keyword, SURE_MEANING_WEIGHT)
+        # Not sure: farther than the model's line, or a model never measured.
+        far = fusion_weights(few, "all", model_reads=True, best_distance=0.5, model_id=model)
+        other = fusion_weights(few, "all", model_reads=True, best_distance=0.1, model_id="x@1")
+        assert far.why == other.why == "a few words"
+
+    def test_words_lead_when_the_model_reads_the_language_poorly(self) -> None:
+        weights = fusion_weights(parse_query("la muerte"), "all", model_reads=False)
+        assert (weights.keyword, weights.meaning) == (1.0, FOREIGN_MEANING_WEIGHT)
+
+    def test_weighted_fusion_sums_the_weighted_reciprocal_ranks(self) -> None:
+        fused = fuse([1, 2], [Neighbour(2, 0.1)], keyword_weight=0.5, meaning_weight=2.0)
+        assert fused[1].score == pytest.approx(0.5 / 61)
+        assert fused[2].score == pytest.approx(0.5 / 62 + 2.0 / 61)
+
+
+class CountTests:
+    def test_the_meaning_floor_keeps_close_matches_only(self) -> None:
+        found = [Neighbour(1, 0.2), Neighbour(2, 0.5), Neighbour(3, 0.6), Neighbour(4, 0.8)]
+        kept = meaning_floor(found, "all-MiniLM-L6-v2@abc")
+        # 0.8 is past the model's floor; 0.6 is more than the margin behind the best.
+        assert [n.highlight_id for n in kept] == [1, 2]
+        assert meaning_floor([], "all-MiniLM-L6-v2@abc") == []
+
+    def test_the_count_says_what_it_counts(self) -> None:
+        def results(total: int, mode_used: str, capped: bool = False) -> str:
+            return SearchResults(
+                "q", "auto", mode_used, [], total=total, offset=0, limit=20,
+                keyword_capped=capped,
+            ).count_label  # fmt: skip
+
+        assert results(0, "hybrid") == "No results"
+        assert results(1, "keyword") == "1 highlight"
+        assert results(12, "keyword") == "12 highlights"
+        assert results(300, "keyword", capped=True) == "More than 300 highlights"
+        assert results(1, "meaning") == "1 close match"
+        assert results(40, "hybrid") == "About 40 close matches"
+
+
+@pytest.mark.django_db
+class HonestCountTests:
+    def test_unrelated_highlights_are_not_counted_as_matches(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        rows = [
+            _highlight(alice, ficciones, "Every night I lose the names of the people I met."),
+            _highlight(alice, ficciones, "Prune the roses in early March."),
+            _highlight(alice, ficciones, "The stock market fell sharply on Tuesday."),
+        ]
+        highlights_embed(ids=[h.pk for h in rows])
+        found = search(alice, "why can't I remember who I met", mode="meaning")
+        assert [r.highlight for r in found.results] == [rows[0]]
+        assert found.count_label == "1 close match"
+
+
+class LanguageTests:
+    def test_it_tells_a_querys_language_by_its_words(self) -> None:
+        assert query_language("what did Kierkegaard say about despair") == "en"
+        assert query_language("qué dijo sobre la muerte") == "es"
+        assert query_language("la muerte de los sueños") == "es"
+        assert query_language("canción") == "es"
+        assert query_language("Pessoa") is None
+        assert query_language("entropy") is None
+
+    def test_it_reads_a_models_languages_defensively(self) -> None:
+        @dataclass
+        class Declared:
+            model_id: str
+            languages: tuple[str, ...] | None = None
+
+        @dataclass
+        class Undeclared:
+            model_id: str
+
+        assert model_languages(Undeclared("all-MiniLM-L6-v2@1234")) == ("en",)
+        assert model_languages(Undeclared("multilingual-e5-small@1234")) is None
+        assert model_languages(Undeclared("someone-elses-model@1234")) is None
+        assert model_languages(Declared("x@1", ("en", "es"))) == ("en", "es")
+        assert language_notice("la muerte", Declared("x@1", ("en", "es"))) == ""
+        assert language_notice("la muerte", Undeclared("multilingual-e5-small@1")) == ""
+        assert "Spanish" in language_notice("la muerte", Undeclared("all-MiniLM-L6-v2@1"))
+
+    @pytest.mark.django_db
+    def test_a_spanish_query_says_the_model_reads_english_only(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        row = _highlight(alice, ficciones, "La muerte de los sueños.")
+        highlights_embed(ids=[row.pk])
+        found = search(alice, "la muerte")
+        assert "This looks like Spanish" in found.notice
+        assert "all-MiniLM-L6-v2" in found.notice
+        assert found.fusion == "a language the model reads poorly"
+        assert [r.highlight for r in found.results] == [row]
+        assert search(alice, "death of dreams").notice == ""
+        assert search(alice, "la muerte", mode="keyword").notice == ""

@@ -1,6 +1,7 @@
 """`manage.py search` and `manage.py evaluate_search`, on the real model."""
 
 import json
+import random
 from io import StringIO
 from pathlib import Path
 
@@ -10,9 +11,16 @@ from django.core.management import CommandError, call_command
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.management.commands.evaluate_search import (
+    EvaluationLibrary,
     assign_books,
+    build_library,
     clippings_bytes,
+    names_probes,
     read_labelled_set,
+    read_quotes,
+    read_sentences,
+    typo,
+    words_probes,
 )
 from books.models import Book, Highlight, Import
 from books.search.search import NOTICE_MODEL_UNAVAILABLE
@@ -50,7 +58,7 @@ class SearchCommandTests:
 
     def test_it_prints_the_results(self, library: None) -> None:
         out, _ = _run("search", "--user", "alice", "life-story", "--mode", "keyword")
-        assert "1 result(s) by words:" in out
+        assert "1 highlight by words:" in out
         assert "The Man Who Mistook His Wife for a Hat (Sacks, Oliver), location 1520-1522" in out
         assert "We have each of us a life-story" in out
 
@@ -91,30 +99,138 @@ class LabelledSetTests:
         assert data.count(b"==========") == 12
 
 
+# Written for these tests: quotes with authors and tags, and distractor sentences.
+QUOTES = [
+    {"content": "A friend is a second self who walks beside you.", "author": "Ada Quill",
+     "tags": ["Friendship"]},
+    {"content": "Every machine dreams of the hand that built it.", "author": "Ada Quill",
+     "tags": ["Technology"]},
+    {"content": "Friends are the family we choose by lamplight.", "author": "Bram Ostrow",
+     "tags": ["Friendship"]},
+    {"content": "Courage is fear that has said its prayers.", "author": "Bram Ostrow",
+     "tags": ["Courage", "Famous Quotes"]},
+]  # fmt: skip
+DISTRACTORS = [
+    "The ferry waited for the late bus.",
+    "Copper pans hung above the stove.",
+    "A heron stood still in the reeds.",
+]
+
+
+@pytest.fixture
+def quotes(tmp_path: Path) -> Path:
+    path = tmp_path / "quotes.json"
+    path.write_text(json.dumps(QUOTES), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def distractors(tmp_path: Path) -> Path:
+    path = tmp_path / "distractors.txt"
+    path.write_text("\n".join(DISTRACTORS) + "\n\n", encoding="utf-8")
+    return path
+
+
+class SentenceListTests:
+    def test_it_reads_any_sentence_list(self, tmp_path: Path, stsb: Path, quotes: Path) -> None:
+        text = tmp_path / "lines.txt"
+        text.write_text("One.\n\nTwo.\nOne.\n", encoding="utf-8")
+        assert read_sentences(text) == ["One.", "Two."]
+        assert read_sentences(quotes)[0] == QUOTES[0]["content"]
+        from_csv = read_sentences(stsb / "stsb-en-dev.csv")
+        assert len(from_csv) == 12
+        assert "4.6" not in from_csv
+
+    def test_it_refuses_a_list_it_cannot_read(self, tmp_path: Path) -> None:
+        with pytest.raises(CommandError, match="No sentence list"):
+            read_sentences(tmp_path / "missing.txt")
+        empty = tmp_path / "empty.txt"
+        empty.write_text("\n", encoding="utf-8")
+        with pytest.raises(CommandError, match="has no sentences"):
+            read_sentences(empty)
+        broken = tmp_path / "broken.json"
+        broken.write_text("{", encoding="utf-8")
+        with pytest.raises(CommandError, match="is not JSON"):
+            read_sentences(broken)
+
+
+class GeneratedQueriesTests:
+    @pytest.fixture
+    def library(self, stsb: Path, quotes: Path) -> EvaluationLibrary:
+        labelled = read_labelled_set(stsb / "stsb-en-dev.csv", 4.0)
+        built = build_library(labelled, read_quotes(quotes), DISTRACTORS)
+        built.ids = list(range(1000, 1000 + len(built.texts)))
+        return built
+
+    def test_a_typo_is_one_slip(self) -> None:
+        rng = random.Random(1)
+        for _ in range(200):
+            slipped = typo("lighthouse", rng)
+            assert slipped != "lighthouse"
+            assert abs(len(slipped) - len("lighthouse")) <= 1
+            assert slipped[0] == "l"
+
+    def test_remembered_words_come_from_their_highlight(self, library: EvaluationLibrary) -> None:
+        probes = words_probes(library, random.Random(3), 50, typo_share=0.0)
+        assert probes
+        for probe in probes:
+            (target,) = probe.wanted
+            text = library.texts[library.ids.index(target)].casefold()
+            words = probe.query.split()
+            assert 2 <= len(words) <= 4
+            assert all(word in text for word in words), probe
+            # Never a distractor.
+            assert library.ids.index(target) < library.quotes_start + len(library.quotes)
+
+    def test_names_queries_target_the_authors_quotes_on_the_topic(
+        self, library: EvaluationLibrary
+    ) -> None:
+        probes = names_probes(library, random.Random(3), 50)
+        # Ada Quill on friendship and on technology, Bram Ostrow on friendship and courage.
+        assert len(probes) == 4
+        for probe in probes:
+            for target in probe.wanted:
+                quote = library.quotes[library.ids.index(target) - library.quotes_start]
+                assert quote.author.split()[-1] in probe.query
+                assert any(tag.casefold() in probe.query for tag in quote.tags)
+
+
 @pytest.mark.django_db
 class EvaluateSearchCommandTests:
-    def test_it_measures_each_mode_and_leaves_nothing_behind(self, alice: User, stsb: Path) -> None:
-        out, _ = _run("evaluate_search", "--data", str(stsb), "--json")
+    def test_it_measures_three_tasks_and_leaves_nothing_behind(
+        self, alice: User, stsb: Path, quotes: Path, distractors: Path
+    ) -> None:
+        out, _ = _run(
+            "evaluate_search", "--data", str(stsb), "--quotes", str(quotes),
+            "--distractors", str(distractors), "--json",
+        )  # fmt: skip
         report = json.loads(out)
-        assert report["highlights"] == 12
-        assert report["embedded"] == 12
-        assert report["queries"] == 6
-        assert set(report["modes"]) == {"keyword", "meaning", "hybrid"}
-        for row in report["modes"].values():
-            assert 0 <= row["recall@1"] <= row["recall@5"] <= row["recall@10"] <= 1
-            assert 0 <= row["mrr@10"] <= 1
-        # Paraphrases among a dozen sentences: meaning finds every one in its top five.
-        assert report["modes"]["meaning"]["recall@5"] == 1.0
+        assert report["highlights"] == 12 + 4 + 3
+        assert report["embedded"] == 19
+        assert (report["quotes"], report["distractors"]) == (4, 3)
+        assert set(report["tasks"]) == {"paraphrase", "words", "names"}
+        assert report["tasks"]["paraphrase"]["queries"] == 6
+        assert report["tasks"]["names"]["queries"] == 4
+        for task in report["tasks"].values():
+            assert set(task["modes"]) == {"keyword", "meaning", "hybrid"}
+            for row in task["modes"].values():
+                assert 0 <= row["recall@1"] <= row["recall@5"] <= row["recall@10"] <= 1
+                assert 0 <= row["mrr@10"] <= 1
+        # Paraphrases among a few sentences: meaning finds every one in its top five.
+        assert report["tasks"]["paraphrase"]["modes"]["meaning"]["recall@5"] == 1.0
+        # A name and a topic among four quotes: the author's quote on it comes first.
+        assert report["tasks"]["names"]["modes"]["hybrid"]["recall@1"] == 1.0
         assert list(User.objects.values_list("username", flat=True)) == ["alice"]
         assert not Highlight.objects.exists()
         assert not Book.objects.exists()
         assert not Import.objects.exists()
 
     def test_it_prints_a_table(self, stsb: Path) -> None:
-        out, _ = _run("evaluate_search", "--data", str(stsb))
+        out, _ = _run("evaluate_search", "--data", str(stsb), "--task", "paraphrase")
         lines = out.splitlines()
-        assert "12 highlights in 12 books, 6 queries" in lines[0]
+        assert "12 highlights (12 paraphrase sentences, 0 quotes, 0 distractors)" in lines[0]
         assert lines[1].split() == [
+            "task",
             "mode",
             "Recall@1",
             "Recall@5",
@@ -122,8 +238,21 @@ class EvaluateSearchCommandTests:
             "MRR@10",
             "ms/query",
         ]
-        assert [line.split()[0] for line in lines[2:5]] == ["keyword", "meaning", "hybrid"]
+        assert [line.split()[:2] for line in lines[2:5]] == [
+            ["paraphrase", "keyword"],
+            ["paraphrase", "meaning"],
+            ["paraphrase", "hybrid"],
+        ]
+
+    def test_it_leaves_out_the_names_task_without_quotes(self, stsb: Path) -> None:
+        out, err = _run("evaluate_search", "--data", str(stsb), "--json")
+        assert set(json.loads(out)["tasks"]) == {"paraphrase", "words"}
+        assert "the names task is left out" in err
 
     def test_it_refuses_a_missing_file(self, tmp_path: Path) -> None:
         with pytest.raises(CommandError, match="No labelled set"):
             _run("evaluate_search", "--data", str(tmp_path))
+
+    def test_it_refuses_the_names_task_without_quotes(self, stsb: Path) -> None:
+        with pytest.raises(CommandError, match="No quotes at"):
+            _run("evaluate_search", "--data", str(stsb), "--task", "names")

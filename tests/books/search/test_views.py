@@ -83,7 +83,7 @@ class SearchPageTests:
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
         settings.EXOGRAM_EMBEDDING_MODEL_DIR = tmp_path  # type: ignore[attr-defined]
-        response = alice_client.get(reverse("search"), {"q": "memory"})
+        response = alice_client.get(reverse("search"), {"q": "life"})
         assert NOTICE_MODEL_UNAVAILABLE in response.content.decode()
         assert [r.highlight for r in response.context["found"].results] == [shelf["sacks"]]
 
@@ -156,10 +156,64 @@ class SearchPageTests:
                 response = alice_client.get(reverse("search"), {"q": query, "mode": mode})
             return len(queries), len(response.context["found"].results)
 
+        count("river 0"), count("river")  # per-process caches (stems, the query vector)
         one = count("river 0")
         many = count("river")
         assert one[1] < many[1] == 20
         assert one[0] == many[0]
+
+    def test_it_explains_its_syntax(self, alice_client: Client) -> None:
+        content = alice_client.get(reverse("search")).content.decode()
+        assert "How to search" in content
+        for syntax in ['"entrance ramp"', "habit -routine", "palace or river", "author:borges"]:
+            assert f"<code>{syntax}</code>" in content.replace("&quot;", '"'), syntax
+        assert "book:ficciones" in content
+
+    def test_it_counts_what_it_found(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "memoria", "mode": "keyword"})
+        assert "2 highlights" in response.content.decode()
+        assert response.context["found"].count_label == "2 highlights"
+
+    def test_it_says_when_the_model_reads_the_language_poorly(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        highlights_embed(ids=[h.pk for h in shelf.values()])
+        spanish = alice_client.get(reverse("search"), {"q": "la memoria entera"})
+        content = spanish.content.decode()
+        assert "This looks like Spanish" in content
+        assert "Results by words work in any language." in content
+        assert spanish.context["found"].results[0].highlight == shelf["funes"]
+        english = alice_client.get(reverse("search"), {"q": "memory of a life"})
+        assert "This looks like" not in english.content.decode()
+
+    def test_a_name_puts_its_books_first_and_says_so(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(
+            reverse("search"), {"q": "what did Sacks say about memoria", "mode": "keyword"}
+        )
+        content = response.content.decode()
+        assert response.context["found"].results[0].highlight == shelf["sacks"]
+        assert "Highlights from The Man Who Mistook His Wife for a Hat come first" in content
+        link = response.context["unnamed_link"]
+        assert "q=what+did+%22Sacks%22+say+about+memoria" in link
+        quoted = alice_client.get(reverse("search") + link)
+        assert quoted.context["found"].named == ()
+
+    def test_prefixes_never_reach_another_readers_books(
+        self, bob_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = bob_client.get(reverse("search"), {"q": "memoria author:sacks"})
+        assert response.context["found"].results == []
+        assert "No book of yours matches author:sacks." in response.content.decode()
+        assert "Memory is our life-story" not in response.content.decode()
+        rows = bob_client.get(reverse("search_json"), {"q": "author:borges"})
+        assert rows.json() == []
+        named = bob_client.get(reverse("search_json"), {"q": "Sacks memoria"})
+        assert named.json() == []
+        assert "X-Search-Named" not in named
 
 
 @pytest.mark.django_db
@@ -195,8 +249,9 @@ class SearchJsonTests:
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
         settings.EXOGRAM_EMBEDDING_MODEL_DIR = tmp_path  # type: ignore[attr-defined]
-        response = alice_client.get(reverse("search_json"), {"q": "memory"})
+        response = alice_client.get(reverse("search_json"), {"q": "life"})
         assert response["X-Search-Notice"] == NOTICE_MODEL_UNAVAILABLE
+        assert response["X-Search-Count"] == "1 highlight"
         assert [row["text"] for row in response.json()] == ["Memory is our life-story."]
 
 
