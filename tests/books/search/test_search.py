@@ -768,3 +768,21 @@ class LanguageTests:
         assert [r.highlight for r in found.results] == [row]
         assert search(alice, "death of dreams").notice == ""
         assert search(alice, "la muerte", mode="keyword").notice == ""
+
+
+@pytest.mark.django_db
+class WordsInSearchTests:
+    """A looked-up word (books.vocabulary) is found by its letters, never ranked by meaning."""
+
+    def test_meaning_ranks_passages_only_and_keyword_still_finds_words(
+        self, alice: User, ficciones: Book, sacks: Book
+    ) -> None:
+        passage = _highlight(alice, ficciones, "Memory is the treasury and guardian of all things.")
+        word = _highlight(alice, sacks, "remembrance")
+        word.refresh_is_word()
+        word.save(update_fields=["is_word"])
+        highlights_embed(ids=[passage.pk, word.pk])
+
+        assert _texts(alice, "what we remember", mode="meaning") == [passage.text]
+        assert _texts(alice, "remembrance", mode="keyword") == ["remembrance"]
+        assert "remembrance" in _texts(alice, "remembrance", mode="auto")
