@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.forms import DeleteAccountForm, SignupForm
 from accounts.models import User
-from accounts.services import reader_delete
+from accounts.services import reader_delete_request
 
 
 @require_http_methods(["GET", "POST"])
@@ -40,6 +40,12 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "accounts/settings.html", {"delete_form": form}, status=400)
     logout(request)
-    reader_delete(reader=reader)
-    messages.success(request, "Your account and all its data are deleted.")
+    if reader_delete_request(reader=reader):
+        messages.success(request, "Your account and all its data are deleted.")
+    else:
+        messages.success(
+            request,
+            "Your account is closed and is being deleted with all its data; this takes a few "
+            "minutes for a large library. It can no longer be used to log in.",
+        )
     return redirect("login")

@@ -113,6 +113,10 @@ class Highlight(models.Model):
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
     )
     embedding_claimed_at = models.DateTimeField(null=True, blank=True)
+    # When a task for this highlight was last sent: the sweep leaves it alone while that
+    # task is likely still queued (books.embedding.pipeline.QUEUED_LEASE).
+    embedding_enqueued_at = models.DateTimeField(null=True, blank=True)
+    # Why it is not embedded yet, or, once embedded, what was left out of its vector.
     embedding_error = models.TextField(blank=True)
 
     created = models.DateTimeField(auto_now_add=True)
@@ -173,9 +177,16 @@ class Highlight(models.Model):
 
 class Import(models.Model):
     class Status(models.TextChoices):
+        # A large file is imported by a worker: queued, then reading, then saving.
+        QUEUED = "queued", "Waiting for a worker"
+        READING = "reading", "Reading the file"
+        SAVING = "saving", "Saving"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+
+    # Statuses of an import that is still under way (its report polls).
+    UNDER_WAY = (Status.QUEUED, Status.READING, Status.SAVING, Status.RUNNING)
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="imports"
@@ -204,6 +215,20 @@ class Import(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("import_report", args=[self.code])
+
+
+class ImportUpload(models.Model):
+    """The file of an import that runs in the background, until its worker has read it.
+
+    In the database rather than a file: a worker on another machine reads it as well.
+    """
+
+    the_import = models.OneToOneField(Import, on_delete=models.CASCADE, related_name="upload")
+    data = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"upload of {self.the_import_id}"
 
 
 class Connection(models.Model):

@@ -12,7 +12,7 @@ from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_forget
-from books.embedding.pipeline import EMBED_TASK_SIZE
 from books.importing.clippings import (
     Clipping,
     ParseResult,
@@ -29,6 +28,7 @@ from books.importing.clippings import (
     normalize_title,
     parse_clippings,
 )
+from books.importing.screening import screen_entries
 from books.models import Book, Highlight, Import
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,11 @@ SAME_HIGHLIGHT_OVERLAP = 0.6
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+# The first key of the per-reader advisory lock that serializes imports (any constant
+# that no other advisory lock in the project uses).
+IMPORT_LOCK = 19_0001
 
 
 class ImportRejected(Exception):
@@ -126,7 +131,7 @@ def check_upload(data: bytes) -> None:
 
 def _parse_or_reject(data: bytes) -> ParseResult:
     check_upload(data)
-    result = parse_clippings(data)
+    result = screen_entries(parse_clippings(data))
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
@@ -237,8 +242,22 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     return the_import
 
 
-def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256: str) -> Import:
-    the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
+def _import_parsed(
+    *,
+    reader: User,
+    result: ParseResult,
+    file_name: str,
+    sha256: str,
+    the_import: Import | None = None,
+) -> Import:
+    # One import of a reader at a time: a second one (a double submit, two tabs) waits
+    # here for the first to commit, then finds its highlights and adds nothing, where it
+    # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
+    # so it cannot deadlock, and not the reader's row, which embedding workers share-lock.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK, reader.pk])
+    if the_import is None:
+        the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
     report = ImportReport(
         problems=[{"line": p.line, "message": p.message} for p in result.problems]
     )
@@ -395,7 +414,7 @@ def _finish_report(
 
 
 def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
-    from books.tasks import embed_highlights
+    from books.tasks import enqueue_embedding
 
     changed_words = [
         h.pk
@@ -406,10 +425,10 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
     connections_forget(ids=changed_words)
     new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
     to_embed = new_ids + changed_words
-    # Several tasks, not one: with more than one worker process they share the work.
-    for start in range(0, len(to_embed), EMBED_TASK_SIZE):
-        # celery-types does not know DjangoTask, the app's task class, which adds this.
-        embed_highlights.delay_on_commit(to_embed[start : start + EMBED_TASK_SIZE])  # type: ignore[attr-defined]
+    # Several tasks, not one: with more than one worker process they share the work. Sent
+    # after commit; a broker that is down leaves them saved and marked as delayed.
+    if to_embed:
+        transaction.on_commit(partial(enqueue_embedding, to_embed))
 
 
 def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
