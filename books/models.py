@@ -113,6 +113,9 @@ class Highlight(models.Model):
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
     )
     embedding_claimed_at = models.DateTimeField(null=True, blank=True)
+    # Which process holds the claim ("host:pid"): a worker starting on the same host hands
+    # out at once the claims of a process that is gone, instead of waiting out the lease.
+    embedding_claimed_by = models.CharField(max_length=200, blank=True, db_default="")
     # When a task for this highlight was last sent: the sweep leaves it alone while that
     # task is likely still queued (books.embedding.pipeline.QUEUED_LEASE).
     embedding_enqueued_at = models.DateTimeField(null=True, blank=True)

@@ -69,6 +69,9 @@ def sweep_pending_embeddings() -> int:
     Highlights whose task was sent less than QUEUED_LEASE ago are left alone: it is still
     queued, and sending another only makes the queue longer.
     """
+    released = pipeline.claims_of_dead_workers_release()
+    if released:
+        logger.info("released %d highlight(s) claimed by a worker that is gone", released)
     ids = pipeline.pending_highlight_ids(queued_before=pipeline.QUEUED_LEASE)
     enqueue_embedding(ids)
     if ids:

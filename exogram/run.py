@@ -66,10 +66,9 @@ def main() -> int:
             "exogram.wsgi",
             "--bind",
             f"{host}:{port}",
-            "--workers",
-            os.environ.get("WEB_CONCURRENCY", "2"),
-            "--access-logfile",
-            "-",
+            # Workers, threads, timeout: gunicorn.conf.py (shared with the Docker image).
+            "--config",
+            str(Path(__file__).resolve().parent.parent / "gunicorn.conf.py"),
         ],
     )
     children = [web, worker]

@@ -221,3 +221,6 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 1,
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# The queue Exogram's tasks go through. Two Exogram instances (or test runs) that share one
+# Redis or RabbitMQ must each have their own, or one's worker consumes the other's tasks.
+CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")

@@ -5,6 +5,8 @@ The encoder (onnxruntime, numpy) is imported inside the functions: web processes
 only enqueue never load the model's runtime.
 """
 
+import os
+import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -75,9 +77,58 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
             .only("pk", "reader_id", "text", "note")
         )
         Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
-            embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=now
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+            embedding_claimed_at=now,
+            embedding_claimed_by=_claimer(),
         )
     return now, rows
+
+
+def _claimer() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # it exists, as another user
+    return False
+
+
+def claims_of_dead_workers_release() -> int:
+    """Hand out again the claims of worker processes of this host that are gone.
+
+    A worker killed mid-batch (SIGKILL, out of memory, a power cut) leaves its highlights
+    claimed; other hosts wait out STALE_CLAIM, but on this host the process can be asked
+    for, so the next sweep (one runs when a worker starts) sends them again at once.
+    """
+    prefix = f"{socket.gethostname()}:"
+    claimers = (
+        Highlight.objects.filter(
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+            embedding_claimed_by__startswith=prefix,
+        )
+        .values_list("embedding_claimed_by", flat=True)
+        .distinct()
+    )
+    gone = [
+        claimer
+        for claimer in claimers
+        if claimer[len(prefix) :].isdigit() and _process_gone(int(claimer[len(prefix) :]))
+    ]
+    if not gone:
+        return 0
+    return Highlight.objects.filter(
+        embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_by__in=gone
+    ).update(
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+        embedding_claimed_at=None,
+        embedding_claimed_by="",
+        embedding_enqueued_at=None,
+    )
 
 
 def _text_of(highlight: Highlight) -> str:

@@ -229,7 +229,14 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
     except Exception as error:
-        logger.exception("import of %s for %s failed", file_name, reader)
+        # The reason in one line (the command prints no traceback); the trace when debugging.
+        logger.error(
+            "import of %s for %s failed: %s",
+            file_name,
+            reader,
+            error,
+            exc_info=logger.isEnabledFor(logging.DEBUG),
+        )
         Import.objects.create(
             reader=reader,
             file_name=file_name,
