@@ -20,6 +20,7 @@ BENCHMARKS = {
     "connections": "bench.bench_connections",
     "search": "bench.bench_search",
     "affinity": "bench.bench_affinity",
+    "memory": "bench.bench_memory",
 }
 
 
