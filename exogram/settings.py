@@ -224,3 +224,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # The queue Exogram's tasks go through. Two Exogram instances (or test runs) that share one
 # Redis or RabbitMQ must each have their own, or one's worker consumes the other's tasks.
 CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
+# A worker process that grew past this (KiB) is replaced once its task ends: Python keeps
+# the heap of a large import, and a process that imported 200,000 entries would otherwise
+# go on embedding at over 550 MB. A fresh process embeds at about 320 MB (make bench memory).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420_000, minimum=0)
