@@ -256,6 +256,7 @@ def _import_parsed(
     file_name: str,
     sha256: str,
     the_import: Import | None = None,
+    enqueue: bool = True,
 ) -> Import:
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
@@ -275,7 +276,7 @@ def _import_parsed(
     _attach_notes(notes, books, library, work, report, the_import)
     _write_rows(work)
     _finish_report(the_import, report, books, work)
-    _enqueue_embedding(the_import, work)
+    _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
 
 
@@ -420,7 +421,7 @@ def _finish_report(
     the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
 
 
-def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
+def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
     from books.tasks import enqueue_embedding
 
     changed_words = [
@@ -430,6 +431,8 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
     ]
     # Changed words: the old vectors, and the connections found with them, are void.
     connections_forget(ids=changed_words)
+    if not send:
+        return  # the caller sends them (books.importing.background, once per file)
     new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
     to_embed = new_ids + changed_words
     # Several tasks, not one: with more than one worker process they share the work. Sent

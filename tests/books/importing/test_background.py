@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -17,6 +18,7 @@ from books.importing.background import (
     import_send,
     imports_to_resend,
 )
+from books.importing.services import clippings_import
 from books.models import Highlight, Import, ImportUpload
 from books.tasks import run_import, sweep_pending_imports
 from exogram.celery import app
@@ -94,6 +96,36 @@ class BackgroundImportViewTests:
         poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
         assert bob_client.get(poll).status_code == 404
         assert Client().get(poll).status_code == 302
+
+
+@pytest.mark.django_db
+class ImportInPartsTests:
+    def test_a_file_saved_in_parts_gives_the_library_of_the_file_at_once(
+        self,
+        alice: User,
+        bob: User,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        monkeypatch.setattr(background, "IMPORT_PART", 2)  # every book a part of its own
+        broken = "Broken (A)\r\n- nothing a Kindle writes\r\n\r\ntext\r\n==========\r\n"
+        data = clippings_file(*MEMORY_LIBRARY) + broken.encode()
+        at_once = clippings_import(reader=bob, data=data, file_name="c.txt")
+        the_import = import_queue(reader=alice, data=data, file_name="c.txt")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert run_import(the_import.pk) == Import.Status.DONE
+        the_import.refresh_from_db()
+        assert the_import.counts == at_once.counts
+        assert the_import.problems == at_once.problems != []
+
+        def library(reader: User) -> list[tuple[str, str, str, int | None]]:
+            rows = Highlight.objects.filter(reader=reader)
+            return sorted(rows.values_list("book__title", "text", "note", "location_start"))
+
+        assert library(alice) == library(bob)
+        # Sent after the last part, all of them (and run here, eagerly).
+        statuses = Highlight.objects.filter(reader=alice).values_list("embedding_status")
+        assert set(statuses) == {("done",)}
 
 
 @pytest.mark.django_db
