@@ -18,6 +18,8 @@ from books.importing.background import (
     import_send,
     imports_to_resend,
 )
+from books.importing.clippings import parse_clippings
+from books.importing.screening import screen_entries
 from books.importing.services import clippings_import
 from books.models import Highlight, Import, ImportUpload
 from books.tasks import run_import, sweep_pending_imports
@@ -96,6 +98,26 @@ class BackgroundImportViewTests:
         poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
         assert bob_client.get(poll).status_code == 404
         assert Client().get(poll).status_code == 302
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class ParseInPiecesTests:
+    @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.txt")))
+    def test_pieces_parse_as_the_whole_file(
+        self, name: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        data = (FIXTURES / name).read_bytes()
+        whole = screen_entries(parse_clippings(data))
+        monkeypatch.setattr(background, "PARSE_PIECE_BYTES", 300)  # many small pieces
+        if not whole.clippings:
+            return
+        assert len(list(background._pieces(data))) > 1 or len(data) < 600
+        in_pieces = background.parse_in_pieces(data)
+        assert in_pieces.clippings == whole.clippings
+        assert in_pieces.problems == whole.problems
+        assert in_pieces.entries == whole.entries
 
 
 @pytest.mark.django_db
