@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # A fresh clone runs in development mode; production sets DEBUG=0 and SECRET_KEY.
 export DEBUG ?= 1
 
-.PHONY: run test lint format bench install install-dev clean
+.PHONY: run test lint format bench fuzz load install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,15 @@ format: install-dev
 
 bench: install-dev
 	$(BIN)/python -m bench
+
+# The parser and the import under Hypothesis: 10,000 examples each, 5 s at most per input.
+fuzz: install-dev
+	EXOGRAM_FUZZ_EXAMPLES=10000 EXOGRAM_FUZZ_DEADLINE_MS=5000 \
+		$(BIN)/python -m pytest tests/books/importing/test_fuzz.py -q -p no:cacheprovider
+
+# 20 clients for 30 s against a server started on 127.0.0.1 (see bench/load.py).
+load: install-dev
+	$(BIN)/python -m bench.load
 
 clean:
 	rm -rf $(VENV) var

@@ -1,5 +1,11 @@
 from django.contrib.auth.models import AbstractUser
+from django.db import models
 
 
 class User(AbstractUser):
     """A reader. Custom from the first migration so fields can be added without pain."""
+
+    # Set (with is_active off) when the reader asks to delete the account: the deletion
+    # runs in the background, the embedding pipeline skips the reader meanwhile, and a
+    # sweep finishes a deletion whose worker died.
+    deletion_requested_at = models.DateTimeField(null=True, blank=True)

@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.forms import DeleteAccountForm, EmailForm, SignupForm
 from accounts.models import User
-from accounts.services import reader_delete
+from accounts.services import reader_delete_request
 
 
 @require_http_methods(["GET", "POST"])
@@ -62,6 +62,12 @@ def delete_account(request: HttpRequest) -> HttpResponse:
         context = {"delete_form": form, "email_form": EmailForm(initial={"email": reader.email})}
         return render(request, "accounts/settings.html", context, status=400)
     logout(request)
-    reader_delete(reader=reader)
-    messages.success(request, "Your account and all its data are deleted.")
+    if reader_delete_request(reader=reader):
+        messages.success(request, "Your account and all its data are deleted.")
+    else:
+        messages.success(
+            request,
+            "Your account is closed and is being deleted with all its data; this takes a few "
+            "minutes for a large library. It can no longer be used to log in.",
+        )
     return redirect("login")

@@ -150,6 +150,13 @@ class Highlight(models.Model):
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
     )
     embedding_claimed_at = models.DateTimeField(null=True, blank=True)
+    # Which process holds the claim ("host:pid"): a worker starting on the same host hands
+    # out at once the claims of a process that is gone, instead of waiting out the lease.
+    embedding_claimed_by = models.CharField(max_length=200, blank=True, db_default="")
+    # When a task for this highlight was last sent: the sweep leaves it alone while that
+    # task is likely still queued (books.embedding.pipeline.QUEUED_LEASE).
+    embedding_enqueued_at = models.DateTimeField(null=True, blank=True)
+    # Why it is not embedded yet, or, once embedded, what was left out of its vector.
     embedding_error = models.TextField(blank=True)
 
     created = models.DateTimeField(auto_now_add=True)
@@ -224,9 +231,16 @@ def search_text_of(text: str, note: str) -> str:
 
 class Import(models.Model):
     class Status(models.TextChoices):
+        # A large file is imported by a worker: queued, then reading, then saving.
+        QUEUED = "queued", "Waiting for a worker"
+        READING = "reading", "Reading the file"
+        SAVING = "saving", "Saving"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+
+    # Statuses of an import that is still under way (its report polls).
+    UNDER_WAY = (Status.QUEUED, Status.READING, Status.SAVING, Status.RUNNING)
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="imports"
@@ -286,6 +300,20 @@ class HighlightMerge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.how}: {self.merged_text[:60]}"
+
+
+class ImportUpload(models.Model):
+    """The file of an import that runs in the background, until its worker has read it.
+
+    In the database rather than a file: a worker on another machine reads it as well.
+    """
+
+    the_import = models.OneToOneField(Import, on_delete=models.CASCADE, related_name="upload")
+    data = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"upload of {self.the_import_id}"
 
 
 class Connection(models.Model):

@@ -35,25 +35,78 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 
 
-def enqueue_embedding(ids: list[int]) -> None:
-    """Split a backlog into tasks so several workers can share it."""
+# What a reader sees on a highlight whose task could not be sent.
+QUEUE_UNREACHABLE = (
+    "Embedding is delayed: the task queue cannot be reached. Your highlights are saved; "
+    "they are embedded as soon as it is back."
+)
+
+
+def enqueue_embedding(ids: list[int]) -> bool:
+    """Split a backlog into tasks so several workers can share it, and record the sending.
+
+    Never raises for a broker that is down: the highlights are saved already, so they are
+    marked as waiting for the queue (the reader sees why) and the next sweep sends them.
+    Returns whether every task was sent.
+    """
     size = pipeline.EMBED_TASK_SIZE
     for start in range(0, len(ids), size):
-        embed_highlights.delay(ids[start : start + size])
+        chunk = ids[start : start + size]
+        try:
+            embed_highlights.delay(chunk)
+        except Exception:
+            logger.exception("could not send %d embedding task(s)", -(-(len(ids) - start) // size))
+            pipeline.highlights_mark_unqueued(ids=ids[start:], reason=QUEUE_UNREACHABLE)
+            return False
+        pipeline.highlights_mark_enqueued(ids=chunk)
+    return True
 
 
 @shared_task
 def sweep_pending_embeddings() -> int:
-    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages."""
-    ids = pipeline.pending_highlight_ids(older_than=pipeline.STALE_CLAIM)
+    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages.
+
+    Highlights whose task was sent less than QUEUED_LEASE ago are left alone: it is still
+    queued, and sending another only makes the queue longer.
+    """
+    released = pipeline.claims_of_dead_workers_release()
+    if released:
+        logger.info("released %d highlight(s) claimed by a worker that is gone", released)
+    ids = pipeline.pending_highlight_ids(queued_before=pipeline.QUEUED_LEASE)
     enqueue_embedding(ids)
     if ids:
         logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))
     return len(ids)
 
 
+@shared_task(
+    acks_late=True,  # safe: import_run starts only an import that is still queued
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=3,
+)
+def run_import(import_id: int) -> str:
+    from books.importing.background import import_run
+
+    the_import = import_run(import_id=import_id)
+    return the_import.status if the_import else "gone"
+
+
+@shared_task
+def sweep_pending_imports() -> int:
+    """Re-send imports whose message was lost (broker down at upload) or whose worker died."""
+    from books.importing.background import import_send, imports_to_resend
+    from books.models import Import
+
+    ids = imports_to_resend()
+    for the_import in Import.objects.filter(pk__in=ids):
+        import_send(the_import=the_import)
+    return len(ids)
+
+
 @worker_ready.connect
 def _sweep_on_start(**kwargs: object) -> None:
+    sweep_pending_imports.delay()
     sweep_pending_embeddings.delay()
 
 

@@ -22,8 +22,9 @@ from books.connections.selectors import (
     library_connections,
 )
 from books.forms import ImportForm, NoteForm, TagForm, TagRenameForm
+from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import merges_of
-from books.importing.services import ImportRejected, clippings_import
+from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.library_map.services import SCALE, library_map_state, map_point
 from books.models import Book, Highlight, Import, LibraryMap, Tag
 from books.selectors import (
@@ -463,21 +464,34 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             form = ImportForm(request.POST, request.FILES)
         if form.is_bound and form.is_valid():
             upload = form.cleaned_data["file"]
+            data, file_name = upload.read(), upload.name or "clippings.txt"
             try:
-                the_import = clippings_import(
-                    reader=reader, data=upload.read(), file_name=upload.name or "clippings.txt"
-                )
+                if len(data) > IMPORT_INLINE_MAX_BYTES:
+                    check_upload(data)
+                    the_import = import_queue(reader=reader, data=data, file_name=file_name)
+                    messages.success(request, f"{the_import.file_name} is being imported.")
+                    return redirect(the_import)
+                the_import = clippings_import(reader=reader, data=data, file_name=file_name)
             except ImportRejected as rejection:
                 form.add_error("file", str(rejection))
             except Exception:
                 messages.error(request, "The import failed and nothing was saved.")
                 return redirect("import")
             else:
-                messages.success(request, f"Imported {the_import.file_name}.")
+                messages.success(request, _import_message(the_import))
                 return redirect(the_import)
     imports = Import.objects.filter(reader=reader)[:20]
     context = {"form": form, "too_big": too_big, "imports": imports}
     return render(request, "books/import.html", context)
+
+
+def _import_message(the_import: Import) -> str:
+    counts = the_import.counts
+    if not counts.get("new_highlights") and counts.get("duplicates_skipped"):
+        # A second submit of the same file (or two tabs at once): it waited for the first
+        # and found everything there.
+        return f"{the_import.file_name} was already in your library: nothing new to add."
+    return f"Imported {the_import.file_name}."
 
 
 @require_GET
@@ -488,6 +502,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     merges = Paginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
     context = {
         "import": the_import,
+        "under_way": Import.UNDER_WAY,
         "progress": progress,
         "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
@@ -500,6 +515,11 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = _get_import_for_user(request, code)
+    if request.GET.get("under_way") and the_import.status not in Import.UNDER_WAY:
+        # The background import finished: reload the report to show what it did.
+        return HttpResponse(headers={"HX-Refresh": "true"})
+    if the_import.status in Import.UNDER_WAY:
+        return render(request, "books/_import_stage.html", {"import": the_import})
     progress = import_progress(the_import)
     context = {
         "progress": progress,

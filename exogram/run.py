@@ -66,12 +66,9 @@ def main() -> int:
             "exogram.wsgi",
             "--config",
             "python:exogram.gunicorn_conf",
+            # Workers, threads, timeout and the warm-up: shared with the Docker image.
             "--bind",
             f"{host}:{port}",
-            "--workers",
-            os.environ.get("WEB_CONCURRENCY", "2"),
-            "--access-logfile",
-            "-",
         ],
     )
     children = [web, worker]

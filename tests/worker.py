@@ -41,7 +41,7 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
 
 @contextmanager
 def celery_worker(
-    *, broker_url: str, data_dir: Path, concurrency: int = 1
+    *, broker_url: str, data_dir: Path, concurrency: int = 1, queue: str = "celery"
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
@@ -56,17 +56,24 @@ def celery_worker(
         "DEBUG": "1",
         "DATABASE_URL": test_database_url(),
         "EXOGRAM_DATA_DIR": str(data_dir),
+        "EXOGRAM_TASK_QUEUE": queue,
     }
     options = _filesystem_options(data_dir / "broker") if broker_url == "filesystem://" else {}
     if broker_url == "filesystem://":
         env.pop("CELERY_BROKER_URL", None)  # the worker's settings then use data_dir/broker
     else:
         env["CELERY_BROKER_URL"] = broker_url
-    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.task_always_eager)
+    saved = (
+        app.conf.broker_url,
+        app.conf.broker_transport_options,
+        app.conf.task_always_eager,
+        app.conf.task_default_queue,
+    )
     app.conf.update(
         broker_url="filesystem://localhost//" if options else broker_url,
         broker_transport_options=options,
         task_always_eager=False,
+        task_default_queue=queue,
     )
     _forget_connections(app)
     log = (data_dir / "worker.log").open("w")
@@ -86,7 +93,10 @@ def celery_worker(
             worker.kill()
         log.close()
         app.conf.update(
-            broker_url=saved[0], broker_transport_options=saved[1], task_always_eager=saved[2]
+            broker_url=saved[0],
+            broker_transport_options=saved[1],
+            task_always_eager=saved[2],
+            task_default_queue=saved[3],
         )
         _forget_connections(app)
 
@@ -96,6 +106,9 @@ def _forget_connections(app: Any) -> None:
     # them (as Celery itself does after a fork) so the next send uses the current broker.
     app._pool = None
     app.amqp._producer_pool = None
+    # And the queues and router made from the default queue's name.
+    for cached in ("queues", "router"):
+        app.amqp.__dict__.pop(cached, None)
 
 
 def wait_for(condition: Callable[[], Any], *, timeout: float = 90, what: str = "") -> Any:

@@ -5,6 +5,8 @@ The encoder (onnxruntime, numpy) is imported inside the functions: web processes
 only enqueue never load the model's runtime.
 """
 
+import os
+import socket
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,13 +27,31 @@ EMBED_TASK_SIZE = 256
 # sorts them by length, and encoding sub-batches of 16 one by one ran at half the speed
 # (82 against 183 texts/s, measured on the benchmark's library).
 EMBED_BATCH = 16
+# The most characters of one highlight that are embedded; the rest is left out and the
+# highlight says so. Without a cap a 5 MB highlight ran through 20,000 windows (8-10
+# minutes), past any lease, and was claimed again forever. 16,000 characters are about
+# 4,000 tokens (16 of the model's windows), far more than any passage a reader marks.
+EMBED_MAX_CHARS = 16_000
+# The texts of one task are encoded in groups of at most this many characters (about
+# 300 typical highlights: a whole task of typical ones stays one call). Each group is
+# claimed, encoded and written before the next is claimed, so no claim waits behind more
+# than one group's encoding, whatever the task holds.
+EMBED_GROUP_CHARS = 64_000
 # A claim older than this belongs to a worker that died: the sweep hands it out again.
-STALE_CLAIM = timedelta(minutes=5)
+# It must outlast any live task, or the sweep re-claims a highlight mid-encode and the
+# first write is refused: longer than the tasks' hard time limit (15 minutes,
+# CELERY_TASK_TIME_LIMIT, after which Celery kills the task), while a group, at most
+# 64,000 + 16 x 16,000 characters, encodes in about two minutes on one thread.
+STALE_CLAIM = timedelta(minutes=20)
+# The sweep leaves alone what was enqueued more recently than this: its task is most
+# likely still waiting in the queue (a backlog after a restart drains for minutes).
+QUEUED_LEASE = STALE_CLAIM
 
 
 def _needs_embedding(model_id: str, now: datetime) -> Q:
     status = Highlight.EmbeddingStatus
-    return Q(deleted_at__isnull=True) & (
+    # A reader whose account is being deleted is skipped: their rows are going away.
+    return Q(deleted_at__isnull=True, reader__is_active=True) & (
         Q(embedding_status=status.PENDING)
         | (Q(embedding_status=status.DONE) & ~Q(embedding_model=model_id))
         | Q(embedding_status=status.CLAIMED, embedding_claimed_at__lt=now - STALE_CLAIM)
@@ -57,9 +77,81 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
             .only("pk", "reader_id", "text", "note")
         )
         Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
-            embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_at=now
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+            embedding_claimed_at=now,
+            embedding_claimed_by=_claimer(),
         )
     return now, rows
+
+
+def _claimer() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # it exists, as another user
+    return False
+
+
+def claims_of_dead_workers_release() -> int:
+    """Hand out again the claims of worker processes of this host that are gone.
+
+    A worker killed mid-batch (SIGKILL, out of memory, a power cut) leaves its highlights
+    claimed; other hosts wait out STALE_CLAIM, but on this host the process can be asked
+    for, so the next sweep (one runs when a worker starts) sends them again at once.
+    """
+    prefix = f"{socket.gethostname()}:"
+    claimers = (
+        Highlight.objects.filter(
+            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+            embedding_claimed_by__startswith=prefix,
+        )
+        .values_list("embedding_claimed_by", flat=True)
+        .distinct()
+    )
+    gone = [
+        claimer
+        for claimer in claimers
+        if claimer[len(prefix) :].isdigit() and _process_gone(int(claimer[len(prefix) :]))
+    ]
+    if not gone:
+        return 0
+    return Highlight.objects.filter(
+        embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_by__in=gone
+    ).update(
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+        embedding_claimed_at=None,
+        embedding_claimed_by="",
+        embedding_enqueued_at=None,
+    )
+
+
+def _text_of(highlight: Highlight) -> str:
+    return (highlight.text or highlight.note).strip()
+
+
+def _embedded_part(text: str) -> str:
+    """The text, or its first EMBED_MAX_CHARS characters cut at a word boundary."""
+    if len(text) <= EMBED_MAX_CHARS:
+        return text
+    cut = text[:EMBED_MAX_CHARS]
+    space = cut.rfind(" ", EMBED_MAX_CHARS // 2)
+    return cut[:space] if space > 0 else cut
+
+
+def _cut_notice(text: str) -> str:
+    """What a highlight says about its vector when only its beginning was embedded."""
+    if len(text) <= EMBED_MAX_CHARS:
+        return ""
+    return (
+        f"Only the first {len(_embedded_part(text)):,} of its {len(text):,} characters were "
+        "embedded: its connections and search by meaning read that part."
+    )
 
 
 def _fail_empty(rows: list[Highlight]) -> list[Highlight]:
@@ -114,14 +206,28 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             embedding_status=Highlight.EmbeddingStatus.DONE
         ).update(embedding_error=str(error))
         raise
-    claims: list[tuple[datetime, list[Highlight]]] = []
+    group: list[tuple[datetime, list[Highlight]]] = []
+    group_chars = 0
     for start in range(0, len(ids), EMBED_BATCH):
         claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoder.model_id)
         outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
         rows = _fail_empty(rows)
         if rows:
-            claims.append((claimed_at, rows))
-    texts = [(h.text or h.note).strip() for _, rows in claims for h in rows]
+            group.append((claimed_at, rows))
+            group_chars += sum(len(_embedded_part(_text_of(h))) for h in rows)
+        if group_chars >= EMBED_GROUP_CHARS:
+            _embed_group(encoder, group, outcome)
+            group, group_chars = [], 0
+    if group:
+        _embed_group(encoder, group, outcome)
+    return outcome
+
+
+def _embed_group(
+    encoder: Any, claims: list[tuple[datetime, list[Highlight]]], outcome: EmbedOutcome
+) -> None:
+    """Encode a group of claimed sub-batches in one call, then write each sub-batch."""
+    texts = [_embedded_part(_text_of(h)) for _, rows in claims for h in rows]
     try:
         vectors = encoder.encode(texts)
     except Exception as error:
@@ -133,7 +239,16 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
         batch_vectors = vectors[done : done + len(rows)]
         done += len(rows)
         with transaction.atomic():
-            written_ids = _write_vectors(rows, batch_vectors, claimed_at, encoder.model_id)
+            # The readers' rows are share-locked for the write: an account deletion
+            # (accounts.services) takes them FOR UPDATE first, so it waits for this
+            # write and its connections to commit, or this finds the reader gone or
+            # leaving and writes nothing. Without it a connection inserted mid-delete
+            # broke the delete with an IntegrityError.
+            live = _lock_live_readers({h.reader_id for h in rows})
+            keep = [i for i, h in enumerate(rows) if h.reader_id in live]
+            written_ids = _write_vectors(
+                [rows[i] for i in keep], batch_vectors[keep], claimed_at, encoder.model_id
+            )
             outcome.skipped += len(rows) - len(written_ids)
             written = set(written_ids)
             outcome.readers.update(h.reader_id for h in rows if h.pk in written)
@@ -143,7 +258,18 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             connections_forget(ids=written_ids)
             highlights_connect(ids=written_ids)
         outcome.embedded_ids += written_ids
-    return outcome
+    # The group's texts and vectors go now, before the next group is read (memory).
+    del texts, vectors
+
+
+def _lock_live_readers(reader_ids: set[int]) -> set[int]:
+    """Share-lock the active readers among `reader_ids`; returns their ids."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM accounts_user WHERE id = ANY(%s) AND is_active ORDER BY id FOR SHARE",
+            [sorted(reader_ids)],
+        )
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _write_vectors(
@@ -157,15 +283,16 @@ def _write_vectors(
     """
     if not rows:
         return []
-    values = ", ".join(["(%s, %s::vector)"] * len(rows))
+    values = ", ".join(["(%s, %s::vector, %s)"] * len(rows))
     params: list[Any] = []
     for highlight, vector in zip(rows, vectors, strict=True):
-        params += [highlight.pk, "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"]
+        vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+        params += [highlight.pk, vector_text, _cut_notice(_text_of(highlight))]
     sql = f"""
         UPDATE books_highlight AS h
         SET embedding = v.embedding, embedding_model = %s, embedding_status = 'done',
-            embedding_claimed_at = NULL, embedding_error = '', updated = now()
-        FROM (VALUES {values}) AS v(id, embedding)
+            embedding_claimed_at = NULL, embedding_error = v.notice, updated = now()
+        FROM (VALUES {values}) AS v(id, embedding, notice)
         WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
           AND h.embedding_claimed_at = %s
         RETURNING h.id
@@ -175,9 +302,12 @@ def _write_vectors(
         return [row[0] for row in cursor.fetchall()]
 
 
-def pending_highlight_ids(*, older_than: timedelta | None = None) -> list[int]:
+def pending_highlight_ids(*, queued_before: timedelta | None = None) -> list[int]:
     """Highlights that need a vector from the current model (for sweeps and embed_pending).
 
+    With `queued_before`, leave out those whose task was sent more recently than that: it
+    is still in the queue (without it, every sweep re-sent every pending highlight, and
+    after restarts 1,291 redundant tasks delayed new readers for 15 minutes).
     Without a model (it cannot load) every highlight that is not done counts as pending.
     """
     from books.embedding.encoder import EncoderUnavailable, get_encoder
@@ -188,14 +318,32 @@ def pending_highlight_ids(*, older_than: timedelta | None = None) -> list[int]:
     except EncoderUnavailable:
         condition = Q(deleted_at__isnull=True) & ~Q(embedding_status=Highlight.EmbeddingStatus.DONE)
     queryset = Highlight.objects.filter(condition)
-    if older_than is not None:
-        # Young pending rows are most likely still queued from their import.
-        queryset = queryset.filter(updated__lt=now - older_than)
+    if queued_before is not None:
+        queryset = queryset.filter(
+            Q(embedding_enqueued_at__isnull=True) | Q(embedding_enqueued_at__lt=now - queued_before)
+        )
     return list(queryset.order_by("pk").values_list("pk", flat=True))
+
+
+def highlights_mark_enqueued(*, ids: list[int]) -> None:
+    """Their task is in the queue: the sweep waits QUEUED_LEASE before sending another."""
+    Highlight.objects.filter(pk__in=ids).exclude(
+        embedding_status=Highlight.EmbeddingStatus.DONE
+    ).update(embedding_enqueued_at=timezone.now(), embedding_error="")
+
+
+def highlights_mark_unqueued(*, ids: list[int], reason: str) -> None:
+    """Their task could not be sent: say so, and let the next sweep send it."""
+    Highlight.objects.filter(pk__in=ids).exclude(
+        embedding_status=Highlight.EmbeddingStatus.DONE
+    ).update(embedding_enqueued_at=None, embedding_error=reason)
 
 
 def readers_embeddings_changed(*, reader_ids: set[int]) -> None:
     """A batch of a reader's vectors landed: refresh what is derived from them."""
     from affinity.services import centroids_mark_stale
 
-    centroids_mark_stale(reader_ids=reader_ids)
+    with transaction.atomic():
+        # A reader deleted meanwhile has no centroid to mark (the lock: see _embed_group).
+        live = _lock_live_readers(reader_ids)
+        centroids_mark_stale(reader_ids=live)

@@ -18,7 +18,7 @@ from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from django.conf import settings
@@ -27,7 +27,6 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_forget
-from books.embedding.pipeline import EMBED_TASK_SIZE
 from books.importing.clippings import (
     Clipping,
     ParseResult,
@@ -35,6 +34,7 @@ from books.importing.clippings import (
     normalize_title,
 )
 from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.screening import screen_entries
 from books.models import Book, Highlight, HighlightMerge, Import
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,11 @@ _PAGE_SPAN_LIMIT = 50
 _PAGE_SPAN = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
 _SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+# The first key of the per-reader advisory lock that serializes imports (any constant
+# that no other advisory lock in the project uses).
+IMPORT_LOCK = 19_0001
 
 
 class ImportRejected(Exception):
@@ -120,7 +125,7 @@ def _parse_or_reject(data: bytes) -> ParseResult:
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
     from books.importing.formats import parse_upload
 
-    result = parse_upload(data)
+    result = screen_entries(parse_upload(data))
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
@@ -302,7 +307,14 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
 
             import_enrich(the_import=the_import, result=result)
     except Exception as error:
-        logger.exception("import of %s for %s failed", file_name, reader)
+        # The reason in one line (the command prints no traceback); the trace when debugging.
+        logger.error(
+            "import of %s for %s failed: %s",
+            file_name,
+            reader,
+            error,
+            exc_info=logger.isEnabledFor(logging.DEBUG),
+        )
         Import.objects.create(
             reader=reader,
             file_name=file_name,
@@ -315,8 +327,23 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     return the_import
 
 
-def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256: str) -> Import:
-    the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
+def _import_parsed(
+    *,
+    reader: User,
+    result: ParseResult,
+    file_name: str,
+    sha256: str,
+    the_import: Import | None = None,
+    enqueue: bool = True,
+) -> Import:
+    # One import of a reader at a time: a second one (a double submit, two tabs) waits
+    # here for the first to commit, then finds its highlights and adds nothing, where it
+    # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
+    # so it cannot deadlock, and not the reader's row, which embedding workers share-lock.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK, reader.pk])
+    if the_import is None:
+        the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
     report = ImportReport(
         problems=[{"line": p.line, "message": p.message} for p in result.problems]
     )
@@ -327,7 +354,7 @@ def _import_parsed(*, reader: User, result: ParseResult, file_name: str, sha256:
     _attach_notes(notes, books, library, work, report, the_import)
     _write_rows(work, the_import)
     _finish_report(the_import, report, books, work)
-    _enqueue_embedding(the_import, work)
+    _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
 
 
@@ -693,8 +720,8 @@ def _finish_report(
     the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
 
 
-def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
-    from books.tasks import embed_highlights
+def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
+    from books.tasks import enqueue_embedding
 
     changed_words = [
         h.pk
@@ -703,12 +730,14 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork) -> None:
     ]
     # Changed words: the old vectors, and the connections found with them, are void.
     connections_forget(ids=changed_words)
+    if not send:
+        return  # the caller sends them (books.importing.background, once per file)
     new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
     to_embed = new_ids + changed_words
-    # Several tasks, not one: with more than one worker process they share the work.
-    for start in range(0, len(to_embed), EMBED_TASK_SIZE):
-        # celery-types does not know DjangoTask, the app's task class, which adds this.
-        embed_highlights.delay_on_commit(to_embed[start : start + EMBED_TASK_SIZE])  # type: ignore[attr-defined]
+    # Several tasks, not one: with more than one worker process they share the work. Sent
+    # after commit; a broker that is down leaves them saved and marked as delayed.
+    if to_embed:
+        transaction.on_commit(partial(enqueue_embedding, to_embed))
 
 
 def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:

@@ -10,7 +10,7 @@ def forget_old_maps(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("books", "0010_highlight_chapter_colour"),
+        ("books", "0011_import_in_background_and_queue_leases"),
     ]
 
     operations = [

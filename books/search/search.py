@@ -851,7 +851,7 @@ def _meaning(
     # Meaning ranks passages only: a looked-up word (books.vocabulary) sits near anything
     # on its topic and says nothing; words stay findable by keyword.
     if filtered:
-        embedded = library.passages().filter(
+        embedded = library.filter(is_word=False).filter(
             embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
         )
         found = _nearest_filtered(embedded, vector, limit=DEPTH)

@@ -198,3 +198,18 @@ class ImportReportMergesTests:
 
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class DoubleSubmitTests:
+    def test_the_second_upload_of_a_file_says_it_was_already_there(
+        self, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        alice_client.post(reverse("import"), _upload(data))
+        response = alice_client.post(reverse("import"), _upload(data), follow=True)
+        page = response.content.decode()
+        assert "was already in your library: nothing new to add" in page
+        assert "The import failed" not in page
+        assert Highlight.objects.count() == 5
+        assert Import.objects.filter(status=Import.Status.DONE).count() == 2

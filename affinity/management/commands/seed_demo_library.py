@@ -89,7 +89,7 @@ class Command(BaseCommand):
                     f"{USERNAME_PREFIX}…); pass --reset to replace it."
                 )
             for reader in existing:
-                reader_delete(reader=reader)
+                reader_delete(reader_id=reader.pk)
         self.stdout.write(
             f"{len(library.readers)} readers ({options['twins']} twin pairs, "
             f"{options['opposites']} opposite pairs), {library.books} books, "

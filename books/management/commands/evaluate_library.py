@@ -229,7 +229,7 @@ class Command(BaseCommand):
             f"({len(data) // 1024} kB of clippings)",
         )
         if existing is not None:
-            reader_delete(reader=existing)
+            reader_delete(reader_id=existing.pk)
         with transaction.atomic():
             reader = User.objects.create_user(options["username"], password=None)
         started = time.monotonic()

@@ -3,6 +3,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 
 from accounts.commands import reader_named
 from books.importing.services import ImportRejected, clippings_import
@@ -32,6 +33,10 @@ class Command(BaseCommand):
             the_import = clippings_import(reader=reader, data=data, file_name=path.name)
         except ImportRejected as rejection:
             raise CommandError(f"{path}: {rejection}") from None
+        except DatabaseError as error:
+            # Said plainly, without a traceback: the failed import is recorded with the reason.
+            message = f"{path}: the import failed and nothing was saved: {error}"
+            raise CommandError(message) from None
         if options["json"]:
             self.stdout.write(json.dumps(import_report_json(the_import), ensure_ascii=False))
         else:

@@ -1,0 +1,357 @@
+"""`make load`: 20 readers' browsers for 30 s against a real server, with an import running.
+
+Starts the stack as `make run` does, on 127.0.0.1 only: gunicorn (exogram/gunicorn_conf.py) and a
+Celery worker (one process per core), on a throw-away database holding one reader's
+20,000-highlight library with vectors and connections. Then 20 client threads, each with
+its own keep-alive connection, request the search, highlight, connections and library pages
+in turn for 30 s, while the same reader uploads a 2,000-entry file. It reports requests/s,
+p50/p95/p99 per page and overall, every error, and whether every highlight of the
+concurrent import got embedded (waiting at most --embed-timeout s once the clients stop).
+Bounded in count and time; all traffic stays on the loopback interface.
+
+The library's vectors are random around 200 topics, not the model's: the pages do the same
+work whatever the vectors say, and computing 20,000 real ones would take most of an hour
+on two cores. Aims on two cores: 0 errors, >= 60 requests/s, p95 <= 400 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.db import bench_database, setup_django
+from bench.synthetic import make_clippings_file
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS = 20
+SECONDS = 30.0
+LIBRARY_ENTRIES = 25_500  # about 20,000 highlights once notes and bookmarks are set apart
+IMPORT_ENTRIES = 2_000
+PAGES = ["search", "highlight", "connections", "library"]
+WARM_UP = 10.0
+
+
+def _percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def _seed_library(reader: Any, entries: int) -> None:
+    """Import the library, give it vectors and connections, without the model's cost."""
+    from django.db import connection
+
+    import books.tasks
+    from books.connections.services import highlights_connect
+    from books.embedding.encoder import get_encoder
+    from books.importing.services import clippings_import
+    from books.models import Highlight
+
+    sent = books.tasks.enqueue_embedding
+    books.tasks.enqueue_embedding = lambda ids: True  # seeding only: nothing is queued
+    try:
+        clippings_import(
+            reader=reader, data=make_clippings_file(entries, seed=7), file_name="lib.txt"
+        )
+    finally:
+        books.tasks.enqueue_embedding = sent
+    model_id = get_encoder().model_id
+    ids = list(Highlight.objects.filter(reader=reader).order_by("pk").values_list("pk", flat=True))
+    rng = np.random.default_rng(7)
+    topics = rng.normal(size=(200, 384)).astype(np.float32)
+    for start in range(0, len(ids), 1000):
+        chunk = ids[start : start + 1000]
+        vectors = topics[rng.integers(0, 200, len(chunk))] + 0.35 * rng.normal(
+            size=(len(chunk), 384)
+        ).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        values = ", ".join(["(%s, %s::vector)"] * len(chunk))
+        params: list[Any] = []
+        for pk, vector in zip(chunk, vectors, strict=True):
+            params += [pk, "[" + ",".join(f"{x:.6g}" for x in vector) + "]"]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE books_highlight AS h SET embedding = v.e, embedding_model = %s, "
+                f"embedding_status = 'done' FROM (VALUES {values}) AS v(id, e) WHERE h.id = v.id",
+                [model_id, *params],
+            )
+    for start in range(0, len(ids), 500):
+        highlights_connect(ids=ids[start : start + 500])
+        print(f"  connections: {min(start + 500, len(ids))}/{len(ids)}", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def _session_cookie(reader: Any) -> str:
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session[SESSION_KEY] = str(reader.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = reader.get_session_auth_hash()
+    session.save()
+    return f"sessionid={session.session_key}"
+
+
+class Client:
+    """One browser: a keep-alive connection to the server and the reader's session."""
+
+    def __init__(self, port: int, cookie: str) -> None:
+        self.port = port
+        self.cookie = cookie
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, bytes]:  # fmt: skip
+        all_headers = {"Cookie": self.cookie, **(headers or {})}
+        try:
+            self.connection.request(method, path, body=body, headers=all_headers)
+            response = self.connection.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            raise
+
+
+def _upload(client: Client, data: bytes) -> tuple[int, float]:
+    """Post a file through the import form, as a browser does (CSRF token and cookie)."""
+    status, page = client.request("GET", "/import/")
+    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    if status != 200 or token is None:
+        raise RuntimeError(f"the import form did not load (HTTP {status})")
+    csrf_cookie = token.group(1).decode()  # the form's token also works as the cookie's
+    boundary = "----exogramload"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrfmiddlewaretoken"\r\n\r\n'
+            f'{csrf_cookie}\r\n--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="load.txt"\r\nContent-Type: text/plain\r\n\r\n'
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    started = time.perf_counter()
+    saved_cookie = client.cookie
+    client.cookie = f"{saved_cookie}; csrftoken={csrf_cookie}"
+    try:
+        status, _ = client.request(
+            "POST", "/import/", body=body,
+            headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                     "Referer": f"http://127.0.0.1:{client.port}/import/"},
+        )  # fmt: skip
+    finally:
+        client.cookie = saved_cookie
+    return status, time.perf_counter() - started
+
+
+def run(
+    *,
+    clients: int = CLIENTS,
+    seconds: float = SECONDS,
+    embed_timeout: float = 600,
+    library_entries: int = LIBRARY_ENTRIES,
+) -> dict[str, Any]:
+    setup_django()
+    from accounts.models import User
+    from books.models import Highlight, Import
+    from tests.worker import celery_worker, test_database_url
+
+    with bench_database("exogram_bench_load"), tempfile.TemporaryDirectory() as folder:
+        reader = User.objects.create_user("loadreader")
+        print("seeding a 20,000-highlight library …", flush=True)
+        seeding = time.perf_counter()
+        _seed_library(reader, library_entries)
+        library = Highlight.objects.filter(reader=reader).count()
+        print(f"  {library} highlights in {time.perf_counter() - seeding:.0f} s", flush=True)
+        alive = Highlight.objects.filter(reader=reader)
+        codes = [str(code) for code in alive.values_list("code", flat=True)]
+        words = ["memory", "time", "love", "river", "city", "war", "death", "light", "book"]
+        cookie = _session_cookie(reader)
+        port = _free_port()
+        env = {**os.environ, "DEBUG": "1", "DATABASE_URL": test_database_url(),
+               "EXOGRAM_DATA_DIR": folder}  # fmt: skip
+        with celery_worker(
+            broker_url="filesystem://", data_dir=Path(folder), concurrency=os.cpu_count() or 1
+        ):
+            env.pop("CELERY_BROKER_URL", None)
+            web_log = (Path(folder) / "web.log").open("w")
+            web = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "exogram.wsgi", "--bind", f"127.0.0.1:{port}",
+                 "--config", "python:exogram.gunicorn_conf", "--access-logfile", "/dev/null"],
+                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=web_log,
+            )  # fmt: skip
+            try:
+                _wait_up(port)
+                # Unmeasured: each web process loads the model at its first search, and
+                # the database's caches fill, as on a server that has been up a while.
+                print(f"warming up for {WARM_UP:.0f} s …", flush=True)
+                _load(port, cookie, codes, words, clients, WARM_UP, upload=False)
+                print(f"{clients} clients for {seconds:.0f} s, an import alongside …", flush=True)
+                report = _load(port, cookie, codes, words, clients, seconds, upload=True)
+                print("waiting for the concurrent import to be embedded …", flush=True)
+                report["import"].update(_wait_embedded(Highlight, Import, reader, embed_timeout))
+            finally:
+                web.terminate()
+                web.wait(timeout=30)
+                web_log.close()
+    report["library_highlights"] = library
+    report["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+    return report
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_up(port: int) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/login/")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the web server did not start")
+
+
+def _load(port: int, cookie: str, codes: list[str], words: list[str], clients: int,
+          seconds: float, *, upload: bool) -> dict[str, Any]:  # fmt: skip
+    results: list[tuple[str, float, int]] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop = time.perf_counter() + seconds
+    load_before = os.getloadavg()
+
+    def browse(index: int) -> None:
+        rng = random.Random(index)
+        client = Client(port, cookie)
+        turn = index
+        while time.perf_counter() < stop:
+            page = PAGES[turn % len(PAGES)]
+            turn += 1
+            if page == "search":
+                path = "/search/?" + urllib.parse.urlencode({"q": rng.choice(words)})
+            elif page == "highlight":
+                path = f"/highlights/{rng.choice(codes)}/"
+            elif page == "connections":
+                path = "/connections/"
+            else:
+                path = f"/library/?page={rng.randint(1, 20)}"
+            started = time.perf_counter()
+            try:
+                status, _ = client.request("GET", path)
+            except Exception as error:
+                status = 0
+                with lock:
+                    errors.append(f"{path}: {type(error).__name__}: {error}")
+            elapsed = time.perf_counter() - started
+            with lock:
+                results.append((page, elapsed, status))
+                if status not in (0, 200):
+                    errors.append(f"{path}: HTTP {status}")
+
+    uploaded: dict[str, Any] = {}
+    the_file = make_clippings_file(IMPORT_ENTRIES, seed=99)
+
+    def importer() -> None:
+        status, elapsed = _upload(Client(port, cookie), the_file)
+        uploaded.update(http_status=status, upload_seconds=round(elapsed, 2))
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=browse, args=(i,)) for i in range(clients)]
+    if upload:
+        threads.append(threading.Thread(target=importer))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=seconds + 120)
+    wall = time.perf_counter() - started
+    latencies = [elapsed for _, elapsed, _ in results]
+    by_page = {
+        page: {
+            "requests": len(values),
+            "p50_ms": round(1000 * statistics.median(values)) if values else 0,
+            "p95_ms": round(1000 * _percentile(values, 0.95)),
+        }
+        for page in PAGES
+        for values in [[e for p, e, _ in results if p == page]]
+    }
+    return {
+        "clients": clients,
+        "seconds": round(wall, 1),
+        "requests": len(results),
+        "requests_per_second": round(len(results) / wall, 1),
+        "p50_ms": round(1000 * statistics.median(latencies)) if latencies else 0,
+        "p95_ms": round(1000 * _percentile(latencies, 0.95)),
+        "p99_ms": round(1000 * _percentile(latencies, 0.99)),
+        "errors": len(errors),
+        "first_errors": errors[:5],
+        "by_page": by_page,
+        "import": uploaded,
+        "load_average_before": [round(x, 1) for x in load_before],
+    }
+
+
+def _wait_embedded(Highlight: Any, Import: Any, reader: Any, timeout: float) -> dict[str, Any]:
+    the_import = Import.objects.filter(reader=reader, file_name="load.txt").first()
+    if the_import is None:
+        return {"status": "missing"}
+    started = time.perf_counter()
+    while True:
+        the_import.refresh_from_db()
+        mine = Highlight.objects.filter(source_import=the_import)
+        total = mine.count()
+        embedded = mine.filter(embedding_status="done").count()
+        under_way = the_import.status in Import.UNDER_WAY
+        if (not under_way and embedded == total) or time.perf_counter() - started > timeout:
+            break
+        time.sleep(1)
+    return {
+        "status": the_import.status,
+        "highlights": total,
+        "embedded": embedded,
+        "every_highlight_embedded": total > 0 and embedded == total,
+        "seconds_after_the_clients_stopped": round(time.perf_counter() - started, 1),
+    }
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--clients", type=int, default=CLIENTS)
+    parser.add_argument("--seconds", type=float, default=SECONDS)
+    parser.add_argument("--embed-timeout", type=float, default=600)
+    parser.add_argument("--library-entries", type=int, default=LIBRARY_ENTRIES)
+    arguments = parser.parse_args()
+    run(
+        clients=arguments.clients,
+        seconds=arguments.seconds,
+        embed_timeout=arguments.embed_timeout,
+        library_entries=arguments.library_entries,
+    )

@@ -1,0 +1,221 @@
+"""Large imports run on a worker: the upload returns at once, the report shows progress."""
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import User
+from books.importing import background
+from books.importing.background import (
+    IMPORT_QUEUE_UNREACHABLE,
+    import_queue,
+    import_send,
+    imports_to_resend,
+)
+from books.importing.clippings import parse_clippings
+from books.importing.screening import screen_entries
+from books.importing.services import clippings_import
+from books.models import Highlight, Import, ImportUpload
+from books.tasks import run_import, sweep_pending_imports
+from exogram.celery import app
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.worker import celery_worker, wait_for
+
+DATA = clippings_file(*MEMORY_LIBRARY)
+
+
+@pytest.fixture
+def small_inline_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any file goes to the background (a real 2 MB file would only make the test slow)."""
+    monkeypatch.setattr("books.views.IMPORT_INLINE_MAX_BYTES", 100)
+
+
+def _upload(data: bytes) -> dict[str, SimpleUploadedFile]:
+    return {"file": SimpleUploadedFile("My Clippings.txt", data, content_type="text/plain")}
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("small_inline_limit")
+class BackgroundImportViewTests:
+    def test_a_large_upload_returns_at_once_with_a_queued_import(
+        self, alice_client: Client
+    ) -> None:
+        response = alice_client.post(reverse("import"), _upload(DATA))
+        the_import = Import.objects.get()
+        assert response["Location"] == the_import.get_absolute_url()
+        assert the_import.status == Import.Status.QUEUED
+        assert bytes(ImportUpload.objects.get(the_import=the_import).data) == DATA
+        assert not Highlight.objects.exists()
+        report = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "Waiting for a worker" in report
+        assert "hx-trigger" in report
+
+    def test_the_report_polls_then_reloads_when_the_worker_is_done(
+        self, alice_client: Client
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        the_import = Import.objects.get()
+        poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
+        assert "Waiting for a worker" in alice_client.get(poll).content.decode()
+        assert run_import(the_import.pk) == Import.Status.DONE
+        assert run_import(the_import.pk) == Import.Status.DONE  # a duplicate does nothing
+        assert Highlight.objects.count() == 5
+        assert not ImportUpload.objects.exists()
+        response = alice_client.get(poll)
+        assert response.headers["HX-Refresh"] == "true"
+        report = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "New highlights" in report
+
+    def test_a_bad_large_file_fails_with_the_reason(self, alice_client: Client) -> None:
+        response = alice_client.post(reverse("import"), _upload(b"\x00\x01binary" * 64))
+        assert response.status_code == 200
+        assert "binary file" in response.content.decode()
+        assert not Import.objects.exists()
+
+    def test_a_file_the_worker_cannot_read_fails_with_the_reason(
+        self, alice_client: Client
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(b"just some notes\n" * 20))
+        the_import = Import.objects.get()
+        run_import(the_import.pk)
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.FAILED
+        assert "No clipping in this file could be read" in the_import.error
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "No clipping in this file could be read" in page
+
+    def test_another_reader_cannot_see_the_progress(
+        self, alice_client: Client, bob_client: Client
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        the_import = Import.objects.get()
+        poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
+        assert bob_client.get(poll).status_code == 404
+        assert Client().get(poll).status_code == 302
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class ParseInPiecesTests:
+    @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.txt")))
+    def test_pieces_parse_as_the_whole_file(
+        self, name: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        data = (FIXTURES / name).read_bytes()
+        whole = screen_entries(parse_clippings(data))
+        monkeypatch.setattr(background, "PARSE_PIECE_BYTES", 300)  # many small pieces
+        if not whole.clippings:
+            return
+        assert len(list(background._pieces(data))) > 1 or len(data) < 600
+        in_pieces = background.parse_in_pieces(data)
+        assert in_pieces.clippings == whole.clippings
+        assert in_pieces.problems == whole.problems
+        assert in_pieces.entries == whole.entries
+
+
+@pytest.mark.django_db
+class ImportInPartsTests:
+    def test_a_file_saved_in_parts_gives_the_library_of_the_file_at_once(
+        self,
+        alice: User,
+        bob: User,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        monkeypatch.setattr(background, "IMPORT_PART", 2)  # every book a part of its own
+        broken = "Broken (A)\r\n- nothing a Kindle writes\r\n\r\ntext\r\n==========\r\n"
+        data = clippings_file(*MEMORY_LIBRARY) + broken.encode()
+        at_once = clippings_import(reader=bob, data=data, file_name="c.txt")
+        the_import = import_queue(reader=alice, data=data, file_name="c.txt")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert run_import(the_import.pk) == Import.Status.DONE
+        the_import.refresh_from_db()
+        assert the_import.counts == at_once.counts
+        assert the_import.problems == at_once.problems != []
+
+        def library(reader: User) -> list[tuple[str, str, str, int | None]]:
+            rows = Highlight.objects.filter(reader=reader)
+            return sorted(rows.values_list("book__title", "text", "note", "location_start"))
+
+        assert library(alice) == library(bob)
+        # Sent after the last part, all of them (and run here, eagerly).
+        statuses = Highlight.objects.filter(reader=alice).values_list("embedding_status")
+        assert set(statuses) == {("done",)}
+
+
+@pytest.mark.django_db
+class BrokerDownTests:
+    def test_the_import_waits_saved_and_says_why_until_the_sweep_sends_it(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        saved = (app.conf.broker_url, app.conf.task_always_eager)
+        app.conf.update(broker_url="redis://127.0.0.1:9/0", task_always_eager=False)
+        app._pool = None
+        app.amqp._producer_pool = None
+        try:
+            assert import_send(the_import=the_import) is False
+        finally:
+            app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
+            app._pool = None
+            app.amqp._producer_pool = None
+        the_import.refresh_from_db()
+        assert the_import.error == IMPORT_QUEUE_UNREACHABLE
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "task queue cannot be reached" in page
+        # The broker is back: the sweep sends it (and the eager task runs it here).
+        assert imports_to_resend() == [the_import.pk]
+        assert sweep_pending_imports() == 1
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.DONE
+        assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_an_import_whose_worker_died_starts_over(self, alice: User) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+        Import.objects.filter(pk=the_import.pk).update(
+            status=Import.Status.SAVING, finished_at=long_ago
+        )
+        assert imports_to_resend() == [the_import.pk]
+        assert run_import(the_import.pk) == Import.Status.DONE
+        assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_a_running_import_is_not_taken_twice(self, alice: User) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        Import.objects.filter(pk=the_import.pk).update(
+            status=Import.Status.SAVING, finished_at=timezone.now()
+        )
+        assert imports_to_resend() == []
+        assert run_import(the_import.pk) == Import.Status.SAVING
+        assert not Highlight.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("small_inline_limit")
+class BackgroundImportWorkerTests:
+    def test_a_real_worker_imports_and_embeds_a_large_upload(
+        self, alice: User, alice_client: Client, tmp_path: Path
+    ) -> None:
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
+            alice_client.post(reverse("import"), _upload(DATA))
+            the_import = Import.objects.get()
+            wait_for(
+                lambda: Import.objects.filter(pk=the_import.pk, status="done").exists(),
+                timeout=120,
+                what="the worker to import the file",
+            )
+            wait_for(
+                lambda: (
+                    Highlight.objects.filter(reader=alice, embedding_status="done").count() == 5
+                ),
+                timeout=120,
+                what="every highlight to be embedded",
+            )
+        assert not ImportUpload.objects.exists()

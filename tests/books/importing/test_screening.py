@@ -1,0 +1,103 @@
+"""One bad entry no longer sinks a whole import: NUL characters, oversized highlights."""
+
+import re
+import threading
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from accounts.models import User
+from books.importing.clippings import parse_clippings
+from books.importing.screening import MAX_ENTRY_CHARS, screen_entries
+from books.importing.services import clippings_import
+from books.models import Highlight, Import
+from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
+
+# Enough good entries that the bad ones sit well past the first 8 KB, where the binary
+# check (which looks at the start of the file) cannot see them.
+GOOD = [
+    Entry(SACKS, f"Good passage number {n} about memory.", location=f"{n * 10}")
+    for n in range(1, 120)
+]
+
+
+def _file_with_bad_entries() -> bytes:
+    nul = Entry(BORGES, "Funes remembered\x00 every leaf.", location="5000")
+    huge = Entry(BORGES, "word " * 250_000, location="6000")  # 1.25 MB
+    return clippings_file(*GOOD, nul, huge, Entry(BORGES, "The last good one.", location="7000"))
+
+
+def _line_of(data: bytes, text: str) -> int:
+    before = data.decode("utf-8-sig").split(text)[0]
+    return before.count("\n") - 2  # the title is two lines above the text
+
+
+class ScreenEntriesTests:
+    def test_it_removes_nul_characters_and_keeps_the_entry(self) -> None:
+        result = screen_entries(parse_clippings(_file_with_bad_entries()))
+        texts = [c.text for c in result.clippings]
+        assert "Funes remembered every leaf." in texts
+        assert not any("\x00" in c.text or "\x00" in c.title for c in result.clippings)
+
+    def test_it_makes_an_oversized_entry_a_problem_with_its_line(self) -> None:
+        data = _file_with_bad_entries()
+        result = screen_entries(parse_clippings(data))
+        assert [p.line for p in result.problems] == [_line_of(data, "word word")]
+        assert f"more than the {MAX_ENTRY_CHARS:,}" in result.problems[0].message
+        assert len(result.clippings) == len(GOOD) + 2
+
+
+@pytest.mark.django_db
+class BadEntryImportTests:
+    def test_the_good_entries_are_imported_and_the_bad_one_reported(self, alice: User) -> None:
+        data = _file_with_bad_entries()
+        assert b"\x00" not in data[:8192]
+        the_import = clippings_import(reader=alice, data=data, file_name="c.txt")
+        assert the_import.status == Import.Status.DONE
+        assert the_import.counts["new_highlights"] == len(GOOD) + 2
+        assert Highlight.objects.filter(reader=alice, text="Funes remembered every leaf.").exists()
+        assert Highlight.objects.filter(reader=alice, text="The last good one.").exists()
+        assert [p["line"] for p in the_import.problems] == [_line_of(data, "word word")]
+
+    def test_the_command_prints_the_problem_and_no_traceback(
+        self, alice: User, tmp_path: object
+    ) -> None:
+        path = tmp_path / "My Clippings.txt"  # type: ignore[operator]
+        path.write_bytes(_file_with_bad_entries())
+        out, err = StringIO(), StringIO()
+        call_command("import_clippings", str(path), user="alice", stdout=out, stderr=err)
+        assert "Traceback" not in out.getvalue() + err.getvalue()
+        assert "characters long, more than the 100,000" in out.getvalue()
+        assert re.search(rf"new highlights\s+{len(GOOD) + 2}\n", out.getvalue())
+
+
+@pytest.mark.django_db(transaction=True)
+class ConcurrentImportTests:
+    def test_two_imports_of_one_file_at_once_give_one_set_of_highlights(self, alice: User) -> None:
+        data = clippings_file(*MEMORY_LIBRARY, *GOOD)
+        imports: list[Import] = []
+        errors: list[BaseException] = []
+        start = threading.Barrier(2)
+
+        def work() -> None:
+            try:
+                start.wait()
+                imports.append(clippings_import(reader=alice, data=data, file_name="c.txt"))
+            except BaseException as error:  # the test reports it below
+                errors.append(error)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert errors == []
+        assert sorted(i.counts["new_highlights"] for i in imports) == [0, len(GOOD) + 5]
+        second = next(i for i in imports if i.counts["new_highlights"] == 0)
+        assert second.status == Import.Status.DONE
+        assert second.counts["duplicates_skipped"] == len(GOOD) + 6
+        assert Highlight.objects.filter(reader=alice).count() == len(GOOD) + 5
