@@ -1,0 +1,41 @@
+"""Refuse an oversized request from its declared length, before its body is read.
+
+Django reads a POST body lazily, but the first reader comes early: CsrfViewMiddleware
+parses the form to find the token, which for a multipart upload means the whole file.
+This middleware runs before any view is resolved, so a 60 MB POST to a 50 MB limit is
+answered with a 413 while its body is still unread on the socket. A body without a
+Content-Length is never read at all (Django treats its length as 0).
+"""
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+
+# Room for the multipart framing and the form's other fields around the file itself.
+MULTIPART_OVERHEAD = 64 * 1024
+
+
+def request_size_limit() -> int:
+    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
+    return limit_mb * 1024 * 1024 + MULTIPART_OVERHEAD
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # Django reads such a body as empty
+        if declared > request_size_limit():
+            page = render_to_string(
+                "413.html", {"limit_mb": settings.EXOGRAM_MAX_UPLOAD_MB}, request=None
+            )
+            # The unread body stays on the socket; gunicorn's sync workers close every
+            # connection after its response, so it is never mistaken for a next request.
+            return HttpResponse(page, status=413)
+        return self.get_response(request)
