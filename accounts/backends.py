@@ -1,7 +1,6 @@
 from typing import Any
 
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
@@ -11,6 +10,7 @@ from accounts.login_throttle import (
     login_lockout,
     login_success_record,
 )
+from accounts.models import User
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -23,7 +23,7 @@ class ThrottledModelBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if username is None or password is None:
             return None
         address = client_address(request)

@@ -21,7 +21,7 @@ def client_address(request: HttpRequest | None) -> str:
         return ""
     if settings.EXOGRAM_TRUST_X_FORWARDED_FOR:
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+        hops = [hop.strip() for hop in str(forwarded).split(",") if hop.strip()]
         if hops:
             return hops[-1]
     return str(request.META.get("REMOTE_ADDR", ""))
