@@ -1,13 +1,16 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from books import views
+from books.converters import TagNameConverter
+
+register_converter(TagNameConverter, "tagname")
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("library/", views.library, name="library"),
     path("map/", views.semantic_map, name="map"),
     path("tags/", views.tags, name="tags"),
-    path("tags/<str:name>/", views.tag, name="tag"),
+    path("tags/<tagname:name>/", views.tag, name="tag"),
     path("books/<uuid:code>/", views.book, name="book"),
     path("highlights/<uuid:code>/", views.highlight, name="highlight"),
     path("highlights/<uuid:code>/note/", views.highlight_note, name="highlight_note"),

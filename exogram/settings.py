@@ -157,10 +157,6 @@ EXOGRAM_TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 
 # Nothing inline: every script and style comes from static/, so an injected <script>,
 # on* handler or style attribute does not run even if an escape were ever missed.
-MIDDLEWARE.insert(
-    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
-    "csp.middleware.CSPMiddleware",
-)
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -176,12 +172,16 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Refuses a request body larger than the upload limit from its declared length, before
-# anything (the CSRF check included) reads it.
-MIDDLEWARE.insert(
-    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+# Right after SecurityMiddleware, so that what they refuse still gets every header:
+# RequestSizeLimitMiddleware refuses a body larger than the upload limit from its declared
+# length, before anything (the CSRF check included) reads it; NulCharacterMiddleware
+# refuses a NUL in the path or query, which PostgreSQL cannot store or compare.
+_first = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+MIDDLEWARE[_first:_first] = [
+    "csp.middleware.CSPMiddleware",
     "exogram.middleware.RequestSizeLimitMiddleware",
-)
+    "exogram.middleware.NulCharacterMiddleware",
+]
 # Files above this go to a temporary file while the upload is parsed, not into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

@@ -290,7 +290,7 @@ class CsrfTests:
     ) -> None:
         client = Client(enforce_csrf_checks=True)
         client.force_login(alice)
-        for name, route in ALL_PATTERNS:
+        for name, _route in ALL_PATTERNS:
             if not name:
                 continue
             url = _url(name, alice_library) if name not in PUBLIC else reverse(name)
