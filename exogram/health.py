@@ -20,7 +20,7 @@ def database_ok() -> bool:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
+            return bool(cursor.fetchone() == (1,))
     except DatabaseError as error:
         logger.warning("health check: the database does not answer: %s", error)
         # A connection broken by a database restart is dropped, so the next request opens
