@@ -1,9 +1,14 @@
 """`manage.py check --deploy` under the values of a production server behind TLS."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from django.test import Client, RequestFactory
+from django.views.defaults import server_error
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,3 +56,62 @@ class CheckDeployTests:
     def test_it_warns_with_debug_on(self, tmp_path: Path) -> None:
         result = _check_deploy(tmp_path, DEBUG="1", **BEHIND_TLS)
         assert "security.W018" in result.stderr
+
+
+@pytest.mark.django_db
+class ProductionResponseTests:
+    def test_it_sends_the_security_headers_on_every_page(self, alice_client: Client) -> None:
+        for url in ("/", "/login/", "/library/", "/no-such-page/"):
+            response = alice_client.get(url)
+            policy = response["Content-Security-Policy"]
+            assert "script-src 'self'" in policy
+            assert "style-src 'self'" in policy
+            assert "'unsafe-inline'" not in policy
+            assert "frame-ancestors 'none'" in policy
+            assert response["X-Frame-Options"] == "DENY"
+            assert response["X-Content-Type-Options"] == "nosniff"
+            assert response["Referrer-Policy"] == "same-origin"
+
+    def test_it_shows_its_own_404_page_not_the_technical_one(self, alice_client: Client) -> None:
+        response = alice_client.get("/highlights/00000000-0000-0000-0000-000000000000/")
+        assert response.status_code == 404
+        body = response.content.decode()
+        assert "Nothing here" in body
+        assert "URLconf" not in body  # Django's DEBUG page lists every URL pattern
+
+    def test_it_shows_its_own_500_page(self, rf: RequestFactory) -> None:
+        response = server_error(rf.get("/"))
+        assert response.status_code == 500
+        assert "Something went wrong" in response.content.decode()
+        assert "Traceback" not in response.content.decode()
+
+    def test_its_templates_hold_no_inline_script_or_style(self) -> None:
+        inline = re.compile(r"<script(?![^>]*\bsrc=)|\son[a-z]+=|\sstyle=|javascript:", re.I)
+        offenders = [
+            f"{path.relative_to(ROOT)}: {match.group(0)!r}"
+            for path in sorted((ROOT / "templates").rglob("*.html"))
+            for match in inline.finditer(path.read_text())
+        ]
+        assert offenders == []
+
+
+@pytest.mark.django_db
+class HealthzTests:
+    def test_it_answers_ok_when_the_database_and_broker_answer(self, client: Client) -> None:
+        response = client.get("/healthz")
+        assert response.status_code == 200
+        assert response.json() == {"database": "ok", "broker": "ok"}
+        assert "no-cache" in response["Cache-Control"]
+
+    def test_it_names_a_broker_that_does_not_answer(self, client: Client) -> None:
+        from exogram.celery import app
+
+        saved = (app.conf.broker_url, app.conf.broker_transport_options)
+        # A Redis port with nothing listening on this machine.
+        app.conf.update(broker_url="redis://127.0.0.1:9/0", broker_transport_options={})
+        try:
+            response = client.get("/healthz")
+        finally:
+            app.conf.update(broker_url=saved[0], broker_transport_options=saved[1])
+        assert response.status_code == 503
+        assert response.json() == {"database": "ok", "broker": "unavailable"}
