@@ -137,7 +137,10 @@ def main() -> int:
             child.kill()
     if embedded:
         server.stop(data_dir)
-        print("The embedded PostgreSQL has stopped.", flush=True)
+        if server.is_running(data_dir):
+            print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
+        else:
+            print("The embedded PostgreSQL has stopped.", flush=True)
     # A child that died on its own (not stopped by us) makes `make run` fail visibly.
     return 0 if stopping else 1
 

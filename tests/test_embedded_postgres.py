@@ -4,6 +4,7 @@ folder (never the one the other tests use)."""
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,14 +15,26 @@ import pytest
 
 from exogram.embedded_postgres import server
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def private_data_dir() -> Path:
+    """A new data folder under the checkout's var/, not pytest's tmp_path: the server runs as
+    another system user, which must be able to reach its folder, and pytest's base folder
+    (mode 0700) is reset by every pytest session started on the machine."""
+    parent = Path(tempfile.mkdtemp(prefix="test-", dir=ROOT / "var"))
+    parent.chmod(0o755)
+    return parent / "data"
+
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def data_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("EXOGRAM_PG_WATCHDOG_SECONDS", "0.2")
-    folder = tmp_path / "data"
+    folder = private_data_dir()
     yield folder
     if folder.exists():
         server.stop(folder)
+    shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def _wait_until_gone(pid: int) -> bool:

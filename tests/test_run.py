@@ -4,6 +4,7 @@ server behind and its database adopted by the next run."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -19,6 +20,7 @@ import psutil
 import pytest
 
 from exogram.embedded_postgres import server
+from tests.test_embedded_postgres import private_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 # Bounded waits for other processes (start-up migrates a new database): not timings.
@@ -85,10 +87,11 @@ class _Run:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "data"
+def data_dir() -> Iterator[Path]:
+    folder = private_data_dir()
     yield folder
     server.stop(folder)
+    shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def _gone(processes: list[psutil.Process]) -> bool:
@@ -126,8 +129,12 @@ class MakeRunTests:
             assert _wait_for(f"{base}/healthz")[0] == 200, first.output()
 
             # The run is killed outright: its web server and worker go with it...
-            children = first.children()
-            assert children
+            children = [
+                child
+                for child in first.children()
+                if "exogram.embedded_postgres.watchdog" not in child.cmdline()  # outlives it
+            ]
+            assert any("gunicorn" in child.cmdline() for child in children)
             first.process.send_signal(signal.SIGKILL)
             first.process.wait()
             assert _gone(children), [c.cmdline() for c in children if c.is_running()]
