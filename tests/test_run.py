@@ -58,7 +58,14 @@ class _Run:
         env = {
             k: v
             for k, v in os.environ.items()
-            if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL"}
+            if k
+            not in {
+                "DEBUG",
+                "SECRET_KEY",
+                "DATABASE_URL",
+                "CELERY_BROKER_URL",
+                "DJANGO_ALLOW_ASYNC_UNSAFE",  # set by the browser tests for themselves
+            }
         }
         env |= {
             "EXOGRAM_DATA_DIR": str(data_dir),
@@ -94,6 +101,13 @@ def data_dir() -> Iterator[Path]:
     shutil.rmtree(folder.parent, ignore_errors=True)
 
 
+def _command(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # ended, or a zombie waiting for its parent
+        return ""
+
+
 def _gone(processes: list[psutil.Process]) -> bool:
     _dead, alive = psutil.wait_procs(processes, timeout=60)
     return not alive
@@ -121,29 +135,31 @@ class MakeRunTests:
 
             # The database dies: the run starts it again and the pages come back.
             server.stop(data_dir)
+            assert not server.is_running(data_dir), "the test could not stop the database"
             for _ in range(START_WAIT_SECONDS):
                 if "starting it again" in first.output():
                     break
                 time.sleep(1)
-            assert "starting it again" in first.output()
+            assert "starting it again" in first.output(), first.output()
             assert _wait_for(f"{base}/healthz")[0] == 200, first.output()
 
             # The run is killed outright: its web server and worker go with it...
             children = [
                 child
                 for child in first.children()
-                if "exogram.embedded_postgres.watchdog" not in child.cmdline()  # outlives it
+                if "exogram.embedded_postgres.watchdog" not in _command(child)  # outlives it
             ]
-            assert any("gunicorn" in child.cmdline() for child in children)
+            assert any("gunicorn" in _command(child) for child in children)
             first.process.send_signal(signal.SIGKILL)
             first.process.wait()
-            assert _gone(children), [c.cmdline() for c in children if c.is_running()]
+            assert _gone(children), [_command(c) for c in children if c.is_running()]
             # ...and the database, which several processes share, is still there.
             pid = server.postmaster_pid(data_dir)
             assert pid is not None
         finally:
             if first.process.poll() is None:
                 first.process.kill()
+                first.process.wait()
 
         second = _Run(data_dir, port)
         try:
@@ -160,3 +176,4 @@ class MakeRunTests:
         finally:
             if second.process.poll() is None:
                 second.process.kill()
+                second.process.wait()
