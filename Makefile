@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# A fresh clone runs in development mode; production sets DEBUG=0 and SECRET_KEY.
-export DEBUG ?= 1
+# Nothing here turns DEBUG on but `make dev`: `make run` is the product. Without a
+# SECRET_KEY, every process reads the one generated in EXOGRAM_DATA_DIR (var/secret_key).
 
-.PHONY: run test lint format bench fuzz load install install-dev clean
+.PHONY: run dev test lint format bench fuzz load install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ install-dev: $(VENV)/.installed-dev
 
 run: install
 	$(BIN)/python -m exogram.run
+
+# Django's error pages, static files from the source folders, code reloaded on change.
+dev: install
+	DEBUG=1 $(BIN)/python -m exogram.run
 
 test: install-dev $(AXE)
 	$(BIN)/python -m pytest

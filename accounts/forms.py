@@ -1,9 +1,31 @@
 from typing import Any
 
 from django import forms
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
+from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
+
+
+class ThrottleMessageMixin(AuthenticationForm):
+    """Says why a login is refused once the throttle holds it, instead of "wrong password"."""
+
+    def get_invalid_login_error(self) -> forms.ValidationError:
+        lockout = login_lockout(
+            username=self.cleaned_data.get("username") or "", address=client_address(self.request)
+        )
+        if lockout:
+            return forms.ValidationError(lockout_message(*lockout), code="throttled")
+        return super().get_invalid_login_error()
+
+
+class LoginForm(ThrottleMessageMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):
+    pass
 
 
 class SignupForm(UserCreationForm[User]):

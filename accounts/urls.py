@@ -5,11 +5,7 @@ from accounts import views
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
-    path(
-        "login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("settings/", views.settings_page, name="settings"),
     path("settings/delete-account/", views.delete_account, name="delete_account"),

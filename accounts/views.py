@@ -1,19 +1,44 @@
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import DeleteAccountForm, EmailForm, SignupForm
+from accounts.forms import DeleteAccountForm, EmailForm, LoginForm, SignupForm
 from accounts.models import User
 from accounts.services import reader_delete_request
+
+
+class LoginView(auth_views.LoginView):
+    form_class = LoginForm
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), "signup_open": _signup_open()}
+
+    def form_invalid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
+        response = super().form_invalid(form)
+        if form.has_error(NON_FIELD_ERRORS, "throttled"):
+            response.status_code = 429
+        return response
+
+
+def _signup_open() -> bool:
+    return bool(settings.EXOGRAM_SIGNUP == "open")
 
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("home")
+    if not _signup_open():
+        return render(request, "accounts/signup_closed.html", status=403)
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()

@@ -1,6 +1,9 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from books import views
+from books.converters import TagNameConverter
+
+register_converter(TagNameConverter, "tagname")
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,10 +12,10 @@ urlpatterns = [
     path("map.json", views.map_data, name="map_data"),
     path("map/points/<int:index>/", views.map_point_detail, name="map_point"),
     path("tags/", views.tags, name="tags"),
-    path("tags/<str:name>/", views.tag, name="tag"),
-    path("tags/<str:name>/rename/", views.tag_rename_view, name="tag_rename"),
-    path("tags/<str:name>/merge/", views.tag_merge_view, name="tag_merge"),
-    path("tags/<str:name>/delete/", views.tag_delete_view, name="tag_delete"),
+    path("tags/<tagname:name>/", views.tag, name="tag"),
+    path("tags/<tagname:name>/rename/", views.tag_rename_view, name="tag_rename"),
+    path("tags/<tagname:name>/merge/", views.tag_merge_view, name="tag_merge"),
+    path("tags/<tagname:name>/delete/", views.tag_delete_view, name="tag_delete"),
     path("books/<uuid:code>/", views.book, name="book"),
     path("books/<uuid:code>/words/", views.book_words, name="book_words"),
     path("words/", views.words, name="words"),

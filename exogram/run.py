@@ -2,9 +2,13 @@
 
 Starts the embedded PostgreSQL (unless DATABASE_URL is set), applies migrations, then runs
 the web server (gunicorn) and a Celery worker side by side until Ctrl-C, when it stops
-them and the embedded database in that order.
+them and the embedded database in that order. The embedded server is watched: started
+again if it dies (the web and worker processes reconnect on their next request, Django's
+CONN_HEALTH_CHECKS), and one left running by an earlier run that was killed is adopted.
+With DEBUG on (`make dev`), gunicorn reloads the code when it changes.
 """
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -12,6 +16,17 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
+
+# How often the embedded server is checked on, in seconds.
+DATABASE_CHECK_INTERVAL = 5.0
+
+
+def _die_with_this_process() -> None:
+    """In the child, before exec: get SIGTERM when `make run` dies, even by SIGKILL, so a
+    killed run leaves no web server or worker behind (Linux; elsewhere a no-op)."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _children_alive(children: list[subprocess.Popen[bytes]]) -> bool:
@@ -31,7 +46,17 @@ def main() -> int:
     if embedded:
         from exogram.embedded_postgres import server
 
-        print(f"Starting the embedded PostgreSQL in {data_dir / 'postgres'} …", flush=True)
+        left_running = server.postmaster_pid(data_dir)
+        if left_running is not None:
+            # A run or test session ended by SIGKILL or a timeout stops nothing; its server
+            # is this folder's all the same, and this run now stops it on Ctrl-C.
+            print(
+                f"Adopting the embedded PostgreSQL already running in {data_dir / 'postgres'} "
+                f"(pid {left_running}), left by an earlier process.",
+                flush=True,
+            )
+        else:
+            print(f"Starting the embedded PostgreSQL in {data_dir / 'postgres'} …", flush=True)
         server.start(data_dir)
     call_command("migrate", interactive=False, verbosity=1)
     if not settings.DEBUG:
@@ -57,6 +82,7 @@ def main() -> int:
             "--schedule",
             str(data_dir / "celerybeat-schedule"),
         ],
+        preexec_fn=_die_with_this_process,
     )
     web = subprocess.Popen(
         [
@@ -69,7 +95,11 @@ def main() -> int:
             # Workers, threads, timeout and the warm-up: shared with the Docker image.
             "--bind",
             f"{host}:{port}",
+            "--error-logfile",
+            "-",
+            *(["--reload"] if settings.DEBUG else []),
         ],
+        preexec_fn=_die_with_this_process,
     )
     children = [web, worker]
 
@@ -83,8 +113,17 @@ def main() -> int:
     signal.signal(signal.SIGTERM, request_stop)
     print(f"\nExogram is running at http://{host}:{port}/  (Ctrl-C stops it)\n", flush=True)
 
+    last_check = time.monotonic()
     while not stopping and _children_alive(children):
         time.sleep(0.5)
+        if embedded and time.monotonic() - last_check >= DATABASE_CHECK_INTERVAL:
+            last_check = time.monotonic()
+            if not server.is_running(data_dir) and not stopping:
+                print("The embedded PostgreSQL has stopped; starting it again …", flush=True)
+                try:
+                    server.start(data_dir)
+                except Exception as error:  # keep serving the pages that need no database
+                    print(f"Could not start the embedded PostgreSQL: {error}", flush=True)
 
     print("\nStopping Exogram …", flush=True)
     for child in children:
@@ -97,7 +136,10 @@ def main() -> int:
             child.kill()
     if embedded:
         server.stop(data_dir)
-        print("The embedded PostgreSQL has stopped.", flush=True)
+        if server.is_running(data_dir):
+            print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
+        else:
+            print("The embedded PostgreSQL has stopped.", flush=True)
     # A child that died on its own (not stopped by us) makes `make run` fail visibly.
     return 0 if stopping else 1
 

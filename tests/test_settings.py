@@ -1,4 +1,5 @@
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _import_settings(**env: str) -> subprocess.CompletedProcess[str]:
+    return _run_python("import exogram.settings", **env)
+
+
+def _run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    clean["DJANGO_SETTINGS_MODULE"] = "exogram.settings"
     return subprocess.run(
-        [sys.executable, "-c", "import exogram.settings"],
+        [sys.executable, "-c", code],
         cwd=ROOT,
         env={**clean, **env},
         capture_output=True,
@@ -80,10 +86,49 @@ class EnvHelperTests:
 
 
 class SettingsModuleTests:
-    def test_it_requires_a_secret_key_when_debug_is_off(self) -> None:
-        result = _import_settings(DEBUG="0")
+    def test_it_keeps_a_generated_secret_key_in_the_data_dir(self, tmp_path: Path) -> None:
+        key = "from django.conf import settings; print(settings.SECRET_KEY)"
+        first = _run_python(key, DEBUG="0", EXOGRAM_DATA_DIR=str(tmp_path))
+        assert first.returncode == 0, first.stderr
+        key_file = tmp_path / "secret_key"
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        assert first.stdout.strip() == key_file.read_text().strip()
+        assert len(first.stdout.strip()) >= 50
+        again = _run_python(key, DEBUG="1", EXOGRAM_DATA_DIR=str(tmp_path))
+        assert again.stdout == first.stdout  # every process, debug or not, signs alike
+        other = _run_python(key, EXOGRAM_DATA_DIR=str(tmp_path / "other"))
+        assert other.stdout.strip() not in {"", first.stdout.strip()}
+
+    def test_it_tightens_a_key_file_readable_by_others(self, tmp_path: Path) -> None:
+        (tmp_path / "secret_key").write_text("k" * 60 + "\n")
+        (tmp_path / "secret_key").chmod(0o644)
+        result = _run_python(
+            "from django.conf import settings; print(settings.SECRET_KEY)",
+            EXOGRAM_DATA_DIR=str(tmp_path),
+        )
+        assert result.stdout.strip() == "k" * 60
+        assert stat.S_IMODE((tmp_path / "secret_key").stat().st_mode) == 0o600
+
+    def test_it_prefers_the_environments_secret_key(self, tmp_path: Path) -> None:
+        result = _run_python(
+            "from django.conf import settings; print(settings.SECRET_KEY)",
+            SECRET_KEY="y" * 50,
+            EXOGRAM_DATA_DIR=str(tmp_path),
+        )
+        assert result.stdout.strip() == "y" * 50
+        assert not (tmp_path / "secret_key").exists()
+
+    def test_it_names_an_unwritable_data_dir(self, tmp_path: Path) -> None:
+        blocker = tmp_path / "a-file"
+        blocker.write_text("")
+        result = _import_settings(EXOGRAM_DATA_DIR=str(blocker / "data"))
         assert result.returncode != 0
-        assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+        assert "set SECRET_KEY or make EXOGRAM_DATA_DIR writable" in result.stderr
+
+    def test_it_rejects_an_unknown_signup_mode(self) -> None:
+        result = _import_settings(EXOGRAM_SIGNUP="invite-only")
+        assert result.returncode != 0
+        assert "EXOGRAM_SIGNUP must be open or closed" in result.stderr
 
     def test_it_starts_with_a_secret_key_and_debug_off(self) -> None:
         assert _import_settings(DEBUG="0", SECRET_KEY="x" * 50).returncode == 0

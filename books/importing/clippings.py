@@ -110,6 +110,8 @@ def parse_clippings(data: bytes) -> ParseResult:
     pieces[-1] = _PARTIAL_SEPARATOR_RE.sub("", pieces[-1])
     if len(pieces) == 1:
         pieces = _split_without_separators(pieces[0])
+    if "\n=" in text:
+        pieces = [part for piece in pieces for part in _split_at_near_separators(piece)]
 
     result = ParseResult(clippings=[], problems=[], entries=0)
     # Each piece starts on the line of the separator before it (the "\n" put in front of
@@ -130,6 +132,30 @@ def parse_clippings(data: bytes) -> ParseResult:
         # file (an HTML notebook export, a CSV): say so instead of "unrecognised metadata".
         result.problems[0] = Problem(line=1, message=NOT_A_CLIPPINGS_FILE)
     return result
+
+
+# A line of `=` that is not ten long: a separator damaged by hand-editing, or a divider
+# inside a highlight. It separates only when a title and a metadata line follow it.
+_NEAR_SEPARATOR_RE = re.compile(r"\n={5,20}[ \t]*(?=\n)")
+
+
+def _split_at_near_separators(piece: str) -> list[str]:
+    # Cut like _SEPARATOR_RE (the separator line goes, the newline after it stays with the
+    # next piece), so parse_clippings' line count holds.
+    parts: list[str] = []
+    start = 0
+    for match in _NEAR_SEPARATOR_RE.finditer(piece):
+        following = piece[match.end() :].lstrip("\n").split("\n", 2)
+        if (
+            len(following) >= 2
+            and following[0].strip()
+            and not following[0].lstrip().startswith("=")
+            and _parse_metadata(following[1]) is not None
+        ):
+            parts.append(piece[start : match.start()])
+            start = match.end()
+    parts.append(piece[start:])
+    return parts
 
 
 def _split_without_separators(piece: str) -> list[str]:
@@ -172,6 +198,13 @@ def _decode(data: bytes) -> str:
     if utf16:
         return data.decode(utf16, errors="replace")
     return data.decode("utf-8", errors="exogram_cp1252_fallback")
+
+
+def is_utf16(data: bytes) -> bool:
+    """UTF-16 with or without a BOM: its NUL bytes are text, not a sign of a binary file."""
+    return data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or (
+        _sniff_utf16_without_bom(data) is not None
+    )
 
 
 def _sniff_utf16_without_bom(data: bytes) -> str | None:
@@ -239,6 +272,12 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
         )
 
     kind, language, page, location_start, location_end, added_at, added_raw = metadata
+    too_far = [n for n in (location_start, location_end) if n is not None and n > LOCATION_MAX]
+    if too_far:
+        return Problem(
+            line=title_number + 1,
+            message=f"location {too_far[0]} is beyond any book's end ({_quote(meta_line)})",
+        )
     text = body.strip()
     # Every placeholder starts with "<": most bodies are not hashed for the set lookup.
     truncated = text[:1] == "<" and text in CLIPPING_LIMIT_PLACEHOLDERS
@@ -374,10 +413,14 @@ _PAGE_AFTER_WORD_RE = re.compile(rf"\s*(?P<page>{_PAGE_TOKEN})")
 _PAGE_BEFORE_WORD_RE = re.compile(rf"(?P<page>{_PAGE_TOKEN})\s*$")
 # After the location word: `Loc. 5444-45` (Kindle 2/3 abbreviate the end), `Location 390`,
 # `locatie 1293 t/m 1295` (Dutch), `Место 7438–7439` (Russian en dash), `位置No. 1114-1115`,
-# `位置 #469-471`. Digits are capped so that int() stays cheap and safe.
+# `位置 #469-471`. Digits are capped so that int() stays cheap; a number past
+# LOCATION_MAX is a problem of its entry, never cut down to fit (`Location 99999999999`
+# was once stored as 999999999).
 _LOCATION_AFTER_WORD_RE = re.compile(
-    r"[^0-9|]{0,8}?(?P<start>[0-9]{1,9})(?:\s*(?:-|\u2013|t/m)\s*(?P<end>[0-9]{1,9}))?"
+    r"[^0-9|]{0,8}?(?P<start>[0-9]{1,20})(?:\s*(?:-|\u2013|t/m)\s*(?P<end>[0-9]{1,20}))?"
 )
+# What the database's location columns hold; a real book has well under a million.
+LOCATION_MAX = 2**31 - 1
 
 
 def _parse_metadata(line: str) -> _Metadata | None:
@@ -584,7 +627,7 @@ def _parse_day(text: str, language: str | None) -> tuple[int, int, int] | None:
         match = pattern.match(text)
         if match is not None and match["month"].casefold() in _MONTHS:
             year = int(match["year"])
-            if year < 100:
+            if len(match["year"]) == 2:
                 year += 2000  # `Saturday, 29 April 17 21:23:29`: no Kindle predates 2007
             return year, _MONTHS[match["month"].casefold()], int(match["day"])
     return None

@@ -30,6 +30,7 @@ from books.connections.services import connections_forget
 from books.importing.clippings import (
     Clipping,
     ParseResult,
+    is_utf16,
     normalize_author,
     normalize_title,
 )
@@ -111,7 +112,7 @@ def check_upload(data: bytes) -> None:
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected("The file is empty: there is nothing to import.")
-    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    utf16 = is_utf16(data)
     sample = data[:8192]
     if not utf16 and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
         raise ImportRejected(

@@ -6,12 +6,16 @@ it exits, because several processes share it (web, worker, shell commands, tests
 `run` command stops it explicitly on Ctrl-C.
 """
 
+import contextlib
 import logging
+import os
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
 
+import psutil
 import psycopg
 from psycopg import sql
 
@@ -46,11 +50,56 @@ def start(data_dir: Path) -> Path:
 
     data_dir.mkdir(parents=True, exist_ok=True)
     server = get_server(_pgdata(data_dir), cleanup_mode=None)
-    socket_dir: Path | None = server.get_postmaster_info().socket_dir
+    if not is_running(data_dir):
+        # The wheel keeps one handle per folder and process, and hands back the cached one
+        # without looking: after the server stopped (`make run` restarting it), start again.
+        server.start()
+    info = server.get_postmaster_info()
+    socket_dir: Path | None = info.socket_dir
     if socket_dir is None:
         raise RuntimeError(f"the embedded PostgreSQL in {_pgdata(data_dir)} has no socket folder")
+    _ensure_watchdog(data_dir, info.pid)
     _ensure_database(socket_dir)
     return socket_dir
+
+
+def _watchdog_file(data_dir: Path) -> Path:
+    return data_dir / "postgres.watchdog"
+
+
+def _ensure_watchdog(data_dir: Path, postmaster_pid: int) -> None:
+    """One watchdog per running server (see watchdog.py), started by whoever finds none."""
+    record = _watchdog_file(data_dir)
+    with contextlib.suppress(OSError, ValueError):
+        watchdog_pid, watched_pid = (int(part) for part in record.read_text().split())
+        if watched_pid == postmaster_pid and psutil.pid_exists(watchdog_pid):
+            return
+    # posix_spawn, not Popen: the starter never waits for it, and a Popen object left
+    # unwaited warns when collected. Its own session (setsid): the Ctrl-C or SIGKILL that
+    # ends its starter must not end it.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        watchdog_pid = os.posix_spawn(
+            sys.executable,
+            [
+                sys.executable,
+                "-m",
+                "exogram.embedded_postgres.watchdog",
+                str(_pgdata(data_dir)),
+                str(postmaster_pid),
+            ],
+            {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+            file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+            setsid=True,
+        )
+    finally:
+        os.close(devnull)
+    record.write_text(f"{watchdog_pid} {postmaster_pid}\n")
+
+
+def postmaster_pid(data_dir: Path) -> int | None:
+    info = _pgserver().utils.PostmasterInfo.read_from_pgdata(_pgdata(data_dir))
+    return int(info.pid) if info is not None and info.is_running() else None
 
 
 def _ensure_database(socket_dir: Path) -> None:

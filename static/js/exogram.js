@@ -1,5 +1,6 @@
-// Exogram's small behaviours, kept out of the templates (the site is moving to a strict
-// Content-Security-Policy: no inline scripts, no inline handlers).
+// Exogram's page behaviours. Nothing is inline in the templates: the Content-Security-
+// Policy lets scripts and styles come from /static/ only, so a payload that ever slipped
+// past the escaping could still neither run nor restyle the page.
 document.documentElement.classList.add("js");
 
 // "Copy as citation": any button with data-citation; its status is the next sibling.
@@ -24,3 +25,59 @@ document.addEventListener("click", (event) => {
   toggle.setAttribute("aria-expanded", String(open));
   menu.classList.toggle("open", open);
 });
+
+(() => {
+  "use strict";
+
+  const within = (root, selector) => {
+    const found = Array.from(root.querySelectorAll(selector));
+    if (root.matches && root.matches(selector)) found.push(root);
+    return found;
+  };
+
+  // Sizes and colours set through the CSSOM (allowed by the policy), from data attributes.
+  const paint = (root) => {
+    within(root, "[data-width]").forEach((element) => {
+      const percent = Math.min(100, Math.max(0, Number(element.dataset.width) || 0));
+      element.style.width = `${percent}%`;
+    });
+    within(root, "[data-hue]").forEach((element) => {
+      element.style.backgroundColor = `hsl(${(Number(element.dataset.hue) || 0) % 360}, 45%, 35%)`;
+    });
+    within(root, "[data-colour]").forEach((element) => {
+      element.style.backgroundColor = element.dataset.colour;
+    });
+  };
+
+  // The import page: drop a file on the zone to upload it.
+  const dropzone = () => {
+    const zone = document.getElementById("dropzone");
+    const form = document.getElementById("import-form");
+    if (!zone || !form) return;
+    const input = zone.querySelector("input[type=file]");
+    ["dragenter", "dragover"].forEach((name) => zone.addEventListener(name, (event) => {
+      event.preventDefault();
+      zone.classList.add("over");
+    }));
+    ["dragleave", "drop"].forEach((name) => zone.addEventListener(name, () => zone.classList.remove("over")));
+    zone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      if (event.dataTransfer.files.length) {
+        input.files = event.dataTransfer.files;
+        form.requestSubmit();
+      }
+    });
+  };
+
+  const start = () => {
+    paint(document);
+    dropzone();
+  };
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+  // Parts that htmx swaps in (the progress bar every two seconds) are painted too.
+  document.addEventListener("htmx:load", (event) => paint(event.detail.elt));
+})();

@@ -1,5 +1,11 @@
+import io
+from pathlib import Path
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
@@ -55,8 +61,73 @@ class ImportUploadTests:
     @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
     def test_it_refuses_a_file_over_the_limit(self, alice_client: Client) -> None:
         response = alice_client.post(reverse("import"), _upload(b"x" * (2 * 1024 * 1024)))
+        assert response.status_code == 413
+        assert "up to 1 MB" in response.content.decode()
+        assert not Import.objects.exists()
+
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_refuses_a_file_just_over_the_limit_with_the_form(
+        self, alice_client: Client
+    ) -> None:
+        # Within the multipart allowance the request is read; the form says why it fails.
+        response = alice_client.post(reverse("import"), _upload(b"x" * (1024 * 1024 + 100)))
         assert response.status_code == 200
-        assert "limit" in response.content.decode()
+        assert "the limit is 1 MB" in response.content.decode()
+        assert not Import.objects.exists()
+
+    def test_it_never_uses_the_file_name_as_a_path(
+        self, alice_client: Client, tmp_path: Path
+    ) -> None:
+        target = tmp_path / "evil.txt"
+        name = f"../../../../../../..{target}"
+        response = alice_client.post(
+            reverse("import"), _upload(clippings_file(*MEMORY_LIBRARY), name)
+        )
+        assert response.status_code == 302
+        assert not target.exists()
+        assert "/" not in Import.objects.get().file_name
+
+
+class _BodyThatMustNotBeRead:
+    def read(self, *args: object) -> bytes:
+        raise AssertionError("the body of an oversized request was read")
+
+    readline = read
+
+
+@pytest.mark.django_db
+class OversizedBodyTests:
+    def test_it_refuses_60_mb_before_reading_the_body(self, alice_client: Client) -> None:
+        # Through the whole WSGI stack (sessions, CSRF, auth) with a body that explodes
+        # if anything reads a byte of it.
+        session = alice_client.cookies["sessionid"].value
+        statuses: list[str] = []
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": reverse("import"),
+            "SERVER_NAME": "localhost",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "localhost",
+            "HTTP_COOKIE": f"sessionid={session}",
+            "CONTENT_TYPE": "multipart/form-data; boundary=xyz",
+            "CONTENT_LENGTH": str(60 * 1024 * 1024),
+            "wsgi.input": _BodyThatMustNotBeRead(),
+            "wsgi.errors": io.StringIO(),
+            "wsgi.url_scheme": "http",
+        }
+        # As Django's test client does: the test's transaction must outlive the request.
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
+        try:
+            body = b"".join(
+                WSGIHandler()(environ, lambda status, headers, *rest: statuses.append(status))
+            )
+        finally:
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
+        assert statuses == ["413 Request Entity Too Large"]
+        assert b"up to 50 MB" in body
         assert not Import.objects.exists()
 
     def test_it_shows_problems_with_line_numbers(self, alice_client: Client) -> None:

@@ -133,3 +133,71 @@ class HighlightMergesTests:
 
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class HostileTagNameTests:
+    @pytest.mark.parametrize(
+        "name", ["fiction/essays", ".", "..", "...", "50%", "%2F", "a%00b", "?x#y", "ü / ñ"]
+    )
+    def test_it_lists_opens_and_links_any_tag_name(
+        self, alice: User, alice_client: Client, name: str
+    ) -> None:
+        from books.services import highlight_tag
+
+        _library(alice)
+        highlight = Highlight.objects.filter(reader=alice).exclude(text="").first()
+        assert highlight is not None
+        tag = highlight_tag(highlight=highlight, name=name)
+        url = reverse("tag", args=[tag.name])
+        # A browser would collapse either.
+        assert "/../" not in url
+        assert "/./" not in url
+        for page in (reverse("tags"), reverse("highlight", args=[highlight.code])):
+            response = alice_client.get(page)
+            assert response.status_code == 200
+            assert f'href="{url}"' in response.content.decode()
+        opened = alice_client.get(url)
+        assert opened.status_code == 200
+        assert opened.context["tag"] == tag
+
+    def test_it_hides_a_tag_from_another_reader(self, alice: User, bob_client: Client) -> None:
+        from books.services import highlight_tag
+
+        _library(alice)
+        highlight = Highlight.objects.filter(reader=alice).first()
+        assert highlight is not None
+        highlight_tag(highlight=highlight, name="a/b")
+        assert bob_client.get(reverse("tag", args=["a/b"])).status_code == 404
+
+
+@pytest.mark.django_db
+class NulCharacterTests:
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "/library/?q=%00",
+            "/library/?sort=%00",
+            "/tags/%00/",
+            "/search/?q=%00",
+            "/search.json?q=a%00b",
+            "/connections/?book=%00",
+            "/books/%00/",
+        ],
+    )
+    def test_it_answers_400_not_500(self, alice_client: Client, url: str) -> None:
+        response = alice_client.get(url)
+        assert response.status_code in {400, 404}
+        if response.status_code == 400:
+            assert "NUL character" in response.content.decode()
+
+    def test_it_refuses_a_nul_in_a_note(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        highlight = Highlight.objects.filter(reader=alice).first()
+        assert highlight is not None
+        response = alice_client.post(
+            reverse("highlight_note", args=[highlight.code]), {"note": "bad\x00note"}
+        )
+        assert response.status_code == 302
+        highlight.refresh_from_db()
+        assert "\x00" not in highlight.note

@@ -40,6 +40,14 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     }
 
 
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    # The tests inject axe-core as an inline script, which the site's Content-Security-
+    # Policy forbids; with the policy bypassed, escaping alone must also keep hostile text
+    # inert (tests/e2e/test_hostile_input.py). One test checks the policy itself.
+    return {**browser_context_args, "bypass_csp": True}
+
+
 @pytest.fixture
 def worker(transactional_db: None, tmp_path: Path) -> Iterator[None]:
     with celery_worker(broker_url="filesystem://", data_dir=tmp_path):

@@ -983,3 +983,67 @@ class SyntheticFileTests:
         assert {c.kind for c in result.clippings} == {"highlight", "note", "bookmark"}
         assert all(c.added_at is not None and c.location_start for c in result.clippings)
         assert 250 <= len(data) / 300 <= 350
+
+
+def _entry(title: str, meta: str, text: str) -> str:
+    return f"{title}\n{meta}\n\n{text}\n==========\n"
+
+
+META = "- Your Highlight on Location 10-12 | Added on Monday, 3 March 2025 10:00:00"
+
+
+class HostileEdgeCaseTests:
+    @pytest.mark.parametrize("count", [9, 11])
+    def test_it_splits_at_a_separator_one_equals_sign_off(self, count: int) -> None:
+        data = (
+            _entry("First Book (Ana Autor)", META, "The first highlight.")
+            .replace("==========", "=" * count)
+            .encode()
+            + _entry("Second Book (Bea Autor)", META, "The second highlight.").encode()
+        )
+        result = parse_clippings(data)
+        assert [(c.title, c.text) for c in result.clippings] == [
+            ("First Book", "The first highlight."),
+            ("Second Book", "The second highlight."),
+        ]
+        assert result.problems == []
+        assert result.clippings[1].line == 6  # the line numbers still match the file
+
+    def test_it_keeps_a_divider_inside_a_highlight(self) -> None:
+        text = "Before the divider.\n=========\nAfter the divider."
+        result = parse_clippings(_entry("Book (Ana Autor)", META, text).encode())
+        assert [c.text for c in result.clippings] == [text]
+
+    def test_it_reports_a_location_past_any_book_with_its_line(self) -> None:
+        huge = META.replace("Location 10-12", "Location 99999999999")
+        data = (
+            _entry("Good Book (Ana Autor)", META, "Kept.") + _entry("Bad Book (B)", huge, "Lost?")
+        ).encode()
+        result = parse_clippings(data)
+        assert [c.text for c in result.clippings] == ["Kept."]
+        assert len(result.problems) == 1
+        assert result.problems[0].line == 7
+        assert "location 99999999999" in result.problems[0].message
+
+    def test_it_reports_a_location_end_past_any_book(self) -> None:
+        huge = META.replace("Location 10-12", "Location 10-99999999999")
+        result = parse_clippings(_entry("Bad Book (B)", huge, "Text.").encode())
+        assert result.clippings == []
+        assert "location 99999999999" in result.problems[0].message
+
+    def test_it_reads_a_long_but_storable_location_exactly(self) -> None:
+        meta = META.replace("Location 10-12", "Location 1234567890")
+        result = parse_clippings(_entry("Book (A)", meta, "Text.").encode())
+        assert result.clippings[0].location_start == 1234567890
+
+    def test_it_does_not_turn_year_0000_into_2000(self) -> None:
+        meta = META.replace("2025", "0000")
+        result = parse_clippings(_entry("Book (A)", meta, "Text.").encode())
+        [clipping] = result.clippings
+        assert clipping.added_at is None
+        assert "0000" in clipping.added_raw
+
+    def test_it_still_reads_a_two_digit_year_as_this_century(self) -> None:
+        meta = "- Your Highlight Location 10-12 | Added on Monday, 3 December 12 10:00:00"
+        result = parse_clippings(_entry("Book (A)", meta, "Text.").encode())
+        assert result.clippings[0].added_at == utc(2012, 12, 3, 10, 0)

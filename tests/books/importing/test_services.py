@@ -243,6 +243,16 @@ class BadInputTests:
         assert not Import.objects.exists()
         assert not Book.objects.exists()
 
+    @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+    def test_it_imports_utf16_without_a_bom(self, alice: User, codec: str) -> None:
+        # Its NUL bytes are text: the parser's own UTF-16 sniffing must get to read it.
+        data = clippings_file(*MEMORY_LIBRARY).decode("utf-8").lstrip("\ufeff").encode(codec)
+        assert not data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        the_import = clippings_import(reader=alice, data=data, file_name="utf16.txt")
+        assert the_import.status == Import.Status.DONE
+        texts = set(Highlight.objects.filter(reader=alice).values_list("text", flat=True))
+        assert "He remembered every leaf of every tree of every wood." in texts
+
     @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
     def test_it_rejects_a_file_over_the_size_limit(self, alice: User) -> None:
         data = clippings_file(*MEMORY_LIBRARY) * 3000

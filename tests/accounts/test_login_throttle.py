@@ -1,0 +1,156 @@
+import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.core.cache import cache
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from accounts.models import User
+from tests.conftest import PASSWORD
+
+
+def _login(client: Client, username: str, password: str, address: str = "10.0.0.1"):  # type: ignore[no-untyped-def]
+    return client.post(
+        reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+    )
+
+
+@pytest.fixture
+def hashes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every password hash computed during the test (what a guesser costs the server)."""
+    seen: list[str] = []
+    original = PBKDF2PasswordHasher.encode
+
+    def counting(self: PBKDF2PasswordHasher, password: str, salt: str, iterations=None) -> str:  # type: ignore[no-untyped-def]
+        seen.append(password)
+        return original(self, password, salt, iterations)
+
+    monkeypatch.setattr(PBKDF2PasswordHasher, "encode", counting)
+    return seen
+
+
+@pytest.mark.django_db
+class LoginThrottleTests:
+    def test_it_locks_an_account_after_five_failures_without_checking_more(
+        self, client: Client, alice: User, hashes: list[str]
+    ) -> None:
+        for attempt in range(5):
+            response = _login(client, "alice", f"wrong {attempt}")
+        assert response.status_code == 429
+        assert "Too many failed logins for this account" in response.content.decode()
+        assert "15 minutes" in response.content.decode()
+        checked = len(hashes)
+        for _ in range(45):
+            response = _login(client, "alice", "another guess")
+            assert response.status_code == 429
+        assert len(hashes) == checked  # 45 more guesses, not one more hash
+        # Even the right password waits: the guesser must not learn it was right.
+        assert _login(client, "alice", PASSWORD).status_code == 429
+        assert client.get(reverse("home")).status_code == 302
+
+    def test_it_counts_the_username_in_any_case(self, client: Client, alice: User) -> None:
+        for name in ["alice", "ALICE", "Alice ", "aLice", "alicE"]:
+            _login(client, name, "wrong")
+        assert _login(client, "alice", PASSWORD).status_code == 429
+
+    def test_it_lets_the_reader_in_again_once_the_window_passes(
+        self, client: Client, alice: User
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong")
+        cache.clear()  # what the cache does when the lockout's timeout expires
+        assert _login(client, "alice", PASSWORD).status_code == 302
+
+    def test_it_forgets_earlier_failures_after_a_success(self, client: Client, alice: User) -> None:
+        for _ in range(4):
+            _login(client, "alice", "wrong")
+        assert _login(client, "alice", PASSWORD).status_code == 302
+        client.post(reverse("logout"))
+        for _ in range(4):
+            assert _login(client, "alice", "wrong").status_code == 200
+        assert _login(client, "alice", PASSWORD).status_code == 302
+
+    def test_it_does_not_lock_bob_out_for_alices_failures(
+        self, client: Client, alice: User, bob: User
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong")
+        assert _login(client, "bob", PASSWORD).status_code == 302
+
+    @override_settings(EXOGRAM_LOGIN_FAILURES_PER_IP=8)
+    def test_it_limits_one_address_across_many_accounts(
+        self, client: Client, alice: User, bob: User
+    ) -> None:
+        for number in range(8):
+            _login(client, f"someone{number}", "wrong", address="203.0.113.9")
+        response = _login(client, "bob", PASSWORD, address="203.0.113.9")
+        assert response.status_code == 429
+        assert "from your network address" in response.content.decode()
+        # Another address is not held back by this one.
+        assert _login(client, "bob", PASSWORD, address="198.51.100.7").status_code == 302
+
+    @override_settings(EXOGRAM_LOGIN_FAILURES_PER_IP=3, EXOGRAM_TRUST_X_FORWARDED_FOR=True)
+    def test_it_counts_the_address_the_proxy_appended(self, client: Client, bob: User) -> None:
+        for number in range(3):
+            client.post(
+                reverse("login"),
+                {"username": f"x{number}", "password": "wrong"},
+                REMOTE_ADDR="127.0.0.1",
+                HTTP_X_FORWARDED_FOR=f"1.2.3.{number}, 203.0.113.9",  # first part is forged
+            )
+        held = client.post(
+            reverse("login"),
+            {"username": "bob", "password": PASSWORD},
+            REMOTE_ADDR="127.0.0.1",
+            HTTP_X_FORWARDED_FOR="9.9.9.9, 203.0.113.9",
+        )
+        assert held.status_code == 429
+
+    def test_it_throttles_the_admin_login_too(self, client: Client) -> None:
+        User.objects.create_superuser("root", password=PASSWORD)
+        for _ in range(5):
+            client.post(reverse("admin:login"), {"username": "root", "password": "wrong"})
+        response = client.post(reverse("admin:login"), {"username": "root", "password": PASSWORD})
+        assert "Too many failed logins for this account" in response.content.decode()
+        assert client.get(reverse("admin:index")).status_code == 302
+
+
+@pytest.mark.django_db
+class PasswordValidationTests:
+    @pytest.mark.parametrize(
+        ("password", "message"),
+        [
+            ("short1", "too short"),
+            ("password123", "too common"),
+            ("38472910573829", "entirely numeric"),
+            ("carolcarol", "too similar to the username"),
+        ],
+    )
+    def test_it_refuses_a_weak_password_at_signup(
+        self, client: Client, password: str, message: str
+    ) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": "carolcarol", "password1": password, "password2": password},
+        )
+        assert response.status_code == 200
+        assert message in response.content.decode()
+        assert not User.objects.filter(username="carolcarol").exists()
+
+
+@pytest.mark.django_db
+class ClosedSignupTests:
+    @override_settings(EXOGRAM_SIGNUP="closed")
+    def test_it_refuses_new_accounts_and_says_whom_to_ask(self, client: Client) -> None:
+        page = client.get(reverse("signup"))
+        assert page.status_code == 403
+        assert "Sign-up is closed" in page.content.decode()
+        response = client.post(
+            reverse("signup"), {"username": "carol", "password1": PASSWORD, "password2": PASSWORD}
+        )
+        assert response.status_code == 403
+        assert not User.objects.filter(username="carol").exists()
+        assert reverse("signup") not in client.get(reverse("login")).content.decode()
+
+    def test_it_is_open_by_default(self, client: Client) -> None:
+        assert client.get(reverse("signup")).status_code == 200
+        assert reverse("signup") in client.get(reverse("login")).content.decode()

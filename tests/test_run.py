@@ -1,0 +1,179 @@
+"""`make run` as a reader runs it (`python -m exogram.run`), on a data folder of its own:
+production mode, its embedded database restarted when it dies, a killed run leaving no web
+server behind and its database adopted by the next run."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from exogram.embedded_postgres import server
+from tests.test_embedded_postgres import private_data_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+# Bounded waits for other processes (start-up migrates a new database): not timings.
+START_WAIT_SECONDS = 300
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return 0, ""
+
+
+def _wait_for(url: str, status: int = 200) -> tuple[int, str]:
+    answer = (0, "")
+    for _ in range(START_WAIT_SECONDS):
+        answer = _get(url)
+        if answer[0] == status:
+            return answer
+        time.sleep(1)
+    return answer
+
+
+class _Run:
+    def __init__(self, data_dir: Path, port: int) -> None:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k
+            not in {
+                "DEBUG",
+                "SECRET_KEY",
+                "DATABASE_URL",
+                "CELERY_BROKER_URL",
+                "DJANGO_ALLOW_ASYNC_UNSAFE",  # set by the browser tests for themselves
+            }
+        }
+        env |= {
+            "EXOGRAM_DATA_DIR": str(data_dir),
+            "PORT": str(port),
+            "WEB_CONCURRENCY": "1",
+            "EXOGRAM_WORKER_CONCURRENCY": "1",
+        }
+        self.log = data_dir.parent / f"run-{time.monotonic_ns()}.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "exogram.run"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def children(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.process.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    folder = private_data_dir()
+    yield folder
+    server.stop(folder)
+    shutil.rmtree(folder.parent, ignore_errors=True)
+
+
+def _command(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # ended, or a zombie waiting for its parent
+        return ""
+
+
+def _gone(processes: list[psutil.Process]) -> bool:
+    _dead, alive = psutil.wait_procs(processes, timeout=60)
+    return not alive
+
+
+class MakeRunTests:
+    def test_it_runs_as_a_product_and_survives_its_faults(self, data_dir: Path) -> None:
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        first = _Run(data_dir, port)
+        try:
+            status, body = _wait_for(f"{base}/healthz")
+            assert status == 200, first.output()
+            assert json.loads(body) == {"database": "ok", "broker": "ok"}
+            # Production mode: a kept key, the site's 404 page, hashed static files.
+            key = data_dir / "secret_key"
+            assert stat.S_IMODE(key.stat().st_mode) == 0o600
+            status, body = _get(f"{base}/no-such-page/")
+            assert status == 404
+            assert "Nothing here" in body
+            assert "URLconf" not in body
+            _status, login = _get(f"{base}/login/")
+            assert "/static/css/exogram." in login
+            assert "/static/css/exogram.css" not in login  # the collected, hashed copy
+
+            # The database dies: the run starts it again and the pages come back.
+            server.stop(data_dir)
+            assert not server.is_running(data_dir), "the test could not stop the database"
+            for _ in range(START_WAIT_SECONDS):
+                if "starting it again" in first.output():
+                    break
+                time.sleep(1)
+            assert "starting it again" in first.output(), first.output()
+            assert _wait_for(f"{base}/healthz")[0] == 200, first.output()
+
+            # The run is killed outright: its web server and worker go with it...
+            children = [
+                child
+                for child in first.children()
+                if "exogram.embedded_postgres.watchdog" not in _command(child)  # outlives it
+            ]
+            assert any("gunicorn" in _command(child) for child in children)
+            first.process.send_signal(signal.SIGKILL)
+            first.process.wait()
+            assert _gone(children), [_command(c) for c in children if c.is_running()]
+            # ...and the database, which several processes share, is still there.
+            pid = server.postmaster_pid(data_dir)
+            assert pid is not None
+        finally:
+            if first.process.poll() is None:
+                first.process.kill()
+                first.process.wait()
+
+        second = _Run(data_dir, port)
+        try:
+            assert _wait_for(f"{base}/healthz")[0] == 200, second.output()
+            assert f"Adopting the embedded PostgreSQL already running in {data_dir}" in (
+                second.output()
+            )
+            assert server.postmaster_pid(data_dir) == pid
+            assert (data_dir / "secret_key").read_text() == key.read_text()
+            second.process.send_signal(signal.SIGINT)
+            assert second.process.wait(timeout=120) == 0, second.output()
+            assert "The embedded PostgreSQL has stopped." in second.output()
+            assert not server.is_running(data_dir)
+        finally:
+            if second.process.poll() is None:
+                second.process.kill()
+                second.process.wait()
