@@ -39,7 +39,7 @@ from onnx import helper, numpy_helper
 from tokenizers import Tokenizer
 
 from bench.paths import EVAL_DIR
-from books.embedding.encoder import Encoder, default_model_spec
+from books.embedding.encoder import Encoder, minilm_model_spec
 from books.embedding.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
 
 STSB_DIR = EVAL_DIR / "stsb"
@@ -322,7 +322,7 @@ def _own_cpu_seconds() -> float:
 
 
 def _worker(texts: list[str], threads: int, barrier: Barrier, rounds: int, queue: Any) -> None:
-    encoder = Encoder(default_model_spec(), threads=threads)
+    encoder = Encoder(minilm_model_spec(), threads=threads)
     encoder.encode(texts[:32])  # warm up: first runs allocate
     for _ in range(rounds):
         barrier.wait()
@@ -355,7 +355,7 @@ def processes_rate(texts: list[str], processes: int, threads: int, rounds: int) 
 
 
 def run(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) -> dict[str, Any]:
-    spec = default_model_spec()
+    spec = minilm_model_spec()
     plain = _plain_tokenizer(spec.tokenizer_path)
     shipped = Tokenizer.from_file(str(spec.tokenizer_path))  # pads and truncates to 128
     corpus = highlight_texts(plain, texts)
