@@ -354,9 +354,7 @@ def build_graph(model: E5File, *, accuracy_level: int = 1) -> bytes:
         initializers.append(numpy_helper.from_array(array, name))
         return name
 
-    def node(
-        op: str, inputs: list[str], output: str, domain: str = "", **attributes: Any
-    ) -> str:
+    def node(op: str, inputs: list[str], output: str, domain: str = "", **attributes: Any) -> str:
         nodes.append(
             helper.make_node(op, inputs, [output], name=output, domain=domain, **attributes)
         )

@@ -610,9 +610,49 @@ def _configuration() -> tuple[str, Path | None, int, Path]:
     return name, (Path(model_dir) if model_dir else None), threads, cache
 
 
-def get_encoder() -> Encoder:
-    """The process's encoder, loaded on first use; raises EncoderUnavailable."""
+_specs: dict[tuple[Any, ...], ModelSpec] = {}
+
+
+def _spec_for(name: str, model_dir: Path | None, cache: Path) -> ModelSpec:
+    key = (name, model_dir, cache)
+    spec = _specs.get(key)
+    if spec is None:
+        spec = (
+            model_spec_from_dir(model_dir) if model_dir else model_spec_named(name, cache_dir=cache)
+        )
+        _specs[key] = spec
+    return spec
+
+
+def active_model_id() -> str | None:
+    """The id the configured model writes on its vectors, without loading the model (web
+    processes filter by it); None when the model cannot load. Read paths compare only
+    vectors carrying this id: during a model change the others wait to be re-embedded."""
+    name, model_dir, _, cache = _configuration()
+    key = (name, model_dir, cache)
+    if key in _model_ids:
+        return _model_ids[key]
+    try:
+        spec = _spec_for(name, model_dir, cache)
+        sha256 = spec.model_sha256 or _sha256_of_file(spec.model_path, "embedding model", "")
+    except EncoderUnavailable:
+        return None  # not remembered: the model may be installed or fixed meanwhile
+    _model_ids[key] = model_id = f"{spec.name}@{sha256[:8]}"
+    return model_id
+
+
+_model_ids: dict[tuple[Any, ...], str] = {}
+
+
+def get_encoder(model: str | None = None) -> Encoder:
+    """The process's encoder, loaded on first use; raises EncoderUnavailable.
+
+    `model` names a built-in model to use instead of the configured one (the evaluation
+    commands compare models with it).
+    """
     name, model_dir, threads, cache = _configuration()
+    if model is not None:
+        name, model_dir = model, None
     key = (name, model_dir, threads, cache)
     # Keyed by configuration so a test that overrides settings gets its own encoder.
     encoder = _encoders.get(key)
@@ -623,10 +663,6 @@ def get_encoder() -> Encoder:
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            if model_dir:
-                spec = model_spec_from_dir(model_dir)
-            else:
-                spec = model_spec_named(name, cache_dir=cache)
-            encoder = Encoder(spec, threads=threads)
+            encoder = Encoder(_spec_for(name, model_dir, cache), threads=threads)
             _encoders[key] = encoder
     return encoder
