@@ -36,18 +36,10 @@ class LibraryCounts(EmbeddingProgress):
 
 
 def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
-    from books.embedding.encoder import active_model_id
-
     status = Highlight.EmbeddingStatus
-    embedded = Q(embedding_status=status.DONE)
-    model_id = active_model_id()
-    if model_id is not None:
-        # After a model change the old model's vectors count as still to embed: the bar
-        # shows the library being re-embedded.
-        embedded &= Q(embedding_model=model_id)
     totals = highlights.aggregate(
         highlights=Count("id"),
-        embedded=Count("id", filter=embedded),
+        embedded=Count("id", filter=Q(embedding_status=status.DONE)),
         failed=Count("id", filter=Q(embedding_status=status.FAILED)),
     )
     progress = EmbeddingProgress(**totals)

@@ -44,8 +44,17 @@ def enqueue_embedding(ids: list[int]) -> None:
 
 @shared_task
 def sweep_pending_embeddings() -> int:
-    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages."""
-    ids = pipeline.pending_highlight_ids(older_than=pipeline.STALE_CLAIM)
+    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages,
+    and, after a model change (a worker starts with it), every vector of the old model."""
+    from books.embedding.encoder import EncoderUnavailable, get_encoder
+
+    try:
+        switched = pipeline.embeddings_switch_model(model_id=get_encoder().model_id)
+    except EncoderUnavailable:
+        switched = 0
+    if switched:
+        logger.info("model change: %d highlight(s) to re-embed", switched)
+    ids = pipeline.pending_highlight_ids(older_than=None if switched else pipeline.STALE_CLAIM)
     enqueue_embedding(ids)
     if ids:
         logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))

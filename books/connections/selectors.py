@@ -8,15 +8,6 @@ from accounts.models import User
 from books.models import Book, Connection, Highlight, Import
 
 
-def _of_active_model(connections: QuerySet[Connection]) -> QuerySet[Connection]:
-    """Only the pairs the model in use found: during a model change the old model's pairs
-    (whose distances mean something else) wait to be replaced, never listed beside the new."""
-    from books.embedding.encoder import active_model_id
-
-    model_id = active_model_id()
-    return connections if model_id is None else connections.filter(embedding_model=model_id)
-
-
 def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
     return list(library_connections(reader).order_by("-created", "distance")[:limit])
 
@@ -37,13 +28,12 @@ def connections_for(
     highlight: Highlight, *, other_authors_only: bool = False, limit: int = 50
 ) -> list[ConnectedHighlight]:
     """A highlight's stored connections to the reader's other books, closest first."""
-    pairs = _of_active_model(Connection.objects.all())
-    as_a = pairs.filter(highlight_a=highlight, highlight_b__deleted_at__isnull=True).values_list(
-        "highlight_b_id", "distance"
-    )
-    as_b = pairs.filter(highlight_b=highlight, highlight_a__deleted_at__isnull=True).values_list(
-        "highlight_a_id", "distance"
-    )
+    as_a = Connection.objects.filter(
+        highlight_a=highlight, highlight_b__deleted_at__isnull=True
+    ).values_list("highlight_b_id", "distance")
+    as_b = Connection.objects.filter(
+        highlight_b=highlight, highlight_a__deleted_at__isnull=True
+    ).values_list("highlight_a_id", "distance")
     distances = dict(as_a.union(as_b, all=True).order_by("distance")[:limit])
     others = Highlight.objects.filter(pk__in=list(distances)).select_related("book")
     if other_authors_only and highlight.book.authors_normalized:
@@ -56,7 +46,7 @@ def library_connections(
     reader: User, *, book: Book | None = None, since_import: Import | None = None
 ) -> QuerySet[Connection]:
     """A reader's connections, strongest first: both sides alive, each pair once."""
-    pairs = _of_active_model(Connection.objects.all()).filter(
+    pairs = Connection.objects.filter(
         reader=reader,
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
@@ -70,15 +60,11 @@ def library_connections(
 
 def import_connections_count(the_import: Import) -> int:
     """Connections that involve a highlight this import brought in."""
-    return (
-        _of_active_model(Connection.objects.all())
-        .filter(
-            Q(highlight_a__source_import=the_import) | Q(highlight_b__source_import=the_import),
-            highlight_a__deleted_at__isnull=True,
-            highlight_b__deleted_at__isnull=True,
-        )
-        .count()
-    )
+    return Connection.objects.filter(
+        Q(highlight_a__source_import=the_import) | Q(highlight_b__source_import=the_import),
+        highlight_a__deleted_at__isnull=True,
+        highlight_b__deleted_at__isnull=True,
+    ).count()
 
 
 @dataclass(frozen=True)
@@ -94,7 +80,7 @@ class ConnectedBook:
 
 def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
     """The other books a book connects to most: how many pairs, and the closest one."""
-    pairs = _of_active_model(Connection.objects.all()).filter(
+    pairs = Connection.objects.filter(
         highlight_a__deleted_at__isnull=True, highlight_b__deleted_at__isnull=True
     )
     tallies: dict[int, tuple[int, float]] = {}

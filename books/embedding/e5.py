@@ -139,7 +139,7 @@ class _Cursor:
 
 def read_e5_file(data: bytes) -> E5File:
     """Parse the packed file as e5_parse does; raises E5FileError saying what is wrong."""
-    if len(data) < 8 or data[:4] != MAGIC:
+    if data[:4] != MAGIC[: len(data)] or not data:
         raise E5FileError(f"it does not start with the magic {MAGIC!r} (found {data[:4]!r})")
     cursor = _Cursor(data)
     header = cursor.unpack(_HEADER, "the header")

@@ -644,6 +644,11 @@ def active_model_id() -> str | None:
 _model_ids: dict[tuple[Any, ...], str] = {}
 
 
+def model_cache_dir() -> Path:
+    """Where built models are kept: EXOGRAM_DATA_DIR/models."""
+    return _configuration()[3]
+
+
 def get_encoder(model: str | None = None) -> Encoder:
     """The process's encoder, loaded on first use; raises EncoderUnavailable.
 
