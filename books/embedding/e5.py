@@ -527,7 +527,12 @@ def write_model_folder(source: Path, target: Path) -> None:
     try:
         (staging / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
         (staging / "model.onnx").write_bytes(graph)
-        from books.embedding.encoder import E5_MAX_TOKENS, E5_PREFIX, E5_THRESHOLD
+        from books.embedding.encoder import (
+            E5_MAX_TOKENS,
+            E5_PREFIX,
+            E5_SEARCH_MAX_DISTANCE,
+            E5_THRESHOLD,
+        )
 
         # A complete model description, so the folder also works as EXOGRAM_EMBEDDING_MODEL_DIR.
         description = {
@@ -538,6 +543,7 @@ def write_model_folder(source: Path, target: Path) -> None:
             "prefix": E5_PREFIX,
             "max_tokens": E5_MAX_TOKENS,
             "threshold": E5_THRESHOLD,
+            "search_max_distance": E5_SEARCH_MAX_DISTANCE,
             "model_sha256": hashlib.sha256(graph).hexdigest(),
             "tokenizer_sha256": hashlib.sha256(tokenizer.encode("utf-8")).hexdigest(),
             "build_version": BUILD_VERSION,

@@ -58,6 +58,8 @@ RECENCY_WEIGHT = 0.15
 RECENCY_HALF_LIFE_DAYS = 14.0
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
 # showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
+# Each model has its own (ModelSpec.search_max_distance); this is the default of a model
+# folder that names none.
 MEANING_MAX_DISTANCE = 0.75
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -530,6 +532,7 @@ def _meaning(
     vector: Sequence[float],
     model_id: str,
     exclude_ids: Sequence[int],
+    max_distance: float = MEANING_MAX_DISTANCE,
 ) -> list[Neighbour]:
     if filters:
         embedded = library.filter(
@@ -549,7 +552,7 @@ def _meaning(
             exclude_ids=exclude_ids,
             size=size,
         )
-    return [n for n in found if n.distance < MEANING_MAX_DISTANCE]
+    return [n for n in found if n.distance < max_distance]
 
 
 # --- fusion --------------------------------------------------------------------------------
@@ -652,7 +655,10 @@ def search(
             notice = NOTICE_MODEL_UNAVAILABLE
         else:
             vector = query_vector(encoder, query.strip()[:QUERY_MAX_LENGTH])
-            meaning = _meaning(reader, library, filters, vector, encoder.model_id, exclude_ids)
+            meaning = _meaning(
+                reader, library, filters, vector, encoder.model_id, exclude_ids,
+                encoder.spec.search_max_distance,
+            )  # fmt: skip
 
     if notice or mode == "keyword":
         mode_used = "keyword"
