@@ -46,7 +46,7 @@ MAGIC = b"E5S1"
 BLOCK = 32
 # Bump when the graph or tokenizer written from the same source file changes: the folder
 # name carries it, so a new version of this builder never loads an old build.
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 METASPACE = "\u2581"
 
 _HEADER = struct.Struct("<4sIiiiiiiifi")
@@ -271,6 +271,10 @@ def precompiled_charsmap(normalization: dict[int, str]) -> bytes:
         for label in labels:
             units[base ^ label] = label
             queue.append((base ^ label, node[label]))
+    # A lookup steps to base XOR byte for any byte of the text, mapped or not: the array must
+    # hold every unit of each 256-unit block a base lies in (without this padding a text
+    # with an unmapped byte after a mapped prefix read past the end, and tokenizers panicked).
+    units.extend([0] * (-len(units) % 256))
     trie_bytes = struct.pack(f"<{len(units)}I", *units)
     return struct.pack("<I", len(trie_bytes)) + trie_bytes + bytes(blob)
 

@@ -156,6 +156,14 @@ class E5FileTests:
             assert charsmap.normalize_str(chr(code_point)) == replacement
         assert charsmap.normalize_str("plain text, ñ") == "plain text, ñ"
 
+    def test_its_normalization_reads_any_character_safely(self, parsed: e5.E5File) -> None:
+        # Every code point, mapped or not, after every kind of prefix: an unpadded trie once
+        # read past its end here and took the process down.
+        charsmap = normalizers.Precompiled(e5.precompiled_charsmap(parsed.normalization))
+        for start in range(1, 0x30000, 4096):
+            text = "".join(chr(c) for c in range(start, start + 4096) if not 0xD800 <= c < 0xE000)
+            assert len(charsmap.normalize_str(text)) > 0
+
 
 class E5TokenizerTests:
     def test_it_gives_the_reference_ids(self, spec: ModelSpec) -> None:
