@@ -49,7 +49,7 @@ CLIPPINGS_DIR = EVAL_DIR.parent / "clippings"
 # Folder of the shared Kindle files -> language.
 CLIPPING_LANGUAGES = {"es": "es", "en": "en", "de": "de", "pt-BR": "pt", "ru": "ru", "ja": "ja",
                       "zh": "zh", "multi": "multi"}  # fmt: skip
-PER_LANGUAGE = 2_000
+PER_LANGUAGE = 3_000
 MIN_SENTENCES = 10_000
 EMBED_TEXTS = 600
 TEXTS = 384
@@ -189,7 +189,16 @@ def _worker(spec: ModelSpec, texts: list[str], threads: int, rounds: int, queue:
         encoder.encode(texts)
         best = min(best, time.perf_counter() - started)
         cpu = time.process_time() - cpu_started
-    queue.put((best, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    queue.put((best, cpu, _peak_rss_mb()))
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM). Not getrusage's ru_maxrss: a spawned
+    process inherits its parent's peak there, and the parent holds the reference's data."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def processes_rate(
