@@ -267,9 +267,12 @@ class CentroidSums:
         by_model: dict[str, int] = {}
         for model_id, _, _, _, n in rows:
             by_model[model_id] = by_model.get(model_id, 0) + int(n)
-        # The model most of the vectors come from: two models never mix (during a model
-        # change the majority moves over batch by batch).
-        chosen = min(by_model, key=lambda m: (-by_model[m], m))
+        # The model in use, else the one most of the vectors come from: two models never
+        # mix, and during a model change the centroid moves to the new model's vectors.
+        from books.embedding.encoder import active_model_id
+
+        active = active_model_id()
+        chosen = active if active in by_model else min(by_model, key=lambda m: (-by_model[m], m))
         sums = cls(model_id=chosen)
         merged: dict[int, tuple[npt.NDArray[np.float64], int]] = {}
         for model_id, probed, holders, vector_sum, n in rows:

@@ -64,15 +64,24 @@ def enqueue_embedding(ids: list[int]) -> bool:
 
 @shared_task
 def sweep_pending_embeddings() -> int:
-    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages.
+    """Re-enqueue highlights left behind: stale claims of a killed worker, lost messages,
+    and, after a model change (a worker starts with it), every vector of the old model.
 
     Highlights whose task was sent less than QUEUED_LEASE ago are left alone: it is still
     queued, and sending another only makes the queue longer.
     """
+    from books.embedding.encoder import EncoderUnavailable, get_encoder
+
     released = pipeline.claims_of_dead_workers_release()
     if released:
         logger.info("released %d highlight(s) claimed by a worker that is gone", released)
-    ids = pipeline.pending_highlight_ids(queued_before=pipeline.QUEUED_LEASE)
+    try:
+        switched = pipeline.embeddings_switch_model(model_id=get_encoder().model_id)
+    except EncoderUnavailable:
+        switched = 0
+    if switched:
+        logger.info("model change: %d highlight(s) to re-embed", switched)
+    ids = pipeline.pending_highlight_ids(queued_before=None if switched else pipeline.QUEUED_LEASE)
     enqueue_embedding(ids)
     if ids:
         logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))

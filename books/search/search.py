@@ -65,11 +65,14 @@ RECENCY_WEIGHT = 0.15
 RECENCY_HALF_LIFE_DAYS = 14.0
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
 # showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
+# Each model has its own (ModelSpec.search_max_distance); this is the default of a model
+# folder that names none.
 MEANING_MAX_DISTANCE = 0.75
-# The floor per model (by name), and how far behind the best result a close match may be.
-MEANING_FLOORS: dict[str, float] = {"all-MiniLM-L6-v2": 0.75}
+# How far behind the best result a close match may be, per model (by name). e5's distances
+# sit in a band about 0.4 times as wide as MiniLM's (same-idea cuts 0.115 and 0.27), so
+# its margin is scaled alike: not measured on the search tasks yet.
 MEANING_MARGIN = 0.35
-MEANING_MARGINS: dict[str, float] = {}
+MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.15}
 # Fusion weights (fusion_weights), chosen on the paraphrase and remembered-words tasks of
 # evaluate_search together (half the queries each way gave the same choice) and checked on
 # the names task. A query of this many words or fewer is "a few words"; more, a sentence.
@@ -878,9 +881,9 @@ def meaning_floor(
     """The close matches: nearer than the model's floor, and not far behind the best one.
 
     A library of 100,000 always has 100 nearest highlights; the count shown is of those
-    that are close (`MEANING_FLOORS`, `MEANING_MARGIN`). Without the `absolute` floor (the
-    books a reader named), the best is kept however far it is."""
-    floor = MEANING_FLOORS.get(model_id.split("@")[0], MEANING_MAX_DISTANCE)
+    that are close (the model's `search_max_distance`, `MEANING_MARGIN`). Without the
+    `absolute` floor (the books a reader named), the best is kept however far it is."""
+    floor = _meaning_max_distance(model_id)
     if not absolute:
         floor = math.inf
     margin = MEANING_MARGINS.get(model_id.split("@")[0], MEANING_MARGIN)
@@ -888,6 +891,19 @@ def meaning_floor(
         return []
     best = min(n.distance for n in found)
     return [n for n in found if n.distance < floor and n.distance <= best + margin]
+
+
+def _meaning_max_distance(model_id: str) -> float:
+    """The model's own floor (ModelSpec.search_max_distance) when it is the active one."""
+    from books.embedding.encoder import EncoderUnavailable, get_encoder
+
+    try:
+        encoder = get_encoder()
+    except EncoderUnavailable:
+        return MEANING_MAX_DISTANCE
+    if encoder.model_id != model_id:
+        return MEANING_MAX_DISTANCE
+    return encoder.spec.search_max_distance
 
 
 # --- fusion --------------------------------------------------------------------------------

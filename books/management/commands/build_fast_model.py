@@ -18,13 +18,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from books.embedding.encoder import (
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL_NAME,
-    DEFAULT_THRESHOLD,
     DIMENSIONS,
+    MINILM_MAX_TOKENS,
+    MINILM_MODEL_NAME,
+    MINILM_THRESHOLD,
     MODEL_DIR_CONFIG,
     EncoderUnavailable,
-    default_model_spec,
+    minilm_model_spec,
 )
 from books.embedding.quantize import (
     DEFAULT_CALIBRATION_TEXTS,
@@ -66,7 +66,7 @@ class Command(BaseCommand):
                 f"{len(texts)}. Import more highlights first, or pass --texts FILE."
             )
         try:
-            spec = default_model_spec()  # the pinned files, checked against their sha256
+            spec = minilm_model_spec()  # the pinned files, checked against their sha256
         except EncoderUnavailable as error:
             raise CommandError(str(error)) from None
         started = time.perf_counter()
@@ -78,15 +78,15 @@ class Command(BaseCommand):
         (directory / "model.onnx").write_bytes(model)
         shutil.copyfile(spec.tokenizer_path, directory / "tokenizer.json")
         description = {
-            "name": f"{DEFAULT_MODEL_NAME}-int8",
+            "name": f"{MINILM_MODEL_NAME}-int8",
             "dimensions": DIMENSIONS,
             "pooling": "mean",
             "normalize": True,
             "prefix": "",
-            "max_tokens": DEFAULT_MAX_TOKENS,
+            "max_tokens": MINILM_MAX_TOKENS,
             # Calibrated on the full-precision model; the fast one ranks STS-B pairs the
             # same within 0.001 of Spearman.
-            "threshold": DEFAULT_THRESHOLD,
+            "threshold": MINILM_THRESHOLD,
             "model_sha256": hashlib.sha256(model).hexdigest(),
             "tokenizer_sha256": spec.tokenizer_sha256,
         }

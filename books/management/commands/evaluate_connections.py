@@ -31,6 +31,8 @@ import numpy.typing as npt
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
+from books.embedding.encoder import MODEL_CHOICES
+
 # STS scores run 0-5: 4 is "mostly equivalent, some unimportant details differ", 2 is "not
 # equivalent, but share some details". What lies between is ambiguous and left out.
 SAME_IDEA_MIN_SCORE = 4.0
@@ -220,6 +222,56 @@ def related_pairs(quotes: Sequence[TaggedQuote], *, seed: int = RELATED_SEED) ->
     return labelled
 
 
+def load_translations(data_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    """split -> distinct (Spanish, English) sentence pairs of the aligned STS-B files."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for split in SPLITS:
+        english_path, spanish_path = (
+            data_dir / f"stsb-{lang}-{split}.csv" for lang in ["en", "es"]
+        )
+        if not (english_path.is_file() and spanish_path.is_file()):
+            continue
+        english, spanish = read_stsb(english_path), read_stsb(spanish_path)
+        _check_aligned(split, english, spanish)
+        pairs = {
+            pair
+            for e, s in zip(english, spanish, strict=True)
+            for pair in ((s.first, e.first), (s.second, e.second))
+        }
+        found[split] = sorted(pairs)
+    return found
+
+
+def translation_metrics(
+    rows: Sequence[tuple[str, str]],
+    vectors: npt.NDArray[np.float32],
+    index: dict[str, int],
+    threshold: float,
+) -> dict[str, Any]:
+    """How a model sees exact translations: the share under the threshold, and Recall@1 in
+    both directions among all sentences of the split (a sentence repeated with several
+    translations counts a hit on any of them)."""
+    spanish = sorted({s for s, _ in rows})
+    english = sorted({e for _, e in rows})
+    # float32: the train split's similarity matrix is ~11,000 x 11,000.
+    es_vectors = vectors[[index[s] for s in spanish]].astype(np.float32)
+    en_vectors = vectors[[index[e] for e in english]].astype(np.float32)
+    similarity = es_vectors @ en_vectors.T  # unit vectors: cosine
+    es_at, en_at = {s: i for i, s in enumerate(spanish)}, {e: i for i, e in enumerate(english)}
+    wanted = np.zeros(similarity.shape, dtype=bool)
+    for s, e in rows:
+        wanted[es_at[s], en_at[e]] = True
+    distances = 1.0 - similarity[wanted].astype(np.float64)
+    es_hits = wanted[np.arange(len(spanish)), similarity.argmax(axis=1)]
+    en_hits = wanted[similarity.argmax(axis=0), np.arange(len(english))]
+    return {
+        "pairs": len(rows),
+        "connected": round(float(np.mean(distances < threshold)), 4),
+        "es_to_en_recall_at_1": round(float(np.mean(es_hits)), 4),
+        "en_to_es_recall_at_1": round(float(np.mean(en_hits)), 4),
+    }
+
+
 # --- distances, by pgvector ---------------------------------------------------------------
 
 
@@ -368,6 +420,14 @@ class Command(BaseCommand):
             help="the quotable folder (quotes.json with tags): calibrate the related threshold",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument(
+            "--model",
+            choices=MODEL_CHOICES,
+            help="evaluate this built-in model, at its own threshold (default: the configured one)",
+        )
+        parser.add_argument(
+            "--threshold", type=float, help="evaluate at this threshold instead of the model's"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from books.connections.services import connection_threshold
@@ -385,11 +445,14 @@ class Command(BaseCommand):
             if options["data"] is None:
                 return
         pair_sets = load_pair_sets(Path(options["data"]))
+        translations = load_translations(Path(options["data"]))
         try:
-            encoder = get_encoder()
-            threshold = connection_threshold()
+            encoder = get_encoder(options["model"])
+            threshold = encoder.threshold if options["model"] else connection_threshold()
         except EncoderUnavailable as error:
             raise CommandError(str(error)) from None
+        if options["threshold"] is not None:
+            threshold = options["threshold"]
 
         # Each distinct sentence is encoded once: STS-B repeats many across pairs, and the
         # encoder is the slow part on a small CPU.
@@ -398,6 +461,10 @@ class Command(BaseCommand):
             for pair in pairs:
                 index.setdefault(pair.first, len(index))
                 index.setdefault(pair.second, len(index))
+        for rows in translations.values():
+            for spanish, english in rows:
+                index.setdefault(spanish, len(index))
+                index.setdefault(english, len(index))
         self._progress(options, f"encoding {len(index)} distinct sentences with {encoder.model_id}")
         vectors = encoder.encode(list(index))
 
@@ -423,11 +490,37 @@ class Command(BaseCommand):
             "different_max_score": DIFFERENT_MAX_SCORE,
             "target_precision": TARGET_PRECISION,
             "results": results,
+            "translations": [
+                {"split": split, **translation_metrics(rows, vectors, index, threshold)}
+                for split, rows in translations.items()
+            ],
         }
         if options["json"]:
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
         else:
             self._write_table(report)
+            self._write_translations(report)
+
+    def _write_translations(self, report: dict[str, Any]) -> None:
+        if not report["translations"]:
+            return
+        write = self.stdout.write
+        write("")
+        write(
+            "translations (row i of stsb-es vs row i of stsb-en): the share connected at the "
+            "threshold, and Recall@1 — how often a sentence's nearest neighbour among all "
+            "sentences of the other language in the split is its translation"
+        )
+        header = (
+            f"{'':<13}{'split':<6}{'pairs':>7}{'connected':>11}{'es→en R@1':>11}{'en→es R@1':>11}"
+        )
+        write(header)
+        write("─" * len(header))
+        for row in report["translations"]:
+            write(
+                f"{'translations':<13}{row['split']:<6}{row['pairs']:>7}{row['connected']:>11.3f}"
+                f"{row['es_to_en_recall_at_1']:>11.3f}{row['en_to_es_recall_at_1']:>11.3f}"
+            )
 
     def _calibrate_related(self, options: dict[str, Any]) -> None:
         from books.connections.services import related_threshold

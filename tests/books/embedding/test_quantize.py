@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
-from books.embedding.encoder import Encoder, default_model_spec, model_spec_from_dir
+from books.embedding.encoder import Encoder, minilm_model_spec, model_spec_from_dir
 from books.embedding.quantize import MIN_CALIBRATION_TEXTS
 from books.importing.services import clippings_import
 from tests.books.kindle import Entry, clippings_file
@@ -52,11 +52,11 @@ class BuildFastModelTests:
         assert spec.model_sha256 == description["model_sha256"]
         encoder = Encoder(spec, threads=1)
         assert encoder.model_id.startswith("all-MiniLM-L6-v2-int8@")
-        assert encoder.model_id != Encoder(default_model_spec(), threads=1).model_id
+        assert encoder.model_id != Encoder(minilm_model_spec(), threads=1).model_id
 
     def test_its_vectors_stay_close_to_the_full_precision_models(self, fast_dir: Path) -> None:
         fast = Encoder(model_spec_from_dir(fast_dir), threads=1).encode(SENTENCES)
-        full = Encoder(default_model_spec(), threads=1).encode(SENTENCES)
+        full = Encoder(minilm_model_spec(), threads=1).encode(SENTENCES)
         np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
         assert ((fast * full).sum(axis=1) > 0.98).all()
         # The paraphrases stay closer to each other than to the unrelated sentence.

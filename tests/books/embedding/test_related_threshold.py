@@ -6,12 +6,15 @@ from pathlib import Path
 import pytest
 
 from books.embedding.encoder import (
-    DEFAULT_RELATED_THRESHOLD,
-    DEFAULT_THRESHOLD,
+    E5_RELATED_THRESHOLD,
+    E5_THRESHOLD,
+    MINILM_RELATED_THRESHOLD,
+    MINILM_THRESHOLD,
     RELATED_MARGIN,
     EncoderUnavailable,
-    default_model_spec,
+    builtin_thresholds,
     get_encoder,
+    minilm_model_spec,
     model_spec_from_dir,
 )
 
@@ -30,14 +33,17 @@ def _folder(path: Path, **overrides: object) -> Path:
 
 
 class RelatedThresholdTests:
-    def test_the_default_model_has_both_thresholds(self) -> None:
-        spec = default_model_spec()
-        assert spec.threshold == DEFAULT_THRESHOLD
-        assert spec.related == DEFAULT_RELATED_THRESHOLD
-        assert DEFAULT_THRESHOLD < DEFAULT_RELATED_THRESHOLD
+    def test_each_built_in_model_has_both_thresholds(self) -> None:
+        spec = minilm_model_spec()
+        assert (spec.threshold, spec.related) == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
+        assert MINILM_THRESHOLD < MINILM_RELATED_THRESHOLD
+        assert E5_THRESHOLD < E5_RELATED_THRESHOLD
+        assert builtin_thresholds("minilm-l6") == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
+        assert builtin_thresholds("multilingual-e5-small") == (E5_THRESHOLD, E5_RELATED_THRESHOLD)
 
     def test_the_encoder_exposes_the_related_threshold(self) -> None:
-        assert get_encoder().related_threshold == DEFAULT_RELATED_THRESHOLD
+        # The default model, multilingual-e5-small.
+        assert get_encoder().related_threshold == E5_RELATED_THRESHOLD
 
     def test_a_model_folder_names_its_related_threshold(self, tmp_path: Path) -> None:
         spec = model_spec_from_dir(_folder(tmp_path, related_threshold=0.33))
