@@ -534,6 +534,7 @@ def write_model_folder(source: Path, target: Path) -> None:
         from books.embedding.encoder import (
             E5_MAX_TOKENS,
             E5_PREFIX,
+            E5_RELATED_THRESHOLD,
             E5_SEARCH_MAX_DISTANCE,
             E5_THRESHOLD,
         )
@@ -547,6 +548,7 @@ def write_model_folder(source: Path, target: Path) -> None:
             "prefix": E5_PREFIX,
             "max_tokens": E5_MAX_TOKENS,
             "threshold": E5_THRESHOLD,
+            "related_threshold": E5_RELATED_THRESHOLD,
             "search_max_distance": E5_SEARCH_MAX_DISTANCE,
             "model_sha256": hashlib.sha256(graph).hexdigest(),
             "tokenizer_sha256": hashlib.sha256(tokenizer.encode("utf-8")).hexdigest(),

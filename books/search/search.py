@@ -69,8 +69,8 @@ RECENCY_HALF_LIFE_DAYS = 14.0
 # folder that names none.
 MEANING_MAX_DISTANCE = 0.75
 # How far behind the best result a close match may be, per model (by name). e5's distances
-# sit in a band about 0.4 times as wide as MiniLM's (same-idea cuts 0.115 and 0.27), so
-# its margin is scaled alike: not measured on the search tasks yet.
+# sit in a band about 0.4 times as wide as MiniLM's (related cuts 0.115 and 0.27-0.40),
+# so its margin is scaled alike: not measured on the search tasks yet.
 MEANING_MARGIN = 0.35
 MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.15}
 # Fusion weights (fusion_weights), chosen on the paraphrase and remembered-words tasks of
