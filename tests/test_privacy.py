@@ -2,7 +2,8 @@
 
 The URL resolver is enumerated, so a view added without a case here fails this file: each
 named pattern needs an entry in OWN_ROWS (the URL names alice's rows: bob gets a 404),
-READER_PAGES (the URL shows the requester's own library: bob sees only his) or PUBLIC.
+READER_PAGES (the URL shows the requester's own library: bob sees only his), API_ROWS
+(token-authenticated JSON: a session never reaches it) or PUBLIC.
 """
 
 import json
@@ -15,11 +16,15 @@ from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 
 from accounts.models import User
 from affinity.models import SharingProfile
 from affinity.services import sharing_profile_for, sharing_update
+from api.services import api_token_create
+from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
+from books.library_map.services import library_map_refresh
 from books.models import Highlight, Import, Tag
 from books.services import (
     highlight_delete,
@@ -27,6 +32,7 @@ from books.services import (
     highlight_note_update,
     highlight_tag,
 )
+from review.services import review_queue
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 # A word nothing but alice's library contains: her titles, text, notes, tags, file names.
@@ -43,6 +49,10 @@ class AliceLibrary:
     tag_id: int
     tag_name: str
     profile_code: str
+    tag_count: int
+    spare_tags: dict[str, str]
+    card_code: str
+    token_code: str
 
 
 def _walk(
@@ -73,7 +83,19 @@ OWN_ROWS: dict[str, Any] = {
     "import_report": lambda lib: {"code": lib.import_code},
     "import_progress": lambda lib: {"code": lib.import_code},
     "reader_profile": lambda lib: {"code": lib.profile_code},
+    "book_export": lambda lib: {"code": lib.book_code},
+    "book_words": lambda lib: {"code": lib.book_code},
+    "map_point": lambda lib: {"index": 0},
+    "review_card_answer": lambda lib: {"code": lib.card_code},
+    "review_card_note": lambda lib: {"code": lib.card_code},
+    "api_token_revoke": lambda lib: {"code": lib.token_code},
+    # Each tag action gets a tag of its own: alice renaming, merging and deleting hers must
+    # not take the tag the other URLs name.
+    "tag_rename": lambda lib: {"name": lib.spare_tags["rename"]},
+    "tag_merge": lambda lib: {"name": lib.spare_tags["merge"]},
+    "tag_delete": lambda lib: {"name": lib.spare_tags["delete"]},
 }
+OWN_ROW_QUERIES = {"book_export": "?format=json"}
 # Pages of the requester's own library, with a query that finds alice's rows for her (a
 # page may echo the query itself, so it is not the secret word).
 READER_PAGES: dict[str, str] = {
@@ -90,8 +112,35 @@ READER_PAGES: dict[str, str] = {
     "sharing_settings": "",
     "settings": "",
     "delete_account": "",
+    "words": "",
+    "map_data": "",
+    "library_export": "?format=json",
+    "email_change": "",
+    "password_change": "",
+    "password_change_done": "",
+    "review": "",
+    "review_settings": "",
+    "api_tokens": "",
 }
-PUBLIC = {"login", "signup", "logout", "healthz", "admin:login", "admin:logout"}
+# Token-authenticated reads (api/): without a token, 401 for everyone; a reader's session
+# never authenticates them. Their ownership by token is tested in tests/api/.
+API_ROWS: dict[str, Any] = {
+    "api_search": lambda lib: {},
+    "api_books": lambda lib: {},
+    "api_highlight": lambda lib: {"code": lib.highlight_code},
+    "api_connections": lambda lib: {"code": lib.highlight_code},
+    "api_book_highlights": lambda lib: {"code": lib.book_code},
+}
+PUBLIC = {
+    "login", "signup", "logout", "healthz", "admin:login", "admin:logout", "api_schema",
+    "password_reset", "password_reset_done", "password_reset_complete",
+    "password_reset_confirm", "review_unsubscribe",
+}  # fmt: skip
+# Public URLs that carry a token of their own (a forged one here).
+PUBLIC_KWARGS: dict[str, dict[str, str]] = {
+    "password_reset_confirm": {"uidb64": "MQ", "token": "set-password"},
+    "review_unsubscribe": {"token": f"{SECRET}-forged"},
+}
 
 # What a hostile second reader posts to every URL: every field any form reads.
 BOBS_POST = {
@@ -100,6 +149,8 @@ BOBS_POST = {
     "confirm": "alice",
     "display_name": "Bob",
     "discoverable": "on",
+    "answer": "keep",
+    "into": "bob-tag",
 }
 
 
@@ -117,6 +168,16 @@ def alice_library(alice: User) -> AliceLibrary:
     deleted = Highlight.objects.get(reader=alice, location_start=20)
     highlight_delete(highlight=deleted)
     profile = sharing_profile_for(alice)  # not discoverable: nobody may see it
+    spare_tags = {}
+    for action in ("rename", "merge", "delete"):
+        spare_tags[action] = highlight_tag(highlight=highlight, name=f"{action}-me").name
+    # Her map and her day's review: rows a URL names by position or by card.
+    highlights_embed(ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True)))
+    library_map_refresh(reader=alice)
+    # A card of another highlight than the one the URLs above delete.
+    cards = review_queue(reader=alice, today=timezone.localdate())
+    card = next(card for card in cards if card.highlight_id != highlight.pk)
+    token, _raw = api_token_create(reader=alice, name=f"{SECRET} token")
     return AliceLibrary(
         book_code=str(highlight.book.code),
         highlight_code=str(highlight.code),
@@ -125,6 +186,10 @@ def alice_library(alice: User) -> AliceLibrary:
         tag_id=tag.pk,
         tag_name=tag.name,
         profile_code=str(profile.code),
+        tag_count=Tag.objects.filter(reader=alice).count(),
+        spare_tags=spare_tags,
+        card_code=str(card.code),
+        token_code=str(token.code),
     )
 
 
@@ -149,7 +214,11 @@ def _admin_kwargs(name: str) -> dict[str, Any]:
 
 def _url(name: str, lib: AliceLibrary) -> str:
     if name in OWN_ROWS:
-        return reverse(name, kwargs=OWN_ROWS[name](lib))
+        return reverse(name, kwargs=OWN_ROWS[name](lib)) + OWN_ROW_QUERIES.get(name, "")
+    if name in API_ROWS:
+        return reverse(name, kwargs=API_ROWS[name](lib))
+    if name in PUBLIC:
+        return reverse(name, kwargs=PUBLIC_KWARGS.get(name))
     if name in READER_PAGES:
         return reverse(name) + READER_PAGES[name]
     return reverse(name, kwargs=_admin_kwargs(name))
@@ -181,10 +250,10 @@ def _alice_is_untouched(alice: User, lib: AliceLibrary) -> None:
     assert highlight.deleted_at is None
     assert highlight.note == f"My {SECRET} note"
     assert not highlight.favourite
-    assert list(highlight.tags.values_list("name", flat=True)) == [lib.tag_name]
+    assert lib.tag_name in highlight.tags.values_list("name", flat=True)
     assert Highlight.objects.get(code=lib.deleted_code).deleted_at is not None
     assert Import.objects.filter(code=lib.import_code).exists()
-    assert Tag.objects.filter(reader=alice).count() == 1
+    assert Tag.objects.filter(reader=alice).count() == lib.tag_count
     assert not SharingProfile.objects.get(reader=alice).discoverable
 
 
@@ -197,6 +266,7 @@ class EveryUrlTests:
             if name
             and name not in OWN_ROWS
             and name not in READER_PAGES
+            and name not in API_ROWS
             and name not in PUBLIC
             and not name.startswith("admin:")
         ]
@@ -234,6 +304,8 @@ class EveryUrlTests:
                 context = f"bob {method.upper()} {url} ({name or route})"
                 if name in OWN_ROWS:
                     assert response.status_code in {404, 405}, context
+                elif name in API_ROWS:
+                    assert response.status_code in {401, 405}, context
                 elif name.startswith("admin:") or not name:
                     assert response.status_code == 302, context
                     assert response["Location"].startswith(reverse("admin:login")), context
@@ -255,6 +327,10 @@ class EveryUrlTests:
                 context = f"anonymous {method.upper()} {url} ({name or route})"
                 if response.status_code == 405:  # refused before the login check
                     continue
+                if name in API_ROWS:  # no token: refused, never redirected to a page
+                    assert response.status_code == 401, context
+                    _bob_sees_nothing(response, alice_library)
+                    continue
                 assert response.status_code == 302, context
                 assert response["Location"].startswith(login + "?next="), context
                 _bob_sees_nothing(response, alice_library, echoed=response["Location"])
@@ -264,8 +340,9 @@ class EveryUrlTests:
         self, alice_library: AliceLibrary, client: Client
     ) -> None:
         for name in sorted(PUBLIC):
-            response = client.get(reverse(name))
-            assert response.status_code in {200, 302, 405}, name
+            response = client.get(_url(name, alice_library))
+            # 400: a forged token (an unsubscribe link) is refused with a message.
+            assert response.status_code in {200, 302, 400, 405}, name
             _bob_sees_nothing(response, alice_library)
 
     def test_search_json_gives_bob_nothing_of_alices(
@@ -293,7 +370,7 @@ class CsrfTests:
         for name, _route in ALL_PATTERNS:
             if not name:
                 continue
-            url = _url(name, alice_library) if name not in PUBLIC else reverse(name)
+            url = _url(name, alice_library)
             response = client.post(url, BOBS_POST)
             assert response.status_code == 403, f"POST {url} ({name}) without a CSRF token"
             assert b"CSRF" in response.content, name

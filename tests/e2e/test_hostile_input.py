@@ -193,11 +193,13 @@ def test_the_content_security_policy_blocks_nothing_of_the_sites_own(
         page.goto(base + url)
         header = page.evaluate("() => document.readyState")
         assert header == "complete"
-    # The bars painted by static/js/exogram.js (no style attribute to carry the width).
+    # The progress bar's width comes from a class (pct-0 … pct-100), never a style attribute.
     page.goto(base + "/")
-    widths = page.eval_on_selector_all("[data-width]", "bars => bars.map(b => b.style.width)")
-    assert widths
-    assert all(width.endswith("%") for width in widths)
+    bars = page.eval_on_selector_all(
+        ".progress > span", "bars => bars.map(b => [b.className, b.getAttribute('style')])"
+    )
+    assert bars
+    assert all(name.startswith("pct-") and style is None for name, style in bars)
     assert violations == []
     assert dialogs == []
     context.close()

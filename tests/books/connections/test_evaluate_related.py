@@ -77,7 +77,7 @@ class EvaluateRelatedTests:
     def test_it_reports_precision_and_recall_per_threshold(self, tmp_path: Path) -> None:
         report = json.loads(_evaluate("--quotable", str(_folder(tmp_path)), "--json"))
         assert report["related_threshold"] == 0.6
-        assert report["model"].startswith("all-MiniLM-L6-v2@")
+        assert report["model"].startswith("multilingual-e5-small@")  # the default model
         # 3 x 3 friendship-technology pairs, less Washington's and Saint-Exupéry's, which
         # share "Famous Quotes": as many as among all the pairs.
         assert (report["related"], report["unrelated"]) == (6, 8)

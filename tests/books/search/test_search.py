@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -67,6 +68,15 @@ def _highlight(
 
 def _texts(reader: User, query: str, **kwargs: object) -> list[str]:
     return [r.highlight.text for r in search(reader, query, **kwargs).results]  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def minilm(settings: Any) -> Iterator[None]:
+    """all-MiniLM-L6-v2 instead of the multilingual default: an English-only model, whose
+    close-match distance (SURE_DISTANCES) is measured."""
+    settings.EXOGRAM_EMBEDDING_MODEL = "minilm-l6"
+    yield
+    settings.EXOGRAM_EMBEDDING_MODEL = "multilingual-e5-small"
 
 
 @pytest.fixture(autouse=True)
@@ -397,7 +407,7 @@ class MeaningTests:
         assert 0 <= (found.results[0].distance or 2) < 0.75
 
     def test_auto_fuses_both_halves_and_ranks_the_double_match_first(
-        self, alice: User, embedded: dict[str, Highlight]
+        self, minilm: None, alice: User, embedded: dict[str, Highlight]
     ) -> None:
         found = search(alice, "forget differences")
         assert found.mode_used == "hybrid"
@@ -757,7 +767,7 @@ class LanguageTests:
 
     @pytest.mark.django_db
     def test_a_spanish_query_says_the_model_reads_english_only(
-        self, alice: User, ficciones: Book
+        self, minilm: None, alice: User, ficciones: Book
     ) -> None:
         row = _highlight(alice, ficciones, "La muerte de los sueños.")
         highlights_embed(ids=[row.pk])
@@ -768,6 +778,16 @@ class LanguageTests:
         assert [r.highlight for r in found.results] == [row]
         assert search(alice, "death of dreams").notice == ""
         assert search(alice, "la muerte", mode="keyword").notice == ""
+
+    @pytest.mark.django_db
+    def test_the_multilingual_default_reads_a_spanish_query(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        row = _highlight(alice, ficciones, "Death ends every dream we keep.")
+        highlights_embed(ids=[row.pk])
+        found = search(alice, "la muerte de los sueños", mode="meaning")
+        assert found.notice == ""
+        assert [r.highlight for r in found.results] == [row]
 
 
 @pytest.mark.django_db

@@ -1,6 +1,7 @@
 """The search page and /search.json: ownership, marking, empty states, a fixed query count."""
 
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
@@ -177,8 +178,9 @@ class SearchPageTests:
         assert response.context["found"].count_label == "2 highlights"
 
     def test_it_says_when_the_model_reads_the_language_poorly(
-        self, alice_client: Client, shelf: dict[str, Highlight]
+        self, settings: Any, alice_client: Client, shelf: dict[str, Highlight]
     ) -> None:
+        settings.EXOGRAM_EMBEDDING_MODEL = "minilm-l6"  # English only
         highlights_embed(ids=[h.pk for h in shelf.values()])
         spanish = alice_client.get(reverse("search"), {"q": "la memoria entera"})
         content = spanish.content.decode()
