@@ -85,11 +85,11 @@ def _fold(text: str) -> str:
 
 
 def _book_key(clipping: Clipping) -> str:
-    return _book_key_of(clipping.title, clipping.author)
+    return book_key_of(clipping.title, clipping.author)
 
 
 @lru_cache(maxsize=4096)
-def _book_key_of(title: str, author: str) -> str:
+def book_key_of(title: str, author: str) -> str:
     # Cached: a file names the same few hundred books over and over.
     return f"{normalize_title(title)}\x1f{normalize_author(author)}"[:600]
 
