@@ -3,7 +3,6 @@ a month of reviews never shows a fragment of a fuller highlight, never shows a h
 again before its time, and gives half of each day to highlights never shown yet."""
 
 from datetime import date, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -16,10 +15,10 @@ from books.models import Highlight
 from review.models import ReviewSettings
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
 from review.services import review_answer, review_queue
+from tests.corpus import require_clippings
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clippings"
-if not CORPUS.is_dir():
-    pytest.skip(f"no clippings corpus at {CORPUS}", allow_module_level=True)
+# Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+CORPUS = require_clippings()
 
 LIBRARIES = ["en/mattioofr-kcp__My Clippings.txt", "en/baniol-kmc__My Clippings.txt"]
 START = date(2026, 1, 5)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from books.importing.clippings import NOT_A_CLIPPINGS_FILE, ParseResult, Problem, parse_clippings
+from tests.corpus import require_clippings
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "clippings"
-if not CORPUS.is_dir():
-    pytest.skip(f"no clippings corpus at {CORPUS}", allow_module_level=True)
+# Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+CORPUS = require_clippings()
 
 CLIPPINGS_FILES = sorted(CORPUS.glob("*/*.txt"))
 # html/ holds Kindle "Export notebook" HTML and multi/ a TypeScript test that embeds entries

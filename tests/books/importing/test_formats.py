@@ -14,9 +14,9 @@ from books.importing.formats import (
     detect_format,
     parse_upload,
 )
+from tests.corpus import CLIPPINGS as SHARED
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "data" / "clippings"
 
 EXPECTED = {".txt": CLIPPINGS, ".html": NOTEBOOK_HTML, ".csv": READWISE_CSV}
 JSON_FIXTURES = {"bookcision.json": BOOKCISION_JSON, "exogram.json": EXOGRAM_JSON}

@@ -7,9 +7,10 @@ import pytest
 
 from books.importing.notebook_html import NOT_A_NOTEBOOK, parse_notebook_html
 from books.importing.rich import RichClipping
+from tests.corpus import CLIPPINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED_HTML = Path(__file__).resolve().parents[4] / "shared" / "data" / "clippings" / "html"
+SHARED_HTML = CLIPPINGS / "html"
 
 
 def parse(name: str) -> list[RichClipping]:
