@@ -226,7 +226,7 @@ def tag_merge_view(request: HttpRequest, name: str) -> HttpResponse:
     the_tag = _get_tag_for_user(request, name)
     into = request.POST.get("into", "").strip()
     target = (
-        Tag.objects.filter(reader=the_tag.reader, pk=int(into)).exclude(pk=the_tag.pk).first()
+        Tag.objects.filter(reader_id=the_tag.reader_id, pk=int(into)).exclude(pk=the_tag.pk).first()
         if into.isdigit()
         else None
     )
