@@ -130,8 +130,9 @@ class Highlight(models.Model):
     # stays so that a re-import does not bring it back.
     deleted_at = models.DateTimeField(null=True, blank=True)
     favourite = models.BooleanField(default=False)
-    # A word or short phrase looked up while reading, not a passage (books.vocabulary):
-    # listed as the reader's words, never connected. Set wherever the text is set.
+    # Too short to carry an idea (books.vocabulary): a word or short phrase looked up while
+    # reading, listed as the reader's words, or a note of a few words ("tutaj", "aaa"):
+    # never connected, never ranked by meaning. Set wherever the text is set.
     is_word = models.BooleanField(default=False)
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
     # From formats that carry them (a Kindle notebook's section and heading path, a
@@ -219,7 +220,10 @@ class Highlight(models.Model):
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_vocabulary
 
-        self.is_word = self.kind == Highlight.Kind.HIGHLIGHT and is_vocabulary(self.text)
+        # Notes too: on a real library, standalone notes such as "tutaj" and "tu koniec"
+        # were the top "same idea" pairs of /connections/. Only highlights are listed as
+        # words (HighlightQuerySet.words).
+        self.is_word = is_vocabulary(self.text)
 
     def refresh_search_text(self) -> None:
         self.search_text = search_text_of(self.text, self.note)

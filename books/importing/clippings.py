@@ -42,6 +42,7 @@ __all__ = [
     "normalize_title",
     "parse_clippings",
     "split_authors",
+    "without_clipping_limit",
 ]
 
 EN_DASH = "\u2013"
@@ -63,7 +64,9 @@ class Clipping:
     added_raw: str  # the date as written, without its "Added on" label
     language: str  # the UI language of the metadata line: en es de fr it pt nl ru ja zh
     line: int  # 1-based line of the entry's title
-    truncated: bool  # the publisher's clipping limit replaced the text (text is then "")
+    # The publisher's clipping limit replaced the text, or its end: the text is then what
+    # the Kindle saved before the placeholder, often nothing.
+    truncated: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +240,22 @@ CLIPPING_LIMIT_PLACEHOLDERS = frozenset(
 _DASHES = ("-", EN_DASH)
 
 
+def without_clipping_limit(text: str) -> tuple[str, bool]:
+    """The text without a clipping-limit placeholder at its end, and whether it had one.
+
+    Usually the placeholder is the whole body; sometimes the Kindle saved the first words
+    and then the placeholder ("We tend <You have reached the clipping limit for this
+    item>"; 24 entries in the shared corpus, in English, Japanese and Portuguese). Kept,
+    the placeholder made every such highlight "the same idea" as every other one.
+    """
+    # Every placeholder ends with ">": most bodies are not compared at all.
+    if text[-1:] == ">":
+        for placeholder in CLIPPING_LIMIT_PLACEHOLDERS:
+            if text.endswith(placeholder):
+                return text[: -len(placeholder)].rstrip(), True
+    return text, False
+
+
 def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
     """Read the text between two separators; `base` is the line of the first separator."""
     content = piece.lstrip()
@@ -278,15 +297,13 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
             line=title_number + 1,
             message=f"location {too_far[0]} is beyond any book's end ({_quote(meta_line)})",
         )
-    text = body.strip()
-    # Every placeholder starts with "<": most bodies are not hashed for the set lookup.
-    truncated = text[:1] == "<" and text in CLIPPING_LIMIT_PLACEHOLDERS
+    text, truncated = without_clipping_limit(body.strip())
     title, author = split_title_author(title_line)
     return Clipping(
         title=title,
         author=author,
         kind=kind,
-        text="" if truncated else text,
+        text=text,
         page=page,
         location_start=location_start,
         location_end=location_end,

@@ -428,7 +428,8 @@ def _match_highlights(
             continue
         if clipping.truncated:
             work.truncated[book.title] += 1
-            continue
+            if not clipping.text:
+                continue  # only the placeholder: nothing of the reader's to keep
         if clipping.kind == "note":
             notes.append(clipping)
             continue

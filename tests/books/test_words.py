@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map.services import library_map_refresh
 from books.models import Book, Connection, Highlight
@@ -50,6 +51,65 @@ class ImportMarksWordsTests:
         _import(alice, *WORDS_LIBRARY)
         _import(alice, *WORDS_LIBRARY)
         assert Highlight.objects.filter(is_word=True).count() == 3
+
+
+# A real library's standalone notes (Polish: "here", "the end here", and a keyboard test).
+SHORT_NOTES = [
+    Entry(BORGES, "tutaj", kind="Note", location="900"),
+    Entry(SACKS, "tutaj", kind="Note", location="1900"),
+    Entry(SACKS, "tu koniec", kind="Note", location="1950"),
+]
+TWIN_PASSAGES = [
+    Entry(BORGES, "To think is to forget differences, to generalize, to abstract.", location="412"),
+    Entry(
+        SACKS, "To think is to forget the differences, to generalise and abstract.", location="1520"
+    ),
+]
+
+
+@pytest.mark.django_db
+class ShortNotesTests:
+    def test_a_note_of_a_few_words_is_too_short_to_carry_an_idea(self, alice: User) -> None:
+        _import(
+            alice,
+            *SHORT_NOTES,
+            Entry(BORGES, "Borges wrote this twice, in two stories.", kind="Note", location="950"),
+        )
+        notes = dict(Highlight.objects.filter(kind="note").values_list("text", "is_word"))
+        assert notes == {
+            "tutaj": True,
+            "tu koniec": True,
+            "Borges wrote this twice, in two stories.": False,
+        }
+
+    def test_short_notes_never_connect_and_passages_still_do(self, alice: User) -> None:
+        _import(alice, *SHORT_NOTES, *TWIN_PASSAGES)
+        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+        pairs = {
+            frozenset((c.highlight_a.text, c.highlight_b.text))
+            for c in Connection.objects.select_related("highlight_a", "highlight_b")
+        }
+        assert pairs == {frozenset(entry.text for entry in TWIN_PASSAGES)}
+
+    def test_short_notes_are_not_listed_as_words(self, alice: User, alice_client: Client) -> None:
+        _import(alice, *SHORT_NOTES, *WORDS_LIBRARY)
+        response = alice_client.get(reverse("words"))
+        texts = [h.text for h in response.context["page"].object_list]
+        assert texts == ["ineffable", "sine qua non", "reminiscence"]
+
+    def test_the_note_page_says_why_it_has_no_connections(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _import(alice, *SHORT_NOTES)
+        note = Highlight.objects.filter(text="tu koniec").get()
+        content = alice_client.get(note.get_absolute_url()).content.decode()
+        assert "too short to connect" in content
+        assert "one of your" not in content
+
+    def test_short_notes_stay_findable_by_keyword(self, alice: User, alice_client: Client) -> None:
+        _import(alice, *SHORT_NOTES)
+        response = alice_client.get(reverse("search"), {"q": "koniec", "mode": "keyword"})
+        assert [r.highlight.text for r in response.context["found"].results] == ["tu koniec"]
 
 
 @pytest.mark.django_db
@@ -168,3 +228,46 @@ class BackfillTests:
             "reminiscence",
         }
         assert Connection.objects.count() == 1
+
+    def test_the_migration_marks_short_notes_and_drops_their_connections(self, alice: User) -> None:
+        _import(alice, *SHORT_NOTES, *TWIN_PASSAGES)
+        Highlight.objects.update(is_word=False)
+        first, second = Highlight.objects.filter(text="tutaj")
+        passages = Highlight.objects.filter(kind="highlight").order_by("pk")
+        for one, other in ((first, second), tuple(passages)):
+            a, b = sorted((one.pk, other.pk))
+            Connection.objects.create(
+                reader=alice, highlight_a_id=a, highlight_b_id=b, distance=0.02,
+                embedding_model="test",
+            )  # fmt: skip
+        migration = import_module("books.migrations.0015_short_notes_and_clipping_limits")
+        migration.mark_short_notes(apps, None)
+        assert set(Highlight.objects.filter(is_word=True).values_list("text", flat=True)) == {
+            "tutaj",
+            "tu koniec",
+        }
+        assert Connection.objects.count() == 1
+
+    def test_the_migration_cuts_a_placeholder_off_stored_texts(self, alice: User) -> None:
+        _import(alice, *TWIN_PASSAGES)
+        first, second = Highlight.objects.order_by("pk")
+        placeholder = "<You have reached the clipping limit for this item>"
+        first.text = f"We tend {placeholder}"
+        first.refresh_search_text()
+        first.embedding = [1.0] + [0.0] * 383
+        first.embedding_status = Highlight.EmbeddingStatus.DONE
+        first.embedding_model = "test"
+        first.save()
+        Connection.objects.create(
+            reader=alice, highlight_a_id=first.pk, highlight_b_id=second.pk, distance=0.02,
+            embedding_model="test",
+        )  # fmt: skip
+        migration = import_module("books.migrations.0015_short_notes_and_clipping_limits")
+        migration.cut_clipping_limits(apps, None)
+        first.refresh_from_db()
+        assert (first.text, first.is_word) == ("We tend", True)
+        assert first.search_text == "we tend"
+        assert (first.embedding, first.embedding_status) == (None, "pending")
+        assert Connection.objects.count() == 0
+        second.refresh_from_db()
+        assert second.text == TWIN_PASSAGES[1].text

@@ -470,6 +470,42 @@ class ClippingLimitTests:
         assert (clipping.kind, clipping.language) == ("highlight", language)
         assert clipping.location_start is not None
 
+    @pytest.mark.parametrize(
+        ("body", "kept"),
+        [
+            ("We tend <You have reached the clipping limit for this item>", "We tend"),
+            (
+                "Erst kam der Regen,  <Sie haben die maximale Anzahl an Clipboard-Einträgen für "
+                "diesen Inhalt erreicht>",
+                "Erst kam der Regen,",
+            ),
+            ("人は怒りを<このアイテムのクリップの上限に達しました>", "人は怒りを"),
+        ],
+    )
+    def test_it_keeps_the_words_before_a_placeholder_and_cuts_the_placeholder(
+        self, body: str, kept: str
+    ) -> None:
+        data = (
+            "What Works (Bohnet, Iris)\n"
+            "- Your Highlight on page 89 | Location 1261-1263 | Added on Tuesday, March 7, "
+            f"2017 11:48:12 PM\n\n{body}\n==========\n"
+        ).encode()
+
+        [clipping] = parse_clippings(data).clippings
+
+        assert (clipping.text, clipping.truncated) == (kept, True)
+
+    def test_it_leaves_a_placeholder_inside_a_text_alone(self) -> None:
+        body = "She wrote <You have reached the clipping limit for this item> on the wall."
+        data = (
+            "Notes (Anon)\n- Your Highlight on Location 10-11 | Added on Tuesday, March 7, "
+            f"2017 11:48:12 PM\n\n{body}\n==========\n"
+        ).encode()
+
+        [clipping] = parse_clippings(data).clippings
+
+        assert (clipping.text, clipping.truncated) == (body, False)
+
     def test_it_does_not_mark_an_ordinary_highlight_as_truncated(self) -> None:
         result = parse_fixture("de.txt")
 

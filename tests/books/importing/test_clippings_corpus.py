@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from books.importing.clippings import NOT_A_CLIPPINGS_FILE, ParseResult, Problem, parse_clippings
+from books.importing.clippings import (
+    CLIPPING_LIMIT_PLACEHOLDERS,
+    NOT_A_CLIPPINGS_FILE,
+    ParseResult,
+    Problem,
+    parse_clippings,
+)
 from tests.corpus import require_clippings
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
@@ -109,10 +115,13 @@ class CorpusFileTests:
         if expected is None:
             pytest.skip(f"SOURCES.md does not count clipping-limit lines for {corpus_id(path)}")
 
-        truncated = [clipping for clipping in parse(path).clippings if clipping.truncated]
+        clippings = parse(path).clippings
+        # SOURCES.md counts the bodies that are a placeholder alone; a few more keep their
+        # first words before it (24 in the corpus), and none keeps the placeholder.
+        replaced = [clipping for clipping in clippings if clipping.truncated and not clipping.text]
 
-        assert len(truncated) == expected
-        assert all(clipping.text == "" for clipping in truncated)
+        assert len(replaced) == expected
+        assert not any(c.text.endswith(tuple(CLIPPING_LIMIT_PLACEHOLDERS)) for c in clippings)
 
 
 @pytest.mark.parametrize("path", OTHER_FILES, ids=corpus_id)

@@ -205,6 +205,20 @@ class ImportTests:
         assert the_import.counts["truncated_by_book"] == {"Ficciones": 2}
         assert Highlight.objects.filter(reader=alice).count() == 1
 
+    def test_it_keeps_the_words_saved_before_a_placeholder(self, alice: User) -> None:
+        placeholder = "<You have reached the clipping limit for this item>"
+        the_import = _import(
+            alice,
+            Entry(
+                BORGES, f"An issue is something you can do something about, but as {placeholder}"
+            ),
+            Entry(BORGES, placeholder, location="20-21"),
+        )
+        assert the_import.counts["truncated_by_book"] == {"Ficciones": 2}
+        highlight = Highlight.objects.get(reader=alice)
+        assert highlight.text == "An issue is something you can do something about, but as"
+        assert "clipping" not in highlight.search_text
+
     def test_it_keeps_readers_apart(self, alice: User, bob: User) -> None:
         _import(alice, *MEMORY_LIBRARY)
         bobs = _import(bob, *MEMORY_LIBRARY)
