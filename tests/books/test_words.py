@@ -240,7 +240,7 @@ class BackfillTests:
                 reader=alice, highlight_a_id=a, highlight_b_id=b, distance=0.02,
                 embedding_model="test",
             )  # fmt: skip
-        migration = import_module("books.migrations.0015_short_notes_and_clipping_limits")
+        migration = import_module("books.migrations.0016_short_notes_and_clipping_limits")
         migration.mark_short_notes(apps, None)
         assert set(Highlight.objects.filter(is_word=True).values_list("text", flat=True)) == {
             "tutaj",
@@ -262,7 +262,7 @@ class BackfillTests:
             reader=alice, highlight_a_id=first.pk, highlight_b_id=second.pk, distance=0.02,
             embedding_model="test",
         )  # fmt: skip
-        migration = import_module("books.migrations.0015_short_notes_and_clipping_limits")
+        migration = import_module("books.migrations.0016_short_notes_and_clipping_limits")
         migration.cut_clipping_limits(apps, None)
         first.refresh_from_db()
         assert (first.text, first.is_word) == ("We tend", True)

@@ -80,7 +80,7 @@ def cut_clipping_limits(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("books", "0014_library_map_regions")]
+    dependencies = [("books", "0015_highlight_language")]
 
     operations = [
         migrations.RunPython(mark_short_notes, migrations.RunPython.noop, elidable=True),
