@@ -31,20 +31,21 @@ NEAR_LOCATIONS = 3
 
 
 def word_as_written(text: str) -> str:
-    """A word highlight as a card shows it: its tokens with letters, without the
-    punctuation the selection caught ("ostensibly," -> "ostensibly")."""
+    """A word highlight as a card shows it: without the punctuation and quotes the
+    selection caught at either end ("“ostensibly,”" -> "ostensibly")."""
+    return _EDGE.sub("", " ".join(unicodedata.normalize("NFC", text).split()))
+
+
+def word_key(text: str) -> str:
+    """The word a highlight is, as the schedule knows it: its tokens with a letter, edge
+    punctuation stripped, accent- and case-folded ("10,000 items" is "items", as numbers
+    are no words in books.vocabulary). "" for a highlight with no letter ("6.", "[20].")."""
     tokens = []
     for token in unicodedata.normalize("NFC", text).translate(_APOSTROPHES).split():
         token = _EDGE.sub("", token)
         if any(ch.isalpha() for ch in token):
             tokens.append(token)
-    return " ".join(tokens)
-
-
-def word_key(text: str) -> str:
-    """The word a highlight is, as the schedule knows it: the word as written, accent-
-    and case-folded. "" for a highlight with no letter ("6.", "[20].")."""
-    return fold(word_as_written(text))
+    return fold(" ".join(tokens))
 
 
 @dataclass(frozen=True)

@@ -233,7 +233,7 @@ class WordsPageTests:
         assert "Nothing could &lt;b&gt;<mark>allay</mark>&lt;/b&gt; the fears" in content
         assert "far off in the book" not in content
         assert "to calm" in content
-        assert "Your definition" in content
+        assert "Show your definition" in content
         assert "location 120" in content
 
     def test_it_shows_no_sentence_when_none_was_highlighted(

@@ -31,6 +31,8 @@ def _marked(parts: object) -> list[str]:
 class WordKeyTests:
     def test_it_drops_the_punctuation_a_selection_catches(self) -> None:
         assert word_as_written("“Ostensibly,”") == "Ostensibly"
+        assert word_as_written(" 10,000  items.") == "10,000 items"
+        assert word_key("10,000 items") == "items"
         assert word_key("“Ostensibly,”") == word_key("ostensibly") == "ostensibly"
 
     def test_it_folds_accents_and_case(self) -> None:
