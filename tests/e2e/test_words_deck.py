@@ -68,7 +68,9 @@ def test_a_reader_learns_the_days_words(page: Page, live_server: object, axe_sou
     iota.get_by_role("button", name="Again soon").click()
     expect(iota.get_by_role("status")).to_contain_text("Again soon: it comes back on")
     expect(iota.get_by_role("button", name="Again soon")).to_have_attribute("aria-pressed", "true")
-    expect(iota.get_by_role("button", name="I know it")).not_to_have_attribute("aria-pressed", "true")
+    expect(iota.get_by_role("button", name="I know it")).not_to_have_attribute(
+        "aria-pressed", "true"
+    )
     assert WordState.objects.get(word="iota").due == today + timedelta(days=2)
 
     # the reader's definition is hidden until asked for, as on a flash card, and editable
