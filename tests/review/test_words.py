@@ -124,6 +124,10 @@ class WordMarkedTests:
             "dialéctica"
         ]
 
+    def test_it_marks_a_word_whose_folding_is_longer(self) -> None:
+        assert _marked(word_marked("Die Straße ist lang.", word_key("Strasse"))) == ["Straße"]
+        assert _marked(word_marked("a ﬁne day", "fine")) == ["ﬁne"]
+
     def test_it_marks_whole_words_only(self) -> None:
         assert word_marked("An iotacism is not an iota.", "iota") is not None
         assert _marked(word_marked("An iotacism is not an iota.", "iota")) == ["iota"]
@@ -140,6 +144,23 @@ class WordMarkedTests:
 
     def test_it_marks_a_cjk_word_inside_a_sentence(self) -> None:
         assert _marked(word_marked("孙权不欲多问", "孙权")) == ["孙权"]
+
+    @given(
+        before=st.text(max_size=40),
+        after=st.text(max_size=40),
+        word=st.sampled_from(["allay", "Ostensibly", "dialéctica", "STRASSE", "groves of trees"]),
+    )
+    def test_it_gives_back_the_whole_passage_with_the_word_marked(
+        self, before: str, after: str, word: str
+    ) -> None:
+        """Whatever surrounds it (accents, ligatures, other scripts): the parts are the
+        passage itself, and every mark is the word."""
+        passage = f"{before} {word} {after}"
+        key = word_key(word)
+        parts = word_marked(passage, key)
+        assert parts is not None
+        assert "".join(part.text for part in parts) == passage
+        assert all(word_key(text) == key for text in _marked(parts))
 
 
 class WordContextTests:
