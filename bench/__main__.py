@@ -24,6 +24,7 @@ BENCHMARKS = {
     "affinity": "bench.bench_affinity",
     "mcp": "bench.bench_mcp",
     "map": "bench.bench_map",
+    "words": "bench.bench_words_deck",
     "cold": "bench.bench_cold",
     "memory": "bench.bench_memory",
 }

@@ -1,12 +1,18 @@
 from django import forms
 
-from review.models import MAX_CARDS_PER_DAY
+from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
 from review.scheduler import Answer
 
 
 class ReviewSettingsForm(forms.Form):
     cards_per_day = forms.IntegerField(
         label="Highlights a day", min_value=1, max_value=MAX_CARDS_PER_DAY
+    )
+    words_per_day = forms.IntegerField(
+        label="Words a day",
+        min_value=0,
+        max_value=MAX_WORDS_PER_DAY,
+        help_text="Your looked-up words, in a deck of their own. 0 turns the words deck off.",
     )
     daily_email = forms.BooleanField(
         label="Send me the day's highlights by e-mail each morning", required=False
@@ -28,6 +34,12 @@ class AnswerForm(forms.Form):
     answer = forms.ChoiceField(
         choices=[(a.value, a.value) for a in (Answer.KEEP, Answer.LESS_OFTEN, Answer.FAVOURITE)]
         + [(Answer.OPEN.value, Answer.OPEN.value)]
+    )
+
+
+class WordAnswerForm(forms.Form):
+    answer = forms.ChoiceField(
+        choices=[(a.value, a.value) for a in (Answer.KNOW, Answer.AGAIN, Answer.OPEN)]
     )
 
 

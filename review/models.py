@@ -7,6 +7,7 @@ from books.models import Highlight
 from review.scheduler import DEFAULT_EASE, Answer
 
 MAX_CARDS_PER_DAY = 50
+MAX_WORDS_PER_DAY = 50
 
 
 class ReviewSettings(models.Model):
@@ -16,6 +17,9 @@ class ReviewSettings(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_settings"
     )
     cards_per_day = models.PositiveSmallIntegerField(default=5)
+    # The words deck (review.words): 0 turns it off. Ten, like a vocabulary app's daily
+    # set: a word is answered in a second, a passage is read.
+    words_per_day = models.PositiveSmallIntegerField(default=10)
     daily_email = models.BooleanField(default=False)
     # The day the last e-mail went out: claimed before sending, so a second run that day
     # (a beat restart, the command by hand) sends nothing twice.
@@ -28,6 +32,10 @@ class ReviewSettings(models.Model):
                 condition=models.Q(cards_per_day__gte=1)
                 & models.Q(cards_per_day__lte=MAX_CARDS_PER_DAY),
                 name="review_settings_cards_per_day_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(words_per_day__lte=MAX_WORDS_PER_DAY),
+                name="review_settings_words_per_day_range",
             ),
         ]
 
@@ -101,3 +109,69 @@ class ReviewCard(models.Model):
 
     def __str__(self) -> str:
         return f"{self.day} #{self.position}: {self.highlight_id}"
+
+
+class WordState(models.Model):
+    """Where one of the reader's words stands in its own spaced repetition. Kept per word
+    (review.words.word_key), not per highlight: a word looked up in two books is one word
+    to learn, and knowing it in one book is knowing it."""
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="word_states"
+    )
+    word = models.TextField()
+    interval_days = models.PositiveIntegerField(default=0)
+    ease = models.FloatField(default=DEFAULT_EASE)
+    due = models.DateField()
+    reviews = models.PositiveIntegerField(default=0)
+    last_reviewed_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Also the index of the day's choice, which reads a reader's words and dues.
+            models.UniqueConstraint(fields=["reader", "word"], name="word_state_once_per_reader"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.word} due {self.due}"
+
+
+class WordCard(models.Model):
+    """One word in one reader's words deck of one day, shown from one of its highlights;
+    chosen once and kept all day, like the highlights' cards."""
+
+    reader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="word_cards"
+    )
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    day = models.DateField()
+    position = models.PositiveSmallIntegerField()
+    word = models.TextField()
+    highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
+    answer = models.CharField(
+        max_length=16,
+        blank=True,
+        choices=[
+            (Answer.KNOW.value, "Known"),
+            (Answer.AGAIN.value, "Again soon"),
+            (Answer.OPEN.value, "Opened"),
+            (Answer.NOTE.value, "Defined"),
+        ],
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # The word's schedule before the first answer, as on ReviewCard: a changed mind is
+    # answered from the same start.
+    interval_before = models.PositiveIntegerField(null=True, blank=True)
+    ease_before = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["day", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["reader", "day", "word"], name="word_card_once_a_day"),
+            models.UniqueConstraint(
+                fields=["reader", "day", "position"], name="word_card_position_per_day"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} #{self.position}: {self.word}"

@@ -4,6 +4,10 @@ A reading memory is not a flash-card deck: nothing is "wrong", so every answer p
 highlight further away, and only the pace differs. *Keep* grows the interval by the
 highlight's ease, *less often* grows the ease too (and doubles the step), and a
 favourite comes back twice as often as it would otherwise.
+
+The words deck (the reader's looked-up words) is one: a word can be forgotten. *I know it*
+sends a word away by the *less often* rule; *again soon* is the one answer that brings
+something closer, in two days, and starts the word's pace over a little slower.
 """
 
 from dataclasses import dataclass
@@ -17,6 +21,14 @@ class Answer(StrEnum):
     FAVOURITE = "favourite"
     OPEN = "open"
     NOTE = "note"
+    # The words deck's own two: a word is known, or it is not yet.
+    KNOW = "know"
+    AGAIN = "again"
+
+
+# What each deck's cards can be answered with.
+PASSAGE_ANSWERS = (Answer.KEEP, Answer.LESS_OFTEN, Answer.FAVOURITE, Answer.OPEN, Answer.NOTE)
+WORD_ANSWERS = (Answer.KNOW, Answer.AGAIN, Answer.OPEN, Answer.NOTE)
 
 
 # A highlight kept for the first time comes back in two weeks; Readwise-like pacing that
@@ -30,6 +42,11 @@ LESS_OFTEN_EASE_STEP = 0.5
 FAVOURITE_FACTOR = 0.5
 # Nothing disappears for good: at most two years between two showings.
 MAX_INTERVAL_DAYS = 730
+# A word the reader did not know comes back the day after tomorrow: soon enough to still
+# remember the look-up, late enough not to be answered from the screen before. Its ease
+# drops as after a lapse in Anki (by 0.2), so the word then comes back more often.
+AGAIN_WAIT_DAYS = 2
+AGAIN_EASE_STEP = 0.2
 
 
 @dataclass(frozen=True)
@@ -46,8 +63,12 @@ def next_schedule(
 ) -> Schedule:
     """The schedule after `answer`, given the one before it (interval 0: never reviewed)."""
     ease = min(MAX_EASE, max(MIN_EASE, ease))
+    if answer is Answer.AGAIN:
+        # Interval 0: the next answer starts the word over from the first interval.
+        ease = max(MIN_EASE, ease - AGAIN_EASE_STEP)
+        return Schedule(interval_days=0, ease=ease, due=today + timedelta(days=AGAIN_WAIT_DAYS))
     step = max(interval_days, FIRST_INTERVAL_DAYS) if interval_days else 0
-    if answer is Answer.LESS_OFTEN:
+    if answer in (Answer.LESS_OFTEN, Answer.KNOW):
         ease = min(MAX_EASE, ease + LESS_OFTEN_EASE_STEP)
         interval = round(max(step, FIRST_INTERVAL_DAYS) * ease * 2)
     else:

@@ -1,6 +1,8 @@
-"""The daily review: choosing the day's cards, answering them, and the daily e-mail."""
+"""The daily review: choosing the day's cards (highlights, and the words deck), answering
+them, and the daily e-mail."""
 
 import logging
+from collections.abc import Sequence
 from datetime import date, datetime
 
 from django.conf import settings
@@ -14,8 +16,9 @@ from django.urls import reverse
 
 from accounts.models import User
 from books.models import Highlight
-from review.models import ReviewCard, ReviewSettings, ReviewState
+from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
+from review.words import WordEntry, word_key, words_choose
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +185,102 @@ def review_answer(*, card: ReviewCard, answer: Answer, today: date, now: datetim
     return state
 
 
+def _word_entries(reader: User) -> list[WordEntry]:
+    # Every word of the reader, read once a day: a few hundred short rows even for a large
+    # library (a fifth of 4,736 highlights), grouped by word in Python since no column
+    # holds the word's key.
+    rows = (
+        Highlight.objects.alive()
+        .words()
+        .filter(reader=reader)
+        .values_list("pk", "text", "favourite", "note")
+    )
+    return [
+        WordEntry(highlight_id=pk, key=word_key(text), favourite=favourite, has_note=bool(note))
+        for pk, text, favourite, note in rows
+    ]
+
+
+def word_queue(*, reader: User, today: date) -> list[WordCard]:
+    """The day's words deck, chosen on the first call of the day and kept (see
+    review_queue); empty when the reader turned the deck off."""
+    with transaction.atomic():
+        review_settings = review_settings_for(reader)
+        if review_settings.words_per_day == 0:
+            return []
+        # The same lock as the highlights' queue: one chooser at a time per reader.
+        ReviewSettings.objects.select_for_update().filter(pk=review_settings.pk).get()
+        existing = list(
+            WordCard.objects.filter(reader=reader, day=today).values_list("word", "position")
+        )
+        missing = review_settings.words_per_day - len(existing)
+        if missing > 0:
+            chosen = words_choose(
+                entries=_word_entries(reader),
+                due=dict(WordState.objects.filter(reader=reader).values_list("word", "due")),
+                today=today,
+                count=missing,
+                taken={word for word, _ in existing},
+            )
+            start = max((position for _, position in existing), default=-1) + 1
+            WordCard.objects.bulk_create(
+                WordCard(
+                    reader=reader,
+                    day=today,
+                    position=start + i,
+                    word=choice.key,
+                    highlight_id=choice.highlight_id,
+                )
+                for i, choice in enumerate(chosen)
+            )
+    return list(
+        WordCard.objects.filter(reader=reader, day=today, highlight__deleted_at__isnull=True)
+        .select_related("highlight__book")
+        .order_by("position")
+    )
+
+
+def word_answer(*, card: WordCard, answer: Answer, today: date, now: datetime) -> WordState:
+    """Record the reader's answer to a word and move the word's next showing.
+
+    Opening a word or writing its definition counts as seeing it (a keep) on a card not
+    answered yet, and leaves an answer already given alone: a reader who said "again
+    soon" and then wrote the definition down still wants the word back soon.
+    """
+    with transaction.atomic():
+        locked = WordCard.objects.select_for_update().get(pk=card.pk)
+        state, _ = WordState.objects.select_for_update().get_or_create(
+            reader_id=card.reader_id, word=card.word, defaults={"due": today}
+        )
+        if answer in (Answer.OPEN, Answer.NOTE) and locked.answer in (
+            Answer.KNOW.value,
+            Answer.AGAIN.value,
+        ):
+            return state
+        if locked.interval_before is None:
+            locked.interval_before = state.interval_days
+            locked.ease_before = state.ease
+        schedule = next_schedule(
+            interval_days=locked.interval_before,
+            ease=locked.ease_before if locked.ease_before is not None else DEFAULT_EASE,
+            answer=answer,
+            favourite=card.highlight.favourite,
+            today=today,
+        )
+        state.reviews += 0 if locked.answer else 1
+        state.interval_days = schedule.interval_days
+        state.ease = schedule.ease
+        state.due = schedule.due
+        state.last_reviewed_on = today
+        state.save()
+        locked.answer = answer.value
+        locked.answered_at = now
+        locked.save(update_fields=["answer", "answered_at", "interval_before", "ease_before"])
+    card.answer, card.answered_at = locked.answer, locked.answered_at
+    card.interval_before, card.ease_before = locked.interval_before, locked.ease_before
+    return state
+
+
 def unsubscribe_token(reader: User) -> str:
     return signing.dumps({"reader": reader.pk}, salt=UNSUBSCRIBE_SALT, compress=True)
 
@@ -220,28 +319,40 @@ def review_emails_send(*, today: date) -> int:
             continue
         reader = review_settings.reader
         cards = review_queue(reader=reader, today=today)
-        if not cards:
+        words = word_queue(reader=reader, today=today)
+        if not cards and not words:
             continue
-        review_email_build(reader=reader, cards=cards, today=today).send()
+        review_email_build(reader=reader, cards=cards, words=words, today=today).send()
         sent += 1
     return sent
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
 def review_email_build(
-    *, reader: User, cards: list[ReviewCard], today: date
+    *, reader: User, cards: list[ReviewCard], today: date, words: Sequence[WordCard] = ()
 ) -> EmailMultiAlternatives:
     base = settings.EXOGRAM_BASE_URL.rstrip("/")
     unsubscribe = base + reverse("review_unsubscribe", args=[unsubscribe_token(reader)])
     context = {
         "reader": reader,
         "cards": cards,
+        "words": words,
         "today": today,
         "base": base,
         "review_url": base + reverse("review"),
+        "words_url": base + reverse("review_words"),
         "unsubscribe_url": unsubscribe,
     }
     message = EmailMultiAlternatives(
-        subject=f"Your daily review: {len(cards)} highlight{'s' if len(cards) != 1 else ''}",
+        subject="Your daily review: "
+        + " and ".join(
+            _counted(len(deck), noun)
+            for deck, noun in ((cards, "highlight"), (words, "word"))
+            if deck
+        ),
         body=render_to_string("review/email.txt", context),
         to=[reader.email],
         headers={"List-Unsubscribe": f"<{unsubscribe}>"},

@@ -9,15 +9,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.models import User
 from books.services import highlight_note_update
-from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm
-from review.models import ReviewCard, ReviewState
+from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm, WordAnswerForm
+from review.models import ReviewCard, ReviewState, WordCard, WordState
 from review.scheduler import Answer
+from review.selectors import ShownWord, next_word_due, word_cards_shown, words_exist
 from review.services import (
     reader_for_unsubscribe_token,
     review_answer,
     review_email_unsubscribe,
     review_queue,
     review_settings_for,
+    word_answer,
+    word_queue,
 )
 
 STATUS = {
@@ -26,6 +29,12 @@ STATUS = {
     Answer.FAVOURITE: "A favourite now: it comes back sooner, on {due}.",
     Answer.OPEN: "Kept. It comes back on {due}.",
     Answer.NOTE: "Note saved. It comes back on {due}.",
+}
+WORD_STATUS = {
+    Answer.KNOW: "You know it: it comes back on {due}.",
+    Answer.AGAIN: "Again soon: it comes back on {due}.",
+    Answer.OPEN: "It comes back on {due}.",
+    Answer.NOTE: "Definition saved. It comes back on {due}.",
 }
 
 
@@ -64,6 +73,88 @@ def review(request: HttpRequest) -> HttpResponse:
         "settings": review_settings_for(reader),
     }
     return render(request, "review/review.html", context)
+
+
+def _get_word_card_for_user(request: HttpRequest, code: UUID) -> WordCard:
+    return get_object_or_404(
+        WordCard.objects.select_related("highlight__book"),
+        code=code,
+        reader=_reader(request),
+        highlight__deleted_at__isnull=True,
+    )
+
+
+@require_GET
+@login_required
+def review_words(request: HttpRequest) -> HttpResponse:
+    """The words deck: the day's looked-up words, each with the sentence it was read in."""
+    reader = _reader(request)
+    today = timezone.localdate()
+    cards = word_queue(reader=reader, today=today)
+    answered = sum(1 for card in cards if card.answer)
+    context = {
+        "shown": word_cards_shown(reader=reader, cards=cards),
+        "answered": answered,
+        "total": len(cards),
+        "today": today,
+        "settings": review_settings_for(reader),
+        "has_words": bool(cards) or words_exist(reader),
+        "next_due": next_word_due(reader=reader, today=today)
+        if not cards or answered == len(cards)
+        else None,
+    }
+    return render(request, "review/words.html", context)
+
+
+def _after_word_answer(
+    request: HttpRequest, card: WordCard, state: WordState, *, defined: bool = False
+) -> HttpResponse:
+    status = WORD_STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
+    if request.headers.get("HX-Request"):
+        (shown,) = word_cards_shown(reader=_reader(request), cards=[card])
+        day = WordCard.objects.filter(
+            reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
+        )
+        context = {
+            "item": ShownWord(card=shown.card, context=shown.context, due=state.due),
+            "status": status,
+            "defined": defined,
+            "answered": day.exclude(answer="").count(),
+            "total": day.count(),
+        }
+        return render(request, "review/words.html#answered", context)
+    messages.success(request, status)
+    return redirect("review_words")
+
+
+@require_POST
+@login_required
+def word_card_answer(request: HttpRequest, code: UUID) -> HttpResponse:
+    card = _get_word_card_for_user(request, code)
+    form = WordAnswerForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "That is not an answer a word takes; nothing changed.")
+        return redirect("review_words")
+    answer = Answer(form.cleaned_data["answer"])
+    state = word_answer(card=card, answer=answer, today=timezone.localdate(), now=timezone.now())
+    if answer is Answer.OPEN:
+        return redirect(card.highlight)
+    return _after_word_answer(request, card, state)
+
+
+@require_POST
+@login_required
+def word_card_note(request: HttpRequest, code: UUID) -> HttpResponse:
+    card = _get_word_card_for_user(request, code)
+    form = CardNoteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The definition is too long (10,000 characters at most).")
+        return redirect("review_words")
+    highlight_note_update(highlight=card.highlight, note=form.cleaned_data["note"])
+    state = word_answer(
+        card=card, answer=Answer.NOTE, today=timezone.localdate(), now=timezone.now()
+    )
+    return _after_word_answer(request, card, state, defined=True)
 
 
 def _after_answer(request: HttpRequest, card: ReviewCard, state: ReviewState) -> HttpResponse:
@@ -122,14 +213,16 @@ def review_settings(request: HttpRequest) -> HttpResponse:
     current = review_settings_for(reader)
     initial = {
         "cards_per_day": current.cards_per_day,
+        "words_per_day": current.words_per_day,
         "daily_email": current.daily_email,
         "email": reader.email,
     }
     form = ReviewSettingsForm(request.POST if request.method == "POST" else None, initial=initial)
     if request.method == "POST" and form.is_valid():
         current.cards_per_day = form.cleaned_data["cards_per_day"]
+        current.words_per_day = form.cleaned_data["words_per_day"]
         current.daily_email = form.cleaned_data["daily_email"]
-        current.save(update_fields=["cards_per_day", "daily_email"])
+        current.save(update_fields=["cards_per_day", "words_per_day", "daily_email"])
         reader.email = form.cleaned_data["email"]
         reader.save(update_fields=["email"])
         messages.success(request, "Review settings saved.")

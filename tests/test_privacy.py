@@ -32,7 +32,7 @@ from books.services import (
     highlight_note_update,
     highlight_tag,
 )
-from review.services import review_queue
+from review.services import review_queue, word_queue
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 # A word nothing but alice's library contains: her titles, text, notes, tags, file names.
@@ -52,6 +52,7 @@ class AliceLibrary:
     tag_count: int
     spare_tags: dict[str, str]
     card_code: str
+    word_card_code: str
     token_code: str
 
 
@@ -88,6 +89,8 @@ OWN_ROWS: dict[str, Any] = {
     "map_point": lambda lib: {"index": 0},
     "review_card_answer": lambda lib: {"code": lib.card_code},
     "review_card_note": lambda lib: {"code": lib.card_code},
+    "review_word_answer": lambda lib: {"code": lib.word_card_code},
+    "review_word_note": lambda lib: {"code": lib.word_card_code},
     "api_token_revoke": lambda lib: {"code": lib.token_code},
     # Each tag action gets a tag of its own: alice renaming, merging and deleting hers must
     # not take the tag the other URLs name.
@@ -120,6 +123,7 @@ READER_PAGES: dict[str, str] = {
     "password_change_done": "",
     "review": "",
     "review_settings": "",
+    "review_words": "",
     "api_tokens": "",
 }
 # Token-authenticated reads (api/): without a token, 401 for everyone; a reader's session
@@ -160,6 +164,7 @@ def alice_library(alice: User) -> AliceLibrary:
         *MEMORY_LIBRARY,
         Entry(SECRET_BOOK, f"Every {SECRET} keeps its own counsel.", location="10-11"),
         Entry(SECRET_BOOK, f"The {SECRET} forgets nothing it was told.", location="20-21"),
+        Entry(SECRET_BOOK, "ostensibly", location="30"),  # a word: her words deck
     )
     the_import = clippings_import(reader=alice, data=data, file_name=f"{SECRET}.txt")
     highlight = Highlight.objects.get(reader=alice, location_start=10)
@@ -177,6 +182,7 @@ def alice_library(alice: User) -> AliceLibrary:
     # A card of another highlight than the one the URLs above delete.
     cards = review_queue(reader=alice, today=timezone.localdate())
     card = next(card for card in cards if card.highlight_id != highlight.pk)
+    (word_card,) = word_queue(reader=alice, today=timezone.localdate())
     token, _raw = api_token_create(reader=alice, name=f"{SECRET} token")
     return AliceLibrary(
         book_code=str(highlight.book.code),
@@ -189,6 +195,7 @@ def alice_library(alice: User) -> AliceLibrary:
         tag_count=Tag.objects.filter(reader=alice).count(),
         spare_tags=spare_tags,
         card_code=str(card.code),
+        word_card_code=str(word_card.code),
         token_code=str(token.code),
     )
 

@@ -3,8 +3,9 @@
 import re
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
+from tests.conftest import PASSWORD
 from tests.e2e.conftest import ARTIFACTS
 
 DESKTOP = {"width": 1280, "height": 900}
@@ -39,3 +40,17 @@ def assert_accessible(page: Page, axe_source: str) -> None:
 
 def path_of(page: Page) -> str:
     return re.sub(r"^https?://[^/]+", "", page.url)
+
+
+def log_in(page: Page, base: str, username: str, password: str = PASSWORD) -> None:
+    page.goto(f"{base}/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Your reading memory")).to_be_visible()
+
+
+def fits_the_screen(page: Page) -> bool:
+    return bool(
+        page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    )

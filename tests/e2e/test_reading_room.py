@@ -17,7 +17,15 @@ from review.models import ReviewCard, ReviewSettings, ReviewState
 from review.services import unsubscribe_token
 from tests.books.library import book_of, highlight_in
 from tests.conftest import PASSWORD
-from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, path_of, snapshot
+from tests.e2e.pages import (
+    DESKTOP,
+    PHONE,
+    assert_accessible,
+    fits_the_screen,
+    log_in,
+    path_of,
+    snapshot,
+)
 
 LINES = [
     (
@@ -49,20 +57,6 @@ def _library(reader: User) -> list[Highlight]:
     ]
 
 
-def _log_in(page: Page, base: str, username: str, password: str = PASSWORD) -> None:
-    page.goto(f"{base}/login/")
-    page.locator("#id_username").fill(username)
-    page.locator("#id_password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Your reading memory")).to_be_visible()
-
-
-def _fits_the_screen(page: Page) -> bool:
-    return bool(
-        page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
-    )
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_reader_reviews_the_days_highlights(
     page: Page, live_server: object, axe_source: str
@@ -71,7 +65,7 @@ def test_a_reader_reviews_the_days_highlights(
     page.set_default_timeout(30_000)
     alice = User.objects.create_user("alice", password=PASSWORD)
     _library(alice)
-    _log_in(page, base, "alice")
+    log_in(page, base, "alice")
     of_the_day = page.locator("blockquote.highlight").first.inner_text()
 
     page.get_by_role("link", name="Review", exact=True).click()
@@ -155,7 +149,7 @@ def test_a_reader_keeps_favourites_and_works_a_book_page(
     alice = User.objects.create_user("alice", password=PASSWORD)
     highlights = _library(alice)
     Highlight.objects.filter(pk=highlights[1].pk).update(favourite=True)
-    _log_in(page, base, "alice")
+    log_in(page, base, "alice")
 
     page.get_by_role("link", name="Favourites", exact=True).click()
     expect(page.get_by_role("heading", name="Favourites")).to_be_visible()
@@ -218,11 +212,11 @@ def test_a_reader_renames_merges_and_deletes_tags(
     highlight_tag(highlight=highlights[0], name="memory")
     highlight_tag(highlight=highlights[1], name="remembering")
     highlight_tag(highlight=highlights[3], name="a-very-long-tag-" * 4)
-    _log_in(page, base, "alice")
+    log_in(page, base, "alice")
 
     page.get_by_role("link", name="Tags", exact=True).click()
     page.set_viewport_size(PHONE)
-    assert _fits_the_screen(page), "a long tag widens /tags/ past a phone's screen"
+    assert fits_the_screen(page), "a long tag widens /tags/ past a phone's screen"
     page.set_viewport_size(DESKTOP)
     page.get_by_role("link", name="remembering").click()
     assert_accessible(page, axe_source)
@@ -274,7 +268,7 @@ def test_a_reader_resets_a_forgotten_password_by_email(
     page.get_by_role("button", name="Set the new password").click()
     expect(page.get_by_role("heading", name="Password set")).to_be_visible()
     page.get_by_role("link", name="Log in").click()
-    _log_in(page, base, "alice", new_password)
+    log_in(page, base, "alice", new_password)
 
     page.get_by_role("link", name="alice", exact=True).click()
     page.get_by_role("link", name="Change your password").click()
@@ -294,13 +288,13 @@ def test_the_phone_menu_shows_every_section(
     page.set_default_timeout(30_000)
     alice = User.objects.create_user("alice", password=PASSWORD)
     _library(alice)
-    _log_in(page, base, "alice")
+    log_in(page, base, "alice")
     page.set_viewport_size(PHONE)
     nav = page.get_by_role("navigation", name="Main")
     menu = page.get_by_role("button", name="Menu")
     expect(menu).to_have_attribute("aria-expanded", "false")
     expect(nav).to_be_hidden()
-    assert _fits_the_screen(page)
+    assert fits_the_screen(page)
     snapshot_page = page
     menu.click()
     expect(menu).to_have_attribute("aria-expanded", "true")
@@ -310,10 +304,10 @@ def test_the_phone_menu_shows_every_section(
     page.screenshot(path=str(_artifact("18-11-phone-menu-open.png")), full_page=True)
     nav.get_by_role("link", name="Review", exact=True).click()
     expect(snapshot_page.get_by_role("heading", name="Daily review")).to_be_visible()
-    assert _fits_the_screen(page)
+    assert fits_the_screen(page)
     book = Book.objects.get(reader=alice, title="Ficciones")
     page.goto(f"{base}{book.get_absolute_url()}")
-    assert _fits_the_screen(page)
+    assert fits_the_screen(page)
     assert_accessible(page, axe_source)
     page.set_viewport_size(DESKTOP)
     expect(menu).to_be_hidden()

@@ -1,12 +1,18 @@
 from datetime import date, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from review.scheduler import (
+    AGAIN_EASE_STEP,
+    AGAIN_WAIT_DAYS,
     DEFAULT_EASE,
     FIRST_INTERVAL_DAYS,
     MAX_EASE,
     MAX_INTERVAL_DAYS,
+    MIN_EASE,
+    WORD_ANSWERS,
     Answer,
     next_schedule,
 )
@@ -78,3 +84,69 @@ class NextScheduleTests:
         )
         assert schedule.ease >= 1.3
         assert schedule.interval_days > 14
+
+
+class WordScheduleTests:
+    def test_it_sends_a_known_word_much_further_than_a_kept_highlight(self) -> None:
+        # 14 days x ease 2.5 x 2: a word known at first sight is back in ten weeks
+        assert _after([Answer.KNOW]) == [70]
+        assert _after([Answer.KNOW])[0] > _after([Answer.KEEP])[0]
+
+    def test_it_brings_a_word_not_known_back_in_two_days(self) -> None:
+        assert _after([Answer.AGAIN]) == [AGAIN_WAIT_DAYS]
+        assert _after([Answer.KNOW, Answer.KNOW, Answer.AGAIN])[-1] == AGAIN_WAIT_DAYS
+
+    def test_it_starts_a_forgotten_word_over_a_little_slower(self) -> None:
+        schedule = next_schedule(
+            interval_days=420, ease=3.0, answer=Answer.AGAIN, favourite=False, today=TODAY
+        )
+        assert (schedule.interval_days, schedule.ease) == (0, 3.0 - AGAIN_EASE_STEP)
+        # the next "I know it" starts from the first interval, not from 420 days
+        known = next_schedule(
+            interval_days=schedule.interval_days,
+            ease=schedule.ease,
+            answer=Answer.KNOW,
+            favourite=False,
+            today=TODAY,
+        )
+        assert known.interval_days == round(FIRST_INTERVAL_DAYS * (schedule.ease + 0.5) * 2)
+
+    def test_it_never_lowers_the_ease_below_its_floor(self) -> None:
+        schedule = next_schedule(
+            interval_days=0, ease=MIN_EASE, answer=Answer.AGAIN, favourite=True, today=TODAY
+        )
+        assert schedule.ease == MIN_EASE
+        assert schedule.due == TODAY + timedelta(days=AGAIN_WAIT_DAYS)
+
+    @given(
+        answers=st.lists(st.sampled_from(WORD_ANSWERS), min_size=1, max_size=15),
+        favourite=st.booleans(),
+    )
+    def test_it_orders_the_words_answers_whatever_came_before(
+        self, answers: list[Answer], favourite: bool
+    ) -> None:
+        """After any history: "again soon" is the soonest, "I know it" the furthest, and
+        no word waits more than two years or comes back the same day."""
+        interval, ease = 0, DEFAULT_EASE
+        for answer in answers:
+            waits = {
+                option: (
+                    next_schedule(
+                        interval_days=interval,
+                        ease=ease,
+                        answer=option,
+                        favourite=favourite,
+                        today=TODAY,
+                    ).due
+                    - TODAY
+                ).days
+                for option in WORD_ANSWERS
+            }
+            assert 1 <= waits[Answer.AGAIN] <= AGAIN_WAIT_DAYS
+            assert waits[Answer.AGAIN] < waits[Answer.OPEN] == waits[Answer.NOTE]
+            assert waits[Answer.NOTE] <= waits[Answer.KNOW] <= MAX_INTERVAL_DAYS
+            schedule = next_schedule(
+                interval_days=interval, ease=ease, answer=answer, favourite=favourite, today=TODAY
+            )
+            assert MIN_EASE <= schedule.ease <= MAX_EASE
+            interval, ease = schedule.interval_days, schedule.ease

@@ -7,7 +7,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.models import Highlight
 from books.services import highlight_delete
-from review.models import ReviewCard, ReviewSettings, ReviewState
+from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import Answer
 from review.services import (
     highlight_of_the_day,
@@ -16,8 +16,11 @@ from review.services import (
     review_emails_send,
     review_queue,
     unsubscribe_token,
+    word_answer,
+    word_queue,
 )
 from tests.books.library import book_of, highlight_in, library_of
+from tests.review.vocabulary import word_in, words_of
 
 TODAY = date(2026, 3, 2)
 
@@ -205,3 +208,135 @@ class ReviewEmailTests:
         assert reader_for_unsubscribe_token(token) == alice
         assert reader_for_unsubscribe_token(token[:-2] + "xx") is None
         assert reader_for_unsubscribe_token("nonsense") is None
+
+
+@pytest.mark.django_db
+class WordQueueTests:
+    def test_it_chooses_ten_words_a_day_by_default(self, alice: User) -> None:
+        words_of(alice, 12)
+        cards = word_queue(reader=alice, today=TODAY)
+        assert len(cards) == 10
+        assert len({card.word for card in cards}) == 10
+
+    def test_it_follows_the_readers_setting_and_zero_turns_it_off(self, alice: User) -> None:
+        words_of(alice, 12)
+        ReviewSettings.objects.create(reader=alice, words_per_day=3)
+        assert len(word_queue(reader=alice, today=TODAY)) == 3
+        ReviewSettings.objects.filter(reader=alice).update(words_per_day=0)
+        assert word_queue(reader=alice, today=TODAY + timedelta(days=1)) == []
+        assert not WordCard.objects.filter(day=TODAY + timedelta(days=1)).exists()
+
+    def test_it_keeps_the_days_words_all_day(self, alice: User) -> None:
+        words_of(alice, 12)
+        ReviewSettings.objects.create(reader=alice, words_per_day=4)
+        first = [card.word for card in word_queue(reader=alice, today=TODAY)]
+        word_in(book_of(alice, "Another"), "limpid", location=5)
+        assert [card.word for card in word_queue(reader=alice, today=TODAY)] == first
+
+    def test_it_shows_only_words_never_passages(self, alice: User) -> None:
+        library_of(alice, 5)
+        words = words_of(alice, 2)
+        cards = word_queue(reader=alice, today=TODAY)
+        assert {card.highlight_id for card in cards} == {w.pk for w in words}
+        assert all(not card.highlight.is_word for card in review_queue(reader=alice, today=TODAY))
+
+    def test_it_shows_a_word_looked_up_in_two_books_once(self, alice: User) -> None:
+        word_in(book_of(alice, "Walden"), "Allay,", location=10)
+        defined = word_in(book_of(alice, "Ficciones"), "allay", location=20, note="to calm")
+        cards = word_queue(reader=alice, today=TODAY)
+        assert [(card.word, card.highlight_id) for card in cards] == [("allay", defined.pk)]
+
+    def test_it_skips_deleted_words_and_words_without_a_letter(self, alice: User) -> None:
+        book = book_of(alice, "Ficciones")
+        gone = word_in(book, "pyre", location=1)
+        highlight_delete(highlight=gone)
+        word_in(book, "[20].", location=2)
+        kept = word_in(book, "iota", location=3)
+        assert [card.highlight_id for card in word_queue(reader=alice, today=TODAY)] == [kept.pk]
+
+    def test_it_leaves_the_day_empty_when_every_word_is_due_later(self, alice: User) -> None:
+        for word in words_of(alice, 2):
+            WordState.objects.create(reader=alice, word=word.text, due=TODAY + timedelta(days=3))
+        assert word_queue(reader=alice, today=TODAY) == []
+        assert len(word_queue(reader=alice, today=TODAY + timedelta(days=3))) == 2
+
+    def test_it_never_mixes_readers(self, alice: User, bob: User) -> None:
+        words_of(alice, 3)
+        assert word_queue(reader=bob, today=TODAY) == []
+
+
+@pytest.mark.django_db
+class WordAnswerTests:
+    def _card(self, reader: User) -> WordCard:
+        words_of(reader, 3)
+        return word_queue(reader=reader, today=TODAY)[0]
+
+    def test_it_sends_a_known_word_ten_weeks_out(self, alice: User) -> None:
+        card = self._card(alice)
+        state = word_answer(card=card, answer=Answer.KNOW, today=TODAY, now=_now())
+        assert state.due == TODAY + timedelta(days=70)
+        assert (state.word, state.reviews, card.answer) == (card.word, 1, "know")
+
+    def test_it_brings_a_word_not_known_back_in_two_days(self, alice: User) -> None:
+        card = self._card(alice)
+        state = word_answer(card=card, answer=Answer.AGAIN, today=TODAY, now=_now())
+        assert state.due == TODAY + timedelta(days=2)
+        tomorrow = word_queue(reader=alice, today=TODAY + timedelta(days=1))
+        assert card.word not in {c.word for c in tomorrow}
+        back = word_queue(reader=alice, today=TODAY + timedelta(days=2))
+        assert card.word in {c.word for c in back}
+
+    def test_a_changed_mind_answers_from_the_same_start(self, alice: User) -> None:
+        card = self._card(alice)
+        word_answer(card=card, answer=Answer.KNOW, today=TODAY, now=_now())
+        state = word_answer(card=card, answer=Answer.AGAIN, today=TODAY, now=_now())
+        assert (state.reviews, state.due) == (1, TODAY + timedelta(days=2))
+        state = word_answer(card=card, answer=Answer.KNOW, today=TODAY, now=_now())
+        assert state.due == TODAY + timedelta(days=70)
+
+    def test_a_definition_counts_as_seen_but_never_undoes_again_soon(self, alice: User) -> None:
+        cards = (self._card(alice), *word_queue(reader=alice, today=TODAY)[1:2])
+        fresh = word_answer(card=cards[0], answer=Answer.NOTE, today=TODAY, now=_now())
+        assert (fresh.due, cards[0].answer) == (TODAY + timedelta(days=14), "note")
+        word_answer(card=cards[1], answer=Answer.AGAIN, today=TODAY, now=_now())
+        for answer in (Answer.NOTE, Answer.OPEN):
+            state = word_answer(card=cards[1], answer=answer, today=TODAY, now=_now())
+            assert state.due == TODAY + timedelta(days=2)
+        assert WordCard.objects.get(pk=cards[1].pk).answer == "again"
+
+    def test_knowing_a_word_in_one_book_is_knowing_it_in_the_other(self, alice: User) -> None:
+        word_in(book_of(alice, "Walden"), "allay", location=10)
+        word_in(book_of(alice, "Ficciones"), "Allay.", location=20)
+        (card,) = word_queue(reader=alice, today=TODAY)
+        word_answer(card=card, answer=Answer.KNOW, today=TODAY, now=_now())
+        for offset in range(1, 70):
+            assert word_queue(reader=alice, today=TODAY + timedelta(days=offset)) == []
+        assert len(word_queue(reader=alice, today=TODAY + timedelta(days=70))) == 1
+
+
+@pytest.mark.django_db
+class ReviewEmailWordsTests:
+    def test_it_lists_the_days_words_after_the_highlights(self, alice: User) -> None:
+        alice.email = "alice@example.org"
+        alice.save()
+        ReviewSettings.objects.create(reader=alice, daily_email=True, words_per_day=2)
+        library_of(alice, 3)
+        book = book_of(alice, "The Word Book")
+        word_in(book, "allay", location=100, note="to calm, to put to rest")
+        word_in(book, "iota", location=200)
+        assert review_emails_send(today=TODAY) == 1
+        message = mail.outbox[0]
+        assert message.subject == "Your daily review: 3 highlights and 2 words"
+        assert "allay — The Word Book: to calm, to put to rest" in message.body
+        assert "/review/words/" in message.body
+        html = message.alternatives[0][0]
+        assert "<strong>iota</strong>" in str(html)
+
+    def test_it_sends_the_words_alone_to_a_reader_with_only_words(self, alice: User) -> None:
+        alice.email = "alice@example.org"
+        alice.save()
+        ReviewSettings.objects.create(reader=alice, daily_email=True)
+        words_of(alice, 1)
+        assert review_emails_send(today=TODAY) == 1
+        assert mail.outbox[0].subject == "Your daily review: 1 word"
+        assert "Keep, send further away" not in mail.outbox[0].body

@@ -1,3 +1,6 @@
+from datetime import timedelta
+from typing import Any
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -5,9 +8,11 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.models import Highlight
-from review.models import ReviewCard, ReviewSettings, ReviewState
-from review.services import review_queue, unsubscribe_token
-from tests.books.library import library_of
+from books.services import highlight_delete
+from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
+from review.services import review_queue, unsubscribe_token, word_queue
+from tests.books.library import book_of, highlight_in, library_of
+from tests.review.vocabulary import WORDS, word_in, words_of
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -122,30 +127,50 @@ class CardAnswerTests:
 @pytest.mark.django_db
 class ReviewSettingsTests:
     def test_it_saves_the_count_and_the_email(self, alice: User, alice_client: Client) -> None:
-        data = {"cards_per_day": "3", "daily_email": "on", "email": "alice@example.org"}
+        data = {
+            "cards_per_day": "3",
+            "words_per_day": "0",
+            "daily_email": "on",
+            "email": "alice@example.org",
+        }
         response = alice_client.post(reverse("review_settings"), data)
         assert response.status_code == 302
         settings = ReviewSettings.objects.get(reader=alice)
-        assert (settings.cards_per_day, settings.daily_email) == (3, True)
+        assert (settings.cards_per_day, settings.words_per_day, settings.daily_email) == (
+            3,
+            0,
+            True,
+        )
         alice.refresh_from_db()
         assert alice.email == "alice@example.org"
 
     def test_it_wants_an_address_for_the_email(self, alice: User, alice_client: Client) -> None:
         response = alice_client.post(
-            reverse("review_settings"), {"cards_per_day": "5", "daily_email": "on"}
+            reverse("review_settings"),
+            {"cards_per_day": "5", "words_per_day": "10", "daily_email": "on"},
         )
         assert response.status_code == 200
         assert "needs an address" in response.content.decode()
         assert not ReviewSettings.objects.filter(reader=alice, daily_email=True).exists()
 
     def test_it_refuses_a_count_out_of_range(self, alice_client: Client) -> None:
-        response = alice_client.post(reverse("review_settings"), {"cards_per_day": "500"})
+        response = alice_client.post(
+            reverse("review_settings"), {"cards_per_day": "500", "words_per_day": "-1"}
+        )
         assert response.status_code == 200
         assert response.context["form"].errors["cards_per_day"]
+        assert response.context["form"].errors["words_per_day"]
+
+    def test_it_offers_ten_words_a_day_by_default(self, alice_client: Client) -> None:
+        response = alice_client.get(reverse("review_settings"))
+        assert response.context["form"]["words_per_day"].value() == 10
+        assert "0 turns the words deck off." in response.content.decode()
 
     def test_each_reader_has_their_own(self, alice: User, bob: User, bob_client: Client) -> None:
         ReviewSettings.objects.create(reader=alice, cards_per_day=9)
-        bob_client.post(reverse("review_settings"), {"cards_per_day": "2", "email": ""})
+        bob_client.post(
+            reverse("review_settings"), {"cards_per_day": "2", "words_per_day": "4", "email": ""}
+        )
         assert ReviewSettings.objects.get(reader=alice).cards_per_day == 9
         assert ReviewSettings.objects.get(reader=bob).cards_per_day == 2
 
@@ -166,3 +191,200 @@ class UnsubscribeTests:
         url = reverse("review_unsubscribe", args=[unsubscribe_token(alice) + "x"])
         assert client.post(url).status_code == 400
         assert ReviewSettings.objects.get(reader=alice).daily_email
+
+
+def _first_word_card(reader: User) -> WordCard:
+    words_of(reader, 3)
+    return word_queue(reader=reader, today=timezone.localdate())[0]
+
+
+@pytest.mark.django_db
+class WordsPageTests:
+    def test_it_shows_the_days_words_with_their_books(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        words_of(alice, 12)
+        response = alice_client.get(reverse("review_words"))
+        assert response.status_code == 200
+        shown = response.context["shown"]
+        assert len(shown) == 10
+        content = response.content.decode()
+        assert content.count(">I know it</button>") == 10
+        assert content.count("The Word Book") >= 10
+        assert "Lexis, Ana" in content
+        for item in shown:
+            assert f">{item.word}</h2>" in content
+            assert f"location {item.card.highlight.location_start}</p>" in content
+        assert "0 of 10 reviewed" in content
+        main = content[content.index("<main") :]
+        assert "style=" not in main
+        assert "<script" not in main
+
+    def test_it_shows_the_word_marked_in_the_sentence_it_was_read_in(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = book_of(alice, "Walden", "Thoreau, Henry David")
+        word_in(book, "Allay,", location=120, note="to calm")
+        highlight_in(book, "Nothing could <b>allay</b> the fears of the town.", location=119)
+        highlight_in(book, "She tried to allay his doubts, far off in the book.", location=400)
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert '<h2 class="word"' in content
+        assert ">Allay</h2>" in content
+        assert "Nothing could &lt;b&gt;<mark>allay</mark>&lt;/b&gt; the fears" in content
+        assert "far off in the book" not in content
+        assert "to calm" in content
+        assert "Show your definition" in content
+        assert "location 120" in content
+
+    def test_it_shows_no_sentence_when_none_was_highlighted(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _first_word_card(alice)
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "word-context" not in content
+        assert "Add a definition" in content
+
+    def test_it_reads_a_deck_in_a_fixed_number_of_queries(
+        self, alice: User, alice_client: Client, django_assert_num_queries: Any
+    ) -> None:
+        book = book_of(alice, "Walden")
+        for i, word in enumerate(WORDS):
+            word_in(book, word, location=10 * i + 5)
+            highlight_in(book, f"A sentence with {word} in it, number {i}.", location=10 * i + 4)
+        alice_client.get(reverse("review_words"))  # the day's choice, made once
+        with django_assert_num_queries(10):  # as many for 1 card as for 10
+            content = alice_client.get(reverse("review_words")).content.decode()
+        assert content.count("<mark>") == 10
+
+    def test_it_says_when_there_are_no_words_yet(self, alice: User, alice_client: Client) -> None:
+        library_of(alice, 3)
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "No words yet." in content
+        assert "All done for today." not in content
+
+    def test_it_says_all_done_when_no_word_is_due_today(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        today = timezone.localdate()
+        for word in words_of(alice, 2):
+            WordState.objects.create(reader=alice, word=word.text, due=today + timedelta(days=5))
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "All done for today." in content
+        assert f"the next one comes back on {today + timedelta(days=5):%-d %b %Y}" in content
+
+    def test_it_says_when_the_deck_is_off(self, alice: User, alice_client: Client) -> None:
+        words_of(alice, 2)
+        ReviewSettings.objects.create(reader=alice, words_per_day=0)
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "The words deck is off." in content
+        assert not WordCard.objects.exists()
+
+    def test_it_is_linked_from_the_review_and_the_words_page(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        words_of(alice, 1)
+        link = f'href="{reverse("review_words")}"'
+        assert link in alice_client.get(reverse("review")).content.decode()
+        assert link in alice_client.get(reverse("words")).content.decode()
+
+    def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:
+        response = client.get(reverse("review_words"))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+    def test_bob_sees_only_his_own_words(self, alice: User, bob_client: Client) -> None:
+        words_of(alice, 3)
+        content = bob_client.get(reverse("review_words")).content.decode()
+        assert "No words yet." in content
+        assert "allay" not in content
+
+
+@pytest.mark.django_db
+class WordAnswerViewTests:
+    def test_it_knows_a_word_inline(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        url = reverse("review_word_answer", args=[card.code])
+        response = alice_client.post(url, {"answer": "know"}, **HTMX)
+        content = response.content.decode()
+        assert response.status_code == 200
+        assert "You know it: it comes back on" in content
+        assert '<span id="review-count" hx-swap-oob="true">1 of 3 reviewed</span>' in content
+        assert (
+            f'value="know" aria-describedby="word-{card.code}-word" aria-pressed="true"' in content
+        )
+        state = WordState.objects.get(reader=alice, word=card.word)
+        assert (state.due - timezone.localdate()).days == 70
+
+    def test_it_answers_again_soon_without_js(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        response = alice_client.post(
+            reverse("review_word_answer", args=[card.code]), {"answer": "again"}, follow=True
+        )
+        assert "Again soon: it comes back on" in response.content.decode()
+        assert "Again soon · back on" in response.content.decode()
+        state = WordState.objects.get(reader=alice, word=card.word)
+        assert (state.due - timezone.localdate()).days == 2
+
+    def test_it_opens_the_word(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        response = alice_client.post(
+            reverse("review_word_answer", args=[card.code]), {"answer": "open"}
+        )
+        assert response["Location"] == card.highlight.get_absolute_url()
+        assert WordCard.objects.get(pk=card.pk).answer == "open"
+
+    def test_it_refuses_an_unknown_answer(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        url = reverse("review_word_answer", args=[card.code])
+        for answer in ("forget", "keep"):  # keep is a highlight's answer, not a word's
+            response = alice_client.post(url, {"answer": answer}, follow=True)
+            assert "not an answer a word takes" in response.content.decode()
+        assert not WordState.objects.exists()
+
+    def test_it_saves_a_definition_from_the_card(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        url = reverse("review_word_note", args=[card.code])
+        response = alice_client.post(url, {"note": "  to calm, to put to rest "}, **HTMX)
+        content = response.content.decode()
+        assert "Definition saved." in content
+        assert '<details class="card-note" open>' in content
+        highlight = Highlight.objects.get(pk=card.highlight_id)
+        assert (highlight.note, highlight.note_edited) == ("to calm, to put to rest", True)
+        assert WordCard.objects.get(pk=card.pk).answer == "note"
+
+    def test_it_refuses_a_definition_too_long_and_keeps_the_old_one(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        card = _first_word_card(alice)
+        Highlight.objects.filter(pk=card.highlight_id).update(note="to calm")
+        url = reverse("review_word_note", args=[card.code])
+        response = alice_client.post(url, {"note": "x" * 10_001}, follow=True)
+        assert "The definition is too long" in response.content.decode()
+        assert Highlight.objects.get(pk=card.highlight_id).note == "to calm"
+
+    def test_bob_cannot_answer_or_define_alices_word(self, alice: User, bob_client: Client) -> None:
+        card = _first_word_card(alice)
+        answer = bob_client.post(
+            reverse("review_word_answer", args=[card.code]), {"answer": "know"}
+        )
+        note = bob_client.post(reverse("review_word_note", args=[card.code]), {"note": "mine"})
+        assert (answer.status_code, note.status_code) == (404, 404)
+        assert not WordState.objects.exists()
+        assert Highlight.objects.get(pk=card.highlight_id).note == ""
+
+    def test_anonymous_readers_are_sent_to_login(self, alice: User, client: Client) -> None:
+        card = _first_word_card(alice)
+        for name in ("review_word_answer", "review_word_note"):
+            response = client.post(reverse(name, args=[card.code]), {"answer": "know"})
+            assert response.status_code == 302
+            assert response["Location"].startswith(reverse("login"))
+        assert not WordState.objects.exists()
+
+    def test_a_deleted_word_is_gone_from_the_deck(self, alice: User, alice_client: Client) -> None:
+        card = _first_word_card(alice)
+        highlight_delete(highlight=card.highlight)
+        url = reverse("review_word_answer", args=[card.code])
+        assert alice_client.post(url, {"answer": "know"}).status_code == 404
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "0 of 2 reviewed" in content
+        assert f">{card.highlight.text}</h2>" not in content
