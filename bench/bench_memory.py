@@ -40,6 +40,18 @@ def _rss_by_process(worker: psutil.Process) -> dict[int, int]:
     return sizes
 
 
+def _cpu_seconds(worker: psutil.Process) -> float:
+    """CPU time of the worker and all its processes, the live ones and those it reaped."""
+    total = 0.0
+    for process in [worker, *worker.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system
+            if process is worker:
+                total += times.children_user + times.children_system
+    return total
+
+
 def run(
     *, entries: int = ENTRIES, embed_seconds: float = EMBED_SECONDS, workers: int | None = None
 ) -> dict[str, Any]:
@@ -69,6 +81,7 @@ def run(
             the_import = import_queue(reader=reader, data=data, file_name="bench.txt")
             del data
             peak: dict[int, int] = {}
+            cpu_seconds = 0.0
             pool: set[int] = set()  # the pool's processes: the first ones and replacements
             import_seconds = None
             embed_started = None
@@ -77,6 +90,7 @@ def run(
                     peak[pid] = max(peak.get(pid, 0), rss)
                 with contextlib.suppress(psutil.NoSuchProcess):
                     pool.update(child.pid for child in process.children())
+                    cpu_seconds = _cpu_seconds(process)
                 now = time.perf_counter()
                 if import_seconds is None:
                     status = Import.objects.values_list("status", flat=True).get(pk=the_import.pk)
@@ -108,6 +122,9 @@ def run(
         "import_seconds": round(import_seconds or 0, 1),
         "embedded": embedded,
         "embedding_seconds_sampled": round(embedding_seconds, 1),
+        # Import and embedding together, so comparable under any load.
+        "worker_cpu_seconds": round(cpu_seconds, 1),
+        "highlights_embedded_per_worker_cpu_second": round(embedded / max(cpu_seconds, 1e-9), 2),
         "worker_processes": workers,
         "idle_rss_mb_largest_process": round(idle / 1024 / 1024),
         "peak_rss_mb_by_process": sorted(peak_mb.values(), reverse=True),
