@@ -1,4 +1,6 @@
-"""The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models.
+"""The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models
+(and `sentencepiece` to segment text for a model folder that names a sentencepiece model, as
+e5's does: books/embedding/unigram.py).
 
 A highlight becomes one unit-length float32 vector: the model's token vectors are mean-pooled
 over the attention mask and L2-normalized, so cosine distance is `1 - a @ b`. Two models are

@@ -2,19 +2,21 @@
 `tokenizers`.
 
 multilingual-e5-small's vocabulary has 250,002 pieces. As a `tokenizers` Unigram model it
-held 273 MB in every encoding process (measured: VmRSS before and after
-`Tokenizer.from_buffer`), because `tokenizers` builds a byte trie with a hash map in each of
-its 782,760 nodes; that alone put a worker process at ~500 MB, past the 450 MB aim and past
-the 420 MB after which a worker process is replaced after every task. `sentencepiece` holds
-the same pieces and scores in a double-array trie: 45 MB, with the same Viterbi.
+held 253-273 MB in every encoding process (VmRSS before and after loading it, in a fresh
+process), because `tokenizers` builds a byte trie with a hash map in each of its 782,760
+nodes; that alone put a worker process at ~510 MB, past the 450 MB aim and past the 420 MB
+after which a worker process is replaced after every task (and the next one loads the model
+again). `sentencepiece` holds the same pieces and scores in a double-array trie, in 45 MB,
+and runs the same Viterbi.
 
 So the folder holds both halves: `tokenizer.json`, a `tokenizers` pipeline whose model knows
 only the special tokens (it normalizes, puts in the metaspace, cuts long texts into
 overlapping windows and adds `<s> … </s>`, and keeps the offsets of every token), and
 `sentencepiece.model`, the pieces and scores, which segments the normalized text between
-the two. On 11,024 sentences in eight languages this gave the `tokenizers` Unigram's ids,
-offsets and windows on all but one, where two segmentations tie to float precision and this
-one is the reference engine's (`bench/bench_e5.py`).
+the two. On the 10,115 sentences in eight languages of `bench/bench_e5.py` this gives the
+`tokenizers` Unigram's ids on every one. The two differ only where two segmentations tie
+to float precision (a run of dashes: sentencepiece scores in float32, `tokenizers` in
+float64), and there this one's is the reference engine's.
 """
 
 from __future__ import annotations

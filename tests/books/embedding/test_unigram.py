@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models
 
@@ -81,6 +81,8 @@ def _windows(encoding: Any) -> list[tuple[Any, ...]]:
 class UnigramTokenizerTests:
     @settings(max_examples=400, deadline=None)
     @given(text=st.text(alphabet=ALPHABET, max_size=120))
+    # A tie, which the two libraries break differently (test_e5 has the reference's ids).
+    @example(text=":----------------------------------) ¡Pinocho!")
     def test_it_segments_as_a_tokenizers_unigram_of_the_same_pieces(
         self, ours: UnigramTokenizer, theirs: Any, parsed: e5.E5File, text: str
     ) -> None:
