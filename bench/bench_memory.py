@@ -5,7 +5,9 @@ by a real worker (the path a large upload takes), which then embeds it. Every wo
 process's resident memory is sampled twice a second, through the import and then for
 `--embed-seconds` of embedding (the steady state: each task's memory is bounded, so a few
 minutes show what hours would), or until everything is embedded. Aim: every worker
-process under 450 MB. `python -m bench.bench_memory [--entries N] [--embed-seconds S]
+process under 450 MB, and no embedding process replaced for its memory: a process whose
+peak passes EXOGRAM_WORKER_MAX_MEMORY_KB is replaced after its task, and the next one
+loads the model again. `python -m bench.bench_memory [--entries N] [--embed-seconds S]
 [--workers N]`. A throw-away database and a file broker in a temporary folder.
 """
 
@@ -38,6 +40,18 @@ def _rss_by_process(worker: psutil.Process) -> dict[int, int]:
     return sizes
 
 
+def _cpu_seconds(worker: psutil.Process) -> float:
+    """CPU time of the worker and all its processes, the live ones and those it reaped."""
+    total = 0.0
+    for process in [worker, *worker.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system
+            if process is worker:
+                total += times.children_user + times.children_system
+    return total
+
+
 def run(
     *, entries: int = ENTRIES, embed_seconds: float = EMBED_SECONDS, workers: int | None = None
 ) -> dict[str, Any]:
@@ -67,11 +81,16 @@ def run(
             the_import = import_queue(reader=reader, data=data, file_name="bench.txt")
             del data
             peak: dict[int, int] = {}
+            cpu_seconds = 0.0
+            pool: set[int] = set()  # the pool's processes: the first ones and replacements
             import_seconds = None
             embed_started = None
             while True:
                 for pid, rss in _rss_by_process(process).items():
                     peak[pid] = max(peak.get(pid, 0), rss)
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    pool.update(child.pid for child in process.children())
+                    cpu_seconds = _cpu_seconds(process)
                 now = time.perf_counter()
                 if import_seconds is None:
                     status = Import.objects.values_list("status", flat=True).get(pk=the_import.pk)
@@ -103,10 +122,18 @@ def run(
         "import_seconds": round(import_seconds or 0, 1),
         "embedded": embedded,
         "embedding_seconds_sampled": round(embedding_seconds, 1),
+        # Import and embedding together, so comparable under any load.
+        "worker_cpu_seconds": round(cpu_seconds, 1),
+        "highlights_embedded_per_worker_cpu_second": round(embedded / max(cpu_seconds, 1e-9), 2),
         "worker_processes": workers,
         "idle_rss_mb_largest_process": round(idle / 1024 / 1024),
         "peak_rss_mb_by_process": sorted(peak_mb.values(), reverse=True),
         "peak_rss_mb_largest_process": max(peak_mb.values()),
+        # billiard logs nothing when it replaces a process for its memory: the pool's
+        # process ids tell. A pool process is also replaced when it dies, which the
+        # import and embedding here never make one do.
+        "pool_processes_replaced": len(pool) - workers,
+        "max_memory_per_child_kb": settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD,
         "target_rss_mb": TARGET_MB,
         "load_average_before": [round(x, 1) for x in load_before],
         "load_average_after": [round(x, 1) for x in os.getloadavg()],

@@ -350,5 +350,9 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
 # A worker process that grew past this (KiB) is replaced once its task ends: Python keeps
 # the heap of a large import, and a process that imported 200,000 entries would otherwise
-# go on embedding at over 550 MB. A fresh process embeds at about 320 MB (make bench memory).
+# go on embedding at over 550 MB. A fresh process embeds with e5 at 280-295 MB (python -m
+# bench memory --entries 3000), so it is not replaced: a process replaced after every task
+# loads the model again for the next (measured when e5's tokenizer held 273 MB and each
+# embedding process peaked at 515-547 MB: 11 replacements for 2,621 highlights, and 1.33x
+# the worker CPU time per highlight).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420_000, minimum=0)

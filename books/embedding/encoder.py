@@ -1,4 +1,6 @@
-"""The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models.
+"""The local sentence encoder: ONNX Runtime + `tokenizers` + numpy, no PyTorch, no Django models
+(and `sentencepiece` to segment text for a model folder that names a sentencepiece model, as
+e5's does: books/embedding/unigram.py).
 
 A highlight becomes one unit-length float32 vector: the model's token vectors are mean-pooled
 over the attention mask and L2-normalized, so cosine distance is `1 - a @ b`. Two models are
@@ -30,6 +32,8 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
+
+from books.embedding.unigram import UnigramTokenizer
 
 DIMENSIONS = 384
 MINILM_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -157,6 +161,10 @@ class ModelSpec:
     # Expected sha256 of the two files; None means "not pinned" (a model folder may pin them).
     model_sha256: str | None = field(default=None, kw_only=True)
     tokenizer_sha256: str | None = field(default=None, kw_only=True)
+    # A sentencepiece model that segments the text for tokenizer.json's pipeline (see
+    # books/embedding/unigram.py), or None when tokenizer.json holds its own model.
+    sentencepiece_path: Path | None = field(default=None, kw_only=True)
+    sentencepiece_sha256: str | None = field(default=None, kw_only=True)
     # The looser *related* cut (a shared theme); None: `threshold + RELATED_MARGIN`.
     related_threshold: float | None = field(default=None, kw_only=True)
 
@@ -290,9 +298,11 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         search_max_distance=E5_SEARCH_MAX_DISTANCE,
         model_path=built.model_path,
         tokenizer_path=built.tokenizer_path,
+        sentencepiece_path=built.sentencepiece_path,
         # The build recorded what it wrote: a cached file altered since fails at load.
         model_sha256=built.model_sha256,
         tokenizer_sha256=built.tokenizer_sha256,
+        sentencepiece_sha256=built.sentencepiece_sha256,
     )
 
 
@@ -333,8 +343,9 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
 
     exogram_model.json holds name, dimensions, pooling ("mean"/"cls"), normalize, prefix,
     max_tokens and threshold (cosine distance), and optionally related_threshold (the looser
-    cut for a shared theme; default: threshold + RELATED_MARGIN) and
-    model_sha256/tokenizer_sha256.
+    cut for a shared theme; default: threshold + RELATED_MARGIN),
+    model_sha256/tokenizer_sha256, and sentencepiece_model (a file in the folder whose
+    Unigram pieces segment text for tokenizer.json's pipeline) with its sha256.
     """
     path = Path(path)
     fix = f"put model.onnx, tokenizer.json and {MODEL_DIR_CONFIG} in {path}, or unset "
@@ -366,6 +377,15 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
             raise ValueError("'search_max_distance' is a cosine distance in (0, 2]")
         model_sha256 = config.get("model_sha256")
         tokenizer_sha256 = config.get("tokenizer_sha256")
+        sentencepiece_model = config.get("sentencepiece_model")
+        sentencepiece_sha256 = config.get("sentencepiece_model_sha256")
+        if sentencepiece_model is not None and not (
+            isinstance(sentencepiece_model, str)
+            and sentencepiece_model
+            and Path(sentencepiece_model).name == sentencepiece_model
+        ):
+            # A bare file name: a description must not point the loader outside its folder.
+            raise ValueError("'sentencepiece_model' must be the name of a file in the folder")
         if not name:
             raise ValueError("'name' is empty")
         if pooling not in ("mean", "cls"):
@@ -374,7 +394,11 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
             raise ValueError(f"'max_tokens' must be at least 4, not {max_tokens}")
         if not 0.0 < threshold <= 2.0:
             raise ValueError(f"'threshold' is a cosine distance in (0, 2], not {threshold}")
-        for key, value in (("model_sha256", model_sha256), ("tokenizer_sha256", tokenizer_sha256)):
+        for key, value in (
+            ("model_sha256", model_sha256),
+            ("tokenizer_sha256", tokenizer_sha256),
+            ("sentencepiece_model_sha256", sentencepiece_sha256),
+        ):
             if value is not None and not (isinstance(value, str) and len(value) == 64):
                 raise ValueError(f"{key!r} must be a 64-character hex sha256")
     except ValueError as error:  # json.JSONDecodeError is a ValueError too
@@ -389,7 +413,10 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
             f"{DIMENSIONS}-dimensional ones. Fix: choose a {DIMENSIONS}-dimensional model, or "
             "unset EXOGRAM_EMBEDDING_MODEL_DIR to use the default model."
         )
-    for file in ("model.onnx", "tokenizer.json"):
+    files = ["model.onnx", "tokenizer.json"] + (
+        [sentencepiece_model] if sentencepiece_model else []
+    )
+    for file in files:
         if not (path / file).is_file():
             raise EncoderUnavailable(f"The model file {path / file} is missing. Fix: {fix}.")
     return ModelSpec(
@@ -405,8 +432,69 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
         tokenizer_path=path / "tokenizer.json",
         model_sha256=model_sha256.lower() if model_sha256 else None,
         tokenizer_sha256=tokenizer_sha256.lower() if tokenizer_sha256 else None,
+        sentencepiece_path=path / sentencepiece_model if sentencepiece_model else None,
+        sentencepiece_sha256=sentencepiece_sha256.lower() if sentencepiece_sha256 else None,
         related_threshold=related,
     )
+
+
+def session_options(threads: int) -> ort.SessionOptions:
+    """How every model's ONNX Runtime session runs; `threads` 0: one per core."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: one per core, ONNX Runtime's choice
+    # One graph, run op after op: parallelism lives inside the matrix products.
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Among other things this folds the int8 -> float weight dequantization of the default
+    # model into constants once, at load, instead of on every call.
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # the optimizer's notes are not worth a log line
+    # Every batch has its own shape, so neither the arena nor memory patterns get reused
+    # well: with both, a process grew by 400 MB over 3,000 texts; without, by 200 MB
+    # (the weights), at a throughput within the machine's noise (measured 156-166
+    # against 164-189 texts/s).
+    options.enable_cpu_mem_arena = False
+    options.enable_mem_pattern = False
+    return options
+
+
+def _read_tokenizer_files(spec: ModelSpec) -> tuple[bytes, bytes | None]:
+    """(tokenizer.json, the sentencepiece model or None), each checked against its sha256."""
+    fix = _fix_for(spec)
+    data = _read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix)
+    if spec.sentencepiece_path is None:
+        return data, None
+    pieces = _read_verified(
+        spec.sentencepiece_path, spec.sentencepiece_sha256, "tokenizer's sentencepiece model", fix
+    )
+    return data, pieces
+
+
+def _tokenizer_from(
+    spec: ModelSpec, data: bytes, pieces: bytes | None
+) -> Tokenizer | UnigramTokenizer:
+    if pieces is not None:
+        try:
+            return UnigramTokenizer.from_buffers(data, pieces)
+        except ValueError as error:
+            raise EncoderUnavailable(
+                f"The tokenizer of {spec.tokenizer_path.parent} ({spec.tokenizer_path.name} "
+                f"and {spec.sentencepiece_path and spec.sentencepiece_path.name}) cannot be "
+                f"read: {error}. Fix: {_fix_for(spec)}."
+            ) from None
+    try:
+        return Tokenizer.from_buffer(data)
+    except Exception as error:  # tokenizers raises plain Exception on bad JSON
+        raise EncoderUnavailable(
+            f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
+            f"Fix: {_fix_for(spec)}."
+        ) from None
+
+
+def load_tokenizer(spec: ModelSpec) -> Tokenizer | UnigramTokenizer:
+    """The model's tokenizer as its files describe it, without the encoder's windows:
+    what the benchmarks and tests compare ids with. Raises EncoderUnavailable."""
+    return _tokenizer_from(spec, *_read_tokenizer_files(spec))
 
 
 _INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
@@ -438,27 +526,20 @@ class Encoder:
         # bytes in Python as well while the session loads cost the e5 graph ~95 MB of peak
         # memory in every worker process.
         model_sha256 = _verified_sha256(spec.model_path, spec.model_sha256, "embedding model", fix)
-        tokenizer_bytes = _read_verified(
-            spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix
-        )  # checked before either loads: a bad file fails fast, with nothing loaded
+        # Checked before either loads: a bad file fails fast, with nothing loaded.
+        tokenizer_files = _read_tokenizer_files(spec)
         self.model_id = f"{spec.name}@{model_sha256[:8]}"
-        # The session first: its load peaks ~40 MB above what it keeps, and that peak then
-        # falls before the tokenizer (e5's: ~280 MB of Unigram trie) is there, not on top.
+        # The session first: its load peaks ~35 MB above what it keeps, and that peak then
+        # falls before the tokenizer is there, not on top.
         self._session = self._load_session(spec.model_path, threads)
-        self._tokenizer = self._load_tokenizer(tokenizer_bytes)
+        self._tokenizer = self._load_tokenizer(*tokenizer_files)
         self._check_dimensions()
 
     # --- loading -------------------------------------------------------------------------
 
-    def _load_tokenizer(self, data: bytes) -> Tokenizer:
+    def _load_tokenizer(self, data: bytes, pieces: bytes | None) -> Tokenizer | UnigramTokenizer:
         spec = self.spec
-        try:
-            tokenizer = Tokenizer.from_buffer(data)
-        except Exception as error:  # tokenizers raises plain Exception on bad JSON
-            raise EncoderUnavailable(
-                f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
-                f"Fix: {_fix_for(spec)}."
-            ) from None
+        tokenizer = _tokenizer_from(spec, data, pieces)
         # tokenizer.json files exported for fixed-shape inference pad every text to a fixed
         # length (the default one pads to 128: three times the tokens of a typical highlight,
         # 2.35x slower). Batches are padded here, to their own longest text, instead.
@@ -480,21 +561,7 @@ class Encoder:
         return tokenizer
 
     def _load_session(self, path: Path, threads: int) -> ort.InferenceSession:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads  # 0: one per core, ONNX Runtime's choice
-        # One graph, run op after op: parallelism lives inside the matrix products.
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        # Among other things this folds the int8 -> float weight dequantization of the default
-        # model into constants once, at load, instead of on every call.
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # the optimizer's notes are not worth a log line
-        # Every batch has its own shape, so neither the arena nor memory patterns get reused
-        # well: with both, a process grew by 400 MB over 3,000 texts; without, by 200 MB
-        # (the weights), at a throughput within the machine's noise (measured 156-166
-        # against 164-189 texts/s).
-        options.enable_cpu_mem_arena = False
-        options.enable_mem_pattern = False
+        options = session_options(threads)
         try:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime raises its own non-exported exceptions
@@ -631,7 +698,7 @@ def _unit_rows(vectors: npt.NDArray[np.floating[Any]]) -> Vectors:
     return unit
 
 
-def _pad_id_of(tokenizer: Tokenizer) -> int:
+def _pad_id_of(tokenizer: Tokenizer | UnigramTokenizer) -> int:
     # RoBERTa-family graphs derive position ids from input_ids != pad id, so padding must
     # use the tokenizer's own pad token, not 0.
     for token in ("[PAD]", "<pad>"):

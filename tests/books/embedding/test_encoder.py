@@ -430,3 +430,82 @@ class ModelDirTests:
         shutil.copy(model_dir / "exogram_model.json", model_dir / "model.onnx")
         with pytest.raises(EncoderUnavailable, match="cannot be loaded by ONNX Runtime"):
             Encoder(model_spec_from_dir(model_dir))
+
+
+def write_sentencepiece(path: Path) -> None:
+    """The tiny vocabulary as a sentencepiece Unigram model, piece i = id i: it splits a word
+    the WordLevel model does not know ("alphabeta") into the pieces it knows."""
+    from sentencepiece import sentencepiece_model_pb2 as sentencepiece_model
+
+    proto = sentencepiece_model.ModelProto()
+    kinds = sentencepiece_model.ModelProto.SentencePiece.Type
+    for index, word in enumerate(VOCAB):
+        piece = proto.pieces.add()
+        piece.piece, piece.score = word, -float(index)
+        if word == "[UNK]":
+            piece.type = kinds.UNKNOWN
+        elif word.startswith("["):
+            piece.type = kinds.CONTROL
+    trainer = proto.trainer_spec
+    trainer.unk_id, trainer.bos_id, trainer.eos_id, trainer.pad_id = 1, -1, -1, -1
+    proto.normalizer_spec.name = "identity"
+    proto.normalizer_spec.add_dummy_prefix = False
+    path.write_bytes(proto.SerializeToString())
+
+
+class SentencePieceModelDirTests:
+    def test_it_segments_with_the_sentencepiece_model_it_names(self, model_dir: Path) -> None:
+        plain = Encoder(model_spec_from_dir(model_dir))
+        assert plain._windows(0, "alphabeta gamma")[0].ids == [2, 1, 8, 3]  # [UNK]
+        write_sentencepiece(model_dir / "pieces.model")
+        write_description(model_dir, sentencepiece_model="pieces.model")
+        spec = model_spec_from_dir(model_dir)
+        assert spec.sentencepiece_path == model_dir / "pieces.model"
+        encoder = Encoder(spec)
+        assert encoder._windows(0, "alphabeta gamma")[0].ids == [2, 6, 7, 8, 3]
+        np.testing.assert_allclose(
+            encoder.encode_one("alphabeta gamma"), expected("alpha", "beta", "gamma"), atol=1e-5
+        )
+
+    def test_it_names_a_missing_sentencepiece_model(self, model_dir: Path) -> None:
+        write_description(model_dir, sentencepiece_model="pieces.model")
+        with pytest.raises(EncoderUnavailable) as caught:
+            model_spec_from_dir(model_dir)
+        assert str(model_dir / "pieces.model") in str(caught.value)
+        assert "missing" in str(caught.value)
+
+    @pytest.mark.parametrize(
+        ("overrides", "complaint"),
+        [
+            ({"sentencepiece_model": "../pieces.model"}, "sentencepiece_model"),
+            ({"sentencepiece_model": 7}, "sentencepiece_model"),
+            ({"sentencepiece_model": ""}, "sentencepiece_model"),
+            (
+                {"sentencepiece_model": "pieces.model", "sentencepiece_model_sha256": "abc"},
+                "sentencepiece_model_sha256",
+            ),
+        ],
+    )
+    def test_it_refuses_a_bad_sentencepiece_entry(
+        self, model_dir: Path, overrides: dict[str, object], complaint: str
+    ) -> None:
+        write_sentencepiece(model_dir / "pieces.model")
+        write_description(model_dir, **overrides)
+        with pytest.raises(EncoderUnavailable, match=complaint):
+            model_spec_from_dir(model_dir)
+
+    def test_it_checks_the_pinned_hash_of_the_sentencepiece_model(self, model_dir: Path) -> None:
+        write_sentencepiece(model_dir / "pieces.model")
+        write_description(
+            model_dir, sentencepiece_model="pieces.model", sentencepiece_model_sha256="0" * 64
+        )
+        with pytest.raises(EncoderUnavailable, match=r"pieces.model does not match.*sha256"):
+            Encoder(model_spec_from_dir(model_dir))
+
+    def test_it_refuses_a_file_that_is_not_a_sentencepiece_model(self, model_dir: Path) -> None:
+        (model_dir / "pieces.model").write_bytes(b"\x0a\x03not a model at all")
+        write_description(model_dir, sentencepiece_model="pieces.model")
+        with pytest.raises(EncoderUnavailable) as caught:
+            Encoder(model_spec_from_dir(model_dir))
+        assert "pieces.model" in str(caught.value)
+        assert "the sentencepiece model cannot be read" in str(caught.value)

@@ -5,7 +5,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 from django.utils import timezone
 
@@ -15,12 +17,20 @@ from books.embedding.pipeline import highlights_embed, pending_highlight_ids
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from books.tasks import embed_highlights, sweep_pending_embeddings
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 from tests.worker import celery_worker, wait_for
 
 
 def _import(reader: User) -> Import:
     return clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+
+
+def _peak_kb(pid: int) -> int:
+    """VmHWM, the process's peak resident size: what billiard compares with the limit."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmHWM for process {pid}")
 
 
 def _ids(reader: User) -> list[int]:
@@ -160,6 +170,40 @@ class PipelineEndToEndTests:
                 what="every highlight to be embedded",
             )
         assert Highlight.objects.filter(reader=alice, embedding__isnull=False).count() == 5
+
+    def test_its_processes_embed_task_after_task_without_being_replaced(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        # A pool process whose peak RSS passes CELERY_WORKER_MAX_MEMORY_PER_CHILD is replaced
+        # after its task, and the next one loads the model again. While e5's tokenizer was a
+        # `tokenizers` Unigram (273 MB), every embedding process peaked past the limit.
+        entries = [
+            Entry(
+                f"Book {i % 7} (Author {i % 7})",
+                f"Passage {i}: what we remember of a book is rarely what it said, {i} times over.",
+                location=f"{10 * i}-{10 * i + 2}",
+            )
+            for i in range(600)
+        ]
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path, concurrency=2) as worker:
+            parent = psutil.Process(worker.pid)
+            first = wait_for(
+                lambda: {c.pid for c in parent.children()} if len(parent.children()) == 2 else None,
+                what="the two pool processes",
+            )
+            clippings_import(reader=alice, data=clippings_file(*entries), file_name="c.txt")
+            wait_for(
+                lambda: (
+                    not Highlight.objects.filter(reader=alice)
+                    .exclude(embedding_status=Highlight.EmbeddingStatus.DONE)
+                    .exists()
+                ),
+                timeout=900,
+                what="600 highlights to be embedded (three tasks)",
+            )
+            peaks = {child.pid: _peak_kb(child.pid) for child in parent.children()}
+        assert set(peaks) == first  # the same two processes did every task
+        assert all(kb < django_settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD for kb in peaks.values())
 
 
 @pytest.mark.django_db
