@@ -284,7 +284,7 @@ class Command(BaseCommand):
             connected.update((pair.highlight_a_id, pair.highlight_b_id))
             if across[pair.pk]:
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
-        same_idea = sum(1 for pair in pairs if pair.distance < thresholds.same_idea)
+        same_idea = sum(1 for pair in pairs if pair.same_idea)
         # What a looser or tighter related cut would have given (stored pairs only go up
         # to the current one).
         coverage = {}
@@ -315,7 +315,7 @@ class Command(BaseCommand):
             "passages_connected_share_by_cut": coverage,
             "sample": [
                 {
-                    "strength": str(strength_of(pair.distance, thresholds)),
+                    "strength": str(strength_of(pair.graded, thresholds)),
                     "distance": round(pair.distance, 3),
                     "same_author": not across[pair.pk],
                     "a": {
