@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.db.models import Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, Value, When
+from django.db.models.expressions import CombinedExpression
 from django.db.models.fields import BooleanField, FloatField
 
 from accounts.models import User
@@ -51,11 +52,9 @@ def strength_of(graded: float, thresholds: Thresholds) -> Strength:
     return Strength.SAME_IDEA if graded < thresholds.same_idea else Strength.RELATED
 
 
-def with_graded_distance(
-    pairs: QuerySet[Connection], thresholds: Thresholds
-) -> QuerySet[Connection]:
-    """Connections annotated with `graded`: the distance shifted for the pair's languages,
-    as Thresholds.graded computes it, so that one cut grades every language pair."""
+def graded_distance(thresholds: Thresholds) -> ExpressionWrapper[CombinedExpression]:
+    """A connection's distance shifted for its pair's languages, as Thresholds.graded
+    computes it, so that one cut grades every language pair: `.annotate(graded=…)`."""
     a, b = "highlight_a__language", "highlight_b__language"
     across = (
         ~Q(**{a: F(b)}) & Q(**{f"{a}__in": KNOWN_LANGUAGES}) & Q(**{f"{b}__in": KNOWN_LANGUAGES})
@@ -66,9 +65,7 @@ def with_graded_distance(
         default=Value(0.0),
         output_field=FloatField(),
     )
-    return pairs.annotate(
-        graded=ExpressionWrapper(F("distance") - shift, output_field=FloatField())
-    )
+    return ExpressionWrapper(F("distance") - shift, output_field=FloatField())
 
 
 def _same_author(a: Book, b: Book) -> bool:
@@ -215,7 +212,7 @@ def library_connections(
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
-    pairs = with_graded_distance(pairs, thresholds)
+    pairs = pairs.annotate(graded=graded_distance(thresholds))
     if strength == Strength.SAME_IDEA:
         pairs = pairs.filter(graded__lt=thresholds.same_idea)
     elif strength == Strength.RELATED:
@@ -248,7 +245,7 @@ def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
     thresholds = current_thresholds()
     newest = list(
         library_connections(reader, thresholds=thresholds)
-        .order_by("-created", "graded")
+        .order_by("-created", "distance")
         .values_list("pk", flat=True)[:FRESH_POOL]
     )
     pairs = library_connections(reader, thresholds=thresholds).filter(pk__in=newest)
@@ -265,7 +262,8 @@ def import_connections_count(the_import: Import) -> int:
         highlight_a__is_word=False,
         highlight_b__is_word=False,
     )
-    return with_graded_distance(pairs, thresholds).filter(graded__lt=thresholds.related).count()
+    graded = pairs.annotate(graded=graded_distance(thresholds))
+    return graded.filter(graded__lt=thresholds.related).count()
 
 
 @dataclass(frozen=True)
@@ -285,7 +283,7 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
         highlight_a__is_word=False,
         highlight_b__is_word=False,
     )
-    pairs = with_graded_distance(pairs, thresholds).filter(graded__lt=thresholds.related)
+    pairs = pairs.annotate(graded=graded_distance(thresholds)).filter(graded__lt=thresholds.related)
     tallies: dict[int, tuple[int, float]] = {}
     for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
         rows = (

@@ -285,7 +285,13 @@ class Command(BaseCommand):
             connected.update((pair.highlight_a_id, pair.highlight_b_id))
             if across[pair.pk]:
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
-        same_idea = sum(1 for pair in pairs if pair.same_idea)
+        graded = {
+            pair.pk: thresholds.graded(
+                pair.distance, pair.highlight_a.language, pair.highlight_b.language
+            )
+            for pair in pairs
+        }
+        same_idea = sum(1 for pair in pairs if graded[pair.pk] < thresholds.same_idea)
         # What a looser or tighter related cut would have given (stored pairs only go up
         # to the current one).
         coverage = {}
@@ -325,7 +331,7 @@ class Command(BaseCommand):
             "passages_connected_share_by_cut": coverage,
             "sample": [
                 {
-                    "strength": str(strength_of(pair.graded, thresholds)),
+                    "strength": str(strength_of(graded[pair.pk], thresholds)),
                     "distance": round(pair.distance, 3),
                     "same_author": not across[pair.pk],
                     "a": {
