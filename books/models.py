@@ -134,6 +134,9 @@ class Highlight(models.Model):
     # reading, listed as the reader's words, or a note of a few words ("tutaj", "aaa"):
     # never connected, never ranked by meaning. Set wherever the text is set.
     is_word = models.BooleanField(default=False)
+    # "en", "es" or "unknown" (books.language): a pair across two languages gets a looser
+    # connection cut than a pair within one. Set wherever the text is set, like is_word.
+    language = models.CharField(max_length=16, default="unknown", db_default="unknown")
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
     # From formats that carry them (a Kindle notebook's section and heading path, a
     # highlight's colour). A database default too: the import's COPY does not name them.
@@ -224,6 +227,11 @@ class Highlight(models.Model):
         # were the top "same idea" pairs of /connections/. Only highlights are listed as
         # words (HighlightQuerySet.words).
         self.is_word = is_vocabulary(self.text)
+
+    def refresh_language(self) -> None:
+        from books.language import language_of
+
+        self.language = language_of(self.text)
 
     def refresh_search_text(self) -> None:
         self.search_text = search_text_of(self.text, self.note)

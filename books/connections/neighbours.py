@@ -70,14 +70,16 @@ def nearest_highlights(
     exclude_book_id: int | None = None,
     exclude_ids: Sequence[int] = (),
     passages_only: bool = False,
+    languages: Sequence[str] | None = None,
     strategy: str = "auto",
     size: int | None = None,
 ) -> list[Neighbour]:
     """The reader's highlights closest to `vector`, closest first.
 
     `passages_only` leaves the reader's words out (books.vocabulary): connections never
-    reach a word. `strategy` is "exact", "hnsw" or "auto" (by library size; pass `size` when it is
-    already known, to save a count per call).
+    reach a word. `languages` keeps only highlights in those (books.language). `strategy`
+    is "exact", "hnsw" or "auto" (by library size; pass `size` when it is already known, to
+    save a count per call).
     """
     if strategy == "auto":
         if size is None:
@@ -101,6 +103,9 @@ def nearest_highlights(
         params["book"] = exclude_book_id
     if passages_only:
         conditions.append("NOT is_word")
+    if languages is not None:
+        conditions.append("language = ANY(%(languages)s)")
+        params["languages"] = list(languages)
     if exclude_ids:
         conditions.append("NOT (id = ANY(%(exclude)s))")
         params["exclude"] = list(exclude_ids)

@@ -1,19 +1,21 @@
 """Reads of a reader's connections that pages and commands share.
 
-Every read grades a connection by its distance: under the model's *same idea* threshold it
-is the same idea, under the *related* one it is related (see services.Thresholds), and
-pairs across authors lead: Borges and Sacks on memory tell a reader more than Borges and
-Borges.
+Every read grades a connection by its distance, shifted for the pair's two languages
+(services.Thresholds.graded): under the model's *same idea* cut it is the same idea, under
+the *related* one it is related, and pairs across authors lead: Borges and Sacks on memory
+tell a reader more than Borges and Borges.
 """
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from django.db.models import Case, Count, F, Min, Q, QuerySet, Value, When
-from django.db.models.fields import BooleanField
+from django.db.models import Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, Value, When
+from django.db.models.expressions import CombinedExpression
+from django.db.models.fields import BooleanField, FloatField
 
 from accounts.models import User
-from books.connections.services import Thresholds, thresholds_for_display
+from books.connections.services import KNOWN_LANGUAGES, Thresholds, thresholds_for_display
+from books.language import SPANISH
 from books.models import Book, Connection, Highlight, Import
 
 # The newest connections the home feed chooses from, cross-author pairs first.
@@ -30,17 +32,40 @@ def current_thresholds() -> Thresholds:
     so that pages still grade what is stored."""
     from django.conf import settings
 
-    from books.embedding.encoder import builtin_thresholds
+    from books.embedding.encoder import builtin_shifts, builtin_thresholds
 
     found = thresholds_for_display()
     if found is not None:
         return found
     same_idea, related = builtin_thresholds(settings.EXOGRAM_EMBEDDING_MODEL)
-    return Thresholds(same_idea=same_idea, related=related)
+    spanish_shift, across_shift = builtin_shifts(settings.EXOGRAM_EMBEDDING_MODEL)
+    return Thresholds(
+        same_idea=same_idea,
+        related=related,
+        spanish_shift=spanish_shift,
+        across_shift=across_shift,
+    )
 
 
-def strength_of(distance: float, thresholds: Thresholds) -> Strength:
-    return Strength.SAME_IDEA if distance < thresholds.same_idea else Strength.RELATED
+def strength_of(graded: float, thresholds: Thresholds) -> Strength:
+    """The strength of a pair by its graded distance (Thresholds.graded)."""
+    return Strength.SAME_IDEA if graded < thresholds.same_idea else Strength.RELATED
+
+
+def graded_distance(thresholds: Thresholds) -> ExpressionWrapper[CombinedExpression]:
+    """A connection's distance shifted for its pair's languages, as Thresholds.graded
+    computes it, so that one cut grades every language pair: `.annotate(graded=…)`."""
+    a, b = "highlight_a__language", "highlight_b__language"
+    across = (
+        ~Q(**{a: F(b)}) & Q(**{f"{a}__in": KNOWN_LANGUAGES}) & Q(**{f"{b}__in": KNOWN_LANGUAGES})
+    )
+    shift = Case(
+        When(across, then=Value(thresholds.across_shift)),
+        When(Q(**{a: SPANISH, b: SPANISH}), then=Value(thresholds.spanish_shift)),
+        default=Value(0.0),
+        output_field=FloatField(),
+    )
+    return ExpressionWrapper(F("distance") - shift, output_field=FloatField())
 
 
 def _same_author(a: Book, b: Book) -> bool:
@@ -61,6 +86,8 @@ class ConnectedHighlight:
     distance: float
     strength: Strength | None = None  # None: a nearest passage, not a connection
     same_author: bool = False
+    # The distance shifted for the pair's languages (Thresholds.graded): what ranks them.
+    graded: float = 0.0
 
 
 def connections_for(
@@ -76,15 +103,15 @@ def connections_for(
     alive_passage = {"deleted_at__isnull": True, "is_word": False}
     as_a = Connection.objects.filter(
         highlight_a=highlight,
-        distance__lt=thresholds.related,
+        distance__lt=thresholds.loosest,
         **{f"highlight_b__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_b_id", "distance")
     as_b = Connection.objects.filter(
         highlight_b=highlight,
-        distance__lt=thresholds.related,
+        distance__lt=thresholds.loosest,
         **{f"highlight_a__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_a_id", "distance")
-    distances = dict(as_a.union(as_b, all=True).order_by("distance")[:limit])
+    distances = dict(as_a.union(as_b, all=True))
     others = Highlight.objects.filter(pk__in=list(distances)).select_related("book")
     found = []
     for other in others:
@@ -92,10 +119,12 @@ def connections_for(
         if other_authors_only and same_author:
             continue
         distance = distances[other.pk]
-        found.append(
-            ConnectedHighlight(other, distance, strength_of(distance, thresholds), same_author)
-        )
-    return sorted(found, key=lambda c: (c.same_author, c.distance))
+        graded = thresholds.graded(distance, highlight.language, other.language)
+        if graded < thresholds.related:
+            strength = strength_of(graded, thresholds)
+            found.append(ConnectedHighlight(other, distance, strength, same_author, graded))
+    found.sort(key=lambda c: (c.graded, c.highlight.pk))
+    return sorted(found[:limit], key=lambda c: (c.same_author, c.graded))
 
 
 @dataclass(frozen=True)
@@ -154,7 +183,9 @@ def nearest_in_library(highlight: Highlight, *, limit: int = 3) -> list[Connecte
         other = rows.get(neighbour.highlight_id)
         if other is not None:
             same_author = _same_author(highlight.book, other.book)
-            found.append(ConnectedHighlight(other, neighbour.distance, None, same_author))
+            found.append(
+                ConnectedHighlight(other, neighbour.distance, None, same_author, neighbour.distance)
+            )
     return sorted(found, key=lambda c: (c.same_author, c.distance))[:limit]
 
 
@@ -181,13 +212,14 @@ def library_connections(
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
+    pairs = pairs.annotate(graded=graded_distance(thresholds))
     if strength == Strength.SAME_IDEA:
-        pairs = pairs.filter(distance__lt=thresholds.same_idea)
+        pairs = pairs.filter(graded__lt=thresholds.same_idea)
     elif strength == Strength.RELATED:
-        pairs = pairs.filter(distance__gte=thresholds.same_idea)
-    graded = pairs.filter(distance__lt=thresholds.related).annotate(
+        pairs = pairs.filter(graded__gte=thresholds.same_idea)
+    graded = pairs.filter(graded__lt=thresholds.related).annotate(
         same_idea=Case(
-            When(distance__lt=thresholds.same_idea, then=Value(True)),
+            When(graded__lt=thresholds.same_idea, then=Value(True)),
             default=Value(False),
             output_field=BooleanField(),
         ),
@@ -203,7 +235,7 @@ def library_connections(
         ),
     )
     return graded.select_related("highlight_a__book", "highlight_b__book").order_by(
-        "same_author", "distance", "pk"
+        "same_author", "graded", "pk"
     )
 
 
@@ -222,14 +254,16 @@ def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
 
 def import_connections_count(the_import: Import) -> int:
     """Connections that involve a highlight this import brought in."""
-    return Connection.objects.filter(
+    thresholds = current_thresholds()
+    pairs = Connection.objects.filter(
         Q(highlight_a__source_import=the_import) | Q(highlight_b__source_import=the_import),
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
         highlight_a__is_word=False,
         highlight_b__is_word=False,
-        distance__lt=current_thresholds().related,
-    ).count()
+    )
+    graded = pairs.annotate(graded=graded_distance(thresholds))
+    return graded.filter(graded__lt=thresholds.related).count()
 
 
 @dataclass(frozen=True)
@@ -248,14 +282,14 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
         highlight_b__deleted_at__isnull=True,
         highlight_a__is_word=False,
         highlight_b__is_word=False,
-        distance__lt=thresholds.related,
     )
+    pairs = pairs.annotate(graded=graded_distance(thresholds)).filter(graded__lt=thresholds.related)
     tallies: dict[int, tuple[int, float]] = {}
     for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
         rows = (
             pairs.filter(**{f"{mine}__book": book})
             .values(f"{other}__book")
-            .annotate(n=Count("id"), best=Min("distance"))
+            .annotate(n=Count("id"), best=Min("graded"))
         )
         for row in rows:
             other_book = row[f"{other}__book"]

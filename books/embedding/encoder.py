@@ -66,19 +66,27 @@ RELATED_MARGIN = round(MINILM_RELATED_THRESHOLD - MINILM_THRESHOLD, 2)
 # longer texts go through in overlapping windows rather than being cut at the window's end.
 MINILM_MAX_TOKENS = 256
 # e5 distances sit in a narrow band (unrelated sentences are rarely past 0.3), so its
-# thresholds mean nothing for MiniLM and back. Calibrated with `manage.py
-# evaluate_connections` on STS-B: same-language paraphrases are best cut at 0.07 (F1 en
-# 0.924, es 0.886 on train; dev en 0.924, es 0.898), but there only half of the exact
-# translations connect: translations sit ~0.05 farther apart than same-language paraphrases.
-# At 0.115, 90 % of translation pairs connect (train and dev) and Spanish<->English F1 is
-# 0.80, while same-language precision falls to 0.56-0.69. So the two strengths take the two
-# cuts: *same idea* at 0.07, *related* at 0.115. A translation connects (as related at
-# least), and a same-language pair is called the same idea only when it nearly is one. On
-# the quotes' tags (`evaluate_connections --quotable`: different authors sharing a specific
-# tag = related, sharing no tag = unrelated), 0.115 keeps precision 0.807 (R 0.048), above
-# the 0.75 the related cut must keep; 0.125 is the loosest that does (0.769).
+# thresholds mean nothing for MiniLM and back. And they depend on the two languages of a
+# pair (books.language): e5 puts two texts of one language closer than the same idea across
+# two, and Spanish texts closer together than English ones. So its cuts are per language
+# pair: a base for two English (or undetected) highlights, shifted for two Spanish ones and
+# for a pair across languages. Calibrated with `manage.py evaluate_connections` on STS-B dev
+# (F1 of the same-idea pairs at each cut) and read on `manage.py evaluate_library`:
+# - within English, *same idea* below 0.07 (F1 0.924, the best) and *related* below 0.09
+#   (F1 0.903). The old single related cut, 0.115, connected 34,207 pairs among 4,103
+#   passages; English pairs between 0.09 and 0.115 share a word more often than an idea.
+# - within Spanish, 0.02 tighter: 0.05 / 0.07 (F1 0.854 / 0.896). The sayings of a
+#   library sit closer together than English quotes (median nearest neighbour 0.087
+#   against 0.098), and at 0.07-0.085 three of ten Spanish pairs read as one idea.
+# - across languages, 0.03 looser: 0.10 / 0.12, where 92 % of the exact translations
+#   connect (es-en F1 0.819, its best); translations sit ~0.05 farther apart than
+#   same-language paraphrases. Across languages a neighbour must also be mutual and clear (see
+#   books.connections.services.ACROSS_MARGIN): in a library without translations most
+#   pairs under 0.115 across languages share nothing but a word.
 E5_THRESHOLD = 0.07
-E5_RELATED_THRESHOLD = 0.115
+E5_RELATED_THRESHOLD = 0.09
+E5_SPANISH_SHIFT = -0.02
+E5_ACROSS_SHIFT = 0.03
 # Search by meaning shows nothing farther from the query than this: the near edge of where
 # unrelated sentences sit for each model (MiniLM: 0.8-1.0; e5: STS-B dev pairs scored <= 1
 # have a median distance of 0.18, unrelated highlights in the tests sit at 0.22-0.28).
@@ -167,6 +175,10 @@ class ModelSpec:
     sentencepiece_sha256: str | None = field(default=None, kw_only=True)
     # The looser *related* cut (a shared theme); None: `threshold + RELATED_MARGIN`.
     related_threshold: float | None = field(default=None, kw_only=True)
+    # Added to both cuts for a pair of two Spanish highlights, and for a pair across
+    # languages (books.connections.services.Thresholds); 0 for a model without such a bias.
+    spanish_shift: float = field(default=0.0, kw_only=True)
+    across_shift: float = field(default=0.0, kw_only=True)
 
     @property
     def related(self) -> float:
@@ -295,6 +307,8 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         max_tokens=E5_MAX_TOKENS,
         threshold=E5_THRESHOLD,
         related_threshold=E5_RELATED_THRESHOLD,
+        spanish_shift=E5_SPANISH_SHIFT,
+        across_shift=E5_ACROSS_SHIFT,
         search_max_distance=E5_SEARCH_MAX_DISTANCE,
         model_path=built.model_path,
         tokenizer_path=built.tokenizer_path,
@@ -304,6 +318,13 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         tokenizer_sha256=built.tokenizer_sha256,
         sentencepiece_sha256=built.sentencepiece_sha256,
     )
+
+
+def builtin_shifts(name: str) -> tuple[float, float]:
+    """(Spanish, across languages) shifts of a built-in model's cuts, known without loading it."""
+    if name == "minilm-l6":
+        return 0.0, 0.0
+    return E5_SPANISH_SHIFT, E5_ACROSS_SHIFT
 
 
 def builtin_thresholds(name: str) -> tuple[float, float]:
@@ -520,6 +541,8 @@ class Encoder:
         self.dimensions = spec.dimensions
         self.threshold = spec.threshold
         self.related_threshold = spec.related
+        self.spanish_shift = spec.spanish_shift
+        self.across_shift = spec.across_shift
         self.batch_size = batch_size
         fix = _fix_for(spec)
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its

@@ -570,6 +570,7 @@ def _absorb(
     text_changed = fold(text) != library.folded(kept)
     kept.text = text
     kept.refresh_is_word()
+    kept.refresh_language()
     if kept.location_start is not None and absorbed.location_start is not None:
         start = min(kept.location_start, absorbed.location_start)
         end = max(_position(kept)[1], _position(absorbed)[1])
@@ -662,7 +663,7 @@ def _attach_notes(
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
     "note", "note_added_at", "search_text", "embedding", "embedding_model", "embedding_status",
-    "embedding_claimed_at", "embedding_error", "is_word",
+    "embedding_claimed_at", "embedding_error", "is_word", "language",
 ]  # fmt: skip
 
 
@@ -758,8 +759,8 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
     "note_added_at", "page", "location_start", "location_end", "added_at", "added_raw",
-    "dedupe_key", "favourite", "is_word", "search_text", "embedding_model", "embedding_status",
-    "embedding_error", "created", "updated",
+    "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
+    "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
 
 
@@ -782,7 +783,7 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
                     h.location_end, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
-                    h.is_word, h.search_text, h.embedding_model, h.embedding_status,
+                    h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )
             )  # fmt: skip
@@ -826,6 +827,7 @@ def _new_highlight(
         dedupe_key=key,
     )
     highlight.refresh_is_word()
+    highlight.refresh_language()
     return highlight
 
 

@@ -453,6 +453,9 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         if options["threshold"] is not None:
             threshold = options["threshold"]
+        # The threshold is the cut for two English highlights; each pair set is measured at
+        # its own language pair's cut, as the app connects it (books.connections.services).
+        shifts = {"en": 0.0, "es": encoder.spanish_shift, "es-en": encoder.across_shift}
 
         # Each distinct sentence is encoded once: STS-B repeats many across pairs, and the
         # encoder is the slow part on a small CPU.
@@ -481,17 +484,24 @@ class Command(BaseCommand):
             chunk = distances[offset : offset + len(pairs)]
             offset += len(pairs)
             same = np.array([p.same for p in pairs], dtype=bool)
-            results.append({"split": split, "pairs": name, **evaluate(chunk, same, threshold)})
+            cut = round(threshold + shifts[name], 4)
+            results.append({"split": split, "pairs": name, **evaluate(chunk, same, cut)})
 
         report = {
             "model": encoder.model_id,
             "threshold": threshold,
+            "shifts": shifts,
             "same_idea_min_score": SAME_IDEA_MIN_SCORE,
             "different_max_score": DIFFERENT_MAX_SCORE,
             "target_precision": TARGET_PRECISION,
             "results": results,
             "translations": [
-                {"split": split, **translation_metrics(rows, vectors, index, threshold)}
+                {
+                    "split": split,
+                    **translation_metrics(
+                        rows, vectors, index, round(threshold + shifts["es-en"], 4)
+                    ),
+                }
                 for split, rows in translations.items()
             ],
         }
@@ -592,6 +602,12 @@ class Command(BaseCommand):
         threshold = report["threshold"]
         write = self.stdout.write
         write(f"model {report['model']}, current threshold {threshold:.3f} (cosine distance)")
+        shifts = report["shifts"]
+        if any(shifts.values()):
+            write(
+                f"each pair set at its languages' cut: Spanish {shifts['es']:+.3f}, "
+                f"Spanish↔English {shifts['es-en']:+.3f}"
+            )
         write(
             f"a pair connects when its distance is below the threshold; STS score ≥ "
             f"{SAME_IDEA_MIN_SCORE:g} is the same idea, ≤ {DIFFERENT_MAX_SCORE:g} different"
@@ -619,6 +635,6 @@ class Command(BaseCommand):
                 if m is None:
                     cells.append(f"{'none':<8}{'':>18}")
                     continue
-                at = "" if not label else f"{m['threshold']:.2f}"
+                at = f"{m['threshold']:.3f}" if not label else f"{m['threshold']:.2f}"
                 cells.append(f"{at:<8}{m['precision']:>6.3f}{m['recall']:>6.3f}{m['f1']:>6.3f}")
             write(" │ ".join(cells))

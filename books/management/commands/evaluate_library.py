@@ -23,6 +23,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.db.models import Count
 
 from books.vocabulary import words_of
 
@@ -284,7 +285,13 @@ class Command(BaseCommand):
             connected.update((pair.highlight_a_id, pair.highlight_b_id))
             if across[pair.pk]:
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
-        same_idea = sum(1 for pair in pairs if pair.distance < thresholds.same_idea)
+        graded = {
+            pair.pk: thresholds.graded(
+                pair.distance, pair.highlight_a.language, pair.highlight_b.language
+            )
+            for pair in pairs
+        }
+        same_idea = sum(1 for pair in pairs if graded[pair.pk] < thresholds.same_idea)
         # What a looser or tighter related cut would have given (stored pairs only go up
         # to the current one).
         coverage = {}
@@ -299,7 +306,16 @@ class Command(BaseCommand):
         sample = rng.sample(pairs, min(options["sample"], len(pairs)))
         return {
             "model": passages.values_list("embedding_model", flat=True).first(),
-            "thresholds": {"same_idea": thresholds.same_idea, "related": thresholds.related},
+            "thresholds": {
+                "same_idea": thresholds.same_idea,
+                "related": thresholds.related,
+                "spanish_shift": thresholds.spanish_shift,
+                "across_shift": thresholds.across_shift,
+            },
+            "languages": {
+                row["language"]: row["n"]
+                for row in passages.values("language").annotate(n=Count("id")).order_by()
+            },
             "highlights": total,
             "words": words,
             "words_share": _share(words, total),
@@ -315,7 +331,7 @@ class Command(BaseCommand):
             "passages_connected_share_by_cut": coverage,
             "sample": [
                 {
-                    "strength": str(strength_of(pair.distance, thresholds)),
+                    "strength": str(strength_of(graded[pair.pk], thresholds)),
                     "distance": round(pair.distance, 3),
                     "same_author": not across[pair.pk],
                     "a": {
@@ -336,8 +352,9 @@ class Command(BaseCommand):
         write = self.stdout.write
         t = report["thresholds"]
         write(
-            f"model {report['model']}: same idea < {t['same_idea']:.2f}, related < "
-            f"{t['related']:.2f} (cosine distance)"
+            f"model {report['model']}: same idea < {t['same_idea']:.3f}, related < "
+            f"{t['related']:.3f} (cosine distance, two English passages); two Spanish "
+            f"{t['spanish_shift']:+.3f}, across languages {t['across_shift']:+.3f}"
         )
         write(
             f"{report['highlights']} highlights in {report['books']} books: "
@@ -368,13 +385,16 @@ class Command(BaseCommand):
             f"{cut}: {share:.0%}"
             for cut, share in report["passages_connected_share_by_cut"].items()
         )
-        write(f"  passages connected under a related cut of {cuts}")
+        if cuts:
+            write(f"  passages connected under a related cut of {cuts}")
+        languages = ", ".join(f"{n} {language}" for language, n in report["languages"].items())
+        write(f"  passages by language                     {languages}")
         write("")
         write(f"A fixed sample of {len(report['sample'])} connections, to judge by reading:")
         for number, pair in enumerate(report["sample"], start=1):
             author = ", same author" if pair["same_author"] else ""
             write("")
-            write(f"{number:>2}. {pair['strength']} ({pair['distance']:.2f}{author})")
+            write(f"{number:>2}. {pair['strength']} ({pair['distance']:.3f}{author})")
             for side in ("a", "b"):
                 write(f"    [{pair[side]['book']}]")
                 write(f"      {pair[side]['text'][:300]}")

@@ -275,11 +275,16 @@ class PaginationTests:
     def test_the_next_page_keeps_the_filters(
         self, alice: User, alice_client: Client, base: np.ndarray, tiers: None
     ) -> None:
-        books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(9)]
-        rows = [
-            _highlight(alice, book, f"Passage {i}", at_distance(base, 0.01 * (i % 3)))
-            for i, book in enumerate(books)
-        ]
+        # 30 ideas, each said twice in two books: 30 same-idea pairs, more than a page. Each
+        # pair stands out from its typical neighbours (the other ideas, far away), so the
+        # relative rule keeps it.
+        books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(60)]
+        rows = []
+        for idea in range(30):
+            centre = unit(RNG.normal(size=384))
+            for side in range(2):
+                vector = at_distance(centre, 0.01 * side)
+                rows.append(_highlight(alice, books[2 * idea + side], f"Idea {idea}", vector))
         highlights_connect(ids=[h.pk for h in rows])
         response = alice_client.get(reverse("connections"), {"strength": "same"})
         assert response.context["page"].has_next()
