@@ -188,7 +188,7 @@ def _within_language(
     the pair's cut, and clearly closer than both sides' typical neighbours (RELATIVE_MARGIN),
     ranked by how much closer."""
     own = _typical_neighbours(passage, size=size)
-    typical[passage.pk] = _typical(own)
+    typical[passage.pk] = _typical(own, cuts)
     if typical[passage.pk] is None:
         return []
     candidates = [n for n in own if n.distance < cuts.related + max(0.0, cuts.spanish_shift)]
@@ -206,7 +206,7 @@ def _within_language(
         if cuts.graded(neighbour.distance, passage.language, other.language) >= cuts.related:
             continue
         if other.pk not in typical:
-            typical[other.pk] = _typical(_typical_neighbours(other, size=size))
+            typical[other.pk] = _typical(_typical_neighbours(other, size=size), cuts)
         theirs = typical[other.pk]
         if theirs is None:
             continue
@@ -235,12 +235,18 @@ def _typical_neighbours(passage: _Passage, *, size: int) -> list[Neighbour]:
     )
 
 
-def _typical(neighbours: list[Neighbour]) -> float | None:
-    """How far a passage's neighbours typically sit: the mean of its nearest. None when it
-    has none (a library of one book)."""
+def _typical(neighbours: list[Neighbour], cuts: Thresholds) -> float | None:
+    """How far a passage's neighbours typically sit: the mean of its TYPICAL_NEIGHBOURS
+    nearest, those a small library lacks counted as unrelated (at the loosest cut). Without
+    that, in a library of two books the only neighbour is its own typical one, and two
+    passages saying the same thing never connected. None when it has none at all (a
+    library of one book)."""
     if not neighbours:
         return None
-    return sum(n.distance for n in neighbours) / len(neighbours)
+    missing = max(0, TYPICAL_NEIGHBOURS - len(neighbours))
+    return (sum(n.distance for n in neighbours) + missing * cuts.loosest) / (
+        len(neighbours) + missing
+    )
 
 
 def _across_languages(passage: _Passage, cuts: Thresholds, *, size: int) -> list[tuple[int, float]]:

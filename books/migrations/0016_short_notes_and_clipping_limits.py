@@ -41,6 +41,7 @@ def mark_short_notes(apps: Any, schema_editor: Any) -> None:
 def cut_clipping_limits(apps: Any, schema_editor: Any) -> None:
     from books.importing.clippings import CLIPPING_LIMIT_PLACEHOLDERS, without_clipping_limit
     from books.importing.services import highlight_dedupe_key
+    from books.language import language_of
     from books.models import search_text_of
     from books.vocabulary import is_vocabulary
 
@@ -69,6 +70,7 @@ def cut_clipping_limits(apps: Any, schema_editor: Any) -> None:
             dedupe_key=highlight.dedupe_key if taken else key,
             search_text=search_text_of(text, highlight.note),
             is_word=is_vocabulary(text),
+            language=language_of(text),
             embedding=None,
             embedding_model="",
             embedding_status="pending",

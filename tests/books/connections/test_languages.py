@@ -182,6 +182,22 @@ class RelativeRuleTests:
         assert pairs == {(rows[12].pk, rows[13].pk)}
         assert CONNECTIONS_PER_HIGHLIGHT == 3
 
+    def test_two_books_that_say_one_thing_connect_in_a_small_library(self, alice: User) -> None:
+        # Each passage's only neighbour is the other: "typical" must not be that neighbour
+        # itself, or a new reader's first import never connects anything.
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences, "
+                      "to generalize, to abstract.", location="412"),
+                Entry("The Mind's Eye (Sacks, Oliver)", "To think is to forget the "
+                      "differences, to generalise and abstract.", location="1520"),
+            ),
+            file_name="c.txt",
+        )  # fmt: skip
+        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+        assert Connection.objects.count() == 1
+
 
 class ThresholdsTests:
     def test_it_shifts_the_cuts_by_the_pair_of_languages(self) -> None:
