@@ -36,6 +36,7 @@ from books.importing.clippings import (
 )
 from books.importing.merging import How, fold, merged, page_turn_joined
 from books.importing.screening import screen_entries
+from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
 
 logger = logging.getLogger(__name__)
@@ -356,6 +357,7 @@ def _import_parsed(
     _write_rows(work, the_import)
     _finish_report(the_import, report, books, work)
     _enqueue_embedding(the_import, work, send=enqueue)
+    library_version_bump(reader_ids={reader.pk})
     return the_import
 
 
