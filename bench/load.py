@@ -1,8 +1,9 @@
 """`make load`: 20 readers' browsers for 30 s against a real server, with an import running.
 
-Starts the stack as `make run` does, on 127.0.0.1 only: gunicorn (exogram/gunicorn_conf.py) and a
-Celery worker (one process per core), on a throw-away database holding one reader's
-20,000-highlight library with vectors and connections. Then 20 client threads, each with
+Starts the stack as `make run` does, on 127.0.0.1 only: gunicorn (exogram/gunicorn_conf.py,
+DEBUG off, static files collected) and a Celery worker (one process per core), on a
+throw-away database holding one reader's 20,000-highlight library with vectors and
+connections. Then 20 client threads, each with
 its own keep-alive connection, request the search, highlight, connections and library pages
 in turn for 30 s, while the same reader uploads a 2,000-entry file. It reports requests/s,
 p50/p95/p99 per page and overall, every error, and whether every highlight of the
@@ -186,8 +187,17 @@ def run(
         words = ["memory", "time", "love", "river", "city", "war", "death", "light", "book"]
         cookie = _session_cookie(reader)
         port = _free_port()
-        env = {**os.environ, "DEBUG": "1", "DATABASE_URL": test_database_url(),
-               "EXOGRAM_DATA_DIR": folder}  # fmt: skip
+        from django.conf import settings
+
+        # As `make run` serves: DEBUG off, static files collected (WhiteNoise's manifest);
+        # this process's key, so that the session made above is the server's too.
+        env = {**os.environ, "DATABASE_URL": test_database_url(), "EXOGRAM_DATA_DIR": folder,
+               "SECRET_KEY": settings.SECRET_KEY}  # fmt: skip
+        env.pop("DEBUG", None)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+            cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
         with celery_worker(
             broker_url="filesystem://", data_dir=Path(folder), concurrency=os.cpu_count() or 1
         ):
