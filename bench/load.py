@@ -105,7 +105,11 @@ def _session_cookie(reader: Any) -> str:
 
     session = SessionStore()
     session[SESSION_KEY] = str(reader.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    from django.conf import settings
+
+    # The configured backend: a session naming another one is not logged in (every page
+    # answered 302 once login throttling brought its own backend).
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = reader.get_session_auth_hash()
     session.save()
     return f"sessionid={session.session_key}"
