@@ -308,6 +308,9 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             from books.importing.enrich import import_enrich
 
             import_enrich(the_import=the_import, result=result)
+        # After the transaction, not inside it: a bump there would hold the version's row
+        # in the cache table until the import commits, and a note saved meanwhile would wait.
+        library_version_bump(reader_ids={reader.pk})
     except Exception as error:
         # The reason in one line (the command prints no traceback); the trace when debugging.
         logger.error(
@@ -357,7 +360,6 @@ def _import_parsed(
     _write_rows(work, the_import)
     _finish_report(the_import, report, books, work)
     _enqueue_embedding(the_import, work, send=enqueue)
-    library_version_bump(reader_ids={reader.pk})
     return the_import
 
 
