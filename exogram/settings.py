@@ -208,11 +208,12 @@ else:
     }
 # Costly reads of a large library (books.library_cache), kept in each process's memory
 # only under a version of the library read from the shared cache above, so no process can
-# serve what another has changed. Each entry is small: a count, a page of ids, a book list.
+# serve what another has changed. An entry is a count, a page of ids, a book list or a page
+# of pairs' HTML (35 KB): 500 of them stay under 20 MB a process.
 CACHES["local"] = {
     "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
     "LOCATION": "exogram-library",
-    "OPTIONS": {"MAX_ENTRIES": 2000},
+    "OPTIONS": {"MAX_ENTRIES": 500},
 }
 
 # Login throttling (accounts/login_throttle.py): the backend refuses to check a password
