@@ -26,6 +26,7 @@ BENCHMARKS = {
     "map": "bench.bench_map",
     "words": "bench.bench_words_deck",
     "cold": "bench.bench_cold",
+    "pages": "bench.bench_pages",
     "memory": "bench.bench_memory",
 }
 

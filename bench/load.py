@@ -1,12 +1,15 @@
 """`make load`: 20 readers' browsers for 30 s against a real server, with an import running.
 
-Starts the stack as `make run` does, on 127.0.0.1 only: gunicorn (exogram/gunicorn_conf.py) and a
-Celery worker (one process per core), on a throw-away database holding one reader's
-20,000-highlight library with vectors and connections. Then 20 client threads, each with
+Starts the stack as `make run` does, on 127.0.0.1 only: gunicorn (exogram/gunicorn_conf.py,
+DEBUG off, static files collected) and a Celery worker (one process per core), on a
+throw-away database holding one reader's 20,000-highlight library with vectors and
+connections. Then 20 client threads, each with
 its own keep-alive connection, request the search, highlight, connections and library pages
 in turn for 30 s, while the same reader uploads a 2,000-entry file. It reports requests/s,
-p50/p95/p99 per page and overall, every error, and whether every highlight of the
-concurrent import got embedded (waiting at most --embed-timeout s once the clients stop).
+p50/p95/p99 per page and overall, every error, whether every highlight of the concurrent
+import got embedded (waiting at most --embed-timeout s once the clients stop), and the CPU
+seconds the web server, the worker and the embedded PostgreSQL spent in the measured window:
+per request, the fair figure on a machine shared with other work.
 Bounded in count and time; all traffic stays on the loopback interface.
 
 The library's vectors are random around 200 topics, not the model's: the pages do the same
@@ -104,7 +107,11 @@ def _session_cookie(reader: Any) -> str:
 
     session = SessionStore()
     session[SESSION_KEY] = str(reader.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    from django.conf import settings
+
+    # The configured backend: a session naming another one is not logged in (every page
+    # answered 302 once login throttling brought its own backend).
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = reader.get_session_auth_hash()
     session.save()
     return f"sessionid={session.session_key}"
@@ -186,11 +193,20 @@ def run(
         words = ["memory", "time", "love", "river", "city", "war", "death", "light", "book"]
         cookie = _session_cookie(reader)
         port = _free_port()
-        env = {**os.environ, "DEBUG": "1", "DATABASE_URL": test_database_url(),
-               "EXOGRAM_DATA_DIR": folder}  # fmt: skip
+        from django.conf import settings
+
+        # As `make run` serves: DEBUG off, static files collected (WhiteNoise's manifest);
+        # this process's key, so that the session made above is the server's too.
+        env = {**os.environ, "DATABASE_URL": test_database_url(), "EXOGRAM_DATA_DIR": folder,
+               "SECRET_KEY": settings.SECRET_KEY}  # fmt: skip
+        env.pop("DEBUG", None)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+            cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
         with celery_worker(
             broker_url="filesystem://", data_dir=Path(folder), concurrency=os.cpu_count() or 1
-        ):
+        ) as worker:
             env.pop("CELERY_BROKER_URL", None)
             web_log = (Path(folder) / "web.log").open("w")
             web = subprocess.Popen(
@@ -205,7 +221,19 @@ def run(
                 print(f"warming up for {WARM_UP:.0f} s …", flush=True)
                 _load(port, cookie, codes, words, clients, WARM_UP, upload=False)
                 print(f"{clients} clients for {seconds:.0f} s, an import alongside …", flush=True)
+                trees = {"web": web.pid, "worker": worker.pid, "database": _postmaster_pid()}
+                cpu_before = {name: _tree_cpu_seconds(pid) for name, pid in trees.items()}
                 report = _load(port, cookie, codes, words, clients, seconds, upload=True)
+                report["cpu_seconds"] = {
+                    name: round(_tree_cpu_seconds(pid) - cpu_before[name], 1)
+                    for name, pid in trees.items()
+                    if pid is not None
+                }
+                report["cpu_ms_per_request"] = {
+                    name: round(1000 * spent / max(1, report["requests"]), 1)
+                    for name, spent in report["cpu_seconds"].items()
+                    if name != "worker"
+                }
                 print("waiting for the concurrent import to be embedded …", flush=True)
                 report["import"].update(_wait_embedded(Highlight, Import, reader, embed_timeout))
             finally:
@@ -216,6 +244,45 @@ def run(
     report["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
     return report
+
+
+def _postmaster_pid() -> int | None:
+    """The embedded PostgreSQL's postmaster on this machine; None for another server."""
+    from django.conf import settings
+
+    if os.environ.get("DATABASE_URL"):
+        return None
+    pid_file = Path(settings.EXOGRAM_DATA_DIR) / "postgres" / "postmaster.pid"
+    try:
+        return int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _tree_cpu_seconds(root: int | None) -> float:
+    """CPU seconds of a process and its descendants, those that ended included (counted
+    in their parent's children's time): the server's own cost, whatever else runs."""
+    if root is None:
+        return 0.0
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        times[pid] = sum(int(x) for x in fields[11:15]) / tick
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        total += times.get(pid, 0.0)
+        stack += [child for child, parent in parents.items() if parent == pid]
+    return total
 
 
 def _free_port() -> int:

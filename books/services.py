@@ -1,5 +1,8 @@
 """The reader's own edits to their highlights (notes, tags, favourites, delete and undo)
-and to their tags (rename, merge, delete)."""
+and to their tags (rename, merge, delete).
+
+Each one bumps the library's version (books.library_cache): the cached pages show it at
+the next request."""
 
 from datetime import timedelta
 
@@ -7,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from books.embedding.pipeline import readers_embeddings_changed
+from books.library_cache import library_version_bump
 from books.models import Highlight, Tag
 
 # How long a deleted highlight can be brought back from the undo link.
@@ -20,6 +24,7 @@ def highlight_note_update(*, highlight: Highlight, note: str) -> None:
     highlight.note_edited = True
     highlight.refresh_search_text()
     highlight.save(update_fields=["note", "note_edited", "search_text", "updated"])
+    library_version_bump(reader_ids={highlight.reader_id})
 
 
 def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
@@ -28,11 +33,13 @@ def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
         raise ValueError("A tag needs a name.")
     tag, _ = Tag.objects.get_or_create(reader_id=highlight.reader_id, name=clean)
     highlight.tags.add(tag)
+    library_version_bump(reader_ids={highlight.reader_id})
     return tag
 
 
 def highlight_untag(*, highlight: Highlight, tag: Tag) -> None:
     highlight.tags.remove(tag)
+    library_version_bump(reader_ids={highlight.reader_id})
     # A tag that labels nothing any more is not worth keeping in the reader's list.
     if not tag.highlights.exists():
         tag.delete()
@@ -41,6 +48,7 @@ def highlight_untag(*, highlight: Highlight, tag: Tag) -> None:
 def highlight_favourite_toggle(*, highlight: Highlight) -> bool:
     highlight.favourite = not highlight.favourite
     highlight.save(update_fields=["favourite", "updated"])
+    library_version_bump(reader_ids={highlight.reader_id})
     return highlight.favourite
 
 
@@ -50,6 +58,7 @@ def highlight_delete(*, highlight: Highlight) -> None:
     highlight.deleted_at = timezone.now()
     highlight.save(update_fields=["deleted_at", "updated"])
     readers_embeddings_changed(reader_ids={highlight.reader_id})
+    library_version_bump(reader_ids={highlight.reader_id})
 
 
 def highlight_restore(*, highlight: Highlight) -> bool:
@@ -59,6 +68,7 @@ def highlight_restore(*, highlight: Highlight) -> bool:
     highlight.deleted_at = None
     highlight.save(update_fields=["deleted_at", "updated"])
     readers_embeddings_changed(reader_ids={highlight.reader_id})
+    library_version_bump(reader_ids={highlight.reader_id})
     return True
 
 
@@ -76,6 +86,7 @@ def tag_merge(*, source: Tag, target: Tag) -> int:
         moved = len(moving)
         target.highlights.add(*moving)
         source.delete()
+    library_version_bump(reader_ids={target.reader_id})
     return moved
 
 
@@ -91,6 +102,7 @@ def tag_rename(*, tag: Tag, name: str) -> Tag:
         return existing
     tag.name = clean
     tag.save(update_fields=["name"])
+    library_version_bump(reader_ids={tag.reader_id})
     return tag
 
 
@@ -98,4 +110,5 @@ def tag_delete(*, tag: Tag) -> int:
     """Remove a tag from every highlight (the highlights stay); returns how many."""
     count = tag.highlights.count()
     tag.delete()
+    library_version_bump(reader_ids={tag.reader_id})
     return count

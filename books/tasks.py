@@ -7,6 +7,7 @@ from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 
 from books.embedding import pipeline
+from books.library_cache import library_background_bump, library_version_bump
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
         return {"embedded": 0, "skipped": len(ids)}
     if outcome.embedded_ids:
         pipeline.readers_embeddings_changed(reader_ids=outcome.readers)
+        # New vectors bring new connections (written with them, committed by now).
+        library_background_bump(reader_ids=outcome.readers)
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 
 
@@ -81,11 +84,19 @@ def sweep_pending_embeddings() -> int:
         switched = 0
     if switched:
         logger.info("model change: %d highlight(s) to re-embed", switched)
+        # The old model's connections are gone, in every library.
+        library_version_bump(reader_ids=_readers_with_highlights())
     ids = pipeline.pending_highlight_ids(queued_before=None if switched else pipeline.QUEUED_LEASE)
     enqueue_embedding(ids)
     if ids:
         logger.info("sweep re-enqueued %d highlight(s) for embedding", len(ids))
     return len(ids)
+
+
+def _readers_with_highlights() -> list[int]:
+    from books.models import Highlight
+
+    return list(Highlight.objects.values_list("reader_id", flat=True).distinct())
 
 
 @shared_task(

@@ -29,6 +29,7 @@ from books.importing.services import (
     _parse_or_reject,
     check_upload,
 )
+from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
 from books.tasks import enqueue_embedding
 
@@ -134,6 +135,8 @@ def import_run(*, import_id: int) -> Import | None:
         with transaction.atomic():
             _import_in_parts(the_import, result)
             ImportUpload.objects.filter(the_import_id=import_id).delete()
+        # After the commit: see clippings_import.
+        library_version_bump(reader_ids={the_import.reader_id})
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
         _fail(the_import, f"The import failed and nothing was saved: {error}")

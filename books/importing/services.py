@@ -36,6 +36,7 @@ from books.importing.clippings import (
 )
 from books.importing.merging import How, fold, merged, page_turn_joined
 from books.importing.screening import screen_entries
+from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
 
 logger = logging.getLogger(__name__)
@@ -307,6 +308,9 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             from books.importing.enrich import import_enrich
 
             import_enrich(the_import=the_import, result=result)
+        # After the transaction, not inside it: a bump there would hold the version's row
+        # in the cache table until the import commits, and a note saved meanwhile would wait.
+        library_version_bump(reader_ids={reader.pk})
     except Exception as error:
         # The reason in one line (the command prints no traceback); the trace when debugging.
         logger.error(

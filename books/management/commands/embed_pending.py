@@ -3,6 +3,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from books.embedding.pipeline import highlights_embed, pending_highlight_ids
+from books.library_cache import library_background_bump
 from books.tasks import enqueue_embedding
 
 
@@ -25,6 +26,8 @@ class Command(BaseCommand):
             return
         done = 0
         for start in range(0, len(ids), 256):
-            done += highlights_embed(ids=ids[start : start + 256]).embedded
+            outcome = highlights_embed(ids=ids[start : start + 256])
+            done += outcome.embedded
+            library_background_bump(reader_ids=outcome.readers)
             self.stdout.write(f"  {min(start + 256, len(ids))}/{len(ids)} processed")
         self.stdout.write(self.style.SUCCESS(f"Embedded {done} highlight(s)."))

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from books.embedding.encoder import get_encoder
 from books.embedding.pipeline import embeddings_switch_model, pending_highlight_ids
+from books.library_cache import library_version_bump
 from books.models import Highlight
 from books.tasks import enqueue_embedding
 
@@ -19,7 +20,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         model_id = get_encoder().model_id
-        embeddings_switch_model(model_id=model_id)
+        if embeddings_switch_model(model_id=model_id):
+            # The old model's connections are gone, in every library.
+            library_version_bump(
+                reader_ids=Highlight.objects.values_list("reader_id", flat=True).distinct()
+            )
         if options["all"]:
             # Pending, not erased: the old vectors stay readable until the new ones land.
             Highlight.objects.alive().filter(

@@ -1,0 +1,203 @@
+"""What each page of `make load` costs the server, one request at a time, in-process.
+
+`python -m bench pages` (or `python -m bench.bench_pages [--reuse]`): a throw-away database
+gets the load test's library (bench.load: 20,000 highlights with vectors and connections),
+then each page the load hits is requested ROUNDS times through Django's test client with the
+reader logged in, as the load's clients ask for them (search words, random highlights,
+/connections/, /library/?page=N). Per page, medians of:
+
+- `python_cpu_ms`: this process's CPU time for the request (time.process_time), view,
+  middleware, template and the database driver included;
+- `database_cpu_ms` (a mean: the kernel counts in 10 ms ticks): the PostgreSQL backend's
+  CPU time for it, read from /proc (the embedded server runs on this machine; 0
+  elsewhere): on 2 cores it competes with Python;
+- `queries` and `query_ms` (wall time of the queries as the driver saw them);
+- `template_ms`: wall time inside render_to_string, queries a template triggers included.
+
+CPU times, not wall clocks, are the figures to compare on a shared machine: another
+process's turn on the core does not count in them. `--reuse` keeps the seeded database
+between runs (exogram_bench_pages) instead of seeding anew, for before/after comparisons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from bench.db import bench_database, setup_django
+
+DATABASE = "exogram_bench_pages"
+ROUNDS = 40
+WARM_UP = 5
+WORDS = ["memory", "time", "love", "river", "city", "war", "death", "light", "book"]
+
+
+def _backend_cpu_seconds(pid: int) -> float:
+    """utime + stime of a PostgreSQL backend on this machine, 0.0 when it is elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextmanager
+def _template_timer() -> Iterator[list[float]]:
+    """Wall time spent in render_to_string (django.shortcuts.render calls it by module)."""
+    from django.template import loader
+
+    spent: list[float] = []
+    real = loader.render_to_string
+
+    def timed(*args: Any, **kwargs: Any) -> str:
+        started = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - started)
+
+    loader.render_to_string = timed  # type: ignore[assignment]
+    try:
+        yield spent
+    finally:
+        loader.render_to_string = real
+
+
+def measure(paths: Callable[[random.Random], str], client: Any, rounds: int) -> dict[str, Any]:
+    """Medians per request of one page; `paths` picks each request's path."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    rng = random.Random(7)
+    for _ in range(WARM_UP):
+        client.get(paths(rng))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = int(cursor.fetchone()[0])
+    python_cpu, database_cpu, queries, query_ms, template_ms, bytes_out = [], [], [], [], [], []
+    for _ in range(rounds):
+        path = paths(rng)
+        with CaptureQueriesContext(connection) as captured, _template_timer() as spent:
+            database_before = _backend_cpu_seconds(backend)
+            started = time.process_time()
+            response = client.get(path)
+            python_cpu.append(1000 * (time.process_time() - started))
+            database_cpu.append(1000 * (_backend_cpu_seconds(backend) - database_before))
+        if response.status_code != 200:
+            raise RuntimeError(f"{path}: HTTP {response.status_code}")
+        queries.append(len(captured.captured_queries))
+        query_ms.append(sum(1000 * float(q["time"]) for q in captured.captured_queries))
+        template_ms.append(1000 * sum(spent))
+        bytes_out.append(len(response.content))
+    return {
+        "python_cpu_ms": round(statistics.median(python_cpu), 1),
+        # A mean: the kernel counts a process's CPU in ticks of 10 ms.
+        "database_cpu_ms": round(statistics.mean(database_cpu), 1),
+        "queries": round(statistics.median(queries)),
+        "query_ms": round(statistics.median(query_ms), 1),
+        "template_ms": round(statistics.median(template_ms), 1),
+        "kb": round(statistics.median(bytes_out) / 1024, 1),
+    }
+
+
+def _seeded_reader(*, fresh: bool, entries: int) -> Any:
+    from accounts.models import User
+    from bench.load import _seed_library
+
+    if not fresh:
+        found = User.objects.filter(username="loadreader").first()
+        if found is not None:
+            return found
+    reader = User.objects.create_user("loadreader")
+    print("seeding the load test's library …", flush=True)
+    _seed_library(reader, entries)
+    return reader
+
+
+def pages_measure(reader: Any, rounds: int) -> dict[str, Any]:
+    from django.test import Client
+
+    from books.models import Highlight
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(reader)
+    codes = [str(c) for c in Highlight.objects.filter(reader=reader).values_list("code", flat=True)]
+    pages: dict[str, Callable[[random.Random], str]] = {
+        "search": lambda rng: f"/search/?q={rng.choice(WORDS)}",
+        "highlight": lambda rng: f"/highlights/{rng.choice(codes)}/",
+        "connections": lambda rng: "/connections/",
+        "library": lambda rng: f"/library/?page={rng.randint(1, 20)}",
+    }
+    return {name: measure(paths, client, rounds) for name, paths in pages.items()}
+
+
+def run(*, reuse: bool = False, rounds: int = ROUNDS, entries: int | None = None) -> dict[str, Any]:
+    setup_django()
+    from bench.load import LIBRARY_ENTRIES
+    from books.models import Highlight
+
+    entries = entries or LIBRARY_ENTRIES
+    with _database(reuse=reuse) as fresh:
+        reader = _seeded_reader(fresh=fresh, entries=entries)
+        report: dict[str, Any] = {
+            "library_highlights": Highlight.objects.filter(reader=reader).count(),
+            "rounds": rounds,
+            "load_average_before": [round(x, 1) for x in os.getloadavg()],
+        }
+        with _static_files_from_the_source():
+            report["pages"] = pages_measure(reader, rounds)
+        report["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+    return report
+
+
+@contextmanager
+def _static_files_from_the_source() -> Iterator[None]:
+    """As the tests do: pages link static files by their plain names, no collectstatic
+    (the static files are WhiteNoise's to serve, not the pages' cost)."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    with override_settings(STORAGES={**settings.STORAGES, "staticfiles": plain}):
+        yield
+
+
+@contextmanager
+def _database(*, reuse: bool) -> Iterator[bool]:
+    """A fresh throw-away database (True), or with `reuse` the one a previous --reuse run
+    left, migrated again (False; made and seeded on the first such run)."""
+    if not reuse:
+        with bench_database(DATABASE):
+            yield True
+        return
+    from django.core.management import call_command
+    from django.db import connection
+
+    name = f"{DATABASE}_kept"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        exists = cursor.fetchone() is not None
+        if not exists:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    call_command("migrate", interactive=False, verbosity=0)
+    yield not exists
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--library-entries", type=int, default=None)
+    arguments = parser.parse_args()
+    run(reuse=arguments.reuse, rounds=arguments.rounds, entries=arguments.library_entries)

@@ -1,0 +1,264 @@
+"""Cached reads of a library (books.library_cache) and the pages that use them: a change
+shows when it should, another reader never sees them, the queries stay few."""
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.connections.services import highlights_connect
+from books.importing.services import clippings_import
+from books.library_cache import (
+    BACKGROUND_LAG,
+    LibraryCache,
+    library_background_bump,
+    library_version_bump,
+    library_versions,
+)
+from books.models import Book, Highlight
+from books.tasks import embed_highlights
+from tests.books.kindle import BORGES, Entry, clippings_file
+
+MODEL = "test-model@00000000"
+RNG = np.random.default_rng(19)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Counted:
+    """A read that says how often it ran."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        self.runs = 0
+
+    def __call__(self) -> object:
+        self.runs += 1
+        return self.value
+
+
+def _unit(vector: np.ndarray) -> list[float]:
+    return (vector / np.linalg.norm(vector)).astype(np.float32).tolist()
+
+
+def _book(reader: User, title: str, authors: str) -> Book:
+    return Book.objects.create(
+        reader=reader, title=title, authors=authors, authors_normalized=authors.casefold(),
+        key=f"{title}|{authors}".casefold(),
+    )  # fmt: skip
+
+
+def _highlight(reader: User, book: Book, text: str, vector: list[float]) -> Highlight:
+    return Highlight.objects.create(
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}",
+        embedding=vector, embedding_model=MODEL,
+        embedding_status=Highlight.EmbeddingStatus.DONE,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def connected(alice: User, settings: object) -> dict[str, Highlight]:
+    """Three passages on memory in three books by three authors: three pairs."""
+    settings.EXOGRAM_CONNECTION_THRESHOLD = 0.45  # type: ignore[attr-defined]
+    settings.EXOGRAM_RELATED_THRESHOLD = 0.45  # type: ignore[attr-defined]
+    memory = RNG.normal(size=384)
+    rows = {
+        name: _highlight(
+            alice,
+            _book(alice, title, author),
+            text,
+            _unit(memory + RNG.normal(scale=0.03, size=384)),
+        )
+        for name, title, author, text in [
+            ("funes", "Ficciones", "Borges, Jorge Luis", "Funes remembered everything."),
+            ("sacks", "The Man Who Mistook His Wife", "Sacks, Oliver", "Memory is a story."),
+            ("proust", "Swann's Way", "Proust, Marcel", "The taste of the madeleine."),
+        ]
+    }
+    highlights_connect(ids=[h.pk for h in rows.values()])
+    return rows
+
+
+@pytest.mark.django_db
+class LibraryCacheTests:
+    def test_it_computes_a_read_once_per_version(self, alice: User) -> None:
+        read = Counted(["a book"])
+        assert LibraryCache(alice.pk).get("books", read, "title") == ["a book"]
+        assert LibraryCache(alice.pk).get("books", read, "title") == ["a book"]
+        assert read.runs == 1
+        library_version_bump(reader_ids=[alice.pk])
+        LibraryCache(alice.pk).get("books", read, "title")
+        assert read.runs == 2
+
+    def test_it_keeps_each_part_of_a_read_apart(self, alice: User) -> None:
+        by_title, by_author = Counted("by title"), Counted("by author")
+        assert LibraryCache(alice.pk).get("books", by_title, "title") == "by title"
+        assert LibraryCache(alice.pk).get("books", by_author, "author") == "by author"
+
+    def test_it_never_gives_one_readers_read_to_another(self, alice: User, bob: User) -> None:
+        LibraryCache(alice.pk).get("books", Counted("alice's books"), "title")
+        assert LibraryCache(bob.pk).get("books", Counted("bob's books"), "title") == "bob's books"
+
+    def test_it_shows_the_workers_changes_within_the_lag(self, alice: User) -> None:
+        clock = Clock()
+        LibraryCache(alice.pk, clock=clock).get("pairs", Counted("old"))
+        library_background_bump(reader_ids=[alice.pk])
+        clock.now += BACKGROUND_LAG - 1
+        assert LibraryCache(alice.pk, clock=clock).get("pairs", Counted("new")) == "old"
+        clock.now += 1
+        assert LibraryCache(alice.pk, clock=clock).get("pairs", Counted("new")) == "new"
+
+    def test_it_never_lags_behind_the_readers_own_change(self, alice: User) -> None:
+        clock = Clock()
+        LibraryCache(alice.pk, clock=clock).get("pairs", Counted("old"))
+        library_version_bump(reader_ids=[alice.pk])
+        assert LibraryCache(alice.pk, clock=clock).get("pairs", Counted("new")) == "new"
+
+    def test_a_lost_version_is_a_new_one(self, alice: User) -> None:
+        LibraryCache(alice.pk).get("books", Counted("old"))
+        cache.delete(f"library-version:{alice.pk}")  # culled, or Redis restarted
+        assert LibraryCache(alice.pk).get("books", Counted("new")) == "new"
+
+    def test_it_bumps_again_once_the_change_commits(
+        self, alice: User, django_capture_on_commit_callbacks: Callable[..., object]
+    ) -> None:
+        with django_capture_on_commit_callbacks(execute=True):  # type: ignore[attr-defined]
+            library_version_bump(reader_ids=[alice.pk])
+            in_transaction = library_versions(alice.pk)
+        after_commit = library_versions(alice.pk)
+        assert after_commit[0] != in_transaction[0]
+        assert after_commit[1] == in_transaction[1]
+
+    def test_the_embedding_task_bumps_the_workers_version(self, alice: User) -> None:
+        clippings_import(
+            reader=alice, data=clippings_file(Entry(BORGES, "Memory is a river of ash.")),
+            file_name="c.txt",
+        )  # fmt: skip
+        before = library_versions(alice.pk)
+        ids = list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        assert embed_highlights(ids)["embedded"] == 1
+        after = library_versions(alice.pk)
+        assert after[0] == before[0]
+        assert after[1] != before[1]
+        assert embed_highlights(ids)["embedded"] == 0  # the second call changes nothing
+
+
+@pytest.mark.django_db
+class ConnectionsPageTests:
+    def test_it_drops_a_deleted_highlights_pairs_at_once(
+        self, connected: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        assert alice_client.get(reverse("connections")).context["page"].paginator.count == 3
+        alice_client.post(reverse("highlight_delete", args=[connected["proust"].code]))
+        response = alice_client.get(reverse("connections"))
+        assert response.context["page"].paginator.count == 1
+        assert b"The taste of the madeleine." not in response.content
+
+    def test_it_shows_an_edited_note_at_once(
+        self, connected: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        alice_client.get(reverse("connections"))
+        url = reverse("highlight_note", args=[connected["funes"].code])
+        alice_client.post(url, {"note": "Like my grandmother."})
+        assert b"Like my grandmother." in alice_client.get(reverse("connections")).content
+
+    def test_another_reader_never_sees_the_cached_pairs(
+        self, connected: dict[str, Highlight], alice_client: Client, bob_client: Client
+    ) -> None:
+        assert b"Funes remembered everything." in alice_client.get(reverse("connections")).content
+        response = bob_client.get(reverse("connections"))
+        assert b"Funes remembered everything." not in response.content
+        assert b"No connections yet" in response.content
+
+    def test_its_queries_are_few_and_fewer_once_cached(
+        self,
+        connected: dict[str, Highlight],
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        alice_client.get(reverse("connections"))  # the library's versions are made
+        library_version_bump(reader_ids=[connected["funes"].reader_id])
+        # Session, reader, latest import, versions; count, ids, rows, books.
+        with django_assert_num_queries(8):  # type: ignore[operator]
+            alice_client.get(reverse("connections"))
+        # Session, reader, latest import, versions: the rest is cached.
+        with django_assert_num_queries(4):  # type: ignore[operator]
+            alice_client.get(reverse("connections"))
+
+    def test_it_sends_anonymous_readers_to_login(self, client: Client) -> None:
+        response = client.get(reverse("connections"))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class LibraryPageTests:
+    def test_it_counts_an_import_at_once(self, alice: User, alice_client: Client) -> None:
+        assert alice_client.get(reverse("library")).context["books"] == []
+        clippings_import(
+            reader=alice, data=clippings_file(Entry(BORGES, "Memory is a river of ash.")),
+            file_name="c.txt",
+        )  # fmt: skip
+        books = alice_client.get(reverse("library")).context["books"]
+        assert [(b.title, b.highlight_count) for b in books] == [("Ficciones", 1)]
+
+    def test_it_counts_a_delete_at_once(
+        self, connected: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        assert len(alice_client.get(reverse("library")).context["books"]) == 3
+        alice_client.post(reverse("highlight_delete", args=[connected["proust"].code]))
+        counts = {
+            b.title: b.highlight_count
+            for b in alice_client.get(reverse("library")).context["books"]
+        }
+        assert counts["Swann's Way"] == 0
+
+    def test_another_reader_never_sees_the_cached_books(
+        self, connected: dict[str, Highlight], alice_client: Client, bob_client: Client
+    ) -> None:
+        assert b"Ficciones" in alice_client.get(reverse("library")).content
+        response = bob_client.get(reverse("library"))
+        assert response.context["books"] == []
+        assert b"Ficciones" not in response.content
+
+    def test_its_queries_are_few_and_fewer_once_cached(
+        self,
+        connected: dict[str, Highlight],
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        alice_client.get(reverse("library"))
+        library_version_bump(reader_ids=[connected["funes"].reader_id])
+        with django_assert_num_queries(4):  # type: ignore[operator]
+            alice_client.get(reverse("library"))  # session, reader, versions, books
+        with django_assert_num_queries(3):  # type: ignore[operator]
+            alice_client.get(reverse("library"))
+
+    def test_it_sends_anonymous_readers_to_login(self, client: Client) -> None:
+        response = client.get(reverse("library"))
+        assert response.status_code == 302
+
+
+@pytest.mark.django_db
+class HighlightPageQueriesTests:
+    def test_its_queries_do_not_grow_with_its_connections(
+        self,
+        connected: dict[str, Highlight],
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        # Session, reader, highlight, connections, their rows, merges, tags, reader's tags.
+        with django_assert_num_queries(8):  # type: ignore[operator]
+            alice_client.get(connected["funes"].get_absolute_url())
