@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from books.connections.neighbours import Neighbour
 from books.language import ENGLISH, SPANISH, UNKNOWN
+from books.library_cache import library_version_bump
 from books.models import Connection, Highlight
 
 # Neighbours kept per highlight within its language, the closest under the pair's cut.
@@ -313,10 +314,14 @@ def connections_rebuild(*, reader_id: int | None = None, batch: int = 500) -> in
         passages = passages.filter(reader_id=reader_id)
         connections = connections.filter(reader_id=reader_id)
     ids = list(passages.order_by("pk").values_list("pk", flat=True))
+    readers = set(connections.values_list("reader_id", flat=True).distinct())
     connections.delete()
     stored = 0
     for start in range(0, len(ids), batch):
         stored += highlights_connect(ids=ids[start : start + batch])
+    # The cached connection pages of these readers are stale all at once, not in 30 s.
+    readers |= set(passages.values_list("reader_id", flat=True).distinct())
+    library_version_bump(reader_ids=readers)
     return stored
 
 

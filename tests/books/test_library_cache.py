@@ -2,10 +2,12 @@
 shows when it should, another reader never sees them, the queries stay few."""
 
 from collections.abc import Callable
+from io import StringIO
 
 import numpy as np
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -173,6 +175,17 @@ class ConnectionsPageTests:
         url = reverse("highlight_note", args=[connected["funes"].code])
         alice_client.post(url, {"note": "Like my grandmother."})
         assert b"Like my grandmother." in alice_client.get(reverse("connections")).content
+
+    def test_it_shows_the_connections_found_again_at_once(
+        self, connected: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        assert alice_client.get(reverse("connections")).context["page"].paginator.count == 3
+        # As after an upgrade of the rule: the stored pairs no longer hold (here, a vector
+        # moved behind the cache's back), and `manage.py reconnect` finds them again.
+        far = _unit(RNG.normal(size=384))
+        Highlight.objects.filter(pk=connected["proust"].pk).update(embedding=far)
+        call_command("reconnect", stdout=StringIO())
+        assert alice_client.get(reverse("connections")).context["page"].paginator.count == 1
 
     def test_another_reader_never_sees_the_cached_pairs(
         self, connected: dict[str, Highlight], alice_client: Client, bob_client: Client
