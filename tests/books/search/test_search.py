@@ -16,33 +16,30 @@ from books.connections.neighbours import Neighbour
 from books.embedding.pipeline import highlights_embed
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.search.search import (
-    COMMON_WORD_SHARE,
+from books.search.filters import SearchFilters, reader_library
+from books.search.fusion import (
     DEPTH,
     FOREIGN_MEANING_WEIGHT,
-    NOTICE_MODEL_UNAVAILABLE,
     PHRASE_WEIGHT,
     SENTENCE_KEYWORD_WEIGHT,
     SOME_WORDS_WEIGHT,
     SURE_MEANING_WEIGHT,
-    SearchFilters,
-    SearchResults,
-    _library,
-    clear_query_cache,
-    forget_word_shares,
     fuse,
     fused_order,
     fusion_weights,
-    keyword_candidates_sql,
-    language_notice,
-    meaning_floor,
-    model_languages,
-    parse_query,
-    query_language,
     recency_factor,
-    search,
+)
+from books.search.keyword import (
+    COMMON_WORD_SHARE,
+    forget_word_shares,
+    keyword_candidates_sql,
     word_shares,
 )
+from books.search.language import language_notice, model_languages, query_language
+from books.search.meaning import clear_query_cache, meaning_floor
+from books.search.query import parse_query
+from books.search.results import SearchResults
+from books.search.search import NOTICE_MODEL_UNAVAILABLE, search
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -233,7 +230,7 @@ class KeywordPassTests:
             row.dedupe_key = str(number)
             row.refresh_search_text()
         Highlight.objects.bulk_create(rows)
-        library = _library(alice, SearchFilters())
+        library = reader_library(alice, SearchFilters())
         sql, params = keyword_candidates_sql(library, ["palace"], limit=10)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE books_highlight")
@@ -460,12 +457,12 @@ class MeaningTests:
         assert embedded["market"] not in [r.highlight for r in found.results]
 
     def test_it_caches_the_query_vector(self, alice: User, embedded: dict[str, Highlight]) -> None:
-        from books.search import search as search_module
+        from books.search import meaning
 
         clear_query_cache()
         search(alice, "why we forget", mode="meaning")
         search(alice, "why we forget", mode="meaning", page=2)
-        assert len(search_module._query_vectors) == 1
+        assert len(meaning._query_vectors) == 1
 
     def test_it_excludes_given_highlights_before_ranking(
         self, alice: User, embedded: dict[str, Highlight]
