@@ -35,14 +35,23 @@ if TYPE_CHECKING:
 
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
 # showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
-# Each model has its own (ModelSpec.search_max_distance); this is the default of a model
+# A model's own floor is ModelSpec.search_max_distance; this is the default of a model
 # folder that names none.
 MEANING_MAX_DISTANCE = 0.75
-# How far behind the best result a close match may be, per model (by name). e5's distances
-# sit in a band about 0.4 times as wide as MiniLM's (related cuts 0.115 and 0.27-0.40),
-# so its margin is scaled alike: not measured on the search tasks yet.
+# Per model (by name), measured on the search tasks of evaluate_search, and so winning over
+# the model's own search_max_distance. multilingual-e5-small: its STS-B floor (0.21) let
+# every one of the 100 nearest through on any query, so every search said "About 100 close
+# matches". Among 15,320 highlights, the 100th nearest of a paraphrase query sits at a median
+# 0.165 (remembered words: 0.187). 0.15 is the tightest cut that keeps meaning's Recall@10
+# on paraphrases (0.958, as with no floor; 0.14 loses a point); on a real bilingual library
+# of 4,605 highlights it also parts related queries (best match 0.083-0.142) from unrelated
+# ones ("volcanic eruptions in Iceland", "la receta de la paella": 0.160-0.191).
+MEANING_FLOORS: dict[str, float] = {"multilingual-e5-small": 0.15}
+# How far behind the best result a close match may be, per model (by name). e5: 0.08 is the
+# narrowest margin that keeps meaning's Recall@10 on paraphrases (0.06 loses 0.006, 0.05
+# loses 0.015); a paraphrase query then counts a median of 6 close matches.
 MEANING_MARGIN = 0.35
-MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.15}
+MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.08}
 QUERY_CACHE_SIZE = 256
 
 
@@ -154,8 +163,9 @@ def meaning_floor(
     """The close matches: nearer than the model's floor, and not far behind the best one.
 
     A library of 100,000 always has 100 nearest highlights; the count shown is of those
-    that are close (the model's `search_max_distance`, `MEANING_MARGIN`). Without the
-    `absolute` floor (the books a reader named), the best is kept however far it is."""
+    that are close (`MEANING_FLOORS` or the model's `search_max_distance`, and
+    `MEANING_MARGINS`). Without the `absolute` floor (the books a reader named), the best
+    is kept however far it is."""
     floor = _meaning_max_distance(model_id)
     if not absolute:
         floor = math.inf
@@ -167,7 +177,11 @@ def meaning_floor(
 
 
 def _meaning_max_distance(model_id: str) -> float:
-    """The model's own floor (ModelSpec.search_max_distance) when it is the active one."""
+    """The floor measured for the model (MEANING_FLOORS), else the model's own
+    (ModelSpec.search_max_distance) when it is the active one."""
+    measured = MEANING_FLOORS.get(model_id.split("@")[0])
+    if measured is not None:
+        return measured
     from books.embedding.encoder import EncoderUnavailable, get_encoder
 
     try:

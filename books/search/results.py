@@ -92,11 +92,13 @@ class SearchResults:
     named_words: frozenset[str] = frozenset()  # the folded query words that named them
     named_first: int = 0
     keyword_capped: bool = False  # more highlights have the words than were ranked
+    meaning_capped: bool = False  # more highlights may be close than were read
     fusion: str = ""  # which rule weighted the halves (fusion_weights), in a hybrid search
 
     @property
     def count_label(self) -> str:
-        """The number of results as what it is: exact for words, "about" for meaning."""
+        """The number of results as what it is: exact, unless a half read no further than
+        its cap ("More than" for words, "About" for meaning)."""
         if not self.total:
             return "No results"
         noun = "highlight" if self.mode_used == "keyword" else "close match"
@@ -105,7 +107,10 @@ class SearchResults:
             exact = not self.keyword_capped and self.total < LISTING_MAX
             count = f"{self.total}" if exact else f"More than {self.total}"
         else:
-            count = f"About {self.total}" if self.total > 1 else "1"
+            # The close matches are counted, not guessed: "About" only when the meaning half
+            # stopped at DEPTH, or the words at theirs.
+            capped = self.meaning_capped or self.keyword_capped
+            count = f"About {self.total}" if capped else f"{self.total}"
         return f"{count} {noun}{plural if self.total != 1 else ''}"
 
     @property

@@ -33,6 +33,7 @@ from books.connections.neighbours import Neighbour
 from books.models import Book, Highlight, search_document
 from books.search.filters import SearchFilters, reader_library
 from books.search.fusion import (
+    DEPTH,
     FEW_WORDS,
     RRF_K,
     Fused,
@@ -54,7 +55,14 @@ from books.search.names import (
     names_in,
     reader_books,
 )
-from books.search.query import QUERY_MAX_LENGTH, ParsedQuery, parse_query, query_terms, tsquery
+from books.search.query import (
+    QUERY_MAX_LENGTH,
+    ParsedQuery,
+    meaning_text,
+    parse_query,
+    query_terms,
+    tsquery,
+)
 from books.search.results import LISTING_MAX, PAGE_SIZE, SearchResult, SearchResults, page_results
 
 # What the search's callers (views, the JSON API, the MCP server, the commands, the
@@ -82,6 +90,8 @@ class _Ranked:
     keyword: KeywordHits
     mode_used: str
     weights: FusionWeights | None = None
+    # The meaning half found DEPTH close matches: more may be close than were read.
+    meaning_capped: bool = False
 
 
 def _rank(
@@ -116,7 +126,10 @@ def _rank(
         # any-word fallback) outvote the meaning half rather than add to it: the fallback
         # runs for a few words only (see fusion_weights).
         fallback = mode_used == "keyword" or words <= FEW_WORDS
-        keyword = keyword_hits(library, parsed, fallback=fallback)
+        # Where the model could answer too, a highlight that shares only "and" with the
+        # query is no match, even when the meaning half found nothing close.
+        common_alone = vector is None or mode == "keyword"
+        keyword = keyword_hits(library, parsed, fallback=fallback, common_alone=common_alone)
     weights = None
     if mode_used == "hybrid":
         weights = fusion_weights(
@@ -134,7 +147,7 @@ def _rank(
         )
     else:
         fused = fuse(keyword.ranked, meaning)
-    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights)
+    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, len(meaning) >= DEPTH)
 
 
 def _listing(library: QuerySet[Highlight]) -> _Ranked:
@@ -230,7 +243,7 @@ def search(
         except EncoderUnavailable:
             notices.append(NOTICE_MODEL_UNAVAILABLE)
         else:
-            vector = query_vector(encoder, query.strip()[:QUERY_MAX_LENGTH])
+            vector = query_vector(encoder, meaning_text(query) or query.strip()[:QUERY_MAX_LENGTH])
             model_id = encoder.model_id
             language = language_notice(query, encoder)
             if language:
@@ -274,9 +287,15 @@ def search(
             fused = {**fused, **first.fused}
             ordered = [*first.order, *rest]
             if topic.units:
-                ranked = _Ranked(fused, ordered, first.keyword, first.mode_used, first.weights)
+                ranked = _Ranked(
+                    fused, ordered, first.keyword, first.mode_used, first.weights,
+                    first.meaning_capped or ranked.meaning_capped,
+                )  # fmt: skip
             else:
-                ranked = _Ranked(fused, ordered, ranked.keyword, ranked.mode_used, ranked.weights)
+                ranked = _Ranked(
+                    fused, ordered, ranked.keyword, ranked.mode_used, ranked.weights,
+                    ranked.meaning_capped,
+                )  # fmt: skip
     if recency_boost and fused:
         now = clock()
         added = Highlight.objects.filter(pk__in=list(fused)).values_list(
@@ -305,5 +324,6 @@ def search(
         named_words=named.words if named_first else frozenset(),
         named_first=named_first,
         keyword_capped=ranked.keyword.capped,
+        meaning_capped=ranked.meaning_capped,
         fusion=ranked.weights.why if ranked.weights else "",
     )
