@@ -12,37 +12,34 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from books.connections.neighbours import Neighbour
+from books.connections.neighbours import Neighbour, nearest_highlights
 from books.embedding.pipeline import highlights_embed
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.search.search import (
-    COMMON_WORD_SHARE,
+from books.search.filters import SearchFilters, reader_library
+from books.search.fusion import (
     DEPTH,
     FOREIGN_MEANING_WEIGHT,
-    NOTICE_MODEL_UNAVAILABLE,
     PHRASE_WEIGHT,
     SENTENCE_KEYWORD_WEIGHT,
     SOME_WORDS_WEIGHT,
     SURE_MEANING_WEIGHT,
-    SearchFilters,
-    SearchResults,
-    _library,
-    clear_query_cache,
-    forget_word_shares,
     fuse,
     fused_order,
     fusion_weights,
-    keyword_candidates_sql,
-    language_notice,
-    meaning_floor,
-    model_languages,
-    parse_query,
-    query_language,
     recency_factor,
-    search,
+)
+from books.search.keyword import (
+    COMMON_WORD_SHARE,
+    forget_word_shares,
+    keyword_candidates_sql,
     word_shares,
 )
+from books.search.language import language_notice, model_languages, query_language
+from books.search.meaning import clear_query_cache, meaning_floor
+from books.search.query import meaning_text, parse_query
+from books.search.results import SearchResults
+from books.search.search import NOTICE_MODEL_UNAVAILABLE, search
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -182,8 +179,10 @@ class KeywordPassTests:
         found = search(alice, "the cartographer sleeps", mode="keyword")
         assert found.keyword_pass == "any"
         assert [r.highlight.text for r in found.results] == ["A cartographer drew the map."]
-        # A query of common words only still finds them.
+        # A query of common words only still finds them, when words are what was asked.
         assert search(alice, "the sleeps", mode="keyword").total == DEPTH
+        # Where the model answers too, sharing only "the" with the query is no match.
+        assert search(alice, "the sleeps").total == 0
 
     def test_it_matches_a_quoted_phrase_in_order_only(self, alice: User, sacks: Book) -> None:
         _highlight(alice, sacks, "We each have an inner narrative.")
@@ -233,7 +232,7 @@ class KeywordPassTests:
             row.dedupe_key = str(number)
             row.refresh_search_text()
         Highlight.objects.bulk_create(rows)
-        library = _library(alice, SearchFilters())
+        library = reader_library(alice, SearchFilters())
         sql, params = keyword_candidates_sql(library, ["palace"], limit=10)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE books_highlight")
@@ -252,6 +251,15 @@ class ParseQueryTests:
         )
         assert parsed.exclusions == ("-palace", '-"the end"')
         assert parsed.words == frozenset({"memoria", "inner", "narrative", "rio"})
+
+
+class MeaningTextTests:
+    def test_it_embeds_the_query_without_its_filters_and_exclusions(self) -> None:
+        assert meaning_text("memory -palaces") == "memory"
+        assert meaning_text('Author:"Oliver Sacks" Memory -"a palace"') == "Memory"
+        assert meaning_text("la muerte book:Ficciones") == "la muerte"
+        # A hyphen inside a word, or alone, is the reader's text.
+        assert meaning_text("well-being - co-operation") == "well-being - co-operation"
 
 
 class FusionTests:
@@ -438,8 +446,10 @@ class MeaningTests:
         assert rivers in [r.highlight for r in words.results]
 
     def test_a_few_remembered_words_count_even_when_one_is_missing(
-        self, alice: User, embedded: dict[str, Highlight]
+        self, minilm: None, alice: User, embedded: dict[str, Highlight]
     ) -> None:
+        # MiniLM: e5 puts two bare words farther than its floor from any sentence here, so
+        # only the words would find them and there would be no fusion to see.
         rivers = _highlight(alice, embedded["roses"].book, "The names of rivers.")
         # No highlight has both words (or "forget" is a slip): the ones with some still
         # count, below a highlight both halves found.
@@ -460,12 +470,12 @@ class MeaningTests:
         assert embedded["market"] not in [r.highlight for r in found.results]
 
     def test_it_caches_the_query_vector(self, alice: User, embedded: dict[str, Highlight]) -> None:
-        from books.search import search as search_module
+        from books.search import meaning
 
         clear_query_cache()
         search(alice, "why we forget", mode="meaning")
         search(alice, "why we forget", mode="meaning", page=2)
-        assert len(search_module._query_vectors) == 1
+        assert len(meaning._query_vectors) == 1
 
     def test_it_excludes_given_highlights_before_ranking(
         self, alice: User, embedded: dict[str, Highlight]
@@ -684,6 +694,12 @@ class AdaptiveFusionTests:
                 parsed, passed, model_reads=True, best_distance=0.1, model_id=model
             )
             assert (weights.keyword, weights.meaning) == (keyword, SURE_MEANING_WEIGHT)
+        e5 = "multilingual-e5-small@1234"
+        sure = fusion_weights(few, "all", model_reads=True, best_distance=0.05, model_id=e5)
+        assert sure.why == "a close match by meaning"
+        # e5's band is narrower than MiniLM's: 0.1 is close for MiniLM, not sure for e5.
+        unsure = fusion_weights(few, "all", model_reads=True, best_distance=0.1, model_id=e5)
+        assert unsure.why == "a few words"
         # Not sure: farther than the model's line, or a model never measured.
         far = fusion_weights(few, "all", model_reads=True, best_distance=0.5, model_id=model)
         other = fusion_weights(few, "all", model_reads=True, best_distance=0.1, model_id="x@1")
@@ -719,11 +735,93 @@ class CountTests:
         assert results(12, "keyword") == "12 highlights"
         assert results(300, "keyword", capped=True) == "More than 300 highlights"
         assert results(1, "meaning") == "1 close match"
-        assert results(40, "hybrid") == "About 40 close matches"
+        assert results(40, "hybrid") == "40 close matches"
+        # Only a half that stopped at its cap makes the count a guess.
+        capped = SearchResults(
+            "q", "auto", "hybrid", [], total=120, offset=0, limit=20, meaning_capped=True
+        )
+        assert capped.count_label == "About 120 close matches"
+
+    def test_the_e5_floor_and_margin_are_its_own(self) -> None:
+        found = [Neighbour(n, d) for n, d in enumerate([0.05, 0.12, 0.14, 0.16, 0.2])]
+        e5 = "multilingual-e5-small@abc"
+        # 0.14 is more than e5's margin behind the best; 0.16 is past its floor.
+        assert [n.highlight_id for n in meaning_floor(found, e5)] == [0, 1]
+        # The same distances under MiniLM's wider band are all close.
+        assert len(meaning_floor(found, "all-MiniLM-L6-v2@abc")) == 5
 
 
 @pytest.mark.django_db
 class HonestCountTests:
+    @pytest.fixture
+    def shelf(self, alice: User, ficciones: Book) -> dict[str, Highlight]:
+        texts = {
+            "names": "Every night I lose the names of the people I met that day.",
+            "introduced": "I can never remember the name of someone I have just been "
+            "introduced to.",
+            "iceland": "Iceland has many geysers and hot springs.",
+            "ash": "Volcanic ash closed the airports of northern Europe.",
+            "roses": "Prune the roses in early March.",
+            "outcomes": "Measure outcomes, not output.",
+            "attitude": "Hire for attitude, train for skill.",
+            "teams": "Small teams ship faster.",
+            "feedback": "Keep the feedback loop short.",
+            "energy": "Energy and matter are the same thing.",
+            "particles": "Particles interact through forces.",
+            "river": "The river floods the valley every spring.",
+            "grapes": "La cosecha de uvas empieza en septiembre.",
+            "exercise": "Ejercicio: un día sin quejas.",
+        }
+        rows = {key: _highlight(alice, ficciones, text) for key, text in texts.items()}
+        highlights_embed(ids=[h.pk for h in rows.values()])
+        return rows
+
+    def _nearest(self, reader: User, query: str) -> list[tuple[int, float]]:
+        from books.embedding.encoder import get_encoder
+
+        encoder = get_encoder()
+        found = nearest_highlights(
+            reader_id=reader.pk, vector=encoder.encode_one(query), model_id=encoder.model_id,
+            limit=20, passages_only=True,
+        )  # fmt: skip
+        return [(n.highlight_id, n.distance) for n in found]
+
+    def test_a_query_that_matches_a_handful_says_so(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        query = "forgetting someone's name"
+        # The library's other highlights sit where e5's unrelated sentences do (0.17-0.21):
+        # inside its STS-B floor (0.21), which counted them as close matches.
+        nearest = self._nearest(alice, query)
+        assert sum(1 for _, distance in nearest if distance < 0.21) > 2
+        found = search(alice, query)
+        assert {r.highlight for r in found.results} == {shelf["names"], shelf["introduced"]}
+        assert found.count_label == "2 close matches"
+
+    def test_an_unrelated_query_finds_nothing_close(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        assert self._nearest(alice, "sourdough loaves")[0][1] < 0.21
+        found = search(alice, "sourdough loaves")
+        assert found.count_label == "No results"
+
+    def test_a_spanish_query_finds_an_english_highlight(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, "olvidar cómo se llama alguien")
+        assert [r.highlight for r in found.results] == [shelf["introduced"]]
+        assert found.results[0].halves == ("meaning",)
+        assert found.count_label == "1 close match"
+
+    def test_a_paraphrase_is_a_sure_match_for_e5(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, "I can never recall the name of a person I was just introduced to")
+        assert found.fusion == "a close match by meaning"
+        assert found.results[0].highlight == shelf["introduced"]
+        # Remembered words are not a paraphrase: their best match is farther than e5's line.
+        assert search(alice, "geysers springs").fusion == "a few words"
+
     def test_unrelated_highlights_are_not_counted_as_matches(
         self, alice: User, ficciones: Book
     ) -> None:
@@ -803,6 +901,7 @@ class WordsInSearchTests:
         word.save(update_fields=["is_word"])
         highlights_embed(ids=[passage.pk, word.pk])
 
-        assert _texts(alice, "what we remember", mode="meaning") == [passage.text]
+        # The word sits close enough to be a match (0.14 under e5) were words ranked.
+        assert _texts(alice, "memory guards everything", mode="meaning") == [passage.text]
         assert _texts(alice, "remembrance", mode="keyword") == ["remembrance"]
         assert "remembrance" in _texts(alice, "remembrance", mode="auto")

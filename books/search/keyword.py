@@ -1,0 +1,269 @@
+"""The keyword side: which highlights have the query's words, and their order.
+
+PostgreSQL full-text search over `Highlight.search_text` (text + note, accent- and
+case-folded in Python) through `books.models.search_document()`: the words as written plus
+their English and Spanish stems. All terms first; when nothing has them all, any term.
+PostgreSQL decides *which* highlights match, through the GIN index; the order among them
+is BM25 computed here (see `_bm25`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+from django.db.models import QuerySet
+
+from books.models import Highlight, search_document
+from books.search.fusion import DEPTH
+from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
+
+# Highlights read for the all-words pass, and per word in the any-word pass. A word in more
+# highlights than this is common: its first matches are ranked, not all of them, which keeps
+# a query for "that" in a library of 100,000 nearly as fast as one for "funes". On STS-B
+# dev, 100 per word ranks as well as 200 (keyword Recall@1 0.828 against 0.830).
+KEYWORD_CANDIDATES = 300
+TERM_CANDIDATES = 100
+# In the any-word fallback, a word in this share of all highlights or more ("the", "de") is
+# read only when the others find nothing. On STS-B dev, 0.02 cost keyword search 1.5 points
+# of Recall@1 ("man" is a content word among captions); 0.1 costs 0.3 and halves the time
+# of a sentence-long query.
+COMMON_WORD_SHARE = 0.1
+WORD_SHARES_TTL_SECONDS = 600.0
+# BM25's usual constants: term-frequency saturation and length normalization.
+BM25_K1 = 1.2
+BM25_B = 0.75
+_STAND_IN = "\x1fexogram-query\x1f"
+
+
+@dataclass(frozen=True)
+class KeywordHits:
+    ranked: list[int]
+    passed: str  # "all", "any" or ""
+    matched: int = 0  # highlights read that match, DEPTH or more when there are many
+    capped: bool = False  # more match than were read
+
+
+def matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Highlight]:
+    # The expression must be the GIN index's own, search_document(), or PostgreSQL parses
+    # every highlight's text instead of reading the index.
+    return library.annotate(search=search_document()).filter(search=tsquery)
+
+
+def word_pattern(words: Sequence[str]) -> str:
+    # PostgreSQL's regular expressions: \m and \M are the start and the end of a word.
+    return r"\m" + r"\W+".join(re.escape(word) for word in words) + r"\M"
+
+
+def _unit_pattern(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
+    """A unit as a regular expression on the folded text: a word, or a word of its stem
+    and up to four more letters ("habit" → habits, habitual); a phrase exactly."""
+    if len(words) == 1 and not text.startswith('"'):
+        forms = [re.escape(words[0]), *(re.escape(stem) + r"\w{0,4}" for stem in stems[words[0]])]
+        return r"\m(?:" + "|".join(forms) + r")\M"
+    return word_pattern(words)
+
+
+def keyword_candidates_sql(
+    library: QuerySet[Highlight],
+    tsqueries: Sequence[str],
+    limit: int,
+    check: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
+    """One statement: up to `limit` highlights per tsquery (to_tsquery('simple', …) text), as
+    (query index, id, length of the folded text, which of the `check` patterns it has).
+
+    Each query's matches are a MATERIALIZED CTE read through the GIN index as a bitmap: with
+    the LIMIT inside, the planner would rather walk the table in order and parse each text
+    (measured: 200 ms instead of 5 ms for a word in half of 100,000 highlights). A unit to
+    check is a regular expression on each candidate's folded text (~3 µs).
+    """
+    # Compiled once with a stand-in for the query text, which each query then replaces:
+    # compiling a queryset per query cost more than running the statement.
+    sql, template = (
+        matching(library, tsquery(_STAND_IN))
+        .values_list("id", "search_text")
+        .query.sql_with_params()
+    )
+    ctes: list[str] = []
+    selects: list[str] = []
+    params: list[Any] = []
+    for index, text in enumerate(tsqueries):
+        ctes.append(f"query_{index} AS MATERIALIZED ({sql})")
+        params.extend(text if value == _STAND_IN else value for value in template)
+    # In the order of the placeholders: the patterns in the SELECT list, then the LIMITs.
+    has = ", ".join(["search_text ~ %s"] * len(check))
+    params.extend(check)
+    for index in range(len(tsqueries)):
+        selects.append(f"(SELECT {index} AS query, id, search_text FROM query_{index} LIMIT %s)")
+        params.append(limit)
+    return (
+        f"WITH {', '.join(ctes)} SELECT query, id, length(search_text), ARRAY[{has}]::boolean[] "
+        f"FROM ({' UNION ALL '.join(selects)}) AS candidates",
+        params,
+    )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    length: int
+    units: frozenset[int]
+
+
+def _candidates(
+    library: QuerySet[Highlight],
+    tsqueries: Sequence[str],
+    limit: int,
+    found_by: Sequence[Collection[int]],
+    patterns: Sequence[str],
+    check: Sequence[int] = (),
+) -> dict[int, _Candidate]:
+    """Candidates by id, with the units each has: those its query stands for
+    (`found_by[i]` for query i) and those of `check` its text has (`patterns[i]`)."""
+    sql, params = keyword_candidates_sql(library, tsqueries, limit, [patterns[i] for i in check])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    found: dict[int, _Candidate] = {}
+    for query, pk, length, has in rows:
+        present = {*found_by[query], *(unit for unit, yes in zip(check, has, strict=True) if yes)}
+        if pk in found:
+            present |= found[pk].units
+        found[pk] = _Candidate(int(length), frozenset(present))
+    return found
+
+
+_word_shares: tuple[float, dict[str, float]] = (-math.inf, {})
+_word_shares_lock = threading.Lock()
+
+
+def forget_word_shares() -> None:
+    """Read the statistics afresh at the next search (after an ANALYZE, in tests)."""
+    global _word_shares
+    with _word_shares_lock:
+        _word_shares = (-math.inf, {})
+
+
+def word_shares() -> dict[str, float]:
+    """The share of highlights each common word is in, from PostgreSQL's own statistics.
+
+    ANALYZE keeps the most common lexemes of the GIN index's expression with their
+    frequencies (pg_stats.most_common_elems): free to read, where counting a word's
+    highlights costs as much as a search. Over all readers, which is fine for telling "the"
+    from "cartographer". Re-read every few minutes; empty until the first ANALYZE.
+    """
+    global _word_shares
+    now = time.monotonic()
+    read_at, shares = _word_shares
+    if now - read_at < WORD_SHARES_TTL_SECONDS:
+        return shares
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = %s",
+            ["highlight_search_stems_gin"],
+        )
+        row = cursor.fetchone()
+    # The frequency array ends with three summary figures, past the last word.
+    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+    with _word_shares_lock:
+        _word_shares = (now, shares)
+    return shares
+
+
+def _bm25(candidates: dict[int, _Candidate], idf: Sequence[float]) -> list[int]:
+    """Ids ordered by BM25, best first.
+
+    Term frequency is 0 or 1: a highlight is a sentence or two, where a word seldom comes
+    twice, and counting occurrences meant reading and scanning every candidate's text in
+    Python, which cost more than the rest of the search. Length is in characters: BM25 only
+    compares it with the average.
+    """
+    average = sum(c.length for c in candidates.values()) / max(1, len(candidates)) or 1.0
+    scores = {
+        pk: sum(
+            idf[unit]
+            * (BM25_K1 + 1)
+            / (1 + BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average))
+            for unit in candidate.units
+        )
+        for pk, candidate in candidates.items()
+    }
+    # Ties: the newer highlight (higher id) first.
+    return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+
+
+def keyword_hits(
+    library: QuerySet[Highlight],
+    parsed: ParsedQuery,
+    *,
+    fallback: bool = True,
+    common_alone: bool = True,
+) -> KeywordHits:
+    """The highlights with the query's words, best first.
+
+    `common_alone`: whether the any-word fallback may rank highlights that share only the
+    query's common words ("and", "in") when its other words find nothing. Asked for words
+    alone, the reader gets them; beside the meaning half they are no match at all: on a
+    4,605-highlight library, "volcanic eruptions in Iceland" found 100 highlights with "in"
+    and said "About 199 close matches".
+    """
+    units = [words for _, words in parsed.units]
+    if not units:
+        return KeywordHits([], "")
+    terms = query_terms(parsed)
+    stems = stems_of({word for words in units for word in words})
+    patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
+    everything = list(range(len(units)))
+    # Pass 1: the reader's own query, every term required (and their or / - / quotes).
+    candidates = _candidates(
+        library, [terms.everything], KEYWORD_CANDIDATES, [everything], patterns
+    )
+    passed = "all"
+    capped = len(candidates) >= KEYWORD_CANDIDATES
+    # A phrase in quotes is required: the fallback never drops it.
+    if not candidates and len(units) > 1 and fallback and not parsed.phrases:
+        # Pass 2: any term (exclusions still apply), each term's matches read separately so
+        # a highlight sharing two rare words is never crowded out by the thousands with
+        # "the". Common words are not read, only looked for in the candidates the others
+        # bring (they would bring thousands that share nothing else with the query), unless
+        # the others find nothing ("the sleeps") and `common_alone` allows it.
+        shares = word_shares()
+        informative = [
+            index
+            for index, words in enumerate(units)
+            if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
+        ]
+        reads = [informative, everything] if informative != everything else [everything]
+        if informative and not common_alone:
+            reads = [informative]
+        for read in reads:
+            tsqueries = [f"{terms.units[i]}{terms.exclusions}" for i in read]
+            found_by = [[i] for i in read]
+            common = [i for i in everything if i not in read]
+            candidates = _candidates(
+                library, tsqueries, TERM_CANDIDATES, found_by, patterns, common
+            )
+            if candidates:
+                break
+        passed = "any"
+        capped = any(
+            sum(1 for c in candidates.values() if i in c.units) >= TERM_CANDIDATES for i in read
+        )
+    if not candidates:
+        return KeywordHits([], "")
+    # BM25's inverse document frequency, from the candidates: the library's size is not
+    # counted (at 100,000 highlights, a count costs more than the whole search). The
+    # candidates hold every highlight of a rare word, and a sample of the common ones.
+    size = max(len(candidates), 2 * TERM_CANDIDATES)
+    frequency = [sum(1 for c in candidates.values() if unit in c.units) for unit in everything]
+    idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in frequency]
+    ranked = _bm25(candidates, idf)
+    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped)

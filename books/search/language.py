@@ -1,0 +1,75 @@
+"""The language of a query, and whether the model reads it: a notice when it reads it
+poorly, and a lighter meaning half in the fusion (books.search.fusion)."""
+
+from __future__ import annotations
+
+import re
+
+from books.search.query import WORD
+from books.text import fold
+
+# A few of each language's commonest words: enough to tell a query's language when it has
+# one of them, and a guess never made on a query with none ("Pessoa", "entropy").
+_LANGUAGE_WORDS = {
+    "en": "the of and to is in that it was for with as you what why how not are this be about",
+    "es": "el la los las de del que y en un una por con para es se no lo como mas pero sus "
+    "le ya este esta cuando muy sin sobre hay donde quien porque todo nos yo",
+    "fr": "le la les des est et une dans pour pas qui que sur avec ce je il elle nous vous",
+    "de": "der die das und ist nicht ein eine mit sich auf fur ich du wir sie zu dem den",
+    "pt": "o os as um uma do da dos das em para com nao que por mais como seu sua voce",
+    "it": "il lo gli della di che e un una per con non sono come piu questo anche",
+}
+_LANGUAGE_SETS = {language: frozenset(words.split()) for language, words in _LANGUAGE_WORDS.items()}
+# Letters Spanish writes and English never does (Portuguese shares some: a tie it loses).
+_SPANISH_LETTERS = re.compile(r"[ñ¿¡áíóú]", re.IGNORECASE)
+LANGUAGE_NAMES = {
+    "en": "English",
+    "es": "Spanish",
+    "fr": "French",
+    "de": "German",
+    "pt": "Portuguese",
+    "it": "Italian",
+}
+# The languages each model reads well, by model name, for models that do not say so
+# themselves (an encoder's own `languages` attribute wins). None: many languages.
+MODEL_LANGUAGES: dict[str, tuple[str, ...] | None] = {
+    "all-MiniLM-L6-v2": ("en",),
+    "multilingual-e5-small": None,
+}
+
+
+def query_language(query: str) -> str | None:
+    """The query's language when its words say so, else None."""
+    if _SPANISH_LETTERS.search(query):
+        return "es"
+    words = WORD.findall(fold(query))
+    counts = {
+        language: sum(1 for w in words if w in vocabulary)
+        for language, vocabulary in _LANGUAGE_SETS.items()
+    }
+    # A tie goes to the library's languages first, in the order of _LANGUAGE_WORDS ("la
+    # muerte" is Spanish before it is French).
+    best = max(counts, key=lambda language: counts[language])
+    return best if counts[best] else None
+
+
+def model_languages(encoder: object) -> tuple[str, ...] | None:
+    declared = getattr(encoder, "languages", None)
+    if declared is not None:
+        return tuple(declared) or None
+    name = str(getattr(encoder, "model_id", "")).split("@")[0]
+    return MODEL_LANGUAGES.get(name)
+
+
+def language_notice(query: str, encoder: object) -> str:
+    """A word for the reader when the model reads the query's language poorly."""
+    languages = model_languages(encoder)
+    language = query_language(query)
+    if languages is None or language is None or language in languages:
+        return ""
+    name = str(getattr(encoder, "model_id", "the model")).split("@")[0]
+    read = ", ".join(LANGUAGE_NAMES.get(code, code) for code in languages)
+    return (
+        f"This looks like {LANGUAGE_NAMES.get(language, language)}: the model ({name}) reads "
+        f"{read} only, so results by meaning may miss. Results by words work in any language."
+    )

@@ -1,0 +1,194 @@
+"""The meaning side: the query's vector (cached per process), the nearest highlights, and
+the floor that keeps only close matches.
+
+The query's vector comes from the same encoder as the highlights'; the nearest highlights
+by cosine distance through books.connections.neighbours (exact for small libraries,
+iterative HNSW for large ones, so the reader filter never silently loses recall), cut at a
+relevance floor (per model) so that the count is of close matches, not of the top 100.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from django.db import connection
+from django.db.models import QuerySet
+from pgvector.django import CosineDistance
+
+from accounts.models import User
+from books.connections.neighbours import (
+    EXACT_SCAN_MAX,
+    HNSW_EF_SEARCH,
+    Neighbour,
+    iterative_scan,
+    nearest_highlights,
+)
+from books.models import Highlight
+from books.search.fusion import DEPTH
+
+if TYPE_CHECKING:
+    from books.embedding.encoder import Encoder
+
+# A meaning result farther than this (cosine distance) shares nothing with the query worth
+# showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
+# A model's own floor is ModelSpec.search_max_distance; this is the default of a model
+# folder that names none.
+MEANING_MAX_DISTANCE = 0.75
+# Per model (by name), measured on the search tasks of evaluate_search, and so winning over
+# the model's own search_max_distance. multilingual-e5-small: its STS-B floor (0.21) let
+# every one of the 100 nearest through on any query, so every search said "About 100 close
+# matches". Among 15,320 highlights, the 100th nearest of a paraphrase query sits at a median
+# 0.165 (remembered words: 0.187). 0.15 keeps meaning's Recall@10 on paraphrases (0.958, as
+# with no floor; 0.14 keeps 0.956 but takes remembered words' from 0.665 to 0.567); on a real
+# bilingual library of 4,605 highlights it parts related queries (best match 0.083-0.142)
+# from unrelated ones ("volcanic eruptions in Iceland", "la receta de la paella": 0.160-0.191),
+# and 97.5% of STS-B's Spanish sentences find their English partner within it.
+MEANING_FLOORS: dict[str, float] = {"multilingual-e5-small": 0.15}
+# How far behind the best result a close match may be, per model (by name). e5: 0.08 is the
+# narrowest margin that keeps meaning's Recall@10 on paraphrases (0.06 loses 0.006, 0.05
+# loses 0.015); a paraphrase query then counts a median of 6 close matches.
+MEANING_MARGIN = 0.35
+MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.08}
+QUERY_CACHE_SIZE = 256
+
+
+_query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+_query_vectors_lock = threading.Lock()
+
+
+def query_vector(encoder: Encoder, text: str) -> list[float]:
+    """The query's vector; a repeated query (the next page, a changed filter) is not re-run.
+
+    Keyed by model id, so a model change never serves a vector of the old model. Per
+    process and only a speed-up: two processes computing the same vector agree anyway.
+    """
+    key = (encoder.model_id, text)
+    with _query_vectors_lock:
+        vector = _query_vectors.get(key)
+        if vector is not None:
+            _query_vectors.move_to_end(key)
+            return vector
+    vector = [float(x) for x in encoder.encode_one(text)]
+    with _query_vectors_lock:
+        _query_vectors[key] = vector
+        while len(_query_vectors) > QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
+def clear_query_cache() -> None:
+    with _query_vectors_lock:
+        _query_vectors.clear()
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
+    """How many rows, counted no further than `cap`: enough to choose a strategy."""
+    sql, params = highlights.values("id").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM ({sql} LIMIT %s) AS capped", [*params, cap])
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _nearest_filtered(
+    library: QuerySet[Highlight], vector: Sequence[float], *, limit: int
+) -> list[Neighbour]:
+    """The two strategies of books.connections.neighbours, for a library narrowed by filters."""
+    if _rows_up_to(library, EXACT_SCAN_MAX + 1) <= EXACT_SCAN_MAX:
+        # MATERIALIZED, as in books.connections.neighbours: an exact sort of the filtered rows,
+        # never a filtered HNSW walk that runs out of tuples before it finds a small book's rows.
+        sql, params = library.values_list("id", "embedding").query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"WITH library AS MATERIALIZED ({sql}) "
+                "SELECT id, embedding <=> %s::vector AS distance FROM library "
+                "ORDER BY distance LIMIT %s",
+                [*params, _vector_literal(vector), limit],
+            )
+            rows = cursor.fetchall()
+    else:
+        nearest = library.annotate(distance=CosineDistance("embedding", vector)).order_by(
+            "distance"
+        )
+        with iterative_scan(HNSW_EF_SEARCH):
+            rows = list(nearest.values_list("id", "distance")[:limit])
+        rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
+    return [Neighbour(highlight_id=int(pk), distance=float(d)) for pk, d in rows]
+
+
+def nearest_meaning(
+    reader: User,
+    library: QuerySet[Highlight],
+    filtered: bool,
+    vector: Sequence[float],
+    model_id: str,
+    exclude_ids: Sequence[int],
+    *,
+    absolute_floor: bool = True,
+) -> list[Neighbour]:
+    # Meaning ranks passages only: a looked-up word (books.vocabulary) sits near anything
+    # on its topic and says nothing; words stay findable by keyword.
+    if filtered:
+        embedded = library.filter(is_word=False).filter(
+            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+        )
+        found = _nearest_filtered(embedded, vector, limit=DEPTH)
+    else:
+        # The reader's rows counted up to the strategy's boundary from the reader index
+        # alone: an upper bound of the embedded ones that needs no row read, where
+        # books.connections.neighbours.library_size reads each row for its status and model.
+        size = _rows_up_to(Highlight.objects.filter(reader=reader).order_by(), EXACT_SCAN_MAX + 1)
+        found = nearest_highlights(
+            reader_id=reader.pk,
+            vector=vector,
+            model_id=model_id,
+            limit=DEPTH,
+            exclude_ids=exclude_ids,
+            size=size,
+            passages_only=True,
+        )
+    return meaning_floor(found, model_id, absolute=absolute_floor)
+
+
+def meaning_floor(
+    found: Sequence[Neighbour], model_id: str, *, absolute: bool = True
+) -> list[Neighbour]:
+    """The close matches: nearer than the model's floor, and not far behind the best one.
+
+    A library of 100,000 always has 100 nearest highlights; the count shown is of those
+    that are close (`MEANING_FLOORS` or the model's `search_max_distance`, and
+    `MEANING_MARGINS`). Without the `absolute` floor (the books a reader named), the best
+    is kept however far it is."""
+    floor = _meaning_max_distance(model_id)
+    if not absolute:
+        floor = math.inf
+    margin = MEANING_MARGINS.get(model_id.split("@")[0], MEANING_MARGIN)
+    if not found:
+        return []
+    best = min(n.distance for n in found)
+    return [n for n in found if n.distance < floor and n.distance <= best + margin]
+
+
+def _meaning_max_distance(model_id: str) -> float:
+    """The floor measured for the model (MEANING_FLOORS), else the model's own
+    (ModelSpec.search_max_distance) when it is the active one."""
+    measured = MEANING_FLOORS.get(model_id.split("@")[0])
+    if measured is not None:
+        return measured
+    from books.embedding.encoder import EncoderUnavailable, get_encoder
+
+    try:
+        encoder = get_encoder()
+    except EncoderUnavailable:
+        return MEANING_MAX_DISTANCE
+    if encoder.model_id != model_id:
+        return MEANING_MAX_DISTANCE
+    return encoder.spec.search_max_distance

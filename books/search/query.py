@@ -1,0 +1,208 @@
+"""The query's grammar: words, "quoted phrases", -exclusions, `or`, author:/book: prefixes;
+each word's English and Spanish stems; the tsquery texts the keyword side reads.
+
+- Words, "quoted phrases" (exact, and required of every result), `-word` and `-"a phrase"`
+  (left out of every result), `or` between two terms, and `author:` / `book:` prefixes
+  (filters on the book's fields, see books.search.names).
+- Stems come from PostgreSQL's own snowball dictionaries, so they agree with the index
+  (`books.models.search_document()`): "habit" finds "habits", "muertes" finds "muerte".
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from django.contrib.postgres.search import SearchQuery
+from django.db import connection
+
+from books.models import SEARCH_STEM_CONFIGS
+from books.text import fold
+
+QUERY_MAX_LENGTH = 500
+# A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
+WORD = re.compile(r"[^\W_]+")
+# The web's search syntax: "a phrase", -word, -"a phrase", or.
+_UNIT = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+# author:borges, book:"a death in the family" (title: too).
+_PREFIX = re.compile(r'(?<!\S)(author|book|title):(?:"([^"]*)"?|(\S+))')
+STEMS_CACHE_SIZE = 20_000
+# What the meaning half leaves out of the text it embeds: prefixes and exclusions, as typed.
+_NOT_MEANING = re.compile(
+    r'(?<!\S)(?:(?:author|book|title):(?:"[^"]*"?|\S+)|-"[^"]*"?|-\S+)', re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """The reader's query, folded, cut into units: words and phrases, exclusions, prefixes."""
+
+    folded: str
+    # Each positive unit (a word, or a phrase) as websearch text and as its folded words.
+    units: tuple[tuple[str, tuple[str, ...]], ...]
+    exclusions: tuple[str, ...]  # as websearch text: -word, -"a phrase"
+    # Which units must all match: each clause is units joined by "or".
+    clauses: tuple[tuple[int, ...], ...] = ()
+    authors: tuple[str, ...] = ()  # author:… values, folded
+    books: tuple[str, ...] = ()  # book:… values, folded
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(word for _, words in self.units for word in words)
+
+    @property
+    def phrases(self) -> tuple[int, ...]:
+        return tuple(i for i, (text, _) in enumerate(self.units) if text.startswith('"'))
+
+    def without(self, words: Collection[str]) -> ParsedQuery:
+        """The same query less the single-word units in `words` (a name, its filler)."""
+        keep = [i for i, (t, w) in enumerate(self.units) if t.startswith('"') or w[0] not in words]
+        kept = {old: new for new, old in enumerate(keep)}
+        clauses = tuple(
+            clause
+            for clause in (tuple(kept[i] for i in c if i in kept) for c in self.clauses)
+            if clause
+        )
+        units = tuple(self.units[i] for i in keep)
+        folded = " ".join([*(text for text, _ in units), *self.exclusions])
+        return ParsedQuery(folded, units, self.exclusions, clauses, self.authors, self.books)
+
+
+def parse_query(query: str) -> ParsedQuery:
+    folded = fold(query.strip())[:QUERY_MAX_LENGTH]
+    authors: list[str] = []
+    books: list[str] = []
+
+    def prefix(match: re.Match[str]) -> str:
+        value = " ".join(WORD.findall(match.group(2) or match.group(3) or ""))
+        if value:
+            (authors if match.group(1) == "author" else books).append(value)
+        return " "
+
+    rest = _PREFIX.sub(prefix, folded)
+    units: dict[str, tuple[str, ...]] = {}
+    exclusions: list[str] = []
+    clauses: list[list[int]] = []
+    joined = False  # the last token was "or"
+    previous = ""
+    for match in _UNIT.finditer(rest):
+        negated, phrase, word = match.group(1), match.group(2), match.group(3)
+        if phrase is not None:
+            text, negated_word = f'"{" ".join(WORD.findall(phrase))}"', bool(negated)
+        elif word.startswith("-") and len(word) > 1:
+            text, negated_word = f"-{' '.join(WORD.findall(word))}", True
+        else:
+            text, negated_word = " ".join(WORD.findall(word)), False
+        words = tuple(WORD.findall(text))
+        if phrase is None and text == "or":
+            # "a or b" joins two terms; after an exclusion ("-a or b") it joins nothing.
+            joined = bool(clauses) and previous == "term"
+            continue
+        if not words:
+            continue
+        previous = "exclusion" if negated_word else "term"
+        if negated_word:
+            exclusions.append(text if text.startswith("-") else f"-{text}")
+        elif text not in units:
+            units[text] = words
+            if joined:
+                clauses[-1].append(len(units) - 1)
+            else:
+                clauses.append([len(units) - 1])
+        joined = False
+    return ParsedQuery(
+        folded,
+        tuple(units.items()),
+        tuple(dict.fromkeys(exclusions)),
+        tuple(tuple(clause) for clause in clauses),
+        tuple(dict.fromkeys(authors)),
+        tuple(dict.fromkeys(books)),
+    )
+
+
+def meaning_text(query: str) -> str:
+    """The query as the model should read it: without `author:`/`book:` prefixes, which are
+    filters, and without `-excluded` words, which pulled the query's vector towards what the
+    reader left out ("memory -palaces" sat nearer "a palace of rooms" than "memory" does)."""
+    return " ".join(_NOT_MEANING.sub(" ", query[:QUERY_MAX_LENGTH]).split())
+
+
+_stems: dict[str, tuple[str, ...]] = {}
+_stems_lock = threading.Lock()
+
+
+def stems_of(words: Collection[str]) -> dict[str, tuple[str, ...]]:
+    """Each word's English and Spanish stems other than itself ("habits" → "habit").
+
+    From PostgreSQL's own snowball dictionaries, so they agree with the index; a stop word
+    has none. Kept per process: a word's stems never change.
+    """
+    missing = sorted({w for w in words if w not in _stems})
+    if missing:
+        dictionaries = ", ".join(f"ts_lexize('{config}_stem', w)" for config in SEARCH_STEM_CONFIGS)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT w, {dictionaries} FROM unnest(%s::text[]) AS w", [missing])
+            rows = cursor.fetchall()
+        with _stems_lock:
+            if len(_stems) > STEMS_CACHE_SIZE:
+                _stems.clear()
+            for word, *found in rows:
+                stems = (s for lexemes in found for s in (lexemes or ()) if s != word)
+                _stems[word] = tuple(dict.fromkeys(stems))
+    return {w: _stems.get(w, ()) for w in words}
+
+
+def known_stems(word: str) -> tuple[str, ...]:
+    """The stems `stems_of` has already read for a word, with no query."""
+    return _stems.get(word, ())
+
+
+def _word_tsquery(word: str, stems: dict[str, tuple[str, ...]]) -> str:
+    # Lexemes quoted: a folded word is letters and digits only, never a quote.
+    forms = [word, *stems.get(word, ())]
+    return "(" + " | ".join(f"'{form}'" for form in forms) + ")"
+
+
+def _unit_tsquery(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
+    """A word with its stems; a phrase (or a word PostgreSQL splits, "don't") exactly, as
+    written and in order."""
+    if len(words) == 1 and not text.lstrip("-").startswith('"'):
+        return _word_tsquery(words[0], stems)
+    return "(" + " <-> ".join(f"'{word}'" for word in words) + ")"
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """The tsquery texts (for to_tsquery('simple', …)) of a parsed query."""
+
+    units: tuple[str, ...]  # each positive unit's
+    exclusions: str  # "& !(…) & !(…)", or ""
+    everything: str  # every clause, with the exclusions
+    # The units every result must have (quoted phrases), with the exclusions: what the
+    # meaning half must respect too. "" when the query has neither.
+    constraint: str
+
+
+def query_terms(parsed: ParsedQuery) -> QueryTerms:
+    excluded = [tuple(WORD.findall(text)) for text in parsed.exclusions]
+    stems = stems_of(
+        {w for _, words in parsed.units for w in words} | {w for ws in excluded for w in ws}
+    )
+    units = tuple(_unit_tsquery(text, words, stems) for text, words in parsed.units)
+    exclusions = "".join(
+        f" & !{_unit_tsquery(text, words, stems)}"
+        for text, words in zip(parsed.exclusions, excluded, strict=True)
+    )
+    clauses = [" | ".join(units[i] for i in clause) for clause in parsed.clauses]
+    everything = " & ".join(f"({clause})" for clause in clauses) + exclusions
+    required = [units[i] for i in parsed.phrases if (i,) in parsed.clauses]
+    constraint = " & ".join(required) + exclusions
+    if not required and exclusions:
+        constraint = exclusions.removeprefix(" & ")
+    return QueryTerms(units, exclusions, everything, constraint)
+
+
+def tsquery(text: str) -> SearchQuery:
+    return SearchQuery(text, config="simple", search_type="raw")

@@ -1,0 +1,179 @@
+"""The results of a search: the page's highlights read in one query, the words to mark in
+each, and the count as what it is (exact for words, "about" for meaning)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from books.models import Highlight
+from books.search.fusion import Fused
+from books.search.query import WORD, known_stems
+from books.text import fold
+
+PAGE_SIZE = 20
+# A listing (a name with no other words) shows no more than this; a keyword count this
+# large is "More than".
+LISTING_MAX = 1000
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    highlight: Highlight
+    score: float
+    keyword_rank: int | None = None
+    meaning_rank: int | None = None
+    distance: float | None = None
+    # The folded query words this highlight's text or note has, to mark: only when the
+    # keyword half found it.
+    marked_words: frozenset[str] = frozenset()
+
+    @property
+    def halves(self) -> tuple[str, ...]:
+        found = []
+        if self.keyword_rank is not None:
+            found.append("keyword")
+        if self.meaning_rank is not None:
+            found.append("meaning")
+        return tuple(found)
+
+    @property
+    def similarity_percent(self) -> int | None:
+        return None if self.distance is None else round(100 * (1 - self.distance))
+
+    def location(self) -> str:
+        h = self.highlight
+        if h.location_start is None:
+            return ""
+        if h.location_end is not None and h.location_end != h.location_start:
+            return f"{h.location_start}-{h.location_end}"
+        return str(h.location_start)
+
+    def as_json(self) -> dict[str, Any]:
+        """The shape the JSON endpoint, the command and the MCP server share."""
+        h = self.highlight
+        return {
+            "code": str(h.code),
+            "text": h.text,
+            "note": h.note,
+            "book": h.book.title,
+            "book_code": str(h.book.code),
+            "author": h.book.authors,
+            "location": self.location(),
+            "page": h.page,
+            "added_at": h.added_at.isoformat() if h.added_at else None,
+            "score": round(self.score, 6),
+            "matched": list(self.halves),
+            "distance": None if self.distance is None else round(self.distance, 4),
+            "url": h.get_absolute_url(),
+        }
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    mode: str  # as asked: auto, keyword or meaning
+    mode_used: str  # hybrid, keyword, meaning, or "" for an empty query
+    results: list[SearchResult]  # the requested page
+    total: int  # results over all pages
+    offset: int
+    limit: int
+    # The folded words of the query (phrases split), for marking.
+    words: frozenset[str] = frozenset()
+    # "all" when every term matched, "any" when the any-term fallback ran, "" otherwise.
+    keyword_pass: str = ""
+    notice: str = ""
+    ids: list[int] = field(default_factory=list, repr=False)  # all results' ids, in order
+    # The books the query named among its words (their titles), whose highlights come first,
+    # and how many of the results are theirs.
+    named: tuple[str, ...] = ()
+    named_words: frozenset[str] = frozenset()  # the folded query words that named them
+    named_first: int = 0
+    keyword_capped: bool = False  # more highlights have the words than were ranked
+    meaning_capped: bool = False  # more highlights may be close than were read
+    fusion: str = ""  # which rule weighted the halves (fusion_weights), in a hybrid search
+
+    @property
+    def count_label(self) -> str:
+        """The number of results as what it is: exact, unless a half read no further than
+        its cap ("More than" for words, "About" for meaning)."""
+        if not self.total:
+            return "No results"
+        noun = "highlight" if self.mode_used == "keyword" else "close match"
+        plural = "es" if noun.endswith("ch") else "s"
+        if self.mode_used == "keyword":
+            exact = not self.keyword_capped and self.total < LISTING_MAX
+            count = f"{self.total}" if exact else f"More than {self.total}"
+        else:
+            # The close matches are counted, not guessed: "About" only when the meaning half
+            # stopped at DEPTH, or the words at theirs.
+            capped = self.meaning_capped or self.keyword_capped
+            count = f"About {self.total}" if capped else f"{self.total}"
+        return f"{count} {noun}{plural if self.total != 1 else ''}"
+
+    @property
+    def page(self) -> int:
+        return self.offset // self.limit + 1 if self.limit else 1
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.limit)) if self.limit else 1
+
+    @property
+    def has_previous(self) -> bool:
+        return self.offset > 0
+
+    @property
+    def has_next(self) -> bool:
+        return self.offset + self.limit < self.total
+
+
+def _words_of(highlight: Highlight) -> frozenset[str]:
+    return frozenset(WORD.findall(fold(f"{highlight.text} {highlight.note}")))
+
+
+def _marked(query_words: frozenset[str], highlight: Highlight) -> frozenset[str]:
+    """The highlight's folded words that a query word or its stem found."""
+    # A word and its stems as roots, with up to three letters more: "habit" marks "habits",
+    # "muerte" marks "muertes". Only on highlights the words found, so a near miss
+    # ("habitat" beside "habits") is rare and harmless.
+    roots = {stem for word in query_words for stem in (word, *known_stems(word))}
+    return frozenset(
+        word
+        for word in _words_of(highlight)
+        if word in query_words
+        or any(
+            len(root) >= 3 and word.startswith(root) and len(word) - len(root) <= 3
+            for root in roots
+        )
+    )
+
+
+def page_results(
+    fused: dict[int, Fused], page_ids: Sequence[int], query_words: frozenset[str]
+) -> list[SearchResult]:
+    """The page's results, in order, read in one query."""
+    # Not the vector: turning 384 numbers into an array costs more than the rest of the row.
+    highlights = (
+        Highlight.objects.select_related("book").defer("embedding", "search_text").in_bulk(page_ids)
+    )
+    return [
+        SearchResult(
+            highlight=highlights[pk],
+            score=fused[pk].score,
+            keyword_rank=fused[pk].keyword_rank,
+            meaning_rank=fused[pk].meaning_rank,
+            distance=fused[pk].distance,
+            # Marked only where the words made the match: a result found by meaning alone
+            # would otherwise light up every "is" and "the" it shares with the query.
+            marked_words=(
+                _marked(query_words, highlights[pk])
+                if fused[pk].keyword_rank is not None
+                else frozenset()
+            ),
+        )
+        for pk in page_ids
+        if pk in highlights
+    ]
