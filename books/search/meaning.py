@@ -38,16 +38,6 @@ if TYPE_CHECKING:
 # A model's own floor is ModelSpec.search_max_distance; this is the default of a model
 # folder that names none.
 MEANING_MAX_DISTANCE = 0.75
-# Per model (by name), measured on the search tasks of evaluate_search, and so winning over
-# the model's own search_max_distance. multilingual-e5-small: its STS-B floor (0.21) let
-# every one of the 100 nearest through on any query, so every search said "About 100 close
-# matches". Among 15,320 highlights, the 100th nearest of a paraphrase query sits at a median
-# 0.165 (remembered words: 0.187). 0.15 keeps meaning's Recall@10 on paraphrases (0.958, as
-# with no floor; 0.14 keeps 0.956 but takes remembered words' from 0.665 to 0.567); on a real
-# bilingual library of 4,605 highlights it parts related queries (best match 0.083-0.142)
-# from unrelated ones ("volcanic eruptions in Iceland", "la receta de la paella": 0.160-0.191),
-# and 97.5% of STS-B's Spanish sentences find their English partner within it.
-MEANING_FLOORS: dict[str, float] = {"multilingual-e5-small": 0.15}
 # How far behind the best result a close match may be, per model (by name). e5: 0.08 is the
 # narrowest margin that keeps meaning's Recall@10 on paraphrases (0.06 loses 0.006, 0.05
 # loses 0.015); a paraphrase query then counts a median of 6 close matches.
@@ -164,9 +154,8 @@ def meaning_floor(
     """The close matches: nearer than the model's floor, and not far behind the best one.
 
     A library of 100,000 always has 100 nearest highlights; the count shown is of those
-    that are close (`MEANING_FLOORS` or the model's `search_max_distance`, and
-    `MEANING_MARGINS`). Without the `absolute` floor (the books a reader named), the best
-    is kept however far it is."""
+    that are close (the model's `search_max_distance`, and `MEANING_MARGINS`). Without the
+    `absolute` floor (the books a reader named), the best is kept however far it is."""
     floor = _meaning_max_distance(model_id)
     if not absolute:
         floor = math.inf
@@ -178,11 +167,7 @@ def meaning_floor(
 
 
 def _meaning_max_distance(model_id: str) -> float:
-    """The floor measured for the model (MEANING_FLOORS), else the model's own
-    (ModelSpec.search_max_distance) when it is the active one."""
-    measured = MEANING_FLOORS.get(model_id.split("@")[0])
-    if measured is not None:
-        return measured
+    """The model's own floor (ModelSpec.search_max_distance) when it is the active one."""
     from books.embedding.encoder import EncoderUnavailable, get_encoder
 
     try:
