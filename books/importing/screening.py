@@ -15,12 +15,21 @@ from books.importing.clippings import Clipping, ParseResult, Problem
 # (publishers cap clippings at about a tenth of a book); 100,000 characters are some forty
 # pages, and keep a highlight's keyword index far below PostgreSQL's 1 MB per tsvector.
 MAX_ENTRY_CHARS = 100_000
+NUL_MARK = "\u2400"  # ␀, the symbol for a NUL
 
 
 def screen_entries(result: ParseResult) -> ParseResult:
-    """The parse result with NUL characters removed and oversized entries made problems."""
+    """The parse result with NUL characters removed (from problems' quotes too) and
+    oversized entries made problems."""
     clippings: list[Clipping] = []
-    problems = list(result.problems)
+    # A problem quotes the line it could not read, NUL and all; shown as a visible mark,
+    # since the import's report (JSON in PostgreSQL) cannot hold the character either.
+    problems = [
+        replace(problem, message=problem.message.replace("\x00", NUL_MARK))
+        if "\x00" in problem.message
+        else problem
+        for problem in result.problems
+    ]
     for clipping in result.clippings:
         if "\x00" in clipping.title or "\x00" in clipping.author or "\x00" in clipping.text:
             # A NUL is never part of what a reader highlighted (a damaged file, a sync

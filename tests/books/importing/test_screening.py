@@ -61,6 +61,19 @@ class BadEntryImportTests:
         assert Highlight.objects.filter(reader=alice, text="The last good one.").exists()
         assert [p["line"] for p in the_import.problems] == [_line_of(data, "word word")]
 
+    def test_a_problem_quoting_a_nul_is_saved_with_a_visible_mark(self, alice: User) -> None:
+        # Found by the fuzzer: an unreadable metadata line with a NUL in it, quoted in the
+        # problem, made the report unsavable (PostgreSQL's JSON holds no NUL either).
+        data = clippings_file(*GOOD).replace(
+            b"- Your Highlight on Location 1000 |", b"\x00- Your Highlight on Location 1000 |"
+        )
+        assert data.index(b"\x00") > 8192  # past what the binary check reads
+        the_import = clippings_import(reader=alice, data=data, file_name="c.txt")
+        assert the_import.status == Import.Status.DONE
+        assert the_import.counts["new_highlights"] == len(GOOD) - 1
+        [problem] = the_import.problems
+        assert "\u2400- Your Highlight" in problem["message"]
+
     def test_the_command_prints_the_problem_and_no_traceback(
         self, alice: User, tmp_path: object
     ) -> None:
