@@ -106,21 +106,25 @@ def review_words(request: HttpRequest) -> HttpResponse:
     return render(request, "review/words.html", context)
 
 
+def _day_counts(card: ReviewCard | WordCard) -> dict[str, int]:
+    """How many of the card's day (of its deck) are answered, and how many there are."""
+    day = type(card).objects.filter(
+        reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
+    )
+    return {"answered": day.exclude(answer="").count(), "total": day.count()}
+
+
 def _after_word_answer(
     request: HttpRequest, card: WordCard, state: WordState, *, defined: bool = False
 ) -> HttpResponse:
     status = WORD_STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
     if request.headers.get("HX-Request"):
         (shown,) = word_cards_shown(reader=_reader(request), cards=[card])
-        day = WordCard.objects.filter(
-            reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
-        )
         context = {
             "item": ShownWord(card=shown.card, context=shown.context, due=state.due),
             "status": status,
             "defined": defined,
-            "answered": day.exclude(answer="").count(),
-            "total": day.count(),
+            **_day_counts(card),
         }
         return render(request, "review/words.html#answered", context)
     messages.success(request, status)
@@ -162,15 +166,7 @@ def _after_answer(request: HttpRequest, card: ReviewCard, state: ReviewState) ->
     if request.headers.get("HX-Request"):
         card.highlight.review_state = state
         # The page's "n of m reviewed" follows along (an out-of-band swap).
-        day = ReviewCard.objects.filter(
-            reader=card.reader_id, day=card.day, highlight__deleted_at__isnull=True
-        )
-        context = {
-            "card": card,
-            "status": status,
-            "answered": day.exclude(answer="").count(),
-            "total": day.count(),
-        }
+        context = {"card": card, "status": status, **_day_counts(card)}
         return render(request, "review/_card_answered.html", context)
     messages.success(request, status)
     return redirect("review")
