@@ -21,7 +21,7 @@ class HighlightAdmin(admin.ModelAdmin[Highlight]):
     list_select_related = ["book", "reader"]
     raw_id_fields = ["reader", "book", "source_import"]
     # The vector is 384 numbers: never rendered, not even on the change page.
-    exclude = ["embedding"]
+    exclude = ["embedding", "english_embedding"]
     readonly_fields = [
         "code",
         "dedupe_key",

@@ -43,7 +43,7 @@ def _highlight(reader: User, code: str) -> Highlight:
     found = (
         Highlight.objects.alive()
         .select_related("book")
-        .defer("embedding", "search_text")
+        .defer("embedding", "english_embedding", "search_text")
         .filter(reader=reader, code=_code(code, "highlight"))
         .first()
     )
@@ -190,7 +190,7 @@ def library_book_highlights(
     highlights = (
         book.highlights.alive()
         .select_related("book")
-        .defer("embedding", "search_text")
+        .defer("embedding", "english_embedding", "search_text")
         .order_by("location_start", "page", "created", "pk")
     )
     total = highlights.count()

@@ -149,6 +149,10 @@ class Highlight(models.Model):
     search_text = models.TextField(blank=True, editable=False)
 
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # An English passage's vector from the English model (books.embedding.english), which
+    # judges its connections with other English passages; null for every other highlight,
+    # and whenever the model judges every pair itself.
+    english_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
     embedding_status = models.CharField(
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING
@@ -192,6 +196,16 @@ class Highlight(models.Model):
                 m=16,
                 ef_construction=128,
                 opclasses=["vector_cosine_ops"],
+            ),
+            # Nearest English passages by the English model (connections of a large
+            # library; a small one is compared in memory). Only English passages have one.
+            HnswIndex(
+                name="highlight_english_hnsw",
+                fields=["english_embedding"],
+                m=16,
+                ef_construction=128,
+                opclasses=["vector_cosine_ops"],
+                condition=models.Q(english_embedding__isnull=False),
             ),
             # A reader's library: counts on the home page, exact scans of small libraries.
             models.Index(fields=["reader"], name="highlight_reader"),

@@ -430,10 +430,11 @@ def highlight_undo_delete(request: HttpRequest, code: UUID) -> HttpResponse:
 
 
 # A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
+_UNSHOWN_FIELDS = ("embedding", "english_embedding", "search_text", "embedding_error")
 _UNSHOWN_PAIR_FIELDS = [
     f"{side}__{field}"
     for side in ("highlight_a", "highlight_b")
-    for field in ("embedding", "search_text", "embedding_error", "dedupe_key", "added_raw")
+    for field in (*_UNSHOWN_FIELDS, "dedupe_key", "added_raw")
 ]
 
 

@@ -8,14 +8,22 @@ tell a reader more than Borges and Borges.
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
-from django.db.models import Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, Value, When
-from django.db.models.expressions import CombinedExpression
+from django.db.models import Case, Count, F, Min, Q, QuerySet, Value, When
 from django.db.models.fields import BooleanField, FloatField
 
 from accounts.models import User
-from books.connections.services import KNOWN_LANGUAGES, Thresholds, thresholds_for_display
-from books.language import SPANISH
+from books.connections.services import (
+    KNOWN_LANGUAGES,
+    RELATED_GRADE,
+    SAME_IDEA_GRADE,
+    Cuts,
+    Thresholds,
+    cuts_of,
+    thresholds_for_display,
+)
+from books.language import ENGLISH, SPANISH
 from books.models import Book, Connection, Highlight, Import
 
 # The newest connections the home feed chooses from, cross-author pairs first.
@@ -32,40 +40,56 @@ def current_thresholds() -> Thresholds:
     so that pages still grade what is stored."""
     from django.conf import settings
 
-    from books.embedding.encoder import builtin_shifts, builtin_thresholds
+    from books.embedding.encoder import builtin_cut_figures
 
     found = thresholds_for_display()
     if found is not None:
         return found
-    same_idea, related = builtin_thresholds(settings.EXOGRAM_EMBEDDING_MODEL)
-    spanish_shift, across_shift = builtin_shifts(settings.EXOGRAM_EMBEDDING_MODEL)
-    return Thresholds(
-        same_idea=same_idea,
-        related=related,
-        spanish_shift=spanish_shift,
-        across_shift=across_shift,
-    )
+    return cuts_of(**builtin_cut_figures(settings.EXOGRAM_EMBEDDING_MODEL))
 
 
-def strength_of(graded: float, thresholds: Thresholds) -> Strength:
+def strength_of(graded: float) -> Strength:
     """The strength of a pair by its graded distance (Thresholds.graded)."""
-    return Strength.SAME_IDEA if graded < thresholds.same_idea else Strength.RELATED
+    return Strength.SAME_IDEA if graded < SAME_IDEA_GRADE else Strength.RELATED
 
 
-def graded_distance(thresholds: Thresholds) -> ExpressionWrapper[CombinedExpression]:
-    """A connection's distance shifted for its pair's languages, as Thresholds.graded
-    computes it, so that one cut grades every language pair: `.annotate(graded=…)`."""
+def graded_distance(thresholds: Thresholds) -> Case:
+    """A connection's distance on the one scale every kind of pair is graded on, as
+    Thresholds.graded computes it (Cuts.grade), so that one cut grades every language pair
+    and either model's distances: `.annotate(graded=…)`."""
     a, b = "highlight_a__language", "highlight_b__language"
-    across = (
-        ~Q(**{a: F(b)}) & Q(**{f"{a}__in": KNOWN_LANGUAGES}) & Q(**{f"{b}__in": KNOWN_LANGUAGES})
-    )
-    shift = Case(
-        When(across, then=Value(thresholds.across_shift)),
-        When(Q(**{a: SPANISH, b: SPANISH}), then=Value(thresholds.spanish_shift)),
-        default=Value(0.0),
-        output_field=FloatField(),
-    )
-    return ExpressionWrapper(F("distance") - shift, output_field=FloatField())
+    kinds: list[tuple[Q, Cuts]] = [
+        (
+            ~Q(**{a: F(b)})
+            & Q(**{f"{a}__in": KNOWN_LANGUAGES})
+            & Q(**{f"{b}__in": KNOWN_LANGUAGES}),
+            thresholds.across,
+        ),
+        (Q(**{a: SPANISH, b: SPANISH}), thresholds.spanish),
+    ]
+    if thresholds.english is not None:
+        kinds.insert(0, (Q(**{a: ENGLISH, b: ENGLISH}), thresholds.english))
+    distance = F("distance")
+    whens = []
+    for kind, cuts in [*kinds, (None, thresholds.within)]:
+        # The three pieces of Cuts.grade, in order; the last kind is every other pair.
+        def when(condition: Q, then: Any, kind: Q | None = kind) -> When:
+            return When(condition if kind is None else kind & condition, then=then)
+
+        same = cuts.same_idea if cuts.same_idea > 0 else 1.0
+        whens.append(when(Q(distance__lt=cuts.same_idea), distance * (SAME_IDEA_GRADE / same)))
+        if cuts.related > cuts.same_idea:
+            scale = 1.0 / (cuts.related - cuts.same_idea)
+            whens.append(
+                when(
+                    Q(distance__lt=cuts.related),
+                    Value(SAME_IDEA_GRADE) + (distance - Value(cuts.same_idea)) * scale,
+                )
+            )
+        if kind is not None:
+            whens.append(When(kind, then=Value(RELATED_GRADE) + distance - Value(cuts.related)))
+    beyond = Value(RELATED_GRADE) + distance - Value(thresholds.within.related)
+    return Case(*whens, default=beyond, output_field=FloatField())
 
 
 def _same_author(a: Book, b: Book) -> bool:
@@ -103,12 +127,12 @@ def connections_for(
     alive_passage = {"deleted_at__isnull": True, "is_word": False}
     as_a = Connection.objects.filter(
         highlight_a=highlight,
-        distance__lt=thresholds.loosest,
+        distance__lt=thresholds.loosest_stored,
         **{f"highlight_b__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_b_id", "distance")
     as_b = Connection.objects.filter(
         highlight_b=highlight,
-        distance__lt=thresholds.loosest,
+        distance__lt=thresholds.loosest_stored,
         **{f"highlight_a__{k}": v for k, v in alive_passage.items()},
     ).values_list("highlight_a_id", "distance")
     distances = dict(as_a.union(as_b, all=True))
@@ -120,8 +144,8 @@ def connections_for(
             continue
         distance = distances[other.pk]
         graded = thresholds.graded(distance, highlight.language, other.language)
-        if graded < thresholds.related:
-            strength = strength_of(graded, thresholds)
+        if graded < RELATED_GRADE:
+            strength = strength_of(graded)
             found.append(ConnectedHighlight(other, distance, strength, same_author, graded))
     found.sort(key=lambda c: (c.graded, c.highlight.pk))
     return sorted(found[:limit], key=lambda c: (c.same_author, c.graded))
@@ -165,9 +189,13 @@ def nearest_in_library(highlight: Highlight, *, limit: int = 3) -> list[Connecte
 
     if highlight.is_word or highlight.embedding is None:
         return []
+    # An English passage by the English model, which reads English prose better (and then
+    # among English passages alone: only they have its vectors).
+    english = highlight.english_embedding is not None
     neighbours = nearest_highlights(
         reader_id=highlight.reader_id,
-        vector=highlight.embedding,
+        vector=highlight.english_embedding if english else highlight.embedding,
+        column="english_embedding" if english else "embedding",
         model_id=highlight.embedding_model,
         limit=4 * limit,
         exclude_book_id=highlight.book_id,
@@ -214,12 +242,12 @@ def library_connections(
         pairs = pairs.filter(created__gte=since_import.started_at)
     pairs = pairs.annotate(graded=graded_distance(thresholds))
     if strength == Strength.SAME_IDEA:
-        pairs = pairs.filter(graded__lt=thresholds.same_idea)
+        pairs = pairs.filter(graded__lt=SAME_IDEA_GRADE)
     elif strength == Strength.RELATED:
-        pairs = pairs.filter(graded__gte=thresholds.same_idea)
-    graded = pairs.filter(graded__lt=thresholds.related).annotate(
+        pairs = pairs.filter(graded__gte=SAME_IDEA_GRADE)
+    graded = pairs.filter(graded__lt=RELATED_GRADE).annotate(
         same_idea=Case(
-            When(graded__lt=thresholds.same_idea, then=Value(True)),
+            When(graded__lt=SAME_IDEA_GRADE, then=Value(True)),
             default=Value(False),
             output_field=BooleanField(),
         ),
@@ -263,7 +291,7 @@ def import_connections_count(the_import: Import) -> int:
         highlight_b__is_word=False,
     )
     graded = pairs.annotate(graded=graded_distance(thresholds))
-    return graded.filter(graded__lt=thresholds.related).count()
+    return graded.filter(graded__lt=RELATED_GRADE).count()
 
 
 @dataclass(frozen=True)
@@ -283,7 +311,7 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
         highlight_a__is_word=False,
         highlight_b__is_word=False,
     )
-    pairs = pairs.annotate(graded=graded_distance(thresholds)).filter(graded__lt=thresholds.related)
+    pairs = pairs.annotate(graded=graded_distance(thresholds)).filter(graded__lt=RELATED_GRADE)
     tallies: dict[int, tuple[int, float]] = {}
     for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
         rows = (
@@ -298,6 +326,5 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
     books = Book.objects.in_bulk(list(tallies))
     ranked = sorted(tallies.items(), key=lambda item: (-item[1][0], item[1][1]))[:limit]
     return [
-        ConnectedBook(books[pk], count, best, strength_of(best, thresholds))
-        for pk, (count, best) in ranked
+        ConnectedBook(books[pk], count, best, strength_of(best)) for pk, (count, best) in ranked
     ]

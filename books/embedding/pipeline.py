@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from books.connections.services import connections_forget, highlights_connect
+from books.language import ENGLISH
 from books.models import Connection, Highlight
 
 # Highlights per embedding task: small enough for workers to share a large import, large
@@ -74,7 +75,7 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
             Highlight.objects.select_for_update()
             .filter(_needs_embedding(model_id, now), pk__in=ids)
             .order_by("pk")
-            .only("pk", "reader_id", "text", "note")
+            .only("pk", "reader_id", "text", "note", "language", "is_word")
         )
         Highlight.objects.filter(pk__in=[h.pk for h in rows]).update(
             embedding_status=Highlight.EmbeddingStatus.CLAIMED,
@@ -226,40 +227,62 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
 def _embed_group(
     encoder: Any, claims: list[tuple[datetime, list[Highlight]]], outcome: EmbedOutcome
 ) -> None:
-    """Encode a group of claimed sub-batches in one call, then write each sub-batch."""
-    texts = [_embedded_part(_text_of(h)) for _, rows in claims for h in rows]
+    """Encode a group of claimed sub-batches in one call, then write them and connect them
+    in one transaction."""
+    rows = [h for _, claimed in claims for h in claimed]
+    texts = [_embedded_part(_text_of(h)) for h in rows]
+    # English passages also get the English model's vector, which judges their connections
+    # with other English passages (books.embedding.english). Words never connect: none.
+    english = [i for i, h in enumerate(rows) if _judged_in_english(encoder, h)]
     try:
         vectors = encoder.encode(texts)
+        english_vectors = encoder.encode_english([texts[i] for i in english]) if english else []
     except Exception as error:
-        for claimed_at, rows in claims:
-            _release(rows, claimed_at, f"Embedding failed: {error}")
+        for claimed_at, claimed in claims:
+            _release(claimed, claimed_at, f"Embedding failed: {error}")
         raise
-    done = 0
-    for claimed_at, rows in claims:
-        batch_vectors = vectors[done : done + len(rows)]
-        done += len(rows)
-        with transaction.atomic():
-            # The readers' rows are share-locked for the write: an account deletion
-            # (accounts.services) takes them FOR UPDATE first, so it waits for this
-            # write and its connections to commit, or this finds the reader gone or
-            # leaving and writes nothing. Without it a connection inserted mid-delete
-            # broke the delete with an IntegrityError.
-            live = _lock_live_readers({h.reader_id for h in rows})
-            keep = [i for i, h in enumerate(rows) if h.reader_id in live]
-            written_ids = _write_vectors(
-                [rows[i] for i in keep], batch_vectors[keep], claimed_at, encoder.model_id
+    english_of = dict(zip(english, english_vectors, strict=True))
+    with transaction.atomic():
+        # The readers' rows are share-locked for the write: an account deletion
+        # (accounts.services) takes them FOR UPDATE first, so it waits for this write and
+        # its connections to commit, or this finds the reader gone or leaving and writes
+        # nothing. Without it a connection inserted mid-delete broke the delete with an
+        # IntegrityError.
+        live = _lock_live_readers({h.reader_id for h in rows})
+        written_ids: list[int] = []
+        done = 0
+        for claimed_at, claimed in claims:
+            indexes = [done + i for i, h in enumerate(claimed) if h.reader_id in live]
+            done += len(claimed)
+            written = _write_vectors(
+                [rows[i] for i in indexes],
+                vectors[indexes],
+                [english_of.get(i) for i in indexes],
+                claimed_at,
+                encoder.model_id,
             )
-            outcome.skipped += len(rows) - len(written_ids)
-            written = set(written_ids)
-            outcome.readers.update(h.reader_id for h in rows if h.pk in written)
-            # A new vector makes the old connections of these highlights meaningless; the
-            # new ones are found in the same transaction, so a highlight that reads as
-            # embedded has its connections too (the import report counts on that).
-            connections_forget(ids=written_ids)
-            highlights_connect(ids=written_ids)
-        outcome.embedded_ids += written_ids
+            outcome.skipped += len(claimed) - len(written)
+            written_ids += written
+        written_set = set(written_ids)
+        outcome.readers.update(h.reader_id for h in rows if h.pk in written_set)
+        # A new vector makes the old connections of these highlights meaningless; the new
+        # ones are found in the same transaction, so a highlight that reads as embedded has
+        # its connections too (the import report counts on that). One call for the whole
+        # group: it reads each library once (books.connections.services).
+        connections_forget(ids=written_ids)
+        highlights_connect(ids=written_ids)
+    outcome.embedded_ids += written_ids
     # The group's texts and vectors go now, before the next group is read (memory).
-    del texts, vectors
+    del texts, vectors, english_vectors, english_of
+
+
+def _judged_in_english(encoder: Any, highlight: Highlight) -> bool:
+    return (
+        encoder.english_spec is not None
+        and highlight.language == ENGLISH
+        and not highlight.is_word
+        and bool(highlight.text.strip())
+    )
 
 
 def _lock_live_readers(reader_ids: set[int]) -> set[int]:
@@ -273,7 +296,11 @@ def _lock_live_readers(reader_ids: set[int]) -> set[int]:
 
 
 def _write_vectors(
-    rows: list[Highlight], vectors: Any, claimed_at: datetime, model_id: str
+    rows: list[Highlight],
+    vectors: Any,
+    english_vectors: list[Any],
+    claimed_at: datetime,
+    model_id: str,
 ) -> list[int]:
     """Write a sub-batch's vectors in one statement; returns the ids actually written.
 
@@ -283,16 +310,21 @@ def _write_vectors(
     """
     if not rows:
         return []
-    values = ", ".join(["(%s, %s::vector, %s)"] * len(rows))
+    values = ", ".join(["(%s, %s::vector, %s::vector, %s)"] * len(rows))
     params: list[Any] = []
-    for highlight, vector in zip(rows, vectors, strict=True):
-        vector_text = "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
-        params += [highlight.pk, vector_text, _cut_notice(_text_of(highlight))]
+    for highlight, vector, english in zip(rows, vectors, english_vectors, strict=True):
+        params += [
+            highlight.pk,
+            _vector_text(vector),
+            None if english is None else _vector_text(english),
+            _cut_notice(_text_of(highlight)),
+        ]
     sql = f"""
         UPDATE books_highlight AS h
-        SET embedding = v.embedding, embedding_model = %s, embedding_status = 'done',
-            embedding_claimed_at = NULL, embedding_error = v.notice, updated = now()
-        FROM (VALUES {values}) AS v(id, embedding, notice)
+        SET embedding = v.embedding, english_embedding = v.english, embedding_model = %s,
+            embedding_status = 'done', embedding_claimed_at = NULL, embedding_error = v.notice,
+            updated = now()
+        FROM (VALUES {values}) AS v(id, embedding, english, notice)
         WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
           AND h.embedding_claimed_at = %s
         RETURNING h.id
@@ -300,6 +332,10 @@ def _write_vectors(
     with connection.cursor() as cursor:
         cursor.execute(sql, [model_id, *params, claimed_at])
         return [row[0] for row in cursor.fetchall()]
+
+
+def _vector_text(vector: Any) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
 def embeddings_switch_model(*, model_id: str) -> int:

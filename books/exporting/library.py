@@ -28,7 +28,7 @@ def books_to_export(reader: User, *, book: Book | None = None) -> Iterator[BookE
     highlights = (
         Highlight.objects.alive()
         .filter(reader=reader)
-        .defer("embedding", "search_text")
+        .defer("embedding", "english_embedding", "search_text")
         .prefetch_related(Prefetch("tags", queryset=Tag.objects.order_by("name")))
         .order_by("book__title", "book_id", "location_start", "page", "created", "pk")
     )

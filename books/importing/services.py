@@ -595,6 +595,7 @@ def _absorb(
     if text_changed and kept.pk:
         # New words mean a new vector: the embedding pipeline picks it up again.
         kept.embedding = None
+        kept.english_embedding = None
         kept.embedding_model = ""
         kept.embedding_status = Highlight.EmbeddingStatus.PENDING
         kept.embedding_claimed_at = None
@@ -666,8 +667,8 @@ def _attach_notes(
 # The columns an import may change on an existing highlight.
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-    "note", "note_added_at", "search_text", "embedding", "embedding_model", "embedding_status",
-    "embedding_claimed_at", "embedding_error", "is_word", "language",
+    "note", "note_added_at", "search_text", "embedding", "english_embedding", "embedding_model",
+    "embedding_status", "embedding_claimed_at", "embedding_error", "is_word", "language",
 ]  # fmt: skip
 
 

@@ -157,7 +157,9 @@ def page_results(
     """The page's results, in order, read in one query."""
     # Not the vector: turning 384 numbers into an array costs more than the rest of the row.
     highlights = (
-        Highlight.objects.select_related("book").defer("embedding", "search_text").in_bulk(page_ids)
+        Highlight.objects.select_related("book")
+        .defer("embedding", "english_embedding", "search_text")
+        .in_bulk(page_ids)
     )
     return [
         SearchResult(

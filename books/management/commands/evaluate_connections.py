@@ -6,10 +6,13 @@ aligned translations of each other), or the original tab-separated `sts-{train,d
 for English. Aligned rows give Spanish↔English pairs: the Spanish first sentence against the
 English second one, and the English first against the Spanish second.
 
-Sentences go through the app's own encoder and the distances are pgvector's `<=>` on
-vector(384) columns, so a threshold read off this table means the same thing in the
-connection query. Nothing permanent is written: the vectors live in temporary tables that
-are dropped in the same transaction.
+Each pair set is judged as the app judges it (app_judges): two English sentences by the
+English model beside the multilingual one (books.embedding.english), Spanish pairs and
+pairs across languages by the model itself, each at its own cuts. Sentences go through the
+app's own encoders and the distances are pgvector's `<=>` on vector(384) columns, so a
+threshold read off this table means the same thing in the connection query. Nothing
+permanent is written: the vectors live in temporary tables that are dropped in the same
+transaction.
 
 `--quotable DIR` calibrates the looser *related* threshold, a shared theme rather than a
 paraphrase, on quotes with topic tags (`quotes.json`: content, author, tags): two quotes
@@ -31,6 +34,7 @@ import numpy.typing as npt
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
+from books.connections.services import Cuts
 from books.embedding.encoder import MODEL_CHOICES
 
 # STS scores run 0-5: 4 is "mostly equivalent, some unimportant details differ", 2 is "not
@@ -379,7 +383,7 @@ def evaluate_related(
     }
 
 
-def evaluate(distances: Floats, same: npt.NDArray[np.bool_], threshold: float) -> dict[str, Any]:
+def evaluate(distances: Floats, same: npt.NDArray[np.bool_], cuts: Cuts) -> dict[str, Any]:
     grid = [round(GRID_STEP * i, 4) for i in range(1, round(2 / GRID_STEP) + 1)]
     swept = [_metrics(t, distances, same) for t in grid]
     # The first maximum: of thresholds with the same F1, the tighter one.
@@ -392,11 +396,65 @@ def evaluate(distances: Floats, same: npt.NDArray[np.bool_], threshold: float) -
         "same": int(np.sum(same)),
         "different": int(np.sum(~same)),
         "auc": None if auc is None else round(auc, 4),
-        "at_threshold": _metrics(threshold, distances, same),
+        "at_same_idea": _metrics(cuts.same_idea, distances, same),
+        # What connects at all: the pair's related cut.
+        "at_related": _metrics(cuts.related, distances, same),
         "best_f1": best,
         # Precision is not monotonic in the threshold: "loosest" is the largest threshold
         # that still meets the target, not the end of a run from zero.
         "precision_90": precise[-1] if precise else None,
+    }
+
+
+@dataclass(frozen=True)
+class Judge:
+    """What judges one kind of pair in the app: an encoder's vectors under its cuts."""
+
+    encoder: Any
+    cuts: Cuts
+    english: bool = False  # the English model's vectors (books.embedding.english)
+
+    @property
+    def model_id(self) -> str:
+        return str(self.encoder.model_id)
+
+    def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        vectors: npt.NDArray[np.float32] = self.encoder.encode(texts)
+        return vectors
+
+
+def app_judges(model: str | None) -> dict[str, Judge]:
+    """For each pair set, the vectors and cuts the app connects it by: the configured model
+    (its cuts with the environment's overrides), or the built-in `model` at its own cuts,
+    with the English model beside it for two English sentences when it has one."""
+    from books.connections.services import cuts_of, thresholds
+    from books.embedding.encoder import get_encoder, model_cache_dir
+    from books.embedding.english import english_model_spec_for
+
+    encoder = get_encoder(model)
+    if model is None:
+        cuts = thresholds()
+    else:
+        cuts = cuts_of(
+            same_idea=encoder.threshold,
+            related=encoder.related_threshold,
+            spanish_shift=encoder.spanish_shift,
+            across_shift=encoder.across_shift,
+            across_related=encoder.across_related,
+            english=(
+                None
+                if (spec := english_model_spec_for(encoder.spec, cache_dir=model_cache_dir()))
+                is None
+                else (spec.threshold, spec.related)
+            ),
+        )
+    english = None
+    if cuts.english is not None:
+        english = Judge(get_encoder("minilm-l6"), cuts.english, english=True)
+    return {
+        "en": english or Judge(encoder, cuts.within),
+        "es": Judge(encoder, cuts.spanish),
+        "es-en": Judge(encoder, cuts.across),
     }
 
 
@@ -425,13 +483,9 @@ class Command(BaseCommand):
             choices=MODEL_CHOICES,
             help="evaluate this built-in model, at its own threshold (default: the configured one)",
         )
-        parser.add_argument(
-            "--threshold", type=float, help="evaluate at this threshold instead of the model's"
-        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from books.connections.services import connection_threshold
-        from books.embedding.encoder import EncoderUnavailable, get_encoder
+        from books.embedding.encoder import EncoderUnavailable
 
         if options["data"] is None and options["quotable"] is None:
             raise CommandError(
@@ -447,50 +501,52 @@ class Command(BaseCommand):
         pair_sets = load_pair_sets(Path(options["data"]))
         translations = load_translations(Path(options["data"]))
         try:
-            encoder = get_encoder(options["model"])
-            threshold = encoder.threshold if options["model"] else connection_threshold()
+            judges = app_judges(options["model"])
         except EncoderUnavailable as error:
             raise CommandError(str(error)) from None
-        if options["threshold"] is not None:
-            threshold = options["threshold"]
-        # The threshold is the cut for two English highlights; each pair set is measured at
-        # its own language pair's cut, as the app connects it (books.connections.services).
-        shifts = {"en": 0.0, "es": encoder.spanish_shift, "es-en": encoder.across_shift}
 
-        # Each distinct sentence is encoded once: STS-B repeats many across pairs, and the
-        # encoder is the slow part on a small CPU.
-        index: dict[str, int] = {}
-        for pairs in pair_sets.values():
+        # Each distinct sentence is encoded once by each model that judges it: STS-B repeats
+        # many across pairs, and the encoder is the slow part on a small CPU.
+        needed: dict[str, dict[str, int]] = {}
+        for (_, name), pairs in pair_sets.items():
+            index = needed.setdefault(judges[name].model_id, {})
             for pair in pairs:
                 index.setdefault(pair.first, len(index))
                 index.setdefault(pair.second, len(index))
+        across_index = needed.setdefault(judges["es-en"].model_id, {})
         for rows in translations.values():
             for spanish, english in rows:
-                index.setdefault(spanish, len(index))
-                index.setdefault(english, len(index))
-        self._progress(options, f"encoding {len(index)} distinct sentences with {encoder.model_id}")
-        vectors = encoder.encode(list(index))
-
-        # One round trip for every pair of every set; each set keeps its slice of the result.
-        order = sorted(pair_sets, key=lambda k: (SPLITS.index(k[0]), PAIR_SETS.index(k[1])))
-        flat = [(index[p.first], index[p.second]) for key in order for p in pair_sets[key]]
-        self._progress(options, f"measuring {len(flat)} pairs with pgvector")
-        distances = pgvector_distances(vectors, flat)
+                across_index.setdefault(spanish, len(across_index))
+                across_index.setdefault(english, len(across_index))
+        vectors = {}
+        for model_id, index in needed.items():
+            judge = next(j for j in judges.values() if j.model_id == model_id)
+            self._progress(options, f"encoding {len(index)} distinct sentences with {model_id}")
+            vectors[model_id] = judge.encode(list(index))
 
         results = []
-        offset = 0
+        order = sorted(pair_sets, key=lambda k: (SPLITS.index(k[0]), PAIR_SETS.index(k[1])))
         for split, name in order:
-            pairs = pair_sets[(split, name)]
-            chunk = distances[offset : offset + len(pairs)]
-            offset += len(pairs)
+            pairs, judge = pair_sets[(split, name)], judges[name]
+            index = needed[judge.model_id]
+            self._progress(options, f"measuring {len(pairs)} {split} {name} pairs with pgvector")
+            distances = pgvector_distances(
+                vectors[judge.model_id], [(index[p.first], index[p.second]) for p in pairs]
+            )
             same = np.array([p.same for p in pairs], dtype=bool)
-            cut = round(threshold + shifts[name], 4)
-            results.append({"split": split, "pairs": name, **evaluate(chunk, same, cut)})
-
+            results.append(
+                {
+                    "split": split,
+                    "pairs": name,
+                    "judge": judge.model_id,
+                    "cuts": [judge.cuts.same_idea, judge.cuts.related],
+                    **evaluate(distances, same, judge.cuts),
+                }
+            )
+        across = judges["es-en"]
         report = {
-            "model": encoder.model_id,
-            "threshold": threshold,
-            "shifts": shifts,
+            "model": judges["es"].model_id,
+            "judges": {name: judge.model_id for name, judge in judges.items()},
             "same_idea_min_score": SAME_IDEA_MIN_SCORE,
             "different_max_score": DIFFERENT_MAX_SCORE,
             "target_precision": TARGET_PRECISION,
@@ -498,8 +554,12 @@ class Command(BaseCommand):
             "translations": [
                 {
                     "split": split,
+                    "threshold": across.cuts.related,
                     **translation_metrics(
-                        rows, vectors, index, round(threshold + shifts["es-en"], 4)
+                        rows,
+                        vectors[across.model_id],
+                        needed[across.model_id],
+                        across.cuts.related,
                     ),
                 }
                 for split, rows in translations.items()
@@ -518,8 +578,8 @@ class Command(BaseCommand):
         write("")
         write(
             "translations (row i of stsb-es vs row i of stsb-en): the share connected at the "
-            "threshold, and Recall@1 — how often a sentence's nearest neighbour among all "
-            "sentences of the other language in the split is its translation"
+            "related cut across languages, and Recall@1 — how often a sentence's nearest "
+            "neighbour among all sentences of the other language in the split is its translation"
         )
         header = (
             f"{'':<13}{'split':<6}{'pairs':>7}{'connected':>11}{'es→en R@1':>11}{'en→es R@1':>11}"
@@ -533,8 +593,7 @@ class Command(BaseCommand):
             )
 
     def _calibrate_related(self, options: dict[str, Any]) -> None:
-        from books.connections.services import related_threshold
-        from books.embedding.encoder import EncoderUnavailable, get_encoder
+        from books.embedding.encoder import EncoderUnavailable
 
         quotes = read_quotable(Path(options["quotable"]))
         pairs = related_pairs(quotes)
@@ -544,21 +603,22 @@ class Command(BaseCommand):
                 "by different authors that share a specific tag, and quotes that share none."
             )
         try:
-            encoder = get_encoder()
-            threshold = related_threshold()
+            # The quotes are English: judged as the app judges two English passages.
+            judge = app_judges(options["model"])["en"]
         except EncoderUnavailable as error:
             raise CommandError(str(error)) from None
+        threshold = judge.cuts.related
         index: dict[str, int] = {}
         for pair in pairs:
             index.setdefault(pair.first, len(index))
             index.setdefault(pair.second, len(index))
-        self._progress(options, f"encoding {len(index)} distinct quotes with {encoder.model_id}")
-        vectors = encoder.encode(list(index))
+        self._progress(options, f"encoding {len(index)} distinct quotes with {judge.model_id}")
+        vectors = judge.encode(list(index))
         self._progress(options, f"measuring {len(pairs)} pairs with pgvector")
         distances = pgvector_distances(vectors, [(index[p.first], index[p.second]) for p in pairs])
         related = np.array([p.same for p in pairs], dtype=bool)
         report = {
-            "model": encoder.model_id,
+            "model": judge.model_id,
             "related_threshold": threshold,
             "generic_tags": sorted(GENERIC_TAGS),
             "target_precision": RELATED_TARGET_PRECISION,
@@ -599,17 +659,13 @@ class Command(BaseCommand):
             self.stderr.write(message, style_func=None)
 
     def _write_table(self, report: dict[str, Any]) -> None:
-        threshold = report["threshold"]
         write = self.stdout.write
-        write(f"model {report['model']}, current threshold {threshold:.3f} (cosine distance)")
-        shifts = report["shifts"]
-        if any(shifts.values()):
-            write(
-                f"each pair set at its languages' cut: Spanish {shifts['es']:+.3f}, "
-                f"Spanish↔English {shifts['es-en']:+.3f}"
-            )
+        judges = report["judges"]
+        write(f"model {report['model']}; each pair set judged as the app judges it:")
+        for name, judge in judges.items():
+            write(f"  {name:<6} by {judge}")
         write(
-            f"a pair connects when its distance is below the threshold; STS score ≥ "
+            f"a pair connects when its distance is below its cut; STS score ≥ "
             f"{SAME_IDEA_MIN_SCORE:g} is the same idea, ≤ {DIFFERENT_MAX_SCORE:g} different"
         )
         write(
@@ -619,9 +675,10 @@ class Command(BaseCommand):
         write("")
         header = (
             f"{'split':<6}{'pairs':<7}{'same':>6}{'diff':>6}{'AUC':>7} │ "
-            f"{'at ' + format(threshold, '.2f'):<8}{'P':>6}{'R':>6}{'F1':>6} │ "
-            f"{'best F1':<8}{'P':>6}{'R':>6}{'F1':>6} │ "
-            f"{'P ≥ ' + format(TARGET_PRECISION, '.2f'):<8}{'P':>6}{'R':>6}{'F1':>6}"
+            f"{'same idea':<10}{'P':>6}{'R':>6}{'F1':>6} │ "
+            f"{'related':<10}{'P':>6}{'R':>6}{'F1':>6} │ "
+            f"{'best F1':<10}{'P':>6}{'R':>6}{'F1':>6} │ "
+            f"{'P ≥ ' + format(TARGET_PRECISION, '.2f'):<10}{'P':>6}{'R':>6}{'F1':>6}"
         )
         write(header)
         write("─" * len(header))
@@ -630,11 +687,11 @@ class Command(BaseCommand):
             cells = [
                 f"{row['split']:<6}{row['pairs']:<7}{row['same']:>6}{row['different']:>6}{auc:>7}"
             ]
-            for key, label in (("at_threshold", ""), ("best_f1", "t"), ("precision_90", "t")):
+            for key in ("at_same_idea", "at_related", "best_f1", "precision_90"):
                 m = row[key]
                 if m is None:
-                    cells.append(f"{'none':<8}{'':>18}")
+                    cells.append(f"{'none':<10}{'':>18}")
                     continue
-                at = f"{m['threshold']:.3f}" if not label else f"{m['threshold']:.2f}"
-                cells.append(f"{at:<8}{m['precision']:>6.3f}{m['recall']:>6.3f}{m['f1']:>6.3f}")
+                at = f"< {m['threshold']:.3f}"
+                cells.append(f"{at:<10}{m['precision']:>6.3f}{m['recall']:>6.3f}{m['f1']:>6.3f}")
             write(" │ ".join(cells))

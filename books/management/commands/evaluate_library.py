@@ -162,6 +162,15 @@ def clippings_file(books: list[EvalBook], *, seed: int) -> bytes:
     return ("\ufeff" + "".join(entries)).encode("utf-8")
 
 
+def _kind_of(thresholds: Any, first: str, second: str) -> str:
+    if thresholds.in_english(first, second):
+        return "english model"
+    cuts = thresholds.cuts(first, second)
+    if cuts is thresholds.across:
+        return "across languages"
+    return "spanish" if cuts is thresholds.spanish else "within a language"
+
+
 def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
@@ -259,6 +268,7 @@ class Command(BaseCommand):
             pair_same_author,
             strength_of,
         )
+        from books.connections.services import SAME_IDEA_GRADE
         from books.models import Highlight
 
         thresholds = current_thresholds()
@@ -291,30 +301,38 @@ class Command(BaseCommand):
             )
             for pair in pairs
         }
-        same_idea = sum(1 for pair in pairs if graded[pair.pk] < thresholds.same_idea)
-        # What a looser or tighter related cut would have given (stored pairs only go up
-        # to the current one).
-        coverage = {}
-        for cut in (0.35, 0.40, 0.45, 0.50, 0.55, 0.60):
-            if cut <= thresholds.related + 1e-9:
-                ids: set[int] = set()
-                for pair in pairs:
-                    if pair.distance < cut:
-                        ids.update((pair.highlight_a_id, pair.highlight_b_id))
-                coverage[f"{cut:.2f}"] = _share(len(ids), passage_count)
+        same_idea = sum(1 for pair in pairs if graded[pair.pk] < SAME_IDEA_GRADE)
+        # Which vectors and cuts judged each pair (books.connections.services.Thresholds).
+        kinds: dict[str, int] = {}
+        connected_by_language: dict[str, set[int]] = {}
+        for pair in pairs:
+            first, second = pair.highlight_a.language, pair.highlight_b.language
+            kind = _kind_of(thresholds, first, second)
+            kinds[kind] = kinds.get(kind, 0) + 1
+            connected_by_language.setdefault(first, set()).add(pair.highlight_a_id)
+            connected_by_language.setdefault(second, set()).add(pair.highlight_b_id)
+        by_language = {
+            row["language"]: row["n"]
+            for row in passages.values("language").annotate(n=Count("id")).order_by()
+        }
         rng = random.Random(options["seed"])
         sample = rng.sample(pairs, min(options["sample"], len(pairs)))
         return {
             "model": passages.values_list("embedding_model", flat=True).first(),
             "thresholds": {
-                "same_idea": thresholds.same_idea,
-                "related": thresholds.related,
-                "spanish_shift": thresholds.spanish_shift,
-                "across_shift": thresholds.across_shift,
+                kind: None if cuts is None else [cuts.same_idea, cuts.related]
+                for kind, cuts in (
+                    ("english model, two English", thresholds.english),
+                    ("within a language", thresholds.within),
+                    ("two Spanish", thresholds.spanish),
+                    ("across languages", thresholds.across),
+                )
             },
-            "languages": {
-                row["language"]: row["n"]
-                for row in passages.values("language").annotate(n=Count("id")).order_by()
+            "languages": by_language,
+            "connections_by_kind": kinds,
+            "passages_connected_share_by_language": {
+                language: _share(len(connected_by_language.get(language, ())), n)
+                for language, n in by_language.items()
             },
             "highlights": total,
             "words": words,
@@ -328,10 +346,9 @@ class Command(BaseCommand):
             "passages_connected_share": _share(len(connected), passage_count),
             "passages_connected_across_authors_share": _share(len(connected_cross), passage_count),
             "across_authors_share": _share(len(cross), len(pairs)),
-            "passages_connected_share_by_cut": coverage,
             "sample": [
                 {
-                    "strength": str(strength_of(graded[pair.pk], thresholds)),
+                    "strength": str(strength_of(graded[pair.pk])),
                     "distance": round(pair.distance, 3),
                     "same_author": not across[pair.pk],
                     "a": {
@@ -350,12 +367,12 @@ class Command(BaseCommand):
 
     def _write(self, report: dict[str, Any]) -> None:
         write = self.stdout.write
-        t = report["thresholds"]
-        write(
-            f"model {report['model']}: same idea < {t['same_idea']:.3f}, related < "
-            f"{t['related']:.3f} (cosine distance, two English passages); two Spanish "
-            f"{t['spanish_shift']:+.3f}, across languages {t['across_shift']:+.3f}"
+        cuts = "; ".join(
+            f"{kind} {pair[0]:.3f} / {pair[1]:.3f}"
+            for kind, pair in report["thresholds"].items()
+            if pair is not None
         )
+        write(f"model {report['model']}: cuts (same idea / related, cosine distance): {cuts}")
         write(
             f"{report['highlights']} highlights in {report['books']} books: "
             f"{report['words']} words ({report['words_share']:.0%}), "
@@ -381,12 +398,13 @@ class Command(BaseCommand):
             f"  connections across authors               {report['across_authors_share']:7.1%}"
             "  (aim ≥ 60 %)"
         )
-        cuts = ", ".join(
-            f"{cut}: {share:.0%}"
-            for cut, share in report["passages_connected_share_by_cut"].items()
+        kinds = ", ".join(f"{kind} {n}" for kind, n in report["connections_by_kind"].items())
+        write(f"  connections by kind                      {kinds}")
+        shares = ", ".join(
+            f"{language} {share:.0%}"
+            for language, share in report["passages_connected_share_by_language"].items()
         )
-        if cuts:
-            write(f"  passages connected under a related cut of {cuts}")
+        write(f"  passages connected by language           {shares}")
         languages = ", ".join(f"{n} {language}" for language, n in report["languages"].items())
         write(f"  passages by language                     {languages}")
         write("")

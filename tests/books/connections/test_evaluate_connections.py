@@ -94,8 +94,10 @@ def _threshold(settings: Any) -> None:
 class EvaluateConnectionsTests:
     def test_it_reports_every_split_and_pair_set(self, tmp_path: Path) -> None:
         report = _report(_sts_folder(tmp_path))
-        assert report["threshold"] == 0.45
         assert report["model"].startswith("all-MiniLM-L6-v2@")
+        # MiniLM judges every pair itself, at the setting's cut.
+        assert set(report["judges"].values()) == {report["model"]}
+        assert all(r["cuts"][0] == 0.45 for r in report["results"] if r["pairs"] == "en")
         assert [(r["split"], r["pairs"]) for r in report["results"]] == [
             ("train", "en"),
             ("train", "es"),
@@ -112,7 +114,7 @@ class EvaluateConnectionsTests:
             4,
         )
         for result in report["results"]:
-            for key in ("at_threshold", "best_f1", "precision_90"):
+            for key in ("at_same_idea", "at_related", "best_f1", "precision_90"):
                 metrics = result[key]
                 if metrics is None:
                     continue
@@ -127,7 +129,8 @@ class EvaluateConnectionsTests:
                 assert 0.0 <= metrics["precision"] <= 1.0
                 assert 0.0 <= metrics["recall"] <= 1.0
                 assert 0.0 < metrics["threshold"] <= 2.0
-            assert result["best_f1"]["f1"] >= result["at_threshold"]["f1"]
+            assert result["best_f1"]["f1"] >= result["at_same_idea"]["f1"]
+            assert result["best_f1"]["f1"] >= result["at_related"]["f1"]
             if result["precision_90"] is not None:
                 assert result["precision_90"]["precision"] >= 0.90
 
@@ -136,7 +139,7 @@ class EvaluateConnectionsTests:
         for result in report["results"]:
             if result["pairs"] != "en":
                 continue
-            at = result["at_threshold"]
+            at = result["at_same_idea"]
             # Every plain paraphrase is a true positive, every unrelated pair a true negative.
             assert (at["tp"], at["fn"]) == (result["same"], 0)
             assert (at["fp"], at["tn"]) == (0, result["different"])
@@ -145,7 +148,8 @@ class EvaluateConnectionsTests:
 
     def test_it_prints_a_table(self, tmp_path: Path) -> None:
         table = _evaluate(_sts_folder(tmp_path))
-        assert "current threshold 0.450" in table
+        assert "each pair set judged as the app judges it" in table
+        assert "< 0.450" in table
         assert "best F1" in table
         lines = [line.split() for line in table.splitlines()]
         assert [line[:2] for line in lines if line[:1] in (["train"], ["dev"])] == [
@@ -200,36 +204,33 @@ class EvaluateConnectionsTests:
 
 @pytest.mark.django_db
 class EvaluateConnectionsPerModelTests:
-    def test_it_evaluates_the_multilingual_model_at_its_own_threshold(self, tmp_path: Path) -> None:
-        from books.embedding.encoder import E5_RELATED_THRESHOLD, E5_THRESHOLD
+    def test_it_judges_each_pair_set_as_the_app_does(self, tmp_path: Path) -> None:
+        from books.embedding.encoder import (
+            E5_ACROSS_RELATED,
+            E5_SPANISH_SHIFT,
+            E5_THRESHOLD,
+            MINILM_RELATED_THRESHOLD,
+            MINILM_THRESHOLD,
+        )
 
         folder = _sts_folder(tmp_path)
         report = json.loads(_evaluate(folder, "--json", "--model", "multilingual-e5-small"))
         assert report["model"].startswith("multilingual-e5-small@")
-        assert report["threshold"] == E5_THRESHOLD  # its own, not the setting's 0.45
+        # Two English sentences by the English model beside e5, the rest by e5 itself, each
+        # at its own cuts, not the setting's 0.45.
+        assert report["judges"]["en"].startswith("all-MiniLM-L6-v2@")
+        assert report["judges"]["es"] == report["judges"]["es-en"] == report["model"]
+        cuts = {r["pairs"]: r["cuts"] for r in report["results"]}
+        assert cuts["en"] == [MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD]
+        assert cuts["es"] == [E5_THRESHOLD + E5_SPANISH_SHIFT] * 2
+        assert cuts["es-en"][1] == E5_ACROSS_RELATED
         for result in report["results"]:
-            if result["pairs"] == "es-en":
-                continue  # translations sit farther apart: they connect at the related cut
-            at = result["at_threshold"]
-            # Paraphrases in one language are the same idea; unrelated pairs are not.
+            at = result["at_related"]
+            # What connects at all: paraphrases do, across languages too; unrelated pairs not.
             assert (at["tp"], at["fn"], at["fp"]) == (result["same"], 0, 0), result["pairs"]
-        related = json.loads(
-            _evaluate(
-                folder,
-                "--json",
-                "--model",
-                "multilingual-e5-small",
-                "--threshold",
-                str(E5_RELATED_THRESHOLD),
-            )
-        )
-        for result in related["results"]:
-            at = result["at_threshold"]
-            # At the related cut paraphrases connect and unrelated pairs do not, across
-            # languages too.
-            assert (at["tp"], at["fn"], at["fp"]) == (result["same"], 0, 0), result["pairs"]
-        assert [t["split"] for t in related["translations"]] == ["train", "dev"]
-        for translations in related["translations"]:
+        assert [t["split"] for t in report["translations"]] == ["train", "dev"]
+        for translations in report["translations"]:
+            assert translations["threshold"] == E5_ACROSS_RELATED
             # Here a sentence's nearest neighbour in the other language is its translation
             # or its pair's (the pairs are near-paraphrases of each other).
             assert translations["connected"] >= 0.6
@@ -240,7 +241,3 @@ class EvaluateConnectionsPerModelTests:
         report = json.loads(_evaluate(_sts_folder(tmp_path), "--json", "--model", "minilm-l6"))
         assert report["model"].startswith("all-MiniLM-L6-v2@")
         assert all(t["connected"] <= 0.25 for t in report["translations"])
-
-    def test_it_takes_a_threshold_to_evaluate(self, tmp_path: Path) -> None:
-        report = json.loads(_evaluate(_sts_folder(tmp_path), "--json", "--threshold", "0.3"))
-        assert report["threshold"] == 0.3

@@ -4,7 +4,6 @@ written here (real model), and the pair labelling it rests on."""
 import json
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -69,15 +68,14 @@ def _evaluate(*args: str) -> str:
 
 @pytest.mark.django_db
 class EvaluateRelatedTests:
-    @pytest.fixture(autouse=True)
-    def _thresholds(self, settings: Any) -> None:
-        settings.EXOGRAM_CONNECTION_THRESHOLD = 0.27
-        settings.EXOGRAM_RELATED_THRESHOLD = 0.6
-
     def test_it_reports_precision_and_recall_per_threshold(self, tmp_path: Path) -> None:
+        from books.embedding.encoder import MINILM_RELATED_THRESHOLD
+
         report = json.loads(_evaluate("--quotable", str(_folder(tmp_path)), "--json"))
-        assert report["related_threshold"] == 0.6
-        assert report["model"].startswith("multilingual-e5-small@")  # the default model
+        # English quotes, judged as the app judges two English passages: by the English
+        # model beside the default one, at its related cut.
+        assert report["related_threshold"] == MINILM_RELATED_THRESHOLD
+        assert report["model"].startswith("all-MiniLM-L6-v2@")
         # 3 x 3 friendship-technology pairs, less Washington's and Saint-Exupéry's, which
         # share "Famous Quotes": as many as among all the pairs.
         assert (report["related"], report["unrelated"]) == (6, 8)
@@ -97,7 +95,7 @@ class EvaluateRelatedTests:
 
     def test_it_prints_a_table(self, tmp_path: Path) -> None:
         table = _evaluate("--quotable", str(_folder(tmp_path)))
-        assert "current related threshold 0.600" in table
+        assert "current related threshold 0.400" in table
         assert "P ≥ 0.75" in table
 
     def test_it_needs_a_folder(self) -> None:

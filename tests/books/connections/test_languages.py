@@ -13,8 +13,11 @@ from accounts.models import User
 from books.connections.selectors import connections_for, library_connections
 from books.connections.services import (
     CONNECTIONS_PER_HIGHLIGHT,
-    Thresholds,
+    RELATED_GRADE,
+    SAME_IDEA_GRADE,
+    Cuts,
     connections_rebuild,
+    cuts_of,
     highlights_connect,
     thresholds,
 )
@@ -112,9 +115,9 @@ class LanguagePairCutTests:
         rows = _library(alice)
         cuts = thresholds()
         across = connections_for(rows[MEMORY_ES])[0]
-        # Across languages a distance counts for less: it is graded as the English pair it
-        # would be, so the translation reads as the same idea.
-        assert across.graded == pytest.approx(across.distance - cuts.across_shift)
+        # Across languages a distance is graded by the cuts across languages, looser than
+        # within one, so the translation reads as the same idea.
+        assert across.graded == pytest.approx(cuts.across.grade(across.distance))
         assert str(across.strength) == "same idea"
 
     def test_rebuilding_finds_the_same_connections_again(self, alice: User, bob: User) -> None:
@@ -139,8 +142,8 @@ class LanguagePairCutTests:
 
 
 @pytest.mark.django_db
-class RelativeRuleTests:
-    def test_a_dense_cluster_connects_only_what_stands_out(self, alice: User) -> None:
+class DenseRegionTests:
+    def test_a_dense_cluster_connects_each_passage_to_its_few_nearest(self, alice: User) -> None:
         rng = np.random.default_rng(15)
         centre = rng.normal(size=384)
         centre /= np.linalg.norm(centre)
@@ -154,7 +157,7 @@ class RelativeRuleTests:
 
         rows = []
         # Twelve passages of twelve books, every one ~0.016 from every other: a region where
-        # a plain cut would connect each to all the others.
+        # a plain cut would connect each to all the others (66 pairs).
         for n in range(12):
             book = Book.objects.create(reader=alice, title=f"B{n}", authors=f"A{n}", key=f"b{n}")
             rows.append(
@@ -178,8 +181,15 @@ class RelativeRuleTests:
             )  # fmt: skip
         highlights_connect(ids=[h.pk for h in rows])
         pairs = set(Connection.objects.values_list("highlight_a_id", "highlight_b_id"))
-        assert pairs == {(rows[12].pk, rows[13].pk)}
+        assert (rows[12].pk, rows[13].pk) in pairs
+        cluster = {h.pk for h in rows[:12]}
+        inside = [pair for pair in pairs if set(pair) <= cluster]
+        # Each passage keeps its best three: at most 12 x 3 pairs, found from either side,
+        # and never one from the cluster to the far pair.
         assert CONNECTIONS_PER_HIGHLIGHT == 3
+        assert len(inside) <= 12 * CONNECTIONS_PER_HIGHLIGHT < 66
+        assert len(pairs) == len(inside) + 1
+        assert {pk for pair in inside for pk in pair} == cluster
 
     def test_two_books_that_say_one_thing_connect_in_a_small_library(self, alice: User) -> None:
         # Each passage's only neighbour is the other: "typical" must not be that neighbour
@@ -199,16 +209,34 @@ class RelativeRuleTests:
 
 
 class ThresholdsTests:
-    def test_it_shifts_the_cuts_by_the_pair_of_languages(self) -> None:
-        cuts = Thresholds(same_idea=0.07, related=0.09, spanish_shift=-0.02, across_shift=0.03)
-        assert cuts.shift("en", "en") == 0.0
-        assert cuts.shift("es", "es") == -0.02
-        assert cuts.shift("es", "en") == cuts.shift("en", "es") == 0.03
-        # Undetected takes the base cut, never the looser one across languages.
-        assert cuts.shift("unknown", "en") == cuts.shift("unknown", "es") == 0.0
-        assert cuts.shift("unknown", "unknown") == 0.0
-        assert cuts.graded(0.10, "es", "en") == pytest.approx(0.07)
+    def test_it_grades_each_kind_of_pair_by_its_own_cuts(self) -> None:
+        cuts = cuts_of(
+            same_idea=0.07, related=0.07, spanish_shift=-0.02, across_shift=0.005,
+            across_related=0.12, english=(0.27, 0.40),
+        )  # fmt: skip
+        assert cuts.cuts("en", "en") == Cuts(0.27, 0.40)  # the English model's
+        assert cuts.cuts("es", "es") == Cuts(0.05, 0.05)
+        assert cuts.cuts("es", "en") == cuts.cuts("en", "es") == Cuts(0.075, 0.12)
+        # Undetected takes the cut within a language, never the looser one across.
+        assert cuts.cuts("unknown", "en") == cuts.cuts("unknown", "es") == Cuts(0.07, 0.07)
+        assert cuts.in_english("en", "en")
+        assert not cuts.in_english("unknown", "en")
+        # One scale for every kind: under 1 the same idea, under 2 related.
+        assert cuts.graded(0.20, "en", "en") < SAME_IDEA_GRADE
+        assert SAME_IDEA_GRADE <= cuts.graded(0.33, "en", "en") < RELATED_GRADE
+        assert cuts.graded(0.41, "en", "en") >= RELATED_GRADE
+        assert SAME_IDEA_GRADE <= cuts.graded(0.10, "es", "en") < RELATED_GRADE
+        # Within a language the model connects only the same idea.
+        assert cuts.graded(0.069, "unknown", "unknown") < SAME_IDEA_GRADE
+        assert cuts.graded(0.071, "unknown", "unknown") >= RELATED_GRADE
         assert cuts.loosest == pytest.approx(0.12)
+        assert cuts.loosest_stored == pytest.approx(0.40)
+
+    def test_a_model_without_an_english_model_judges_english_pairs_itself(self) -> None:
+        cuts = cuts_of(same_idea=0.27, related=0.40)
+        assert cuts.english is None
+        assert cuts.cuts("en", "en") == Cuts(0.27, 0.40)
+        assert not cuts.in_english("en", "en")
 
 
 @pytest.mark.django_db

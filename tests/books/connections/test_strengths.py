@@ -15,7 +15,12 @@ from books.connections.selectors import (
     highlight_connections,
     library_connections,
 )
-from books.connections.services import highlights_connect, related_threshold, thresholds
+from books.connections.services import (
+    Cuts,
+    highlights_connect,
+    related_threshold,
+    thresholds,
+)
 from books.models import Book, Connection, Highlight
 
 MODEL = "test-model@00000000"
@@ -95,8 +100,7 @@ def library(alice: User, base: np.ndarray, tiers: None) -> dict[str, Highlight]:
 @pytest.mark.django_db
 class ThresholdTests:
     def test_the_related_threshold_comes_from_the_setting(self, tiers: None) -> None:
-        assert thresholds().same_idea == SAME_IDEA
-        assert thresholds().related == RELATED
+        assert thresholds().within == Cuts(SAME_IDEA, RELATED)
 
     def test_the_related_threshold_is_never_tighter_than_the_same_idea(
         self, settings: object

@@ -6,13 +6,14 @@ from pathlib import Path
 import pytest
 
 from books.embedding.encoder import (
+    E5_ACROSS_RELATED,
     E5_RELATED_THRESHOLD,
     E5_THRESHOLD,
     MINILM_RELATED_THRESHOLD,
     MINILM_THRESHOLD,
     RELATED_MARGIN,
     EncoderUnavailable,
-    builtin_thresholds,
+    builtin_cut_figures,
     get_encoder,
     minilm_model_spec,
     model_spec_from_dir,
@@ -37,9 +38,18 @@ class RelatedThresholdTests:
         spec = minilm_model_spec()
         assert (spec.threshold, spec.related) == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
         assert MINILM_THRESHOLD < MINILM_RELATED_THRESHOLD
-        assert E5_THRESHOLD < E5_RELATED_THRESHOLD
-        assert builtin_thresholds("minilm-l6") == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
-        assert builtin_thresholds("multilingual-e5-small") == (E5_THRESHOLD, E5_RELATED_THRESHOLD)
+        # e5 connects two passages of one language only as the same idea; the English model
+        # beside it judges two English ones (books.embedding.english), with its two cuts.
+        assert E5_THRESHOLD == E5_RELATED_THRESHOLD < E5_ACROSS_RELATED
+        minilm = builtin_cut_figures("minilm-l6")
+        assert (minilm["same_idea"], minilm["related"]) == (
+            MINILM_THRESHOLD,
+            MINILM_RELATED_THRESHOLD,
+        )
+        assert "english" not in minilm
+        e5 = builtin_cut_figures("multilingual-e5-small")
+        assert (e5["same_idea"], e5["related"]) == (E5_THRESHOLD, E5_RELATED_THRESHOLD)
+        assert e5["english"] == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
 
     def test_the_encoder_exposes_the_related_threshold(self) -> None:
         # The default model, multilingual-e5-small.

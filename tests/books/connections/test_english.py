@@ -1,0 +1,130 @@
+"""Two English passages connect by the English model's distances; every other pair by e5's,
+which connect within a language only as the same idea. And the batch neighbour query gives
+the same answer whether it reads the space whole or asks the HNSW index."""
+
+import numpy as np
+import pytest
+
+from accounts.models import User
+from books.connections import neighbours
+from books.connections.neighbours import Query, nearest_each
+from books.connections.selectors import Strength, connections_for, highlight_connections
+from books.connections.services import thresholds
+from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD, get_encoder
+from books.embedding.pipeline import highlights_embed
+from books.importing.services import clippings_import
+from books.models import Book, Connection, Highlight
+from tests.books.kindle import Entry, clippings_file
+
+# Two English passages on one theme in other words: e5 puts them 0.108 apart, past its cut
+# for two passages of one language (0.07); the English model 0.29, related.
+FAILURE = "Failure is only the opportunity to begin again, this time more wisely."
+FAILURE_TOO = "Every failure teaches you something that success never could."
+# Their Spanish translations: e5 alone judges them, and does not connect them as related.
+FRACASO = "El fracaso es solo la oportunidad de empezar de nuevo, esta vez con más sabiduría."
+FRACASO_TOO = "Cada fracaso te enseña algo que el éxito nunca podría enseñarte."
+ROSES = "Prune the roses hard in early March, just above an outward bud."
+
+
+def _library(reader: User) -> dict[str, Highlight]:
+    clippings_import(
+        reader=reader,
+        data=clippings_file(
+            Entry("Essays (Montaigne, Michel)", FAILURE, location="10"),
+            Entry("Letters (Seneca)", FAILURE_TOO, location="20"),
+            Entry("Ensayos (Montaigne, Michel)", FRACASO, location="10"),
+            Entry("Cartas (Séneca)", FRACASO_TOO, location="20"),
+            Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
+        ),
+        file_name="c.txt",
+    )
+    highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+    return {h.text: h for h in Highlight.objects.select_related("book")}
+
+
+def _connected(a: Highlight, b: Highlight) -> Connection | None:
+    low, high = sorted((a.pk, b.pk))
+    return Connection.objects.filter(highlight_a_id=low, highlight_b_id=high).first()
+
+
+@pytest.mark.django_db
+class EnglishPairsTests:
+    def test_two_english_passages_connect_by_the_english_model(self, alice: User) -> None:
+        rows = _library(alice)
+        first, second = rows[FAILURE], rows[FAILURE_TOO]
+        e5 = float(1 - np.dot(first.embedding, second.embedding))
+        english = float(1 - np.dot(first.english_embedding, second.english_embedding))
+        assert e5 > thresholds().within.related  # e5 alone would leave them apart
+        assert MINILM_THRESHOLD <= english < MINILM_RELATED_THRESHOLD
+        pair = _connected(first, second)
+        assert pair is not None
+        assert pair.distance == pytest.approx(english, abs=1e-5)
+        (found,) = [c for c in connections_for(first) if c.highlight.pk == second.pk]
+        assert found.strength == Strength.RELATED
+        assert pair.embedding_model == get_encoder().model_id
+
+    def test_their_spanish_translations_need_e5_to_say_the_same_thing(self, alice: User) -> None:
+        rows = _library(alice)
+        # e5 connects two passages of one language only under its same-idea cut.
+        fracaso, otro = rows[FRACASO], rows[FRACASO_TOO]
+        distance = float(1 - np.dot(fracaso.embedding, otro.embedding))
+        connected = _connected(fracaso, otro) is not None
+        assert connected == (distance < thresholds().spanish.same_idea)
+
+    def test_an_unrelated_passage_shows_its_nearest_by_the_english_model(self, alice: User) -> None:
+        rows = _library(alice)
+        shown = highlight_connections(rows[ROSES])
+        assert not shown.any
+        # Nearest among English passages (only they have the English model's vectors).
+        assert {c.highlight.text for c in shown.nearest} == {FAILURE, FAILURE_TOO}
+
+
+@pytest.mark.django_db
+class NearestEachTests:
+    def test_reading_the_space_whole_and_asking_the_index_agree(
+        self, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        rng = np.random.default_rng(7)
+        centres = rng.normal(size=(6, 384))
+        rows = []
+        for reader in (alice, bob):
+            books = [
+                Book.objects.create(reader=reader, title=f"B{i}", key=f"b{i}") for i in range(8)
+            ]
+            for n in range(120):
+                vector = centres[n % 6] + 0.6 * rng.normal(size=384)
+                rows.append(
+                    Highlight.objects.create(
+                        reader=reader, book=books[n % 8], text=f"Passage {n}.",
+                        dedupe_key=f"{reader.pk}-{n}", is_word=n % 17 == 0,
+                        embedding=(vector / np.linalg.norm(vector)).tolist(),
+                        embedding_model="test-model@0",
+                        embedding_status=Highlight.EmbeddingStatus.DONE,
+                    )
+                )  # fmt: skip
+        mine = [h for h in rows if h.reader_id == alice.pk and not h.is_word][:40]
+        queries = [Query(h.pk, h.book_id) for h in mine]
+
+        def ask() -> dict[int, list[tuple[int, float]]]:
+            found = nearest_each(
+                reader_id=alice.pk, model_id="test-model@0", queries=queries, limit=10
+            )
+            return {q: [(n.highlight_id, n.distance) for n in ns] for q, ns in found.items()}
+
+        in_memory = ask()
+        monkeypatch.setattr(neighbours, "IN_MEMORY_MAX", 0)
+        by_index = ask()
+        assert by_index.keys() == in_memory.keys()
+        for query_id, found in by_index.items():
+            # The same neighbours; distances from float32 in numpy, float64 in pgvector.
+            expected = in_memory[query_id]
+            assert [pk for pk, _ in found] == [pk for pk, _ in expected]
+            assert [d for _, d in found] == pytest.approx([d for _, d in expected], abs=1e-5)
+        words = {h.pk for h in rows if h.is_word}
+        books = {h.pk: h.book_id for h in rows}
+        for query in queries:
+            found = [pk for pk, _ in in_memory[query.highlight_id]]
+            assert len(found) == 10
+            assert all(books[pk] != query.book_id for pk in found)  # other books only
+            assert not set(found) & words  # never a word
+            assert all(h.reader_id == alice.pk for h in rows if h.pk in found)

@@ -1,0 +1,93 @@
+"""The English model beside e5: which model has one, the id a library's vectors carry, that
+only workers load it, and that only English passages get its vector."""
+
+import pytest
+
+from accounts.models import User
+from books.embedding.encoder import (
+    E5_MODEL_NAME,
+    MINILM_MODEL_NAME,
+    Encoder,
+    active_model_id,
+    e5_model_spec,
+    get_encoder,
+    minilm_encoder_spec,
+    model_cache_dir,
+)
+from books.embedding.english import english_model_spec_for
+from books.embedding.pipeline import highlights_embed
+from books.importing.services import clippings_import
+from books.models import Highlight
+from tests.books.kindle import Entry, clippings_file
+
+ENGLISH = "Failure is only the opportunity to begin again, this time more wisely."
+SPANISH = "El fracaso es solo la oportunidad de empezar de nuevo con más inteligencia."
+WORD = "perspicacious"
+
+
+class EnglishModelSpecTests:
+    def test_it_works_beside_e5_only(self) -> None:
+        cache = model_cache_dir()
+        beside_e5 = english_model_spec_for(e5_model_spec(cache_dir=cache), cache_dir=cache)
+        assert beside_e5 is not None
+        assert beside_e5.name == MINILM_MODEL_NAME
+        # MiniLM judges every pair itself when it is the model.
+        assert english_model_spec_for(minilm_encoder_spec(cache_dir=cache), cache_dir=cache) is None
+
+
+@pytest.mark.django_db
+class EnglishModelIdTests:
+    def test_a_librarys_vectors_name_both_models(self) -> None:
+        encoder = get_encoder()
+        main, english = encoder.model_id.split("+")
+        assert main.startswith(f"{E5_MODEL_NAME}@")
+        # The id of MiniLM's vectors, whatever graph computes them (books.embedding.minilm).
+        assert english == f"{MINILM_MODEL_NAME}@8199be6f"
+        assert active_model_id() == encoder.model_id
+
+    def test_an_evaluation_gets_the_model_alone(self) -> None:
+        alone = get_encoder(E5_MODEL_NAME)
+        assert alone.english_spec is None
+        assert "+" not in alone.model_id
+        assert alone is not get_encoder()
+        with pytest.raises(ValueError, match="no English model"):
+            alone.encode_english([ENGLISH])
+
+    def test_a_process_that_only_encodes_queries_never_loads_it(self) -> None:
+        cache = model_cache_dir()
+        spec = e5_model_spec(cache_dir=cache)
+        encoder = Encoder(spec, threads=1, english=english_model_spec_for(spec, cache_dir=cache))
+        encoder.encode(["what did Seneca say about time"])
+        assert encoder._english is None
+        vector = encoder.encode_english([ENGLISH])
+        assert vector.shape == (1, 384)
+        assert encoder._english is not None
+        assert encoder.english_thresholds == (
+            encoder._english.threshold,
+            encoder._english.related_threshold,
+        )
+
+
+@pytest.mark.django_db
+class EnglishVectorsTests:
+    def test_only_english_passages_get_the_english_vector(self, alice: User) -> None:
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                Entry("Essays (Montaigne, Michel)", ENGLISH, location="10"),
+                Entry("Ensayos (Montaigne, Michel)", SPANISH, location="10"),
+                Entry("Essays (Montaigne, Michel)", WORD, location="12"),
+            ),
+            file_name="c.txt",
+        )
+        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+        rows = {h.text: h for h in Highlight.objects.all()}
+        assert all(h.embedding_status == Highlight.EmbeddingStatus.DONE for h in rows.values())
+        assert all(h.embedding is not None for h in rows.values())
+        assert rows[ENGLISH].language == "en"
+        english = get_encoder().encode_english([ENGLISH])[0]
+        assert rows[ENGLISH].english_embedding == pytest.approx(english.tolist(), abs=1e-6)
+        # Spanish passages and the reader's words are judged by e5 alone, or not at all.
+        assert rows[SPANISH].english_embedding is None
+        assert rows[WORD].is_word
+        assert rows[WORD].english_embedding is None
