@@ -26,7 +26,8 @@ QUOTES = [
     ("Friends show their love in times of trouble, not in happiness.", "Euripides"),
     ("Technology is a useful servant but a dangerous master.", "Christian Lange"),
     ("Computers are useless. They can only give you answers.", "Pablo Picasso"),
-    ("Friendship is the only cement that will ever hold the world together.", "Woodrow Wilson"),
+    # The same idea as the first quote, in other words: a connection under any rule.
+    ("A real friend knows everything about you and loves you all the same.", "Woodrow Wilson"),
     ("It is not a lack of love, but a lack of friendship that makes unhappy marriages.",
      "Friedrich Nietzsche"),
     ("Machines take me by surprise with great frequency.", "Alan Turing"),
@@ -65,10 +66,8 @@ class LibraryBuildingTests:
 @pytest.mark.django_db
 class EvaluateLibraryTests:
     def test_it_imports_connects_and_reports(
-        self, tmp_path: Path, settings: object, django_capture_on_commit_callbacks: Any
+        self, tmp_path: Path, django_capture_on_commit_callbacks: Any
     ) -> None:
-        settings.EXOGRAM_CONNECTION_THRESHOLD = 0.27  # type: ignore[attr-defined]
-        settings.EXOGRAM_RELATED_THRESHOLD = 0.6  # type: ignore[attr-defined]
         out = StringIO()
         # The import sends its embedding tasks on commit; the test's transaction never
         # commits, so they run as the block ends, then the report is read again.
@@ -90,7 +89,10 @@ class EvaluateLibraryTests:
         assert report["short_side_share"] == 0.0
         assert 0 < report["passages_connected_share"] <= 1
         assert report["across_authors_share"] == 1.0  # every anthology has its own editor
-        assert len(report["sample"]) == 3
+        # English quotes: the English model judges them (books.embedding.english).
+        assert report["connections_by_kind"] == {"english model": report["connections"]}
+        assert report["thresholds"]["english model, two English"] == [0.27, 0.40]
+        assert len(report["sample"]) == min(3, report["connections"])
         assert {s["strength"] for s in report["sample"]} <= {"same idea", "related"}
 
     def test_it_refuses_to_overwrite_a_reader_without_reset(

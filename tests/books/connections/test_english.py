@@ -9,7 +9,7 @@ from accounts.models import User
 from books.connections import neighbours
 from books.connections.neighbours import Query, nearest_each
 from books.connections.selectors import Strength, connections_for, highlight_connections
-from books.connections.services import thresholds
+from books.connections.services import SHORT_PAIR_GRADE, SHORT_PASSAGE_WORDS, thresholds
 from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD, get_encoder
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
@@ -24,6 +24,10 @@ FAILURE_TOO = "Every failure teaches you something that success never could."
 FRACASO = "El fracaso es solo la oportunidad de empezar de nuevo, esta vez con más sabiduría."
 FRACASO_TOO = "Cada fracaso te enseña algo que el éxito nunca podría enseñarte."
 ROSES = "Prune the roses hard in early March, just above an outward bud."
+# One idea in two short sentences, related by the English model (0.39) but in the looser half
+# of its band: short passages connect only closer (SHORT_PAIR_GRADE).
+LIE = "A lie told often enough becomes the truth people believe."
+LIE_TOO = "Repeat a falsehood long enough and people will accept it as fact."
 
 
 def _library(reader: User) -> dict[str, Highlight]:
@@ -35,6 +39,8 @@ def _library(reader: User) -> dict[str, Highlight]:
             Entry("Ensayos (Montaigne, Michel)", FRACASO, location="10"),
             Entry("Cartas (Séneca)", FRACASO_TOO, location="20"),
             Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
+            Entry("Propaganda (Bernays, Edward)", LIE, location="5"),
+            Entry("The Crowd (Le Bon, Gustave)", LIE_TOO, location="7"),
         ),
         file_name="c.txt",
     )
@@ -71,12 +77,27 @@ class EnglishPairsTests:
         connected = _connected(fracaso, otro) is not None
         assert connected == (distance < thresholds().spanish.same_idea)
 
+    def test_two_short_passages_must_be_closer_to_connect(self, alice: User) -> None:
+        rows = _library(alice)
+        first, second = rows[LIE], rows[LIE_TOO]
+        english = float(1 - np.dot(first.english_embedding, second.english_embedding))
+        cuts = thresholds().english
+        assert cuts is not None
+        assert english < cuts.related  # related, were they longer
+        assert cuts.grade(english) >= SHORT_PAIR_GRADE
+        assert min(len(LIE.split()), len(LIE_TOO.split())) < SHORT_PASSAGE_WORDS
+        assert _connected(first, second) is None
+        # A short pair in the tighter half does connect (FAILURE_TOO has 9 words).
+        assert len(FAILURE_TOO.split()) < SHORT_PASSAGE_WORDS
+        assert _connected(rows[FAILURE], rows[FAILURE_TOO]) is not None
+
     def test_an_unrelated_passage_shows_its_nearest_by_the_english_model(self, alice: User) -> None:
         rows = _library(alice)
         shown = highlight_connections(rows[ROSES])
         assert not shown.any
         # Nearest among English passages (only they have the English model's vectors).
-        assert {c.highlight.text for c in shown.nearest} == {FAILURE, FAILURE_TOO}
+        assert {c.highlight.text for c in shown.nearest} <= {FAILURE, FAILURE_TOO, LIE, LIE_TOO}
+        assert len(shown.nearest) == 3
 
 
 @pytest.mark.django_db
