@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import User
+from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD
 from books.management.commands.evaluate_library import (
     EvalBook,
     Passage,
@@ -91,7 +92,10 @@ class EvaluateLibraryTests:
         assert report["across_authors_share"] == 1.0  # every anthology has its own editor
         # English quotes: the English model judges them (books.embedding.english).
         assert report["connections_by_kind"] == {"english model": report["connections"]}
-        assert report["thresholds"]["english model, two English"] == [0.27, 0.40]
+        assert report["thresholds"]["english model, two English"] == [
+            MINILM_THRESHOLD,
+            MINILM_RELATED_THRESHOLD,
+        ]
         assert len(report["sample"]) == min(3, report["connections"])
         assert {s["strength"] for s in report["sample"]} <= {"same idea", "related"}
 

@@ -16,18 +16,23 @@ from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight
 from tests.books.kindle import Entry, clippings_file
 
-# Two English passages on one theme in other words: e5 puts them 0.108 apart, past its cut
-# for two passages of one language (0.07); the English model 0.29, related.
+# Two English passages on one theme in other words: e5 puts them 0.12 apart, past its cut for
+# two passages of one language (0.07); the English model 0.34, related.
 FAILURE = "Failure is only the opportunity to begin again, this time more wisely."
-FAILURE_TOO = "Every failure teaches you something that success never could."
+FAILURE_TOO = (
+    "Every failure teaches you something that success never could, if you are willing to listen."
+)
 # Their Spanish translations: e5 alone judges them, and does not connect them as related.
 FRACASO = "El fracaso es solo la oportunidad de empezar de nuevo, esta vez con más sabiduría."
 FRACASO_TOO = "Cada fracaso te enseña algo que el éxito nunca podría enseñarte."
 ROSES = "Prune the roses hard in early March, just above an outward bud."
-# One idea in two short sentences, related by the English model (0.39) but in the looser half
-# of its band: short passages connect only closer (SHORT_PAIR_GRADE).
-LIE = "A lie told often enough becomes the truth people believe."
-LIE_TOO = "Repeat a falsehood long enough and people will accept it as fact."
+# One idea in two short sentences, related by the English model (0.34) but in the looser half
+# of its band: short passages connect only closer (SHORT_PAIR_GRADE)…
+HABITS = "Habits shape who we become."
+HABITS_TOO = "Our daily habits slowly decide the person we turn into."
+# …as two short ones at 0.28 do.
+ENVY = "Envy is a form of hidden admiration."
+ENVY_TOO = "We envy most the people we secretly admire."
 
 
 def _library(reader: User) -> dict[str, Highlight]:
@@ -39,8 +44,10 @@ def _library(reader: User) -> dict[str, Highlight]:
             Entry("Ensayos (Montaigne, Michel)", FRACASO, location="10"),
             Entry("Cartas (Séneca)", FRACASO_TOO, location="20"),
             Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
-            Entry("Propaganda (Bernays, Edward)", LIE, location="5"),
-            Entry("The Crowd (Le Bon, Gustave)", LIE_TOO, location="7"),
+            Entry("Atomic Habits (Clear, James)", HABITS, location="5"),
+            Entry("The Power of Habit (Duhigg, Charles)", HABITS_TOO, location="7"),
+            Entry("Journals (Kierkegaard, Søren)", ENVY, location="3"),
+            Entry("The End of the Affair (Greene, Graham)", ENVY_TOO, location="9"),
         ),
         file_name="c.txt",
     )
@@ -79,24 +86,27 @@ class EnglishPairsTests:
 
     def test_two_short_passages_must_be_closer_to_connect(self, alice: User) -> None:
         rows = _library(alice)
-        first, second = rows[LIE], rows[LIE_TOO]
+        first, second = rows[HABITS], rows[HABITS_TOO]
         english = float(1 - np.dot(first.english_embedding, second.english_embedding))
         cuts = thresholds().english
         assert cuts is not None
         assert english < cuts.related  # related, were they longer
         assert cuts.grade(english) >= SHORT_PAIR_GRADE
-        assert min(len(LIE.split()), len(LIE_TOO.split())) < SHORT_PASSAGE_WORDS
+        assert min(len(HABITS.split()), len(HABITS_TOO.split())) < SHORT_PASSAGE_WORDS
         assert _connected(first, second) is None
-        # A short pair in the tighter half does connect (FAILURE_TOO has 9 words).
-        assert len(FAILURE_TOO.split()) < SHORT_PASSAGE_WORDS
-        assert _connected(rows[FAILURE], rows[FAILURE_TOO]) is not None
+        # A short pair in the tighter half does connect.
+        envy, envy_too = rows[ENVY], rows[ENVY_TOO]
+        closer = float(1 - np.dot(envy.english_embedding, envy_too.english_embedding))
+        assert cuts.grade(closer) < SHORT_PAIR_GRADE
+        assert _connected(envy, envy_too) is not None
 
     def test_an_unrelated_passage_shows_its_nearest_by_the_english_model(self, alice: User) -> None:
         rows = _library(alice)
         shown = highlight_connections(rows[ROSES])
         assert not shown.any
         # Nearest among English passages (only they have the English model's vectors).
-        assert {c.highlight.text for c in shown.nearest} <= {FAILURE, FAILURE_TOO, LIE, LIE_TOO}
+        english = {FAILURE, FAILURE_TOO, HABITS, HABITS_TOO, ENVY, ENVY_TOO}
+        assert {c.highlight.text for c in shown.nearest} <= english
         assert len(shown.nearest) == 3
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from books.embedding.encoder import MINILM_RELATED_THRESHOLD
 from books.management.commands.evaluate_connections import TaggedQuote, related_pairs
 
 QUOTES = [
@@ -95,7 +96,7 @@ class EvaluateRelatedTests:
 
     def test_it_prints_a_table(self, tmp_path: Path) -> None:
         table = _evaluate("--quotable", str(_folder(tmp_path)))
-        assert "current related threshold 0.400" in table
+        assert f"current related threshold {MINILM_RELATED_THRESHOLD:.3f}" in table
         assert "P ≥ 0.75" in table
 
     def test_it_needs_a_folder(self) -> None:
