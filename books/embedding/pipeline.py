@@ -85,6 +85,19 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
     return now, rows
 
 
+def _take(ids: list[int], model_id: str) -> None:
+    """Write this process's name on the task's highlights that still need a vector, before
+    claiming them a batch at a time: killed between two batches, it leaves the rest pending
+    with their task's message gone (a broker that cannot redeliver: the file broker), and
+    the name tells the next worker to send them again (claims_of_dead_workers_release)
+    instead of waiting out QUEUED_LEASE."""
+    Highlight.objects.filter(
+        _needs_embedding(model_id, timezone.now()),
+        pk__in=ids,
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+    ).update(embedding_claimed_by=_claimer())
+
+
 def _claimer() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -103,15 +116,16 @@ def claims_of_dead_workers_release() -> int:
     """Hand out again the claims of worker processes of this host that are gone.
 
     A worker killed mid-batch (SIGKILL, out of memory, a power cut) leaves its highlights
-    claimed; other hosts wait out STALE_CLAIM, but on this host the process can be asked
-    for, so the next sweep (one runs when a worker starts) sends them again at once.
+    claimed, and the rest of its task taken (_take) but pending; other hosts wait out
+    STALE_CLAIM, but on this host the process can be asked for, so the next sweep (one runs
+    when a worker starts) sends them again at once.
     """
     prefix = f"{socket.gethostname()}:"
+    held = Q(embedding_status=Highlight.EmbeddingStatus.CLAIMED) | Q(
+        embedding_status=Highlight.EmbeddingStatus.PENDING
+    )
     claimers = (
-        Highlight.objects.filter(
-            embedding_status=Highlight.EmbeddingStatus.CLAIMED,
-            embedding_claimed_by__startswith=prefix,
-        )
+        Highlight.objects.filter(held, embedding_claimed_by__startswith=prefix)
         .values_list("embedding_claimed_by", flat=True)
         .distinct()
     )
@@ -122,9 +136,7 @@ def claims_of_dead_workers_release() -> int:
     ]
     if not gone:
         return 0
-    return Highlight.objects.filter(
-        embedding_status=Highlight.EmbeddingStatus.CLAIMED, embedding_claimed_by__in=gone
-    ).update(
+    return Highlight.objects.filter(held, embedding_claimed_by__in=gone).update(
         embedding_status=Highlight.EmbeddingStatus.PENDING,
         embedding_claimed_at=None,
         embedding_claimed_by="",
@@ -207,6 +219,7 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             embedding_status=Highlight.EmbeddingStatus.DONE
         ).update(embedding_error=str(error))
         raise
+    _take(ids, encoder.model_id)
     group: list[tuple[datetime, list[Highlight]]] = []
     group_chars = 0
     for start in range(0, len(ids), EMBED_BATCH):

@@ -4,6 +4,9 @@ A 5 MB highlight once ran for 8-10 minutes, past the claim's lease, and was clai
 by the sweep forever; every sweep re-sent every pending highlight still in the queue.
 """
 
+import os
+import socket
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 
@@ -173,6 +176,34 @@ class SweepQueueTests:
         Highlight.objects.update(embedding_enqueued_at=timezone.now() - QUEUED_LEASE)
         assert sweep_pending_embeddings() == 5
         assert _queued_messages(queue_without_worker) == 2
+
+    def test_a_task_taken_by_a_process_that_died_is_sent_again_at_once(
+        self, alice: User, queue_without_worker: Path
+    ) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c")
+        assert sweep_pending_embeddings() == 5
+        ids = pending_highlight_ids()
+        # A worker took the task and died before claiming every batch of it: the file
+        # broker cannot deliver the message again, and the rows look freshly queued.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        Highlight.objects.filter(pk__in=ids[2:]).update(
+            embedding_claimed_by=f"{socket.gethostname()}:{dead.pid}"
+        )
+        Highlight.objects.filter(pk__in=ids[:2]).update(
+            embedding_claimed_by=f"{socket.gethostname()}:{os.getpid()}"  # alive: its own
+        )
+        assert pending_highlight_ids(queued_before=QUEUED_LEASE) == []
+        assert sweep_pending_embeddings() == 3  # the dead one's, not the live one's
+        assert _queued_messages(queue_without_worker) == 2
+
+    def test_a_task_marks_what_it_took_with_its_process(self, alice: User) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c")
+        ids = pending_highlight_ids()
+        pipeline._take(ids, get_encoder().model_id)
+        claimers = set(Highlight.objects.values_list("embedding_claimed_by", flat=True))
+        assert claimers == {pipeline._claimer()}
+        assert set(Highlight.objects.values_list("embedding_status", flat=True)) == {"pending"}
 
     def test_a_broker_that_is_down_leaves_the_highlights_saved_and_explained(
         self, alice: User, queue_without_worker: Path
