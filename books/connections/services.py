@@ -25,6 +25,8 @@ from books.library_cache import library_version_bump
 from books.models import Connection, Highlight
 from books.vocabulary import words_of
 
+NOTE = Highlight.Kind.NOTE
+
 # Every pair's distance is graded on one scale, whatever model and languages made it:
 # under SAME_IDEA_GRADE it is the same idea, under RELATED_GRADE related (Cuts.grade).
 SAME_IDEA_GRADE = 1.0
@@ -206,6 +208,7 @@ class _Passage:
     language: str
     in_english: bool  # it has the English model's vector
     words: int
+    note: bool  # a standalone note: the reader's words, not a book's
 
 
 def highlights_connect(*, ids: list[int]) -> int:
@@ -217,15 +220,16 @@ def highlights_connect(*, ids: list[int]) -> int:
     """
     cuts = thresholds()
     passages = [
-        _Passage(pk, reader, book, model, language, english, len(words_of(text)))
-        for pk, reader, book, model, language, english, text in Highlight.objects.alive()
+        _Passage(pk, reader, book, model, language, english, len(words_of(text)), kind == NOTE)
+        for pk, reader, book, model, language, english, text, kind in Highlight.objects.alive()
         .passages()
         .filter(pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE)
         .annotate(in_english=Q(english_embedding__isnull=False))
         .values_list(
-            "pk", "reader_id", "book_id", "embedding_model", "language", "in_english", "text"
+            "pk", "reader_id", "book_id", "embedding_model", "language", "in_english", "text",
+            "kind",
         )
-    ]
+    ]  # fmt: skip
     libraries: dict[tuple[int, str], list[_Passage]] = defaultdict(list)
     for passage in passages:
         libraries[(passage.reader_id, passage.model_id)].append(passage)
@@ -260,6 +264,7 @@ def _library_pairs(
     found = []
     languages: dict[int, str] = {}
     words: dict[int, int] = {}
+    notes: set[int] = set()
 
     def nearest(
         group: list[_Passage], column: str, within: Sequence[str] | None
@@ -273,16 +278,20 @@ def _library_pairs(
             limit=NEIGHBOURS,
         )
         unseen = {n.highlight_id for ns in neighbours.values() for n in ns} - set(languages)
-        for pk, language, text in Highlight.objects.filter(pk__in=unseen).values_list(
-            "pk", "language", "text"
+        for pk, language, text, kind in Highlight.objects.filter(pk__in=unseen).values_list(
+            "pk", "language", "text", "kind"
         ):
             languages[pk], words[pk] = language, len(words_of(text))
+            if kind == NOTE:
+                notes.add(pk)
         return neighbours
 
     # Within a language: each group of passages that look in the same place, in one query.
     groups: dict[tuple[str, tuple[str, ...] | None], list[_Passage]] = defaultdict(list)
     for passage in passages:
         languages[passage.pk], words[passage.pk] = passage.language, passage.words
+        if passage.note:
+            notes.add(passage.pk)
         groups[_where_to_look(passage, cuts)].append(passage)
     for (column, within), group in groups.items():
         neighbours = nearest(group, column, within)
@@ -291,6 +300,11 @@ def _library_pairs(
             for neighbour in neighbours[passage.pk]:
                 other = neighbour.highlight_id
                 if across(passage.language, languages[other]):
+                    continue
+                # A note connects to what books say, not to the reader's other notes: the
+                # same note written in three books ("Use this in the talk.") is no idea
+                # two books share.
+                if passage.pk in notes and other in notes:
                     continue
                 graded = cuts.graded(neighbour.distance, passage.language, languages[other])
                 cut = RELATED_GRADE

@@ -159,3 +159,30 @@ class NearestEachTests:
             assert all(books[pk] != query.book_id for pk in found)  # other books only
             assert not set(found) & words  # never a word
             assert all(h.reader_id == alice.pk for h in rows if h.pk in found)
+
+
+@pytest.mark.django_db
+class NotesTests:
+    def test_two_notes_never_connect_to_each_other(self, alice: User) -> None:
+        note = "Use this in the talk on how memory rebuilds what it keeps, every single time."
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                # The same note, standing alone, in two books; and a passage on its theme.
+                Entry("Ficciones (Borges, Jorge Luis)", note, kind="Note", location="500"),
+                Entry("Awakenings (Sacks, Oliver)", note, kind="Note", location="600"),
+                Entry(
+                    "Remembering (Bartlett, Frederic)",
+                    "Memory does not keep the past; it rebuilds it every single time we "
+                    "remember, and what it keeps is what it rebuilds.",
+                    location="10",
+                ),
+            ),
+            file_name="c.txt",
+        )
+        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+        notes = list(Highlight.objects.filter(kind=Highlight.Kind.NOTE))
+        assert len(notes) == 2
+        assert _connected(*notes) is None
+        passage = Highlight.objects.get(kind=Highlight.Kind.HIGHLIGHT)
+        assert any(_connected(n, passage) for n in notes)  # a note meets what books say
