@@ -29,7 +29,7 @@ from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.library_cache import CachedPages, LibraryCache
 from books.library_map.services import SCALE, library_map_state, map_point
-from books.models import Book, Connection, Highlight, Import, LibraryMap, Tag
+from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, LibraryMap, Tag
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
@@ -332,7 +332,9 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
     context = {
         "highlight": the_highlight,
-        "connections": highlight_connections(the_highlight),
+        "connections": highlight_connections(
+            the_highlight, shelf=LibraryCache(the_highlight.reader_id)
+        ),
         "show_same_author": request.GET.get("same_author") == "1",
         "note_form": NoteForm(initial={"note": the_highlight.note}),
         "tag_form": TagForm(),
@@ -431,9 +433,7 @@ def highlight_undo_delete(request: HttpRequest, code: UUID) -> HttpResponse:
 
 # A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
 _UNSHOWN_PAIR_FIELDS = [
-    f"{side}__{field}"
-    for side in ("highlight_a", "highlight_b")
-    for field in ("embedding", "search_text", "embedding_error", "dedupe_key", "added_raw")
+    f"{side}__{field}" for side in ("highlight_a", "highlight_b") for field in UNLISTED_FIELDS
 ]
 
 

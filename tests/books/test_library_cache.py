@@ -275,3 +275,27 @@ class HighlightPageQueriesTests:
         # Session, reader, highlight, connections, their rows, merges, tags, reader's tags.
         with django_assert_num_queries(8):  # type: ignore[operator]
             alice_client.get(connected["funes"].get_absolute_url())
+
+    def test_it_counts_the_library_once_per_version_for_the_nearest_passages(
+        self,
+        connected: dict[str, Highlight],
+        alice: User,
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        # Nothing connects to it: its page shows the nearest passages, whose scan is chosen
+        # by the library's size.
+        alone = _highlight(
+            alice, _book(alice, "Invisible Cities", "Calvino, Italo"),
+            "Cities, like dreams, are made of desires and fears.", _unit(RNG.normal(size=384)),
+        )  # fmt: skip
+        url = alone.get_absolute_url()
+        assert b"Nearest in your library" in alice_client.get(url).content
+        # Session, reader, highlight, connections, versions, the nearest (an exact scan in
+        # a library this small), their rows, merges, tags, reader's tags.
+        with django_assert_num_queries(10):  # type: ignore[operator]
+            response = alice_client.get(url)
+        assert b"Funes remembered everything." in response.content
+        library_version_bump(reader_ids=[alice.pk])
+        with django_assert_num_queries(11):  # type: ignore[operator]
+            alice_client.get(url)  # and the size, counted again
