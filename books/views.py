@@ -363,6 +363,11 @@ def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
+    # The merges link to their imports by name: not the imports' problems and counts (JSON
+    # that a large file's import makes long).
+    merges = the_highlight.merges.select_related("source_import").defer(
+        "source_import__problems", "source_import__counts"
+    )
     context = {
         "highlight": the_highlight,
         "connections": highlight_connections(
@@ -372,7 +377,7 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
         "note_form": NoteForm(initial={"note": the_highlight.note}),
         "tag_form": TagForm(),
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
-        "merges": list(the_highlight.merges.select_related("source_import").order_by("id")),
+        "merges": list(merges.order_by("id")),
     }
     return render(request, "books/highlight.html", context)
 
@@ -481,7 +486,10 @@ def connections(request: HttpRequest) -> HttpResponse:
             the_book = _get_book_for_user(request, UUID(book_code))
         except ValueError:
             the_book = None
-    latest_import = Import.objects.filter(reader=reader, status=Import.Status.DONE).first()
+    # When it started is all this page reads of it (not its problems' JSON).
+    latest_import = (
+        Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
+    )
     new_only = request.GET.get("new") == "1" and latest_import is not None
     strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
     strength = request.GET.get("strength", "")
