@@ -374,8 +374,6 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
             the_highlight, shelf=LibraryCache(the_highlight.reader_id)
         ),
         "show_same_author": request.GET.get("same_author") == "1",
-        "note_form": NoteForm(initial={"note": the_highlight.note}),
-        "tag_form": TagForm(),
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
         "merges": list(merges.order_by("id")),
     }
@@ -394,8 +392,6 @@ def _after_change(
             part = "tags_compact"
         context = {
             "highlight": highlight,
-            "note_form": NoteForm(initial={"note": highlight.note}),
-            "tag_form": TagForm(),
             "reader_tags": Tag.objects.filter(reader_id=highlight.reader_id),
             "status": status,
             "ok": ok,
