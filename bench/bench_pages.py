@@ -15,8 +15,9 @@ reader logged in, as the load's clients ask for them (search words, random highl
 - `template_ms`: wall time inside render_to_string, queries a template triggers included.
 
 CPU times, not wall clocks, are the figures to compare on a shared machine: another
-process's turn on the core does not count in them. `--reuse` keeps the seeded database
-between runs (exogram_bench_pages) instead of seeding anew, for before/after comparisons.
+process's turn on the core does not count in them. `--reuse` runs on a copy of the seeded
+library `make load --reuse` keeps (bench.load.seeded_library) instead of seeding anew, for
+before/after comparisons.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from bench.db import bench_database, setup_django
+from bench.db import setup_django
 
 DATABASE = "exogram_bench_pages"
 ROUNDS = 40
@@ -108,20 +109,6 @@ def measure(paths: Callable[[random.Random], str], client: Any, rounds: int) -> 
     }
 
 
-def _seeded_reader(*, fresh: bool, entries: int) -> Any:
-    from accounts.models import User
-    from bench.load import _seed_library
-
-    if not fresh:
-        found = User.objects.filter(username="loadreader").first()
-        if found is not None:
-            return found
-    reader = User.objects.create_user("loadreader")
-    print("seeding the load test's library …", flush=True)
-    _seed_library(reader, entries)
-    return reader
-
-
 def pages_measure(reader: Any, rounds: int) -> dict[str, Any]:
     from django.test import Client
 
@@ -141,12 +128,13 @@ def pages_measure(reader: Any, rounds: int) -> dict[str, Any]:
 
 def run(*, reuse: bool = False, rounds: int = ROUNDS, entries: int | None = None) -> dict[str, Any]:
     setup_django()
-    from bench.load import LIBRARY_ENTRIES
+    from accounts.models import User
+    from bench.load import LIBRARY_ENTRIES, READER, seeded_library
     from books.models import Highlight
 
     entries = entries or LIBRARY_ENTRIES
-    with _database(reuse=reuse) as fresh:
-        reader = _seeded_reader(fresh=fresh, entries=entries)
+    with seeded_library(entries, reuse=reuse, name=DATABASE):
+        reader = User.objects.get(username=READER)
         report: dict[str, Any] = {
             "library_highlights": Highlight.objects.filter(reader=reader).count(),
             "rounds": rounds,
@@ -169,29 +157,6 @@ def _static_files_from_the_source() -> Iterator[None]:
     plain = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
     with override_settings(STORAGES={**settings.STORAGES, "staticfiles": plain}):
         yield
-
-
-@contextmanager
-def _database(*, reuse: bool) -> Iterator[bool]:
-    """A fresh throw-away database (True), or with `reuse` the one a previous --reuse run
-    left, migrated again (False; made and seeded on the first such run)."""
-    if not reuse:
-        with bench_database(DATABASE):
-            yield True
-        return
-    from django.core.management import call_command
-    from django.db import connection
-
-    name = f"{DATABASE}_kept"
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        exists = cursor.fetchone() is not None
-        if not exists:
-            cursor.execute(f'CREATE DATABASE "{name}"')
-    connection.close()
-    connection.settings_dict["NAME"] = name
-    call_command("migrate", interactive=False, verbosity=0)
-    yield not exists
 
 
 if __name__ == "__main__":

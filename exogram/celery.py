@@ -4,7 +4,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_prerun
+from celery.signals import task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
 
@@ -22,3 +22,14 @@ def _forget_logged_queries(**kwargs: Any) -> None:
     from django.db import reset_queries
 
     reset_queries()
+
+
+@worker_process_init.connect
+def _yield_the_cores_to_pages(**kwargs: Any) -> None:
+    # In each process that runs tasks (the pool's, or the solo worker itself), not in the
+    # prefork parent: a process that starts the embedded PostgreSQL must not hand it its
+    # niceness. Never lowered (unprivileged, it cannot be; set higher, it was meant).
+    from django.conf import settings
+
+    if os.getpriority(os.PRIO_PROCESS, 0) < settings.EXOGRAM_WORKER_NICE:
+        os.setpriority(os.PRIO_PROCESS, 0, settings.EXOGRAM_WORKER_NICE)

@@ -8,8 +8,9 @@ from typing import Any
 logger = logging.getLogger("exogram.warm")
 
 # Threads, not only processes: two sync workers queued 20 readers behind each other (p95
-# 1.1 s on a 9,000-highlight library); a page spends most of its time waiting on
-# PostgreSQL, which threads overlap. `make load` measures it.
+# 1.1 s on a 9,000-highlight library); a page spends part of its time waiting on
+# PostgreSQL, which threads overlap. `make load` measures it: on 2 cores, 3 processes of 4
+# threads measured a p95 of 469-644 ms and 4 of 2 586 ms, against 409-557 ms for 2 of 4.
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("WEB_THREADS", "4"))
@@ -18,7 +19,17 @@ threads = int(os.environ.get("WEB_THREADS", "4"))
 # threshold on a busy machine, and still ends a request stuck on a dead database.
 timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
 graceful_timeout = 30
-keepalive = 5
+# Each process takes a connection only when one of its threads is free, and closes it
+# after the response: the kernel's queue then hands every request to the first free
+# thread of any process. Kept alive, a connection stays with the process that accepted it,
+# and a process accepts whatever comes while its threads are busy: under `make load` one
+# of the two processes held 17 to 21 of the 21 connections in 5 runs of 7, while the other
+# idled (a process runs Python on one core at most). In three rounds alternated on the
+# same code, p95 was 475, 383 and 766 ms kept alive, 353, 367 and 548 ms this way (load
+# average 3-9 from other work on the 2 cores). The cost: a browser opens a connection per
+# request, a handshake on its own network.
+keepalive = 0
+worker_connections = threads
 accesslog = "-"
 
 

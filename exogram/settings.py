@@ -367,3 +367,10 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
 # embedding process peaked at 515-547 MB: 11 replacements for 2,621 highlights, and 1.33x
 # the worker CPU time per highlight).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420_000, minimum=0)
+# The worker's niceness (0-19; exogram/celery.py): on a machine that also serves the pages,
+# embedding takes the cores the pages leave. A reader waits for a page, nobody for a vector.
+# Under `make load` (an import embedding while 20 clients browse, 2 cores) the worker took
+# 4-7 CPU-seconds of the 30 s at 0 and 1-3 at 10; in runs alternated at a load average of
+# 6-8 from other work the pages' p95 fell from 416-470 ms to 363 ms, while a second round
+# at 9-10 measured mostly the other work.
+EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)

@@ -48,6 +48,9 @@ class EnvHelperTests:
         monkeypatch.setenv("X_MB", "0")
         with pytest.raises(ImproperlyConfigured, match="at least 1"):
             env_int("X_MB", 50, minimum=1)
+        monkeypatch.setenv("X_MB", "20")
+        with pytest.raises(ImproperlyConfigured, match="at most 19"):
+            env_int("X_MB", 10, maximum=19)
 
     def test_it_rejects_a_threshold_out_of_range(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("X_T", "3")

@@ -1,8 +1,10 @@
 """A real task through a real worker process, over Redis and over the filesystem broker."""
 
+import os
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 import redis
 
@@ -64,3 +66,20 @@ class WorkerTests:
         expected = _library(alice)
         with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
             _send_and_check(alice, expected)
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerPriorityTests:
+    def test_it_runs_tasks_at_a_lower_priority_than_the_pages(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        expected = _library(alice)
+        with celery_worker(broker_url="filesystem://", data_dir=tmp_path, concurrency=2) as worker:
+            _send_and_check(alice, expected)
+            pool = psutil.Process(worker.pid).children()
+            assert pool
+            started_at = os.getpriority(os.PRIO_PROCESS, 0)  # this process's, inherited
+            assert {process.nice() for process in pool} == {max(10, started_at)}
+            # The parent stays as it was started: it may be the one that starts the
+            # embedded PostgreSQL.
+            assert psutil.Process(worker.pid).nice() == started_at

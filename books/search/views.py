@@ -3,6 +3,7 @@
 import re
 from typing import Any
 from urllib.parse import quote
+from uuid import UUID
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -12,11 +13,13 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from accounts.models import User
+from books.library_cache import LibraryCache
 from books.models import Book
 from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
 from books.search.search import search as search_highlights
 from books.text import fold
-from books.views import _get_book_for_user, _reader
+from books.views import _get_book_for_user, _reader, author_choices, book_choices
 
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
 _WORD = re.compile(r"[\w\u0300-\u036f]+")
@@ -154,17 +157,12 @@ def search(request: HttpRequest) -> HttpResponse:
             # A page past the end (an old link, fewer results now): the last one instead.
             found = _run(request, form, limit=PAGE_SIZE, page=found.pages)
     partial = bool(request.headers.get("HX-Request"))
-    books = (
-        [] if partial else list(Book.objects.filter(reader=reader).only("code", "title", "authors"))
-    )
     mode = found.mode if found else request.GET.get("mode", "auto")
     context = {
         "form": form,
         "found": found,
         "mode": mode if mode in MODES else "auto",
         "rows": [(result, MarkedHighlight(result)) for result in found.results] if found else [],
-        "books": books,
-        "authors": sorted({b.authors for b in books if b.authors}),
         "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),
         "show_filters": any(request.GET.get(key) for key in (*FILTER_PARAMETERS, "recency")),
         "previous_link": _page_link(request, found.page - 1) if found else "",
@@ -173,9 +171,25 @@ def search(request: HttpRequest) -> HttpResponse:
         "unnamed_link": _unnamed_link(request, found) if found else "",
         "meaning_link": _mode_link(request, "meaning"),
     }
+    if not partial:
+        shelf = LibraryCache(reader.pk)
+        context["book_choices"] = book_choices(
+            reader, shelf, selected=_chosen_book(reader, form, found)
+        )
+        context["author_choices"] = author_choices(reader, shelf)
     # htmx swaps the results only; the URL, and the full page it gives, are the same.
     template = "books/search.html#results" if partial else "books/search.html"
     return render(request, template, context)
+
+
+def _chosen_book(reader: User, form: SearchForm, found: SearchResults | None) -> UUID | None:
+    """The book filter to show as chosen: one of the reader's own books, never any code a
+    URL names (each would be kept as a page of choices of its own)."""
+    chosen: UUID | None = form.cleaned_data.get("book") if form.is_bound else None
+    if chosen is None or found is not None:
+        return chosen  # _run looked it up through its ownership test
+    # The form was refused for another field: the book was not looked up yet.
+    return chosen if Book.objects.filter(reader=reader, code=chosen).exists() else None
 
 
 @require_GET

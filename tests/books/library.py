@@ -1,5 +1,7 @@
 """A reader's library built straight in the database (no import, no model run)."""
 
+import html
+import re
 import uuid
 
 from accounts.models import User
@@ -46,4 +48,17 @@ def library_of(reader: User, count: int) -> list[Highlight]:
             location=10 * (start + i) + 1,
         )
         for i in range(count)
+    ]
+
+
+_LISTED_BOOK = re.compile(
+    r'<a href="/books/[^"]+/"><strong>(.*?)</strong></a>\s*'
+    r'<div class="meta">(?:[^<]*? · )?(\d+) highlights?'
+)
+
+
+def listed_books(page: bytes) -> list[tuple[str, int]]:
+    """The books the library page lists, in its order, with the count each shows."""
+    return [
+        (html.unescape(title), int(count)) for title, count in _LISTED_BOOK.findall(page.decode())
     ]

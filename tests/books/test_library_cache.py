@@ -24,6 +24,7 @@ from books.library_cache import (
 from books.models import Book, Highlight
 from books.tasks import embed_highlights
 from tests.books.kindle import BORGES, Entry, clippings_file
+from tests.books.library import listed_books
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(19)
@@ -219,23 +220,19 @@ class ConnectionsPageTests:
 @pytest.mark.django_db
 class LibraryPageTests:
     def test_it_counts_an_import_at_once(self, alice: User, alice_client: Client) -> None:
-        assert alice_client.get(reverse("library")).context["books"] == []
+        assert listed_books(alice_client.get(reverse("library")).content) == []
         clippings_import(
             reader=alice, data=clippings_file(Entry(BORGES, "Memory is a river of ash.")),
             file_name="c.txt",
         )  # fmt: skip
-        books = alice_client.get(reverse("library")).context["books"]
-        assert [(b.title, b.highlight_count) for b in books] == [("Ficciones", 1)]
+        assert listed_books(alice_client.get(reverse("library")).content) == [("Ficciones", 1)]
 
     def test_it_counts_a_delete_at_once(
         self, connected: dict[str, Highlight], alice_client: Client
     ) -> None:
-        assert len(alice_client.get(reverse("library")).context["books"]) == 3
+        assert len(listed_books(alice_client.get(reverse("library")).content)) == 3
         alice_client.post(reverse("highlight_delete", args=[connected["proust"].code]))
-        counts = {
-            b.title: b.highlight_count
-            for b in alice_client.get(reverse("library")).context["books"]
-        }
+        counts = dict(listed_books(alice_client.get(reverse("library")).content))
         assert counts["Swann's Way"] == 0
 
     def test_another_reader_never_sees_the_cached_books(
@@ -243,7 +240,7 @@ class LibraryPageTests:
     ) -> None:
         assert b"Ficciones" in alice_client.get(reverse("library")).content
         response = bob_client.get(reverse("library"))
-        assert response.context["books"] == []
+        assert listed_books(response.content) == []
         assert b"Ficciones" not in response.content
 
     def test_its_queries_are_few_and_fewer_once_cached(
@@ -275,3 +272,85 @@ class HighlightPageQueriesTests:
         # Session, reader, highlight, connections, their rows, merges, tags, reader's tags.
         with django_assert_num_queries(8):  # type: ignore[operator]
             alice_client.get(connected["funes"].get_absolute_url())
+
+    def test_it_counts_the_library_once_per_version_for_the_nearest_passages(
+        self,
+        connected: dict[str, Highlight],
+        alice: User,
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        # Nothing connects to it: its page shows the nearest passages, whose scan is chosen
+        # by the library's size.
+        alone = _highlight(
+            alice, _book(alice, "Invisible Cities", "Calvino, Italo"),
+            "Cities, like dreams, are made of desires and fears.", _unit(RNG.normal(size=384)),
+        )  # fmt: skip
+        url = alone.get_absolute_url()
+        assert b"Nearest in your library" in alice_client.get(url).content
+        # Session, reader, highlight, connections, versions, the nearest (an exact scan in
+        # a library this small), their rows, merges, tags, reader's tags.
+        with django_assert_num_queries(10):  # type: ignore[operator]
+            response = alice_client.get(url)
+        assert b"Funes remembered everything." in response.content
+        library_version_bump(reader_ids=[alice.pk])
+        with django_assert_num_queries(11):  # type: ignore[operator]
+            alice_client.get(url)  # and the size, counted again
+
+
+@pytest.mark.django_db
+class BookChoicesTests:
+    """The book filters of the search and connections pages, kept per version."""
+
+    def test_it_offers_a_new_book_at_once(self, alice: User, alice_client: Client) -> None:
+        assert b"Ficciones" not in alice_client.get(reverse("search")).content
+        clippings_import(
+            reader=alice, data=clippings_file(Entry(BORGES, "Memory is a river of ash.")),
+            file_name="c.txt",
+        )  # fmt: skip
+        page = alice_client.get(reverse("search")).content.decode()
+        code = Book.objects.get(reader=alice).code
+        assert f'<option value="{code}">Ficciones</option>' in page
+        assert '<option value="Borges, Jorge Luis">' in page  # the author list
+
+    def test_it_shows_the_chosen_book_only_where_it_was_chosen(
+        self, connected: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        code = connected["funes"].book.code
+        chosen = f'<option value="{code}" selected>Ficciones</option>'
+
+        def page(name: str, **params: object) -> str:
+            return str(alice_client.get(reverse(name), params).content.decode())
+
+        assert chosen in page("search", q="memory", book=code)
+        assert chosen in page("connections", book=code)
+        assert chosen not in page("search", q="memory")
+        assert chosen not in page("connections")
+        # Refused for another field, the page still shows the reader's choice.
+        assert chosen in page("search", q="memory", book=code, added_from="not a date")
+
+    def test_another_reader_never_sees_the_cached_choices(
+        self, connected: dict[str, Highlight], alice_client: Client, bob_client: Client
+    ) -> None:
+        code = connected["funes"].book.code
+        assert b"Ficciones" in alice_client.get(reverse("search")).content
+        assert b"Ficciones" in alice_client.get(reverse("connections")).content
+        for url in (reverse("search"), reverse("connections")):
+            assert b"Ficciones" not in bob_client.get(url).content
+        # Another reader's book named in the URL is neither chosen nor shown.
+        refused = {"q": "memory", "book": code, "added_from": "not a date"}
+        assert b"Ficciones" not in bob_client.get(reverse("search"), refused).content
+
+    def test_they_are_read_once_per_version(
+        self,
+        connected: dict[str, Highlight],
+        alice_client: Client,
+        django_assert_num_queries: Callable[..., object],
+    ) -> None:
+        alice_client.get(reverse("search"))
+        # Session, reader, versions: the choices are kept.
+        with django_assert_num_queries(3):  # type: ignore[operator]
+            alice_client.get(reverse("search"))
+        library_version_bump(reader_ids=[connected["funes"].reader_id])
+        with django_assert_num_queries(4):  # type: ignore[operator]
+            alice_client.get(reverse("search"))  # and the books, read again
