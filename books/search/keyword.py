@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import QuerySet
 
 from books.models import Highlight, search_document
 from books.search.fusion import DEPTH
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
+from books.statements import execute_with_settings
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -133,9 +134,8 @@ def _candidates(
     # scan, whose LIMIT keeps whichever rows the workers hand over first. The same query
     # then found other highlights from run to run (at 100,000 highlights, 17 of 30 sentence
     # queries by keyword differed between two runs), and two more processes did the work.
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
-        cursor.execute(sql, params)
+    with connection.cursor() as cursor:
+        execute_with_settings(cursor, {"max_parallel_workers_per_gather": 0}, sql, params)
         rows = cursor.fetchall()
     found: dict[int, _Candidate] = {}
     for query, pk, length, has in rows:
