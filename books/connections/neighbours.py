@@ -82,13 +82,14 @@ def nearest_highlights(
     languages: Sequence[str] | None = None,
     strategy: str = "auto",
     size: int | None = None,
+    ef_search: int = HNSW_EF_SEARCH,
 ) -> list[Neighbour]:
     """The reader's highlights closest to `vector`, closest first.
 
     `passages_only` leaves the reader's words out (books.vocabulary): connections never
     reach a word. `languages` keeps only highlights in those (books.language). `strategy`
     is "exact", "hnsw" or "auto" (by library size; pass `size` when it is already known, to
-    save a count per call).
+    save a count per call). `ef_search`: the HNSW scan's candidates per step.
     """
     if strategy == "auto":
         if size is None:
@@ -151,7 +152,7 @@ def nearest_highlights(
             ORDER BY distance + 0
         """
         with connection.cursor() as cursor:
-            execute_with_settings(cursor, iterative_scan_settings(HNSW_EF_SEARCH), sql, params)
+            execute_with_settings(cursor, iterative_scan_settings(ef_search), sql, params)
             rows = cursor.fetchall()
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
