@@ -47,15 +47,16 @@ QUERY_CACHE_SIZE = 256
 # books.connections.neighbours' 80 a first step can never yield 100, and the iterative scan
 # always took a second one (a third past other readers' rows and the reader's words).
 # Measured in bench_search's library of 100,000 among 121,000 (four rounds of 120 fresh
-# query vectors, PostgreSQL CPU per scan): 80 took 9.0-10.3 ms, 120 6.9-8.0, 160 8.2-10.7.
+# query vectors, PostgreSQL CPU per scan, load average 5-6 on the 2 shared cores): 80
+# took 9.0-10.3 ms, 120 6.9-8.0, 160 8.2-10.7.
 SEARCH_EF_SEARCH = 120
 # A library narrowed by a filter (a book, an author, dates, the books a query names) is
 # sorted exactly up to this many highlights, past books.connections.neighbours'
 # EXACT_SCAN_MAX: a filtered HNSW scan walks on past every row the filter leaves out, so
 # it costs more the smaller the share it keeps. Measured in bench_search's library of
-# 100,000 (PostgreSQL CPU per query, median, whole books as the filter), exact against
-# iterative HNSW: 1,667 highlights 3.1 / 3.1 ms, 6,668 24 / 81, 13,336 45 / 71, 25,005
-# 113 / 46, 50,010 120 / 27.
+# 100,000 (PostgreSQL CPU per query, median, whole books as the filter, load average 8-9
+# on the 2 shared cores), exact against iterative HNSW: 1,667 highlights 3.1 / 3.1 ms,
+# 6,668 24 / 81, 13,336 45 / 71, 25,005 113 / 46, 50,010 120 / 27.
 FILTERED_EXACT_SCAN_MAX = 10_000
 
 
