@@ -134,12 +134,19 @@ def load_library(
     from psycopg.types import TypeInfo
 
     from accounts.models import User
+    from books.importing.clippings import normalize_author
     from books.models import Book, Highlight, search_text_of
 
     reader = User.objects.create_user(f"bench-search-{size}")
+    # authors_normalized as an import writes it: search recognises a name among the words
+    # by it (books.search.names), and without it no "name" query named a book.
     books = [
         Book.objects.create(
-            reader=reader, title=f"Bench book {n}", authors=f"Author {n % 17}", key=f"{n}"
+            reader=reader,
+            title=f"Bench book {n}",
+            authors=f"Author {n % 17}",
+            authors_normalized=normalize_author(f"Author {n % 17}"),
+            key=f"{n}",
         )
         for n in range(BOOKS_PER_LIBRARY)
     ]
@@ -258,6 +265,7 @@ def measure(library: Library, queries: Sequence[tuple[str, str]]) -> dict[str, A
                 timings[name, kind].append(elapsed)
                 counts[name].append(found.total)
                 how = found.mode_used + (f"/{found.keyword_pass}" if found.keyword_pass else "")
+                how += "/named" if found.named_first else ""
                 used[name][how] += 1
     encoding = []
     for query, _ in queries:

@@ -20,6 +20,8 @@ import psycopg
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 
+from books.statements import execute_with_settings
+
 # Above this many embedded highlights in a library, the iterative HNSW scan wins: the exact
 # scan costs ~2.6 µs of CPU a highlight (p95 9 ms at 2.5k, 15 ms at 5k on 2 cores), and
 # the HNSW scan 5-10 ms whatever the size.
@@ -31,13 +33,20 @@ EXACT_SCAN_MAX = 2000
 HNSW_EF_SEARCH = 80
 
 
+def iterative_scan_settings(ef_search: int) -> dict[str, str | int]:
+    """HNSW scans that go on past ef_search candidates until the LIMIT is met (relaxed
+    order: the caller sorts the rows again)."""
+    return {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": int(ef_search)}
+
+
 @contextmanager
 def iterative_scan(ef_search: int) -> Iterator[CursorWrapper]:
-    """A cursor, in a transaction, whose HNSW scans go on past ef_search candidates until
-    the LIMIT is met (relaxed order: the caller sorts the rows again)."""
+    """A cursor, in a transaction, whose HNSW scans are iterative (iterative_scan_settings):
+    for a query the ORM runs. One statement of one's own runs in one round trip instead
+    with books.statements.execute_with_settings."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+        for name, value in iterative_scan_settings(ef_search).items():
+            cursor.execute(f"SET LOCAL {name} = {value}")
         yield cursor
 
 
@@ -79,6 +88,7 @@ def nearest_highlights(
     strategy: str = "auto",
     size: int | None = None,
     column: str = "embedding",
+    ef_search: int = HNSW_EF_SEARCH,
 ) -> list[Neighbour]:
     """The reader's highlights closest to `vector`, closest first.
 
@@ -87,7 +97,7 @@ def nearest_highlights(
     the vectors compared: "embedding", or "english_embedding" for the English model's (only
     English passages have one; books.embedding.english). `strategy`
     is "exact", "hnsw" or "auto" (by library size; pass `size` when it is already known, to
-    save a count per call).
+    save a count per call). `ef_search`: the HNSW scan's candidates per step.
     """
     if column not in VECTOR_COLUMNS:
         raise ValueError(f"unknown vector column {column!r}")
@@ -152,8 +162,8 @@ def nearest_highlights(
             SELECT id, distance FROM ranked WHERE distance < %(max_distance)s
             ORDER BY distance + 0
         """
-        with iterative_scan(HNSW_EF_SEARCH) as cursor:
-            cursor.execute(sql, params)
+        with connection.cursor() as cursor:
+            execute_with_settings(cursor, iterative_scan_settings(ef_search), sql, params)
             rows = cursor.fetchall()
     else:
         raise ValueError(f"unknown strategy {strategy!r}")
@@ -332,8 +342,11 @@ def _nearest_by_index(
         ORDER BY q.id, n.distance + 0
     """
     found: dict[int, list[Neighbour]] = {q.highlight_id: [] for q in queries}
-    with iterative_scan(HNSW_EF_SEARCH) as cursor:
-        cursor.execute(sql, params | {"ids": [q.highlight_id for q in queries]})
+    with connection.cursor() as cursor:
+        settings = iterative_scan_settings(HNSW_EF_SEARCH)
+        execute_with_settings(
+            cursor, settings, sql, params | {"ids": [q.highlight_id for q in queries]}
+        )
         for query_id, neighbour_id, distance in cursor.fetchall():
             found[query_id].append(Neighbour(highlight_id=neighbour_id, distance=float(distance)))
     return found

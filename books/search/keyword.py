@@ -24,6 +24,7 @@ from django.db.models import QuerySet
 from books.models import Highlight, search_document
 from books.search.fusion import DEPTH
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
+from books.statements import execute_with_settings
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -85,13 +86,29 @@ def keyword_candidates_sql(
     (measured: 200 ms instead of 5 ms for a word in half of 100,000 highlights). A unit to
     check is a regular expression on each candidate's folded text (~3 µs).
     """
-    # Compiled once with a stand-in for the query text, which each query then replaces:
-    # compiling a queryset per query cost more than running the statement.
-    sql, template = (
+    return _candidates_sql(_matching_sql(library), tsqueries, limit, check)
+
+
+def _matching_sql(library: QuerySet[Highlight]) -> tuple[str, tuple[Any, ...]]:
+    """The library's highlights that have a stand-in query's words, as SQL: compiled once
+    for a search and given each query's text in place of the stand-in, since compiling a
+    queryset cost more than running the statement (and the fallback pass reads the same
+    library again)."""
+    sql, params = (
         matching(library, tsquery(_STAND_IN))
         .values_list("id", "search_text")
         .query.sql_with_params()
     )
+    return sql, tuple(params)
+
+
+def _candidates_sql(
+    matching_sql: tuple[str, tuple[Any, ...]],
+    tsqueries: Sequence[str],
+    limit: int,
+    check: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
+    sql, template = matching_sql
     ctes: list[str] = []
     selects: list[str] = []
     params: list[Any] = []
@@ -118,7 +135,7 @@ class _Candidate:
 
 
 def _candidates(
-    library: QuerySet[Highlight],
+    matching_sql: tuple[str, tuple[Any, ...]],
     tsqueries: Sequence[str],
     limit: int,
     found_by: Sequence[Collection[int]],
@@ -127,9 +144,14 @@ def _candidates(
 ) -> dict[int, _Candidate]:
     """Candidates by id, with the units each has: those its query stands for
     (`found_by[i]` for query i) and those of `check` its text has (`patterns[i]`)."""
-    sql, params = keyword_candidates_sql(library, tsqueries, limit, [patterns[i] for i in check])
+    sql, params = _candidates_sql(matching_sql, tsqueries, limit, [patterns[i] for i in check])
+    # One process reads the candidates: the planner costs each CTE for all its matches, not
+    # the LIMIT read from it, and a word in thousands of highlights got a parallel bitmap
+    # scan, whose LIMIT keeps whichever rows the workers hand over first. The same query
+    # then found other highlights from run to run (at 100,000 highlights, 17 of 30 sentence
+    # queries by keyword differed between two runs), and two more processes did the work.
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        execute_with_settings(cursor, {"max_parallel_workers_per_gather": 0}, sql, params)
         rows = cursor.fetchall()
     found: dict[int, _Candidate] = {}
     for query, pk, length, has in rows:
@@ -222,9 +244,10 @@ def keyword_hits(
     stems = stems_of({word for words in units for word in words})
     patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
     everything = list(range(len(units)))
+    matching_sql = _matching_sql(library)
     # Pass 1: the reader's own query, every term required (and their or / - / quotes).
     candidates = _candidates(
-        library, [terms.everything], KEYWORD_CANDIDATES, [everything], patterns
+        matching_sql, [terms.everything], KEYWORD_CANDIDATES, [everything], patterns
     )
     passed = "all"
     capped = len(candidates) >= KEYWORD_CANDIDATES
@@ -249,7 +272,7 @@ def keyword_hits(
             found_by = [[i] for i in read]
             common = [i for i in everything if i not in read]
             candidates = _candidates(
-                library, tsqueries, TERM_CANDIDATES, found_by, patterns, common
+                matching_sql, tsqueries, TERM_CANDIDATES, found_by, patterns, common
             )
             if candidates:
                 break

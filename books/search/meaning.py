@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from django.db import connection
@@ -22,7 +22,6 @@ from pgvector.django import CosineDistance
 from accounts.models import User
 from books.connections.neighbours import (
     EXACT_SCAN_MAX,
-    HNSW_EF_SEARCH,
     Neighbour,
     iterative_scan,
     nearest_highlights,
@@ -44,6 +43,21 @@ MEANING_MAX_DISTANCE = 0.75
 MEANING_MARGIN = 0.35
 MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.08}
 QUERY_CACHE_SIZE = 256
+# The HNSW scan's candidates per step when a search reads its DEPTH (100) nearest: at
+# books.connections.neighbours' 80 a first step can never yield 100, and the iterative scan
+# always took a second one (a third past other readers' rows and the reader's words).
+# Measured in bench_search's library of 100,000 among 121,000 (four rounds of 120 fresh
+# query vectors, PostgreSQL CPU per scan, load average 5-6 on the 2 shared cores): 80
+# took 9.0-10.3 ms, 120 6.9-8.0, 160 8.2-10.7.
+SEARCH_EF_SEARCH = 120
+# A library narrowed by a filter (a book, an author, dates, the books a query names) is
+# sorted exactly up to this many highlights, past books.connections.neighbours'
+# EXACT_SCAN_MAX: a filtered HNSW scan walks on past every row the filter leaves out, so
+# it costs more the smaller the share it keeps. Measured in bench_search's library of
+# 100,000 (PostgreSQL CPU per query, median, whole books as the filter, load average 8-9
+# on the 2 shared cores), exact against iterative HNSW: 1,667 highlights 3.1 / 3.1 ms,
+# 6,668 24 / 81, 13,336 45 / 71, 25,005 113 / 46, 50,010 120 / 27.
+FILTERED_EXACT_SCAN_MAX = 10_000
 
 
 _query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
@@ -75,10 +89,6 @@ def clear_query_cache() -> None:
         _query_vectors.clear()
 
 
-def _vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
-
-
 def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
     """How many rows, counted no further than `cap`: enough to choose a strategy."""
     sql, params = highlights.values("id").query.sql_with_params()
@@ -89,26 +99,38 @@ def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
 
 
 def _nearest_filtered(
-    library: QuerySet[Highlight], vector: Sequence[float], *, limit: int
+    library: QuerySet[Highlight],
+    vector: Sequence[float],
+    *,
+    limit: int,
+    bound: QuerySet[Highlight] | None = None,
 ) -> list[Neighbour]:
-    """The two strategies of books.connections.neighbours, for a library narrowed by filters."""
-    if _rows_up_to(library, EXACT_SCAN_MAX + 1) <= EXACT_SCAN_MAX:
+    """The two strategies of books.connections.neighbours, for a library narrowed by filters.
+
+    `bound`, when given, holds every row of `library` and is counted instead of it."""
+    counted = library if bound is None else bound
+    if _rows_up_to(counted, FILTERED_EXACT_SCAN_MAX + 1) <= FILTERED_EXACT_SCAN_MAX:
         # MATERIALIZED, as in books.connections.neighbours: an exact sort of the filtered rows,
-        # never a filtered HNSW walk that runs out of tuples before it finds a small book's rows.
-        sql, params = library.values_list("id", "embedding").query.sql_with_params()
+        # never a filtered HNSW walk that runs out of tuples before it finds a small book's
+        # rows. The distance is computed inside, so the CTE holds 16 bytes a row, not the
+        # vector: with the vectors, 6,668 rows spilled 5 MB to disk and took twice as long.
+        sql, params = (
+            library.annotate(distance=CosineDistance("embedding", vector))
+            .values_list("id", "distance")
+            .query.sql_with_params()
+        )
         with connection.cursor() as cursor:
             cursor.execute(
                 f"WITH library AS MATERIALIZED ({sql}) "
-                "SELECT id, embedding <=> %s::vector AS distance FROM library "
-                "ORDER BY distance LIMIT %s",
-                [*params, _vector_literal(vector), limit],
+                "SELECT id, distance FROM library ORDER BY distance LIMIT %s",
+                [*params, limit],
             )
             rows = cursor.fetchall()
     else:
         nearest = library.annotate(distance=CosineDistance("embedding", vector)).order_by(
             "distance"
         )
-        with iterative_scan(HNSW_EF_SEARCH):
+        with iterative_scan(SEARCH_EF_SEARCH):
             rows = list(nearest.values_list("id", "distance")[:limit])
         rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
     return [Neighbour(highlight_id=int(pk), distance=float(d)) for pk, d in rows]
@@ -123,14 +145,23 @@ def nearest_meaning(
     exclude_ids: Sequence[int],
     *,
     absolute_floor: bool = True,
+    book_ids: Collection[int] | None = None,
 ) -> list[Neighbour]:
+    """The library's close matches to `vector`. `book_ids`: the books a filtered library
+    lies within, if it is known (the books a query names)."""
     # Meaning ranks passages only: a looked-up word (books.vocabulary) sits near anything
     # on its topic and says nothing; words stay findable by keyword.
     if filtered:
         embedded = library.filter(is_word=False).filter(
             embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
         )
-        found = _nearest_filtered(embedded, vector, limit=DEPTH)
+        # Counted from the (reader, book) index alone when the books are known: each row
+        # read to count costs as much as its distance (a named author's 6,668 highlights
+        # among 100,000: 6 ms of PostgreSQL CPU to count them row by row, 0.5 ms by index).
+        bound = None
+        if book_ids is not None:
+            bound = Highlight.objects.filter(reader=reader, book_id__in=book_ids).order_by()
+        found = _nearest_filtered(embedded, vector, limit=DEPTH, bound=bound)
     else:
         # The reader's rows counted up to the strategy's boundary from the reader index
         # alone: an upper bound of the embedded ones that needs no row read, where
@@ -144,6 +175,7 @@ def nearest_meaning(
             exclude_ids=exclude_ids,
             size=size,
             passages_only=True,
+            ef_search=SEARCH_EF_SEARCH,
         )
     return meaning_floor(found, model_id, absolute=absolute_floor)
 

@@ -105,14 +105,16 @@ def _rank(
     model_id: str,
     exclude_ids: Sequence[int],
     model_reads: bool,
-    named: bool = False,
+    named: frozenset[int] | None = None,
 ) -> _Ranked:
-    """One library's results for one query, fused: the heart of `search`."""
+    """One library's results for one query, fused: the heart of `search`. `named`: the
+    books the query names, when the library is their highlights."""
     meaning: list[Neighbour] = []
     if vector is not None and mode != "keyword":
         meaning = nearest_meaning(
-            reader, library, filtered, vector, model_id, exclude_ids, absolute_floor=not named
-        )
+            reader, library, filtered, vector, model_id, exclude_ids,
+            absolute_floor=named is None, book_ids=named,
+        )  # fmt: skip
     if vector is None or mode == "keyword":
         mode_used = "keyword"
     elif mode == "meaning":
@@ -251,7 +253,10 @@ def search(
                 model_reads = False
 
     def rank(
-        highlights: QuerySet[Highlight], asked: ParsedQuery, narrowed: bool, named: bool = False
+        highlights: QuerySet[Highlight],
+        asked: ParsedQuery,
+        narrowed: bool,
+        named: frozenset[int] | None = None,
     ) -> _Ranked:
         if not asked.units:
             return _listing(highlights)
@@ -268,7 +273,7 @@ def search(
         # everything else the whole query finds (a highlight that quotes the name).
         topic = parsed.without(named.words | NAME_FILLER)
         # The reader named them: their best match on the topic shows, however far it is.
-        first = rank(library.filter(book_id__in=named.book_ids), topic, True, named=True)
+        first = rank(library.filter(book_id__in=named.book_ids), topic, True, named=named.book_ids)
         # Only those close to the query, when the library has something closer: a sentence
         # about Colin Powell with a paraphrase in the library is not a question for Powell.
         best = min((e.distance for e in fused.values() if e.distance is not None), default=None)

@@ -1,0 +1,85 @@
+"""The meaning half on real PostgreSQL + pgvector, with the real model's query vectors."""
+
+from uuid import uuid4
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from accounts.models import User
+from books.connections.neighbours import EXACT_SCAN_MAX
+from books.embedding.encoder import get_encoder
+from books.importing.clippings import normalize_author
+from books.models import Book, Highlight
+from books.search.meaning import FILTERED_EXACT_SCAN_MAX
+from books.search.search import search
+
+Vector = npt.NDArray[np.float64]
+
+
+def _unit(vector: Vector) -> Vector:
+    unit: Vector = vector / np.linalg.norm(vector)
+    return unit
+
+
+def _embedded(reader: User, book: Book, text: str, vector: Vector, model_id: str) -> Highlight:
+    return Highlight(
+        reader=reader, book=book, text=text, dedupe_key=uuid4().hex,
+        embedding=vector.tolist(), embedding_model=model_id,
+        embedding_status=Highlight.EmbeddingStatus.DONE,
+    )  # fmt: skip
+
+
+def _library(reader: User, query: str) -> Book:
+    """A book past the unfiltered exact scan's reach, whose first five highlights sit near
+    `query` at growing distances and the rest anywhere on the sphere; and another book
+    holding the same five near highlights, which a filter must leave out."""
+    encoder = get_encoder()
+    wanted = _unit(np.asarray(encoder.encode_one(query), dtype=np.float64))
+    size = EXACT_SCAN_MAX + 500
+    assert size <= FILTERED_EXACT_SCAN_MAX
+    book = Book.objects.create(
+        reader=reader, title="Harbour logs", authors="Ada Quennell",
+        authors_normalized=normalize_author("Ada Quennell"), key="harbour logs",
+    )  # fmt: skip
+    other = Book.objects.create(reader=reader, title="Other", key="other")
+    rng = np.random.default_rng(3)
+    near = [_unit(wanted + step / 40 * _unit(rng.normal(size=384))) for step in range(1, 6)]
+    far = [_unit(vector) for vector in rng.normal(size=(size - len(near), 384))]
+    rows = [
+        _embedded(reader, book, f"Log entry {n}", vector, encoder.model_id)
+        for n, vector in enumerate([*near, *far])
+    ]
+    rows += [
+        _embedded(reader, other, f"Elsewhere {n}", vector, encoder.model_id)
+        for n, vector in enumerate(near)
+    ]
+    Highlight.objects.bulk_create(rows)
+    return book
+
+
+@pytest.mark.django_db
+class FilteredMeaningTests:
+    """A filtered library past the unfiltered exact scan's reach is still sorted exactly: a
+    filtered HNSW scan walks past every other book's rows to find its own."""
+
+    def test_it_sorts_a_filtered_library_exactly(self, alice: User) -> None:
+        query = "the lighthouse keeper counted the ships every night"
+        book = _library(alice, query)
+        with CaptureQueriesContext(connection) as queries:
+            found = search(alice, query, mode="meaning", book=book)
+        assert [r.highlight.text for r in found.results] == [f"Log entry {n}" for n in range(5)]
+        assert not any("hnsw" in q["sql"] for q in queries.captured_queries)
+
+    def test_it_sorts_the_books_a_query_names_exactly(self, alice: User) -> None:
+        query = "what did Ada Quennell say about the ships the keeper counted every night"
+        _library(alice, query)
+        with CaptureQueriesContext(connection) as queries:
+            found = search(alice, query, mode="meaning")
+        assert found.named == ("Harbour logs",)
+        named = [r.highlight.text for r in found.results[: found.named_first]]
+        assert named[:5] == [f"Log entry {n}" for n in range(5)]
+        # Only the search of the whole library walks the HNSW graph.
+        assert sum("iterative_scan" in q["sql"] for q in queries.captured_queries) == 1
