@@ -1,5 +1,6 @@
 """Exogram's settings, read from the environment (see .env.example for every variable)."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
 EXOGRAM_DATA_DIR = env_path("EXOGRAM_DATA_DIR", BASE_DIR / "var")
+# The embedded PostgreSQL's shared_buffers (exogram/embedded_postgres/server.py), applied
+# at its next start: a size PostgreSQL reads, such as 512MB or 2GB.
+EXOGRAM_PG_SHARED_BUFFERS = env_str("EXOGRAM_PG_SHARED_BUFFERS", "512MB")
+if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB)", EXOGRAM_PG_SHARED_BUFFERS):
+    raise ImproperlyConfigured(
+        "EXOGRAM_PG_SHARED_BUFFERS must be a size such as 512MB or 2GB; got "
+        f"{EXOGRAM_PG_SHARED_BUFFERS!r}"
+    )
 # Unset: the key generated on first start and kept (mode 0600) in EXOGRAM_DATA_DIR, the
 # same for every process that shares that folder, with DEBUG on or off.
 SECRET_KEY = env_str("SECRET_KEY") or secret_key_load(data_dir=EXOGRAM_DATA_DIR)

@@ -59,6 +59,20 @@ class EmbeddedServerTests:
         with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
 
+    def test_it_starts_with_its_own_settings(self, data_dir: Path, settings: object) -> None:
+        settings.EXOGRAM_PG_SHARED_BUFFERS = "160MB"  # type: ignore[attr-defined]
+        socket_dir = server.start(data_dir)
+        with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
+            assert conn.execute("SHOW shared_buffers").fetchone() == ("160MB",)
+        # A new value at the next start; the include line is written once.
+        server.stop(data_dir)
+        settings.EXOGRAM_PG_SHARED_BUFFERS = "192MB"  # type: ignore[attr-defined]
+        socket_dir = server.start(data_dir)
+        with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
+            assert conn.execute("SHOW shared_buffers").fetchone() == ("192MB",)
+        conf = (data_dir / "postgres" / "postgresql.conf").read_text()
+        assert conf.count(f"include_if_exists = '{server.SETTINGS_FILE}'") == 1
+
     def test_it_starts_again_after_the_server_stopped(self, data_dir: Path) -> None:
         server.start(data_dir)
         server.stop(data_dir)

@@ -152,6 +152,12 @@ class SettingsModuleTests:
         assert "EXOGRAM_EMBEDDING_MODEL must be multilingual-e5-small or minilm-l6" in result.stderr
         assert "'gpt'" in result.stderr
 
+    def test_it_fails_loudly_on_a_bad_shared_buffers_size(self) -> None:
+        result = _import_settings(DEBUG="1", EXOGRAM_PG_SHARED_BUFFERS="lots")
+        assert result.returncode != 0
+        assert "EXOGRAM_PG_SHARED_BUFFERS must be a size such as 512MB" in result.stderr
+        assert _import_settings(DEBUG="1", EXOGRAM_PG_SHARED_BUFFERS="2GB").returncode == 0
+
     def test_it_takes_either_built_in_model(self) -> None:
         for name in ("multilingual-e5-small", "minilm-l6"):
             assert _import_settings(DEBUG="1", EXOGRAM_EMBEDDING_MODEL=name).returncode == 0
