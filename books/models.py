@@ -360,7 +360,8 @@ class Connection(models.Model):
 
     Stored under the model's looser *related* threshold; the distance grades it at read
     time (books.connections.selectors.Strength): under the *same idea* threshold it is the
-    same idea, else related. Words (Highlight.is_word) are never connected.
+    same idea (for two English passages, when both models say so), else related. Words
+    (Highlight.is_word) are never connected.
 
     Stored once per pair, the lower highlight id first, so "each pair once" is a
     constraint and not a promise of the code that writes them.
@@ -372,6 +373,14 @@ class Connection(models.Model):
     highlight_a = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     highlight_b = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     distance = models.FloatField(help_text="Cosine distance between the two vectors.")
+    # Two English passages are judged by the English model's vectors (`distance`); the model's
+    # own distance is kept beside it, because the same idea needs both models to agree
+    # (books.connections.services.Thresholds.graded). Null for every other pair.
+    main_distance = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="For two English passages: the cosine distance by the main model's vectors.",
+    )
     embedding_model = models.CharField(max_length=100)
     created = models.DateTimeField(auto_now_add=True)
 

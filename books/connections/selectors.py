@@ -80,7 +80,14 @@ def graded_distance(thresholds: Thresholds) -> Case:
             return When(condition if kind is None else kind & condition, then=then)
 
         same = cuts.same_idea if cuts.same_idea > 0 else 1.0
-        whens.append(when(Q(distance__lt=cuts.same_idea), distance * (SAME_IDEA_GRADE / same)))
+        if cuts is thresholds.english:
+            # Two English passages: the same idea when the main model agrees, else the top
+            # of the related band (Thresholds.graded).
+            agreed = Q(distance__lt=cuts.same_idea, main_distance__lt=thresholds.within.same_idea)
+            whens.append(when(agreed, distance * (SAME_IDEA_GRADE / same)))
+            whens.append(when(Q(distance__lt=cuts.same_idea), Value(SAME_IDEA_GRADE)))
+        else:
+            whens.append(when(Q(distance__lt=cuts.same_idea), distance * (SAME_IDEA_GRADE / same)))
         if cuts.related > cuts.same_idea:
             scale = 1.0 / (cuts.related - cuts.same_idea)
             whens.append(
@@ -134,8 +141,8 @@ def connections_for(
         same_author = _same_author(highlight.book, other.book)
         if other_authors_only and same_author:
             continue
-        distance = distances[other.pk]
-        graded = thresholds.graded(distance, highlight.language, other.language)
+        distance, main_distance = distances[other.pk]
+        graded = thresholds.graded(distance, highlight.language, other.language, main_distance)
         if graded < RELATED_GRADE:
             strength = strength_of(graded)
             found.append(ConnectedHighlight(other, distance, strength, same_author, graded))
@@ -143,25 +150,30 @@ def connections_for(
     return sorted(found[:limit], key=lambda c: (c.same_author, c.graded))
 
 
-def _connected_distances(highlight_id: int, *, below: float) -> dict[int, float]:
-    """The alive passages a highlight connects to, with their distances (a pair is stored
-    once, the highlight on either side). SQL as written: the same two halves through the
-    ORM took 1.07 ms of CPU to compile and run against 0.12 ms (the load library's highlight
-    page, 300 connected highlights)."""
+def _connected_distances(
+    highlight_id: int, *, below: float
+) -> dict[int, tuple[float, float | None]]:
+    """The alive passages a highlight connects to, with their distances and main distances
+    (a pair is stored once, the highlight on either side). SQL as written: the same two
+    halves through the ORM took 1.07 ms of CPU to compile and run against 0.12 ms (the load
+    library's highlight page, 300 connected highlights)."""
     sql = """
-        SELECT c.highlight_b_id, c.distance FROM books_connection c
+        SELECT c.highlight_b_id, c.distance, c.main_distance FROM books_connection c
         JOIN books_highlight other ON other.id = c.highlight_b_id
         WHERE c.highlight_a_id = %(id)s AND c.distance < %(below)s
           AND other.deleted_at IS NULL AND NOT other.is_word
         UNION ALL
-        SELECT c.highlight_a_id, c.distance FROM books_connection c
+        SELECT c.highlight_a_id, c.distance, c.main_distance FROM books_connection c
         JOIN books_highlight other ON other.id = c.highlight_a_id
         WHERE c.highlight_b_id = %(id)s AND c.distance < %(below)s
           AND other.deleted_at IS NULL AND NOT other.is_word
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, {"id": highlight_id, "below": below})
-        return {other: float(distance) for other, distance in cursor.fetchall()}
+        return {
+            other: (float(distance), None if main is None else float(main))
+            for other, distance, main in cursor.fetchall()
+        }
 
 
 @dataclass(frozen=True)

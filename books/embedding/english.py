@@ -15,10 +15,11 @@ one specific theme, worth reading side by side?"):
   between English passages, 90 % under 0.30, 83 % under 0.36, 70 % at 0.36-0.40 and 50 % at
   0.40-0.45 were related.
 So two English passages are connected by MiniLM vectors, under MiniLM's own cuts (same idea
-0.27, related 0.40: books.embedding.encoder), and e5 does everything else. It costs a
-second encoding of English passages only (77 texts per CPU-second, e5 61) and ~50 MB in a
-worker process (its graph rewritten to keep its weights 8-bit: books.embedding.minilm); web
-processes never load it.
+0.27, related 0.37: books.embedding.encoder), and e5 does everything else. e5 still tells a
+paraphrase better: the same idea needs its word too (books.connections.services.Thresholds).
+It costs a second encoding of English passages only (77 texts per CPU-second, e5 61) and
+~50 MB in a worker process (its graph rewritten to keep its weights 8-bit:
+books.embedding.minilm); web processes never load it.
 
 Only with the built-in multilingual model: when MiniLM is itself the model
 (EXOGRAM_EMBEDDING_MODEL=minilm-l6) its vectors already judge every pair, and a model folder

@@ -319,9 +319,18 @@ def pgvector_distances(
 # --- metrics ------------------------------------------------------------------------------
 
 
-def _metrics(threshold: float, distances: Floats, same: npt.NDArray[np.bool_]) -> dict[str, Any]:
+def _metrics(
+    threshold: float,
+    distances: Floats,
+    same: npt.NDArray[np.bool_],
+    agreed: npt.NDArray[np.bool_] | None = None,
+) -> dict[str, Any]:
+    """P/R/F1 of connecting the pairs under `threshold`; `agreed`: the pairs a second judge
+    also connects, when the app asks both (two English passages, the same idea)."""
     # `<`, not `<=`: the connection query keeps a pair when its distance is below the threshold.
     connected = distances < threshold
+    if agreed is not None:
+        connected &= agreed
     tp = int(np.sum(connected & same))
     fp = int(np.sum(connected & ~same))
     fn = int(np.sum(~connected & same))
@@ -383,9 +392,16 @@ def evaluate_related(
     }
 
 
-def evaluate(distances: Floats, same: npt.NDArray[np.bool_], cuts: Cuts) -> dict[str, Any]:
+def evaluate(
+    distances: Floats,
+    same: npt.NDArray[np.bool_],
+    cuts: Cuts,
+    agreed: npt.NDArray[np.bool_] | None = None,
+) -> dict[str, Any]:
+    """The pair set at its cuts, and its cut swept. `agreed`: the pairs the confirming judge
+    puts under its same-idea cut (Judge.confirm), which the same idea needs too."""
     grid = [round(GRID_STEP * i, 4) for i in range(1, round(2 / GRID_STEP) + 1)]
-    swept = [_metrics(t, distances, same) for t in grid]
+    swept = [_metrics(t, distances, same, agreed) for t in grid]
     # The first maximum: of thresholds with the same F1, the tighter one.
     best = max(swept, key=lambda m: m["f1"])
     precise = [
@@ -396,7 +412,7 @@ def evaluate(distances: Floats, same: npt.NDArray[np.bool_], cuts: Cuts) -> dict
         "same": int(np.sum(same)),
         "different": int(np.sum(~same)),
         "auc": None if auc is None else round(auc, 4),
-        "at_same_idea": _metrics(cuts.same_idea, distances, same),
+        "at_same_idea": _metrics(cuts.same_idea, distances, same, agreed),
         # What connects at all: the pair's related cut.
         "at_related": _metrics(cuts.related, distances, same),
         "best_f1": best,
@@ -413,6 +429,9 @@ class Judge:
     encoder: Any
     cuts: Cuts
     english: bool = False  # the English model's vectors (books.embedding.english)
+    # The judge whose same-idea cut must hold too for the same idea (two English passages:
+    # the main model, books.connections.services.Thresholds.graded).
+    confirm: "Judge | None" = None
 
     @property
     def model_id(self) -> str:
@@ -450,7 +469,8 @@ def app_judges(model: str | None) -> dict[str, Judge]:
         )
     english = None
     if cuts.english is not None:
-        english = Judge(get_encoder("minilm-l6"), cuts.english, english=True)
+        main = Judge(encoder, cuts.within)
+        english = Judge(get_encoder("minilm-l6"), cuts.english, english=True, confirm=main)
     return {
         "en": english or Judge(encoder, cuts.within),
         "es": Judge(encoder, cuts.spanish),
@@ -509,18 +529,21 @@ class Command(BaseCommand):
         # many across pairs, and the encoder is the slow part on a small CPU.
         needed: dict[str, dict[str, int]] = {}
         for (_, name), pairs in pair_sets.items():
-            index = needed.setdefault(judges[name].model_id, {})
-            for pair in pairs:
-                index.setdefault(pair.first, len(index))
-                index.setdefault(pair.second, len(index))
+            judge = judges[name]
+            for model_id in [judge.model_id, *([judge.confirm.model_id] if judge.confirm else [])]:
+                index = needed.setdefault(model_id, {})
+                for pair in pairs:
+                    index.setdefault(pair.first, len(index))
+                    index.setdefault(pair.second, len(index))
         across_index = needed.setdefault(judges["es-en"].model_id, {})
         for rows in translations.values():
             for spanish, english in rows:
                 across_index.setdefault(spanish, len(across_index))
                 across_index.setdefault(english, len(across_index))
         vectors = {}
+        every_judge = [*judges.values(), *(j.confirm for j in judges.values() if j.confirm)]
         for model_id, index in needed.items():
-            judge = next(j for j in judges.values() if j.model_id == model_id)
+            judge = next(j for j in every_judge if j.model_id == model_id)
             self._progress(options, f"encoding {len(index)} distinct sentences with {model_id}")
             vectors[model_id] = judge.encode(list(index))
 
@@ -534,19 +557,37 @@ class Command(BaseCommand):
                 vectors[judge.model_id], [(index[p.first], index[p.second]) for p in pairs]
             )
             same = np.array([p.same for p in pairs], dtype=bool)
+            agreed = None
+            if judge.confirm is not None:
+                confirm, confirm_index = judge.confirm, needed[judge.confirm.model_id]
+                agreed = (
+                    pgvector_distances(
+                        vectors[confirm.model_id],
+                        [(confirm_index[p.first], confirm_index[p.second]) for p in pairs],
+                    )
+                    < confirm.cuts.same_idea
+                )
             results.append(
                 {
                     "split": split,
                     "pairs": name,
                     "judge": judge.model_id,
                     "cuts": [judge.cuts.same_idea, judge.cuts.related],
-                    **evaluate(distances, same, judge.cuts),
+                    "same_idea_confirmed_by": None
+                    if judge.confirm is None
+                    else [judge.confirm.model_id, judge.confirm.cuts.same_idea],
+                    **evaluate(distances, same, judge.cuts, agreed),
                 }
             )
         across = judges["es-en"]
         report = {
             "model": judges["es"].model_id,
             "judges": {name: judge.model_id for name, judge in judges.items()},
+            "confirmed_by": {
+                name: [judge.confirm.model_id, judge.confirm.cuts.same_idea]
+                for name, judge in judges.items()
+                if judge.confirm is not None
+            },
             "same_idea_min_score": SAME_IDEA_MIN_SCORE,
             "different_max_score": DIFFERENT_MAX_SCORE,
             "target_precision": TARGET_PRECISION,
@@ -663,7 +704,14 @@ class Command(BaseCommand):
         judges = report["judges"]
         write(f"model {report['model']}; each pair set judged as the app judges it:")
         for name, judge in judges.items():
-            write(f"  {name:<6} by {judge}")
+            confirmed = report["confirmed_by"].get(name)
+            also = (
+                ""
+                if confirmed is None
+                else f"; the same idea (and the best-F1 and P columns) only where "
+                f"{confirmed[0]} is under {confirmed[1]:g} too"
+            )
+            write(f"  {name:<6} by {judge}{also}")
         write(
             f"a pair connects when its distance is below its cut; STS score ≥ "
             f"{SAME_IDEA_MIN_SCORE:g} is the same idea, ≤ {DIFFERENT_MAX_SCORE:g} different"

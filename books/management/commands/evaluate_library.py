@@ -297,7 +297,10 @@ class Command(BaseCommand):
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
         graded = {
             pair.pk: thresholds.graded(
-                pair.distance, pair.highlight_a.language, pair.highlight_b.language
+                pair.distance,
+                pair.highlight_a.language,
+                pair.highlight_b.language,
+                pair.main_distance,
             )
             for pair in pairs
         }

@@ -2,13 +2,20 @@
 which connect within a language only as the same idea. And the batch neighbour query gives
 the same answer whether it reads the space whole or asks the HNSW index."""
 
+import importlib
+
 import numpy as np
 import pytest
 
 from accounts.models import User
 from books.connections import neighbours
 from books.connections.neighbours import Query, nearest_each
-from books.connections.selectors import Strength, connections_for, highlight_connections
+from books.connections.selectors import (
+    Strength,
+    connections_for,
+    highlight_connections,
+    library_connections,
+)
 from books.connections.services import SHORT_PAIR_GRADE, SHORT_PASSAGE_WORDS, thresholds
 from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD, get_encoder
 from books.embedding.pipeline import highlights_embed
@@ -110,6 +117,70 @@ class EnglishPairsTests:
         assert len(shown.nearest) == 3
 
 
+# The same idea for the English model (0.17) and for e5 (0.06): both agree.
+MEMORY = "Memory is not a record of the past but a story we keep rewriting every time we remember."
+MEMORY_TOO = (
+    "Every act of remembering rewrites the story, so memory is less a record than a retelling."
+)
+# The same idea for the English model (0.20), not for e5 (0.077): two claims on one theme.
+MONEY = "Money cannot buy happiness, but it can buy the time to pursue what makes us happy."
+MONEY_TOO = "Happiness depends less on money than on the people we spend our days with."
+
+
+@pytest.mark.django_db
+class SameIdeaAgreementTests:
+    """Two English passages are the same idea only when both models say so."""
+
+    def _rows(self, reader: User) -> dict[str, Highlight]:
+        clippings_import(
+            reader=reader,
+            data=clippings_file(
+                Entry("Speak, Memory (Nabokov, Vladimir)", MEMORY, location="1"),
+                Entry("The Man Who Mistook His Wife for a Hat (Sacks, Oliver)", MEMORY_TOO,
+                      location="2"),
+                Entry("Essays (Russell, Bertrand)", MONEY, location="3"),
+                Entry("The Good Life (Waldinger, Robert)", MONEY_TOO, location="4"),
+            ),
+            file_name="c.txt",
+        )  # fmt: skip
+        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
+        return {h.text: h for h in Highlight.objects.select_related("book")}
+
+    def test_both_models_agree_the_same_idea(self, alice: User) -> None:
+        rows = self._rows(alice)
+        first, second = rows[MEMORY], rows[MEMORY_TOO]
+        main = float(1 - np.dot(first.embedding, second.embedding))
+        assert main < thresholds().within.same_idea
+        pair = _connected(first, second)
+        assert pair is not None
+        assert pair.distance < MINILM_THRESHOLD
+        assert pair.main_distance == pytest.approx(main, abs=1e-5)
+        shown = highlight_connections(first)
+        assert [c.highlight.text for c in shown.same_idea] == [MEMORY_TOO]
+
+    def test_the_main_model_disagreeing_makes_it_related(self, alice: User) -> None:
+        rows = self._rows(alice)
+        first, second = rows[MONEY], rows[MONEY_TOO]
+        pair = _connected(first, second)
+        assert pair is not None
+        assert pair.distance < MINILM_THRESHOLD  # the English model alone: the same idea
+        assert pair.main_distance is not None
+        assert pair.main_distance >= thresholds().within.same_idea
+        shown = highlight_connections(first)
+        assert shown.same_idea == []
+        assert [c.highlight.text for c in shown.related] == [MONEY_TOO]
+        # The library's pages grade it the same way, in SQL.
+        related = library_connections(alice, strength=Strength.RELATED)
+        same = library_connections(alice, strength=Strength.SAME_IDEA)
+        assert {(p.highlight_a.text, p.highlight_b.text) for p in related} <= {
+            (MONEY, MONEY_TOO), (MONEY_TOO, MONEY)
+        }  # fmt: skip
+        assert len(list(related)) == 1
+        assert {p.highlight_a.text for p in same} | {p.highlight_b.text for p in same} == {
+            MEMORY, MEMORY_TOO
+        }  # fmt: skip
+
+
 @pytest.mark.django_db
 class NearestEachTests:
     def test_reading_the_space_whole_and_asking_the_index_agree(
@@ -186,3 +257,26 @@ class NotesTests:
         assert _connected(*notes) is None
         passage = Highlight.objects.get(kind=Highlight.Kind.HIGHLIGHT)
         assert any(_connected(n, passage) for n in notes)  # a note meets what books say
+
+
+@pytest.mark.django_db
+class MainDistanceBackfillTests:
+    def test_the_migration_measures_the_pairs_stored_before(self, alice: User) -> None:
+        from django.apps import apps
+
+        backfill = importlib.import_module("books.migrations.0019_connection_main_distance")
+        rows = _library(alice)
+        first, second = rows[FAILURE], rows[FAILURE_TOO]
+        Connection.objects.update(main_distance=None)  # as the new column starts
+        backfill.measure_main_distances(apps, None)
+        pair = _connected(first, second)
+        assert pair is not None
+        assert pair.main_distance == pytest.approx(
+            float(1 - np.dot(first.embedding, second.embedding)), abs=1e-5
+        )
+        # Only two English passages have one.
+        for other in Connection.objects.exclude(pk=pair.pk).select_related(
+            "highlight_a", "highlight_b"
+        ):
+            english = other.highlight_a.language == other.highlight_b.language == "en"
+            assert (other.main_distance is not None) == english

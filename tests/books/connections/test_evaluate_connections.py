@@ -241,3 +241,37 @@ class EvaluateConnectionsPerModelTests:
         report = json.loads(_evaluate(_sts_folder(tmp_path), "--json", "--model", "minilm-l6"))
         assert report["model"].startswith("all-MiniLM-L6-v2@")
         assert all(t["connected"] <= 0.25 for t in report["translations"])
+
+    def test_the_same_idea_of_two_english_sentences_needs_both_models(self, tmp_path: Path) -> None:
+        from books.embedding.encoder import E5_THRESHOLD
+
+        # The English model puts both pairs under its same-idea cut; e5 only the first.
+        _write(
+            tmp_path,
+            "stsb-en-train.csv",
+            [
+                (
+                    "Memory is not a record of the past but a story we keep rewriting every "
+                    "time we remember.",
+                    "Every act of remembering rewrites the story, so memory is less a record "
+                    "than a retelling.",
+                    4.8,
+                ),
+                (
+                    "Money cannot buy happiness, but it can buy the time to pursue what makes "
+                    "us happy.",
+                    "Happiness depends less on money than on the people we spend our days with.",
+                    1.6,
+                ),
+            ],
+        )
+        report = json.loads(_evaluate(tmp_path, "--json", "--model", "multilingual-e5-small"))
+        (result,) = report["results"]
+        assert result["same_idea_confirmed_by"] == [report["model"], E5_THRESHOLD]
+        assert report["confirmed_by"] == {"en": [report["model"], E5_THRESHOLD]}
+        at_same_idea, at_related = result["at_same_idea"], result["at_related"]
+        assert (at_same_idea["tp"], at_same_idea["fp"]) == (1, 0)
+        # Both connect (related is the English model's alone).
+        assert (at_related["tp"], at_related["fp"]) == (1, 1)
+        table = _evaluate(tmp_path, "--model", "multilingual-e5-small")
+        assert f"is under {E5_THRESHOLD:g} too" in table

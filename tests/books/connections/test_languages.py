@@ -222,7 +222,7 @@ class ThresholdsTests:
         assert cuts.in_english("en", "en")
         assert not cuts.in_english("unknown", "en")
         # One scale for every kind: under 1 the same idea, under 2 related.
-        assert cuts.graded(0.20, "en", "en") < SAME_IDEA_GRADE
+        assert cuts.graded(0.20, "en", "en", main_distance=0.05) < SAME_IDEA_GRADE
         assert SAME_IDEA_GRADE <= cuts.graded(0.33, "en", "en") < RELATED_GRADE
         assert cuts.graded(0.41, "en", "en") >= RELATED_GRADE
         assert SAME_IDEA_GRADE <= cuts.graded(0.10, "es", "en") < RELATED_GRADE
@@ -231,6 +231,18 @@ class ThresholdsTests:
         assert cuts.graded(0.071, "unknown", "unknown") >= RELATED_GRADE
         assert cuts.loosest == pytest.approx(0.12)
         assert cuts.loosest_stored == pytest.approx(0.40)
+
+    def test_two_english_passages_are_the_same_idea_only_when_both_models_say_so(self) -> None:
+        cuts = cuts_of(same_idea=0.07, related=0.07, english=(0.27, 0.37))
+        # Under the English model's same-idea cut and the main model's: the same idea.
+        assert cuts.graded(0.20, "en", "en", main_distance=0.069) < SAME_IDEA_GRADE
+        # The main model disagrees, or was not asked: related, at the top of the band.
+        assert cuts.graded(0.20, "en", "en", main_distance=0.071) == SAME_IDEA_GRADE
+        assert cuts.graded(0.20, "en", "en") == SAME_IDEA_GRADE
+        # The related band is the English model's alone.
+        assert cuts.graded(0.33, "en", "en", main_distance=0.2) == cuts.graded(0.33, "en", "en")
+        # Other pairs never ask for a main distance.
+        assert cuts.graded(0.05, "es", "es") == cuts.graded(0.05, "es", "es", main_distance=0.5)
 
     def test_a_model_without_an_english_model_judges_english_pairs_itself(self) -> None:
         cuts = cuts_of(same_idea=0.27, related=0.40)
