@@ -9,17 +9,19 @@ is BM25 computed here (see `_bm25`).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
 
 from books.models import Highlight, search_document
 from books.search.fusion import DEPTH
@@ -94,11 +96,22 @@ def _matching_sql(library: QuerySet[Highlight]) -> tuple[str, tuple[Any, ...]]:
     for a search and given each query's text in place of the stand-in, since compiling a
     queryset cost more than running the statement (and the fallback pass reads the same
     library again)."""
+    condition, condition_params = _matching_condition()
     sql, params = (
-        matching(library, tsquery(_STAND_IN))
+        library.filter(RawSQL(condition, condition_params, output_field=BooleanField()))
         .values_list("id", "search_text")
         .query.sql_with_params()
     )
+    return sql, tuple(params)
+
+
+@functools.cache
+def _matching_condition() -> tuple[str, tuple[Any, ...]]:
+    """`matching`'s condition for the stand-in query, as SQL: the same for every library, so
+    compiled once per process (the index's expression took 0.4 ms of each compile, the
+    library itself 0.1)."""
+    query = matching(Highlight.objects.order_by(), tsquery(_STAND_IN)).query
+    sql, params = query.get_compiler(connection.alias).compile(query.where)
     return sql, tuple(params)
 
 
@@ -128,8 +141,8 @@ def _candidates_sql(
     )
 
 
-@dataclass(frozen=True)
-class _Candidate:
+class _Candidate(NamedTuple):
+    # A tuple, not a dataclass: a search makes a thousand of these (0.3 µs each, not 1).
     length: int
     units: frozenset[int]
 
@@ -154,11 +167,15 @@ def _candidates(
         execute_with_settings(cursor, {"max_parallel_workers_per_gather": 0}, sql, params)
         rows = cursor.fetchall()
     found: dict[int, _Candidate] = {}
+    by_query = [frozenset(units) for units in found_by]
     for query, pk, length, has in rows:
-        present = {*found_by[query], *(unit for unit, yes in zip(check, has, strict=True) if yes)}
-        if pk in found:
-            present |= found[pk].units
-        found[pk] = _Candidate(int(length), frozenset(present))
+        present = by_query[query]
+        if check:
+            present = present.union(unit for unit, yes in zip(check, has, strict=True) if yes)
+        earlier = found.get(pk)
+        if earlier is not None:
+            present |= earlier.units
+        found[pk] = _Candidate(length, present)
     return found
 
 

@@ -134,20 +134,24 @@ def _words_of(highlight: Highlight) -> frozenset[str]:
     return frozenset(WORD.findall(fold(f"{highlight.text} {highlight.note}")))
 
 
-def _marked(query_words: frozenset[str], highlight: Highlight) -> frozenset[str]:
-    """The highlight's folded words that a query word or its stem found."""
+def _roots(query_words: frozenset[str]) -> tuple[str, ...]:
     # A word and its stems as roots, with up to three letters more: "habit" marks "habits",
     # "muerte" marks "muertes". Only on highlights the words found, so a near miss
     # ("habitat" beside "habits") is rare and harmless.
-    roots = {stem for word in query_words for stem in (word, *known_stems(word))}
+    return tuple(
+        {root for word in query_words for root in (word, *known_stems(word)) if len(root) >= 3}
+    )
+
+
+def _marked(
+    query_words: frozenset[str], roots: tuple[str, ...], highlight: Highlight
+) -> frozenset[str]:
+    """The highlight's folded words that a query word or its stem (`roots`) found."""
     return frozenset(
         word
         for word in _words_of(highlight)
         if word in query_words
-        or any(
-            len(root) >= 3 and word.startswith(root) and len(word) - len(root) <= 3
-            for root in roots
-        )
+        or any(word.startswith(root) and len(word) - len(root) <= 3 for root in roots)
     )
 
 
@@ -155,10 +159,12 @@ def page_results(
     fused: dict[int, Fused], page_ids: Sequence[int], query_words: frozenset[str]
 ) -> list[SearchResult]:
     """The page's results, in order, read in one query."""
+    roots = _roots(query_words)
     # Not the vector: turning 384 numbers into an array costs more than the rest of the row.
     highlights = (
         Highlight.objects.select_related("book")
         .defer("embedding", "english_embedding", "search_text")
+        .order_by()  # read into a dict: the books' order would be a sort for nothing
         .in_bulk(page_ids)
     )
     return [
@@ -171,7 +177,7 @@ def page_results(
             # Marked only where the words made the match: a result found by meaning alone
             # would otherwise light up every "is" and "the" it shares with the query.
             marked_words=(
-                _marked(query_words, highlights[pk])
+                _marked(query_words, roots, highlights[pk])
                 if fused[pk].keyword_rank is not None
                 else frozenset()
             ),
