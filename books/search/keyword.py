@@ -226,15 +226,11 @@ def _bm25(candidates: dict[int, _Candidate], idf: Sequence[float]) -> list[int]:
     compares it with the average.
     """
     average = sum(c.length for c in candidates.values()) / max(1, len(candidates)) or 1.0
-    scores = {
-        pk: sum(
-            idf[unit]
-            * (BM25_K1 + 1)
-            / (1 + BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average))
-            for unit in candidate.units
-        )
-        for pk, candidate in candidates.items()
-    }
+    weights = [weight * (BM25_K1 + 1) for weight in idf]
+    scores = {}
+    for pk, candidate in candidates.items():
+        norm = 1 + BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average)
+        scores[pk] = sum(weights[unit] / norm for unit in candidate.units)
     # Ties: the newer highlight (higher id) first.
     return sorted(scores, key=lambda pk: (-scores[pk], -pk))
 
