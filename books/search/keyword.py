@@ -14,6 +14,7 @@ import math
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -232,7 +233,7 @@ def _bm25(candidates: dict[int, _Candidate], idf: Sequence[float]) -> list[int]:
         norm = 1 + BM25_K1 * (1 - BM25_B + BM25_B * candidate.length / average)
         scores[pk] = sum(weights[unit] / norm for unit in candidate.units)
     # Ties: the newer highlight (higher id) first.
-    return sorted(scores, key=lambda pk: (-scores[pk], -pk))
+    return [-newer for _, newer in sorted((-score, -pk) for pk, score in scores.items())]
 
 
 def keyword_hits(
@@ -290,16 +291,18 @@ def keyword_hits(
             if candidates:
                 break
         passed = "any"
-        capped = any(
-            sum(1 for c in candidates.values() if i in c.units) >= TERM_CANDIDATES for i in read
-        )
     if not candidates:
         return KeywordHits([], "")
+    with_unit = Counter(unit for c in candidates.values() for unit in c.units)
+    if passed == "any":
+        capped = any(with_unit[i] >= TERM_CANDIDATES for i in read)
     # BM25's inverse document frequency, from the candidates: the library's size is not
     # counted (at 100,000 highlights, a count costs more than the whole search). The
     # candidates hold every highlight of a rare word, and a sample of the common ones.
     size = max(len(candidates), 2 * TERM_CANDIDATES)
-    frequency = [sum(1 for c in candidates.values() if unit in c.units) for unit in everything]
-    idf = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in frequency]
+    idf = [
+        math.log(1 + (size - with_unit[unit] + 0.5) / (with_unit[unit] + 0.5))
+        for unit in everything
+    ]
     ranked = _bm25(candidates, idf)
     return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped)
