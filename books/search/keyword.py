@@ -15,8 +15,8 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.contrib.postgres.search import SearchQuery
@@ -53,6 +53,11 @@ class KeywordHits:
     passed: str  # "all", "any" or ""
     matched: int = 0  # highlights read that match, DEPTH or more when there are many
     capped: bool = False  # more match than were read
+    # The any-word pass's candidates, and the units it read whole (fewer matches than
+    # TERM_CANDIDATES) by their tsquery text: every highlight of the library with one of
+    # those words is among the candidates (see `keyword_hits`' `known`).
+    candidates: Mapping[int, _Candidate] = field(default_factory=dict, repr=False)
+    read_whole: Mapping[str, int] = field(default_factory=dict)
 
 
 def matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Highlight]:
@@ -100,7 +105,7 @@ def _matching_sql(library: QuerySet[Highlight]) -> tuple[str, tuple[Any, ...]]:
     condition, condition_params = _matching_condition()
     sql, params = (
         library.filter(RawSQL(condition, condition_params, output_field=BooleanField()))
-        .values_list("id", "search_text")
+        .values_list("id", "search_text", "book_id")
         .query.sql_with_params()
     )
     return sql, tuple(params)
@@ -133,11 +138,13 @@ def _candidates_sql(
     has = ", ".join(["search_text ~ %s"] * len(check))
     params.extend(check)
     for index in range(len(tsqueries)):
-        selects.append(f"(SELECT {index} AS query, id, search_text FROM query_{index} LIMIT %s)")
+        selects.append(
+            f"(SELECT {index} AS query, id, book_id, search_text FROM query_{index} LIMIT %s)"
+        )
         params.append(limit)
     return (
-        f"WITH {', '.join(ctes)} SELECT query, id, length(search_text), ARRAY[{has}]::boolean[] "
-        f"FROM ({' UNION ALL '.join(selects)}) AS candidates",
+        f"WITH {', '.join(ctes)} SELECT query, id, length(search_text), book_id, "
+        f"ARRAY[{has}]::boolean[] FROM ({' UNION ALL '.join(selects)}) AS candidates",
         params,
     )
 
@@ -146,6 +153,7 @@ class _Candidate(NamedTuple):
     # A tuple, not a dataclass: a search makes a thousand of these (0.3 µs each, not 1).
     length: int
     units: frozenset[int]
+    book_id: int
 
 
 def _candidates(
@@ -169,14 +177,14 @@ def _candidates(
         rows = cursor.fetchall()
     found: dict[int, _Candidate] = {}
     by_query = [frozenset(units) for units in found_by]
-    for query, pk, length, has in rows:
+    for query, pk, length, book_id, has in rows:
         present = by_query[query]
         if check:
             present = present.union(unit for unit, yes in zip(check, has, strict=True) if yes)
         earlier = found.get(pk)
         if earlier is not None:
             present |= earlier.units
-        found[pk] = _Candidate(length, present)
+        found[pk] = _Candidate(length, present, book_id)
     return found
 
 
@@ -242,8 +250,14 @@ def keyword_hits(
     *,
     fallback: bool = True,
     common_alone: bool = True,
+    known: KeywordHits | None = None,
+    book_ids: Collection[int] = (),
 ) -> KeywordHits:
     """The highlights with the query's words, best first.
+
+    `known`: the hits of another query in a library that `library` is the part of in
+    `book_ids` (the books a query names, and the whole query's hits): a word it read whole
+    is not read again.
 
     `common_alone`: whether the any-word fallback may rank highlights that share only the
     query's common words ("and", "in") when its other words find nothing. Asked for words
@@ -258,6 +272,17 @@ def keyword_hits(
     stems = stems_of({word for words in units for word in words})
     patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
     everything = list(range(len(units)))
+    if known is not None and len(units) == 1 and not parsed.phrases:
+        unit = known.read_whole.get(f"{terms.units[0]}{terms.exclusions}")
+        if unit is not None:
+            # Pass 1 of a single word that `known` read whole: its matches in these books.
+            alone = frozenset(everything)
+            candidates = {
+                pk: _Candidate(c.length, alone, c.book_id)
+                for pk, c in known.candidates.items()
+                if unit in c.units and c.book_id in book_ids
+            }
+            return _ranked_hits(candidates, "all", False, everything)
     matching_sql = _matching_sql(library)
     # Pass 1: the reader's own query, every term required (and their or / - / quotes).
     candidates = _candidates(
@@ -265,6 +290,7 @@ def keyword_hits(
     )
     passed = "all"
     capped = len(candidates) >= KEYWORD_CANDIDATES
+    read_whole: dict[str, int] = {}
     # A phrase in quotes is required: the fallback never drops it.
     if not candidates and len(units) > 1 and fallback and not parsed.phrases:
         # Pass 2: any term (exclusions still apply), each term's matches read separately so
@@ -291,11 +317,26 @@ def keyword_hits(
             if candidates:
                 break
         passed = "any"
+        with_unit = Counter(unit for c in candidates.values() for unit in c.units)
+        capped = any(with_unit[i] >= TERM_CANDIDATES for i in read)
+        read_whole = {
+            text: i
+            for i, text in zip(read, tsqueries, strict=True)
+            if with_unit[i] < TERM_CANDIDATES
+        }
+    return _ranked_hits(candidates, passed, capped, everything, read_whole)
+
+
+def _ranked_hits(
+    candidates: dict[int, _Candidate],
+    passed: str,
+    capped: bool,
+    everything: Sequence[int],
+    read_whole: Mapping[str, int] | None = None,
+) -> KeywordHits:
     if not candidates:
         return KeywordHits([], "")
     with_unit = Counter(unit for c in candidates.values() for unit in c.units)
-    if passed == "any":
-        capped = any(with_unit[i] >= TERM_CANDIDATES for i in read)
     # BM25's inverse document frequency, from the candidates: the library's size is not
     # counted (at 100,000 highlights, a count costs more than the whole search). The
     # candidates hold every highlight of a rare word, and a sample of the common ones.
@@ -305,4 +346,6 @@ def keyword_hits(
         for unit in everything
     ]
     ranked = _bm25(candidates, idf)
-    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped)
+    if not read_whole:
+        return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped)
+    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped, candidates, read_whole)
