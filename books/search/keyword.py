@@ -290,7 +290,7 @@ def keyword_hits(
     )
     passed = "all"
     capped = len(candidates) >= KEYWORD_CANDIDATES
-    read_whole: dict[str, int] = {}
+    reads_by_unit: dict[str, int] = {}
     # A phrase in quotes is required: the fallback never drops it.
     if not candidates and len(units) > 1 and fallback and not parsed.phrases:
         # Pass 2: any term (exclusions still apply), each term's matches read separately so
@@ -317,14 +317,8 @@ def keyword_hits(
             if candidates:
                 break
         passed = "any"
-        with_unit = Counter(unit for c in candidates.values() for unit in c.units)
-        capped = any(with_unit[i] >= TERM_CANDIDATES for i in read)
-        read_whole = {
-            text: i
-            for i, text in zip(read, tsqueries, strict=True)
-            if with_unit[i] < TERM_CANDIDATES
-        }
-    return _ranked_hits(candidates, passed, capped, everything, read_whole)
+        reads_by_unit = dict(zip(tsqueries, read, strict=True))
+    return _ranked_hits(candidates, passed, capped, everything, reads_by_unit)
 
 
 def _ranked_hits(
@@ -332,11 +326,16 @@ def _ranked_hits(
     passed: str,
     capped: bool,
     everything: Sequence[int],
-    read_whole: Mapping[str, int] | None = None,
+    reads_by_unit: Mapping[str, int] | None = None,
 ) -> KeywordHits:
+    """`reads_by_unit`: the any-word pass's queries (tsquery text → unit), if it ran."""
     if not candidates:
         return KeywordHits([], "")
     with_unit = Counter(unit for c in candidates.values() for unit in c.units)
+    read_whole = {}
+    if reads_by_unit:
+        capped = any(with_unit[i] >= TERM_CANDIDATES for i in reads_by_unit.values())
+        read_whole = {t: i for t, i in reads_by_unit.items() if with_unit[i] < TERM_CANDIDATES}
     # BM25's inverse document frequency, from the candidates: the library's size is not
     # counted (at 100,000 highlights, a count costs more than the whole search). The
     # candidates hold every highlight of a rare word, and a sample of the common ones.
