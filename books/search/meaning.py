@@ -13,7 +13,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -92,6 +92,22 @@ def clear_query_cache() -> None:
 def _rows_up_to(highlights: QuerySet[Highlight], cap: int) -> int:
     """How many rows, counted no further than `cap`: enough to choose a strategy."""
     sql, params = highlights.values("id").query.sql_with_params()
+    return _count_up_to(sql, params, cap)
+
+
+def _reader_rows_up_to(reader_id: int, cap: int, book_ids: Collection[int] | None = None) -> int:
+    """The reader's rows (in `book_ids`, if given), deleted ones too, counted no further than
+    `cap` from the (reader, book) index alone: an upper bound of those a search ranks.
+    Written out, not compiled by the ORM, which cost more than the count (0.4 ms to 0.15)."""
+    sql = f"SELECT 1 FROM {Highlight._meta.db_table} WHERE reader_id = %s"
+    params: list[Any] = [reader_id]
+    if book_ids is not None:
+        sql += " AND book_id = ANY(%s)"
+        params.append(sorted(book_ids))
+    return _count_up_to(sql, params, cap)
+
+
+def _count_up_to(sql: str, params: Sequence[Any], cap: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT count(*) FROM ({sql} LIMIT %s) AS capped", [*params, cap])
         row = cursor.fetchone()
@@ -103,13 +119,14 @@ def _nearest_filtered(
     vector: Sequence[float],
     *,
     limit: int,
-    bound: QuerySet[Highlight] | None = None,
+    bound: int | None = None,
 ) -> list[Neighbour]:
     """The two strategies of books.connections.neighbours, for a library narrowed by filters.
 
-    `bound`, when given, holds every row of `library` and is counted instead of it."""
-    counted = library if bound is None else bound
-    if _rows_up_to(counted, FILTERED_EXACT_SCAN_MAX + 1) <= FILTERED_EXACT_SCAN_MAX:
+    `bound`, when given, is no fewer than the rows of `library`, counted up to the cut-off."""
+    if bound is None:
+        bound = _rows_up_to(library, FILTERED_EXACT_SCAN_MAX + 1)
+    if bound <= FILTERED_EXACT_SCAN_MAX:
         # MATERIALIZED, as in books.connections.neighbours: an exact sort of the filtered rows,
         # never a filtered HNSW walk that runs out of tuples before it finds a small book's
         # rows. The distance is computed inside, so the CTE holds 16 bytes a row, not the
@@ -160,13 +177,13 @@ def nearest_meaning(
         # among 100,000: 6 ms of PostgreSQL CPU to count them row by row, 0.5 ms by index).
         bound = None
         if book_ids is not None:
-            bound = Highlight.objects.filter(reader=reader, book_id__in=book_ids).order_by()
+            bound = _reader_rows_up_to(reader.pk, FILTERED_EXACT_SCAN_MAX + 1, book_ids)
         found = _nearest_filtered(embedded, vector, limit=DEPTH, bound=bound)
     else:
         # The reader's rows counted up to the strategy's boundary from the reader index
         # alone: an upper bound of the embedded ones that needs no row read, where
         # books.connections.neighbours.library_size reads each row for its status and model.
-        size = _rows_up_to(Highlight.objects.filter(reader=reader).order_by(), EXACT_SCAN_MAX + 1)
+        size = _reader_rows_up_to(reader.pk, EXACT_SCAN_MAX + 1)
         found = nearest_highlights(
             reader_id=reader.pk,
             vector=vector,

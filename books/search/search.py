@@ -106,9 +106,11 @@ def _rank(
     exclude_ids: Sequence[int],
     model_reads: bool,
     named: frozenset[int] | None = None,
+    known: KeywordHits | None = None,
 ) -> _Ranked:
     """One library's results for one query, fused: the heart of `search`. `named`: the
-    books the query names, when the library is their highlights."""
+    books the query names, when the library is their highlights; `known`: the whole
+    library's keyword hits then, whose words read whole are not read again."""
     meaning: list[Neighbour] = []
     if vector is not None and mode != "keyword":
         meaning = nearest_meaning(
@@ -131,7 +133,10 @@ def _rank(
         # Where the model could answer too, a highlight that shares only "and" with the
         # query is no match, even when the meaning half found nothing close.
         common_alone = vector is None or mode == "keyword"
-        keyword = keyword_hits(library, parsed, fallback=fallback, common_alone=common_alone)
+        keyword = keyword_hits(
+            library, parsed, fallback=fallback, common_alone=common_alone,
+            known=known, book_ids=named or (),
+        )  # fmt: skip
     weights = None
     if mode_used == "hybrid":
         weights = fusion_weights(
@@ -257,12 +262,14 @@ def search(
         asked: ParsedQuery,
         narrowed: bool,
         named: frozenset[int] | None = None,
+        known: KeywordHits | None = None,
     ) -> _Ranked:
         if not asked.units:
             return _listing(highlights)
         return _rank(
             reader, highlights, asked, mode=mode, filtered=narrowed, vector=vector,
             model_id=model_id, exclude_ids=exclude_ids, model_reads=model_reads, named=named,
+            known=known,
         )  # fmt: skip
 
     ranked = rank(library, parsed, filtered)
@@ -273,7 +280,10 @@ def search(
         # everything else the whole query finds (a highlight that quotes the name).
         topic = parsed.without(named.words | NAME_FILLER)
         # The reader named them: their best match on the topic shows, however far it is.
-        first = rank(library.filter(book_id__in=named.book_ids), topic, True, named=named.book_ids)
+        first = rank(
+            library.filter(book_id__in=named.book_ids), topic, True,
+            named=named.book_ids, known=ranked.keyword,
+        )  # fmt: skip
         # Only those close to the query, when the library has something closer: a sentence
         # about Colin Powell with a paraphrase in the library is not a question for Powell.
         best = min((e.distance for e in fused.values() if e.distance is not None), default=None)

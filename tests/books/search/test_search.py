@@ -9,6 +9,7 @@ from uuid import uuid4
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import User
@@ -33,6 +34,7 @@ from books.search.keyword import (
     COMMON_WORD_SHARE,
     forget_word_shares,
     keyword_candidates_sql,
+    keyword_hits,
     word_shares,
 )
 from books.search.language import language_notice, model_languages, query_language
@@ -645,6 +647,28 @@ class FieldsTests:
             assert rows[2] in [r.highlight for r in found.results], query
         # A last name alone, in lower case among other words, is a word.
         assert search(alice, "memory sacks").named == ()
+
+    def test_a_topic_word_the_whole_query_read_whole_is_not_read_again(
+        self, alice: User, ficciones: Book, sacks: Book
+    ) -> None:
+        memory = [_highlight(alice, sacks, f"Memory {n} is a palace of rooms.") for n in range(3)]
+        _highlight(alice, sacks, "A hat is not a wife.")
+        borges = _highlight(alice, ficciones, "Funes had a memory like a garbage heap.")
+        query = "what did Sacks say about memory"
+        with CaptureQueriesContext(connection) as statements:
+            found = search(alice, query, mode="keyword")
+        assert [r.highlight for r in found.results] == [*reversed(memory), borges]
+        assert found.named_first == 3
+        # The whole query's two passes; the topic's matches in Sacks's book come from them.
+        assert sum("query_0 AS MATERIALIZED" in q["sql"] for q in statements.captured_queries) == 2
+        library = reader_library(alice, SearchFilters())
+        whole = keyword_hits(library, parse_query(query))
+        assert whole.read_whole
+        topic = parse_query("memory")
+        named = library.filter(book_id__in=[sacks.pk])
+        assert keyword_hits(named, topic, known=whole, book_ids={sacks.pk}) == keyword_hits(
+            named, topic
+        )
 
     def test_a_name_alone_lists_that_authors_highlights(self, alice: User, ficciones: Book) -> None:
         pessoa = _book(alice, "The Book of Disquiet", "Pessoa, Fernando")
