@@ -67,12 +67,15 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
     commits, finds the row claimed and leaves it. Not SKIP LOCKED: with two worker
     processes it skipped about 4% of the rows of a 10,000-highlight import that no other
     worker was claiming, and they waited for the next sweep. Rows are locked in id order,
-    so two claims of overlapping batches cannot deadlock.
+    so two claims of overlapping batches cannot deadlock; and FOR NO KEY UPDATE, which
+    leaves alone the key-share locks another worker's new connections take on their
+    highlights (a FOR UPDATE claim of a neighbour could wait for that worker while it
+    waited for the claim: a deadlock).
     """
     now = timezone.now()
     with transaction.atomic():
         rows = list(
-            Highlight.objects.select_for_update()
+            Highlight.objects.select_for_update(no_key=True)
             .filter(_needs_embedding(model_id, now), pk__in=ids)
             .order_by("pk")
             .only("pk", "reader_id", "text", "note", "language", "is_word")
@@ -90,12 +93,23 @@ def _take(ids: list[int], model_id: str) -> None:
     claiming them a batch at a time: killed between two batches, it leaves the rest pending
     with their task's message gone (a broker that cannot redeliver: the file broker), and
     the name tells the next worker to send them again (claims_of_dead_workers_release)
-    instead of waiting out QUEUED_LEASE."""
-    Highlight.objects.filter(
-        _needs_embedding(model_id, timezone.now()),
-        pk__in=ids,
-        embedding_status=Highlight.EmbeddingStatus.PENDING,
-    ).update(embedding_claimed_by=_claimer())
+    instead of waiting out QUEUED_LEASE.
+
+    Locked in id order first, as _claim locks them: a plain UPDATE locks rows in the order
+    it finds them on disk, and beside another worker's claim of the same ids that order
+    deadlocked (seen once in the race test)."""
+    with transaction.atomic():
+        taken = list(
+            Highlight.objects.select_for_update(no_key=True)
+            .filter(
+                _needs_embedding(model_id, timezone.now()),
+                pk__in=ids,
+                embedding_status=Highlight.EmbeddingStatus.PENDING,
+            )
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        Highlight.objects.filter(pk__in=taken).update(embedding_claimed_by=_claimer())
 
 
 def _claimer() -> str:
