@@ -27,12 +27,8 @@ graph of the XLM-R encoder that keeps the weights 4-bit (`MatMulNBits`, and
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -544,44 +540,35 @@ def write_model_folder(source: Path, target: Path) -> None:
     graph = build_graph(model)
     model_hidden = model.hidden
     del model
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    try:
-        (staging / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
-        (staging / SENTENCEPIECE_MODEL).write_bytes(pieces)
-        (staging / "model.onnx").write_bytes(graph)
-        from books.embedding.encoder import (
-            E5_MAX_TOKENS,
-            E5_PREFIX,
-            E5_RELATED_THRESHOLD,
-            E5_SEARCH_MAX_DISTANCE,
-            E5_THRESHOLD,
-        )
+    from books.embedding.encoder import (
+        E5_MAX_TOKENS,
+        E5_PREFIX,
+        E5_RELATED_THRESHOLD,
+        E5_SEARCH_MAX_DISTANCE,
+        E5_THRESHOLD,
+    )
+    from books.embedding.folders import write_folder
 
-        # A complete model description, so the folder also works as EXOGRAM_EMBEDDING_MODEL_DIR.
-        description = {
-            "name": "multilingual-e5-small",
-            "dimensions": model_hidden,
-            "pooling": "mean",
-            "normalize": True,
-            "prefix": E5_PREFIX,
-            "max_tokens": E5_MAX_TOKENS,
-            "threshold": E5_THRESHOLD,
-            "related_threshold": E5_RELATED_THRESHOLD,
-            "search_max_distance": E5_SEARCH_MAX_DISTANCE,
-            "model_sha256": hashlib.sha256(graph).hexdigest(),
-            "tokenizer_sha256": hashlib.sha256(tokenizer.encode("utf-8")).hexdigest(),
-            "sentencepiece_model": SENTENCEPIECE_MODEL,
-            "sentencepiece_model_sha256": hashlib.sha256(pieces).hexdigest(),
-            "build_version": BUILD_VERSION,
-        }
-        (staging / "exogram_model.json").write_text(json.dumps(description, indent=2) + "\n")
-        if target.exists():  # a half-built folder left by a killed build
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    tokenizer_bytes = tokenizer.encode("utf-8")
+    # A complete model description, so the folder also works as EXOGRAM_EMBEDDING_MODEL_DIR.
+    description = {
+        "name": "multilingual-e5-small",
+        "dimensions": model_hidden,
+        "pooling": "mean",
+        "normalize": True,
+        "prefix": E5_PREFIX,
+        "max_tokens": E5_MAX_TOKENS,
+        "threshold": E5_THRESHOLD,
+        "related_threshold": E5_RELATED_THRESHOLD,
+        "search_max_distance": E5_SEARCH_MAX_DISTANCE,
+        "model_sha256": hashlib.sha256(graph).hexdigest(),
+        "tokenizer_sha256": hashlib.sha256(tokenizer_bytes).hexdigest(),
+        "sentencepiece_model": SENTENCEPIECE_MODEL,
+        "sentencepiece_model_sha256": hashlib.sha256(pieces).hexdigest(),
+        "build_version": BUILD_VERSION,
+    }
+    files = {"tokenizer.json": tokenizer_bytes, SENTENCEPIECE_MODEL: pieces, "model.onnx": graph}
+    write_folder(target, files, description)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 # The file a complete folder has: builders write it last.
 DESCRIPTION = "exogram_model.json"
@@ -63,3 +66,21 @@ def built_folder(*, builder: str, source: Path, target: Path, family: str) -> Pa
 def _import_roots() -> list[str]:
     root = str(Path(__file__).resolve().parents[2])
     return [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+
+
+def write_folder(target: Path, files: Mapping[str, bytes], description: Mapping[str, Any]) -> None:
+    """Write a builder's `files` and then its `description` (DESCRIPTION) into `target`,
+    atomically: staged in a folder beside it and renamed into place, so a folder that has
+    its description is complete. What a killed build left at `target` is replaced."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
+    try:
+        for name, content in files.items():
+            (staging / name).write_bytes(content)
+        (staging / DESCRIPTION).write_text(json.dumps(dict(description), indent=2) + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -21,11 +21,7 @@ encodes 77 texts per CPU-second instead of 103, and the vectors are the wheel gr
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -168,23 +164,15 @@ def build_graph(data: bytes) -> bytes:
 def write_model_folder(source: Path, target: Path) -> None:
     """Write the rewritten graph and its description into `target`, atomically: a folder
     that has its exogram_model.json is complete."""
+    from books.embedding.folders import write_folder
+
     graph = build_graph(source.read_bytes())
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    try:
-        (staging / "model.onnx").write_bytes(graph)
-        description = {
-            "name": FAMILY,
-            "model_sha256": hashlib.sha256(graph).hexdigest(),
-            "build_version": BUILD_VERSION,
-        }
-        (staging / "exogram_model.json").write_text(json.dumps(description, indent=2) + "\n")
-        if target.exists():  # a half-built folder left by a killed build
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    description = {
+        "name": FAMILY,
+        "model_sha256": hashlib.sha256(graph).hexdigest(),
+        "build_version": BUILD_VERSION,
+    }
+    write_folder(target, {"model.onnx": graph}, description)
 
 
 if __name__ == "__main__":
