@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import math
-import threading
-import time
 from dataclasses import dataclass
 from datetime import date
 
@@ -15,6 +12,7 @@ from django.db.models import F, Q, QuerySet
 from accounts.models import User
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
+from books.search.refreshed import Refreshed
 from books.text import fold
 
 # A reader who holds this share of all highlights or more is found among the rows the words
@@ -28,26 +26,8 @@ from books.text import fold
 READER_INDEX_MAX_SHARE = 0.5
 READER_SHARES_TTL_SECONDS = 600.0
 
-_reader_shares: tuple[float, dict[int, float]] = (-math.inf, {})
-_reader_shares_lock = threading.Lock()
 
-
-def forget_reader_shares() -> None:
-    """Read the statistics afresh at the next search (after an ANALYZE, in tests)."""
-    global _reader_shares
-    with _reader_shares_lock:
-        _reader_shares = (-math.inf, {})
-
-
-def reader_shares() -> dict[int, float]:
-    """The share of all highlights the readers who hold many have, from PostgreSQL's own
-    statistics (pg_stats.most_common_vals of the reader column): free to read. Re-read
-    every few minutes; empty until the first ANALYZE."""
-    global _reader_shares
-    now = time.monotonic()
-    read_at, shares = _reader_shares
-    if now - read_at < READER_SHARES_TTL_SECONDS:
-        return shares
+def _read_reader_shares() -> dict[int, float]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT most_common_vals::text::bigint[], most_common_freqs FROM pg_stats "
@@ -55,10 +35,22 @@ def reader_shares() -> dict[int, float]:
             [Highlight._meta.db_table, "reader_id"],
         )
         row = cursor.fetchone()
-    shares = dict(zip(row[0], row[1], strict=True)) if row and row[0] else {}
-    with _reader_shares_lock:
-        _reader_shares = (now, shares)
-    return shares
+    return dict(zip(row[0], row[1], strict=True)) if row and row[0] else {}
+
+
+_reader_shares = Refreshed(_read_reader_shares, ttl=READER_SHARES_TTL_SECONDS)
+
+
+def forget_reader_shares() -> None:
+    """Read the statistics afresh at the next search (after an ANALYZE, in tests)."""
+    _reader_shares.forget()
+
+
+def reader_shares() -> dict[int, float]:
+    """The share of all highlights the readers who hold many have, from PostgreSQL's own
+    statistics (pg_stats.most_common_vals of the reader column): free to read. Re-read
+    every few minutes; empty until the first ANALYZE."""
+    return _reader_shares.get()
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import threading
-import time
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +25,7 @@ from django.db.models.expressions import RawSQL
 from books.models import Highlight, search_document
 from books.search.fusion import DEPTH
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
+from books.search.refreshed import Refreshed
 from books.statements import execute_with_settings
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
@@ -188,15 +187,24 @@ def _candidates(
     return found
 
 
-_word_shares: tuple[float, dict[str, float]] = (-math.inf, {})
-_word_shares_lock = threading.Lock()
+def _read_word_shares() -> dict[str, float]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = %s",
+            ["highlight_search_stems_gin"],
+        )
+        row = cursor.fetchone()
+    # The frequency array ends with three summary figures, past the last word.
+    return dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+
+
+_word_shares = Refreshed(_read_word_shares, ttl=WORD_SHARES_TTL_SECONDS)
 
 
 def forget_word_shares() -> None:
     """Read the statistics afresh at the next search (after an ANALYZE, in tests)."""
-    global _word_shares
-    with _word_shares_lock:
-        _word_shares = (-math.inf, {})
+    _word_shares.forget()
 
 
 def word_shares() -> dict[str, float]:
@@ -207,23 +215,7 @@ def word_shares() -> dict[str, float]:
     highlights costs as much as a search. Over all readers, which is fine for telling "the"
     from "cartographer". Re-read every few minutes; empty until the first ANALYZE.
     """
-    global _word_shares
-    now = time.monotonic()
-    read_at, shares = _word_shares
-    if now - read_at < WORD_SHARES_TTL_SECONDS:
-        return shares
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
-            "WHERE schemaname = current_schema() AND tablename = %s",
-            ["highlight_search_stems_gin"],
-        )
-        row = cursor.fetchone()
-    # The frequency array ends with three summary figures, past the last word.
-    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
-    with _word_shares_lock:
-        _word_shares = (now, shares)
-    return shares
+    return _word_shares.get()
 
 
 def _bm25(candidates: dict[int, _Candidate], idf: Sequence[float]) -> list[int]:
