@@ -14,14 +14,17 @@ T = TypeVar("T")
 class Refreshed(Generic[T]):
     """`read()`'s value, read again once it is `ttl` seconds old, or after `forget()`."""
 
-    def __init__(self, read: Callable[[], T], *, ttl: float) -> None:
+    def __init__(
+        self, read: Callable[[], T], *, ttl: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._read = read
         self._ttl = ttl
+        self._clock = clock
         self._kept: tuple[float, T] | None = None
         self._lock = threading.Lock()
 
     def get(self) -> T:
-        now = time.monotonic()
+        now = self._clock()
         kept = self._kept
         if kept is not None and now - kept[0] < self._ttl:
             return kept[1]

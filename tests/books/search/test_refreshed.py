@@ -1,24 +1,18 @@
 """A value kept for a while, read again when old or forgotten (books.search.refreshed)."""
 
-import pytest
-
-from books.search import refreshed
 from books.search.refreshed import Refreshed
 
 
 class RefreshedTests:
-    def test_it_reads_once_then_again_when_old_or_forgotten(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
+    def test_it_reads_once_then_again_when_old_or_forgotten(self) -> None:
         clock = [100.0]
-        monkeypatch.setattr(refreshed.time, "monotonic", lambda: clock[0])
         reads: list[int] = []
 
         def read() -> int:
             reads.append(len(reads))
             return len(reads)
 
-        kept = Refreshed(read, ttl=10.0)
+        kept = Refreshed(read, ttl=10.0, clock=lambda: clock[0])
         assert kept.get() == 1
         clock[0] += 9.9
         assert kept.get() == 1  # still fresh
