@@ -18,10 +18,9 @@ from books.connections.selectors import (
 )
 from books.connections.services import SHORT_PAIR_GRADE, SHORT_PASSAGE_WORDS, thresholds
 from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD, get_encoder
-from books.embedding.pipeline import highlights_embed
-from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight
-from tests.books.kindle import Entry, clippings_file
+from tests.books.embedded import connection_between, embedded_library
+from tests.books.kindle import Entry
 
 # Two English passages on one theme in other words: e5 puts them 0.12 apart, past its cut for
 # two passages of one language (0.07); the English model 0.34, related.
@@ -43,28 +42,18 @@ ENVY_TOO = "We envy most the people we secretly admire."
 
 
 def _library(reader: User) -> dict[str, Highlight]:
-    clippings_import(
-        reader=reader,
-        data=clippings_file(
-            Entry("Essays (Montaigne, Michel)", FAILURE, location="10"),
-            Entry("Letters (Seneca)", FAILURE_TOO, location="20"),
-            Entry("Ensayos (Montaigne, Michel)", FRACASO, location="10"),
-            Entry("Cartas (Séneca)", FRACASO_TOO, location="20"),
-            Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
-            Entry("Atomic Habits (Clear, James)", HABITS, location="5"),
-            Entry("The Power of Habit (Duhigg, Charles)", HABITS_TOO, location="7"),
-            Entry("Journals (Kierkegaard, Søren)", ENVY, location="3"),
-            Entry("The End of the Affair (Greene, Graham)", ENVY_TOO, location="9"),
-        ),
-        file_name="c.txt",
+    return embedded_library(
+        reader,
+        Entry("Essays (Montaigne, Michel)", FAILURE, location="10"),
+        Entry("Letters (Seneca)", FAILURE_TOO, location="20"),
+        Entry("Ensayos (Montaigne, Michel)", FRACASO, location="10"),
+        Entry("Cartas (Séneca)", FRACASO_TOO, location="20"),
+        Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
+        Entry("Atomic Habits (Clear, James)", HABITS, location="5"),
+        Entry("The Power of Habit (Duhigg, Charles)", HABITS_TOO, location="7"),
+        Entry("Journals (Kierkegaard, Søren)", ENVY, location="3"),
+        Entry("The End of the Affair (Greene, Graham)", ENVY_TOO, location="9"),
     )
-    highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
-    return {h.text: h for h in Highlight.objects.select_related("book")}
-
-
-def _connected(a: Highlight, b: Highlight) -> Connection | None:
-    low, high = sorted((a.pk, b.pk))
-    return Connection.objects.filter(highlight_a_id=low, highlight_b_id=high).first()
 
 
 @pytest.mark.django_db
@@ -76,7 +65,7 @@ class EnglishPairsTests:
         english = float(1 - np.dot(first.english_embedding, second.english_embedding))
         assert e5 > thresholds().within.related  # e5 alone would leave them apart
         assert MINILM_THRESHOLD <= english < MINILM_RELATED_THRESHOLD
-        pair = _connected(first, second)
+        pair = connection_between(first, second)
         assert pair is not None
         assert pair.distance == pytest.approx(english, abs=1e-5)
         (found,) = [c for c in connections_for(first) if c.highlight.pk == second.pk]
@@ -88,7 +77,7 @@ class EnglishPairsTests:
         # e5 connects two passages of one language only under its same-idea cut.
         fracaso, otro = rows[FRACASO], rows[FRACASO_TOO]
         distance = float(1 - np.dot(fracaso.embedding, otro.embedding))
-        connected = _connected(fracaso, otro) is not None
+        connected = connection_between(fracaso, otro) is not None
         assert connected == (distance < thresholds().spanish.same_idea)
 
     def test_two_short_passages_must_be_closer_to_connect(self, alice: User) -> None:
@@ -100,12 +89,12 @@ class EnglishPairsTests:
         assert english < cuts.related  # related, were they longer
         assert cuts.grade(english) >= SHORT_PAIR_GRADE
         assert min(len(HABITS.split()), len(HABITS_TOO.split())) < SHORT_PASSAGE_WORDS
-        assert _connected(first, second) is None
+        assert connection_between(first, second) is None
         # A short pair in the tighter half does connect.
         envy, envy_too = rows[ENVY], rows[ENVY_TOO]
         closer = float(1 - np.dot(envy.english_embedding, envy_too.english_embedding))
         assert cuts.grade(closer) < SHORT_PAIR_GRADE
-        assert _connected(envy, envy_too) is not None
+        assert connection_between(envy, envy_too) is not None
 
     def test_an_unrelated_passage_shows_its_nearest_by_the_english_model(self, alice: User) -> None:
         rows = _library(alice)
@@ -132,26 +121,21 @@ class SameIdeaAgreementTests:
     """Two English passages are the same idea only when both models say so."""
 
     def _rows(self, reader: User) -> dict[str, Highlight]:
-        clippings_import(
-            reader=reader,
-            data=clippings_file(
-                Entry("Speak, Memory (Nabokov, Vladimir)", MEMORY, location="1"),
-                Entry("The Man Who Mistook His Wife for a Hat (Sacks, Oliver)", MEMORY_TOO,
-                      location="2"),
-                Entry("Essays (Russell, Bertrand)", MONEY, location="3"),
-                Entry("The Good Life (Waldinger, Robert)", MONEY_TOO, location="4"),
-            ),
-            file_name="c.txt",
+        return embedded_library(
+            reader,
+            Entry("Speak, Memory (Nabokov, Vladimir)", MEMORY, location="1"),
+            Entry("The Man Who Mistook His Wife for a Hat (Sacks, Oliver)", MEMORY_TOO,
+                  location="2"),
+            Entry("Essays (Russell, Bertrand)", MONEY, location="3"),
+            Entry("The Good Life (Waldinger, Robert)", MONEY_TOO, location="4"),
         )  # fmt: skip
-        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
-        return {h.text: h for h in Highlight.objects.select_related("book")}
 
     def test_both_models_agree_the_same_idea(self, alice: User) -> None:
         rows = self._rows(alice)
         first, second = rows[MEMORY], rows[MEMORY_TOO]
         main = float(1 - np.dot(first.embedding, second.embedding))
         assert main < thresholds().within.same_idea
-        pair = _connected(first, second)
+        pair = connection_between(first, second)
         assert pair is not None
         assert pair.distance < MINILM_THRESHOLD
         assert pair.main_distance == pytest.approx(main, abs=1e-5)
@@ -161,7 +145,7 @@ class SameIdeaAgreementTests:
     def test_the_main_model_disagreeing_makes_it_related(self, alice: User) -> None:
         rows = self._rows(alice)
         first, second = rows[MONEY], rows[MONEY_TOO]
-        pair = _connected(first, second)
+        pair = connection_between(first, second)
         assert pair is not None
         assert pair.distance < MINILM_THRESHOLD  # the English model alone: the same idea
         assert pair.main_distance is not None
@@ -236,27 +220,23 @@ class NearestEachTests:
 class NotesTests:
     def test_two_notes_never_connect_to_each_other(self, alice: User) -> None:
         note = "Use this in the talk on how memory rebuilds what it keeps, every single time."
-        clippings_import(
-            reader=alice,
-            data=clippings_file(
-                # The same note, standing alone, in two books; and a passage on its theme.
-                Entry("Ficciones (Borges, Jorge Luis)", note, kind="Note", location="500"),
-                Entry("Awakenings (Sacks, Oliver)", note, kind="Note", location="600"),
-                Entry(
-                    "Remembering (Bartlett, Frederic)",
-                    "Memory does not keep the past; it rebuilds it every single time we "
-                    "remember, and what it keeps is what it rebuilds.",
-                    location="10",
-                ),
+        embedded_library(
+            alice,
+            # The same note, standing alone, in two books; and a passage on its theme.
+            Entry("Ficciones (Borges, Jorge Luis)", note, kind="Note", location="500"),
+            Entry("Awakenings (Sacks, Oliver)", note, kind="Note", location="600"),
+            Entry(
+                "Remembering (Bartlett, Frederic)",
+                "Memory does not keep the past; it rebuilds it every single time we "
+                "remember, and what it keeps is what it rebuilds.",
+                location="10",
             ),
-            file_name="c.txt",
         )
-        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
         notes = list(Highlight.objects.filter(kind=Highlight.Kind.NOTE))
         assert len(notes) == 2
-        assert _connected(*notes) is None
+        assert connection_between(*notes) is None
         passage = Highlight.objects.get(kind=Highlight.Kind.HIGHLIGHT)
-        assert any(_connected(n, passage) for n in notes)  # a note meets what books say
+        assert any(connection_between(n, passage) for n in notes)  # a note meets what books say
 
 
 @pytest.mark.django_db
@@ -269,7 +249,7 @@ class MainDistanceBackfillTests:
         first, second = rows[FAILURE], rows[FAILURE_TOO]
         Connection.objects.update(main_distance=None)  # as the new column starts
         backfill.measure_main_distances(apps, None)
-        pair = _connected(first, second)
+        pair = connection_between(first, second)
         assert pair is not None
         assert pair.main_distance == pytest.approx(
             float(1 - np.dot(first.embedding, second.embedding)), abs=1e-5

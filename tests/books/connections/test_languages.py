@@ -22,10 +22,9 @@ from books.connections.services import (
     thresholds,
 )
 from books.embedding.encoder import E5_THRESHOLD
-from books.embedding.pipeline import highlights_embed
-from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight
-from tests.books.kindle import Entry, clippings_file
+from tests.books.embedded import connection_between, embedded_library
+from tests.books.kindle import Entry
 
 # The cut every pair had before there was one per language pair.
 OLD_RELATED_CUT = 0.115
@@ -61,20 +60,13 @@ LIBRARY = [
 
 
 def _library(reader: User) -> dict[str, Highlight]:
-    clippings_import(reader=reader, data=clippings_file(*LIBRARY), file_name="c.txt")
-    highlights_embed(ids=list(Highlight.objects.filter(reader=reader).values_list("pk", flat=True)))
-    return {h.text: h for h in Highlight.objects.filter(reader=reader).select_related("book")}
+    return embedded_library(reader, *LIBRARY)
 
 
 def _distance(a: Highlight, b: Highlight) -> float:
     a.refresh_from_db()
     b.refresh_from_db()
     return float(1.0 - np.dot(np.asarray(a.embedding), np.asarray(b.embedding)))
-
-
-def _connected(a: Highlight, b: Highlight) -> bool:
-    low, high = sorted((a.pk, b.pk))
-    return Connection.objects.filter(highlight_a_id=low, highlight_b_id=high).exists()
 
 
 @pytest.mark.django_db
@@ -89,7 +81,7 @@ class LanguagePairCutTests:
         spanish, english = rows[SNOW_ES], rows[SNOW_EN]
         # Farther apart than two English paraphrases would be, and mutual: it connects.
         assert _distance(spanish, english) >= E5_THRESHOLD
-        assert _connected(spanish, english)
+        assert connection_between(spanish, english)
         found = {c.highlight.pk: c for c in connections_for(spanish)}
         assert english.pk in found
 
@@ -99,7 +91,7 @@ class LanguagePairCutTests:
             # Under the old single cut they were a connection…
             assert _distance(rows[first], rows[second]) < OLD_RELATED_CUT
             # …and under the cut of two Spanish highlights they are not.
-            assert not _connected(rows[first], rows[second]), (first, second)
+            assert not connection_between(rows[first], rows[second]), (first, second)
 
     def test_other_authors_still_come_first(self, alice: User) -> None:
         rows = _library(alice)
@@ -194,17 +186,13 @@ class DenseRegionTests:
     def test_two_books_that_say_one_thing_connect_in_a_small_library(self, alice: User) -> None:
         # Each passage's only neighbour is the other: "typical" must not be that neighbour
         # itself, or a new reader's first import never connects anything.
-        clippings_import(
-            reader=alice,
-            data=clippings_file(
-                Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences, "
-                      "to generalize, to abstract.", location="412"),
-                Entry("The Mind's Eye (Sacks, Oliver)", "To think is to forget the "
-                      "differences, to generalise and abstract.", location="1520"),
-            ),
-            file_name="c.txt",
+        embedded_library(
+            alice,
+            Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences, "
+                  "to generalize, to abstract.", location="412"),
+            Entry("The Mind's Eye (Sacks, Oliver)", "To think is to forget the "
+                  "differences, to generalise and abstract.", location="1520"),
         )  # fmt: skip
-        highlights_embed(ids=list(Highlight.objects.values_list("pk", flat=True)))
         assert Connection.objects.count() == 1
 
 
