@@ -21,6 +21,8 @@ the site's generic Famous Quotes / Wisdom / Inspirational) are related; two that
 tag at all are not; pairs that share only a generic tag are left out.
 """
 
+from __future__ import annotations
+
 import csv
 import json
 import random
@@ -428,14 +430,18 @@ class Judge:
 
     encoder: Any
     cuts: Cuts
-    english: bool = False  # the English model's vectors (books.embedding.english)
     # The judge whose same-idea cut must hold too for the same idea (two English passages:
     # the main model, books.connections.services.Thresholds.graded).
-    confirm: "Judge | None" = None
+    confirm: Judge | None = None
 
     @property
     def model_id(self) -> str:
         return str(self.encoder.model_id)
+
+    @property
+    def with_confirm(self) -> list[Judge]:
+        """This judge, and the one that confirms its same idea if any."""
+        return [self] if self.confirm is None else [self, self.confirm]
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         vectors: npt.NDArray[np.float32] = self.encoder.encode(texts)
@@ -447,30 +453,14 @@ def app_judges(model: str | None) -> dict[str, Judge]:
     (its cuts with the environment's overrides), or the built-in `model` at its own cuts,
     with the English model beside it for two English sentences when it has one."""
     from books.connections.services import cuts_of, thresholds
-    from books.embedding.encoder import get_encoder, model_cache_dir
-    from books.embedding.english import english_model_spec_for
+    from books.embedding.encoder import builtin_cut_figures, get_encoder
 
     encoder = get_encoder(model)
-    if model is None:
-        cuts = thresholds()
-    else:
-        cuts = cuts_of(
-            same_idea=encoder.threshold,
-            related=encoder.related_threshold,
-            spanish_shift=encoder.spanish_shift,
-            across_shift=encoder.across_shift,
-            across_related=encoder.across_related,
-            english=(
-                None
-                if (spec := english_model_spec_for(encoder.spec, cache_dir=model_cache_dir()))
-                is None
-                else (spec.threshold, spec.related)
-            ),
-        )
+    cuts = thresholds() if model is None else cuts_of(**builtin_cut_figures(model))
     english = None
     if cuts.english is not None:
         main = Judge(encoder, cuts.within)
-        english = Judge(get_encoder("minilm-l6"), cuts.english, english=True, confirm=main)
+        english = Judge(get_encoder("minilm-l6"), cuts.english, confirm=main)
     return {
         "en": english or Judge(encoder, cuts.within),
         "es": Judge(encoder, cuts.spanish),
@@ -528,10 +518,11 @@ class Command(BaseCommand):
         # Each distinct sentence is encoded once by each model that judges it: STS-B repeats
         # many across pairs, and the encoder is the slow part on a small CPU.
         needed: dict[str, dict[str, int]] = {}
+        encoders: dict[str, Judge] = {}
         for (_, name), pairs in pair_sets.items():
-            judge = judges[name]
-            for model_id in [judge.model_id, *([judge.confirm.model_id] if judge.confirm else [])]:
-                index = needed.setdefault(model_id, {})
+            for judge in judges[name].with_confirm:
+                encoders.setdefault(judge.model_id, judge)
+                index = needed.setdefault(judge.model_id, {})
                 for pair in pairs:
                     index.setdefault(pair.first, len(index))
                     index.setdefault(pair.second, len(index))
@@ -541,32 +532,36 @@ class Command(BaseCommand):
                 across_index.setdefault(spanish, len(across_index))
                 across_index.setdefault(english, len(across_index))
         vectors = {}
-        every_judge = [*judges.values(), *(j.confirm for j in judges.values() if j.confirm)]
         for model_id, index in needed.items():
-            judge = next(j for j in every_judge if j.model_id == model_id)
             self._progress(options, f"encoding {len(index)} distinct sentences with {model_id}")
-            vectors[model_id] = judge.encode(list(index))
+            vectors[model_id] = encoders[model_id].encode(list(index))
+
+        # Every pair a model measures, in one pgvector call a model (each call uploads the
+        # model's vectors): a pair set's distances are a slice of them.
+        order = sorted(pair_sets, key=lambda k: (SPLITS.index(k[0]), PAIR_SETS.index(k[1])))
+        asked: dict[str, list[tuple[int, int]]] = {model_id: [] for model_id in needed}
+        spans: dict[tuple[str, str, str], slice] = {}
+        for split, name in order:
+            pairs = pair_sets[(split, name)]
+            for judge in judges[name].with_confirm:
+                index, wanted = needed[judge.model_id], asked[judge.model_id]
+                spans[(split, name, judge.model_id)] = slice(len(wanted), len(wanted) + len(pairs))
+                wanted += [(index[p.first], index[p.second]) for p in pairs]
+        measured = {}
+        for model_id, wanted in asked.items():
+            self._progress(options, f"measuring {len(wanted)} pairs of {model_id} with pgvector")
+            measured[model_id] = pgvector_distances(vectors[model_id], wanted)
 
         results = []
-        order = sorted(pair_sets, key=lambda k: (SPLITS.index(k[0]), PAIR_SETS.index(k[1])))
         for split, name in order:
             pairs, judge = pair_sets[(split, name)], judges[name]
-            index = needed[judge.model_id]
-            self._progress(options, f"measuring {len(pairs)} {split} {name} pairs with pgvector")
-            distances = pgvector_distances(
-                vectors[judge.model_id], [(index[p.first], index[p.second]) for p in pairs]
-            )
+            distances = measured[judge.model_id][spans[(split, name, judge.model_id)]]
             same = np.array([p.same for p in pairs], dtype=bool)
             agreed = None
             if judge.confirm is not None:
-                confirm, confirm_index = judge.confirm, needed[judge.confirm.model_id]
-                agreed = (
-                    pgvector_distances(
-                        vectors[confirm.model_id],
-                        [(confirm_index[p.first], confirm_index[p.second]) for p in pairs],
-                    )
-                    < confirm.cuts.same_idea
-                )
+                confirm = judge.confirm
+                span = spans[(split, name, confirm.model_id)]
+                agreed = measured[confirm.model_id][span] < confirm.cuts.same_idea
             results.append(
                 {
                     "split": split,
