@@ -190,7 +190,7 @@ def library_book_highlights(
     highlights = (
         book.highlights.alive()
         .select_related("book")
-        .defer("embedding", "english_embedding", "search_text")
+        .listed()
         .order_by("location_start", "page", "created", "pk")
     )
     total = highlights.count()

@@ -164,10 +164,10 @@ def page_results(
 ) -> list[SearchResult]:
     """The page's results, in order, read in one query."""
     extended = _extended(query_words)
-    # Not the vector: turning 384 numbers into an array costs more than the rest of the row.
+    # Not the vectors: turning 384 numbers into an array costs more than the rest of the row.
     highlights = (
         Highlight.objects.select_related("book")
-        .defer("embedding", "english_embedding", "search_text")
+        .listed()
         .order_by()  # read into a dict: the books' order would be a sort for nothing
         .in_bulk(page_ids)
     )
