@@ -643,9 +643,7 @@ class Encoder:
         self._threads = threads
         # A highlight's vectors are this model's and, for an English passage, the English
         # model's: the id names both, so a change of either re-embeds the library.
-        self.model_id = spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
-        if english is not None:
-            self.model_id += f"+{english_model_id(english)}"
+        self.model_id = _model_id(spec, model_sha256, english)
         # The session first: its load peaks ~35 MB above what it keeps, and that peak then
         # falls before the tokenizer is there, not on top.
         self._session = self._load_session(spec.model_path, threads)
@@ -827,6 +825,12 @@ class Encoder:
         return pooled
 
 
+def _model_id(spec: ModelSpec, model_sha256: str, english: ModelSpec | None) -> str:
+    """The id a model's vectors carry, with its English model's when it has one."""
+    model_id = spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
+    return model_id if english is None else f"{model_id}+{english_model_id(english)}"
+
+
 def english_model_id(spec: ModelSpec) -> str:
     """The id an English model's vectors carry, from its pinned sha256 (known unloaded)."""
     if spec.vectors_id is not None:
@@ -920,21 +924,21 @@ def active_model_id() -> str | None:
         sha256 = spec.model_sha256 or _sha256_of_file(spec.model_path, "embedding model", "")
     except EncoderUnavailable:
         return None  # not remembered: the model may be installed or fixed meanwhile
-    model_id = spec.vectors_id or f"{spec.name}@{sha256[:8]}"
     try:
-        english = _english_spec_for(spec)
+        english = _english_spec_for(spec, cache)
     except EncoderUnavailable:
         return None
-    if english is not None:
-        model_id += f"+{english_model_id(english)}"
+    model_id = _model_id(spec, sha256, english)
     _model_ids[key] = model_id
     return model_id
 
 
-def _english_spec_for(spec: ModelSpec) -> ModelSpec | None:
-    from books.embedding.english import english_model_spec_for
+def _english_spec_for(spec: ModelSpec, cache: Path) -> ModelSpec | None:
+    """The English model beside `spec` (books.embedding.english), its spec read once a
+    process as the main model's is: reading it hashes the 23 MB graph, 25-45 ms."""
+    from books.embedding.english import ENGLISH_MODEL, has_english_model
 
-    return english_model_spec_for(spec, cache_dir=model_cache_dir())
+    return _spec_for(ENGLISH_MODEL, None, cache) if has_english_model(spec) else None
 
 
 _model_ids: dict[tuple[Any, ...], str] = {}
@@ -966,7 +970,7 @@ def get_encoder(model: str | None = None) -> Encoder:
         encoder = _encoders.get(key)
         if encoder is None:
             spec = _spec_for(name, model_dir, cache)
-            english = _english_spec_for(spec) if model is None else None
+            english = _english_spec_for(spec, cache) if model is None else None
             encoder = Encoder(spec, threads=threads, english=english)
             _encoders[key] = encoder
     return encoder

@@ -32,9 +32,15 @@ from pathlib import Path
 
 from books.embedding.encoder import E5_MODEL_NAME, ModelSpec, minilm_encoder_spec
 
+# The English model's name among the built-in models (books.embedding.encoder).
+ENGLISH_MODEL = "minilm-l6"
+
+
+def has_english_model(main: ModelSpec) -> bool:
+    """Whether an English model works beside `main`; else `main` judges every pair."""
+    return main.name == E5_MODEL_NAME
+
 
 def english_model_spec_for(main: ModelSpec, *, cache_dir: Path) -> ModelSpec | None:
     """The English model that works beside `main`, or None when `main` judges every pair."""
-    if main.name != E5_MODEL_NAME:
-        return None
-    return minilm_encoder_spec(cache_dir=cache_dir)
+    return minilm_encoder_spec(cache_dir=cache_dir) if has_english_model(main) else None
