@@ -187,7 +187,7 @@ class _Library:
         existing = Highlight.objects.filter(reader=reader, book__in=list(by_pk)).only(
             "reader_id", "book_id", "kind", "text", "note", "note_edited", "note_added_at",
             "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-            "deleted_at", "embedding_status",
+            "deleted_at", "embedding_status", "is_word", "language",
         ).order_by("pk")  # fmt: skip
         for highlight in existing:
             # The book is at hand: refresh_search_text() must not fetch it row by row.
@@ -384,6 +384,8 @@ class _ImportWork:
     # The entry each new highlight was made from, and the entries merged into a highlight.
     origins: dict[int, _Version] = field(default_factory=dict)
     merges: dict[int, list[tuple[How, _Version]]] = field(default_factory=dict)
+    # Existing rows whose words changed: their vectors go (_VECTORS_RESET).
+    reembed: set[int] = field(default_factory=set)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
@@ -594,12 +596,9 @@ def _absorb(
     kept.dedupe_key = _free_key(library, kept)
     if text_changed and kept.pk:
         # New words mean a new vector: the embedding pipeline picks it up again.
-        kept.embedding = None
-        kept.english_embedding = None
-        kept.embedding_model = ""
-        kept.embedding_status = Highlight.EmbeddingStatus.PENDING
-        kept.embedding_claimed_at = None
-        kept.embedding_error = ""
+        for name, value in _VECTORS_RESET.items():
+            setattr(kept, name, value)
+        work.reembed.add(kept.pk)
     work.change(kept)
     library.add(kept)
     work.created.pop(id(absorbed), None)
@@ -664,12 +663,18 @@ def _attach_notes(
             report.duplicates_skipped += 1
 
 
-# The columns an import may change on an existing highlight.
+# The columns an import may change on an existing highlight, all read by the library index
+# (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-    "note", "note_added_at", "search_text", "embedding", "english_embedding", "embedding_model",
-    "embedding_status", "embedding_claimed_at", "embedding_error", "is_word", "language",
+    "note", "note_added_at", "search_text", "is_word", "language",
 ]  # fmt: skip
+# …and, on the rows whose words changed, their vectors, reset in one statement.
+_VECTORS_RESET = {
+    "embedding": None, "english_embedding": None, "embedding_model": "",
+    "embedding_status": Highlight.EmbeddingStatus.PENDING, "embedding_claimed_at": None,
+    "embedding_error": "",
+}  # fmt: skip
 
 
 def _write_rows(work: _ImportWork, the_import: Import) -> None:
@@ -679,6 +684,8 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     _copy_highlights(created)
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
+    if work.reembed:
+        Highlight.objects.filter(pk__in=work.reembed).update(**_VECTORS_RESET)
     _record_merges(work, the_import, created)
 
 
