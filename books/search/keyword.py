@@ -261,8 +261,6 @@ def keyword_hits(
     if not units:
         return KeywordHits([], "")
     terms = query_terms(parsed)
-    stems = stems_of({word for words in units for word in words})
-    patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
     everything = list(range(len(units)))
     if known is not None and len(units) == 1 and not parsed.phrases:
         unit = known.read_whole.get(f"{terms.units[0]}{terms.exclusions}")
@@ -274,14 +272,15 @@ def keyword_hits(
                 for pk, c in known.candidates.items()
                 if unit in c.units and c.book_id in book_ids
             }
-            return _ranked_hits(candidates, "all", False, everything)
+            return _ranked_hits(candidates, "all", everything)
+    stems = stems_of({word for words in units for word in words})
+    patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
     matching_sql = _matching_sql(library)
     # Pass 1: the reader's own query, every term required (and their or / - / quotes).
     candidates = _candidates(
         matching_sql, [terms.everything], KEYWORD_CANDIDATES, [everything], patterns
     )
     passed = "all"
-    capped = len(candidates) >= KEYWORD_CANDIDATES
     reads_by_unit: dict[str, int] = {}
     # A phrase in quotes is required: the fallback never drops it.
     if not candidates and len(units) > 1 and fallback and not parsed.phrases:
@@ -310,13 +309,12 @@ def keyword_hits(
                 break
         passed = "any"
         reads_by_unit = dict(zip(tsqueries, read, strict=True))
-    return _ranked_hits(candidates, passed, capped, everything, reads_by_unit)
+    return _ranked_hits(candidates, passed, everything, reads_by_unit)
 
 
 def _ranked_hits(
     candidates: dict[int, _Candidate],
     passed: str,
-    capped: bool,
     everything: Sequence[int],
     reads_by_unit: Mapping[str, int] | None = None,
 ) -> KeywordHits:
@@ -324,6 +322,8 @@ def _ranked_hits(
     if not candidates:
         return KeywordHits([], "")
     with_unit = Counter(unit for c in candidates.values() for unit in c.units)
+    # Capped: a read hit its limit, so more match than were read.
+    capped = len(candidates) >= KEYWORD_CANDIDATES
     read_whole = {}
     if reads_by_unit:
         capped = any(with_unit[i] >= TERM_CANDIDATES for i in reads_by_unit.values())
@@ -337,6 +337,5 @@ def _ranked_hits(
         for unit in everything
     ]
     ranked = _bm25(candidates, idf)
-    if not read_whole:
-        return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped)
-    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped, candidates, read_whole)
+    kept = candidates if read_whole else {}  # for a name query's second ranking (`known`)
+    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped, kept, read_whole)
