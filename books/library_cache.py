@@ -33,6 +33,8 @@ from uuid import uuid4
 
 from django.core.cache import cache, caches
 from django.db import models, transaction
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
 T = TypeVar("T")
 M = TypeVar("M", bound=models.Model)
@@ -143,6 +145,14 @@ class LibraryCache:
             value = compute()
             local.set(key, (versions, self.clock(), value), timeout=ENTRY_SECONDS)
             return value
+
+    def html(
+        self, name: str, template: str, context: Callable[[], dict[str, Any]], *parts: object
+    ) -> SafeString:
+        """`template` rendered with `context()`, kept as `get` keeps a value. Only for a
+        partial that holds nothing of the request (no form, no CSRF token); the template
+        escaped what it shows, so the kept HTML is marked safe."""
+        return mark_safe(self.get(name, lambda: render_to_string(template, context()), *parts))
 
 
 def _current(entry: Any, versions: tuple[str, str], now: float) -> Any:
