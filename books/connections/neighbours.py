@@ -105,14 +105,10 @@ def nearest_highlights(
         if size is None:
             size = library_size(reader_id=reader_id, model_id=model_id)
         strategy = "exact" if size <= EXACT_SCAN_MAX else "hnsw"
-    conditions = [
-        "reader_id = %(reader)s",
-        "deleted_at IS NULL",
-        "embedding_status = 'done'",
-        "embedding_model = %(model)s",
-        f"{column} IS NOT NULL",
-    ]
-    params: dict[str, Any] = {
+    conditions, params = _library_conditions(
+        column, languages=languages, passages_only=passages_only
+    )
+    params |= {
         "reader": reader_id,
         "model": model_id,
         "vector": "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]",
@@ -122,11 +118,6 @@ def nearest_highlights(
     if exclude_book_id is not None:
         conditions.append("book_id <> %(book)s")
         params["book"] = exclude_book_id
-    if passages_only:
-        conditions.append("NOT is_word")
-    if languages is not None:
-        conditions.append("language = ANY(%(languages)s)")
-        params["languages"] = list(languages)
     if exclude_ids:
         conditions.append("NOT (id = ANY(%(exclude)s))")
         params["exclude"] = list(exclude_ids)
@@ -189,20 +180,26 @@ class Query:
     book_id: int
 
 
-def _space_conditions(column: str, languages: Sequence[str] | None) -> tuple[str, dict[str, Any]]:
+def _library_conditions(
+    column: str, *, languages: Sequence[str] | None, passages_only: bool, alias: str = ""
+) -> tuple[list[str], dict[str, Any]]:
+    """SQL conditions for the reader's (%(reader)s) highlights embedded by the model
+    (%(model)s) with a vector in `column`: passages only, or in `languages`, if asked."""
+    h = f"{alias}." if alias else ""
     conditions = [
-        "h.reader_id = %(reader)s",
-        "h.deleted_at IS NULL",
-        "h.embedding_status = 'done'",
-        "h.embedding_model = %(model)s",
-        "NOT h.is_word",
-        f"h.{column} IS NOT NULL",
+        f"{h}reader_id = %(reader)s",
+        f"{h}deleted_at IS NULL",
+        f"{h}embedding_status = 'done'",
+        f"{h}embedding_model = %(model)s",
+        f"{h}{column} IS NOT NULL",
     ]
     params: dict[str, Any] = {}
+    if passages_only:
+        conditions.append(f"NOT {h}is_word")
     if languages is not None:
-        conditions.append("h.language = ANY(%(languages)s)")
+        conditions.append(f"{h}language = ANY(%(languages)s)")
         params["languages"] = list(languages)
-    return " AND ".join(conditions), params
+    return conditions, params
 
 
 # One row of `COPY (SELECT id, book_id, <vector>) TO STDOUT (FORMAT BINARY)`: a field count,
@@ -268,7 +265,10 @@ def nearest_each(
         raise ValueError(f"unknown vector column {column!r}")
     if not queries:
         return {}
-    where, params = _space_conditions(column, languages)
+    conditions, params = _library_conditions(
+        column, languages=languages, passages_only=True, alias="h"
+    )
+    where = " AND ".join(conditions)
     params |= {"reader": reader_id, "model": model_id, "limit": limit}
     with connection.cursor() as cursor:
         cursor.execute(
