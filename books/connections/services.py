@@ -169,7 +169,9 @@ def thresholds() -> Thresholds:
         related=related,
         spanish_shift=encoder.spanish_shift,
         across_shift=encoder.across_shift,
-        across_related=encoder.across_related + (related - encoder.related_threshold),
+        across_related=None
+        if encoder.across_related is None
+        else encoder.across_related + (related - encoder.related_threshold),
         english=encoder.english_thresholds,
     )
 

@@ -198,14 +198,6 @@ class ModelSpec:
     vectors_id: str | None = field(default=None, kw_only=True)
 
     @property
-    def related_across(self) -> float:
-        """The related cut across languages, never tighter than the same-idea one there."""
-        same = self.threshold + self.across_shift
-        if self.across_related is None:
-            return max(self.related + self.across_shift, same)
-        return max(self.across_related, same)
-
-    @property
     def related(self) -> float:
         """The related threshold, never tighter than the same-idea one."""
         if self.related_threshold is not None:
@@ -627,7 +619,7 @@ class Encoder:
         self.related_threshold = spec.related
         self.spanish_shift = spec.spanish_shift
         self.across_shift = spec.across_shift
-        self.across_related = spec.related_across
+        self.across_related = spec.across_related  # None: cuts_of derives it
         self.batch_size = batch_size
         fix = _fix_for(spec)
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
