@@ -23,10 +23,11 @@ from books.models import Connection, Highlight
 # enough that the per-task overhead stays small.
 EMBED_TASK_SIZE = 256
 
-# Highlights are claimed and written in sub-batches this small so that no write lock is
-# held for long. The task's texts are encoded in one call between the two: the encoder
-# sorts them by length, and encoding sub-batches of 16 one by one ran at half the speed
-# (82 against 183 texts/s, measured on the benchmark's library).
+# Highlights are claimed in sub-batches this small so that no claim's lock is held for
+# long; a group's vectors are written, and connected, in one transaction. The task's texts
+# are encoded in one call between the two: the encoder sorts them by length, and encoding
+# sub-batches of 16 one by one ran at half the speed (82 against 183 texts/s, measured on
+# the benchmark's library).
 EMBED_BATCH = 16
 # The most characters of one highlight that are embedded; the rest is left out and the
 # highlight says so. Without a cap a 5 MB highlight ran through 20,000 windows (8-10
@@ -276,20 +277,16 @@ def _embed_group(
         # nothing. Without it a connection inserted mid-delete broke the delete with an
         # IntegrityError.
         live = _lock_live_readers({h.reader_id for h in rows})
-        written_ids: list[int] = []
-        done = 0
-        for claimed_at, claimed in claims:
-            indexes = [done + i for i, h in enumerate(claimed) if h.reader_id in live]
-            done += len(claimed)
-            written = _write_vectors(
-                [rows[i] for i in indexes],
-                vectors[indexes],
-                [english_of.get(i) for i in indexes],
-                claimed_at,
-                encoder.model_id,
-            )
-            outcome.skipped += len(claimed) - len(written)
-            written_ids += written
+        claimed_ats = [claimed_at for claimed_at, claimed in claims for _ in claimed]
+        indexes = [i for i, h in enumerate(rows) if h.reader_id in live]
+        written_ids = _write_vectors(
+            [rows[i] for i in indexes],
+            vectors[indexes],
+            [english_of.get(i) for i in indexes],
+            [claimed_ats[i] for i in indexes],
+            encoder.model_id,
+        )
+        outcome.skipped += len(rows) - len(written_ids)
         written_set = set(written_ids)
         outcome.readers.update(h.reader_id for h in rows if h.pk in written_set)
         # A new vector makes the old connections of these highlights meaningless; the new
@@ -326,38 +323,41 @@ def _write_vectors(
     rows: list[Highlight],
     vectors: Any,
     english_vectors: list[Any],
-    claimed_at: datetime,
+    claimed_ats: list[datetime],
     model_id: str,
 ) -> list[int]:
-    """Write a sub-batch's vectors in one statement; returns the ids actually written.
+    """Write a group's vectors in one statement; returns the ids actually written.
 
-    The guard: only our own, still-current claim is written. A sweep that re-claimed a
-    row, a re-import that changed its text, or a delete in the meantime each make the
-    row fall out of the WHERE, and it keeps whatever state it has now.
+    The guard: only our own, still-current claim (each row's of `claimed_ats`) is written.
+    A sweep that re-claimed a row, a re-import that changed its text, or a delete in the
+    meantime each make the row fall out of the WHERE, and it keeps whatever state it has now.
     """
     if not rows:
         return []
-    values = ", ".join(["(%s, %s::vector, %s::vector, %s)"] * len(rows))
+    values = ", ".join(["(%s, %s::vector, %s::vector, %s, %s::timestamptz)"] * len(rows))
     params: list[Any] = []
-    for highlight, vector, english in zip(rows, vectors, english_vectors, strict=True):
+    for highlight, vector, english, claimed_at in zip(
+        rows, vectors, english_vectors, claimed_ats, strict=True
+    ):
         params += [
             highlight.pk,
             _vector_text(vector),
             None if english is None else _vector_text(english),
             _cut_notice(_text_of(highlight)),
+            claimed_at,
         ]
     sql = f"""
         UPDATE books_highlight AS h
         SET embedding = v.embedding, english_embedding = v.english, embedding_model = %s,
             embedding_status = 'done', embedding_claimed_at = NULL, embedding_error = v.notice,
             updated = now()
-        FROM (VALUES {values}) AS v(id, embedding, english, notice)
+        FROM (VALUES {values}) AS v(id, embedding, english, notice, claimed_at)
         WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
-          AND h.embedding_claimed_at = %s
+          AND h.embedding_claimed_at = v.claimed_at
         RETURNING h.id
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [model_id, *params, claimed_at])
+        cursor.execute(sql, [model_id, *params])
         return [row[0] for row in cursor.fetchall()]
 
 
