@@ -41,6 +41,8 @@ BLOCK = 32
 # Bump when the graph or tokenizer written from the same source file changes: the folder
 # name carries it, so a new version of this builder never loads an old build.
 BUILD_VERSION = 3
+# The built folders' name prefix (books.embedding.folders).
+FAMILY = "multilingual-e5-small"
 METASPACE = "\u2581"
 # The file, in the model folder, of the tokenizer's pieces and scores.
 SENTENCEPIECE_MODEL = "sentencepiece.model"
@@ -510,7 +512,9 @@ def build_graph(model: E5File, *, accuracy_level: int = 1) -> bytes:
 
 
 def folder_name(source_sha256: str) -> str:
-    return f"multilingual-e5-small-{source_sha256[:16]}-v{BUILD_VERSION}"
+    from books.embedding import folders
+
+    return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
 
 
 def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
@@ -525,7 +529,7 @@ def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
             builder="books.embedding.e5",
             source=source,
             target=cache_dir / folder_name(source_sha256),
-            family="multilingual-e5-small",
+            family=FAMILY,
         )
     except BuildFailed as error:
         raise E5FileError(str(error)) from None

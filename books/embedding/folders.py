@@ -43,9 +43,15 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def folder_name(family: str, source_sha256: str, version: int) -> str:
+    """A built folder's name: its family, its source's sha256 and its builder's version."""
+    return f"{family}-{source_sha256[:16]}-v{version}"
+
+
 def built_folder(*, builder: str, source: Path, target: Path, family: str) -> Path:
-    """`target`, built from `source` by the module `builder` unless it is complete already;
-    other folders of the same `family` (a name prefix) under its parent are removed."""
+    """`target` (named by folder_name), built from `source` by the module `builder` unless
+    it is complete already; other folders of the same `family` under its parent are
+    removed."""
     if (target / DESCRIPTION).is_file():
         return target
     with _locked(target.parent / ".build.lock"):

@@ -37,7 +37,9 @@ class MiniLMFileError(ValueError):
 
 
 def folder_name(source_sha256: str) -> str:
-    return f"{FAMILY}-{source_sha256[:16]}-v{BUILD_VERSION}"
+    from books.embedding import folders
+
+    return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
 
 
 def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
