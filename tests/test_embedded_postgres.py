@@ -4,6 +4,7 @@ folder (never the one the other tests use)."""
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -81,6 +82,41 @@ class EmbeddedServerTests:
         assert server.is_running(data_dir)
         with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
+
+    def test_a_crash_loses_nothing_committed(self, data_dir: Path) -> None:
+        socket_dir = server.start(data_dir)
+        with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
+            conn.execute("CREATE TABLE kept (note text)")
+            conn.execute("INSERT INTO kept VALUES ('written before the crash')")
+        server.stop(data_dir, immediate=True)  # no checkpoint: every process ends at once
+        assert not server.is_running(data_dir)
+        socket_dir = server.start(data_dir)  # recovers from the write-ahead log
+        with psycopg.connect(host=str(socket_dir), user="postgres", dbname="exogram") as conn:
+            assert conn.execute("SELECT note FROM kept").fetchall() == [
+                ("written before the crash",)
+            ]
+
+    def test_a_fast_shutdown_that_does_not_finish_becomes_an_immediate_one(
+        self, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        server.start(data_dir)
+        pgserver = server._pgserver()
+        pg_ctl = pgserver.pgexec.pgexec
+        modes: list[str] = []
+
+        def slow_to_stop(program: str, args: tuple[str, ...], **kwargs: object) -> str:
+            mode = args[args.index("-m") + 1]
+            modes.append(mode)
+            if mode == "fast":  # what pg_ctl says when its minute's wait runs out
+                raise subprocess.CalledProcessError(
+                    1, (program, *args), "server does not shut down"
+                )
+            return pg_ctl(program, args, **kwargs)
+
+        monkeypatch.setattr(pgserver.pgexec, "pgexec", slow_to_stop)
+        server.stop(data_dir)
+        assert modes == ["fast", "immediate"]
+        assert not server.is_running(data_dir)
 
     def test_it_stops_a_server_whose_data_folder_is_gone(self, data_dir: Path) -> None:
         server.start(data_dir)

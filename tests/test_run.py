@@ -133,9 +133,10 @@ class MakeRunTests:
             assert "/static/css/exogram." in login
             assert "/static/css/exogram.css" not in login  # the collected, hashed copy
 
-            # The database dies: the run starts it again and the pages come back.
+            # The database dies (every process at once, as in a crash): the run starts it
+            # again, PostgreSQL recovers from its log, and the pages come back.
             before = server.postmaster_pid(data_dir)
-            server.stop(data_dir)
+            server.stop(data_dir, immediate=True)
             assert not server.is_running(data_dir), "the test could not stop the database"
             status, _body = _wait_for(f"{base}/healthz")
             assert status == 200, first.output()
@@ -170,7 +171,7 @@ class MakeRunTests:
             assert server.postmaster_pid(data_dir) == pid
             assert (data_dir / "secret_key").read_text() == key.read_text()
             second.process.send_signal(signal.SIGINT)
-            assert second.process.wait(timeout=120) == 0, second.output()
+            assert second.process.wait(timeout=240) == 0, second.output()
             assert "The embedded PostgreSQL has stopped." in second.output()
             assert not server.is_running(data_dir)
         finally:

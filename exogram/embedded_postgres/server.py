@@ -145,18 +145,27 @@ def is_running(data_dir: Path) -> bool:
     return info is not None and info.is_running()
 
 
-def stop(data_dir: Path) -> None:
-    """Stop the cluster if it runs (a fast shutdown: open sessions are ended)."""
+def stop(data_dir: Path, *, immediate: bool = False) -> None:
+    """Stop the cluster if it runs.
+
+    A fast shutdown ends open sessions and writes a checkpoint. If it has not finished
+    within pg_ctl's wait (a minute: a slow disk under load), or when `immediate` is asked,
+    an immediate shutdown ends every server process at once; the next start then
+    recovers from the write-ahead log, losing nothing committed.
+    """
     if not is_running(data_dir):
         return
     pgserver = _pgserver()
     server = pgserver.get_server(_pgdata(data_dir), cleanup_mode=None, start=False)
-    try:
-        pgserver.pgexec.pgexec(
-            "pg_ctl",
-            ("-w", "-m", "fast", "-D", str(server.pgdata), "stop"),
-            bin_path=server.bin_path,
-            user=server.system_user,
-        )
-    except subprocess.CalledProcessError as error:
-        logger.warning("the embedded PostgreSQL did not stop cleanly: %s", error)
+    for mode in ("immediate",) if immediate else ("fast", "immediate"):
+        try:
+            pgserver.pgexec.pgexec(
+                "pg_ctl",
+                ("-w", "-m", mode, "-D", str(server.pgdata), "stop"),
+                bin_path=server.bin_path,
+                user=server.system_user,
+            )
+        except subprocess.CalledProcessError as error:
+            logger.warning("the embedded PostgreSQL did not stop (%s shutdown): %s", mode, error)
+        if not is_running(data_dir):
+            return
