@@ -19,6 +19,12 @@ paraphrase, on quotes with topic tags (`quotes.json`: content, author, tags): tw
 by different authors that share a specific tag (Friendship, Technology, Politics, …, not
 the site's generic Famous Quotes / Wisdom / Inspirational) are related; two that share no
 tag at all are not; pairs that share only a generic tag are left out.
+
+`--fortunes DIR` calibrates the *related* cut of two Spanish passages the same way, on the
+Spanish sayings of `fortunes_es/` (strfile files, one a topic): two sayings by different
+authors in one subject's file (amistad, arte, ciencia, …) are related, two of different
+subjects are not; the files gathered by source, tone or author (refranes, famosos,
+nietzsche, …) are left out.
 """
 
 from __future__ import annotations
@@ -58,11 +64,20 @@ GENERIC_TAGS = frozenset(
      "Self Help", "Self", "Proverb", "Power Quotes"}
 )  # fmt: skip
 RELATED_TARGET_PRECISION = 0.75
+RELATED_GRID_STEP = 0.005
 # Related pairs kept per tag: Friendship alone has 189 quotes (17,000 pairs), which would
 # make "related" mean "about friendship" (and its pairs are the easy ones: with every pair,
 # precision stays >= 0.75 up to 0.66).
 RELATED_PAIRS_PER_TAG = 1500
 RELATED_SEED = 15
+# The fortunes_es files that gather sayings on one subject. The rest gather them by source
+# (refranes, proverbios, pintadas, famosos), tone (deprimente, leydemurphy), one author
+# (nietzsche, asimov, …) or nothing in particular (varios, sabiduria, humanos, filosofia,
+# vida: as broad as quotable's generic Life and Wisdom).
+FORTUNES_SUBJECTS = frozenset(
+    {"amistad", "arte", "ciencia", "familia", "informatica", "libertad", "poder",
+     "sentimientos", "verdad"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -185,6 +200,24 @@ def read_quotable(folder: Path) -> list[TaggedQuote]:
         ]
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise CommandError(f"{path} is not a quotable quotes file: {error}") from None
+
+
+def read_fortunes_subjects(folder: Path) -> list[TaggedQuote]:
+    """The sayings of fortunes_es's subject files, each tagged with its file's subject."""
+    from affinity.demo_library import DemoDataMissing, read_fortunes
+
+    try:
+        sayings = read_fortunes(folder)
+    except DemoDataMissing as error:
+        raise CommandError(
+            f"No Spanish sayings in {folder} ({error}). "
+            "Pass --fortunes with the fortunes_es folder."
+        ) from None
+    return [
+        TaggedQuote(saying.text, saying.author, frozenset({saying.topic}))
+        for saying in sayings
+        if saying.topic in FORTUNES_SUBJECTS
+    ]
 
 
 def related_pairs(quotes: Sequence[TaggedQuote], *, seed: int = RELATED_SEED) -> list[LabelledPair]:
@@ -370,10 +403,12 @@ def separation_auc(distances: Floats, same: npt.NDArray[np.bool_]) -> float | No
 def evaluate_related(
     distances: Floats, related: npt.NDArray[np.bool_], threshold: float
 ) -> dict[str, Any]:
-    """Precision and recall of *related* at each threshold of a coarse grid, the current
-    one, and the loosest with precision >= RELATED_TARGET_PRECISION."""
-    grid = [round(GRID_STEP * i, 4) for i in range(1, round(2 / GRID_STEP) + 1)]
+    """Precision and recall of *related* at the current threshold, the loosest threshold
+    with precision >= RELATED_TARGET_PRECISION on a fine grid (e5's cuts differ by
+    hundredths), and a table of round thresholds from half the current one to twice it."""
+    grid = [round(RELATED_GRID_STEP * i, 4) for i in range(1, round(2 / RELATED_GRID_STEP) + 1)]
     swept = [_metrics(t, distances, related) for t in grid]
+    shown = 0.05 if threshold >= 0.2 else 0.01
     precise = [
         m
         for m in swept
@@ -389,7 +424,8 @@ def evaluate_related(
         "table": [
             m
             for m in swept
-            if 0.2 <= m["threshold"] <= 0.7 and round(m["threshold"] * 100) % 2 == 0
+            if threshold / 2 <= m["threshold"] <= 2 * threshold
+            and abs(m["threshold"] / shown - round(m["threshold"] / shown)) < 1e-6
         ],
     }
 
@@ -487,6 +523,12 @@ class Command(BaseCommand):
             type=Path,
             help="the quotable folder (quotes.json with tags): calibrate the related threshold",
         )
+        parser.add_argument(
+            "--fortunes",
+            type=Path,
+            help="the fortunes_es folder (Spanish sayings by subject): calibrate the related "
+            "threshold of two Spanish passages",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
             "--model",
@@ -497,17 +539,24 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from books.embedding.encoder import EncoderUnavailable
 
-        if options["data"] is None and options["quotable"] is None:
+        folders = [name for name in ("data", "quotable", "fortunes") if options[name] is not None]
+        if not folders:
             raise CommandError(
-                "Pass --data with the STS-B folder (same idea) and/or --quotable with the "
-                "quotable folder (related)."
+                "Pass --data with the STS-B folder (same idea), --quotable with the quotable "
+                "folder (related, English) and/or --fortunes with the fortunes_es folder "
+                "(related, Spanish)."
             )
+        if options["json"] and len(folders) > 1:
+            raise CommandError("With --json, pass one of --data, --quotable and --fortunes.")
         if options["quotable"] is not None:
-            if options["data"] is not None and options["json"]:
-                raise CommandError("With --json, pass --data or --quotable, not both.")
-            self._calibrate_related(options)
-            if options["data"] is None:
-                return
+            quotes = read_quotable(Path(options["quotable"]))
+            # The quotes are English: judged as the app judges two English passages.
+            self._calibrate_related(options, quotes, "en", source=options["quotable"])
+        if options["fortunes"] is not None:
+            sayings = read_fortunes_subjects(Path(options["fortunes"]))
+            self._calibrate_related(options, sayings, "es", source=options["fortunes"])
+        if options["data"] is None:
+            return
         pair_sets = load_pair_sets(Path(options["data"]))
         translations = load_translations(Path(options["data"]))
         try:
@@ -628,19 +677,20 @@ class Command(BaseCommand):
                 f"{row['es_to_en_recall_at_1']:>11.3f}{row['en_to_es_recall_at_1']:>11.3f}"
             )
 
-    def _calibrate_related(self, options: dict[str, Any]) -> None:
+    def _calibrate_related(
+        self, options: dict[str, Any], quotes: list[TaggedQuote], pair_set: str, *, source: Path
+    ) -> None:
+        """The related cut of one pair set ("en", "es"), on quotes tagged by subject."""
         from books.embedding.encoder import EncoderUnavailable
 
-        quotes = read_quotable(Path(options["quotable"]))
         pairs = related_pairs(quotes)
         if not any(p.same for p in pairs) or all(p.same for p in pairs):
             raise CommandError(
-                f"{options['quotable']} gives no related or no unrelated pairs: it needs quotes "
-                "by different authors that share a specific tag, and quotes that share none."
+                f"{source} gives no related or no unrelated pairs: it needs quotes by different "
+                "authors that share a specific subject, and quotes that share none."
             )
         try:
-            # The quotes are English: judged as the app judges two English passages.
-            judge = app_judges(options["model"])["en"]
+            judge = app_judges(options["model"])[pair_set]
         except EncoderUnavailable as error:
             raise CommandError(str(error)) from None
         threshold = judge.cuts.related
@@ -655,6 +705,7 @@ class Command(BaseCommand):
         related = np.array([p.same for p in pairs], dtype=bool)
         report = {
             "model": judge.model_id,
+            "pairs": pair_set,
             "related_threshold": threshold,
             "generic_tags": sorted(GENERIC_TAGS),
             "target_precision": RELATED_TARGET_PRECISION,
@@ -664,11 +715,13 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
             return
         write = self.stdout.write
-        write(f"model {report['model']}, current related threshold {threshold:.3f}")
         write(
-            f"related: two quotes by different authors sharing a specific tag "
-            f"({report['related']} pairs, at most {RELATED_PAIRS_PER_TAG} a tag); unrelated: "
-            f"two topical quotes sharing no tag ({report['unrelated']} pairs, as many to one "
+            f"{pair_set} pairs, model {report['model']}, current related threshold {threshold:.3f}"
+        )
+        write(
+            f"related: two quotes by different authors sharing a specific subject "
+            f"({report['related']} pairs, at most {RELATED_PAIRS_PER_TAG} a subject); "
+            f"unrelated: two quotes sharing none ({report['unrelated']} pairs, as many to one "
             f"related pair as among all pairs); AUC {report['auc']}"
         )
         write("")
@@ -685,7 +738,7 @@ class Command(BaseCommand):
                 write(f"{label}: none")
             else:
                 write(
-                    f"{label}: {m['threshold']:.2f}  P {m['precision']:.3f}  "
+                    f"{label}: {m['threshold']:.3f}  P {m['precision']:.3f}  "
                     f"R {m['recall']:.3f}  F1 {m['f1']:.3f}"
                 )
 

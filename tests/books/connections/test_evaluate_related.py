@@ -1,5 +1,5 @@
-"""The *related* calibration of evaluate_connections, on a tiny quotable-shaped folder
-written here (real model), and the pair labelling it rests on."""
+"""The *related* calibration of evaluate_connections, on a tiny quotable-shaped folder and
+a tiny fortunes_es-shaped one written here (real models), and the pair labelling it rests on."""
 
 import json
 from io import StringIO
@@ -9,8 +9,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from books.embedding.encoder import MINILM_RELATED_THRESHOLD
-from books.management.commands.evaluate_connections import TaggedQuote, related_pairs
+from books.embedding.encoder import E5_SPANISH_SHIFT, E5_THRESHOLD, MINILM_RELATED_THRESHOLD
+from books.management.commands.evaluate_connections import (
+    TaggedQuote,
+    read_fortunes_subjects,
+    related_pairs,
+)
 
 QUOTES = [
     ("A friend is one who knows you and loves you just the same.", "Hubbard", ["Friendship"]),
@@ -106,3 +110,80 @@ class EvaluateRelatedTests:
     def test_it_explains_a_folder_without_quotes(self, tmp_path: Path) -> None:
         with pytest.raises(CommandError, match=r"No quotes\.json"):
             _evaluate("--quotable", str(tmp_path))
+
+
+SPANISH_CUT = E5_THRESHOLD + E5_SPANISH_SHIFT
+
+# Spanish sayings in strfile files, one a subject; refranes gathers them by source.
+SAYINGS = {
+    "amistad": [
+        ("La amistad es un alma que habita en dos cuerpos.", "Aristóteles"),
+        ("Un amigo fiel es un refugio seguro en los días de tormenta.", "Eclesiástico"),
+        ("Los amigos verdaderos se conocen en la desgracia.", "Eurípides"),
+    ],
+    "ciencia": [
+        ("La ciencia avanza midiendo lo que antes nadie sabía medir.", "Kelvin"),
+        ("Un experimento bien hecho vale más que mil teorías.", "Faraday"),
+        ("La investigación científica empieza con una pregunta sencilla.", "Curie"),
+    ],
+    "refranes": [("A quien madruga, Dios le ayuda, dice el refrán.", "Refrán")],
+}
+
+
+def _fortunes(path: Path) -> Path:
+    folder = path / "es"
+    folder.mkdir()
+    for subject, sayings in SAYINGS.items():
+        entries = [f"{text}\n\t\t-- {author}. Escritor.\n" for text, author in sayings]
+        (folder / f"{subject}.fortunes").write_text("%\n".join(entries), encoding="utf-8")
+    return path
+
+
+class FortunesSubjectsTests:
+    def test_each_saying_is_tagged_with_its_subject_and_the_gatherings_are_left_out(
+        self, tmp_path: Path
+    ) -> None:
+        sayings = read_fortunes_subjects(_fortunes(tmp_path))
+        assert {(q.author, *q.tags) for q in sayings} == {
+            (author, subject)
+            for subject, rows in SAYINGS.items()
+            if subject != "refranes"
+            for _text, author in rows
+        }
+        related = [p for p in related_pairs(sayings) if p.same]
+        assert len(related) == 6  # three friendship pairs, three science pairs
+
+    def test_it_explains_a_folder_without_sayings(self, tmp_path: Path) -> None:
+        with pytest.raises(CommandError, match="No Spanish sayings"):
+            read_fortunes_subjects(tmp_path)
+
+
+@pytest.mark.django_db
+class EvaluateSpanishRelatedTests:
+    def test_it_judges_spanish_sayings_as_the_app_judges_two_spanish_passages(
+        self, tmp_path: Path
+    ) -> None:
+        report = json.loads(_evaluate("--fortunes", str(_fortunes(tmp_path)), "--json"))
+        assert report["pairs"] == "es"
+        assert report["model"].startswith("multilingual-e5-small@")
+        # Two Spanish passages connect only as the same idea: their related cut is that one.
+        assert report["related_threshold"] == pytest.approx(SPANISH_CUT)
+        assert (report["related"], report["unrelated"]) == (6, 9)
+        # e5's table is in hundredths, from half its cut to twice it.
+        thresholds = [row["threshold"] for row in report["table"]]
+        assert thresholds == pytest.approx([0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10])
+        assert report["auc"] > 0.7
+
+    def test_it_prints_both_calibrations_and_refuses_both_in_json(self, tmp_path: Path) -> None:
+        quotable = tmp_path / "quotable"
+        quotable.mkdir()
+        _folder(quotable)
+        fortunes = tmp_path / "fortunes"
+        fortunes.mkdir()
+        _fortunes(fortunes)
+        table = _evaluate("--quotable", str(quotable), "--fortunes", str(fortunes))
+        assert "en pairs, model all-MiniLM-L6-v2@" in table
+        assert "es pairs, model multilingual-e5-small@" in table
+        assert f"current related threshold {SPANISH_CUT:.3f}" in table
+        with pytest.raises(CommandError, match="one of --data, --quotable and --fortunes"):
+            _evaluate("--quotable", str(quotable), "--fortunes", str(fortunes), "--json")
