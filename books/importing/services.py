@@ -602,7 +602,12 @@ def _absorb(
     work.change(kept)
     library.add(kept)
     work.created.pop(id(absorbed), None)
-    versions = [*work.merges.pop(id(absorbed), []), (how, work.origins.pop(id(absorbed)))]
+    version = work.origins.pop(id(absorbed))
+    if not kept.pk and text_changed and fold(version.text) == fold(text):
+        # Two entries of this file, the later one holding every word: the earlier, shorter
+        # one is the version the report lists, not the highlight as it now reads.
+        work.origins[id(kept)], version = version, work.origins[id(kept)]
+    versions = [*work.merges.pop(id(absorbed), []), (how, version)]
     if kept.deleted_at is not None:
         # A version of a highlight the reader deleted: it stays deleted, with its words.
         report.extended_merged -= len(versions) - 1

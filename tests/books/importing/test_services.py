@@ -388,6 +388,24 @@ class MergeTests:
             "location 1013-1015",
         )
 
+    def test_of_a_passage_selected_in_part_then_whole_the_report_lists_the_part(
+        self, alice: User
+    ) -> None:
+        whole = "Envy is the art of counting the other fellow's blessings instead of your own."
+        part = Entry(SACKS, whole[:36], location="210-211", added="Monday, 3 March 2025 10:00:00")
+        later = Entry(SACKS, whole, location="210-213", added="Monday, 3 March 2025 10:00:40")
+
+        the_import = _import(alice, part, later)
+
+        assert [text for _start, _end, text in _texts(alice)] == [whole]
+        (merge,) = HighlightMerge.objects.filter(source_import=the_import)
+        # The version that went in is the part, not the highlight as it now reads.
+        assert (merge.how, merge.merged_text, merge.where) == (
+            HighlightMerge.How.EXTENDED,
+            part.text,
+            "location 210-211",
+        )
+
     def test_it_gives_the_same_highlight_whatever_the_order_of_the_entries(
         self, alice: User, bob: User
     ) -> None:
