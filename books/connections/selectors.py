@@ -9,7 +9,7 @@ tell a reader more than Borges and Borges.
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import connection
 from django.db.models import Case, Count, F, Min, Q, QuerySet, Value, When
@@ -31,6 +31,19 @@ from books.models import Book, Connection, Highlight, Import
 
 # The newest connections the home feed chooses from, cross-author pairs first.
 FRESH_POOL = 50
+
+
+class PairAnnotations(TypedDict):
+    graded: float
+    same_idea: bool
+    same_author: bool
+
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    # A connection as library_connections reads it.
+    GradedPair = WithAnnotations[Connection, PairAnnotations]
 
 
 class Strength(StrEnum):
@@ -105,11 +118,6 @@ def graded_distance(thresholds: Thresholds) -> Case:
 def _same_author(a: Book, b: Book) -> bool:
     # Two books with no author known are not taken for one author's.
     return bool(a.authors_normalized) and a.authors_normalized == b.authors_normalized
-
-
-def pair_same_author(pair: Connection) -> bool:
-    """Whether a connection's two books have one author (as `same_author` annotates it)."""
-    return _same_author(pair.highlight_a.book, pair.highlight_b.book)
 
 
 @dataclass(frozen=True)
@@ -270,7 +278,7 @@ def library_connections(
     since_import: Import | None = None,
     strength: Strength | None = None,
     thresholds: Thresholds | None = None,
-) -> QuerySet[Connection]:
+) -> "QuerySet[GradedPair]":
     """A reader's connections: both sides alive passages, each pair once; pairs across
     authors first, then strongest first. Each is annotated with `same_idea` and
     `same_author`."""

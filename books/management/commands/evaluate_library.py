@@ -261,14 +261,7 @@ class Command(BaseCommand):
         return reader
 
     def _measure(self, reader: Any, options: dict[str, Any]) -> dict[str, Any]:
-        from books.connections.selectors import (
-            Strength,
-            current_thresholds,
-            library_connections,
-            pair_same_author,
-            strength_of,
-        )
-        from books.connections.services import SAME_IDEA_GRADE
+        from books.connections.selectors import Strength, current_thresholds, library_connections
         from books.models import Highlight
 
         thresholds = current_thresholds()
@@ -277,34 +270,22 @@ class Command(BaseCommand):
         words = highlights.filter(is_word=True).count()
         passages = highlights.passages().filter(embedding_status=Highlight.EmbeddingStatus.DONE)
         passage_count = passages.count()
-        pairs = list(
-            library_connections(reader, thresholds=thresholds)
-            .select_related("highlight_a__book", "highlight_b__book")
-            .order_by("pk")
-        )
+        # Graded and told apart by author as the pages do: the annotations of
+        # library_connections (same_idea, same_author).
+        pairs = list(library_connections(reader, thresholds=thresholds).order_by("pk"))
         short_side = sum(
             1
             for pair in pairs
             if min(len(words_of(pair.highlight_a.text)), len(words_of(pair.highlight_b.text))) <= 3
         )
-        across = {pair.pk: not pair_same_author(pair) for pair in pairs}
-        cross = [pair for pair in pairs if across[pair.pk]]
+        cross = [pair for pair in pairs if not pair.same_author]
         connected: set[int] = set()
         connected_cross: set[int] = set()
         for pair in pairs:
             connected.update((pair.highlight_a_id, pair.highlight_b_id))
-            if across[pair.pk]:
+            if not pair.same_author:
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
-        graded = {
-            pair.pk: thresholds.graded(
-                pair.distance,
-                pair.highlight_a.language,
-                pair.highlight_b.language,
-                pair.main_distance,
-            )
-            for pair in pairs
-        }
-        same_idea = sum(1 for pair in pairs if graded[pair.pk] < SAME_IDEA_GRADE)
+        same_idea = sum(1 for pair in pairs if pair.same_idea)
         # Which vectors and cuts judged each pair (books.connections.services.Thresholds).
         kinds: dict[str, int] = {}
         connected_by_language: dict[str, set[int]] = {}
@@ -351,9 +332,9 @@ class Command(BaseCommand):
             "across_authors_share": _share(len(cross), len(pairs)),
             "sample": [
                 {
-                    "strength": str(strength_of(graded[pair.pk])),
+                    "strength": str(Strength.SAME_IDEA if pair.same_idea else Strength.RELATED),
                     "distance": round(pair.distance, 3),
-                    "same_author": not across[pair.pk],
+                    "same_author": pair.same_author,
                     "a": {
                         "book": str(pair.highlight_a.book),
                         "text": pair.highlight_a.text,
