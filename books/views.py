@@ -1,3 +1,4 @@
+from collections import Counter
 from urllib.parse import urlencode
 from uuid import UUID
 
@@ -135,7 +136,12 @@ def book_choices(reader: User, shelf: LibraryCache, *, selected: UUID | None) ->
     reader's own books, already looked up through its ownership test."""
 
     def context() -> dict[str, object]:
-        return {"books": _books_cached(reader, shelf), "selected": selected}
+        books = _books_cached(reader, shelf)
+        titles = Counter(book.title for book in books)
+        # Two books of one title (two translations, two "Selected Essays") are told apart
+        # by their authors; every other option is the title alone.
+        shared = {title for title, count in titles.items() if count > 1}
+        return {"books": books, "selected": selected, "shared_titles": shared}
 
     return shelf.html("book-options", "books/_book_options.html#books", context, selected or "")
 

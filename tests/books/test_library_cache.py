@@ -313,6 +313,25 @@ class BookChoicesTests:
         assert f'<option value="{code}">Ficciones</option>' in page
         assert '<option value="Borges, Jorge Luis">' in page  # the author list
 
+    def test_two_books_of_one_title_are_told_apart_by_their_authors(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                Entry("Meditations (Marcus Aurelius)", "Waste no more time arguing."),
+                Entry("Meditations (Descartes, René)", "I think, therefore I am."),
+                Entry(BORGES, "Memory is a river of ash."),
+            ),
+            file_name="c.txt",
+        )
+        page = alice_client.get(reverse("search")).content.decode()
+        codes = dict(Book.objects.filter(reader=alice).values_list("authors", "code"))
+        aurelius, descartes = codes["Marcus Aurelius"], codes["Descartes, René"]
+        assert f'<option value="{aurelius}">Meditations — Marcus Aurelius</option>' in page
+        assert f'<option value="{descartes}">Meditations — Descartes, René</option>' in page
+        assert f'<option value="{codes["Borges, Jorge Luis"]}">Ficciones</option>' in page
+
     def test_it_shows_the_chosen_book_only_where_it_was_chosen(
         self, connected: dict[str, Highlight], alice_client: Client
     ) -> None:
