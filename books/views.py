@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.safestring import SafeString
+from django.utils.text import Truncator
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -129,6 +130,10 @@ def _books_cached(
     return shelf.get("books", lambda: books_for(reader, sort=sort, query=query), sort, query)
 
 
+# A book filter's option shows at most this much of a title.
+BOOK_OPTION_CHARS = 70
+
+
 def book_choices(reader: User, shelf: LibraryCache, *, selected: UUID | None) -> SafeString:
     """The <option>s of a page's book filter (connections, search), rendered once per
     version of the library: a library of hundreds of books was otherwise read (or
@@ -136,12 +141,15 @@ def book_choices(reader: User, shelf: LibraryCache, *, selected: UUID | None) ->
     reader's own books, already looked up through its ownership test."""
 
     def context() -> dict[str, object]:
-        books = _books_cached(reader, shelf)
-        titles = Counter(book.title for book in books)
-        # Two books of one title (two translations, two "Selected Essays") are told apart
-        # by their authors; every other option is the title alone.
-        shared = {title for title, count in titles.items() if count > 1}
-        return {"books": books, "selected": selected, "shared_titles": shared}
+        shown = [
+            (book, Truncator(book.title).chars(BOOK_OPTION_CHARS))
+            for book in _books_cached(reader, shelf)
+        ]
+        # Two books shown with one title (two translations, two "Selected Essays") are told
+        # apart by their authors; every other option is the title alone.
+        counts = Counter(title for _book, title in shown)
+        shared = {title for title, count in counts.items() if count > 1}
+        return {"books": shown, "selected": selected, "shared_titles": shared}
 
     return shelf.html("book-options", "books/_book_options.html#books", context, selected or "")
 

@@ -171,6 +171,7 @@ class MakeRunTests:
             assert server.postmaster_pid(data_dir) == pid
             assert (data_dir / "secret_key").read_text() == key.read_text()
             second.process.send_signal(signal.SIGINT)
+            # Up to 30 s for each child, a minute for a fast shutdown, then an immediate one.
             assert second.process.wait(timeout=240) == 0, second.output()
             assert "The embedded PostgreSQL has stopped." in second.output()
             assert not server.is_running(data_dir)

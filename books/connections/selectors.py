@@ -280,8 +280,8 @@ def library_connections(
     thresholds: Thresholds | None = None,
 ) -> "QuerySet[GradedPair]":
     """A reader's connections: both sides alive passages, each pair once; pairs across
-    authors first, then strongest first. Each is annotated with `same_idea` and
-    `same_author`."""
+    authors first, then strongest first. Each is annotated with `graded` (its distance on
+    the common scale), `same_idea` and `same_author` (PairAnnotations)."""
     thresholds = thresholds or current_thresholds()
     pairs = Connection.objects.filter(
         reader=reader,

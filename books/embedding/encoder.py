@@ -89,12 +89,13 @@ MINILM_MAX_TOKENS = 256
 #   translations most pairs under 0.12 across languages share nothing but a word.
 # - two Spanish passages have no related band either, though subject labels suggest one: on
 #   the Spanish sayings filed by subject (`evaluate_connections --fortunes`), two sayings on
-#   one subject by different authors stand under 0.09 with precision 0.77 against two on
-#   different subjects. Read pair by pair on the evaluation library (evaluate_library), the
-#   Spanish pairs e5 connects at 0.05-0.065 carried one idea 8-9 times in 15, at 0.065-0.08
-#   4 in 15: e5 matches a saying's mould ("Nunca haga …", "no es X, sino Y", "Quien no …,
-#   no …") as readily as its idea. A shared subject is not a shared idea. The English model
-#   as a second opinion (as for two English passages) read 15 right of 30 fresh pairs.
+#   one subject by different authors stand under 0.09 with precision 0.77 (recall 0.017)
+#   against two on different subjects. Read pair by pair on the evaluation library
+#   (evaluate_library) with a trial related cut of 0.08, Spanish pairs at 0.05-0.065 carried
+#   one idea 8-9 times in 15, at 0.065-0.08 4 in 15: e5 matches a saying's mould ("Nunca
+#   haga …", "no es X, sino Y", "Quien no …, no …") as readily as its idea. A shared subject
+#   is not a shared idea. The English model as a second opinion (as for two English
+#   passages) read 15 right of 30 fresh pairs.
 E5_THRESHOLD = 0.07
 E5_RELATED_THRESHOLD = E5_THRESHOLD
 E5_SPANISH_SHIFT = -0.02

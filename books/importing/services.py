@@ -604,8 +604,8 @@ def _absorb(
     work.created.pop(id(absorbed), None)
     version = work.origins.pop(id(absorbed))
     if not kept.pk and text_changed and fold(version.text) == fold(text):
-        # Two entries of this file, the later one holding every word: the earlier, shorter
-        # one is the version the report lists, not the highlight as it now reads.
+        # Two entries of this file, the one matched second (in reading order) holding every
+        # word: the shorter one is the version the report lists, not the text as it now reads.
         work.origins[id(kept)], version = version, work.origins[id(kept)]
     versions = [*work.merges.pop(id(absorbed), []), (how, version)]
     if kept.deleted_at is not None:

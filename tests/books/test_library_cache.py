@@ -332,6 +332,22 @@ class BookChoicesTests:
         assert f'<option value="{descartes}">Meditations — Descartes, René</option>' in page
         assert f'<option value="{codes["Borges, Jorge Luis"]}">Ficciones</option>' in page
 
+    def test_titles_alike_where_they_are_cut_are_told_apart_too(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        stem = "A Very Long History of the Quiet Engines That Ran Under the Harbour Streets"
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                Entry(f"{stem}, Volume One (Vell, Miriam)", "The engines never slept."),
+                Entry(f"{stem}, Volume Two (Okonkwo, Chidi)", "The harbour kept its lights."),
+            ),
+            file_name="c.txt",
+        )
+        page = alice_client.get(reverse("search")).content.decode()
+        assert "… — Vell, Miriam</option>" in page
+        assert "… — Okonkwo, Chidi</option>" in page
+
     def test_it_shows_the_chosen_book_only_where_it_was_chosen(
         self, connected: dict[str, Highlight], alice_client: Client
     ) -> None:

@@ -213,11 +213,22 @@ def read_fortunes_subjects(folder: Path) -> list[TaggedQuote]:
             f"No Spanish sayings in {folder} ({error}). "
             "Pass --fortunes with the fortunes_es folder."
         ) from None
-    return [
-        TaggedQuote(saying.text, saying.author, frozenset({saying.topic}))
-        for saying in sayings
-        if saying.topic in FORTUNES_SUBJECTS
-    ]
+    # A saying filed under two subjects is one quote with both, never two that disagree.
+    subjects: dict[tuple[str, str], set[str]] = {}
+    for saying in sayings:
+        if saying.topic in FORTUNES_SUBJECTS:
+            subjects.setdefault((saying.text, saying.author), set()).add(saying.topic)
+    return [TaggedQuote(text, author, frozenset(tags)) for (text, author), tags in subjects.items()]
+
+
+def _related_or_fail(quotes: Sequence[TaggedQuote], source: Path) -> list[LabelledPair]:
+    pairs = related_pairs(quotes)
+    if not any(p.same for p in pairs) or all(p.same for p in pairs):
+        raise CommandError(
+            f"{source} gives no related or no unrelated pairs: it needs quotes by different "
+            "authors that share a specific subject, and quotes that share none."
+        )
+    return pairs
 
 
 def related_pairs(quotes: Sequence[TaggedQuote], *, seed: int = RELATED_SEED) -> list[LabelledPair]:
@@ -424,7 +435,7 @@ def evaluate_related(
         "table": [
             m
             for m in swept
-            if threshold / 2 <= m["threshold"] <= 2 * threshold
+            if threshold / 2 - 1e-9 <= m["threshold"] <= 2 * threshold + 1e-9
             and abs(m["threshold"] / shown - round(m["threshold"] / shown)) < 1e-6
         ],
     }
@@ -548,17 +559,25 @@ class Command(BaseCommand):
             )
         if options["json"] and len(folders) > 1:
             raise CommandError("With --json, pass one of --data, --quotable and --fortunes.")
+        # Every folder is read and checked before anything is encoded: a bad second folder
+        # fails at once, not after minutes spent on the first.
+        related_sets: list[tuple[str, list[LabelledPair], dict[str, Any]]] = []
         if options["quotable"] is not None:
             quotes = read_quotable(Path(options["quotable"]))
             # The quotes are English: judged as the app judges two English passages.
-            self._calibrate_related(options, quotes, "en", source=options["quotable"])
+            labels = {"generic_tags": sorted(GENERIC_TAGS)}
+            related_sets.append(("en", _related_or_fail(quotes, options["quotable"]), labels))
         if options["fortunes"] is not None:
             sayings = read_fortunes_subjects(Path(options["fortunes"]))
-            self._calibrate_related(options, sayings, "es", source=options["fortunes"])
+            labels = {"subjects": sorted(FORTUNES_SUBJECTS)}
+            related_sets.append(("es", _related_or_fail(sayings, options["fortunes"]), labels))
+        if options["data"] is not None:
+            pair_sets = load_pair_sets(Path(options["data"]))
+            translations = load_translations(Path(options["data"]))
+        for pair_set, pairs, labels in related_sets:
+            self._calibrate_related(options, pair_set, pairs, labels)
         if options["data"] is None:
             return
-        pair_sets = load_pair_sets(Path(options["data"]))
-        translations = load_translations(Path(options["data"]))
         try:
             judges = app_judges(options["model"])
         except EncoderUnavailable as error:
@@ -678,17 +697,16 @@ class Command(BaseCommand):
             )
 
     def _calibrate_related(
-        self, options: dict[str, Any], quotes: list[TaggedQuote], pair_set: str, *, source: Path
+        self,
+        options: dict[str, Any],
+        pair_set: str,
+        pairs: list[LabelledPair],
+        labels: dict[str, Any],
     ) -> None:
-        """The related cut of one pair set ("en", "es"), on quotes tagged by subject."""
+        """The related cut of one pair set ("en", "es") on labelled pairs of quotes;
+        `labels` says in the report how they were labelled."""
         from books.embedding.encoder import EncoderUnavailable
 
-        pairs = related_pairs(quotes)
-        if not any(p.same for p in pairs) or all(p.same for p in pairs):
-            raise CommandError(
-                f"{source} gives no related or no unrelated pairs: it needs quotes by different "
-                "authors that share a specific subject, and quotes that share none."
-            )
         try:
             judge = app_judges(options["model"])[pair_set]
         except EncoderUnavailable as error:
@@ -705,9 +723,9 @@ class Command(BaseCommand):
         related = np.array([p.same for p in pairs], dtype=bool)
         report = {
             "model": judge.model_id,
-            "pairs": pair_set,
+            "pair_set": pair_set,
             "related_threshold": threshold,
-            "generic_tags": sorted(GENERIC_TAGS),
+            **labels,
             "target_precision": RELATED_TARGET_PRECISION,
             **evaluate_related(distances, related, threshold),
         }

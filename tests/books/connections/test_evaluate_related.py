@@ -164,7 +164,9 @@ class EvaluateSpanishRelatedTests:
         self, tmp_path: Path
     ) -> None:
         report = json.loads(_evaluate("--fortunes", str(_fortunes(tmp_path)), "--json"))
-        assert report["pairs"] == "es"
+        assert report["pair_set"] == "es"
+        assert "amistad" in report["subjects"]
+        assert "generic_tags" not in report
         assert report["model"].startswith("multilingual-e5-small@")
         # Two Spanish passages connect only as the same idea: their related cut is that one.
         assert report["related_threshold"] == pytest.approx(SPANISH_CUT)
@@ -187,3 +189,26 @@ class EvaluateSpanishRelatedTests:
         assert f"current related threshold {SPANISH_CUT:.3f}" in table
         with pytest.raises(CommandError, match="one of --data, --quotable and --fortunes"):
             _evaluate("--quotable", str(quotable), "--fortunes", str(fortunes), "--json")
+
+    def test_a_bad_second_folder_fails_before_anything_is_encoded(self, tmp_path: Path) -> None:
+        quotable = tmp_path / "quotable"
+        quotable.mkdir()
+        _folder(quotable)
+        out, err = StringIO(), StringIO()
+        with pytest.raises(CommandError, match="No Spanish sayings"):
+            call_command(
+                "evaluate_connections", "--quotable", str(quotable), "--fortunes",
+                str(tmp_path / "missing"), stdout=out, stderr=err,
+            )  # fmt: skip
+        assert out.getvalue() == ""
+        assert "encoding" not in err.getvalue()
+
+
+def test_a_saying_filed_under_two_subjects_is_one_quote_with_both(tmp_path: Path) -> None:
+    folder = tmp_path / "es"
+    folder.mkdir()
+    saying = "La libertad de un amigo es el mayor regalo.\n\t\t-- Séneca. Filósofo.\n"
+    for subject in ("amistad", "libertad"):
+        (folder / f"{subject}.fortunes").write_text(saying, encoding="utf-8")
+    (quote,) = read_fortunes_subjects(tmp_path)
+    assert quote.tags == {"amistad", "libertad"}

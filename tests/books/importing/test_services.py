@@ -388,12 +388,18 @@ class MergeTests:
             "location 1013-1015",
         )
 
-    def test_of_a_passage_selected_in_part_then_whole_the_report_lists_the_part(
-        self, alice: User
+    @pytest.mark.parametrize(
+        ("part_added", "whole_added"),
+        [("10:00:00", "10:00:40"), ("10:00:40", "10:00:00")],
+        ids=["part first", "whole first"],
+    )
+    def test_of_a_passage_selected_in_part_and_whole_the_report_lists_the_part(
+        self, alice: User, part_added: str, whole_added: str
     ) -> None:
         whole = "Envy is the art of counting the other fellow's blessings instead of your own."
-        part = Entry(SACKS, whole[:36], location="210-211", added="Monday, 3 March 2025 10:00:00")
-        later = Entry(SACKS, whole, location="210-213", added="Monday, 3 March 2025 10:00:40")
+        day = "Monday, 3 March 2025"
+        part = Entry(SACKS, whole[:36], location="210-211", added=f"{day} {part_added}")
+        later = Entry(SACKS, whole, location="210-213", added=f"{day} {whole_added}")
 
         the_import = _import(alice, part, later)
 
