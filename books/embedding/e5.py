@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from books.embedding import folders
+
 MAGIC = b"E5S1"
 BLOCK = 32
 # Bump when the graph or tokenizer written from the same source file changes: the folder
@@ -512,8 +514,6 @@ def build_graph(model: E5File, *, accuracy_level: int = 1) -> bytes:
 
 
 def folder_name(source_sha256: str) -> str:
-    from books.embedding import folders
-
     return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
 
 
@@ -522,16 +522,14 @@ def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
     `cache_dir`: built on first use (books.embedding.folders), then reused for as long as the
     source is the same file. The build peaks near 800 MB (the word table unpacked).
     """
-    from books.embedding.folders import BuildFailed, built_folder
-
     try:
-        return built_folder(
+        return folders.built_folder(
             builder="books.embedding.e5",
             source=source,
             target=cache_dir / folder_name(source_sha256),
             family=FAMILY,
         )
-    except BuildFailed as error:
+    except folders.BuildFailed as error:
         raise E5FileError(str(error)) from None
 
 
@@ -551,7 +549,6 @@ def write_model_folder(source: Path, target: Path) -> None:
         E5_SEARCH_MAX_DISTANCE,
         E5_THRESHOLD,
     )
-    from books.embedding.folders import write_folder
 
     tokenizer_bytes = tokenizer.encode("utf-8")
     # A complete model description, so the folder also works as EXOGRAM_EMBEDDING_MODEL_DIR.
@@ -572,7 +569,7 @@ def write_model_folder(source: Path, target: Path) -> None:
         "build_version": BUILD_VERSION,
     }
     files = {"tokenizer.json": tokenizer_bytes, SENTENCEPIECE_MODEL: pieces, "model.onnx": graph}
-    write_folder(target, files, description)
+    folders.write_folder(target, files, description)
 
 
 if __name__ == "__main__":

@@ -901,6 +901,12 @@ def _configuration() -> tuple[str, Path | None, int, Path]:
 _specs: dict[tuple[Any, ...], ModelSpec] = {}
 
 
+def builtin_spec(name: str, *, cache_dir: Path) -> ModelSpec:
+    """The built-in model `name`'s spec, read once a process: reading it hashes its graph
+    (the English model's 23 MB, 25-45 ms)."""
+    return _spec_for(name, None, cache_dir)
+
+
 def _spec_for(name: str, model_dir: Path | None, cache: Path) -> ModelSpec:
     key = (name, model_dir, cache)
     spec = _specs.get(key)
@@ -935,11 +941,9 @@ def active_model_id() -> str | None:
 
 
 def _english_spec_for(spec: ModelSpec, cache: Path) -> ModelSpec | None:
-    """The English model beside `spec` (books.embedding.english), its spec read once a
-    process as the main model's is: reading it hashes the 23 MB graph, 25-45 ms."""
-    from books.embedding.english import ENGLISH_MODEL, has_english_model
+    from books.embedding.english import english_model_spec_for
 
-    return _spec_for(ENGLISH_MODEL, None, cache) if has_english_model(spec) else None
+    return english_model_spec_for(spec, cache_dir=cache)
 
 
 _model_ids: dict[tuple[Any, ...], str] = {}

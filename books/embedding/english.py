@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from books.embedding.encoder import E5_MODEL_NAME, ModelSpec, minilm_encoder_spec
+from books.embedding.encoder import E5_MODEL_NAME, ModelSpec, builtin_spec
 
 # The English model's name among the built-in models (books.embedding.encoder).
 ENGLISH_MODEL = "minilm-l6"
@@ -43,4 +43,4 @@ def has_english_model(main: ModelSpec) -> bool:
 
 def english_model_spec_for(main: ModelSpec, *, cache_dir: Path) -> ModelSpec | None:
     """The English model that works beside `main`, or None when `main` judges every pair."""
-    return minilm_encoder_spec(cache_dir=cache_dir) if has_english_model(main) else None
+    return builtin_spec(ENGLISH_MODEL, cache_dir=cache_dir) if has_english_model(main) else None

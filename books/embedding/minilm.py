@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from books.embedding import folders
+
 # Bump when the graph written from the same source changes: the folder name carries it.
 BUILD_VERSION = 1
 BLOCK = 32
@@ -37,24 +39,20 @@ class MiniLMFileError(ValueError):
 
 
 def folder_name(source_sha256: str) -> str:
-    from books.embedding import folders
-
     return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
 
 
 def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
     """The folder with the rewritten graph, built from `source` (whose sha256 the caller has
     checked) on first use under `cache_dir` (books.embedding.folders)."""
-    from books.embedding.folders import BuildFailed, built_folder
-
     try:
-        return built_folder(
+        return folders.built_folder(
             builder="books.embedding.minilm",
             source=source,
             target=cache_dir / folder_name(source_sha256),
             family=FAMILY,
         )
-    except BuildFailed as error:
+    except folders.BuildFailed as error:
         raise MiniLMFileError(str(error)) from None
 
 
@@ -166,15 +164,13 @@ def build_graph(data: bytes) -> bytes:
 def write_model_folder(source: Path, target: Path) -> None:
     """Write the rewritten graph and its description into `target`, atomically: a folder
     that has its exogram_model.json is complete."""
-    from books.embedding.folders import write_folder
-
     graph = build_graph(source.read_bytes())
     description = {
         "name": FAMILY,
         "model_sha256": hashlib.sha256(graph).hexdigest(),
         "build_version": BUILD_VERSION,
     }
-    write_folder(target, {"model.onnx": graph}, description)
+    folders.write_folder(target, {"model.onnx": graph}, description)
 
 
 if __name__ == "__main__":
