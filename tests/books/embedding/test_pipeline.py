@@ -1,6 +1,5 @@
 """The embedding pipeline: real model, real database, and a real worker at the end."""
 
-import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from books.tasks import embed_highlights, sweep_pending_embeddings
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
+from tests.threads import run_in_threads
 from tests.worker import celery_worker, wait_for
 
 
@@ -146,16 +146,9 @@ class RaceTests:
             outcomes: list[EmbedOutcome] = []
 
             def work(outcomes: list[EmbedOutcome] = outcomes) -> None:
-                try:
-                    outcomes.append(highlights_embed(ids=ids))
-                finally:
-                    connection.close()
+                outcomes.append(highlights_embed(ids=ids))
 
-            threads = [threading.Thread(target=work) for _ in range(2)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            run_in_threads(work)
             assert len(outcomes) == 2  # neither raised
             assert sum(o.embedded for o in outcomes) == 5
             assert sum(o.skipped for o in outcomes) == 5

@@ -17,6 +17,14 @@ def _passage(i: int, more: str = "") -> Entry:
     return Entry(BOOK, text, location=f"{10 * i}-{10 * i + 3 if more else 10 * i + 2}")
 
 
+def _first_import(reader: User, size: int) -> None:
+    clippings_import(
+        reader=reader,
+        data=clippings_file(*[_passage(i) for i in range(size)]),
+        file_name="first.txt",
+    )
+
+
 def _queries_of_a_reimport(reader: User, entries: list[Entry]) -> int:
     with CaptureQueriesContext(connection) as queries:
         clippings_import(reader=reader, data=clippings_file(*entries), file_name="again.txt")
@@ -30,11 +38,7 @@ class ReimportQueriesTests:
     ) -> None:
         counts = []
         for reader, size in ((alice, 5), (bob, 25)):
-            clippings_import(
-                reader=reader,
-                data=clippings_file(*[_passage(i) for i in range(size)]),
-                file_name="first.txt",
-            )
+            _first_import(reader, size)
             notes = [Entry(BOOK, f"note {i}", kind="Note", location=f"{10 * i + 2}")
                      for i in range(size)]  # fmt: skip
             counts.append(_queries_of_a_reimport(reader, notes))
@@ -46,11 +50,7 @@ class ReimportQueriesTests:
     ) -> None:
         counts = []
         for reader, size in ((alice, 5), (bob, 25)):
-            clippings_import(
-                reader=reader,
-                data=clippings_file(*[_passage(i) for i in range(size)]),
-                file_name="first.txt",
-            )
+            _first_import(reader, size)
             Highlight.objects.filter(reader=reader).update(
                 embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model="m@1"
             )

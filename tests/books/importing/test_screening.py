@@ -6,7 +6,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from accounts.models import User
 from books.importing.clippings import parse_clippings
@@ -14,6 +13,7 @@ from books.importing.screening import MAX_ENTRY_CHARS, screen_entries
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
+from tests.threads import run_in_threads
 
 # Enough good entries that the bad ones sit well past the first 8 KB, where the binary
 # check (which looks at the start of the file) cannot see them.
@@ -100,14 +100,8 @@ class ConcurrentImportTests:
                 imports.append(clippings_import(reader=alice, data=data, file_name="c.txt"))
             except BaseException as error:  # the test reports it below
                 errors.append(error)
-            finally:
-                connection.close()
 
-        threads = [threading.Thread(target=work) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=300)
+        run_in_threads(work)
         assert errors == []
         assert sorted(i.counts["new_highlights"] for i in imports) == [0, len(GOOD) + 5]
         second = next(i for i in imports if i.counts["new_highlights"] == 0)
