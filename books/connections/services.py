@@ -8,7 +8,8 @@ Where a passage looks:
   one (books.embedding.english: it tells a shared idea in English prose far better); such a
   pair is the same idea only when the model's own vectors agree (Thresholds.graded);
 - any other passage by the model's own vectors: a Spanish one among Spanish and undetected
-  passages, an undetected one among all;
+  passages, an undetected one among all; two Spanish passages past the same-idea cut are
+  related only as each other's nearest with a rare word in common (books.connections.spanish);
 - across English and Spanish, a pair counts only when mutual and clear (ACROSS_MARGIN).
 The reader's words (Highlight.is_word) never connect, from either side.
 """
@@ -22,6 +23,7 @@ from django.db import connection
 from django.db.models import Q
 
 from books.connections.neighbours import Neighbour, Query, nearest_each
+from books.connections.spanish import related_pairs as spanish_related_pairs
 from books.language import ENGLISH, SPANISH, UNKNOWN
 from books.library_cache import library_version_bump
 from books.models import Connection, Highlight
@@ -168,6 +170,9 @@ def thresholds() -> Thresholds:
         same_idea=same,
         related=related,
         spanish_shift=encoder.spanish_shift,
+        spanish_related=None
+        if encoder.spanish_related is None
+        else encoder.spanish_related + (related - encoder.related_threshold),
         across_shift=encoder.across_shift,
         across_related=None
         if encoder.across_related is None
@@ -181,6 +186,7 @@ def cuts_of(
     same_idea: float,
     related: float,
     spanish_shift: float = 0.0,
+    spanish_related: float | None = None,
     across_shift: float = 0.0,
     across_related: float | None = None,
     english: tuple[float, float] | None = None,
@@ -190,11 +196,13 @@ def cuts_of(
     def cut(value: float) -> float:
         return round(value, 6)  # 0.07 + 0.005 is 0.075, not 0.07500000000000001
 
+    spanish_same = cut(same_idea + spanish_shift)
+    spanish_loose = related + spanish_shift if spanish_related is None else spanish_related
     across_same = cut(same_idea + across_shift)
     across_loose = related + across_shift if across_related is None else across_related
     return Thresholds(
         within=Cuts(same_idea, related),
-        spanish=Cuts(cut(same_idea + spanish_shift), cut(related + spanish_shift)),
+        spanish=Cuts(spanish_same, max(spanish_same, cut(spanish_loose))),
         across=Cuts(across_same, max(across_same, cut(across_loose))),
         english=None if english is None else Cuts(*english),
     )
@@ -293,6 +301,7 @@ def _library_pairs(
     across."""
     found: list[_Pair] = []
     languages: dict[int, str] = {}
+    book: dict[int, int] = {}
     words: dict[int, int] = {}
     notes: set[int] = set()
 
@@ -308,10 +317,10 @@ def _library_pairs(
             limit=NEIGHBOURS,
         )
         unseen = {n.highlight_id for ns in neighbours.values() for n in ns} - set(languages)
-        for pk, language, text, kind in Highlight.objects.filter(pk__in=unseen).values_list(
-            "pk", "language", "text", "kind"
-        ):
-            languages[pk], words[pk] = language, len(words_of(text))
+        for pk, language, book_id, text, kind in Highlight.objects.filter(
+            pk__in=unseen
+        ).values_list("pk", "language", "book_id", "text", "kind"):
+            languages[pk], book[pk], words[pk] = language, book_id, len(words_of(text))
             if kind == NOTE:
                 notes.add(pk)
         return neighbours
@@ -320,6 +329,7 @@ def _library_pairs(
     groups: dict[tuple[str, tuple[str, ...] | None], list[_Passage]] = defaultdict(list)
     for passage in passages:
         languages[passage.pk], words[passage.pk] = passage.language, passage.words
+        book[passage.pk] = passage.book_id
         if passage.note:
             notes.add(passage.pk)
         groups[_where_to_look(passage, cuts)].append(passage)
@@ -333,8 +343,14 @@ def _library_pairs(
                 for n in neighbours[passage.pk]
                 if n.distance < cuts.loosest_stored
             )
+        bests: dict[int, list[tuple[float, int, float, float | None]]] = {}
+        # Two Spanish passages in the related band: only a passage's nearest Spanish one,
+        # and only if the two pass books.connections.spanish.related_pairs.
+        spanish: dict[tuple[int, int], tuple[float, int, float, float | None]] = {}
         for passage in group:
-            best = []
+            best = bests[passage.pk] = []
+            ids = [n.highlight_id for n in neighbours[passage.pk]]
+            nearest_spanish = next((pk for pk in ids if languages[pk] == SPANISH), None)
             for neighbour in neighbours[passage.pk]:
                 other = neighbour.highlight_id
                 if across(passage.language, languages[other]):
@@ -353,12 +369,25 @@ def _library_pairs(
                     min(words[passage.pk], words[other]) < SHORT_PASSAGE_WORDS
                 ):
                     cut = SHORT_PAIR_GRADE
-                if graded < cut:
-                    best.append((graded, other, neighbour.distance, main_distance))
+                if graded >= cut:
+                    continue
+                chosen = (graded, other, neighbour.distance, main_distance)
+                if graded >= SAME_IDEA_GRADE and passage.language == languages[other] == SPANISH:
+                    if other == nearest_spanish:
+                        spanish[(passage.pk, other)] = chosen
+                    continue
+                best.append(chosen)
+        for pk, other in spanish_related_pairs(
+            reader_id=reader_id,
+            model_id=model_id,
+            candidates=[(Query(pk, book[pk]), Query(other, book[other])) for pk, other in spanish],
+        ):
+            bests[pk].append(spanish[(pk, other)])
+        for pk, best in bests.items():
             best.sort(key=lambda chosen: chosen[:2])
             found += [
-                _Pair(passage.pk, pk, d, main_distance)
-                for _, pk, d, main_distance in best[:CONNECTIONS_PER_HIGHLIGHT]
+                _Pair(pk, other, d, main_distance)
+                for _, other, d, main_distance in best[:CONNECTIONS_PER_HIGHLIGHT]
             ]
     # Across English and Spanish: each the other's clear nearest in its language.
     for language in KNOWN_LANGUAGES:

@@ -87,18 +87,20 @@ MINILM_MAX_TOKENS = 256
 #   farther apart than same-language paraphrases. A neighbour across languages must also be
 #   mutual and clear (books.connections.services.ACROSS_MARGIN): in a library without
 #   translations most pairs under 0.12 across languages share nothing but a word.
-# - two Spanish passages have no related band either, though subject labels suggest one: on
-#   the Spanish sayings filed by subject (`evaluate_connections --fortunes`), two sayings on
-#   one subject by different authors stand under 0.09 with precision 0.77 (recall 0.017)
-#   against two on different subjects. Read pair by pair on the evaluation library
-#   (evaluate_library) with a trial related cut of 0.08, Spanish pairs at 0.05-0.065 carried
-#   one idea 8-9 times in 15, at 0.065-0.08 4 in 15: e5 matches a saying's mould ("Nunca
-#   haga …", "no es X, sino Y", "Quien no …, no …") as readily as its idea. A shared subject
-#   is not a shared idea. The English model as a second opinion (as for two English
-#   passages) read 15 right of 30 fresh pairs.
+# - two Spanish passages are related below 0.08 only when each is the other's nearest and
+#   they share a rare word (books.connections.spanish): past the same-idea cut e5 matches a
+#   saying's mould ("Nunca haga …", "no es X, sino Y", "Quien no …, no …") as readily as its
+#   idea. Read pair by pair on the evaluation library (evaluate_library), the Spanish pairs
+#   at 0.05-0.08 carried one idea about half the time (14 of 25 of those sharing an
+#   uncommon word, 2 of 12 of those sharing none); the mutual ones sharing a rare word, 16
+#   of 20 fresh pairs, and 6 of 12 at 0.08-0.09. Subject labels alone mislead: two sayings
+#   on one subject (`evaluate_connections --fortunes`) stand under 0.09 with precision
+#   0.77 against two on different subjects, and a flat 0.08 read 4 right in 15 at
+#   0.065-0.08; the English model as a second opinion read 15 right of 30 fresh pairs.
 E5_THRESHOLD = 0.07
 E5_RELATED_THRESHOLD = E5_THRESHOLD
 E5_SPANISH_SHIFT = -0.02
+E5_SPANISH_RELATED = 0.08
 E5_ACROSS_SHIFT = 0.005
 E5_ACROSS_RELATED = 0.12
 # Search by meaning shows nothing farther from the query than this: the near edge of where
@@ -202,6 +204,9 @@ class ModelSpec:
     across_shift: float = field(default=0.0, kw_only=True)
     # The related cut across languages; None: the related cut shifted by across_shift.
     across_related: float | None = field(default=None, kw_only=True)
+    # The related cut of two Spanish passages; None: the related cut shifted by
+    # spanish_shift. Such a pair must also pass books.connections.spanish.related_pairs.
+    spanish_related: float | None = field(default=None, kw_only=True)
     # The id its vectors carry, when not "name@sha256 of the graph": a graph rewritten for
     # memory that computes the same vectors keeps its source's id (no re-embedding).
     vectors_id: str | None = field(default=None, kw_only=True)
@@ -360,6 +365,7 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         threshold=E5_THRESHOLD,
         related_threshold=E5_RELATED_THRESHOLD,
         spanish_shift=E5_SPANISH_SHIFT,
+        spanish_related=E5_SPANISH_RELATED,
         across_shift=E5_ACROSS_SHIFT,
         across_related=E5_ACROSS_RELATED,
         search_max_distance=E5_SEARCH_MAX_DISTANCE,
@@ -383,6 +389,7 @@ def builtin_cut_figures(name: str) -> dict[str, Any]:
         "same_idea": E5_THRESHOLD,
         "related": E5_RELATED_THRESHOLD,
         "spanish_shift": E5_SPANISH_SHIFT,
+        "spanish_related": E5_SPANISH_RELATED,
         "across_shift": E5_ACROSS_SHIFT,
         "across_related": E5_ACROSS_RELATED,
         # The English model beside it (books.embedding.english).
@@ -629,6 +636,7 @@ class Encoder:
         self.spanish_shift = spec.spanish_shift
         self.across_shift = spec.across_shift
         self.across_related = spec.across_related  # None: cuts_of derives it
+        self.spanish_related = spec.spanish_related  # None: cuts_of derives it
         self.batch_size = batch_size
         fix = _fix_for(spec)
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its

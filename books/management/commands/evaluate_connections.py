@@ -499,7 +499,7 @@ def app_judges(model: str | None) -> dict[str, Judge]:
     """For each pair set, the vectors and cuts the app connects it by: the configured model
     (its cuts with the environment's overrides), or the built-in `model` at its own cuts,
     with the English model beside it for two English sentences when it has one."""
-    from books.connections.services import cuts_of, thresholds
+    from books.connections.services import Cuts, cuts_of, thresholds
     from books.embedding.encoder import builtin_cut_figures, get_encoder
 
     encoder = get_encoder(model)
@@ -508,9 +508,13 @@ def app_judges(model: str | None) -> dict[str, Judge]:
     if cuts.english is not None:
         main = Judge(encoder, cuts.within)
         english = Judge(get_encoder("minilm-l6"), cuts.english, confirm=main)
+    # Two Spanish passages are related only as a library's mutual nearest with a rare word
+    # in common (books.connections.spanish), which a pair alone cannot tell: a pair set
+    # judges them at the same-idea cut; `evaluate_library` measures the related band.
+    spanish = Cuts(cuts.spanish.same_idea, cuts.spanish.same_idea)
     return {
         "en": english or Judge(encoder, cuts.within),
-        "es": Judge(encoder, cuts.spanish),
+        "es": Judge(encoder, spanish),
         "es-en": Judge(encoder, cuts.across),
     }
 

@@ -1,0 +1,147 @@
+"""Two Spanish passages in the related band connect only as each other's nearest with a rare
+word in common (books.connections.spanish), on real pgvector with vectors at known
+distances and the model's own Spanish cuts."""
+
+import numpy as np
+import pytest
+
+from accounts.models import User
+from books.connections.selectors import Strength, connections_for
+from books.connections.services import highlights_connect, thresholds
+from books.connections.spanish import RARE_WORD_MIN_PASSAGES, passage_stems, rare_words
+from books.language import SPANISH
+from books.models import Book, Highlight, search_text_of
+from tests.books.connections.test_strengths import at_distance, unit
+from tests.books.embedded import connection_between
+
+MODEL = "test-model@00000000"
+RNG = np.random.default_rng(20)
+
+
+def _highlight(reader: User, title: str, text: str, vector: np.ndarray | list[float]) -> Highlight:
+    book, _ = Book.objects.get_or_create(
+        reader=reader, title=title, defaults={"authors": title, "key": title.casefold()}
+    )
+    return Highlight.objects.create(
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}", language=SPANISH,
+        search_text=search_text_of(text, ""), embedding=list(vector), embedding_model=MODEL,
+        embedding_status=Highlight.EmbeddingStatus.DONE,
+    )  # fmt: skip
+
+
+def _far() -> np.ndarray:
+    """A place of its own: random unit vectors in 384 dimensions are ~1 apart."""
+    return unit(RNG.normal(size=384))
+
+
+@pytest.fixture
+def cuts() -> tuple[float, float]:
+    spanish = thresholds().spanish
+    assert spanish.same_idea < spanish.related  # the model has a Spanish related band
+    return spanish.same_idea, spanish.related
+
+
+def _related_distance(cuts: tuple[float, float], share: float = 0.5) -> float:
+    same_idea, related = cuts
+    return same_idea + share * (related - same_idea)
+
+
+@pytest.mark.django_db
+class SpanishRelatedTests:
+    def test_each_others_nearest_with_a_rare_word_in_common_are_related(
+        self, alice: User, cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        envy = _highlight(alice, "Diarios", "La envidia es una admiración escondida.", base)
+        neighbour = _highlight(
+            alice, "Cartas", "Quien envidia a su vecino lo admira en secreto.",
+            at_distance(base, _related_distance(cuts)),
+        )  # fmt: skip
+        highlights_connect(ids=[envy.pk, neighbour.pk])
+        assert connection_between(envy, neighbour) is not None
+        (found,) = connections_for(envy)
+        assert found.highlight == neighbour
+        assert found.strength == Strength.RELATED
+
+    def test_a_shared_mould_with_no_word_in_common_does_not_connect(
+        self, alice: User, cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        talk = _highlight(alice, "Refranes", "Quien mucho habla, poco escucha.", base)
+        sleep = _highlight(
+            alice, "Dichos", "Quien mucho duerme, poco aprende.",
+            at_distance(base, _related_distance(cuts)),
+        )  # fmt: skip
+        stems = passage_stems([talk.pk, sleep.pk])
+        assert not stems[talk.pk] & stems[sleep.pk]  # "quien", "mucho", "poco" are stop words
+        highlights_connect(ids=[talk.pk, sleep.pk])
+        assert connection_between(talk, sleep) is None
+
+    def test_the_same_idea_needs_no_word_in_common(
+        self, alice: User, cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        silence = _highlight(alice, "Refranes", "Quien calla otorga.", base)
+        consent = _highlight(
+            alice, "Dichos", "El silencio dice que sí.", at_distance(base, cuts[0] / 2)
+        )
+        highlights_connect(ids=[silence.pk, consent.pk])
+        (found,) = connections_for(silence)
+        assert found.highlight == consent
+        assert found.strength == Strength.SAME_IDEA
+
+    def test_only_a_passages_nearest_spanish_passage_is_asked(
+        self, alice: User, cuts: tuple[float, float]
+    ) -> None:
+        # The lent umbrella is nearest the neighbour's; the neighbour's is nearest the
+        # winter one. All three share "paraguas"; only the mutual pair connects.
+        base = _far()
+        neighbours = _highlight(
+            alice, "Vecinos", "El paraguas del vecino siempre es más grande.", base
+        )
+        winter = _highlight(
+            alice, "Inviernos", "Nunca prestes tu paraguas en invierno.",
+            at_distance(base, _related_distance(cuts, 0.2)),
+        )  # fmt: skip
+        lent = _highlight(
+            alice, "Préstamos", "Un paraguas prestado no vuelve nunca.",
+            at_distance(base, _related_distance(cuts, 0.8)),
+        )  # fmt: skip
+        highlights_connect(ids=[neighbours.pk, winter.pk, lent.pk])
+        assert connection_between(neighbours, winter) is not None
+        assert connection_between(neighbours, lent) is None
+        assert connection_between(winter, lent) is None
+
+    def test_a_word_many_passages_have_is_not_rare(
+        self, alice: User, cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        heals = _highlight(alice, "Refranes", "El tiempo lo cura todo.", base)
+        forgets = _highlight(
+            alice, "Dichos", "Con el tiempo todo se olvida.",
+            at_distance(base, _related_distance(cuts)),
+        )  # fmt: skip
+        others = [
+            _highlight(alice, f"Libro {n}", f"Aquel tiempo de la cosecha número {n}.", _far())
+            for n in range(RARE_WORD_MIN_PASSAGES)
+        ]
+        highlights_connect(ids=[heals.pk, forgets.pk, *(h.pk for h in others)])
+        assert connection_between(heals, forgets) is None
+
+
+@pytest.mark.django_db
+class RareWordTests:
+    def test_a_word_is_rare_in_few_of_the_readers_spanish_passages(self, alice: User) -> None:
+        umbrella = _highlight(alice, "Vecinos", "El paraguas del vecino.", _far())
+        for n in range(RARE_WORD_MIN_PASSAGES + 1):
+            _highlight(alice, f"Libro {n}", f"El tiempo de la cosecha número {n}.", _far())
+        (stems,) = passage_stems([umbrella.pk]).values()
+        assert "paragu" in stems
+        assert rare_words(alice.pk, {"paragu", "tiemp"}) == {"paragu"}
+
+    def test_another_readers_passages_do_not_count(self, alice: User, bob: User) -> None:
+        _highlight(alice, "Vecinos", "El paraguas del vecino.", _far())
+        for n in range(RARE_WORD_MIN_PASSAGES + 1):
+            _highlight(bob, f"Libro {n}", f"Otro paraguas perdido, el número {n}.", _far())
+        assert rare_words(alice.pk, {"paragu"}) == {"paragu"}
+        assert rare_words(bob.pk, {"paragu"}) == set()
