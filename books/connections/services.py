@@ -8,9 +8,11 @@ Where a passage looks:
   one (books.embedding.english: it tells a shared idea in English prose far better); such a
   pair is the same idea only when the model's own vectors agree (Thresholds.graded);
 - any other passage by the model's own vectors: a Spanish one among Spanish and undetected
-  passages, an undetected one among all; two Spanish passages past the same-idea cut are
-  related only as each other's nearest with a rare word in common (books.connections.spanish);
+  passages, an undetected one among all;
 - across English and Spanish, a pair counts only when mutual and clear (ACROSS_MARGIN).
+Past a kind's plain related cut (Cuts.confirmed_from: two English passages past 0.37, two
+Spanish ones past the same idea), a pair is related only as each other's nearest with a
+rare word in common (books.connections.confirmed).
 The reader's words (Highlight.is_word) never connect, from either side.
 """
 
@@ -22,8 +24,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from books.connections.confirmed import STEMMERS, confirmed_pairs
 from books.connections.neighbours import Neighbour, Query, nearest_each
-from books.connections.spanish import related_pairs as spanish_related_pairs
 from books.language import ENGLISH, SPANISH, UNKNOWN
 from books.library_cache import library_version_bump
 from books.models import Connection, Highlight
@@ -45,15 +47,15 @@ CONNECTIONS_PER_HIGHLIGHT = 3
 # How many of a passage's nearest are graded for those three: an undetected passage's
 # nearest can be in any language, each graded under its own pair's cut.
 NEIGHBOURS = 10
-# Two English passages, one of them shorter than this many words, are related only in the
-# tighter half of the related band (graded under SHORT_PAIR_GRADE); the same idea at any
-# length. On the real library, of the judged pairs the English model connects at 0.30-0.46
-# (its related cut is 0.40), those with a side under 12 words carried an idea 30 % of the
-# time (27 pairs; 4 of the 8 under 0.36), the others 74 %: short highlights there are mostly
-# fragments and headings ("How are decisions going to be made?"). An aphorism that says one
-# thing with another ("Envy is concealed admiration.") still connects, closer.
+# Two English passages, one of them shorter than this many words, are related only closer:
+# their distance counts SHORT_PAIR_MARGIN more against the related cuts (0.32 plain, 0.37
+# confirmed); the same idea at any length. On the real library, of the judged pairs the
+# English model connects at 0.30-0.46, those with a side under 12 words carried an idea 30 %
+# of the time (27 pairs; 4 of the 8 under 0.36), the others 74 %: short highlights there
+# are mostly fragments and headings ("How are decisions going to be made?"). An aphorism
+# that says one thing with another ("Envy is concealed admiration.") still connects, closer.
 SHORT_PASSAGE_WORDS = 12
-SHORT_PAIR_GRADE = (SAME_IDEA_GRADE + RELATED_GRADE) / 2
+SHORT_PAIR_MARGIN = 0.05
 # A neighbour across languages counts only when each side is the other's nearest in its
 # language, by this much over the runner-up: the margin rule of bitext mining. Without it,
 # on `evaluate_library`, 2,548 English-Spanish pairs under the cut, four in ten sharing an
@@ -66,10 +68,22 @@ KNOWN_LANGUAGES = (ENGLISH, SPANISH)
 @dataclass(frozen=True)
 class Cuts:
     """The two cuts of one kind of pair, as cosine distances: same idea < related. Equal,
-    the kind connects only as the same idea."""
+    the kind connects only as the same idea. From `confirmed_from` (None: nowhere) up to the
+    related cut, a pair is related only when confirmed (books.connections.confirmed)."""
 
     same_idea: float
     related: float
+    confirmed_from: float | None = None
+
+    def needs_confirming(self, distance: float) -> bool:
+        return self.confirmed_from is not None and distance >= self.confirmed_from
+
+    @property
+    def unconfirmed(self) -> "Cuts":
+        """The cuts of what connects with no confirming: what a pair alone can tell."""
+        if self.confirmed_from is None:
+            return self
+        return Cuts(self.same_idea, max(self.same_idea, self.confirmed_from))
 
     def grade(self, distance: float) -> float:
         """The distance on the common scale, piecewise linear: [0, same idea) onto [0, 1),
@@ -189,7 +203,7 @@ def cuts_of(
     spanish_related: float | None = None,
     across_shift: float = 0.0,
     across_related: float | None = None,
-    english: tuple[float, float] | None = None,
+    english: tuple[float, float, float | None] | None = None,
 ) -> Thresholds:
     """Thresholds from a model's figures (books.embedding.encoder.ModelSpec)."""
 
@@ -202,7 +216,12 @@ def cuts_of(
     across_loose = related + across_shift if across_related is None else across_related
     return Thresholds(
         within=Cuts(same_idea, related),
-        spanish=Cuts(spanish_same, max(spanish_same, cut(spanish_loose))),
+        # A Spanish related band of its own is all confirmed (books.connections.confirmed).
+        spanish=Cuts(
+            spanish_same,
+            max(spanish_same, cut(spanish_loose)),
+            confirmed_from=None if spanish_related is None else spanish_same,
+        ),
         across=Cuts(across_same, max(across_same, cut(across_loose))),
         english=None if english is None else Cuts(*english),
     )
@@ -344,13 +363,14 @@ def _library_pairs(
                 if n.distance < cuts.loosest_stored
             )
         bests: dict[int, list[tuple[float, int, float, float | None]]] = {}
-        # Two Spanish passages in the related band: only a passage's nearest Spanish one,
-        # and only if the two pass books.connections.spanish.related_pairs.
-        spanish: dict[tuple[int, int], tuple[float, int, float, float | None]] = {}
+        # Pairs past their kind's plain related cut: only a passage's nearest passage of its
+        # own language, and only if confirmed (books.connections.confirmed), per language.
+        unconfirmed: dict[str, dict[tuple[int, int], tuple[float, int, float, float | None]]]
+        unconfirmed = defaultdict(dict)
         for passage in group:
             best = bests[passage.pk] = []
             ids = [n.highlight_id for n in neighbours[passage.pk]]
-            nearest_spanish = next((pk for pk in ids if languages[pk] == SPANISH), None)
+            nearest_alike = next((pk for pk in ids if languages[pk] == passage.language), None)
             for neighbour in neighbours[passage.pk]:
                 other = neighbour.highlight_id
                 if across(passage.language, languages[other]):
@@ -360,29 +380,35 @@ def _library_pairs(
                 # two books share.
                 if passage.pk in notes and other in notes:
                     continue
+                pair_cuts = cuts.cuts(passage.language, languages[other])
+                judged = neighbour.distance
+                if cuts.in_english(passage.language, languages[other]) and (
+                    min(words[passage.pk], words[other]) < SHORT_PASSAGE_WORDS
+                ):
+                    judged += SHORT_PAIR_MARGIN
+                if judged >= pair_cuts.related:
+                    continue
                 main_distance = main.get((passage.pk, other))
                 graded = cuts.graded(
                     neighbour.distance, passage.language, languages[other], main_distance
                 )
-                cut = RELATED_GRADE
-                if cuts.in_english(passage.language, languages[other]) and (
-                    min(words[passage.pk], words[other]) < SHORT_PASSAGE_WORDS
-                ):
-                    cut = SHORT_PAIR_GRADE
-                if graded >= cut:
-                    continue
                 chosen = (graded, other, neighbour.distance, main_distance)
-                if graded >= SAME_IDEA_GRADE and passage.language == languages[other] == SPANISH:
-                    if other == nearest_spanish:
-                        spanish[(passage.pk, other)] = chosen
+                if pair_cuts.needs_confirming(judged):
+                    if other == nearest_alike and passage.language in STEMMERS:
+                        unconfirmed[passage.language][(passage.pk, other)] = chosen
                     continue
                 best.append(chosen)
-        for pk, other in spanish_related_pairs(
-            reader_id=reader_id,
-            model_id=model_id,
-            candidates=[(Query(pk, book[pk]), Query(other, book[other])) for pk, other in spanish],
-        ):
-            bests[pk].append(spanish[(pk, other)])
+        for language, pending in unconfirmed.items():
+            for pk, other in confirmed_pairs(
+                reader_id=reader_id,
+                model_id=model_id,
+                column=column,
+                language=language,
+                candidates=[
+                    (Query(pk, book[pk]), Query(other, book[other])) for pk, other in pending
+                ],
+            ):
+                bests[pk].append(pending[(pk, other)])
         for pk, best in bests.items():
             best.sort(key=lambda chosen: chosen[:2])
             found += [

@@ -62,6 +62,17 @@ MINILM_THRESHOLD = 0.27
 # where three connections in four carry an idea; it connects 7 % of that library's English
 # passages, where 0.40 connected 11 %.
 MINILM_RELATED_THRESHOLD = 0.37
+# Two English passages judged by this model beside e5 (books.embedding.english) are related
+# up to 0.39 when confirmed: each the other's nearest, sharing a rare word
+# (books.connections.confirmed). On that real library, two blind readers judged such pairs
+# by their distance (a side under 12 words counted 0.05 farther, SHORT_PAIR_MARGIN):
+# 0.37-0.39 related 80 % of the time (33 pairs, each read twice), 0.39-0.41 61 % (28),
+# 0.41-0.42 52 % (22); the same readers read the plain band 0.27-0.32 at 95 %, 0.32-0.35 at
+# 77 %, 0.35-0.37 at 67 % (67; there, whether a pair was confirmed made no difference).
+# It takes that library's English passages with a connection
+# from 6.1 % to 7 %; on the quotes of `evaluate_library`, confirmed pairs up to 0.42 read 21
+# of 25.
+MINILM_CONFIRMED_RELATED = 0.39
 # A model folder that names no related threshold gets its same-idea threshold plus this:
 # the distance from MiniLM's same-idea cut to its related cut.
 RELATED_MARGIN = round(MINILM_RELATED_THRESHOLD - MINILM_THRESHOLD, 2)
@@ -393,7 +404,7 @@ def builtin_cut_figures(name: str) -> dict[str, Any]:
         "across_shift": E5_ACROSS_SHIFT,
         "across_related": E5_ACROSS_RELATED,
         # The English model beside it (books.embedding.english).
-        "english": (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD),
+        "english": (MINILM_THRESHOLD, MINILM_CONFIRMED_RELATED, MINILM_RELATED_THRESHOLD),
     }
 
 
@@ -660,12 +671,14 @@ class Encoder:
         self._check_dimensions()
 
     @property
-    def english_thresholds(self) -> tuple[float, float] | None:
-        """(same idea, related) of two English passages by the English model, or None when
-        this model judges every pair."""
+    def english_thresholds(self) -> tuple[float, float, float | None] | None:
+        """(same idea, related, confirmed from) of two English passages by the English
+        model (books.connections.services.Cuts), or None when this model judges every
+        pair."""
         if self.english_spec is None:
             return None
-        return self.english_spec.threshold, self.english_spec.related
+        related = self.english_spec.related
+        return self.english_spec.threshold, max(related, MINILM_CONFIRMED_RELATED), related
 
     def encode_english(self, texts: Sequence[str]) -> Vectors:
         """The English model's vectors of English passages (books.embedding.english)."""

@@ -10,7 +10,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import User
-from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD
+from books.embedding.encoder import (
+    MINILM_CONFIRMED_RELATED,
+    MINILM_RELATED_THRESHOLD,
+    MINILM_THRESHOLD,
+)
 from books.management.commands.evaluate_library import (
     EvalBook,
     Passage,
@@ -94,7 +98,8 @@ class EvaluateLibraryTests:
         assert report["connections_by_kind"] == {"english model": report["connections"]}
         assert report["thresholds"]["english model, two English"] == [
             MINILM_THRESHOLD,
-            MINILM_RELATED_THRESHOLD,
+            MINILM_CONFIRMED_RELATED,
+            MINILM_RELATED_THRESHOLD,  # past it, a pair must be confirmed
         ]
         assert len(report["sample"]) == min(3, report["connections"])
         assert {s["strength"] for s in report["sample"]} <= {"same idea", "related"}

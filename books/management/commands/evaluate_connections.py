@@ -499,22 +499,22 @@ def app_judges(model: str | None) -> dict[str, Judge]:
     """For each pair set, the vectors and cuts the app connects it by: the configured model
     (its cuts with the environment's overrides), or the built-in `model` at its own cuts,
     with the English model beside it for two English sentences when it has one."""
-    from books.connections.services import Cuts, cuts_of, thresholds
+    from books.connections.services import cuts_of, thresholds
     from books.embedding.encoder import builtin_cut_figures, get_encoder
 
     encoder = get_encoder(model)
     cuts = thresholds() if model is None else cuts_of(**builtin_cut_figures(model))
+    # Past a kind's plain related cut a pair is related only as a library's mutual nearest
+    # with a rare word in common (books.connections.confirmed), which a pair alone cannot
+    # tell: a pair set is judged at the cuts that need no confirming; `evaluate_library`
+    # measures the rest.
     english = None
     if cuts.english is not None:
         main = Judge(encoder, cuts.within)
-        english = Judge(get_encoder("minilm-l6"), cuts.english, confirm=main)
-    # Two Spanish passages are related only as a library's mutual nearest with a rare word
-    # in common (books.connections.spanish), which a pair alone cannot tell: a pair set
-    # judges them at the same-idea cut; `evaluate_library` measures the related band.
-    spanish = Cuts(cuts.spanish.same_idea, cuts.spanish.same_idea)
+        english = Judge(get_encoder("minilm-l6"), cuts.english.unconfirmed, confirm=main)
     return {
         "en": english or Judge(encoder, cuts.within),
-        "es": Judge(encoder, spanish),
+        "es": Judge(encoder, cuts.spanish.unconfirmed),
         "es-en": Judge(encoder, cuts.across),
     }
 

@@ -304,7 +304,8 @@ class Command(BaseCommand):
         return {
             "model": passages.values_list("embedding_model", flat=True).first(),
             "thresholds": {
-                kind: None if cuts is None else [cuts.same_idea, cuts.related]
+                # [same idea, related, related from where it must be confirmed or None]
+                kind: None if cuts is None else [cuts.same_idea, cuts.related, cuts.confirmed_from]
                 for kind, cuts in (
                     ("english model, two English", thresholds.english),
                     ("within a language", thresholds.within),
@@ -353,6 +354,7 @@ class Command(BaseCommand):
         write = self.stdout.write
         cuts = "; ".join(
             f"{kind} {pair[0]:.3f} / {pair[1]:.3f}"
+            + ("" if pair[2] is None else f" (confirmed from {pair[2]:.3f})")
             for kind, pair in report["thresholds"].items()
             if pair is not None
         )

@@ -16,7 +16,7 @@ from books.connections.selectors import (
     highlight_connections,
     library_connections,
 )
-from books.connections.services import SHORT_PAIR_GRADE, SHORT_PASSAGE_WORDS, thresholds
+from books.connections.services import SHORT_PAIR_MARGIN, SHORT_PASSAGE_WORDS, thresholds
 from books.embedding.encoder import MINILM_RELATED_THRESHOLD, MINILM_THRESHOLD, get_encoder
 from books.models import Book, Connection, Highlight
 from tests.books.embedded import connection_between, embedded_library
@@ -33,11 +33,11 @@ FAILURE_TOO = (
 FRACASO = "El fracaso es solo la oportunidad de empezar de nuevo, esta vez con más sabiduría."
 FRACASO_TOO = "Cada fracaso te enseña algo que el éxito nunca podría enseñarte."
 ROSES = "Prune the roses hard in early March, just above an outward bud."
-# One idea in two short sentences, related by the English model (0.34) but in the looser half
-# of its band: short passages connect only closer (SHORT_PAIR_GRADE)…
+# One idea in two short sentences, related by the English model (0.34), but short passages
+# connect plainly only closer (SHORT_PAIR_MARGIN), farther only when confirmed…
 HABITS = "Habits shape who we become."
 HABITS_TOO = "Our daily habits slowly decide the person we turn into."
-# …as two short ones at 0.28 do.
+# …and two short ones at 0.28 connect plainly.
 ENVY = "Envy is a form of hidden admiration."
 ENVY_TOO = "We envy most the people we secretly admire."
 
@@ -82,20 +82,24 @@ class EnglishPairsTests:
         (found,) = [c for c in connections_for(fracaso) if c.highlight.pk == otro.pk]
         assert found.strength == Strength.RELATED
 
-    def test_two_short_passages_must_be_closer_to_connect(self, alice: User) -> None:
+    def test_two_short_passages_must_be_closer_or_confirmed(self, alice: User) -> None:
         rows = _library(alice)
         first, second = rows[HABITS], rows[HABITS_TOO]
         english = float(1 - np.dot(first.english_embedding, second.english_embedding))
         cuts = thresholds().english
         assert cuts is not None
-        assert english < cuts.related  # related, were they longer
-        assert cuts.grade(english) >= SHORT_PAIR_GRADE
+        assert cuts.confirmed_from is not None
+        assert english < cuts.confirmed_from  # plainly related, were they longer
+        judged = english + SHORT_PAIR_MARGIN
+        assert cuts.needs_confirming(judged)  # as two short ones, past the plain cut
         assert min(len(HABITS.split()), len(HABITS_TOO.split())) < SHORT_PASSAGE_WORDS
-        assert connection_between(first, second) is None
-        # A short pair in the tighter half does connect.
+        # Past the plain cut they connect only if confirmed, as they would be (each the
+        # other's nearest, "habits" rare in this library), and never past the related cut.
+        assert (connection_between(first, second) is not None) == (judged < cuts.related)
+        # A short pair closer than that connects plainly.
         envy, envy_too = rows[ENVY], rows[ENVY_TOO]
         closer = float(1 - np.dot(envy.english_embedding, envy_too.english_embedding))
-        assert cuts.grade(closer) < SHORT_PAIR_GRADE
+        assert not cuts.needs_confirming(closer + SHORT_PAIR_MARGIN)
         assert connection_between(envy, envy_too) is not None
 
     def test_an_unrelated_passage_shows_its_nearest_by_the_english_model(self, alice: User) -> None:

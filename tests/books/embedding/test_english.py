@@ -6,6 +6,7 @@ import pytest
 from accounts.models import User
 from books.embedding.encoder import (
     E5_MODEL_NAME,
+    MINILM_CONFIRMED_RELATED,
     MINILM_MODEL_NAME,
     Encoder,
     active_model_id,
@@ -64,6 +65,7 @@ class EnglishModelIdTests:
         assert encoder._english is not None
         assert encoder.english_thresholds == (
             encoder._english.threshold,
+            MINILM_CONFIRMED_RELATED,
             encoder._english.related_threshold,
         )
 

@@ -9,6 +9,7 @@ from books.embedding.encoder import (
     E5_ACROSS_RELATED,
     E5_RELATED_THRESHOLD,
     E5_THRESHOLD,
+    MINILM_CONFIRMED_RELATED,
     MINILM_RELATED_THRESHOLD,
     MINILM_THRESHOLD,
     RELATED_MARGIN,
@@ -49,7 +50,13 @@ class RelatedThresholdTests:
         assert "english" not in minilm
         e5 = builtin_cut_figures("multilingual-e5-small")
         assert (e5["same_idea"], e5["related"]) == (E5_THRESHOLD, E5_RELATED_THRESHOLD)
-        assert e5["english"] == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
+        # Past its plain related cut, up to the confirmed one, a pair must be confirmed.
+        assert e5["english"] == (
+            MINILM_THRESHOLD,
+            MINILM_CONFIRMED_RELATED,
+            MINILM_RELATED_THRESHOLD,
+        )
+        assert MINILM_RELATED_THRESHOLD < MINILM_CONFIRMED_RELATED
 
     def test_the_encoder_exposes_the_related_threshold(self) -> None:
         # The default model, multilingual-e5-small.

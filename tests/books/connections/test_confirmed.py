@@ -1,15 +1,21 @@
-"""Two Spanish passages in the related band connect only as each other's nearest with a rare
-word in common (books.connections.spanish), on real pgvector with vectors at known
-distances and the model's own Spanish cuts."""
+"""Past a kind of pair's plain related cut, two passages connect only as each other's nearest
+with a rare word in common (books.connections.confirmed): two Spanish passages in their
+related band, two English ones past the English model's plain cut. On real pgvector with
+vectors at known distances and the model's own cuts."""
 
 import numpy as np
 import pytest
 
 from accounts.models import User
+from books.connections.confirmed import RARE_WORD_MIN_PASSAGES, passage_stems, rare_words
 from books.connections.selectors import Strength, connections_for
-from books.connections.services import highlights_connect, thresholds
-from books.connections.spanish import RARE_WORD_MIN_PASSAGES, passage_stems, rare_words
-from books.language import SPANISH
+from books.connections.services import (
+    SHORT_PAIR_MARGIN,
+    SHORT_PASSAGE_WORDS,
+    highlights_connect,
+    thresholds,
+)
+from books.language import ENGLISH, SPANISH
 from books.models import Book, Highlight, search_text_of
 from tests.books.connections.test_strengths import at_distance, unit
 from tests.books.embedded import connection_between
@@ -18,20 +24,38 @@ MODEL = "test-model@00000000"
 RNG = np.random.default_rng(20)
 
 
-def _highlight(reader: User, title: str, text: str, vector: np.ndarray | list[float]) -> Highlight:
+def _highlight(
+    reader: User,
+    title: str,
+    text: str,
+    vector: np.ndarray | list[float],
+    language: str = SPANISH,
+) -> Highlight:
+    """A passage; an English one has the vector as the English model's too (its pairs are
+    judged by that: books.connections.services)."""
     book, _ = Book.objects.get_or_create(
         reader=reader, title=title, defaults={"authors": title, "key": title.casefold()}
     )
+    english = list(vector) if language == ENGLISH else None
     return Highlight.objects.create(
-        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}", language=SPANISH,
-        search_text=search_text_of(text, ""), embedding=list(vector), embedding_model=MODEL,
-        embedding_status=Highlight.EmbeddingStatus.DONE,
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}"[:64], language=language,
+        search_text=search_text_of(text, ""), embedding=list(vector), english_embedding=english,
+        embedding_model=MODEL, embedding_status=Highlight.EmbeddingStatus.DONE,
     )  # fmt: skip
 
 
 def _far() -> np.ndarray:
     """A place of its own: random unit vectors in 384 dimensions are ~1 apart."""
     return unit(RNG.normal(size=384))
+
+
+@pytest.fixture
+def english_cuts() -> tuple[float, float]:
+    """The English model's plain related cut and its confirmed one."""
+    english = thresholds().english
+    assert english is not None
+    assert english.confirmed_from is not None
+    return english.confirmed_from, english.related
 
 
 @pytest.fixture
@@ -72,7 +96,7 @@ class SpanishRelatedTests:
             alice, "Dichos", "Quien mucho duerme, poco aprende.",
             at_distance(base, _related_distance(cuts)),
         )  # fmt: skip
-        stems = passage_stems([talk.pk, sleep.pk])
+        stems = passage_stems([talk.pk, sleep.pk], SPANISH)
         assert not stems[talk.pk] & stems[sleep.pk]  # "quien", "mucho", "poco" are stop words
         highlights_connect(ids=[talk.pk, sleep.pk])
         assert connection_between(talk, sleep) is None
@@ -135,13 +159,87 @@ class RareWordTests:
         umbrella = _highlight(alice, "Vecinos", "El paraguas del vecino.", _far())
         for n in range(RARE_WORD_MIN_PASSAGES + 1):
             _highlight(alice, f"Libro {n}", f"El tiempo de la cosecha número {n}.", _far())
-        (stems,) = passage_stems([umbrella.pk]).values()
+        (stems,) = passage_stems([umbrella.pk], SPANISH).values()
         assert "paragu" in stems
-        assert rare_words(alice.pk, {"paragu", "tiemp"}) == {"paragu"}
+        assert rare_words(alice.pk, SPANISH, {"paragu", "tiemp"}) == {"paragu"}
 
     def test_another_readers_passages_do_not_count(self, alice: User, bob: User) -> None:
         _highlight(alice, "Vecinos", "El paraguas del vecino.", _far())
         for n in range(RARE_WORD_MIN_PASSAGES + 1):
             _highlight(bob, f"Libro {n}", f"Otro paraguas perdido, el número {n}.", _far())
-        assert rare_words(alice.pk, {"paragu"}) == {"paragu"}
-        assert rare_words(bob.pk, {"paragu"}) == set()
+        assert rare_words(alice.pk, SPANISH, {"paragu"}) == {"paragu"}
+        assert rare_words(bob.pk, SPANISH, {"paragu"}) == set()
+
+
+# One idea in two long passages (12 words or more) with no word in common.
+UNSAID = "Nothing we own is as heavy as the things we never said aloud to the people we loved."
+SILENCE = "A silence kept for decades weighs more than any confession, and grows with every year."
+LONG_ENVY = "Envy is the quiet admiration we refuse to confess, even to ourselves, for years."
+LONG_ENVY_TOO = "He envied his brother all his life, which was only admiration wearing a mask."
+
+
+@pytest.mark.django_db
+class EnglishConfirmedTests:
+    def test_past_the_plain_cut_each_others_nearest_with_a_rare_word_are_related(
+        self, alice: User, english_cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        envy = _highlight(alice, "Journals", LONG_ENVY, base, ENGLISH)
+        brother = _highlight(
+            alice, "East of Eden", LONG_ENVY_TOO,
+            at_distance(base, _related_distance(english_cuts)), ENGLISH,
+        )  # fmt: skip
+        highlights_connect(ids=[envy.pk, brother.pk])
+        (found,) = connections_for(envy)
+        assert found.highlight == brother
+        assert found.strength == Strength.RELATED
+
+    def test_past_the_plain_cut_no_word_in_common_does_not_connect(
+        self, alice: User, english_cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        first = _highlight(
+            alice, "Journals", UNSAID, base, ENGLISH,
+        )  # fmt: skip
+        second = _highlight(
+            alice, "Letters", SILENCE,
+            at_distance(base, _related_distance(english_cuts)), ENGLISH,
+        )  # fmt: skip
+        stems = passage_stems([first.pk, second.pk], ENGLISH)
+        assert not stems[first.pk] & stems[second.pk]
+        highlights_connect(ids=[first.pk, second.pk])
+        assert connection_between(first, second) is None
+
+    def test_under_the_plain_cut_no_confirming_is_needed(
+        self, alice: User, english_cuts: tuple[float, float]
+    ) -> None:
+        base = _far()
+        first = _highlight(
+            alice, "Journals", UNSAID, base, ENGLISH,
+        )  # fmt: skip
+        second = _highlight(
+            alice, "Letters", SILENCE,
+            at_distance(base, english_cuts[0] - 0.02), ENGLISH,
+        )  # fmt: skip
+        highlights_connect(ids=[first.pk, second.pk])
+        assert connection_between(first, second) is not None
+
+    def test_a_short_pair_must_be_confirmed_sooner(
+        self, alice: User, english_cuts: tuple[float, float]
+    ) -> None:
+        # Under the plain cut for two long passages, past it (in the confirmed band) for a
+        # short one.
+        plain, related = english_cuts
+        distance = (plain + related) / 2 - SHORT_PAIR_MARGIN
+        assert distance < plain <= distance + SHORT_PAIR_MARGIN < related
+        base = _far()
+        short = _highlight(alice, "Maxims", "Silence weighs more than words.", base, ENGLISH)
+        assert len(short.text.split()) < SHORT_PASSAGE_WORDS
+        long = _highlight(
+            alice, "Letters", "A confession kept for decades grows heavier every year it is kept.",
+            at_distance(base, distance), ENGLISH,
+        )  # fmt: skip
+        stems = passage_stems([short.pk, long.pk], ENGLISH)
+        assert not stems[short.pk] & stems[long.pk]
+        highlights_connect(ids=[short.pk, long.pk])
+        assert connection_between(short, long) is None
