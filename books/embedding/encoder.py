@@ -69,9 +69,8 @@ MINILM_RELATED_THRESHOLD = 0.37
 # 0.37-0.39 related 80 % of the time (33 pairs, each read twice), 0.39-0.41 61 % (28),
 # 0.41-0.42 52 % (22); the same readers read the plain band 0.27-0.32 at 95 %, 0.32-0.35 at
 # 77 %, 0.35-0.37 at 67 % (67; there, whether a pair was confirmed made no difference).
-# It takes that library's English passages with a connection
-# from 6.1 % to 7 %; on the quotes of `evaluate_library`, confirmed pairs up to 0.42 read 21
-# of 25.
+# It takes that library's English passages with a connection from about 6.1 % to 7.1 %; on
+# the quotes of `evaluate_library`, confirmed pairs up to 0.42 read 21 of 25.
 MINILM_CONFIRMED_RELATED = 0.39
 # A model folder that names no related threshold gets its same-idea threshold plus this:
 # the distance from MiniLM's same-idea cut to its related cut.
@@ -99,7 +98,7 @@ MINILM_MAX_TOKENS = 256
 #   mutual and clear (books.connections.services.ACROSS_MARGIN): in a library without
 #   translations most pairs under 0.12 across languages share nothing but a word.
 # - two Spanish passages are related below 0.08 only when each is the other's nearest and
-#   they share a rare word (books.connections.spanish): past the same-idea cut e5 matches a
+#   they share a rare word (books.connections.confirmed): past the same-idea cut e5 matches a
 #   saying's mould ("Nunca haga …", "no es X, sino Y", "Quien no …, no …") as readily as its
 #   idea. Read pair by pair on the evaluation library (evaluate_library), the Spanish pairs
 #   at 0.05-0.08 carried one idea about half the time (14 of 25 of those sharing an
@@ -216,7 +215,7 @@ class ModelSpec:
     # The related cut across languages; None: the related cut shifted by across_shift.
     across_related: float | None = field(default=None, kw_only=True)
     # The related cut of two Spanish passages; None: the related cut shifted by
-    # spanish_shift. Such a pair must also pass books.connections.spanish.related_pairs.
+    # spanish_shift. A pair in that band must also be confirmed (books.connections.confirmed).
     spanish_related: float | None = field(default=None, kw_only=True)
     # The id its vectors carry, when not "name@sha256 of the graph": a graph rewritten for
     # memory that computes the same vectors keeps its source's id (no re-embedding).

@@ -29,7 +29,7 @@ FAILURE_TOO = (
     "Every failure teaches you something that success never could, if you are willing to listen."
 )
 # Their Spanish translations: e5 alone judges them; in its related band only as each other's
-# nearest with a rare word in common ("fracaso"), as here (books.connections.spanish).
+# nearest with a rare word in common ("fracaso"), as here (books.connections.confirmed).
 FRACASO = "El fracaso es solo la oportunidad de empezar de nuevo, esta vez con más sabiduría."
 FRACASO_TOO = "Cada fracaso te enseña algo que el éxito nunca podría enseñarte."
 ROSES = "Prune the roses hard in early March, just above an outward bud."
