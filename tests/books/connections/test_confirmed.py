@@ -65,6 +65,21 @@ def cuts() -> tuple[float, float]:
     return spanish.same_idea, spanish.related
 
 
+def _apart(
+    reader: User,
+    first: tuple[str, str],
+    second: tuple[str, str],
+    distance: float,
+    language: str = SPANISH,
+) -> tuple[Highlight, Highlight]:
+    """Two passages, (book title, text) each, `distance` apart in a place of their own."""
+    base = _far()
+    return (
+        _highlight(reader, *first, base, language),
+        _highlight(reader, *second, at_distance(base, distance), language),
+    )
+
+
 def _related_distance(cuts: tuple[float, float], share: float = 0.5) -> float:
     same_idea, related = cuts
     return same_idea + share * (related - same_idea)
@@ -75,12 +90,12 @@ class SpanishRelatedTests:
     def test_each_others_nearest_with_a_rare_word_in_common_are_related(
         self, alice: User, cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        envy = _highlight(alice, "Diarios", "La envidia es una admiración escondida.", base)
-        neighbour = _highlight(
-            alice, "Cartas", "Quien envidia a su vecino lo admira en secreto.",
-            at_distance(base, _related_distance(cuts)),
-        )  # fmt: skip
+        envy, neighbour = _apart(
+            alice,
+            ("Diarios", "La envidia es una admiración escondida."),
+            ("Cartas", "Quien envidia a su vecino lo admira en secreto."),
+            _related_distance(cuts),
+        )
         highlights_connect(ids=[envy.pk, neighbour.pk])
         assert connection_between(envy, neighbour) is not None
         (found,) = connections_for(envy)
@@ -90,12 +105,12 @@ class SpanishRelatedTests:
     def test_a_shared_mould_with_no_word_in_common_does_not_connect(
         self, alice: User, cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        talk = _highlight(alice, "Refranes", "Quien mucho habla, poco escucha.", base)
-        sleep = _highlight(
-            alice, "Dichos", "Quien mucho duerme, poco aprende.",
-            at_distance(base, _related_distance(cuts)),
-        )  # fmt: skip
+        talk, sleep = _apart(
+            alice,
+            ("Refranes", "Quien mucho habla, poco escucha."),
+            ("Dichos", "Quien mucho duerme, poco aprende."),
+            _related_distance(cuts),
+        )
         stems = passage_stems([talk.pk, sleep.pk], SPANISH)
         assert not stems[talk.pk] & stems[sleep.pk]  # "quien", "mucho", "poco" are stop words
         highlights_connect(ids=[talk.pk, sleep.pk])
@@ -104,10 +119,11 @@ class SpanishRelatedTests:
     def test_the_same_idea_needs_no_word_in_common(
         self, alice: User, cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        silence = _highlight(alice, "Refranes", "Quien calla otorga.", base)
-        consent = _highlight(
-            alice, "Dichos", "El silencio dice que sí.", at_distance(base, cuts[0] / 2)
+        silence, consent = _apart(
+            alice,
+            ("Refranes", "Quien calla otorga."),
+            ("Dichos", "El silencio dice que sí."),
+            cuts[0] / 2,
         )
         highlights_connect(ids=[silence.pk, consent.pk])
         (found,) = connections_for(silence)
@@ -139,12 +155,12 @@ class SpanishRelatedTests:
     def test_a_word_many_passages_have_is_not_rare(
         self, alice: User, cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        heals = _highlight(alice, "Refranes", "El tiempo lo cura todo.", base)
-        forgets = _highlight(
-            alice, "Dichos", "Con el tiempo todo se olvida.",
-            at_distance(base, _related_distance(cuts)),
-        )  # fmt: skip
+        heals, forgets = _apart(
+            alice,
+            ("Refranes", "El tiempo lo cura todo."),
+            ("Dichos", "Con el tiempo todo se olvida."),
+            _related_distance(cuts),
+        )
         others = [
             _highlight(alice, f"Libro {n}", f"Aquel tiempo de la cosecha número {n}.", _far())
             for n in range(RARE_WORD_MIN_PASSAGES)
@@ -183,12 +199,13 @@ class EnglishConfirmedTests:
     def test_past_the_plain_cut_each_others_nearest_with_a_rare_word_are_related(
         self, alice: User, english_cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        envy = _highlight(alice, "Journals", LONG_ENVY, base, ENGLISH)
-        brother = _highlight(
-            alice, "East of Eden", LONG_ENVY_TOO,
-            at_distance(base, _related_distance(english_cuts)), ENGLISH,
-        )  # fmt: skip
+        envy, brother = _apart(
+            alice,
+            ("Journals", LONG_ENVY),
+            ("East of Eden", LONG_ENVY_TOO),
+            _related_distance(english_cuts),
+            ENGLISH,
+        )
         highlights_connect(ids=[envy.pk, brother.pk])
         (found,) = connections_for(envy)
         assert found.highlight == brother
@@ -197,14 +214,13 @@ class EnglishConfirmedTests:
     def test_past_the_plain_cut_no_word_in_common_does_not_connect(
         self, alice: User, english_cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        first = _highlight(
-            alice, "Journals", UNSAID, base, ENGLISH,
-        )  # fmt: skip
-        second = _highlight(
-            alice, "Letters", SILENCE,
-            at_distance(base, _related_distance(english_cuts)), ENGLISH,
-        )  # fmt: skip
+        first, second = _apart(
+            alice,
+            ("Journals", UNSAID),
+            ("Letters", SILENCE),
+            _related_distance(english_cuts),
+            ENGLISH,
+        )
         stems = passage_stems([first.pk, second.pk], ENGLISH)
         assert not stems[first.pk] & stems[second.pk]
         highlights_connect(ids=[first.pk, second.pk])
@@ -213,14 +229,9 @@ class EnglishConfirmedTests:
     def test_under_the_plain_cut_no_confirming_is_needed(
         self, alice: User, english_cuts: tuple[float, float]
     ) -> None:
-        base = _far()
-        first = _highlight(
-            alice, "Journals", UNSAID, base, ENGLISH,
-        )  # fmt: skip
-        second = _highlight(
-            alice, "Letters", SILENCE,
-            at_distance(base, english_cuts[0] - 0.02), ENGLISH,
-        )  # fmt: skip
+        first, second = _apart(
+            alice, ("Journals", UNSAID), ("Letters", SILENCE), english_cuts[0] - 0.02, ENGLISH
+        )
         highlights_connect(ids=[first.pk, second.pk])
         assert connection_between(first, second) is not None
 
@@ -232,13 +243,14 @@ class EnglishConfirmedTests:
         plain, related = english_cuts
         distance = (plain + related) / 2 - SHORT_PAIR_MARGIN
         assert distance < plain <= distance + SHORT_PAIR_MARGIN < related
-        base = _far()
-        short = _highlight(alice, "Maxims", "Silence weighs more than words.", base, ENGLISH)
+        short, long = _apart(
+            alice,
+            ("Maxims", "Silence weighs more than words."),
+            ("Letters", "A confession kept for decades grows heavier every year it is kept."),
+            distance,
+            ENGLISH,
+        )
         assert len(short.text.split()) < SHORT_PASSAGE_WORDS
-        long = _highlight(
-            alice, "Letters", "A confession kept for decades grows heavier every year it is kept.",
-            at_distance(base, distance), ENGLISH,
-        )  # fmt: skip
         stems = passage_stems([short.pk, long.pk], ENGLISH)
         assert not stems[short.pk] & stems[long.pk]
         highlights_connect(ids=[short.pk, long.pk])
