@@ -152,13 +152,14 @@ class MakeRunTests:
             # command: the database's watchdog outlives the run by design, and just after a
             # restart the run's tree can still hold pg_ctl and the server it started, until
             # pg_ctl's last look at the server's pid file.)
+            commands = {child: _command(child) for child in first.children()}
             children = [
                 child
-                for child in first.children()
-                if "gunicorn" in _command(child) or "celery" in _command(child)
+                for child, command in commands.items()
+                if "gunicorn" in command or "celery" in command
             ]
-            assert any("gunicorn" in _command(child) for child in children)
-            assert any("celery" in _command(child) for child in children)
+            assert any("gunicorn" in commands[child] for child in children)
+            assert any("celery" in commands[child] for child in children)
             first.process.send_signal(signal.SIGKILL)
             first.process.wait()
             assert _gone(children), [_command(c) for c in children if c.is_running()]
