@@ -1,9 +1,10 @@
 """Reads of a large library that are costly and stable between its changes, kept per web
 process under a version of the reader's library that changes replace.
 
-On a 20,000-highlight library the connections page counted and sorted 280,000 pairs
-(0.6 s of database CPU a request) and the library page counted every highlight per book
-(76 ms). Neither changes until the library does, so they are computed once per version.
+On a 20,000-highlight library the library page counted every highlight per book (76 ms):
+it does not change until the library does, so it is computed once per version. (The
+connections page needs no such cache: each pair's verdict is stored, so it is an indexed
+filter; books.connections.selectors.)
 
 The versions live in Django's default cache, the one every process shares (the database
 table, or Redis): a change made anywhere, in a web request or in the worker, is seen by
@@ -18,7 +19,7 @@ Two kinds of change:
   books.tasks. Shown within BACKGROUND_LAG: an import's embedding ends a task every few
   seconds, and recounting 280,000 pairs after each one cost more than the pages served.
 
-A change of model or thresholds is in the keys themselves, and nothing is kept longer than
+A change of model is in the keys themselves, and nothing is kept longer than
 ENTRY_SECONDS, in case a writer forgets.
 """
 
@@ -26,9 +27,9 @@ import hashlib
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar
 from uuid import uuid4
 
 from django.core.cache import cache, caches
@@ -125,7 +126,7 @@ class LibraryCache:
     def get(self, name: str, compute: Callable[[], T], *parts: object) -> T:
         """`compute()`, or what it returned for this reader, read and parts, if still
         current. `parts` must name every input of the read besides the library (filters,
-        sort, page, thresholds)."""
+        sort, page)."""
         if self._versions is None:
             self._versions = library_versions(self.reader_id)
         versions = self._versions
@@ -166,63 +167,3 @@ def _current(entry: Any, versions: tuple[str, str], now: float) -> Any:
     if background != versions[1] and now - computed_at >= BACKGROUND_LAG:
         return None
     return value
-
-
-class CachedPages(Generic[M]):
-    """A queryset as Paginator sees it, whose count and each page's ids are library_cached:
-    a page then costs one read of its own rows by id, through the same queryset, so its
-    filters (alive, the reader's) still apply to what is shown."""
-
-    def __init__(
-        self,
-        queryset: "models.QuerySet[M]",
-        *,
-        shelf: LibraryCache,
-        name: str,
-        parts: tuple[object, ...],
-    ) -> None:
-        self.queryset = queryset
-        self.shelf = shelf
-        self.name = name
-        self.parts = parts
-
-    def count(self) -> int:
-        return self.shelf.get(f"{self.name}-count", self.queryset.count, *self.parts)
-
-    def __len__(self) -> int:
-        return self.count()
-
-    def __getitem__(self, index: slice) -> "_PageRows[M]":
-        return _PageRows(self, index)
-
-    def page_ids(self, index: slice) -> list[int]:
-        def ids() -> list[int]:
-            return list(self.queryset.values_list("pk", flat=True)[index])
-
-        return self.shelf.get(f"{self.name}-ids", ids, *self.parts, index.start, index.stop)
-
-
-class _PageRows(Sequence[M]):
-    """One page's rows, read at first use: a page whose HTML is cached never reads them."""
-
-    def __init__(self, pages: CachedPages[M], index: slice) -> None:
-        self.pages = pages
-        self.bounds = index
-        self._rows: list[M] | None = None
-
-    def _load(self) -> list[M]:
-        if self._rows is None:
-            wanted = self.pages.page_ids(self.bounds)
-            found = self.pages.queryset.in_bulk(wanted)
-            self._rows = [found[pk] for pk in wanted if pk in found]
-        return self._rows
-
-    def __len__(self) -> int:
-        return len(self._load())
-
-    @overload
-    def __getitem__(self, index: int) -> M: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[M]: ...
-    def __getitem__(self, index: int | slice) -> M | list[M]:
-        return self._load()[index]

@@ -356,30 +356,39 @@ class ImportUpload(models.Model):
 
 
 class Connection(models.Model):
-    """Two highlights of one reader, from different books, that share an idea.
+    """Two highlights of one reader, from different books: a candidate pair and the pair
+    judge's verdict on it (books.connections.judge), stored when written.
 
-    Stored under the model's looser *related* threshold; the distance grades it at read
-    time (books.connections.selectors.Strength): under the *same idea* threshold it is the
-    same idea (for two English passages, when both models say so), else related. Words
+    `strength` is the band of the judge's probabilities: *same idea*, *related* (the
+    reader's connections) or *nearby* (kept so that a highlight with no connection shows the
+    judge's best candidates, with what it thinks of them). Reads filter on it; a new judge
+    version re-judges the stored pairs in the background (`judge_version`). Words
     (Highlight.is_word) are never connected.
 
     Stored once per pair, the lower highlight id first, so "each pair once" is a
     constraint and not a promise of the code that writes them.
     """
 
+    class Strength(models.IntegerChoices):
+        NEARBY = 0, "nearby"
+        RELATED = 1, "related"
+        SAME_IDEA = 2, "same idea"
+
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connections"
     )
     highlight_a = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     highlight_b = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
-    distance = models.FloatField(help_text="Cosine distance between the two vectors.")
-    # Two English passages are judged by the English model's vectors (`distance`); the model's
-    # own distance is kept beside it, because the same idea needs both models to agree
-    # (books.connections.services.Thresholds.graded). Null for every other pair.
-    main_distance = models.FloatField(
-        null=True,
-        blank=True,
-        help_text="For two English passages: the cosine distance by the main model's vectors.",
+    distance = models.FloatField(help_text="Cosine distance by the main model's vectors.")
+    probability = models.FloatField(
+        default=0.0, help_text="The judge's probability that a reader calls the pair related."
+    )
+    same_probability = models.FloatField(
+        default=0.0, help_text="The judge's probability that the two say the same idea."
+    )
+    strength = models.PositiveSmallIntegerField(choices=Strength.choices, default=Strength.NEARBY)
+    judge_version = models.PositiveIntegerField(
+        default=0, help_text="The version of the pair judge's weights that judged the pair."
     )
     embedding_model = models.CharField(max_length=100)
     created = models.DateTimeField(auto_now_add=True)
@@ -395,19 +404,29 @@ class Connection(models.Model):
             ),
         ]
         indexes = [
-            # The library connections page: a reader's strongest pairs first.
-            models.Index(fields=["reader", "distance"], name="connection_reader_distance"),
-            # One highlight's connections when it is the second of the pair (the first
-            # side is served by the unique constraint's index).
-            models.Index(fields=["highlight_b", "distance"], name="connection_b_distance"),
+            # The library connections page: a reader's connections, most probable first.
+            models.Index(
+                fields=["reader", "strength", "-probability"], name="connection_reader_strength"
+            ),
+            # The home feed: a reader's newest.
+            models.Index(fields=["reader", "-created"], name="connection_reader_created"),
+            # One highlight's pairs when it is the second of the pair (the first side is
+            # served by the unique constraint's index).
+            models.Index(fields=["highlight_b", "strength"], name="connection_b_strength"),
+            # Re-judging after a new judge version.
+            models.Index(fields=["judge_version"], name="connection_judge_version"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.highlight_a_id} ~ {self.highlight_b_id} ({self.distance:.3f})"
+        return f"{self.highlight_a_id} ~ {self.highlight_b_id} ({self.probability:.2f})"
 
     @property
     def similarity(self) -> float:
         return 1.0 - self.distance
+
+    @property
+    def same_idea(self) -> bool:
+        return self.strength == self.Strength.SAME_IDEA
 
 
 class LibraryMap(models.Model):

@@ -124,10 +124,31 @@ def sweep_pending_imports() -> int:
     return len(ids)
 
 
+@shared_task(
+    acks_late=True,  # safe: connections_rejudge only rewrites verdicts of stale pairs
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=8,
+)
+def rejudge_connections(reader_id: int | None = None) -> int:
+    """Re-judge, a batch at a time, the stored pairs another version of the pair judge
+    judged (a new version ships with new weights), then send itself again while any are
+    left; the progress is the count of stale pairs, logged and shown by
+    `manage.py rejudge_connections --status`. Returns the stale pairs left."""
+    from books.connections.services import connections_rejudge
+
+    left = connections_rejudge(reader_id=reader_id)
+    if left:
+        logger.info("pair judge: %d stored pair(s) left to re-judge", left)
+        rejudge_connections.delay(reader_id)
+    return left
+
+
 @worker_ready.connect
 def _sweep_on_start(**kwargs: object) -> None:
     sweep_pending_imports.delay()
     sweep_pending_embeddings.delay()
+    rejudge_connections.delay()
 
 
 @shared_task(

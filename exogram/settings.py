@@ -298,7 +298,9 @@ EXOGRAM_EMBEDDING_MODEL_DIR = env_optional_dir("EXOGRAM_EMBEDDING_MODEL_DIR")
 # on 2 cores, 2 processes x 1 thread embed 211 texts/s against 203 for 1 x 2 on a quiet
 # machine, and twice as many when other work shares the cores. 0: all cores.
 EXOGRAM_EMBEDDING_THREADS = env_int("EXOGRAM_EMBEDDING_THREADS", 1, minimum=0)
-# None: use the threshold of the embedding model (each model has its own, calibrated).
+# Connections are the pair judge's call (books.connections.judge); these cosine-distance
+# cuts judge only the pairs of a model it was not trained for (a model folder). None: the
+# model's own threshold.
 EXOGRAM_CONNECTION_THRESHOLD: float | None = (
     env_float("EXOGRAM_CONNECTION_THRESHOLD", 0.0, low=0.0, high=2.0)
     if env_str("EXOGRAM_CONNECTION_THRESHOLD")

@@ -1,40 +1,45 @@
 """Reads of a reader's connections that pages and commands share.
 
-Every read grades a connection by its distance, shifted for the pair's two languages
-(services.Thresholds.graded): under the model's *same idea* cut it is the same idea, under
-the *related* one it is related, and pairs across authors lead: Borges and Sacks on memory
-tell a reader more than Borges and Borges.
+Every pair carries the judge's verdict, stored when written (Connection.strength,
+probability): a read is an indexed filter on it, never a grading. Pairs across authors
+lead (Borges and Sacks on memory tell a reader more than Borges and Borges), then the most
+probable; a listing of the whole library shows at most PER_BOOK_PAIR pairs of one pair of
+books, so that two books that echo each other do not fill the page.
 """
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db import connection
-from django.db.models import Case, Count, F, Min, Q, QuerySet, Value, When
-from django.db.models.fields import BooleanField, FloatField
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    ExpressionWrapper,
+    F,
+    Max,
+    Q,
+    QuerySet,
+    Value,
+    When,
+    Window,
+)
+from django.db.models.functions import Greatest, Least, RowNumber
 
 from accounts.models import User
-from books.connections.services import (
-    KNOWN_LANGUAGES,
-    RELATED_GRADE,
-    SAME_IDEA_GRADE,
-    Cuts,
-    Thresholds,
-    cuts_of,
-    thresholds_for_display,
-)
-from books.language import ENGLISH, SPANISH
-from books.library_cache import LibraryCache
+from books.connections.services import same_author
 from books.models import Book, Connection, Highlight, Import
 
-# The newest connections the home feed chooses from, cross-author pairs first.
+# A listing of the whole library (the feed, the connections page) shows at most this many
+# pairs of one pair of books.
+PER_BOOK_PAIR = 3
+# The newest connections the home feed chooses from.
 FRESH_POOL = 50
+STORED = Connection.Strength
 
 
 class PairAnnotations(TypedDict):
-    graded: float
     same_idea: bool
     same_author: bool
 
@@ -43,93 +48,39 @@ if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
     # A connection as library_connections reads it.
-    GradedPair = WithAnnotations[Connection, PairAnnotations]
+    JudgedPair = WithAnnotations[Connection, PairAnnotations]
 
 
 class Strength(StrEnum):
     SAME_IDEA = "same idea"
     RELATED = "related"
+    NEARBY = "nearby"
 
 
-def current_thresholds() -> Thresholds:
-    """The model's thresholds; the configured built-in model's when the model cannot load,
-    so that pages still grade what is stored."""
-    from django.conf import settings
-
-    from books.embedding.encoder import builtin_cut_figures
-
-    found = thresholds_for_display()
-    if found is not None:
-        return found
-    return cuts_of(**builtin_cut_figures(settings.EXOGRAM_EMBEDDING_MODEL))
+_STRENGTHS = {
+    STORED.SAME_IDEA: Strength.SAME_IDEA,
+    STORED.RELATED: Strength.RELATED,
+    STORED.NEARBY: Strength.NEARBY,
+}
 
 
-def strength_of(graded: float) -> Strength:
-    """The strength of a pair by its graded distance (Thresholds.graded)."""
-    return Strength.SAME_IDEA if graded < SAME_IDEA_GRADE else Strength.RELATED
-
-
-def graded_distance(thresholds: Thresholds) -> Case:
-    """A connection's distance on the one scale every kind of pair is graded on, as
-    Thresholds.graded computes it (Cuts.grade), so that one cut grades every language pair
-    and either model's distances: `.annotate(graded=…)`."""
-    a, b = "highlight_a__language", "highlight_b__language"
-    kinds: list[tuple[Q, Cuts]] = [
-        (
-            ~Q(**{a: F(b)})
-            & Q(**{f"{a}__in": KNOWN_LANGUAGES})
-            & Q(**{f"{b}__in": KNOWN_LANGUAGES}),
-            thresholds.across,
-        ),
-        (Q(**{a: SPANISH, b: SPANISH}), thresholds.spanish),
-    ]
-    if thresholds.english is not None:
-        kinds.insert(0, (Q(**{a: ENGLISH, b: ENGLISH}), thresholds.english))
-    distance = F("distance")
-    whens = []
-    for kind, cuts in [*kinds, (None, thresholds.within)]:
-        # The three pieces of Cuts.grade, in order; the last kind is every other pair.
-        def when(condition: Q, then: Any, kind: Q | None = kind) -> When:
-            return When(condition if kind is None else kind & condition, then=then)
-
-        same = cuts.same_idea if cuts.same_idea > 0 else 1.0
-        if cuts is thresholds.english:
-            # Two English passages: the same idea when the main model agrees, else the top
-            # of the related band (Thresholds.graded).
-            agreed = Q(distance__lt=cuts.same_idea, main_distance__lt=thresholds.within.same_idea)
-            whens.append(when(agreed, distance * (SAME_IDEA_GRADE / same)))
-            whens.append(when(Q(distance__lt=cuts.same_idea), Value(SAME_IDEA_GRADE)))
-        else:
-            whens.append(when(Q(distance__lt=cuts.same_idea), distance * (SAME_IDEA_GRADE / same)))
-        if cuts.related > cuts.same_idea:
-            scale = 1.0 / (cuts.related - cuts.same_idea)
-            whens.append(
-                when(
-                    Q(distance__lt=cuts.related),
-                    Value(SAME_IDEA_GRADE) + (distance - Value(cuts.same_idea)) * scale,
-                )
-            )
-        if kind is not None:
-            whens.append(When(kind, then=Value(RELATED_GRADE) + distance - Value(cuts.related)))
-    beyond = Value(RELATED_GRADE) + distance - Value(thresholds.within.related)
-    return Case(*whens, default=beyond, output_field=FloatField())
-
-
-def _same_author(a: Book, b: Book) -> bool:
-    # Two books with no author known are not taken for one author's.
-    return bool(a.authors_normalized) and a.authors_normalized == b.authors_normalized
+def strength_of(stored: int) -> Strength:
+    return _STRENGTHS[STORED(stored)]
 
 
 @dataclass(frozen=True)
 class ConnectedHighlight:
-    """The other side of a connection, as seen from one highlight."""
+    """The other side of a pair, as seen from one highlight, with the judge's verdict."""
 
     highlight: Highlight
     distance: float
-    strength: Strength | None = None  # None: a nearest passage, not a connection
+    strength: Strength | None = None  # None: a nearest passage the judge never saw
     same_author: bool = False
-    # The distance shifted for the pair's languages (Thresholds.graded): what ranks them.
-    graded: float = 0.0
+    probability: float | None = None  # P(related), when judged
+
+    @property
+    def percent(self) -> int | None:
+        return None if self.probability is None else round(100 * self.probability)
 
 
 def connections_for(
@@ -137,57 +88,55 @@ def connections_for(
     *,
     other_authors_only: bool = False,
     limit: int = 50,
-    thresholds: Thresholds | None = None,
+    nearby: bool = False,
 ) -> list[ConnectedHighlight]:
-    """A highlight's stored connections to the reader's other books, other authors first,
-    then closest first."""
-    thresholds = thresholds or current_thresholds()
-    distances = _connected_distances(highlight.pk, below=thresholds.loosest_stored)
-    others = Highlight.objects.filter(pk__in=list(distances)).select_related("book").listed()
+    """A highlight's stored connections (with `nearby`, its nearby pairs too) to the
+    reader's other books: other authors first, then most probable first."""
+    lowest = STORED.NEARBY if nearby else STORED.RELATED
+    verdicts = _stored_pairs(highlight.pk, lowest=lowest)
+    others = Highlight.objects.filter(pk__in=list(verdicts)).select_related("book").listed()
     found = []
     for other in others:
-        same_author = _same_author(highlight.book, other.book)
-        if other_authors_only and same_author:
+        author = same_author(highlight.book.authors_normalized, other.book.authors_normalized)
+        if other_authors_only and author:
             continue
-        distance, main_distance = distances[other.pk]
-        graded = thresholds.graded(distance, highlight.language, other.language, main_distance)
-        if graded < RELATED_GRADE:
-            strength = strength_of(graded)
-            found.append(ConnectedHighlight(other, distance, strength, same_author, graded))
-    found.sort(key=lambda c: (c.graded, c.highlight.pk))
-    return sorted(found[:limit], key=lambda c: (c.same_author, c.graded))
+        distance, probability, strength = verdicts[other.pk]
+        found.append(
+            ConnectedHighlight(other, distance, strength_of(strength), author, probability)
+        )
+    found.sort(key=lambda c: (-(c.probability or 0.0), c.highlight.pk))
+    return sorted(found[:limit], key=lambda c: c.same_author)
 
 
-def _connected_distances(
-    highlight_id: int, *, below: float
-) -> dict[int, tuple[float, float | None]]:
-    """The alive passages a highlight connects to, with their distances and main distances
-    (a pair is stored once, the highlight on either side). SQL as written: the same two
-    halves through the ORM took 1.07 ms of CPU to compile and run against 0.12 ms (the load
-    library's highlight page, 300 connected highlights)."""
+def _stored_pairs(highlight_id: int, *, lowest: int) -> dict[int, tuple[float, float, int]]:
+    """The alive passages a highlight is paired with, from strength `lowest`: distance,
+    P(related), strength. SQL as written: the two halves through the ORM cost ten times the
+    CPU (the load library's highlight page)."""
     sql = """
-        SELECT c.highlight_b_id, c.distance, c.main_distance FROM books_connection c
+        SELECT c.highlight_b_id, c.distance, c.probability, c.strength FROM books_connection c
         JOIN books_highlight other ON other.id = c.highlight_b_id
-        WHERE c.highlight_a_id = %(id)s AND c.distance < %(below)s
+        WHERE c.highlight_a_id = %(id)s AND c.strength >= %(lowest)s
           AND other.deleted_at IS NULL AND NOT other.is_word
         UNION ALL
-        SELECT c.highlight_a_id, c.distance, c.main_distance FROM books_connection c
+        SELECT c.highlight_a_id, c.distance, c.probability, c.strength FROM books_connection c
         JOIN books_highlight other ON other.id = c.highlight_a_id
-        WHERE c.highlight_b_id = %(id)s AND c.distance < %(below)s
+        WHERE c.highlight_b_id = %(id)s AND c.strength >= %(lowest)s
           AND other.deleted_at IS NULL AND NOT other.is_word
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"id": highlight_id, "below": below})
+        cursor.execute(sql, {"id": highlight_id, "lowest": lowest})
         return {
-            other: (float(distance), None if main is None else float(main))
-            for other, distance, main in cursor.fetchall()
+            other: (float(distance), float(probability), int(strength))
+            for other, distance, probability, strength in cursor.fetchall()
         }
 
 
 @dataclass(frozen=True)
 class HighlightConnections:
     """What a highlight page shows: the best few of each strength by other authors, the
-    same author's behind a toggle, and the nearest passages when nothing connects."""
+    same author's behind a toggle, and, with no connection by another author, the judge's
+    best other candidates with what it thinks of them (then the nearest passages, unjudged,
+    when it has none)."""
 
     same_idea: list[ConnectedHighlight] = field(default_factory=list)
     related: list[ConnectedHighlight] = field(default_factory=list)
@@ -198,49 +147,39 @@ class HighlightConnections:
     def any(self) -> bool:
         return bool(self.same_idea or self.related or self.same_author)
 
+    @property
+    def nearest_judged(self) -> bool:
+        return any(c.probability is not None for c in self.nearest)
+
 
 def highlight_connections(
-    highlight: Highlight,
-    *,
-    per_strength: int = 3,
-    thresholds: Thresholds | None = None,
-    shelf: LibraryCache | None = None,
+    highlight: Highlight, *, per_strength: int = 3, shelf: object = None
 ) -> HighlightConnections:
-    """`shelf`: the request's cached reads of the reader's library, if it has them."""
-    thresholds = thresholds or current_thresholds()
-    found = connections_for(highlight, limit=100, thresholds=thresholds)
-    others = [c for c in found if not c.same_author]
+    """`shelf`: unused, kept for callers that pass the request's cached reads."""
+    found = connections_for(highlight, limit=100, nearby=True)
+    judged = [c for c in found if c.strength != Strength.NEARBY]
+    others = [c for c in judged if not c.same_author]
+    nearest: list[ConnectedHighlight] = []
+    if not others:
+        # Never a dead end, never a page that contradicts itself: the judge's best other
+        # candidates, each with its verdict; only with none, the nearest by the vectors.
+        nearest = [c for c in found if c.strength == Strength.NEARBY and not c.same_author]
+        nearest = nearest[:per_strength] or nearest_in_library(highlight, limit=per_strength)
     return HighlightConnections(
         same_idea=[c for c in others if c.strength == Strength.SAME_IDEA][:per_strength],
         related=[c for c in others if c.strength == Strength.RELATED][:per_strength],
-        same_author=[c for c in found if c.same_author][: 2 * per_strength],
-        # Never a dead end: with no connection by another author, the closest passages
-        # of other books, however far.
-        nearest=[] if others else nearest_in_library(highlight, limit=per_strength, shelf=shelf),
+        same_author=[c for c in judged if c.same_author][: 2 * per_strength],
+        nearest=nearest,
     )
 
 
-def nearest_in_library(
-    highlight: Highlight, *, limit: int = 3, shelf: LibraryCache | None = None
-) -> list[ConnectedHighlight]:
+def nearest_in_library(highlight: Highlight, *, limit: int = 3) -> list[ConnectedHighlight]:
     """The passages of other books closest to a highlight, however far: other authors
     first. Nothing for a word or a highlight without a vector."""
-    from books.connections.neighbours import library_size, nearest_highlights
+    from books.connections.neighbours import nearest_highlights
 
     if highlight.is_word or highlight.embedding is None:
         return []
-    size = None
-    if shelf is not None:
-        # The size only chooses the scan, exact or HNSW (recall@10 0.996-1.000, see
-        # neighbours.py): counted once per version of the library, not at each page (a
-        # scan of 2,001 rows, 1-4 ms of database CPU on the 20,000-highlight load library).
-        size = shelf.get(
-            "embedded-size",
-            partial(
-                library_size, reader_id=highlight.reader_id, model_id=highlight.embedding_model
-            ),
-            highlight.embedding_model,
-        )
     # An English passage by the English model, which reads English prose better (and then
     # among English passages alone: only they have its vectors).
     english = highlight.english_embedding is not None
@@ -252,7 +191,6 @@ def nearest_in_library(
         limit=4 * limit,
         exclude_book_id=highlight.book_id,
         passages_only=True,
-        size=size,
     )
     rows = (
         Highlight.objects.alive()
@@ -264,11 +202,18 @@ def nearest_in_library(
     for neighbour in neighbours:
         other = rows.get(neighbour.highlight_id)
         if other is not None:
-            same_author = _same_author(highlight.book, other.book)
-            found.append(
-                ConnectedHighlight(other, neighbour.distance, None, same_author, neighbour.distance)
-            )
+            author = same_author(highlight.book.authors_normalized, other.book.authors_normalized)
+            found.append(ConnectedHighlight(other, neighbour.distance, None, author))
     return sorted(found, key=lambda c: (c.same_author, c.distance))[:limit]
+
+
+def _alive(pairs: "QuerySet[Connection]") -> "QuerySet[Connection]":
+    return pairs.filter(
+        highlight_a__deleted_at__isnull=True,
+        highlight_b__deleted_at__isnull=True,
+        highlight_a__is_word=False,
+        highlight_b__is_word=False,
+    )
 
 
 def library_connections(
@@ -277,38 +222,33 @@ def library_connections(
     book: Book | None = None,
     since_import: Import | None = None,
     strength: Strength | None = None,
-    thresholds: Thresholds | None = None,
-) -> "QuerySet[GradedPair]":
-    """A reader's connections: both sides alive passages, each pair once; pairs across
-    authors first, then strongest first. Each is annotated with `graded` (its distance on
-    the common scale), `same_idea` and `same_author` (PairAnnotations)."""
-    thresholds = thresholds or current_thresholds()
-    pairs = Connection.objects.filter(
-        reader=reader,
-        highlight_a__deleted_at__isnull=True,
-        highlight_b__deleted_at__isnull=True,
-        highlight_a__is_word=False,
-        highlight_b__is_word=False,
-    )
+    per_book_pair: int | None = None,
+) -> "QuerySet[JudgedPair]":
+    """A reader's connections (related or the same idea): both sides alive passages, each
+    pair once; pairs across authors first, then most probable first. Annotated with
+    `same_idea` and `same_author` (PairAnnotations). `per_book_pair`: at most that many of
+    one pair of books (the best ones)."""
+    pairs = _alive(Connection.objects.filter(reader=reader))
+    if strength == Strength.SAME_IDEA:
+        pairs = pairs.filter(strength=STORED.SAME_IDEA)
+    elif strength == Strength.RELATED:
+        pairs = pairs.filter(strength=STORED.RELATED)
+    else:
+        pairs = pairs.filter(strength__gte=STORED.RELATED)
     if book is not None:
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
-    pairs = pairs.annotate(graded=graded_distance(thresholds))
-    if strength == Strength.SAME_IDEA:
-        pairs = pairs.filter(graded__lt=SAME_IDEA_GRADE)
-    elif strength == Strength.RELATED:
-        pairs = pairs.filter(graded__gte=SAME_IDEA_GRADE)
-    graded = pairs.filter(graded__lt=RELATED_GRADE).annotate(
-        same_idea=Case(
-            When(graded__lt=SAME_IDEA_GRADE, then=Value(True)),
-            default=Value(False),
-            output_field=BooleanField(),
-        ),
+    judged = pairs.annotate(
+        same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
         same_author=Case(
             # Two books with no author known are not taken for one author's.
             When(
-                Q(highlight_a__book__authors_normalized=F("highlight_b__book__authors_normalized"))
+                Q(
+                    highlight_a__book__authors_normalized__iexact=F(
+                        "highlight_b__book__authors_normalized"
+                    )
+                )
                 & ~Q(highlight_a__book__authors_normalized=""),
                 then=Value(True),
             ),
@@ -316,69 +256,71 @@ def library_connections(
             output_field=BooleanField(),
         ),
     )
-    return graded.select_related("highlight_a__book", "highlight_b__book").order_by(
-        "same_author", "graded", "pk"
+    if per_book_pair is not None:
+        books = (
+            Least("highlight_a__book_id", "highlight_b__book_id"),
+            Greatest("highlight_a__book_id", "highlight_b__book_id"),
+        )
+        judged = judged.annotate(
+            book_pair_rank=Window(
+                RowNumber(), partition_by=list(books), order_by=[F("probability").desc(), "pk"]
+            )
+        ).filter(book_pair_rank__lte=per_book_pair)
+    return judged.select_related("highlight_a__book", "highlight_b__book").order_by(
+        "same_author", "-probability", "pk"
     )
 
 
 def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
-    """The home feed: of the newest connections, those across authors first, strongest
-    first."""
-    thresholds = current_thresholds()
+    """The home feed: of the newest connections, those across authors first, most probable
+    first, at most PER_BOOK_PAIR of one pair of books."""
     newest = list(
-        library_connections(reader, thresholds=thresholds)
-        .order_by("-created", "distance")
+        _alive(Connection.objects.filter(reader=reader, strength__gte=STORED.RELATED))
+        .order_by("-created", "-probability")
         .values_list("pk", flat=True)[:FRESH_POOL]
     )
-    pairs = library_connections(reader, thresholds=thresholds).filter(pk__in=newest)
+    pairs = library_connections(reader, per_book_pair=PER_BOOK_PAIR).filter(pk__in=newest)
     return list(pairs[:limit])
 
 
 def import_connections_count(the_import: Import) -> int:
     """Connections that involve a highlight this import brought in."""
-    thresholds = current_thresholds()
     pairs = Connection.objects.filter(
         Q(highlight_a__source_import=the_import) | Q(highlight_b__source_import=the_import),
-        highlight_a__deleted_at__isnull=True,
-        highlight_b__deleted_at__isnull=True,
-        highlight_a__is_word=False,
-        highlight_b__is_word=False,
+        strength__gte=STORED.RELATED,
     )
-    graded = pairs.annotate(graded=graded_distance(thresholds))
-    return graded.filter(graded__lt=RELATED_GRADE).count()
+    return _alive(pairs).count()
 
 
 @dataclass(frozen=True)
 class ConnectedBook:
     book: Book
     connections: int
-    best_distance: float
+    best_probability: float
     strength: Strength
 
 
 def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
-    """The other books a book connects to most: how many pairs, and the closest one."""
-    thresholds = current_thresholds()
-    pairs = Connection.objects.filter(
-        highlight_a__deleted_at__isnull=True,
-        highlight_b__deleted_at__isnull=True,
-        highlight_a__is_word=False,
-        highlight_b__is_word=False,
-    )
-    pairs = pairs.annotate(graded=graded_distance(thresholds)).filter(graded__lt=RELATED_GRADE)
-    tallies: dict[int, tuple[int, float]] = {}
+    """The other books a book connects to most: how many pairs, and the strongest one."""
+    pairs = _alive(Connection.objects.filter(strength__gte=STORED.RELATED))
+    tallies: dict[int, tuple[int, float, int]] = {}
     for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
         rows = (
             pairs.filter(**{f"{mine}__book": book})
             .values(f"{other}__book")
-            .annotate(n=Count("id"), best=Min("graded"))
+            .annotate(n=Count("id"), best=Max("probability"), strongest=Max("strength"))
         )
         for row in rows:
             other_book = row[f"{other}__book"]
-            count, best = tallies.get(other_book, (0, 2.0))
-            tallies[other_book] = (count + row["n"], min(best, row["best"]))
+            count, best, strongest = tallies.get(other_book, (0, 0.0, 0))
+            tallies[other_book] = (
+                count + row["n"],
+                max(best, row["best"]),
+                max(strongest, row["strongest"]),
+            )
     books = Book.objects.in_bulk(list(tallies))
-    ranked = sorted(tallies.items(), key=lambda item: (-item[1][0], item[1][1]))[:limit]
+    ranked = sorted(tallies.items(), key=lambda item: (-item[1][0], -item[1][1]))[:limit]
     return [
-        ConnectedBook(books[pk], count, best, strength_of(best)) for pk, (count, best) in ranked
+        ConnectedBook(books[pk], count, best, strength_of(strongest))
+        for pk, (count, best, strongest) in ranked
     ]

@@ -43,76 +43,21 @@ E5_MODEL_NAME = "multilingual-e5-small"
 # The names EXOGRAM_EMBEDDING_MODEL takes.
 MODEL_CHOICES = ("multilingual-e5-small", "minilm-l6")
 DEFAULT_MODEL = "multilingual-e5-small"
-# Cosine distance below which two highlights carry the same idea, calibrated with
-# `manage.py evaluate_connections` on STS-B (score >= 4 same idea, <= 2 different): the
-# loosest threshold with precision >= 0.90 on the English train pairs is 0.27 (P 0.907,
-# R 0.906, F1 0.907; the best F1, 0.908, is at 0.26); on the dev pairs it gives P 0.880,
-# R 0.917, F1 0.898.
-# The first guess, 0.45, let 3 different pairs in for every 7 (precision 0.71).
+# Whether two passages are connected is the pair judge's call (books.connections.judge:
+# one calibrated model over both models' cosines and the pair's context), not a cut on a
+# distance. What stays here: each model's own cosine-distance cuts (same idea, related),
+# which only judge the pairs of a model the pinned judge was not trained for (a model
+# folder's `threshold` and `related_threshold`; for the built-in models, their STS-B cuts
+# from `evaluate_connections`: MiniLM 0.27 / 0.37, e5 0.07).
 MINILM_THRESHOLD = 0.27
-# Cosine distance below which two highlights are *related*: a shared theme worth reading side
-# by side, rarely a paraphrase. `manage.py evaluate_connections --quotable` (quotes by
-# different authors sharing a specific tag = related, sharing no tag = unrelated) gives
-# precision 0.95 at 0.40 and keeps >= 0.75 up to 0.64, but tags say two quotes are about
-# wisdom, not that they share an idea, so the cut is read, not counted. On quotes, 44 of 60
-# pairs under 0.40 carried a shared idea. On a real reader's library (6,004 English passages
-# of 99 books, the connections this model makes beside e5: books.embedding.english), two
-# samples of the pairs it connected, drawn at random and judged blind, read: at 0.27-0.374,
-# 23 of 29 and 28 of 36 related (78 %); at 0.374-0.40, 15 of 31 and 17 of 34 (48 %). So 0.37,
-# where three connections in four carry an idea; it connects 7 % of that library's English
-# passages, where 0.40 connected 11 %.
 MINILM_RELATED_THRESHOLD = 0.37
-# Two English passages judged by this model beside e5 (books.embedding.english) are related
-# up to 0.39 when confirmed: each the other's nearest, sharing a rare word
-# (books.connections.confirmed). On that real library, two blind readers judged such pairs
-# by their distance (a side under 12 words counted 0.05 farther, SHORT_PAIR_MARGIN):
-# 0.37-0.39 related 80 % of the time (33 pairs, each read twice), 0.39-0.41 61 % (28),
-# 0.41-0.42 52 % (22); the same readers read the plain band 0.27-0.32 at 95 %, 0.32-0.35 at
-# 77 %, 0.35-0.37 at 67 % (67; there, whether a pair was confirmed made no difference).
-# It takes that library's English passages with a connection from about 6.1 % to 7.1 %; on
-# the quotes of `evaluate_library`, confirmed pairs up to 0.42 read 21 of 25.
-MINILM_CONFIRMED_RELATED = 0.39
-# A model folder that names no related threshold gets its same-idea threshold plus this:
-# the distance from MiniLM's same-idea cut to its related cut.
+# A model folder that names no related threshold gets its same-idea threshold plus this.
 RELATED_MARGIN = round(MINILM_RELATED_THRESHOLD - MINILM_THRESHOLD, 2)
 # sentence-transformers runs all-MiniLM-L6-v2 with a 256-token window (its max_seq_length);
 # longer texts go through in overlapping windows rather than being cut at the window's end.
 MINILM_MAX_TOKENS = 256
-# e5 distances sit in a narrow band (unrelated sentences are rarely past 0.3), so its
-# thresholds mean nothing for MiniLM and back. And they depend on the two languages of a
-# pair (books.language): e5 puts two texts of one language closer than the same idea across
-# two, and Spanish texts closer together than English ones. So its cuts are per language
-# pair, calibrated with `manage.py evaluate_connections` on STS-B dev (F1 of the same-idea
-# pairs at each cut) and read on real and evaluation libraries:
-# - within a language, *same idea* below 0.07 (F1 0.924 on English, the best), 0.05 for two
-#   Spanish passages (0.02 tighter: the sayings of a library sit closer together than
-#   English quotes, median nearest neighbour 0.087 against 0.098).
-# - within a language e5 connects nothing looser: it tells a paraphrase, not a shared
-#   theme. On a real library (6,649 passages), of the pairs it proposed at 0.085-0.115 a
-#   reader judged 20-30 % related, and its distance did not part them (AUC 0.50-0.62 on
-#   445 judged pairs; fragments or not, Spanish or French or English alike). Two English
-#   passages are judged by the English model instead (books.embedding.english).
-# - across English and Spanish, *same idea* below 0.075 and *related* below 0.12, where
-#   92 % of the exact translations connect (es-en F1 0.819 at 0.12); translations sit ~0.05
-#   farther apart than same-language paraphrases. A neighbour across languages must also be
-#   mutual and clear (books.connections.services.ACROSS_MARGIN): in a library without
-#   translations most pairs under 0.12 across languages share nothing but a word.
-# - two Spanish passages are related below 0.08 only when each is the other's nearest and
-#   they share a rare word (books.connections.confirmed): past the same-idea cut e5 matches a
-#   saying's mould ("Nunca haga …", "no es X, sino Y", "Quien no …, no …") as readily as its
-#   idea. Read pair by pair on the evaluation library (evaluate_library), the Spanish pairs
-#   at 0.05-0.08 carried one idea about half the time (14 of 25 of those sharing an
-#   uncommon word, 2 of 12 of those sharing none); the mutual ones sharing a rare word, 16
-#   of 20 fresh pairs, and 6 of 12 at 0.08-0.09. Subject labels alone mislead: two sayings
-#   on one subject (`evaluate_connections --fortunes`) stand under 0.09 with precision
-#   0.77 against two on different subjects, and a flat 0.08 read 4 right in 15 at
-#   0.065-0.08; the English model as a second opinion read 15 right of 30 fresh pairs.
 E5_THRESHOLD = 0.07
 E5_RELATED_THRESHOLD = E5_THRESHOLD
-E5_SPANISH_SHIFT = -0.02
-E5_SPANISH_RELATED = 0.08
-E5_ACROSS_SHIFT = 0.005
-E5_ACROSS_RELATED = 0.12
 # Search by meaning shows nothing farther from the query than this: the near edge of where
 # unrelated sentences sit for each model. MiniLM: 0.8-1.0. e5, measured on the search tasks
 # of evaluate_search (15,320 highlights): its STS-B floor (0.21) let every one of the 100
@@ -208,15 +153,6 @@ class ModelSpec:
     sentencepiece_sha256: str | None = field(default=None, kw_only=True)
     # The looser *related* cut (a shared theme); None: `threshold + RELATED_MARGIN`.
     related_threshold: float | None = field(default=None, kw_only=True)
-    # Added to both cuts for a pair of two Spanish highlights, and for a pair across
-    # languages (books.connections.services.Thresholds); 0 for a model without such a bias.
-    spanish_shift: float = field(default=0.0, kw_only=True)
-    across_shift: float = field(default=0.0, kw_only=True)
-    # The related cut across languages; None: the related cut shifted by across_shift.
-    across_related: float | None = field(default=None, kw_only=True)
-    # The related cut of two Spanish passages; None: the related cut shifted by
-    # spanish_shift. A pair in that band must also be confirmed (books.connections.confirmed).
-    spanish_related: float | None = field(default=None, kw_only=True)
     # The id its vectors carry, when not "name@sha256 of the graph": a graph rewritten for
     # memory that computes the same vectors keeps its source's id (no re-embedding).
     vectors_id: str | None = field(default=None, kw_only=True)
@@ -374,10 +310,6 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         max_tokens=E5_MAX_TOKENS,
         threshold=E5_THRESHOLD,
         related_threshold=E5_RELATED_THRESHOLD,
-        spanish_shift=E5_SPANISH_SHIFT,
-        spanish_related=E5_SPANISH_RELATED,
-        across_shift=E5_ACROSS_SHIFT,
-        across_related=E5_ACROSS_RELATED,
         search_max_distance=E5_SEARCH_MAX_DISTANCE,
         model_path=built.model_path,
         tokenizer_path=built.tokenizer_path,
@@ -387,24 +319,6 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         tokenizer_sha256=built.tokenizer_sha256,
         sentencepiece_sha256=built.sentencepiece_sha256,
     )
-
-
-def builtin_cut_figures(name: str) -> dict[str, Any]:
-    """The cuts of a built-in model by its EXOGRAM_EMBEDDING_MODEL name, known without
-    loading it, as books.connections.services.cuts_of takes them: pages grade stored
-    connections with them when the model cannot load."""
-    if name == "minilm-l6":
-        return {"same_idea": MINILM_THRESHOLD, "related": MINILM_RELATED_THRESHOLD}
-    return {
-        "same_idea": E5_THRESHOLD,
-        "related": E5_RELATED_THRESHOLD,
-        "spanish_shift": E5_SPANISH_SHIFT,
-        "spanish_related": E5_SPANISH_RELATED,
-        "across_shift": E5_ACROSS_SHIFT,
-        "across_related": E5_ACROSS_RELATED,
-        # The English model beside it (books.embedding.english).
-        "english": (MINILM_THRESHOLD, MINILM_CONFIRMED_RELATED, MINILM_RELATED_THRESHOLD),
-    }
 
 
 def model_spec_named(name: str, *, cache_dir: Path) -> ModelSpec:
@@ -643,10 +557,6 @@ class Encoder:
         self.dimensions = spec.dimensions
         self.threshold = spec.threshold
         self.related_threshold = spec.related
-        self.spanish_shift = spec.spanish_shift
-        self.across_shift = spec.across_shift
-        self.across_related = spec.across_related  # None: cuts_of derives it
-        self.spanish_related = spec.spanish_related  # None: cuts_of derives it
         self.batch_size = batch_size
         fix = _fix_for(spec)
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
@@ -668,16 +578,6 @@ class Encoder:
         self._session = self._load_session(spec.model_path, threads)
         self._tokenizer = self._load_tokenizer(*tokenizer_files)
         self._check_dimensions()
-
-    @property
-    def english_thresholds(self) -> tuple[float, float, float | None] | None:
-        """(same idea, related, confirmed from) of two English passages by the English
-        model (books.connections.services.Cuts), or None when this model judges every
-        pair."""
-        if self.english_spec is None:
-            return None
-        related = self.english_spec.related
-        return self.english_spec.threshold, max(related, MINILM_CONFIRMED_RELATED), related
 
     def encode_english(self, texts: Sequence[str]) -> Vectors:
         """The English model's vectors of English passages (books.embedding.english)."""

@@ -162,13 +162,10 @@ def clippings_file(books: list[EvalBook], *, seed: int) -> bytes:
     return ("\ufeff" + "".join(entries)).encode("utf-8")
 
 
-def _kind_of(thresholds: Any, first: str, second: str) -> str:
-    if thresholds.in_english(first, second):
-        return "english model"
-    cuts = thresholds.cuts(first, second)
-    if cuts is thresholds.across:
+def _kind_of(first: str, second: str) -> str:
+    if first != second:
         return "across languages"
-    return "spanish" if cuts is thresholds.spanish else "within a language"
+    return "two English" if first == "en" else f"two {first}"
 
 
 def _share(part: int, whole: int) -> float:
@@ -261,10 +258,10 @@ class Command(BaseCommand):
         return reader
 
     def _measure(self, reader: Any, options: dict[str, Any]) -> dict[str, Any]:
-        from books.connections.selectors import Strength, current_thresholds, library_connections
+        from books.connections.judge import judge_version
+        from books.connections.selectors import Strength, library_connections
         from books.models import Highlight
 
-        thresholds = current_thresholds()
         highlights = Highlight.objects.alive().filter(reader=reader)
         total = highlights.count()
         words = highlights.filter(is_word=True).count()
@@ -272,7 +269,7 @@ class Command(BaseCommand):
         passage_count = passages.count()
         # Graded and told apart by author as the pages do: the annotations of
         # library_connections (same_idea, same_author).
-        pairs = list(library_connections(reader, thresholds=thresholds).order_by("pk"))
+        pairs = list(library_connections(reader).order_by("pk"))
         short_side = sum(
             1
             for pair in pairs
@@ -286,12 +283,12 @@ class Command(BaseCommand):
             if not pair.same_author:
                 connected_cross.update((pair.highlight_a_id, pair.highlight_b_id))
         same_idea = sum(1 for pair in pairs if pair.same_idea)
-        # Which vectors and cuts judged each pair (books.connections.services.Thresholds).
+        # The two languages of each pair.
         kinds: dict[str, int] = {}
         connected_by_language: dict[str, set[int]] = {}
         for pair in pairs:
             first, second = pair.highlight_a.language, pair.highlight_b.language
-            kind = _kind_of(thresholds, first, second)
+            kind = _kind_of(first, second)
             kinds[kind] = kinds.get(kind, 0) + 1
             connected_by_language.setdefault(first, set()).add(pair.highlight_a_id)
             connected_by_language.setdefault(second, set()).add(pair.highlight_b_id)
@@ -303,16 +300,7 @@ class Command(BaseCommand):
         sample = rng.sample(pairs, min(options["sample"], len(pairs)))
         return {
             "model": passages.values_list("embedding_model", flat=True).first(),
-            "thresholds": {
-                # [same idea, related, related from where it must be confirmed or None]
-                kind: None if cuts is None else [cuts.same_idea, cuts.related, cuts.confirmed_from]
-                for kind, cuts in (
-                    ("english model, two English", thresholds.english),
-                    ("within a language", thresholds.within),
-                    ("two Spanish", thresholds.spanish),
-                    ("across languages", thresholds.across),
-                )
-            },
+            "judge_version": judge_version(),
             "languages": by_language,
             "connections_by_kind": kinds,
             "passages_connected_share_by_language": {
@@ -335,6 +323,7 @@ class Command(BaseCommand):
                 {
                     "strength": str(Strength.SAME_IDEA if pair.same_idea else Strength.RELATED),
                     "distance": round(pair.distance, 3),
+                    "probability": round(pair.probability, 3),
                     "same_author": pair.same_author,
                     "a": {
                         "book": str(pair.highlight_a.book),
@@ -352,13 +341,7 @@ class Command(BaseCommand):
 
     def _write(self, report: dict[str, Any]) -> None:
         write = self.stdout.write
-        cuts = "; ".join(
-            f"{kind} {pair[0]:.3f} / {pair[1]:.3f}"
-            + ("" if pair[2] is None else f" (confirmed from {pair[2]:.3f})")
-            for kind, pair in report["thresholds"].items()
-            if pair is not None
-        )
-        write(f"model {report['model']}: cuts (same idea / related, cosine distance): {cuts}")
+        write(f"model {report['model']}, pair judge v{report['judge_version']}")
         write(
             f"{report['highlights']} highlights in {report['books']} books: "
             f"{report['words']} words ({report['words_share']:.0%}), "

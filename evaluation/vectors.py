@@ -1,0 +1,49 @@
+"""The evaluation texts' vectors, by the app's own encoder, kept under the data folder
+(EXOGRAM_DATA_DIR/pair_judge) so that training twice encodes nothing twice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from evaluation.pair_data import text_key
+
+Vectors = npt.NDArray[np.float32]
+
+
+def _cache_path(folder: Path, model_id: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)
+    return folder / f"{safe}.npz"
+
+
+def cached_vectors(
+    texts: Sequence[str], *, encoder: Any, english: bool, folder: Path, log: Any = None
+) -> Vectors:
+    """One unit row per text: the main model's vectors, or the English model's."""
+    model_id = ("english-" if english else "main-") + encoder.model_id
+    path = _cache_path(folder, model_id)
+    known: dict[str, Vectors] = {}
+    if path.exists():
+        with np.load(path) as stored:
+            known = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+    keys = [text_key(t) for t in texts]
+    missing = list(dict.fromkeys(k for k in keys if k not in known))
+    if missing:
+        by_key = {k: t for k, t in zip(keys, texts, strict=True)}
+        step = 512
+        for start in range(0, len(missing), step):
+            part = missing[start : start + step]
+            batch = [by_key[k] for k in part]
+            found = encoder.encode_english(batch) if english else encoder.encode(batch)
+            known |= dict(zip(part, found, strict=True))
+            if log is not None:
+                log(f"  encoded {min(start + step, len(missing))}/{len(missing)} ({model_id[:40]})")
+            folder.mkdir(parents=True, exist_ok=True)
+            np.savez(path, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
+    if not keys:
+        return np.zeros((0, 384), dtype=np.float32)
+    return np.stack([known[k] for k in keys]).astype(np.float32)

@@ -1,0 +1,137 @@
+"""The pair judge itself, pure: the pinned weights, its probabilities and bands."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from books.connections.judge import (
+    FEATURES,
+    NEARBY,
+    RELATED,
+    SAME_IDEA,
+    WEIGHTS_FILE,
+    PairFacts,
+    features,
+    judge_for,
+    judge_from_json,
+    judge_version,
+    shared_rarity,
+    stem_frequency,
+    stems,
+    strength_of,
+)
+
+E5 = "multilingual-e5-small"
+
+# A pair of two English passages, each the other's nearest, with an ordinary library around.
+PAIR = PairFacts(
+    main=0.88, english=0.6, rank_ab=0, rank_ba=0, typical_a=0.84, typical_b=0.84,
+    english_typical_a=0.45, english_typical_b=0.45, rare=3.0, rare_share=0.2,
+    words_a=20, words_b=25, language_a="en", language_b="en", same_author=False,
+)  # fmt: skip
+
+
+def _judge() -> object:
+    return judge_for(E5, same_idea_cut=0.07, related_cut=0.07)
+
+
+class PinnedWeightsTests:
+    def test_it_reads_the_pinned_weights_and_their_version(self) -> None:
+        data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+        assert judge_version() == data["version"] >= 1
+        judge = judge_for(E5, same_idea_cut=0.07, related_cut=0.07)
+        assert judge.version == data["version"]
+        assert judge.names == FEATURES
+        # Calibrated, not inverted: Platt's scale keeps the order of the fitted logit.
+        assert judge.related.scale > 0 and judge.same_idea.scale > 0
+
+    def test_it_refuses_weights_for_other_features(self) -> None:
+        data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["models"][E5]
+        data["features"] = [*data["features"][:-1], "something else"]
+        with pytest.raises(ValueError, match="retrain"):
+            judge_from_json(data)
+
+    def test_a_model_it_was_not_trained_for_is_judged_by_its_own_cuts(self) -> None:
+        judge = judge_for("some-folder-model", same_idea_cut=0.2, related_cut=0.3)
+        at = {d: judge.judge([replace(PAIR, main=1 - d)])[0] for d in (0.1, 0.25, 0.4)}
+        assert at[0.1][2] == SAME_IDEA
+        assert at[0.25][2] == RELATED
+        assert at[0.4][2] == NEARBY
+
+
+class ProbabilityTests:
+    @pytest.mark.parametrize(
+        "pair",
+        [
+            PAIR,
+            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+                    language_a="es", language_b="es"),
+            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+                    language_a="en", language_b="es"),
+            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+                    language_a="unknown", language_b="unknown"),
+        ],
+        ids=["english", "spanish", "across", "undetected"],
+    )  # fmt: skip
+    def test_it_rises_with_the_main_models_cosine(self, pair: PairFacts) -> None:
+        judge = _judge()
+        verdicts = [judge.judge([replace(pair, main=c)])[0] for c in np.linspace(0.75, 0.99, 13)]
+        related = [v[0] for v in verdicts]
+        same = [v[1] for v in verdicts]
+        assert related == sorted(related) and same == sorted(same)
+        assert related[-1] > related[0] and same[-1] > same[0]
+
+    def test_it_rises_with_the_english_models_cosine(self) -> None:
+        judge = _judge()
+        related = [judge.judge([replace(PAIR, english=c)])[0][0] for c in (0.3, 0.5, 0.7, 0.9)]
+        assert related == sorted(related) and related[-1] > related[0]
+
+    def test_the_same_idea_is_never_likelier_than_related(self) -> None:
+        judge = _judge()
+        rng = np.random.default_rng(3)
+        rows = [
+            replace(PAIR, main=float(m), english=float(e), rare=float(r))
+            for m, e, r in zip(rng.uniform(0.7, 1, 200), rng.uniform(0.1, 1, 200),
+                               rng.uniform(0, 20, 200), strict=True)
+        ]  # fmt: skip
+        for related, same, strength in judge.judge(rows):
+            assert 0 <= same <= related <= 1
+            assert strength == strength_of(related, same)
+
+    def test_bands_are_ordered(self) -> None:
+        assert strength_of(0.9, 0.6) == SAME_IDEA
+        assert strength_of(0.9, 0.2) == RELATED
+        assert strength_of(0.3, 0.1) == NEARBY
+
+
+class FeatureTests:
+    def test_features_follow_the_named_order(self) -> None:
+        row = features(PAIR)
+        assert len(row) == len(FEATURES)
+        named = dict(zip(FEATURES, row, strict=True))
+        assert named["main"] == 0.88
+        assert named["rank_best"] == named["rank_worst"] == 1.0
+        assert named["margin_min"] == pytest.approx(0.04)
+        assert named["across"] == 0.0
+
+    def test_a_one_sided_neighbour_is_not_mutual(self) -> None:
+        named = dict(zip(FEATURES, features(replace(PAIR, rank_ab=2, rank_ba=None)), strict=True))
+        assert named["rank_best"] == pytest.approx(1 / 3)
+        assert named["rank_worst"] == 0.0
+
+    def test_stems_are_folded_and_alike_in_any_language(self) -> None:
+        assert stems("Die Erinnerungen des Herzens") == stems("die ERINNERUNG des herzen")
+        assert stems("el corazón") == {"corazo"}
+        assert stems("Ça ne marche pas") == stems("ca ne MARCHE pas")
+
+    def test_a_rare_shared_stem_weighs_more_than_a_common_one(self) -> None:
+        library = [stems(t) for t in ["the people think", "people walk", "people envy"] * 10]
+        library.append(stems("envy is concealed admiration"))
+        frequency = stem_frequency(library)
+        a, b = stems("envy of people"), stems("envy among people")
+        rare, share = shared_rarity(a, b, frequency, len(library))
+        common, _ = shared_rarity(stems("people"), stems("people"), frequency, len(library))
+        assert rare > common > 0
+        assert 0 < share <= 1

@@ -1,0 +1,133 @@
+"""Training the pair judge: the fit, the calibration and the metrics, on data written here,
+and the labelled pairs read from files in the shared format's layout."""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from books.connections.judge import FEATURES
+from evaluation.pair_data import quotable_library, stsb_libraries
+from evaluation.pair_judge import (
+    Rows,
+    auc,
+    f1,
+    fit_head,
+    fit_logistic,
+    reliability,
+    train_judge,
+    weights_document,
+)
+
+
+def _rows(n: int, seed: int = 0) -> Rows:
+    """Pairs whose labels follow a known logistic law of two features (and a
+    miscalibrated scale, that Platt scaling must repair)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, len(FEATURES)))
+    logit = 3.0 * x[:, 0] + 1.5 * x[:, 3] - 0.5
+    related = (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(float)
+    same = (rng.uniform(size=n) < 1 / (1 + np.exp(-(logit - 2)))).astype(float)
+    split = rng.choice(["train", "calibrate", "test"], size=n, p=[0.6, 0.2, 0.2])
+    return Rows(x, related, same, split, np.array(["en"] * n))
+
+
+class FitTests:
+    def test_it_recovers_a_logistic_law(self) -> None:
+        rows = _rows(6000)
+        weights, bias = fit_logistic(rows.x, rows.related, penalty=0.0)
+        assert weights[0] == pytest.approx(3.0, abs=0.3)
+        assert weights[3] == pytest.approx(1.5, abs=0.2)
+        assert bias == pytest.approx(-0.5, abs=0.15)
+        assert np.all(np.abs(np.delete(weights, [0, 3])) < 0.2)
+
+    def test_its_calibration_is_monotonic_and_close_on_held_out_pairs(self) -> None:
+        rows = _rows(8000, seed=1)
+        judge = train_judge(rows, version=7)
+        related, same = judge.probabilities(rows.x)
+        test = rows.split == "test"
+        table = reliability(related[test], rows.related[test], bins=5)
+        observed = [row["observed"] for row in table]
+        assert observed == sorted(observed)
+        for row in table:
+            if row["pairs"] >= 100:
+                assert abs(row["predicted"] - row["observed"]) < 0.08
+        assert np.all(same <= related)
+
+    def test_platt_scaling_repairs_an_overconfident_head(self) -> None:
+        rows = _rows(8000, seed=2)
+        head = fit_head(rows.x, rows.related, rows.split, range(len(FEATURES)))
+        assert 0 < head.scale
+        unlabelled = rows.related.copy()
+        unlabelled[:100] = np.nan  # unlabelled pairs are left out, not taken for negatives
+        assert fit_head(rows.x, unlabelled, rows.split, range(len(FEATURES))).scale > 0
+
+    def test_the_document_carries_its_version_and_features(self) -> None:
+        judge = train_judge(_rows(2000), version=3)
+        document = weights_document({"some-model": judge}, 3)
+        assert document["version"] == 3
+        assert document["models"]["some-model"]["features"] == list(FEATURES)
+        json.dumps(document)
+
+
+class MetricTests:
+    def test_f1(self) -> None:
+        predicted = np.array([True, True, False, False])
+        truth = np.array([True, False, True, False])
+        assert f1(predicted, truth) == {"precision": 0.5, "recall": 0.5, "f1": 0.5}
+
+    def test_auc(self) -> None:
+        truth = np.array([False, False, True, True])
+        assert auc(np.array([0.1, 0.2, 0.3, 0.4]), truth) == 1.0
+        assert auc(np.array([0.4, 0.3, 0.2, 0.1]), truth) == 0.0
+
+
+def _write_stsb(folder: Path, part: str, rows: list[tuple[str, str, float]], lang: str) -> None:
+    with (folder / f"stsb-{lang}-{part}.csv").open("w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
+class PairDataTests:
+    def test_it_reads_stsb_into_libraries_with_splits(self, tmp_path: Path) -> None:
+        english = [("A man plays a guitar.", "A man is playing the guitar.", 4.8),
+                   ("A cat sleeps.", "The stock market fell.", 0.2),
+                   ("A dog runs.", "A dog is running in a park.", 3.2)]  # fmt: skip
+        spanish = [("Un hombre toca la guitarra.", "Un hombre está tocando la guitarra.", 4.8),
+                   ("Un gato duerme.", "La bolsa cayó.", 0.2),
+                   ("Un perro corre.", "Un perro corre en un parque.", 3.2)]  # fmt: skip
+        for part in ("train", "dev"):
+            _write_stsb(tmp_path, part, english, "en")
+            _write_stsb(tmp_path, part, spanish, "es")
+        libraries = {lib.name: lib for lib in stsb_libraries(tmp_path)}
+        assert set(libraries) == {
+            f"stsb-{kind}-{part}"
+            for kind in ("en", "es", "es-en", "translation")
+            for part in ("train", "dev")
+        }
+        en = libraries["stsb-en-train"]
+        labels = [(p.related, p.same) for p in en.pairs]
+        # 4.8: same idea; 0.2: unrelated; 3.2: related, and not labelled for the same idea.
+        assert labels == [(1, 1), (0, 0), (1, None)]
+        assert {p.split for p in libraries["stsb-en-dev"].pairs} == {"test"}
+        assert {p.split for p in en.pairs} <= {"train", "calibrate"}
+        across = libraries["stsb-es-en-dev"]
+        pair = across.pairs[0]
+        assert across.texts[pair.a] == "A man plays a guitar."
+        assert across.texts[pair.b] == "Un hombre está tocando la guitarra."
+        translations = libraries["stsb-translation-dev"].pairs
+        assert len(translations) == 3 and all(p.same == 1 for p in translations)
+
+    def test_it_reads_quotable_with_a_book_per_author(self, tmp_path: Path) -> None:
+        quotes = [
+            {"_id": "1", "content": "A friend is a gift.", "author": "A", "tags": ["Friendship"]},
+            {"_id": "2", "content": "Friends last.", "author": "B",
+             "tags": ["Friendship", "Famous Quotes"]},
+            {"_id": "3", "content": "Be wise.", "author": "B", "tags": ["Wisdom"]},
+        ]  # fmt: skip
+        (tmp_path / "quotes.json").write_text(json.dumps(quotes), encoding="utf-8")
+        library, tags = quotable_library(tmp_path)
+        assert library.books == ["A", "B", "B"]
+        # The generic tags say nothing of a quote's idea.
+        assert tags == [frozenset({"Friendship"}), frozenset({"Friendship"}), frozenset()]
