@@ -424,10 +424,6 @@ class Connection(models.Model):
     def similarity(self) -> float:
         return 1.0 - self.distance
 
-    @property
-    def same_idea(self) -> bool:
-        return self.strength == self.Strength.SAME_IDEA
-
 
 class LibraryMap(models.Model):
     """A reader's highlights projected to 2-D, cached until their library changes."""

@@ -59,7 +59,7 @@ class FitTests:
     def test_platt_scaling_repairs_an_overconfident_head(self) -> None:
         rows = _rows(8000, seed=2)
         head = fit_head(rows.x, rows.related, rows.split, range(len(FEATURES)))
-        assert 0 < head.scale
+        assert head.scale > 0
         unlabelled = rows.related.copy()
         unlabelled[:100] = np.nan  # unlabelled pairs are left out, not taken for negatives
         assert fit_head(rows.x, unlabelled, rows.split, range(len(FEATURES))).scale > 0
@@ -117,7 +117,8 @@ class PairDataTests:
         assert across.texts[pair.a] == "A man plays a guitar."
         assert across.texts[pair.b] == "Un hombre está tocando la guitarra."
         translations = libraries["stsb-translation-dev"].pairs
-        assert len(translations) == 3 and all(p.same == 1 for p in translations)
+        assert len(translations) == 3
+        assert all(p.same == 1 for p in translations)
 
     def test_it_reads_quotable_with_a_book_per_author(self, tmp_path: Path) -> None:
         quotes = [

@@ -45,7 +45,8 @@ class PinnedWeightsTests:
         assert judge.version == data["version"]
         assert judge.names == FEATURES
         # Calibrated, not inverted: Platt's scale keeps the order of the fitted logit.
-        assert judge.related.scale > 0 and judge.same_idea.scale > 0
+        assert judge.related.scale > 0
+        assert judge.same_idea.scale > 0
 
     def test_it_refuses_weights_for_other_features(self) -> None:
         data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["models"][E5]
@@ -80,13 +81,16 @@ class ProbabilityTests:
         verdicts = [judge.judge([replace(pair, main=c)])[0] for c in np.linspace(0.75, 0.99, 13)]
         related = [v[0] for v in verdicts]
         same = [v[1] for v in verdicts]
-        assert related == sorted(related) and same == sorted(same)
-        assert related[-1] > related[0] and same[-1] > same[0]
+        assert related == sorted(related)
+        assert same == sorted(same)
+        assert related[-1] > related[0]
+        assert same[-1] > same[0]
 
     def test_it_rises_with_the_english_models_cosine(self) -> None:
         judge = _judge()
         related = [judge.judge([replace(PAIR, english=c)])[0][0] for c in (0.3, 0.5, 0.7, 0.9)]
-        assert related == sorted(related) and related[-1] > related[0]
+        assert related == sorted(related)
+        assert related[-1] > related[0]
 
     def test_the_same_idea_is_never_likelier_than_related(self) -> None:
         judge = _judge()

@@ -1,4 +1,5 @@
-"""Connections on real pgvector with vectors built to known distances (no model needed)."""
+"""Writing judged pairs and reading them, on real pgvector with vectors built to known
+distances (no model needed to make them; the pinned judge weighs them)."""
 
 import json
 from io import StringIO
@@ -7,16 +8,20 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection as db
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
+from books.connections.judge import RELATED, judge_version, strength_of
 from books.connections.neighbours import nearest_highlights
 from books.connections.selectors import connected_books, connections_for, library_connections
-from books.connections.services import connections_forget, highlights_connect
-from books.library_cache import library_version_bump
+from books.connections.services import (
+    connections_forget,
+    connections_rejudge,
+    highlights_connect,
+    same_author,
+    stale_connections,
+)
 from books.models import Book, Connection, Highlight
 
 MODEL = "test-model@00000000"
@@ -52,53 +57,76 @@ def memory() -> np.ndarray:
 
 
 @pytest.fixture
-def library(alice: User, memory: np.ndarray, settings: object) -> dict[str, Highlight]:
-    settings.EXOGRAM_CONNECTION_THRESHOLD = 0.45  # type: ignore[attr-defined]
-    settings.EXOGRAM_RELATED_THRESHOLD = 0.45  # type: ignore[attr-defined]
+def library(alice: User, memory: np.ndarray) -> dict[str, Highlight]:
     ficciones = _book(alice, "Ficciones", "Borges, Jorge Luis")
     aleph = _book(alice, "El Aleph", "Borges, Jorge Luis")
     sacks = _book(alice, "The Man Who Mistook His Wife for a Hat", "Sacks, Oliver")
     gardening = _book(alice, "Gardening", "Somebody Else")
     rows = {
-        "funes": _highlight(alice, ficciones, "Funes remembered everything.", _near(memory, 0.02)),
-        "funes2": _highlight(alice, ficciones, "Same book, same idea.", _near(memory, 0.02)),
-        "aleph": _highlight(alice, aleph, "The Aleph holds all places.", _near(memory, 0.03)),
-        "sacks": _highlight(alice, sacks, "Memory is our life-story.", _near(memory, 0.04)),
+        "funes": _highlight(alice, ficciones, "Funes remembered everything he ever saw.",
+                            _near(memory, 0.02)),
+        "funes2": _highlight(alice, ficciones, "Same book, the same memory again.",
+                             _near(memory, 0.02)),
+        "aleph": _highlight(alice, aleph, "The Aleph holds all places and every memory.",
+                            _near(memory, 0.03)),
+        "sacks": _highlight(alice, sacks, "Memory is our life-story, remembered every day.",
+                            _near(memory, 0.04)),
         "roses": _highlight(alice, gardening, "Prune roses in March.", _unit(RNG.normal(size=384))),
-    }
+    }  # fmt: skip
     highlights_connect(ids=[h.pk for h in rows.values()])
     return rows
 
 
+def _verdicts() -> list[tuple[int, int, float, float, int, int]]:
+    return list(
+        Connection.objects.order_by("highlight_a_id", "highlight_b_id").values_list(
+            "highlight_a_id", "highlight_b_id", "probability", "same_probability", "strength",
+            "judge_version",
+        )
+    )  # fmt: skip
+
+
 @pytest.mark.django_db
 class HighlightsConnectTests:
-    def test_it_connects_other_books_only_other_authors_first(
+    def test_it_stores_each_pair_once_with_the_judges_verdict(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        rows = _verdicts()
+        assert rows
+        assert len({(a, b) for a, b, *_ in rows}) == len(rows)
+        for a, b, related, same, strength, version in rows:
+            assert a < b
+            assert 0 <= same <= related <= 1
+            assert strength == strength_of(related, same)
+            assert version == judge_version()
+
+    def test_the_passages_on_one_theme_connect_across_books(
         self, library: dict[str, Highlight]
     ) -> None:
         found = connections_for(library["funes"])
         texts = [c.highlight.text for c in found]
-        # Sacks before Borges's own El Aleph, however close the Aleph is.
-        assert texts == ["Memory is our life-story.", "The Aleph holds all places."]
-        assert [c.same_author for c in found] == [False, True]
-        assert all(0 <= c.distance < 0.45 for c in found)
+        # Sacks before Borges's own El Aleph: other authors first.
+        assert texts[0] == "Memory is our life-story, remembered every day."
+        assert "The Aleph holds all places and every memory." in texts
+        assert [c.same_author for c in found] == sorted(c.same_author for c in found)
+        assert "Same book, the same memory again." not in texts  # never its own book
 
-    def test_it_never_connects_unrelated_highlights(self, library: dict[str, Highlight]) -> None:
+    def test_it_never_connects_an_unrelated_passage(self, library: dict[str, Highlight]) -> None:
         assert connections_for(library["roses"]) == []
+        roses = library["roses"].pk
+        assert not Connection.objects.filter(strength__gte=RELATED, highlight_a_id=roses).exists()
+        assert not Connection.objects.filter(strength__gte=RELATED, highlight_b_id=roses)
 
-    def test_it_stores_each_pair_once_and_is_idempotent(
-        self, library: dict[str, Highlight]
-    ) -> None:
-        pairs = list(Connection.objects.values_list("highlight_a_id", "highlight_b_id"))
-        assert len(pairs) == len(set(pairs))
-        assert all(a < b for a, b in pairs)
-        # funes, funes2 each connect to aleph and sacks; aleph connects to sacks
-        assert len(pairs) == 5
+    def test_it_is_idempotent(self, library: dict[str, Highlight]) -> None:
+        before = _verdicts()
         assert highlights_connect(ids=[h.pk for h in library.values()]) == 0
-        assert Connection.objects.count() == 5
+        assert _verdicts() == before
 
     def test_it_can_leave_out_the_same_author(self, library: dict[str, Highlight]) -> None:
         found = connections_for(library["funes"], other_authors_only=True)
-        assert [c.highlight.text for c in found] == ["Memory is our life-story."]
+        assert [c.highlight.text for c in found] == [
+            "Memory is our life-story, remembered every day."
+        ]
 
     def test_it_never_crosses_readers(
         self, library: dict[str, Highlight], bob: User, memory: np.ndarray
@@ -112,7 +140,7 @@ class HighlightsConnectTests:
         library["aleph"].deleted_at = timezone.now()
         library["aleph"].save(update_fields=["deleted_at"])
         texts = [c.highlight.text for c in connections_for(library["funes"])]
-        assert texts == ["Memory is our life-story."]
+        assert texts == ["Memory is our life-story, remembered every day."]
         assert all(
             library["aleph"].pk not in (p.highlight_a_id, p.highlight_b_id)
             for p in library_connections(library["funes"].reader)
@@ -130,50 +158,117 @@ class HighlightsConnectTests:
 
     def test_it_ranks_the_books_a_book_connects_to(self, library: dict[str, Highlight]) -> None:
         ranked = connected_books(library["funes"].book)
-        assert [(c.book.title, c.connections) for c in ranked] == [
-            ("El Aleph", 2),
-            ("The Man Who Mistook His Wife for a Hat", 2),
-        ] or [(c.book.title, c.connections) for c in ranked] == [
-            ("The Man Who Mistook His Wife for a Hat", 2),
-            ("El Aleph", 2),
-        ]
+        assert {c.book.title for c in ranked} == {
+            "El Aleph",
+            "The Man Who Mistook His Wife for a Hat",
+        }
+        assert all(c.connections >= 1 and 0.5 <= c.best_probability <= 1 for c in ranked)
+
+
+@pytest.mark.django_db
+class StoredVerdictReadTests:
+    """Reads filter on the stored strength: what a pair's distance says is never re-graded."""
+
+    def test_a_close_pair_the_judge_called_nearby_is_no_connection(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        sacks = library["sacks"]
+        Connection.objects.filter(highlight_b=sacks).update(strength=Connection.Strength.NEARBY)
+        Connection.objects.filter(highlight_a=sacks).update(strength=Connection.Strength.NEARBY)
+        assert all(c.highlight != sacks for c in connections_for(library["funes"]))
+        assert all(
+            sacks.pk not in (p.highlight_a_id, p.highlight_b_id)
+            for p in library_connections(sacks.reader)
+        )
+
+    def test_a_far_pair_the_judge_called_the_same_idea_is_one(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        funes, roses = library["funes"], library["roses"]
+        low, high = sorted((funes.pk, roses.pk))
+        Connection.objects.update_or_create(
+            highlight_a_id=low, highlight_b_id=high,
+            defaults={"reader": funes.reader, "distance": 0.9, "probability": 0.97,
+                      "same_probability": 0.9, "strength": Connection.Strength.SAME_IDEA,
+                      "judge_version": judge_version(), "embedding_model": MODEL},
+        )  # fmt: skip
+        found = {c.highlight.pk: c for c in connections_for(funes)}
+        assert str(found[roses.pk].strength) == "same idea"
+        assert found[roses.pk].probability == 0.97
+        pairs = {(p.highlight_a_id, p.highlight_b_id): p for p in library_connections(funes.reader)}
+        assert pairs[(low, high)].same_idea
+
+    def test_the_library_read_is_one_query_whatever_the_pairs(
+        self, library: dict[str, Highlight], memory: np.ndarray
+    ) -> None:
+        reader = library["funes"].reader
+        with CaptureQueriesContext(db) as few:
+            list(library_connections(reader)[:25])
+        more = _book(reader, "More on memory", "Another, Author")
+        added = [_highlight(reader, more, f"memory {i} of many", _near(memory, 0.03))
+                 for i in range(6)]  # fmt: skip
+        highlights_connect(ids=[h.pk for h in added])
+        with CaptureQueriesContext(db) as many:
+            list(library_connections(reader)[:25])
+        assert len(few) == len(many) == 1
+        sql = many.captured_queries[0]["sql"]
+        # An indexed filter on the stored strength; the distance grades nothing.
+        assert '"books_connection"."strength" >= 1' in sql
+        assert '"books_connection"."distance"' not in sql.split("FROM")[1]
+
+
+@pytest.mark.django_db
+class RejudgeTests:
+    def test_a_new_judge_version_rejudges_every_stale_pair_idempotently(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        before = _verdicts()
+        Connection.objects.update(judge_version=0, probability=0.0, strength=0)
+        assert stale_connections().count() == len(before)
+        while connections_rejudge(batch=2):
+            pass
+        assert stale_connections().count() == 0
+        assert _verdicts() == before
+        # Once more: nothing left, nothing changed.
+        assert connections_rejudge() == 0
+        assert _verdicts() == before
+
+    def test_the_command_rejudges_here_or_counts(self, library: dict[str, Highlight]) -> None:
+        Connection.objects.update(judge_version=0)
+        out = StringIO()
+        call_command("rejudge_connections", "--status", stdout=out)
+        assert out.getvalue().startswith(f"{Connection.objects.count()} stored pair(s)")
+        call_command("rejudge_connections", "--now", stdout=StringIO())
+        assert stale_connections().count() == 0
+
+    def test_the_task_rejudges_in_the_worker_and_reports_what_is_left(
+        self, library: dict[str, Highlight], settings: object
+    ) -> None:
+        from books.tasks import rejudge_connections
+
+        Connection.objects.update(judge_version=0)
+        settings.CELERY_TASK_ALWAYS_EAGER = True  # type: ignore[attr-defined]
+        assert rejudge_connections.apply().get() == 0
+        assert stale_connections().count() == 0
+
+
+class SameAuthorTests:
+    @pytest.mark.parametrize(
+        ("a", "b", "same"),
+        [
+            ("greger, michael", "Greger, Michael", True),
+            ("séneca", "SÉNECA", True),
+            ("séneca", "seneca", True),
+            ("", "", False),
+            ("borges, jorge luis", "sacks, oliver", False),
+        ],
+    )
+    def test_it_compares_the_normalized_authors_folded(self, a: str, b: str, same: bool) -> None:
+        assert same_author(a, b) is same
 
 
 @pytest.mark.django_db
 class StrategyTests:
-    def test_the_hnsw_strategy_agrees_with_an_exact_scan(self, alice: User, bob: User) -> None:
-        centres = RNG.normal(size=(30, 384))
-        for reader in (alice, bob):
-            books = [_book(reader, f"Book {i}") for i in range(10)]
-            Highlight.objects.bulk_create(
-                Highlight(
-                    reader=reader, book=books[i % 10], text=f"h{i}", dedupe_key=f"{i}",
-                    embedding=_near(centres[i % 30], 0.6), embedding_model=MODEL,
-                    embedding_status=Highlight.EmbeddingStatus.DONE,
-                )
-                for i in range(900)
-            )  # fmt: skip
-        with db.cursor() as cursor:
-            cursor.execute("ANALYZE books_highlight")
-        recalls = []
-        for q in range(20):
-            vector = _near(centres[q], 0.6)
-            kwargs = {"reader_id": alice.pk, "vector": vector, "model_id": MODEL, "limit": 10}
-            exact = nearest_highlights(strategy="exact", **kwargs)  # type: ignore[arg-type]
-            hnsw = nearest_highlights(strategy="hnsw", **kwargs)  # type: ignore[arg-type]
-            assert len(exact) == 10
-            assert [n.distance for n in hnsw] == sorted(n.distance for n in hnsw)
-            owners = set(
-                Highlight.objects.filter(pk__in=[n.highlight_id for n in hnsw]).values_list(
-                    "reader_id", flat=True
-                )
-            )
-            assert owners == {alice.pk}
-            recalls.append(
-                len({n.highlight_id for n in exact} & {n.highlight_id for n in hnsw}) / 10
-            )
-        assert sum(recalls) / len(recalls) >= 0.95
-
     def test_the_exact_scan_respects_the_filters(self, library: dict[str, Highlight]) -> None:
         funes = library["funes"]
         found = nearest_highlights(
@@ -184,94 +279,6 @@ class StrategyTests:
 
 
 @pytest.mark.django_db
-class HighlightPageTests:
-    def test_it_shows_connections_with_their_books(
-        self, library: dict[str, Highlight], alice_client: Client
-    ) -> None:
-        response = alice_client.get(library["funes"].get_absolute_url())
-        content = response.content.decode()
-        assert "Memory is our life-story." in content
-        assert "The Man Who Mistook His Wife for a Hat" in content
-        assert "Same idea" in content
-        assert "% alike" not in content
-        assert "Same book, same idea." not in content
-
-    def test_it_keeps_the_same_author_behind_a_toggle(
-        self, library: dict[str, Highlight], alice_client: Client
-    ) -> None:
-        url = library["funes"].get_absolute_url()
-        assert "The Aleph holds all places." not in alice_client.get(url).content.decode()
-        shown = alice_client.get(url + "?same_author=1").content.decode()
-        assert "The Aleph holds all places." in shown
-
-    def test_it_shows_the_nearest_passages_when_nothing_connects(
-        self, library: dict[str, Highlight], alice_client: Client
-    ) -> None:
-        content = alice_client.get(library["roses"].get_absolute_url()).content.decode()
-        assert "Nearest in your library" in content
-        assert "Memory is our life-story." in content
-
-    def test_it_is_404_for_another_reader(
-        self, library: dict[str, Highlight], bob_client: Client
-    ) -> None:
-        assert bob_client.get(library["funes"].get_absolute_url()).status_code == 404
-
-
-@pytest.mark.django_db
-class LibraryConnectionsPageTests:
-    def test_it_lists_each_pair_once_strongest_first(
-        self, library: dict[str, Highlight], alice_client: Client
-    ) -> None:
-        response = alice_client.get(reverse("connections"))
-        pairs = list(response.context["page"].object_list)
-        assert len(pairs) == 5
-        # Across authors first (the three pairs with Sacks), then Borges with Borges.
-        assert [p.same_author for p in pairs] == [False, False, False, True, True]
-        assert [p.distance for p in pairs[:3]] == sorted(p.distance for p in pairs[:3])
-        assert [p.distance for p in pairs[3:]] == sorted(p.distance for p in pairs[3:])
-
-    def test_it_filters_by_book(self, library: dict[str, Highlight], alice_client: Client) -> None:
-        sacks = library["sacks"].book
-        pairs = alice_client.get(reverse("connections"), {"book": str(sacks.code)}).context["page"]
-        assert len(pairs.object_list) == 3
-        assert all(sacks.pk in (p.highlight_a.book_id, p.highlight_b.book_id) for p in pairs)
-
-    def test_its_queries_do_not_grow_with_the_page(
-        self, library: dict[str, Highlight], alice_client: Client, memory: np.ndarray
-    ) -> None:
-        alice_client.get(reverse("connections"))  # the library's versions are made
-        library_version_bump(reader_ids=[library["funes"].reader_id])
-        with CaptureQueriesContext(db) as few:
-            alice_client.get(reverse("connections"))
-        more = _book(library["funes"].reader, "More on memory")
-        added = [
-            _highlight(library["funes"].reader, more, f"memory {i}", _near(memory, 0.03))
-            for i in range(6)
-        ]
-        highlights_connect(ids=[h.pk for h in added])
-        # Shown at once as the reader's own change (an import); the worker's connections
-        # would show within BACKGROUND_LAG (tests/books/test_library_cache.py).
-        library_version_bump(reader_ids=[more.reader_id])
-        with CaptureQueriesContext(db) as many:
-            response = alice_client.get(reverse("connections"))
-        assert len(response.context["page"].object_list) > 5
-        assert len(many) == len(few)
-
-    def test_it_shows_nothing_of_another_reader(
-        self, library: dict[str, Highlight], bob_client: Client
-    ) -> None:
-        response = bob_client.get(reverse("connections"))
-        assert list(response.context["page"].object_list) == []
-        assert b"No connections yet" in response.content
-
-    def test_bob_cannot_filter_by_alices_book(
-        self, library: dict[str, Highlight], bob_client: Client
-    ) -> None:
-        code = str(library["funes"].book.code)
-        assert bob_client.get(reverse("connections"), {"book": code}).status_code == 404
-
-
-@pytest.mark.django_db
 class ConnectionsCommandTests:
     def test_it_prints_json(self, library: dict[str, Highlight]) -> None:
         out = StringIO()
@@ -279,8 +286,5 @@ class ConnectionsCommandTests:
                      stdout=out)  # fmt: skip
         rows = json.loads(out.getvalue())
         assert {r["book"] for r in rows} == {"Ficciones", "El Aleph"}
-        assert set(rows[0]) == {
-            "code", "book", "author", "text", "distance", "strength", "same_author"
-        }  # fmt: skip
-        assert {r["strength"] for r in rows} == {"same idea"}
-        assert rows == sorted(rows, key=lambda r: r["distance"])
+        assert set(rows[0]) >= {"code", "book", "author", "text", "strength", "same_author"}
+        assert {r["strength"] for r in rows} <= {"same idea", "related"}

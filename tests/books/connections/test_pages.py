@@ -1,0 +1,158 @@
+"""The pages read the judge's stored verdicts: an honest highlight page, at most three pairs
+of two books on the feed and the connections page, and nobody else's pairs."""
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.connections.judge import judge_version
+from books.connections.selectors import PER_BOOK_PAIR, fresh_connections
+from books.models import Book, Connection, Highlight
+
+MODEL = "test-model@00000000"
+RNG = np.random.default_rng(5)
+STRENGTH = Connection.Strength
+
+
+def _book(reader: User, title: str, authors: str) -> Book:
+    return Book.objects.create(
+        reader=reader, title=title, authors=authors, authors_normalized=authors.casefold(),
+        key=f"{title}|{authors}".casefold(),
+    )  # fmt: skip
+
+
+def _highlight(reader: User, book: Book, text: str) -> Highlight:
+    vector = RNG.normal(size=384)
+    return Highlight.objects.create(
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}",
+        embedding=(vector / np.linalg.norm(vector)).tolist(), embedding_model=MODEL,
+        embedding_status=Highlight.EmbeddingStatus.DONE,
+    )  # fmt: skip
+
+
+def _pair(a: Highlight, b: Highlight, probability: float, strength: int) -> Connection:
+    low, high = sorted((a, b), key=lambda h: h.pk)
+    return Connection.objects.create(
+        reader=a.reader, highlight_a=low, highlight_b=high, distance=0.1,
+        probability=probability, same_probability=probability / 2, strength=strength,
+        judge_version=judge_version(), embedding_model=MODEL,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def anger(alice: User) -> dict[str, Highlight]:
+    """A passage on anger whose candidates the judge rated below *related*, and one on
+    memory with a related pair."""
+    calm = _book(alice, "Calm", "Hanh, Thich Nhat")
+    seneca = _book(alice, "On Anger", "Seneca")
+    myths = _book(alice, "Myths of Psychology", "Lilienfeld, Scott")
+    rows = {
+        "anger": _highlight(alice, calm, "Let anger pass like weather; do not feed it."),
+        "seneca": _highlight(alice, seneca, "The greatest remedy for anger is delay."),
+        "myth": _highlight(alice, myths, "The catharsis hypothesis is a myth."),
+        "memory": _highlight(alice, calm, "Memory rebuilds what it keeps."),
+        "remember": _highlight(alice, myths, "We rebuild each memory as we recall it."),
+    }
+    _pair(rows["anger"], rows["seneca"], 0.41, STRENGTH.NEARBY)
+    _pair(rows["anger"], rows["myth"], 0.33, STRENGTH.NEARBY)
+    _pair(rows["memory"], rows["remember"], 0.83, STRENGTH.RELATED)
+    return rows
+
+
+@pytest.mark.django_db
+class HighlightPageTests:
+    def test_it_shows_the_judges_best_candidates_with_what_it_thinks(
+        self, anger: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        content = alice_client.get(anger["anger"].get_absolute_url()).content.decode()
+        assert "Nearest in your library" in content
+        assert "The greatest remedy for anger is delay." in content
+        assert "41% likely related" in content
+        assert "33% likely related" in content
+        # Never "no passage shares this idea" above what the judge rates: it says how
+        # likely it thinks each one is.
+        assert "shares this idea closely enough" not in content
+        assert content.index("41% likely") < content.index("33% likely")
+
+    def test_a_related_pair_is_a_connection_not_a_nearest(
+        self, anger: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        content = alice_client.get(anger["memory"].get_absolute_url()).content.decode()
+        assert "<h3>Related</h3>" in content
+        assert "We rebuild each memory as we recall it." in content
+        assert "Nearest in your library" not in content
+
+    def test_with_no_judged_candidate_it_says_the_nearest_are_unweighed(
+        self, alice: User, anger: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        alone = _highlight(alice, _book(alice, "Gardening", "Lloyd"), "Prune roses in March.")
+        content = alice_client.get(alone.get_absolute_url()).content.decode()
+        assert "the judge has not weighed them" in content
+        assert "likely related" not in content
+
+    def test_it_is_404_for_another_reader_and_asks_a_stranger_to_log_in(
+        self, anger: dict[str, Highlight], bob_client: Client, client: Client
+    ) -> None:
+        url = anger["anger"].get_absolute_url()
+        assert bob_client.get(url).status_code == 404
+        assert client.get(url).status_code == 302
+
+
+@pytest.fixture
+def echoes(alice: User) -> dict[str, Book]:
+    """Two books by two authors that echo each other six times, and one more pair."""
+    a = _book(alice, "How Not to Die", "Greger, Michael")
+    b = _book(alice, "In Defense of Food", "Pollan, Michael")
+    c = _book(alice, "Meditations", "Aurelius, Marcus")
+    d = _book(alice, "Letters", "Seneca")
+    for i in range(6):
+        _pair(_highlight(alice, a, f"Eat plants, number {i}."),
+              _highlight(alice, b, f"Mostly plants, number {i}."),
+              0.9 - i / 100, STRENGTH.RELATED)  # fmt: skip
+    obstacle = _highlight(alice, c, "The obstacle is the way.")
+    _pair(obstacle, _highlight(alice, d, "Difficulties show men."), 0.7, STRENGTH.SAME_IDEA)
+    return {"a": a, "b": b}
+
+
+@pytest.mark.django_db
+class PerBookPairTests:
+    def test_the_feed_shows_at_most_three_pairs_of_two_books(
+        self, alice: User, echoes: dict[str, Book]
+    ) -> None:
+        feed = fresh_connections(alice, limit=10)
+        books = [tuple(sorted((p.highlight_a.book_id, p.highlight_b.book_id))) for p in feed]
+        assert books.count(tuple(sorted((echoes["a"].pk, echoes["b"].pk)))) == PER_BOOK_PAIR
+        assert len(feed) == PER_BOOK_PAIR + 1
+        # The likeliest three of the six.
+        assert sorted(round(p.probability, 2) for p in feed if p.probability > 0.8) == [
+            0.88, 0.89, 0.9,
+        ]  # fmt: skip
+
+    def test_the_connections_page_shows_at_most_three_and_a_book_shows_all(
+        self, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections")).context["page"]
+        assert len(page.object_list) == PER_BOOK_PAIR + 1
+        assert page.paginator.count == PER_BOOK_PAIR + 1
+        of_book = alice_client.get(reverse("connections"), {"book": str(echoes["a"].code)})
+        assert len(of_book.context["page"].object_list) == 6
+
+    def test_the_page_filters_by_strength(
+        self, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        same = alice_client.get(reverse("connections"), {"strength": "same"}).context["page"]
+        assert [p.probability for p in same.object_list] == [0.7]
+        assert all(p.same_idea for p in same.object_list)
+
+    def test_another_reader_sees_none_of_them(
+        self, echoes: dict[str, Book], bob_client: Client, client: Client
+    ) -> None:
+        response = bob_client.get(reverse("connections"))
+        assert list(response.context["page"].object_list) == []
+        assert (
+            bob_client.get(reverse("connections"), {"book": str(echoes["a"].code)}).status_code
+            == 404
+        )
+        assert client.get(reverse("connections")).status_code == 302
