@@ -5,7 +5,7 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -30,7 +30,7 @@ from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.library_cache import LibraryCache
 from books.library_map.services import SCALE, library_map_state, map_point
-from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, LibraryMap, Tag
+from books.models import UNLISTED_FIELDS, Book, Highlight, Import, LibraryMap, Tag
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
@@ -507,7 +507,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         strength=strengths.get(strength),
         per_book_pair=None if the_book else PER_BOOK_PAIR,
     ).defer(*_UNSHOWN_PAIR_FIELDS)
-    page: Page[Connection] = Paginator(pairs, 25).get_page(request.GET.get("page"))
+    page = Paginator(pairs, 25).get_page(request.GET.get("page"))
     shelf = LibraryCache(reader.pk)
     context = {
         "page": page,

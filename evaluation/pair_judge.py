@@ -31,6 +31,7 @@ from books.connections.judge import (
     stems,
 )
 from books.language import ENGLISH, language_of
+from books.vocabulary import words_of
 from evaluation.pair_data import Library, Pair, _bucket, quotable_library, stsb_libraries
 from evaluation.vectors import cached_vectors
 
@@ -136,8 +137,8 @@ def pair_facts(context: Context, a: int, b: int) -> PairFacts:
         english_typical_b=optional(c.english_typical[b]) if both_english else None,
         rare=rare,
         rare_share=share,
-        words_a=len(c.library.texts[a].split()),
-        words_b=len(c.library.texts[b].split()),
+        words_a=len(words_of(c.library.texts[a])),
+        words_b=len(words_of(c.library.texts[b])),
         language_a=c.languages[a],
         language_b=c.languages[b],
         same_author=False,

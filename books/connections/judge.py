@@ -189,7 +189,8 @@ class Judge:
 
     def standardize(self, rows: Sequence[Sequence[float]] | Floats) -> Floats:
         matrix = np.asarray(rows, dtype=np.float64).reshape(-1, len(self.names))
-        return (matrix - np.asarray(self.mean)) / np.asarray(self.std)
+        standardized: Floats = (matrix - np.asarray(self.mean)) / np.asarray(self.std)
+        return standardized
 
     def probabilities(self, rows: Sequence[Sequence[float]] | Floats) -> tuple[Floats, Floats]:
         """(P(related), P(same idea)) of each row of features. The same idea is related

@@ -15,7 +15,7 @@ The reader's words (Highlight.is_word) never connect, from either side; two of t
 standalone notes never connect to each other.
 """
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -152,11 +152,28 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
     return found
 
 
+# Stem frequencies of a few libraries, kept in the worker process: an import connects its
+# passages a task at a time, and reading a 10,000-passage library's texts at each task cost
+# more than the judging. A frequency counted on a library within FREQUENCY_DRIFT of today's
+# size weighs a stem's rarity alike (its logarithm moves by under 0.1).
+FREQUENCY_DRIFT = 0.1
+_FREQUENCIES: "OrderedDict[int, tuple[dict[str, int], int]]" = OrderedDict()
+_FREQUENCIES_KEPT = 4
+
+
 def _library_frequency(reader_id: int) -> tuple[dict[str, int], int]:
     """How many of the reader's passages have each stem, and how many passages there are."""
     texts = Highlight.objects.alive().passages().filter(reader_id=reader_id)
+    kept = _FREQUENCIES.get(reader_id)
+    if kept is not None and abs(texts.count() - kept[1]) <= FREQUENCY_DRIFT * kept[1]:
+        _FREQUENCIES.move_to_end(reader_id)
+        return kept
     stem_sets = [stems(text) for text in texts.values_list("text", flat=True).iterator(2000)]
-    return stem_frequency(stem_sets), len(stem_sets)
+    found = stem_frequency(stem_sets), len(stem_sets)
+    _FREQUENCIES[reader_id] = found
+    while len(_FREQUENCIES) > _FREQUENCIES_KEPT:
+        _FREQUENCIES.popitem(last=False)
+    return found
 
 
 def _library_pairs(

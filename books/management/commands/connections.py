@@ -44,6 +44,7 @@ class Command(BaseCommand):
                 "text": c.highlight.text,
                 "distance": round(c.distance, 4),
                 "strength": str(c.strength),
+                "probability": None if c.probability is None else round(c.probability, 3),
                 "same_author": c.same_author,
             }
             for c in found
