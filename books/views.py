@@ -380,7 +380,9 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
     )
     context = {
         "highlight": the_highlight,
-        "connections": highlight_connections(the_highlight),
+        "connections": highlight_connections(
+            the_highlight, shelf=LibraryCache(the_highlight.reader_id)
+        ),
         "show_same_author": request.GET.get("same_author") == "1",
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
         "merges": list(merges.order_by("id")),

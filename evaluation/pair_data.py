@@ -17,6 +17,9 @@ import json
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # Quotable's tags that say nothing specific about a quote's idea.
 GENERIC_TAGS = frozenset({"Famous Quotes", "Wisdom", "Inspirational", "Motivational", "Life"})
@@ -74,15 +77,23 @@ def _labels(score: float) -> tuple[int | None, int | None]:
     return related, same
 
 
+def _spread(rows: list[T], wanted: int | None) -> list[T]:
+    """`wanted` rows spread evenly over the file: STS-B is ordered by genre (captions, then
+    news, then forums), and its first rows alone are all captions."""
+    if wanted is None or wanted >= len(rows):
+        return rows
+    return [rows[i * len(rows) // wanted] for i in range(wanted)]
+
+
 def stsb_libraries(folder: Path, *, train_rows: int | None = None) -> list[Library]:
-    """English, Spanish, Spanish-English and translation libraries of each STS-B split (the
-    first `train_rows` of train, all of dev)."""
+    """English, Spanish, Spanish-English and translation libraries of each STS-B split
+    (`train_rows` rows of train, spread over it; all of dev)."""
     found = []
     for part in ("train", "dev"):
         dev = part == "dev"
         rows = None if dev else train_rows
-        english = _stsb(folder / f"stsb-en-{part}.csv")[:rows]
-        spanish = _stsb(folder / f"stsb-es-{part}.csv")[:rows]
+        english = _spread(_stsb(folder / f"stsb-en-{part}.csv"), rows)
+        spanish = _spread(_stsb(folder / f"stsb-es-{part}.csv"), rows)
         kinds = {
             "en": english,
             "es": spanish,

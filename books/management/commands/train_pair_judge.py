@@ -30,7 +30,7 @@ class Command(BaseCommand):
             default=2000,
             help="STS-B train rows used (default 2000; dev is always whole)",
         )
-        parser.add_argument("--version", type=int, help="the new weights' version")
+        parser.add_argument("--weights-version", type=int, help="the new weights' version")
         parser.add_argument("--write", action="store_true", help="pin the weights")
         parser.add_argument(
             "--ablation", action="store_true", help="also leave each group of features out in turn"
@@ -56,7 +56,7 @@ class Command(BaseCommand):
             current = judge_version()
         except (OSError, ValueError, KeyError):
             current = 0
-        version = options["version"] or current + 1
+        version = options["weights_version"] or current + 1
         encoder = get_encoder()
         folder = Path(settings.EXOGRAM_DATA_DIR) / "pair_judge"
         rows = labelled_rows(
