@@ -279,21 +279,26 @@ class Cuts:
 
 
 def app_judges(model: str | None) -> dict[str, Judge]:
-    """For each pair set, the vectors and their model's own cuts: the configured model, or
-    the built-in `model`, with the English model beside it for two English sentences when it
-    has one. The distances alone: the app's pair judge (`train_pair_judge`) weighs them with
-    the pair's context."""
+    """For each pair set, the vectors and their model's own cuts: the configured model (with
+    the environment's cuts), or the built-in `model` at its own, with the English model
+    beside it for two English sentences when it has one. The distances alone: the app's pair
+    judge (`train_pair_judge`) weighs them with each pair's context."""
+    from django.conf import settings
+
     from books.embedding.encoder import get_encoder
+    from books.embedding.english import has_english_model
 
     encoder = get_encoder(model)
-    within = Cuts(encoder.spec.threshold, encoder.spec.related)
-    main = Judge(encoder, within)
-    english = None
-    if encoder.english_spec is not None or (model is None and get_encoder().english_spec):
-        spec = get_encoder().english_spec
-        assert spec is not None
-        english = Judge(get_encoder("minilm-l6"), Cuts(spec.threshold, spec.related), main)
-    return {"en": english or main, "es": main, "es-en": main}
+    same, related = encoder.spec.threshold, encoder.spec.related
+    if model is None:
+        same = settings.EXOGRAM_CONNECTION_THRESHOLD or same
+        related = max(same, settings.EXOGRAM_RELATED_THRESHOLD or related)
+    main = Judge(encoder, Cuts(same, related))
+    if not has_english_model(encoder.spec):
+        return {"en": main, "es": main, "es-en": main}
+    minilm = get_encoder("minilm-l6")
+    english = Judge(minilm, Cuts(minilm.spec.threshold, minilm.spec.related), confirm=main)
+    return {"en": english, "es": main, "es-en": main}
 
 
 # --- the command --------------------------------------------------------------------------

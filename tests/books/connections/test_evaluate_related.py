@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from books.embedding.encoder import E5_SPANISH_SHIFT, E5_THRESHOLD, MINILM_RELATED_THRESHOLD
-from books.management.commands.evaluate_connections import (
+from books.embedding.encoder import E5_RELATED_THRESHOLD, MINILM_RELATED_THRESHOLD
+from evaluation.sts_data import (
     TaggedQuote,
     read_fortunes_subjects,
     related_pairs,
@@ -112,7 +112,7 @@ class EvaluateRelatedTests:
             _evaluate("--quotable", str(tmp_path))
 
 
-SPANISH_CUT = E5_THRESHOLD + E5_SPANISH_SHIFT
+SPANISH_CUT = E5_RELATED_THRESHOLD
 
 # Spanish sayings in strfile files, one a subject; refranes gathers them by source.
 SAYINGS = {
@@ -168,12 +168,14 @@ class EvaluateSpanishRelatedTests:
         assert "amistad" in report["subjects"]
         assert "generic_tags" not in report
         assert report["model"].startswith("multilingual-e5-small@")
-        # Two Spanish passages connect only as the same idea: their related cut is that one.
+        # e5's own cut, one for every language pair (the pair judge weighs the rest).
         assert report["related_threshold"] == pytest.approx(SPANISH_CUT)
         assert (report["related"], report["unrelated"]) == (6, 9)
         # e5's table is in hundredths, from half its cut to twice it.
         thresholds = [row["threshold"] for row in report["table"]]
-        assert thresholds == pytest.approx([0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10])
+        assert thresholds == pytest.approx(
+            [0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.11, 0.12, 0.13, 0.14]
+        )
         assert report["auc"] > 0.7
 
     def test_it_prints_both_calibrations_and_refuses_both_in_json(self, tmp_path: Path) -> None:

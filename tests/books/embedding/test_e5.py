@@ -16,7 +16,6 @@ from books.embedding import e5
 from books.embedding.encoder import (
     _E5_SOURCE,
     DIMENSIONS,
-    E5_ACROSS_RELATED,
     E5_MODEL_NAME,
     E5_PREFIX,
     E5_THRESHOLD,
@@ -216,9 +215,10 @@ class E5EncoderTests:
         )
         # Translations connect (as related at least: they sit farther apart than
         # same-language paraphrases); a sentence on another subject does not.
-        assert 1 - spanish @ english < E5_ACROSS_RELATED
-        assert 1 - english @ german < E5_ACROSS_RELATED
-        assert 1 - spanish @ market > E5_ACROSS_RELATED
+        across = 0.12  # where e5's cosines across languages part kin from strangers
+        assert 1 - spanish @ english < across
+        assert 1 - english @ german < across
+        assert 1 - spanish @ market > across
 
     def test_it_gives_the_same_vectors_in_a_batch_as_one_by_one(self, encoder: Encoder) -> None:
         texts = ["Corto.", "Una frase de longitud media sobre la memoria.", "Tides.", ""]

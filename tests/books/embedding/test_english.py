@@ -6,7 +6,6 @@ import pytest
 from accounts.models import User
 from books.embedding.encoder import (
     E5_MODEL_NAME,
-    MINILM_CONFIRMED_RELATED,
     MINILM_MODEL_NAME,
     Encoder,
     active_model_id,
@@ -63,11 +62,6 @@ class EnglishModelIdTests:
         vector = encoder.encode_english([ENGLISH])
         assert vector.shape == (1, 384)
         assert encoder._english is not None
-        assert encoder.english_thresholds == (
-            encoder._english.threshold,
-            MINILM_CONFIRMED_RELATED,
-            encoder._english.related_threshold,
-        )
 
 
 @pytest.mark.django_db

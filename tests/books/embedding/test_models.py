@@ -8,7 +8,8 @@ from django.core.management import call_command
 
 from accounts.models import User
 from affinity.services import CentroidSums
-from books.connections.services import connection_threshold
+from books.connections.judge import SAME_IDEA
+from books.connections.services import current_judge
 from books.embedding import encoder as encoder_module
 from books.embedding.encoder import (
     _E5_SOURCE,
@@ -73,12 +74,12 @@ def minilm(settings: object) -> Iterator[None]:
 class ModelChoiceTests:
     def test_the_default_is_multilingual_with_its_own_threshold(self) -> None:
         assert get_encoder().model_id.startswith("multilingual-e5-small@")
-        assert connection_threshold() == E5_THRESHOLD
+        assert get_encoder().threshold == E5_THRESHOLD
         assert active_model_id() == get_encoder().model_id
 
     def test_minilm_stays_available_with_its_own_threshold(self, minilm: None) -> None:
         assert get_encoder().model_id == "all-MiniLM-L6-v2@8199be6f"
-        assert connection_threshold() == MINILM_THRESHOLD
+        assert get_encoder().threshold == MINILM_THRESHOLD
         assert active_model_id() == get_encoder().model_id
 
     def test_the_thresholds_differ(self) -> None:
@@ -87,9 +88,20 @@ class ModelChoiceTests:
         assert get_encoder("minilm-l6").threshold == MINILM_THRESHOLD
         assert get_encoder("multilingual-e5-small").threshold == E5_THRESHOLD
 
-    def test_a_threshold_setting_still_wins(self, settings: object) -> None:
+    def test_a_threshold_setting_judges_a_model_the_judge_was_not_trained_for(
+        self, minilm: None, settings: object
+    ) -> None:
         settings.EXOGRAM_CONNECTION_THRESHOLD = 0.2  # type: ignore[attr-defined]
-        assert connection_threshold() == 0.2
+        settings.EXOGRAM_RELATED_THRESHOLD = 0.3  # type: ignore[attr-defined]
+        from books.connections.judge import PairFacts
+
+        facts = PairFacts(
+            main=0.85, english=None, rank_ab=0, rank_ba=0, typical_a=0.5, typical_b=0.5,
+            english_typical_a=None, english_typical_b=None, rare=0.0, rare_share=0.0,
+            words_a=10, words_b=10, language_a="en", language_b="en", same_author=False,
+        )  # fmt: skip
+        # A distance of 0.15, under the setting's 0.2: the same idea.
+        assert current_judge().judge([facts])[0][2] == SAME_IDEA
 
 
 @pytest.mark.django_db

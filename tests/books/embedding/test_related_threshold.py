@@ -6,15 +6,12 @@ from pathlib import Path
 import pytest
 
 from books.embedding.encoder import (
-    E5_ACROSS_RELATED,
     E5_RELATED_THRESHOLD,
     E5_THRESHOLD,
-    MINILM_CONFIRMED_RELATED,
     MINILM_RELATED_THRESHOLD,
     MINILM_THRESHOLD,
     RELATED_MARGIN,
     EncoderUnavailable,
-    builtin_cut_figures,
     get_encoder,
     minilm_model_spec,
     model_spec_from_dir,
@@ -39,24 +36,9 @@ class RelatedThresholdTests:
         spec = minilm_model_spec()
         assert (spec.threshold, spec.related) == (MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD)
         assert MINILM_THRESHOLD < MINILM_RELATED_THRESHOLD
-        # e5 connects two passages of one language only as the same idea; the English model
-        # beside it judges two English ones (books.embedding.english), with its two cuts.
-        assert E5_THRESHOLD == E5_RELATED_THRESHOLD < E5_ACROSS_RELATED
-        minilm = builtin_cut_figures("minilm-l6")
-        assert (minilm["same_idea"], minilm["related"]) == (
-            MINILM_THRESHOLD,
-            MINILM_RELATED_THRESHOLD,
-        )
-        assert "english" not in minilm
-        e5 = builtin_cut_figures("multilingual-e5-small")
-        assert (e5["same_idea"], e5["related"]) == (E5_THRESHOLD, E5_RELATED_THRESHOLD)
-        # Past its plain related cut, up to the confirmed one, a pair must be confirmed.
-        assert e5["english"] == (
-            MINILM_THRESHOLD,
-            MINILM_CONFIRMED_RELATED,
-            MINILM_RELATED_THRESHOLD,
-        )
-        assert MINILM_RELATED_THRESHOLD < MINILM_CONFIRMED_RELATED
+        # e5's own cut is one: it judges the pairs of no model by itself (the pair judge
+        # does, books.connections.judge); the cuts judge only a model it was not trained for.
+        assert E5_THRESHOLD == E5_RELATED_THRESHOLD
 
     def test_the_encoder_exposes_the_related_threshold(self) -> None:
         # The default model, multilingual-e5-small.
