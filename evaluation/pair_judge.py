@@ -120,21 +120,12 @@ def pair_facts(context: Context, a: int, b: int) -> PairFacts:
     c = context
     both_english = c.english is not None and c.languages[a] == c.languages[b] == ENGLISH
 
-    def optional(value: float) -> float | None:
-        return None if np.isnan(value) else float(value)
-
     rare, share = shared_rarity(c.stems[a], c.stems[b], c.frequency, len(c.library.texts))
     return PairFacts(
         main=float(c.main[a] @ c.main[b]),
         english=float(c.english[a] @ c.english[b])
         if both_english and c.english is not None
         else None,
-        rank_ab=c.nearest[a].get(b),
-        rank_ba=c.nearest[b].get(a),
-        typical_a=float(c.typical[a]),
-        typical_b=float(c.typical[b]),
-        english_typical_a=optional(c.english_typical[a]) if both_english else None,
-        english_typical_b=optional(c.english_typical[b]) if both_english else None,
         rare=rare,
         rare_share=share,
         words_a=len(words_of(c.library.texts[a])),
@@ -320,9 +311,7 @@ def log_loss(judge: Judge, rows: Rows) -> dict[str, float]:
 
 # Features measured together: each group is left out in turn.
 GROUPS = {
-    "english model": ("english", "has_english", "english_margin"),
-    "mutual rank": ("rank_best", "rank_worst"),
-    "margin": ("margin_min", "margin_mean"),
+    "english model": ("english", "has_english"),
     "rare stems": ("rare", "rare_share"),
     "lengths": ("short", "long"),
     "languages": ("across", "undetected", "main_across", "main_undetected"),

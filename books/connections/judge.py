@@ -10,11 +10,11 @@ Features of a candidate pair (a passage and one of its nearest in other books), 
 measured to earn its place (docs/evaluation.md):
 - each model's cosine: the main model's (every passage), the English model's (two English
   passages);
-- mutual rank: where each side stands in the other's list of nearest;
-- the margin of the pair's cosine over each side's typical neighbour (a passage in a crowded
-  region of the map is close to everything: its cosines mean less);
 - rare shared stems, weighted by their inverse passage frequency in the library;
 - the lengths, the two languages (within one, across two, undetected), the same author.
+Mutual rank and the margin over each side's typical neighbour were tried and left out: on
+held-out pairs they did not lower the judge's log-loss at all (docs/evaluation.md), and they
+cost a second round of neighbour queries for every candidate.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ SAME_IDEA_BAND = 0.5
 RELATED_BAND = 0.5
 NEARBY_BAND = 0.2
 # Each passage's candidates: its nearest this many in other books, by each vector it has.
-# Their mean cosine is the passage's typical neighbour (the margin features).
 NEIGHBOURS = 8
 
 # A stem: the first letters of a folded word of at least MIN_STEM letters. Crude, but it
@@ -58,11 +57,6 @@ FEATURES = (
     "main",  # the main model's cosine
     "english",  # the English model's cosine (0 when the pair has none)
     "has_english",
-    "rank_best",  # 1 / (1 + rank) of the nearer side's view, 0 past the list
-    "rank_worst",  # the same of the farther side's view: mutual when both are high
-    "margin_min",  # cosine minus the side's typical neighbour cosine, the smaller side
-    "margin_mean",
-    "english_margin",  # the same by the English model (0 when none)
     "rare",  # log(1 + IDF-weighted shared stems)
     "rare_share",  # shared stems' IDF over the smaller side's
     "short",  # log words of the shorter passage
@@ -81,12 +75,6 @@ class PairFacts:
 
     main: float  # cosine similarity by the main model
     english: float | None  # by the English model, when both sides have its vector
-    rank_ab: int | None  # the other's place (0 = nearest) in the first one's list
-    rank_ba: int | None
-    typical_a: float  # mean cosine of the first one's nearest in other books
-    typical_b: float
-    english_typical_a: float | None
-    english_typical_b: float | None
     rare: float  # IDF-weighted shared stems
     rare_share: float
     words_a: int
@@ -123,30 +111,15 @@ def stem_frequency(stem_sets: Iterable[frozenset[str]]) -> dict[str, int]:
     return found
 
 
-def _rank(rank: int | None) -> float:
-    return 0.0 if rank is None else 1.0 / (1.0 + rank)
-
-
 def features(facts: PairFacts) -> list[float]:
     """The pair's features, in the order of FEATURES."""
-    ranks = sorted((_rank(facts.rank_ab), _rank(facts.rank_ba)))
-    margins = (facts.main - facts.typical_a, facts.main - facts.typical_b)
     has_english = facts.english is not None
-    english_margin = 0.0
-    if facts.english is not None:
-        typical = [t for t in (facts.english_typical_a, facts.english_typical_b) if t is not None]
-        english_margin = facts.english - (sum(typical) / len(typical) if typical else 0.0)
     across = facts.language_a != facts.language_b
     undetected = facts.language_a == facts.language_b == "unknown"
     return [
         facts.main,
         facts.english if facts.english is not None else 0.0,
         float(has_english),
-        ranks[1],
-        ranks[0],
-        min(margins),
-        sum(margins) / 2,
-        english_margin,
         math.log1p(facts.rare),
         facts.rare_share,
         math.log1p(min(facts.words_a, facts.words_b)),

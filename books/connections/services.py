@@ -4,8 +4,8 @@ with the judge's verdict.
 Candidates of a passage: its NEIGHBOURS nearest passages of the reader's other books by each
 vector it has (the model's, in every language; the English model's, among English
 passages). Each candidate pair gets its features (books.connections.judge: each model's
-cosine, mutual rank, margin over each side's typical neighbour, rare shared stems, lengths,
-languages, same author) and the pinned judge's P(related), P(same idea) and strength band.
+cosine, rare shared stems, lengths, languages, same author) and the pinned judge's
+P(related), P(same idea) and strength band.
 A passage keeps its best KEPT_PER_HIGHLIGHT pairs from P(related) ≥ NEARBY_BAND: the related
 and same-idea ones are its connections, the nearby ones what the highlight page shows when
 it has none. Reads filter on the stored strength (books.connections.selectors); nothing is
@@ -201,12 +201,7 @@ def _library_pairs(
 
     main, english = lists(asked)
     others = {n.highlight_id for found in (main, english) for ns in found.values() for n in ns}
-    others -= set(asked)
-    facts |= _load(others)
-    books |= {pk: passage.book_id for pk, (passage, _) in facts.items()}
-    more_main, more_english = lists(sorted(others))
-    main |= more_main
-    english |= more_english
+    facts |= _load(others - set(asked))
     # Every candidate pair, with the cosines the lists already hold.
     cosines: dict[tuple[int, int], float] = {}
     english_cosines: dict[tuple[int, int], float] = {}
@@ -219,12 +214,6 @@ def _library_pairs(
                 pair = (min(pk, n.highlight_id), max(pk, n.highlight_id))
                 candidates.add(pair)
                 known[pair] = 1.0 - n.distance
-    for found, known in ((main, cosines), (english, english_cosines)):
-        for pk, ns in found.items():
-            for n in ns:
-                known.setdefault(
-                    (min(pk, n.highlight_id), max(pk, n.highlight_id)), 1.0 - n.distance
-                )
     missing = [p for p in candidates if p not in cosines]
     cosines |= _pair_cosines(missing, "embedding")
     both_english = [
@@ -234,19 +223,6 @@ def _library_pairs(
         [p for p in both_english if p not in english_cosines], ENGLISH_COLUMN
     )
     frequency, passages = _library_frequency(reader_id)
-
-    def typical(found: dict[int, list[Neighbour]], pk: int) -> float | None:
-        ns = found.get(pk)
-        return sum(1.0 - n.distance for n in ns) / len(ns) if ns else None
-
-    def rank(pk: int, other: int) -> int | None:
-        places = [
-            i
-            for found in (main, english)
-            for i, n in enumerate(found.get(pk, []))
-            if n.highlight_id == other
-        ]
-        return min(places) if places else None
 
     ordered = sorted(p for p in candidates if p in cosines)
     judged_facts = []
@@ -258,12 +234,6 @@ def _library_pairs(
             PairFacts(
                 main=cosines[(a, b)],
                 english=english_cosines[(a, b)] if has_english else None,
-                rank_ab=rank(a, b),
-                rank_ba=rank(b, a),
-                typical_a=typical(main, a) or 0.0,
-                typical_b=typical(main, b) or 0.0,
-                english_typical_a=typical(english, a) if has_english else None,
-                english_typical_b=typical(english, b) if has_english else None,
                 rare=rare,
                 rare_share=share,
                 words_a=first.words,

@@ -27,8 +27,7 @@ E5 = "multilingual-e5-small"
 
 # A pair of two English passages, each the other's nearest, with an ordinary library around.
 PAIR = PairFacts(
-    main=0.88, english=0.6, rank_ab=0, rank_ba=0, typical_a=0.84, typical_b=0.84,
-    english_typical_a=0.45, english_typical_b=0.45, rare=3.0, rare_share=0.2,
+    main=0.88, english=0.6, rare=3.0, rare_share=0.2,
     words_a=20, words_b=25, language_a="en", language_b="en", same_author=False,
 )  # fmt: skip
 
@@ -67,11 +66,11 @@ class ProbabilityTests:
         "pair",
         [
             PAIR,
-            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+            replace(PAIR, english=None,
                     language_a="es", language_b="es"),
-            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+            replace(PAIR, english=None,
                     language_a="en", language_b="es"),
-            replace(PAIR, english=None, english_typical_a=None, english_typical_b=None,
+            replace(PAIR, english=None,
                     language_a="unknown", language_b="unknown"),
         ],
         ids=["english", "spanish", "across", "undetected"],
@@ -116,14 +115,8 @@ class FeatureTests:
         assert len(row) == len(FEATURES)
         named = dict(zip(FEATURES, row, strict=True))
         assert named["main"] == 0.88
-        assert named["rank_best"] == named["rank_worst"] == 1.0
-        assert named["margin_min"] == pytest.approx(0.04)
+        assert named["english"] == 0.6
         assert named["across"] == 0.0
-
-    def test_a_one_sided_neighbour_is_not_mutual(self) -> None:
-        named = dict(zip(FEATURES, features(replace(PAIR, rank_ab=2, rank_ba=None)), strict=True))
-        assert named["rank_best"] == pytest.approx(1 / 3)
-        assert named["rank_worst"] == 0.0
 
     def test_stems_are_folded_and_alike_in_any_language(self) -> None:
         assert stems("Die Erinnerungen des Herzens") == stems("die ERINNERUNG des herzen")

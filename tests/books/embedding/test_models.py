@@ -96,8 +96,7 @@ class ModelChoiceTests:
         from books.connections.judge import PairFacts
 
         facts = PairFacts(
-            main=0.85, english=None, rank_ab=0, rank_ba=0, typical_a=0.5, typical_b=0.5,
-            english_typical_a=None, english_typical_b=None, rare=0.0, rare_share=0.0,
+            main=0.85, english=None, rare=0.0, rare_share=0.0,
             words_a=10, words_b=10, language_a="en", language_b="en", same_author=False,
         )  # fmt: skip
         # A distance of 0.15, under the setting's 0.2: the same idea.
