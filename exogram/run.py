@@ -57,7 +57,11 @@ def main() -> int:
             )
         else:
             print(f"Starting the embedded PostgreSQL in {data_dir / 'postgres'} …", flush=True)
-        server.start(data_dir)
+        try:
+            server.start(data_dir)
+        except server.DataFolderVersionMismatch as refusal:
+            print(f"\n{refusal}\n", file=sys.stderr, flush=True)
+            return 2
     call_command("migrate", interactive=False, verbosity=1)
     if not settings.DEBUG:
         call_command("collectstatic", interactive=False, verbosity=0)
