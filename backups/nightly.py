@@ -4,7 +4,7 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -28,7 +28,7 @@ class Kept:
 
 
 def folder_name(kind: str, now: datetime) -> str:
-    return f"{kind}-{now.astimezone(timezone.UTC).strftime(STAMP)}"
+    return f"{kind}-{now.astimezone(UTC).strftime(STAMP)}"
 
 
 def _nightly_backups(folder: Path) -> list[Kept]:
@@ -41,7 +41,7 @@ def _nightly_backups(folder: Path) -> list[Kept]:
         except ValueError:
             continue
         if (path / MANIFEST).is_file():
-            found.append(Kept(path, taken.replace(tzinfo=timezone.UTC)))
+            found.append(Kept(path, taken.replace(tzinfo=UTC)))
     return sorted(found, key=lambda kept: kept.taken, reverse=True)
 
 
