@@ -61,9 +61,9 @@ def target_for(alias: str = "default") -> Target:
 
 
 def server_major(alias: str = "default") -> int:
-    connection = connections[alias]
-    connection.ensure_connection()
-    return int(connection.pg_version // 10000)
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SHOW server_version_num")
+        return int(cursor.fetchone()[0]) // 10000
 
 
 def _major_of(program: Path) -> int | None:
