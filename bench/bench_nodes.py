@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -62,6 +63,7 @@ def _one_run(nodes: int, data: bytes, *, kill: bool = False) -> dict[str, Any]:
             for name, node in the_cluster.nodes.items()
         )
         server_cpu = _cpu_seconds(postmaster) - server_cpu
+    shutil.rmtree(folder, ignore_errors=True)
     ok = counts["vector_writes"] == counts["vectors_written"] == counts["highlights"] and (
         counts["connection_writes"] == counts["connections_written"] == counts["connections"]
     )
