@@ -252,8 +252,8 @@ class Judge:
 
     encoder: Any
     cuts: Cuts
-    # The judge whose same-idea cut must hold too for the same idea (two English passages:
-    # the main model, books.connections.services.Thresholds.graded).
+    # The judge whose same-idea cut must hold too for the same idea (two English sentences:
+    # the main model beside the English one).
     confirm: Judge | None = None
 
     @property
