@@ -12,6 +12,7 @@ from books.connections.judge import (
     RELATED,
     SAME_IDEA,
     WEIGHTS_FILE,
+    Judge,
     PairFacts,
     features,
     judge_for,
@@ -32,7 +33,7 @@ PAIR = PairFacts(
 )  # fmt: skip
 
 
-def _judge() -> object:
+def _judge() -> Judge:
     return judge_for(E5, same_idea_cut=0.07, related_cut=0.07)
 
 
