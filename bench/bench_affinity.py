@@ -258,8 +258,8 @@ def measure_refresh(big_id: int) -> dict[str, Any]:
 
 
 def measure_bridges(me: int, others: Sequence[int], label: str) -> dict[str, Any]:
+    from affinity.bridges import bridges_between
     from affinity.models import ReaderCentroid
-    from affinity.selectors import bridges_between
 
     mine = ReaderCentroid.objects.get(reader_id=me)
     theirs = list(ReaderCentroid.objects.filter(reader_id__in=others))

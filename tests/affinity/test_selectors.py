@@ -5,10 +5,10 @@ import pytest
 from django.db import connection
 
 from accounts.models import User
+from affinity.bridges import bridges_between
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.selectors import (
     books_in_common,
-    bridges_between,
     kindred_readers,
     nearest_readers,
     public_profile,
