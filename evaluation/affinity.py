@@ -21,7 +21,6 @@ import numpy.typing as npt
 
 from affinity.demo_library import DemoLibrary, make_library, planted_pairs
 from affinity.reading import ReaderSums
-from books.language import ENGLISH, language_of
 from evaluation.affinity_data import read_construction
 
 Matrix = npt.NDArray[np.float64]
@@ -33,16 +32,14 @@ READERS = 60
 
 class Encoder(Protocol):
     def encode(self, texts: list[str]) -> Any: ...
-    def encode_english(self, texts: list[str]) -> Any: ...
 
 
 @dataclass
 class Embedded:
-    """Every passage of a library, embedded once: the main model's vector, and the English
-    model's for English passages (as the pipeline stores them)."""
+    """Every passage of a library, embedded once by the main model (the vectors readers
+    are compared in; affinity.reading)."""
 
     main: dict[str, Matrix] = field(default_factory=dict)
-    english: dict[str, Matrix] = field(default_factory=dict)
 
     def add(self, texts: set[str], encoder: Encoder, batch: int = 256) -> None:
         todo = sorted(texts - self.main.keys())
@@ -50,11 +47,6 @@ class Embedded:
             chunk = todo[start : start + batch]
             for text, vector in zip(chunk, np.asarray(encoder.encode(chunk)), strict=True):
                 self.main[text] = vector.astype(np.float64)
-            english = [text for text in chunk if language_of(text) == ENGLISH]
-            if english:
-                vectors = np.asarray(encoder.encode_english(english))
-                for text, vector in zip(english, vectors, strict=True):
-                    self.english[text] = vector.astype(np.float64)
 
 
 def _texts(library: DemoLibrary) -> list[list[str]]:

@@ -73,9 +73,7 @@ class SeedAndEvaluateTests:
         # through the import path, every highlight embedded, every reader placed
         assert Import.objects.filter(reader__in=readers, file_name="My Clippings.txt").count() == 6
         assert not Highlight.objects.exclude(embedding_status=Highlight.EmbeddingStatus.DONE)
-        assert (
-            ReaderCentroid.objects.filter(reader__in=readers, position__isnull=False).count() == 6
-        )
+        assert ReaderCentroid.objects.filter(reader__in=readers, vector__isnull=False).count() == 6
         assert not readers.filter(password__startswith="pbkdf2")  # nobody can log in as them
 
         out = StringIO()

@@ -169,10 +169,9 @@ class KindredPageTests:
             library(more, centre, rng)
             share(more, f"More {i}")
             centroid_refresh(reader=more)
-        # session, user, profile, centroid, nearest (no reading space among so few
-        # readers: an exact scan, no count to choose), profiles, centroids, bridges, their
-        # highlights, books in common
-        with django_assert_num_queries(10):
+        # session, user, profile, centroid, the count that chooses the scan, nearest,
+        # profiles, centroids, bridges, their highlights, books in common
+        with django_assert_num_queries(11):
             response = alice_client.get(reverse("kindred"))
         assert len(response.context["kindred"]) == 5
         assert len(few) == 10
