@@ -174,7 +174,7 @@ class KindredPageTests:
         with django_assert_num_queries(11):
             response = alice_client.get(reverse("kindred"))
         assert len(response.context["kindred"]) == 5
-        assert len(few) == 10
+        assert len(few) == 11
 
 
 @pytest.mark.django_db
