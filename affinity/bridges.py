@@ -72,14 +72,18 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
     for candidate in candidates:
         first, second = candidate.languages
         if candidate.english_distance is not None and thresholds.in_english(first, second):
-            distance, main = candidate.english_distance, candidate.distance
+            distance, cuts = candidate.english_distance, thresholds.english
+            graded = thresholds.graded(distance, first, second, main_distance=candidate.distance)
         else:
-            distance, main = candidate.distance, None
-        graded = thresholds.graded(distance, first, second, main_distance=main)
+            # Two English passages without the English model's vectors: the main model's
+            # own cut within one language.
+            distance = candidate.distance
+            in_english = thresholds.in_english(first, second)
+            cuts = thresholds.within if in_english else thresholds.cuts(first, second)
+            graded = cuts.grade(distance)
+        assert cuts is not None
         # The band a connection needs confirming in (a rare word in common) is not claimed.
-        connects = graded < RELATED_GRADE and not thresholds.cuts(first, second).needs_confirming(
-            distance
-        )
+        connects = graded < RELATED_GRADE and not cuts.needs_confirming(distance)
         judged.append((graded, distance, strength_of(graded) if connects else None))
     return judged
 

@@ -103,7 +103,8 @@ def centred_means(sums: list[ReaderSums], plain: Matrix, library: DemoLibrary) -
     """The app's weighted means minus the mean highlight: the variant measured beside it."""
     counts = np.asarray([reader.highlight_count for reader in library.readers], dtype=np.float64)
     mean_highlight = (plain * counts[:, None]).sum(axis=0) / counts.sum()
-    return np.asarray([s.total / s.weight for s in sums]) - mean_highlight
+    centred: Matrix = np.asarray([s.total / s.weight for s in sums]) - mean_highlight
+    return centred
 
 
 def evaluate_library(

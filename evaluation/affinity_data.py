@@ -64,7 +64,7 @@ def read_kindle_shelves(folder: Path) -> list[Quote]:
             # One file's copy of a book is one topic: two files' copies of one title stay
             # apart (another reader, other passages).
             by_book[f"{_clean(clipping.title)[:60]} [{path.stem[:12]}]"].append((text, language))
-    quotes = []
+    quotes: list[Quote] = []
     for topic, rows in sorted(by_book.items()):
         if len(rows) < MIN_TOPIC_QUOTES:
             continue

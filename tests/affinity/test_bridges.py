@@ -37,6 +37,15 @@ class BridgeJudgementTests:
         assert strength == Strength.RELATED
         assert grade == cuts.graded(related, "en", "en", main_distance=0.3)
 
+    def test_it_judges_english_passages_without_english_vectors_by_the_main_model(
+        self,
+    ) -> None:
+        cuts = current_thresholds()
+        pair = _pair(cuts.within.same_idea / 2, ("en", "en"), english=None)
+        [(grade, distance, strength)] = bridge_judgement([pair])
+        assert (distance, strength) == (pair.distance, Strength.SAME_IDEA)
+        assert grade == cuts.within.grade(pair.distance)
+
     def test_it_judges_a_pair_across_languages_by_the_main_model(self) -> None:
         cuts = current_thresholds()
         pair = _pair(cuts.across.same_idea / 2, ("en", "es"), english=None)

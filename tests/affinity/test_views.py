@@ -147,6 +147,7 @@ class KindredPageTests:
         assert sorted(names) == ["Bob B.", "Carol C."]
         assert "Bob&#x27;s Aleph passage" in content
         assert "% alike" in content
+        assert "Same idea" in content  # judged as a connection would be
         # never the reader who does not share, never an excluded book
         assert "dave" not in content.casefold()
         assert "A secret from the diary" not in content
