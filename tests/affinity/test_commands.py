@@ -95,6 +95,19 @@ class SeedAndEvaluateTests:
         with pytest.raises(CommandError, match="does not exist"):
             call_command("seed_demo_library", "--data", str(tmp_path / "nowhere"))
 
+    def test_it_evaluates_constructions_in_memory(self, tmp_path: Path) -> None:
+        data = write_eval_data(tmp_path / "eval")
+        out = StringIO()
+        args = ["--construction", "quotes", "--data", str(data), "--readers", "30", "--json"]
+        call_command("evaluate_affinity", *args, stdout=out)
+        [report] = json.loads(out.getvalue())
+        assert (report["construction"], report["seed"], report["readers"]) == ("quotes", 7, 30)
+        # Side by side (six topics of 32 sayings is too small a world to rank them by).
+        assert set(report["twin_pairs_in_top"]) == {"app", "plain_mean", "centred"}
+        assert all(0 <= n <= 10 for n in report["twin_pairs_in_top"].values())
+        with pytest.raises(CommandError, match="no Kindle clippings files"):
+            call_command("evaluate_affinity", "--construction", "kindle", "--data", str(data))
+
     def test_it_needs_a_demo_library_to_evaluate(self, db: None) -> None:
         with pytest.raises(CommandError, match="seed_demo_library"):
             call_command("evaluate_affinity", stdout=StringIO())

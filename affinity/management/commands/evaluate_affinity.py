@@ -14,7 +14,7 @@ from affinity.models import PassageEcho, ReaderCentroid
 from affinity.selectors import nearest_readers
 from affinity.services import shared_highlights
 from books.models import EMBEDDING_DIMENSIONS, Highlight
-from evaluation.affinity import Embedded, evaluate_construction
+from evaluation.affinity import READERS, Embedded, evaluate_construction
 from evaluation.affinity_data import CONSTRUCTIONS
 
 # The aim: each twin finds the other in its top 3, for at least 9 pairs of 10.
@@ -61,6 +61,9 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--seed", type=int, action="append", help="library seed(s) with --construction (7)"
+        )
+        parser.add_argument(
+            "--readers", type=int, default=READERS, help=f"readers with --construction ({READERS})"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -192,7 +195,7 @@ class Command(BaseCommand):
                 try:
                     reports.append(
                         evaluate_construction(name, options["data"], encoder, seed=seed,
-                                              embedded=embedded)
+                                              readers=options["readers"], embedded=embedded)
                     )  # fmt: skip
                 except DemoDataMissing as error:
                     raise CommandError(f"{error}. Pass --data with the evaluation data.") from None
