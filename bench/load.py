@@ -254,7 +254,7 @@ def run(
             env.pop("CELERY_BROKER_URL", None)
             web_log = (Path(folder) / "web.log").open("w")
             web = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "exogram.wsgi", "--bind", f"127.0.0.1:{port}",
+                [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
                  "--config", "python:exogram.gunicorn_conf", "--access-logfile", "/dev/null"],
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=web_log,
             )  # fmt: skip

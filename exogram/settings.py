@@ -312,6 +312,9 @@ EXOGRAM_RELATED_THRESHOLD: float | None = (
     else None
 )
 EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
+# Searches one reader may run at once (pages, JSON, API, MCP); past it a search is refused
+# with 429 instead of taking another web thread (exogram/reader_slots.py).
+EXOGRAM_SEARCHES_PER_READER = env_int("EXOGRAM_SEARCHES_PER_READER", 4, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
