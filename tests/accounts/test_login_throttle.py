@@ -47,6 +47,30 @@ class LoginThrottleTests:
         assert _login(client, "alice", PASSWORD).status_code == 429
         assert client.get(reverse("home")).status_code == 302
 
+    def test_a_right_password_from_an_address_that_has_not_failed_is_never_refused(
+        self, client: Client, alice: User
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong", address="203.0.113.9")  # anyone, anywhere
+        assert _login(client, "alice", PASSWORD, address="203.0.113.9").status_code == 429
+        # The owner, from home: not locked out by a stranger's guesses.
+        assert _login(client, "alice", PASSWORD, address="198.51.100.7").status_code == 302
+
+    def test_an_account_being_guessed_gives_each_further_address_one_guess(
+        self, client: Client, alice: User, hashes: list[str]
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong", address="203.0.113.9")
+        checked = len(hashes)
+        _login(client, "alice", "guess", address="203.0.113.10")
+        assert len(hashes) == checked + 1  # its one guess was checked
+        checked = len(hashes)
+        refused = _login(client, "alice", PASSWORD, address="203.0.113.10")
+        assert refused.status_code == 429
+        assert "Too many failed logins for this account" in refused.content.decode()
+        assert len(hashes) == checked  # no hash for the second guess
+        assert _login(client, "alice", PASSWORD, address="192.0.2.1").status_code == 302
+
     def test_it_counts_the_username_in_any_case(self, client: Client, alice: User) -> None:
         for name in ["alice", "ALICE", "Alice ", "aLice", "alicE"]:
             _login(client, name, "wrong")
