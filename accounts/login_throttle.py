@@ -11,9 +11,9 @@ the first failure:
 An address that has not failed on the account is never refused for the account's sake:
 anyone who knows a username could otherwise lock its owner out (five wrong passwords
 refused the owner's right one from anywhere for 15 minutes). A success clears the
-account's count and that address's count for it. The counts are approximate under concurrent guesses on
-the database cache (its incr is a read and a write), exact on Redis; either way a guesser
-gets a handful of tries per window, not thousands.
+account's count and that address's count for it. The counts are approximate under
+concurrent guesses on the database cache (its incr is a read and a write), exact on Redis;
+either way a guesser gets a handful of tries per window, not thousands.
 """
 
 import hashlib

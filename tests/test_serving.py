@@ -173,3 +173,16 @@ class SlowClientsTests:
             )
         finally:
             slow.close()
+
+
+class AccessLogTests:
+    def test_it_logs_paths_without_their_query_strings(
+        self, web_server: str, tmp_path: Path
+    ) -> None:
+        # A search's words are the reader's: they stay out of the log.
+        assert _status(f"{web_server}/login/?next=/search/%3Fq%3Dprivate-words") == 200
+        assert _status(f"{web_server}/healthz?q=more-private-words") == 200
+        log = (tmp_path / "web.log").read_text()
+        assert '"GET /login/" 200' in log
+        assert '"GET /healthz" 200' in log
+        assert "private-words" not in log

@@ -178,3 +178,47 @@ class ClosedSignupTests:
     def test_it_is_open_by_default(self, client: Client) -> None:
         assert client.get(reverse("signup")).status_code == 200
         assert reverse("signup") in client.get(reverse("login")).content.decode()
+
+
+@pytest.mark.django_db
+class SignupLimitsTests:
+    @override_settings(EXOGRAM_SIGNUPS_PER_HOUR=2)
+    def test_it_limits_the_accounts_one_address_makes(self, client: Client) -> None:
+        for number in range(2):
+            made = Client().post(
+                reverse("signup"),
+                {"username": f"reader{number}", "password1": PASSWORD, "password2": PASSWORD},
+                REMOTE_ADDR="203.0.113.9",
+            )
+            assert made.status_code == 302
+        refused = client.post(
+            reverse("signup"),
+            {"username": "reader9", "password1": PASSWORD, "password2": PASSWORD},
+            REMOTE_ADDR="203.0.113.9",
+        )
+        assert refused.status_code == 429
+        assert not User.objects.filter(username="reader9").exists()
+
+    @pytest.mark.parametrize(
+        "lookalike",
+        ["\u0430lice", "ALICE", "al\u0456ce", "\u0430l\u0456\u0441\u0435", "alic\u0435\u200b"],
+    )
+    def test_it_refuses_a_username_that_looks_like_another(
+        self, client: Client, alice: User, lookalike: str
+    ) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": lookalike, "password1": PASSWORD, "password2": PASSWORD},
+        )
+        assert response.status_code == 200
+        assert "looks the same as another reader" in response.content.decode()
+        assert User.objects.count() == 1
+
+    def test_it_takes_a_username_that_only_shares_letters(
+        self, client: Client, alice: User
+    ) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": "alicia", "password1": PASSWORD, "password2": PASSWORD},
+        )
+        assert response.status_code == 302
