@@ -201,7 +201,7 @@ class SignupLimitsTests:
 
     @pytest.mark.parametrize(
         "lookalike",
-        ["\u0430lice", "ALICE", "al\u0456ce", "\u0430l\u0456\u0441\u0435", "alic\u0435\u200b"],
+        ["\u0430lice", "al\u0456ce", "\u0430l\u0456\u0441\u0435", "alic\u0435\u200b"],
     )
     def test_it_refuses_a_username_that_looks_like_another(
         self, client: Client, alice: User, lookalike: str
