@@ -36,10 +36,10 @@ class SignupForm(UserCreationForm[User]):
         model = User
         fields = ("username",)
 
-    def clean_username(self) -> str | None:
+    def clean_username(self) -> str:
         username: str | None = super().clean_username()
         if username is None:  # Django's own check found it taken, in another case
-            return None
+            return None  # type: ignore[return-value]
         skeleton = username_skeleton(username)
         # Every name is read: sign-up is rare and a server has readers by the hundred at
         # most. (A stored, unique skeleton would be the way for many more.)

@@ -166,7 +166,7 @@ class PasswordResetView(auth_views.PasswordResetView):
             subject_template_name=self.subject_template_name,
             request=self.request,
             html_email_template_name=self.html_email_template_name,
-            extra_email_context=self.extra_email_context,
+            extra_email_context=dict(self.extra_email_context or {}),
         )
         return redirect(self.get_success_url())
 

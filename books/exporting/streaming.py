@@ -82,7 +82,7 @@ def markdown_zip_chunks(exports: Iterable[BookExport]) -> Iterator[bytes]:
     when it cannot seek back, which every unzip tool reads)."""
     pipe = _Pipe()
     taken: set[str] = set()
-    with zipfile.ZipFile(pipe, "w", zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(pipe, "w", zipfile.ZIP_DEFLATED) as archive:
         for export in exports:
             archive.writestr(markdown.file_name(export, taken), markdown.book_markdown(export))
             yield pipe.take()
