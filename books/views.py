@@ -6,12 +6,11 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
-from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
@@ -29,8 +28,7 @@ from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.library_cache import CachedPages, LibraryCache
-from books.library_map.services import SCALE, library_map_state, map_point
-from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, LibraryMap, Tag
+from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, Tag
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
@@ -168,68 +166,6 @@ def _favourites(request: HttpRequest) -> HttpResponse:
     page = Paginator(favourites_for(_reader(request)), 50).get_page(request.GET.get("page"))
     context = {"page": page, "query_string": "favourite=1"}
     return render(request, "books/favourites.html", context)
-
-
-@require_GET
-@login_required
-def semantic_map(request: HttpRequest) -> HttpResponse:
-    """The page: small and fast; the points come from map_data, drawn by static/js/map.js."""
-    reader = _reader(request)
-    state = library_map_state(reader)
-    books = state.the_map.books if state.the_map else []
-    counts = library_counts(reader)
-    placed = sum(book["count"] for book in books)
-    context = {
-        "state": state,
-        "books": sorted(enumerate(books), key=lambda item: (-item[1]["count"], item[1]["title"])),
-        "placed": placed,
-        "unplaced": max(0, counts.highlights - placed),
-        "regions": state.the_map.regions if state.the_map else [],
-    }
-    return render(request, "books/map.html", context)
-
-
-@require_GET
-@login_required
-@gzip_page  # 20,000 points are ~300 KB of JSON, ~80 KB gzipped; nothing secret to leak by size
-def map_data(request: HttpRequest) -> JsonResponse:
-    """The stored map as the browser draws it, and whether a newer one is being drawn."""
-    state = library_map_state(_reader(request))
-    if state.the_map is None or state.drawing:
-        status = "drawing" if state.drawing else "empty"
-        return JsonResponse({"status": status, "stale": state.stale})
-    the_map = state.the_map
-    return JsonResponse(
-        {
-            "status": "ready",
-            "stale": state.stale,
-            "scale": SCALE,
-            "points": {key: the_map.points[key] for key in ("x", "y", "book")},
-            "books": the_map.books,
-            "regions": the_map.regions,
-        }
-    )
-
-
-@require_GET
-@login_required
-def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
-    """One point of the reader's own map, to read on tap: its text, book and link."""
-    reader = _reader(request)
-    the_map = get_object_or_404(LibraryMap, reader=reader)
-    code = map_point(the_map, index)
-    if code is None:
-        raise Http404("No such point on your map.")
-    highlight = _get_highlight_for_user(request, UUID(code))
-    return JsonResponse(
-        {
-            "text": highlight.text or highlight.note,
-            "note": highlight.note if highlight.text else "",
-            "title": highlight.book.title,
-            "authors": highlight.book.authors,
-            "url": highlight.get_absolute_url(),
-        }
-    )
 
 
 @require_GET
