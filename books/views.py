@@ -557,6 +557,9 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
         "progress": progress,
         "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "poll_url": request.path,
+        # The header's phrase rides along (hx-swap-oob): the page says one thing.
+        "import": the_import,
+        "oob": True,
         "new_connections": import_connections_count(the_import) if progress.done else None,
     }
     return render(request, "books/_progress.html", context)
@@ -567,5 +570,13 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
 def library_progress_partial(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
     counts = library_counts(reader)
-    context = {"progress": counts, "eta": _library_eta(reader, counts), "poll_url": request.path}
+    context = {
+        "progress": counts,
+        "eta": _library_eta(reader, counts),
+        "poll_url": request.path,
+        # The home page's counts ride along (hx-swap-oob): the page says one thing.
+        "counts": counts,
+        "library": True,
+        "oob": True,
+    }
     return render(request, "books/_progress.html", context)

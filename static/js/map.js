@@ -19,8 +19,8 @@
 
   function resize() {
     const width = canvas.clientWidth;
-    // The whole canvas fits the window: a point near its foot is never below the fold.
-    const height = Math.max(320, Math.min(720, Math.round(width * 0.66), window.innerHeight - 140));
+    // The whole canvas fits the window, so a point and its card can be seen together.
+    const height = Math.max(320, Math.min(720, Math.round(width * 0.66), window.innerHeight - 32));
     canvas.style.height = height + "px";
     const ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * ratio);
@@ -111,7 +111,9 @@
         if (textWidth > width - 8) continue;
         const left = Math.min(Math.max(4, x - textWidth / 2), width - 4 - textWidth);
         const top = Math.min(Math.max(2, y - lineHeight / 2), height - 2 - lineHeight);
-        const box = { left: left - 3, top: top, right: left + textWidth + 3, bottom: top + lineHeight };
+        // A word's width apart, so that two names never read as one.
+        const gap = fontSize;
+        const box = { left: left - gap, top: top - 2, right: left + textWidth + gap, bottom: top + lineHeight + 2 };
         const clash = placed.some((other) => box.left < other.right && other.left < box.right
           && box.top < other.bottom && other.top < box.bottom);
         if (clash) continue;
