@@ -10,7 +10,6 @@ from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, title_sort_key
 
-
 # When the time left is worth showing (EmbeddingProgress.remaining).
 ETA_SETTLE_SECONDS = 20
 ETA_SHARE = 0.1
