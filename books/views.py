@@ -64,6 +64,16 @@ def _get_book_for_user(request: HttpRequest, code: UUID) -> Book:
     return get_object_or_404(Book, code=code, reader=_reader(request))
 
 
+def _optional_book(request: HttpRequest, parameter: str) -> Book | None:
+    """The reader's own book named by a query parameter, or None when there is none; a
+    code of another reader's book is a 404, as everywhere."""
+    code = request.GET.get(parameter, "")
+    try:
+        return _get_book_for_user(request, UUID(code)) if code else None
+    except ValueError:
+        return None
+
+
 def _get_import_for_user(request: HttpRequest, code: UUID) -> Import:
     return get_object_or_404(Import, code=code, reader=_reader(request))
 
@@ -421,13 +431,9 @@ _UNSHOWN_PAIR_FIELDS = [
 @login_required
 def connections(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
-    book_code = request.GET.get("book", "")
-    the_book = None
-    if book_code:
-        try:
-            the_book = _get_book_for_user(request, UUID(book_code))
-        except ValueError:
-            the_book = None
+    the_book = _optional_book(request, "book")
+    # ?other=: only the pairs between the book and this one (a book page's "see pairs").
+    other_book = _optional_book(request, "other") if the_book else None
     # When it started is all this page reads of it (not its problems' JSON).
     latest_import = (
         Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
@@ -440,6 +446,7 @@ def connections(request: HttpRequest) -> HttpResponse:
     pairs = library_connections(
         reader,
         book=the_book,
+        other=other_book,
         since_import=since_import,
         strength=strengths.get(strength),
         thresholds=thresholds,
@@ -453,6 +460,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         name="connections",
         parts=(
             the_book.pk if the_book else "",
+            other_book.pk if other_book else "",
             since_import.pk if since_import else "",
             strength if strength in strengths else "",
             thresholds,
@@ -474,6 +482,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         "pairs_html": pairs_html,
         "book_choices": book_choices(reader, shelf, selected=the_book.code if the_book else None),
         "book": the_book,
+        "other_book": other_book,
         "new_only": new_only,
         "strength": strength if strength in strengths else "",
         "latest_import": latest_import,
