@@ -14,6 +14,7 @@ from django.utils.text import Truncator
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
+from accounts.views import landing
 from books.connections.selectors import (
     Strength,
     connected_books,
@@ -93,8 +94,9 @@ def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
 
 
 @require_GET
-@login_required
 def home(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return landing(request)
     reader = _reader(request)
     counts = library_counts(reader)
     context = {
