@@ -113,6 +113,11 @@ class Region:
         return " · ".join(self.words)
 
 
+def _plural_folded(word: str) -> str:
+    # "gene · genes" names a region once: a word and its plural in -s count as one.
+    return word[:-1] if word.endswith("s") and len(word) > 4 else word
+
+
 def name_regions(
     texts: list[str], positions: npt.NDArray[np.float32], assignment: npt.NDArray[np.int64]
 ) -> list[Region]:
@@ -146,9 +151,9 @@ def name_regions(
     chosen: dict[int, list[str]] = {region: [] for region in sized}
     taken: set[str] = set()
     for _, region, word in sorted(candidates, key=lambda c: (-c[0], c[1], c[2])):
-        if word not in taken and len(chosen[region]) < LABEL_WORDS:
+        if _plural_folded(word) not in taken and len(chosen[region]) < LABEL_WORDS:
             chosen[region].append(word)
-            taken.add(word)
+            taken.add(_plural_folded(word))
     named = []
     for region, members in sorted(sized.items()):
         if not chosen[region]:

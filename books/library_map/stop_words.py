@@ -32,7 +32,7 @@ _BY_LANGUAGE_TEXT = {
         think thought said says tell told look looked use used using find found keep kept
         let lets put puts become became becomes came comes take takes took year years day
         days man men woman women great little big small right left last next
-        mostly ones three four five different
+        mostly ones three four five different chapter chapters page pages
         """,
     "es": """
         los las del una uno unos unas por con para como pero sus mas este esta esto estos
@@ -46,7 +46,7 @@ _BY_LANGUAGE_TEXT = {
         durante mientras menos mejor peor ademas luego entonces donde alli aqui cosa cosas
         vez veces dia dias tiempo forma manera parte alguien nadie alguno alguna
         algunos algunas ninguno ninguna cuyo cuya contra tras ante bajo sido siendo estado
-        habia haber habra dijo dice decir solo sola cual quiza
+        habia haber habra dijo dice decir solo sola cual quiza dos tres capitulo pagina
         """,
     "fr": """
         les des une est pas avec dans sur qui que quoi mais ses leur leurs nous vous ils
@@ -57,7 +57,8 @@ _BY_LANGUAGE_TEXT = {
         notre nos votre vos mon mes ton tes celui celle ceux celles cela ceci quel quelle
         quels quelles quelque quelques chaque avait etait etaient sera serait seront suis
         sommes etes avons avez fois temps jour jours peu beaucoup trop tant assez puis
-        dire dit faut ete aux une non oui bon point lorsque parce tandis selon afin
+        dire dit faut ete aux une non oui bon point lorsque parce tandis selon afin deux
+        trois chapitre page pages
         """,
     "de": """
         der die das dem den des ein eine einer einem einen eines und oder aber nicht ist
@@ -68,7 +69,7 @@ _BY_LANGUAGE_TEXT = {
         werden wurde wurden war waren bin bist kann konnen muss mussen soll sollen will
         wollen mehr immer wieder dann denn doch hier dort da zum zur vom beim bis ohne gegen
         um zwischen etwas nichts alle alles viel viele wenig ganz selbst zeit mal
-        also eben gar hin her ob weil sondern
+        also eben gar hin her ob weil sondern zwei drei kapitel seite
         """,
     "pt": """
         nao uma umas uns com mais mas seu sua seus suas ele ela eles elas isso isto esse
@@ -78,7 +79,7 @@ _BY_LANGUAGE_TEXT = {
         outra outros outras mesmo mesma ser estar ter tem tinha foi era sao estao esta
         somos voce voces meu minha meus minhas nosso nossa lhe lhes algo nada cada assim
         ainda agora antes depois sempre nunca pouco pode podem fazer faz coisa coisas vez
-        tempo ja seja sejam sido tudo
+        tempo ja seja sejam sido tudo dois tres capitulo pagina
         """,
     "it": """
         che non per sono come piu anche questo questa questi queste quello quella quelli
@@ -87,7 +88,7 @@ _BY_LANGUAGE_TEXT = {
         vostro essere avere ha hanno aveva era erano stato stata fare fatto cosa cose tutto
         tutti tutte tutta molto molti molta poco sempre mai ancora gia poi quando dove
         perche mentre senza sopra sotto tra fra cui ogni altro altra altri altre stesso
-        stessa solo tempo volta volte anni sia siamo siete noi voi
+        stessa solo tempo volta volte anni sia siamo siete noi voi due tre capitolo pagina
         """,
 }
 

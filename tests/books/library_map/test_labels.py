@@ -83,6 +83,13 @@ class RegionTests:
         assert len(words) == len(set(words))
         assert words.count("life") == 1
 
+    def test_it_names_a_region_with_a_word_or_its_plural_not_both(self) -> None:
+        positions = np.random.default_rng(4).normal(0.5, 0.01, size=(6, 2)).astype(np.float32)
+        texts = ["The selfish gene: genes, genes and one gene in the pool of genes."] * 6
+        (region,) = name_regions(texts, positions, np.zeros(6, dtype=np.int64))
+        assert len({word.rstrip("s") for word in region.words}) == len(region.words)
+        assert "pool" in region.words
+
     def test_it_shows_words_as_the_reader_spells_them(self) -> None:
         positions = np.random.default_rng(3).normal(0.5, 0.01, size=(6, 2)).astype(np.float32)
         texts = ["Una canción para la canción del café."] * 6
