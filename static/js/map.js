@@ -113,12 +113,13 @@
         const top = Math.min(Math.max(2, y - lineHeight / 2), height - 2 - lineHeight);
         // A word's width apart, so that two names never read as one.
         const gap = fontSize;
-        const box = { left: left - gap, top: top - 2, right: left + textWidth + gap, bottom: top + lineHeight + 2 };
+        const box = { left: left - gap, top: top - 3, right: left + textWidth + gap, bottom: top + lineHeight + 3 };
         const clash = placed.some((other) => box.left < other.right && other.left < box.right
           && box.top < other.bottom && other.top < box.bottom);
         if (clash) continue;
         placed.push(box);
-        shown.push({ text: text, x: left, y: top + lineHeight / 2 });
+        shown.push({ text: text, x: left, y: top + lineHeight / 2,
+          box: { left: left, top: top, right: left + textWidth, bottom: top + lineHeight } });
         break;
       }
     }
@@ -130,7 +131,7 @@
       context.fillText(label.text, label.x, label.y);
     }
     // What is on the canvas, for the browser tests and anyone scripting the page.
-    canvas.labelBoxes = placed;
+    canvas.labelBoxes = shown.map((label) => label.box);
     canvas.dataset.labels = String(shown.length);
   }
 
@@ -156,7 +157,7 @@
   }
 
   // The card opens beside the point read, over the canvas, where the eye already is; on a
-  // narrow screen it docks to the canvas's foot. Kept inside the canvas and the window.
+  // narrow screen it is a sheet at the window's foot. Kept inside the canvas and the window.
   function positionCard(index) {
     const width = canvas.clientWidth, height = canvas.clientHeight;
     card.classList.toggle("docked", width < 560);
@@ -176,6 +177,15 @@
 
   function placeCard(index) {
     positionCard(index);
+    if (card.classList.contains("docked")) {
+      // The sheet covers the window's foot: bring the canvas up above it, so the point
+      // read stays in sight beside its card.
+      const stage = canvas.getBoundingClientRect();
+      if (stage.bottom > window.innerHeight - card.offsetHeight - 8) {
+        window.scrollBy({ top: stage.top - 8, behavior: "instant" });
+      }
+      return;
+    }
     const box = card.getBoundingClientRect();
     if (box.bottom > window.innerHeight || box.top < 0) {
       card.scrollIntoView({ block: "nearest", behavior: "smooth" });
