@@ -138,7 +138,7 @@ def name_regions(
         for region in counts
         if (assignment == region).sum() >= MIN_REGION
     }
-    candidates = []
+    candidates: list[tuple[float, int, str]] = []
     for region in sized:
         counter = counts[region]
         total = sum(counter.values()) or 1

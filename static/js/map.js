@@ -55,7 +55,16 @@
   function draw() {
     const width = canvas.clientWidth, height = canvas.clientHeight;
     context.clearRect(0, 0, width, height);
-    if (!data) return;
+    if (!data) {
+      // A blank canvas looks broken: say what it is waiting for, where the map will be.
+      context.font = "15px system-ui, sans-serif";
+      context.fillStyle = "#57606a";
+      context.textAlign = "center";
+      context.textBaseline = "middle";
+      const waiting = status.textContent.includes("Laying out") ? "Laying out your map…" : "Loading your map…";
+      context.fillText(waiting, width / 2, height / 2);
+      return;
+    }
     const points = data.points, count = points.x.length;
     // Few points are drawn large, 20,000 small; zooming in grows them a little.
     const base = Math.max(2, Math.min(7, 70 / Math.sqrt(count)));

@@ -47,16 +47,16 @@ class ConnectionsBetweenBooksTests:
     ) -> None:
         habits, power = shelf["habits"], shelf["power"]
         url = reverse("connections")
-        every = alice_client.get(url, {"book": habits.code}).content.decode()
+        every = alice_client.get(url, {"book": str(habits.code)}).content.decode()
         assert "habit loop" in every
         assert "tides follow the moon" in every
-        between = alice_client.get(url, {"book": habits.code, "other": power.code})
+        between = alice_client.get(url, {"book": str(habits.code), "other": str(power.code)})
         content = between.content.decode()
         assert "habit loop" in content
         assert "tides follow the moon" not in content
         assert "Pairs between" in content
         # Either book may be named first.
-        reverse_order = alice_client.get(url, {"book": power.code, "other": habits.code})
+        reverse_order = alice_client.get(url, {"book": str(power.code), "other": str(habits.code)})
         assert "habit loop" in reverse_order.content.decode()
 
     def test_it_is_not_found_for_another_readers_book(
@@ -64,7 +64,7 @@ class ConnectionsBetweenBooksTests:
     ) -> None:
         mine = book_of(bob, "Bob's Book")
         response = bob_client.get(
-            reverse("connections"), {"book": mine.code, "other": shelf["power"].code}
+            reverse("connections"), {"book": str(mine.code), "other": str(shelf["power"].code)}
         )
         assert response.status_code == 404
 
@@ -72,7 +72,8 @@ class ConnectionsBetweenBooksTests:
         self, shelf: dict[str, Book], client: Client
     ) -> None:
         response = client.get(
-            reverse("connections"), {"book": shelf["habits"].code, "other": shelf["power"].code}
+            reverse("connections"),
+            {"book": str(shelf["habits"].code), "other": str(shelf["power"].code)},
         )
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
