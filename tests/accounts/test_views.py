@@ -24,7 +24,7 @@ class SignupTests:
         content = client.get(reverse("signup")).content.decode()
         # Django's list of password rules squeezed beside the field is gone…
         assert "<ul><li>Your password" not in content
-        assert "can’t be too similar" not in content
+        assert "too similar to your other personal information" not in content
         # …for one line under each field, tied to it for screen readers.
         assert '<p class="hint" id="id_password1_helptext">At least 8 characters' in content
         assert 'aria-describedby="id_password1_helptext"' in content
