@@ -40,9 +40,9 @@ class SignupForm(UserCreationForm[User]):
         super().__init__(*args, **kwargs)
         self.fields["username"].help_text = "Letters, digits and @ . + - _ only."
         self.fields["username"].widget.attrs.update({"autocomplete": "username"})
-        self.fields["password1"].help_text = (
-            "At least 8 characters; not all digits, not a common password, not your name."
-        )
+        self.fields[
+            "password1"
+        ].help_text = "At least 8 characters; not all digits, not a common password, not your name."
         self.fields["password2"].label = "Password again"
         self.fields["password2"].help_text = ""
 
