@@ -31,10 +31,25 @@ class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):
     pass
 
 
+# AUTH_PASSWORD_VALIDATORS in one sentence.
+PASSWORD_HINT = "At least 8 characters; not all digits, not a common password, not your name."
+
+
 class SignupForm(UserCreationForm[User]):
+    """Django's sign-up, worded for a reader: one short line under each field instead of
+    Django's list of password rules."""
+
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].help_text = "Letters, digits and @ . + - _ only."
+        self.fields["username"].widget.attrs.update({"autocomplete": "username"})
+        self.fields["password1"].help_text = PASSWORD_HINT
+        self.fields["password2"].label = "Password again"
+        self.fields["password2"].help_text = ""
 
     def clean_username(self) -> str:
         username: str | None = super().clean_username()

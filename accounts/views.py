@@ -46,6 +46,12 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+def landing(request: HttpRequest) -> HttpResponse:
+    """The home page of a visitor who is not logged in: what Exogram does, and the way in.
+    (books.views.home shows it; a reader logged in gets their library there.)"""
+    return render(request, "accounts/landing.html", {"signup_open": _signup_open()})
+
+
 def _signup_open() -> bool:
     return bool(settings.EXOGRAM_SIGNUP == "open")
 

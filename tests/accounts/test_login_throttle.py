@@ -45,7 +45,7 @@ class LoginThrottleTests:
         assert len(hashes) == checked  # 45 more guesses, not one more hash
         # Even the right password waits: the guesser must not learn it was right.
         assert _login(client, "alice", PASSWORD).status_code == 429
-        assert client.get(reverse("home")).status_code == 302
+        assert client.get(reverse("library")).status_code == 302
 
     def test_a_right_password_from_an_address_that_has_not_failed_is_never_refused(
         self, client: Client, alice: User
