@@ -98,7 +98,13 @@ def import_progress(the_import: Import) -> EmbeddingProgress:
 
 def library_counts(reader: User) -> LibraryCounts:
     progress = _progress(Highlight.objects.alive().filter(reader=reader))
-    books = Book.objects.filter(reader=reader).count()
+    # Books with something to show, as the exports hold them: not a book whose every
+    # highlight the reader deleted.
+    books = (
+        Book.objects.filter(reader=reader, highlights__deleted_at__isnull=True)
+        .distinct()
+        .count()
+    )
     return LibraryCounts(**vars(progress), books=books)
 
 
@@ -117,9 +123,15 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
     the folding rules (books.text) are not PostgreSQL's collation.
     """
     alive = Q(highlights__deleted_at__isnull=True)
-    books = Book.objects.filter(reader=reader).annotate(
-        highlight_count=Count("highlights", filter=alive),
-        last_added=Max("highlights__added_at", filter=alive),
+    books = (
+        Book.objects.filter(reader=reader)
+        .annotate(
+            highlight_count=Count("highlights", filter=alive),
+            last_added=Max("highlights__added_at", filter=alive),
+        )
+        # A book with nothing left to show (every highlight deleted) is not listed, as
+        # library_counts does not count it and the exports do not hold it.
+        .filter(highlight_count__gt=0)
     )
     if query:
         books = books.filter(Q(title__icontains=query) | Q(authors__icontains=query))
