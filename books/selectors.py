@@ -1,5 +1,6 @@
 """Reads of a reader's library that more than one view or command needs."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -9,6 +10,7 @@ from django.db.models.expressions import OrderBy
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, title_sort_key
+from books.vocabulary import WordKind
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,7 @@ def library_counts(reader: User) -> LibraryCounts:
     # Books with something to show, as the exports hold them: not a book whose every
     # highlight the reader deleted.
     books = (
-        Book.objects.filter(reader=reader, highlights__deleted_at__isnull=True)
-        .distinct()
-        .count()
+        Book.objects.filter(reader=reader, highlights__deleted_at__isnull=True).distinct().count()
     )
     return LibraryCounts(**vars(progress), books=books)
 
@@ -208,3 +208,26 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     if book is not None:
         words = words.filter(book=book)
     return words.select_related("book").order_by("book__title", "book", "location_start", "pk")
+
+
+# The kinds of a reader's words as a book page lists them, in this order.
+WORD_KIND_LABELS = {
+    WordKind.LOOK_UP: "Words you looked up",
+    WordKind.HEADING: "Headings",
+    WordKind.FRAGMENT: "Fragments",
+}
+
+
+def words_by_kind(
+    words: Iterable[Highlight], *, shown: int
+) -> list[tuple[str, str, list[Highlight], int]]:
+    """A book's words grouped by what they are (books.vocabulary.word_kind): (kind, label,
+    the first `shown`, how many in all) for each kind the book has."""
+    groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
+    for word in words:
+        groups[word.word_kind].append(word)
+    return [
+        (kind, WORD_KIND_LABELS[kind], found[:shown], len(found))
+        for kind, found in groups.items()
+        if found
+    ]
