@@ -24,6 +24,24 @@ class EmbeddingProgress:
     no_text: int = 0
     # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
     reason: str = ""
+    # Of `highlights`, the reader's standalone notes: a file of notes only must not read
+    # as "8 highlights waiting" beside "New highlights 0".
+    notes: int = 0
+
+    @property
+    def noun(self) -> str:
+        """What is being embedded, in the reader's words: notes, highlights, or both."""
+        one = self.highlights == 1
+        if self.notes and self.notes == self.highlights:
+            return "note" if one else "notes"
+        if self.notes == 0:
+            return "highlight" if one else "highlights"
+        return "highlights and notes"
+
+    @property
+    def what(self) -> str:
+        """ "8 notes", "1 highlight", "12 highlights and notes"."""
+        return f"{self.highlights} {self.noun}"
 
     @property
     def pending(self) -> int:
@@ -81,6 +99,7 @@ def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
         embedded=Count("id", filter=Q(embedding_status=status.DONE)),
         failed=Count("id", filter=Q(embedding_status=status.FAILED)),
         no_text=Count("id", filter=Q(embedding_status=status.FAILED, text="", note="")),
+        notes=Count("id", filter=Q(kind=Highlight.Kind.NOTE)),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:
