@@ -24,8 +24,9 @@ from django.db.models.functions import Cast, Concat
 from accounts.models import User
 from books.importing.identity import (
     book_key,
+    family_names,
     highlight_dedupe_key,
-    may_be_reversed,
+    may_name_a_known_author,
     normalize_author,
     normalize_title,
     oriented_title_author,
@@ -77,6 +78,7 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
             if absorbed:
                 report.merged[kept.title] = [book.title for book in absorbed]
                 Highlight.objects.filter(book__in=absorbed).update(book=kept)
+                _keep_exclusions(kept, absorbed)
                 Book.objects.filter(pk__in=[book.pk for book in absorbed]).delete()
             kept.key, kept.authors_normalized = key, normalized
             kept.save(update_fields=["key", "authors_normalized", "title", "authors"])
@@ -94,14 +96,25 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
     return report
 
 
+def _keep_exclusions(kept: Book, absorbed: list[Book]) -> None:
+    """A copy the reader kept out of sharing keeps the merged book out too."""
+    from affinity.models import SharingProfile
+
+    through = SharingProfile.excluded_books.through
+    profiles = through.objects.filter(book__in=absorbed).values_list("sharingprofile_id", flat=True)
+    for profile_id in set(profiles):
+        through.objects.get_or_create(sharingprofile_id=profile_id, book_id=kept.pk)
+
+
 def _turn_round(books: list[Book], report: BookMergeReport) -> None:
     """Title and author of books read from a dashed title line the wrong way round."""
     titles_by_author: defaultdict[str, set[str]] = defaultdict(set)
     for book in books:
         if book.authors:
             titles_by_author[normalize_author(book.authors)].add(normalize_title(book.title))
+    families = family_names(titles_by_author)
     for book in books:
-        if not may_be_reversed(book.title, book.authors):
+        if not may_name_a_known_author(book.title, book.authors, families):
             continue
         own = normalize_title(book.title)
         known = [name for name, titles in titles_by_author.items() if titles - {own}]

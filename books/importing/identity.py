@@ -38,8 +38,10 @@ from functools import lru_cache
 __all__ = [
     "author_known",
     "book_key",
+    "family_names",
     "highlight_dedupe_key",
     "may_be_reversed",
+    "may_name_a_known_author",
     "normalize_author",
     "normalize_title",
     "oriented_title_author",
@@ -98,7 +100,7 @@ def _fold(text: str) -> str:
     `サンデル` is not `サンテル`."""
     if text.isascii():
         return text.casefold()
-    kept = []
+    kept: list[str] = []
     for ch in unicodedata.normalize("NFKD", text):
         if not unicodedata.combining(ch) or (kept and _is_cjk(kept[-1])):
             kept.append(ch)
@@ -278,6 +280,23 @@ def book_key(title: str, author: str) -> str:
     """
     people = sorted(person_keys(normalize_author(author)))
     return f"{normalize_title(title)}\x1f{'; '.join(people)}"[:600]
+
+
+def family_names(known: Iterable[str]) -> frozenset[str]:
+    """Every word of the names in `known` normalized fields (a family name may come first:
+    `nothomb amelie`): a cheap first test before `oriented_title_author` compares names,
+    since a library has hundreds of books."""
+    return frozenset(word for field in known for word in field.replace(";", " ").split())
+
+
+def may_name_a_known_author(title: str, author: str, families: frozenset[str]) -> bool:
+    """Whether the side of a title line that could be the author ends in a known family
+    name: only then can `oriented_title_author` turn it round."""
+    if not may_be_reversed(title, author):
+        return False
+    side = title if author else title.partition(" - ")[0]
+    names = normalize_author(side).split()
+    return bool(names) and names[-1] in families
 
 
 def may_be_reversed(title: str, author: str) -> bool:

@@ -14,7 +14,8 @@ from accounts.models import User
 from books.importing.clippings import Clipping
 from books.importing.identity import (
     book_key,
-    may_be_reversed,
+    family_names,
+    may_name_a_known_author,
     normalize_author,
     normalize_title,
     oriented_title_author,
@@ -41,9 +42,10 @@ def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:
     for title, authors in Book.objects.filter(reader=reader).values_list("title", "authors"):
         if authors:
             titles_by_author[normalize_author(authors)].add(normalize_title(title))
+    families = family_names(titles_by_author)
     turned: dict[tuple[str, str], tuple[str, str]] = {}
     for title, author in pairs:
-        if not may_be_reversed(title, author):
+        if not may_name_a_known_author(title, author, families):
             continue
         own = normalize_title(title)
         known = [name for name, titles in titles_by_author.items() if titles - {own}]

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import User
+from affinity.models import SharingProfile
 from books.importing.identity import highlight_dedupe_key
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Tag
@@ -91,6 +92,7 @@ class BookMergeTests:
         theirs.save()
         theirs.tags.add(Tag.objects.create(reader=alice, name="calm"))
         ReviewState.objects.create(reader=alice, highlight=theirs, due=date(2026, 1, 5), reviews=4)
+        SharingProfile.objects.create(reader=alice).excluded_books.add(twin)
         for a, b in ((theirs, other), (hours, other), (mine, theirs)):
             Connection.objects.create(
                 reader=alice,
@@ -113,6 +115,7 @@ class BookMergeTests:
             (min(hours.pk, other.pk), max(hours.pk, other.pk)),
         }
         assert Highlight.objects.get(pk=hours.pk).book_id == kept.pk
+        assert list(SharingProfile.objects.get(reader=alice).excluded_books.all()) == [kept]
 
     def test_it_adds_nothing_on_a_re_import_afterwards(
         self, alice: User, twins: tuple[Book, Book]
