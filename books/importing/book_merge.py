@@ -56,7 +56,12 @@ class BookMergeReport:
 
 def books_merge_duplicates(*, reader: User) -> BookMergeReport:
     report = BookMergeReport()
-    books = list(Book.objects.filter(reader=reader).order_by("pk"))
+    # Only what the rule reads: no timestamps to parse (every import calls this).
+    books = list(
+        Book.objects.filter(reader=reader)
+        .only("reader_id", "key", "title", "authors", "authors_normalized")
+        .order_by("pk")
+    )
     _turn_round(books, report)
     groups: defaultdict[str, list[Book]] = defaultdict(list)
     for book in books:

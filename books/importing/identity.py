@@ -107,6 +107,7 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(kept)).casefold()
 
 
+@lru_cache(maxsize=8192)
 def normalize_title(title: str) -> str:
     """A matching key for a title: the same book gives the same key, whatever the device
     wrote (see the module's docstring for the variants)."""
