@@ -260,7 +260,7 @@ class BackfillTests:
             Entry(BORGES, "our struggles determine our successes.", location="510"),
         )
         Highlight.objects.update(is_word=True, embedding_status="done", embedding_model="test")
-        migration = import_module("books.migrations.0020_short_sentences_are_passages")
+        migration = import_module("books.migrations.0021_short_sentences_are_passages")
         migration.sentences_become_passages(apps, None)
         rows = set(Highlight.objects.values_list("text", "is_word", "embedding_status"))
         assert rows == {

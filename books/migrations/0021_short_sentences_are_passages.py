@@ -31,6 +31,6 @@ def sentences_become_passages(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("books", "0019_connection_main_distance")]
+    dependencies = [("books", "0020_import_attempts")]
 
     operations = [migrations.RunPython(sentences_become_passages, migrations.RunPython.noop)]
