@@ -6,12 +6,11 @@ pair between the two small sets. The cost is one scan of each library, never the
 of the two (20,000 by 20,000 would be 400 million distances).
 
 Judgement (`bridge_judgement`, the one place that says how close a pair is): a pair is
-graded as a connection is (books.connections.services.Thresholds.graded: two English
-passages by the English model's vectors, any other pair by the main model's, under the cut
-of its two languages), so "same idea" and "related" mean the same on the kindred page as
-on a highlight's. A pair of two readers is never a stored Connection (those join one
-reader's highlights), so it is graded here, when shown; the closest pairs are shown, with
-their strength when they have one.
+weighed by the pair judge that judges connections (books.connections.judge: both models'
+cosines, the lengths, the languages), so "same idea" and "related" mean the same on the
+kindred page as on a highlight's. A pair of two readers is never a stored Connection (those
+join one reader's highlights), so it is judged here, when shown; the likeliest pairs are
+shown, with their strength when they have one.
 """
 
 from dataclasses import dataclass
@@ -21,9 +20,11 @@ from django.db import connection
 
 from affinity.models import ReaderCentroid
 from affinity.services import discoverable_sql, shared_vector_sql
-from books.connections.selectors import Strength, current_thresholds, strength_of
-from books.connections.services import RELATED_GRADE
+from books.connections.judge import NEARBY, SAME_IDEA, PairFacts, stems
+from books.connections.selectors import Strength
+from books.connections.services import current_judge
 from books.models import Highlight
+from books.vocabulary import words_of
 
 # Highlights of each side taken toward the other side's centroid; K by K pairs are scored.
 BRIDGE_CANDIDATES = 32
@@ -66,25 +67,43 @@ class Candidate:
 
 
 def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, Strength | None]]:
-    """(grade, judged distance, strength) of each pair: lower grades first."""
-    thresholds = current_thresholds()
+    """(grade, distance, strength) of each pair, lower grades first: the grade is 1 -
+    P(related) by the pair judge; the strength None when it is no connection."""
+    if not candidates:
+        return []
+    texts = dict(
+        Highlight.objects.filter(
+            pk__in={pk for c in candidates for pk in (c.mine, c.theirs)}
+        ).values_list("pk", "text")
+    )
+    facts = []
+    for c in candidates:
+        first, second = texts.get(c.mine, ""), texts.get(c.theirs, "")
+        english = c.english_distance is not None and c.languages == ("en", "en")
+        shared = stems(first) & stems(second)
+        facts.append(
+            PairFacts(
+                main=1.0 - c.distance,
+                english=1.0 - c.english_distance
+                if english and c.english_distance is not None
+                else None,
+                # Two libraries have no one library's word counts: a shared stem is weighed
+                # as a word of middling rarity.
+                rare=float(len(shared)),
+                rare_share=0.0,
+                words_a=len(words_of(first)),
+                words_b=len(words_of(second)),
+                language_a=c.languages[0],
+                language_b=c.languages[1],
+                same_author=False,
+            )
+        )
     judged = []
-    for candidate in candidates:
-        first, second = candidate.languages
-        if candidate.english_distance is not None and thresholds.in_english(first, second):
-            distance, cuts = candidate.english_distance, thresholds.english
-            graded = thresholds.graded(distance, first, second, main_distance=candidate.distance)
-        else:
-            # Two English passages without the English model's vectors: the main model's
-            # own cut within one language.
-            distance = candidate.distance
-            in_english = thresholds.in_english(first, second)
-            cuts = thresholds.within if in_english else thresholds.cuts(first, second)
-            graded = cuts.grade(distance)
-        assert cuts is not None
-        # The band a connection needs confirming in (a rare word in common) is not claimed.
-        connects = graded < RELATED_GRADE and not cuts.needs_confirming(distance)
-        judged.append((graded, distance, strength_of(graded) if connects else None))
+    for c, (related, _, strength) in zip(candidates, current_judge().judge(facts), strict=True):
+        shown = None
+        if strength != NEARBY:
+            shown = Strength.SAME_IDEA if strength == SAME_IDEA else Strength.RELATED
+        judged.append((1.0 - related, c.distance, shown))
     return judged
 
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('books', '0019_connection_main_distance'),
+        ('books', '0021_short_sentences_are_passages'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
