@@ -171,11 +171,12 @@ class KindredPageTests:
             share(more, f"More {i}")
             centroid_refresh(reader=more)
         # session, user, profile, centroid, the count that chooses the scan, nearest,
-        # profiles, centroids, bridges, their highlights, books in common
-        with django_assert_num_queries(11):
+        # profiles, centroids, bridges, their texts for the pair judge, their highlights,
+        # books in common
+        with django_assert_num_queries(12):
             response = alice_client.get(reverse("kindred"))
         assert len(response.context["kindred"]) == 5
-        assert len(few) == 11
+        assert len(few) == 12
 
 
 @pytest.mark.django_db
