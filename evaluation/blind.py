@@ -54,10 +54,17 @@ def _shown(text: str) -> str:
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def write_sample(pairs: Sequence[BlindPair], sample_path: Path, *, seed: int) -> tuple[Path, Path]:
+def write_sample(
+    pairs: Sequence[BlindPair],
+    sample_path: Path,
+    *,
+    seed: int,
+    notes: dict[str, Any] | None = None,
+) -> tuple[Path, Path]:
     """The shuffled numbered pairs (texts only) at `sample_path`, the key beside it
     (`<name>.key.json`). Each pair's sides are swapped at random too, so that which side
-    was the passage the app started from says nothing. Returns (key, verdicts) paths."""
+    was the passage the app started from says nothing. `notes`: what the scoring needs
+    beside the pairs (kept in the key). Returns (key, verdicts) paths."""
     rng = random.Random(seed)
     order = list(range(len(pairs)))
     rng.shuffle(order)
@@ -83,20 +90,31 @@ def write_sample(pairs: Sequence[BlindPair], sample_path: Path, *, seed: int) ->
         )
     sample_path.parent.mkdir(parents=True, exist_ok=True)
     sample_path.write_text("\n".join(lines), encoding="utf-8")
-    key_path.write_text(json.dumps(key, ensure_ascii=False, indent=1), encoding="utf-8")
+    kept = {"pairs": key, "notes": notes or {}}
+    key_path.write_text(json.dumps(kept, ensure_ascii=False, indent=1), encoding="utf-8")
     return key_path, verdicts_path
 
 
 def read_key(path: Path) -> list[dict[str, Any]]:
+    """The key's pairs: number, group, kind, whether the sides were swapped, meta."""
+    return _read_key(path)["pairs"]
+
+
+def read_key_notes(path: Path) -> dict[str, Any]:
+    return _read_key(path)["notes"]
+
+
+def _read_key(path: Path) -> dict[str, Any]:
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BlindError(f"no key at {path}: write the sample first") from None
     except json.JSONDecodeError as error:
         raise BlindError(f"{path} is not a sample's key: {error}") from None
-    if not isinstance(key, list) or not all(isinstance(item, dict) for item in key):
+    pairs = key.get("pairs") if isinstance(key, dict) else None
+    if not isinstance(pairs, list) or not all(isinstance(item, dict) for item in pairs):
         raise BlindError(f"{path} is not a sample's key")
-    return key
+    return {"pairs": pairs, "notes": key.get("notes") or {}}
 
 
 def read_verdicts(path: Path, *, expected: int) -> dict[int, str]:

@@ -32,7 +32,7 @@ _WORDS = {
         sie wir ihr er wenn aber oder noch nur wie man bei aus nach wird sind war hat haben
         kann muss immer schon sein seine einem einen einer dass daß als so doch""",
     "pt": """não é um uma do da dos das com para os em ao pela pelo você ele eles também mais
-        que as no na nos nas seu sua se mas como foi ser está são tem muito quando já
+        que as no na nos nas seu sua se mas como foi ser são tem muito quando já
         isso ela eu meu minha porque até sem""",
     "fr": """le la les des du une est dans pour pas qui sur au avec ce il elle nous vous sont
         c'est n'est je ne mais où aussi très être fait et un que en se sa son ses plus

@@ -107,10 +107,11 @@ def page_neighbours(highlight: Highlight, *, limit: int = PAGE_NEIGHBOURS) -> li
 
 def blind_sample(
     reader: User, *, connections: int, pages: int, controls: float, seed: int
-) -> list[BlindPair]:
+) -> tuple[list[BlindPair], dict[str, Any]]:
     """Stored connections drawn at random, the first neighbours of random highlight pages,
     and random pairs of passages from two books as controls (`controls` per judged pair of
-    the other two groups)."""
+    the other two groups). With them, notes for the scoring: the pages that showed no
+    neighbour at all (they count as pages without a good first neighbour)."""
     from books.models import Highlight
 
     rng = random.Random(seed)
@@ -129,8 +130,12 @@ def blind_sample(
         .filter(reader=reader, embedding_status=Highlight.EmbeddingStatus.DONE)
         .select_related("book")
     )
+    empty_pages: list[dict[str, Any]] = []
     for page in rng.sample(passages, min(pages, len(passages))):
-        for rank, (other, shown) in enumerate(page_neighbours(page), start=1):
+        shown_here = page_neighbours(page)
+        if not shown_here:
+            empty_pages.append({"page": page.pk, "kind": language_of(page)})
+        for rank, (other, shown) in enumerate(shown_here, start=1):
             meta = {"a_id": page.pk, "b_id": other.pk, "page": page.pk, "rank": rank}
             meta["shown"] = shown
             sample.append(BlindPair(page.text, other.text, "page", language_of(page), meta))
@@ -145,12 +150,15 @@ def blind_sample(
         kind = kind_of(language_of(first), language_of(second))
         sample.append(BlindPair(first.text, second.text, "control", kind, meta))
         wanted -= 1
-    return sample
+    return sample, {"empty_pages": empty_pages}
 
 
-def score(key: Sequence[dict[str, Any]], verdicts: dict[int, str]) -> dict[str, Any]:
+def score(
+    key: Sequence[dict[str, Any]], verdicts: dict[int, str], notes: dict[str, Any]
+) -> dict[str, Any]:
     """Judged precision of the connections (by strength and by languages), the controls,
-    and the pages: the first neighbour judged related or same, and any of the first three."""
+    and the pages: the first neighbour judged related or same, and any of the first three
+    (a page that showed nothing has neither)."""
     by_group = scored(key, verdicts)
     connections = [item for item in key if item["group"] == "connection"]
     strengths: dict[str, list[str]] = defaultdict(list)
@@ -167,6 +175,10 @@ def score(key: Sequence[dict[str, Any]], verdicts: dict[int, str]) -> dict[str, 
             page_language[meta["page"]] = item["kind"]
             if meta["rank"] == 1:
                 first_shown[meta["page"]] = meta["shown"]
+    for empty in notes.get("empty_pages", []):
+        pages[empty["page"]] = {}
+        page_language[empty["page"]] = empty["kind"]
+        first_shown[empty["page"]] = "nothing"
 
     def good(verdict: str) -> bool:
         return verdict in ("same", "related")

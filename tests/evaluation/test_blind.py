@@ -31,7 +31,7 @@ class WriteSampleTests:
     def test_it_keeps_each_number_with_its_pair(self, tmp_path: Path) -> None:
         key_path, _ = write_sample(PAIRS, tmp_path / "sample.txt", seed=5)
         shown = (tmp_path / "sample.txt").read_text(encoding="utf-8")
-        for item in json.loads(key_path.read_text(encoding="utf-8")):
+        for item in json.loads(key_path.read_text(encoding="utf-8"))["pairs"]:
             block = shown.split(f"[{item['number']}]\n", 1)[1].split("\n\n", 1)[0]
             pair = next(p for p in PAIRS if p.kind == item["kind"])
             assert {pair.a_text, pair.b_text} == {

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.blind import BlindError, read_key, read_verdicts, write_sample
+from evaluation.blind import BlindError, read_key, read_key_notes, read_verdicts, write_sample
 from evaluation.labels import SHARED_DATA, LabelError
 from evaluation.quote_library import WORD_SHARE, LibraryDataMissing
 
@@ -56,22 +56,26 @@ class Command(BaseCommand):
         try:
             if options["score"]:
                 sample: Path = options["score"]
-                key = read_key(sample.with_name(sample.stem + ".key.json"))
+                key_path = sample.with_name(sample.stem + ".key.json")
+                key = read_key(key_path)
                 verdicts_path = sample.with_name(sample.stem + ".verdicts.txt")
-                report = score(key, read_verdicts(verdicts_path, expected=len(key)))
+                verdicts = read_verdicts(verdicts_path, expected=len(key))
+                report = score(key, verdicts, read_key_notes(key_path))
                 self._print(report, options, self._write_score)
                 return
             reader = self._reader(options)
             report = measure(reader)
             if options["sample"]:
-                pairs = blind_sample(
+                pairs, notes = blind_sample(
                     reader,
                     connections=options["connections"],
                     pages=options["pages"],
                     controls=CONTROLS,
                     seed=options["seed"],
                 )
-                _, verdicts = write_sample(pairs, options["sample"], seed=options["seed"])
+                _, verdicts = write_sample(
+                    pairs, options["sample"], seed=options["seed"], notes=notes
+                )
                 report["sample"] = {"pairs": len(pairs), "verdicts": str(verdicts)}
         except (BlindError, LabelError, LibraryDataMissing) as error:
             raise CommandError(str(error)) from None
