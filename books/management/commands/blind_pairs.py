@@ -25,7 +25,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--user", action="append", default=[], help="reader(s) to draw from")
+        parser.add_argument(
+            "--user",
+            action="append",
+            default=[],
+            help="a reader to draw from, NAME or NAME:LANG,LANG (its own --languages)",
+        )
         parser.add_argument("--sample", type=Path, help="write the pairs to judge here")
         parser.add_argument("--score", type=Path, help="the sample whose verdicts to read")
         parser.add_argument("--languages", default="es,de,pt,fr", help="passages' languages")
@@ -56,11 +61,13 @@ class Command(BaseCommand):
         index.add_sources(sources)
         languages = [part.strip() for part in options["languages"].split(",") if part.strip()]
         pairs = []
-        for number, username in enumerate(options["user"]):
+        for number, user in enumerate(options["user"]):
+            username, _, own = user.partition(":")
             reader = reader_named(username)
             seed = options["seed"] + number
+            wanted_languages = [part for part in own.split(",") if part] or languages
             picked = nearest_candidates(
-                reader, languages=languages, per_kind=options["per_kind"], seed=seed
+                reader, languages=wanted_languages, per_kind=options["per_kind"], seed=seed
             )
             kinds: dict[str, int] = {}
             for pair in picked:
