@@ -97,11 +97,13 @@ def write_sample(
 
 def read_key(path: Path) -> list[dict[str, Any]]:
     """The key's pairs: number, group, kind, whether the sides were swapped, meta."""
-    return _read_key(path)["pairs"]
+    pairs: list[dict[str, Any]] = _read_key(path)["pairs"]
+    return pairs
 
 
 def read_key_notes(path: Path) -> dict[str, Any]:
-    return _read_key(path)["notes"]
+    notes: dict[str, Any] = _read_key(path)["notes"]
+    return notes
 
 
 def _read_key(path: Path) -> dict[str, Any]:

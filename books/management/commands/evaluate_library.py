@@ -73,10 +73,10 @@ class Command(BaseCommand):
                     controls=CONTROLS,
                     seed=options["seed"],
                 )
-                _, verdicts = write_sample(
+                _, verdicts_at = write_sample(
                     pairs, options["sample"], seed=options["seed"], notes=notes
                 )
-                report["sample"] = {"pairs": len(pairs), "verdicts": str(verdicts)}
+                report["sample"] = {"pairs": len(pairs), "verdicts": str(verdicts_at)}
         except (BlindError, LabelError, LibraryDataMissing) as error:
             raise CommandError(str(error)) from None
         self._print(report, options, self._write_measure)
