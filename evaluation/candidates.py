@@ -58,6 +58,33 @@ class SourceIndex:
         )
 
 
+def library_sources(shared_dir: Path = SHARED_DATA) -> list[str]:
+    """The shared files the realistic library (evaluation.library) and the real Kindle
+    readers measured beside it come from."""
+    from evaluation.library import SOURCES
+
+    sources = []
+    for _, source, _, kind in SOURCES:
+        if kind == "fortunes_es":
+            folder = shared_dir / source
+            sources += [f"{source}/{path.name}" for path in sorted(folder.glob("*.fortunes"))]
+        else:
+            sources.append(source)
+    sources.append("clippings/es/andersonpozo-kc__clippings.txt")
+    return sources
+
+
+def traced(index: SourceIndex | None, first: Highlight, second: Highlight) -> dict[str, Any]:
+    """The two sides' places in the shared data, where the index finds them."""
+    meta: dict[str, Any] = {}
+    if index is not None:
+        for name, highlight in (("a", first), ("b", second)):
+            side = index.side(highlight.text)
+            if side is not None:
+                meta[name] = [side.source, side.locator, side.sha]
+    return meta
+
+
 def language_of(highlight: Highlight) -> str:
     guessed = guess_language(highlight.text)
     if guessed == "unknown" and highlight.language in ("en", "es"):
@@ -74,12 +101,7 @@ class Picked:
 
 def _meta(pair: Picked, index: SourceIndex | None) -> dict[str, Any]:
     meta: dict[str, Any] = {"a_id": pair.first.pk, "b_id": pair.second.pk}
-    if index is not None:
-        for name, highlight in (("a", pair.first), ("b", pair.second)):
-            side = index.side(highlight.text)
-            if side is not None:
-                meta[name] = [side.source, side.locator, side.sha]
-    return meta
+    return meta | traced(index, pair.first, pair.second)
 
 
 def kind_of(first: str, second: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaluation.blind import BlindPair, Tally, scored, tally
-from evaluation.candidates import kind_of, language_of
+from evaluation.candidates import SourceIndex, kind_of, language_of, traced
 
 if TYPE_CHECKING:
     from accounts.models import User
@@ -106,12 +106,20 @@ def page_neighbours(highlight: Highlight, *, limit: int = PAGE_NEIGHBOURS) -> li
 
 
 def blind_sample(
-    reader: User, *, connections: int, pages: int, controls: float, seed: int
+    reader: User,
+    *,
+    connections: int,
+    pages: int,
+    controls: float,
+    seed: int,
+    index: SourceIndex | None = None,
 ) -> tuple[list[BlindPair], dict[str, Any]]:
     """Stored connections drawn at random, the first neighbours of random highlight pages,
     and random pairs of passages from two books as controls (`controls` per judged pair of
     the other two groups). With them, notes for the scoring: the pages that showed no
-    neighbour at all (they count as pages without a good first neighbour)."""
+    neighbour at all (they count as pages without a good first neighbour). With an `index`,
+    each pair's sides are traced to the shared data, so its verdict can become a label row
+    (blind_pairs --score --labels)."""
     from books.models import Highlight
 
     rng = random.Random(seed)
@@ -121,7 +129,7 @@ def blind_sample(
         first, second = pair.highlight_a, pair.highlight_b
         strength = "same idea" if pair.same_idea else "related"
         meta = {"a_id": first.pk, "b_id": second.pk, "strength": strength}
-        meta["same_author"] = bool(pair.same_author)
+        meta |= {"same_author": bool(pair.same_author)} | traced(index, first, second)
         kind = kind_of(language_of(first), language_of(second))
         sample.append(BlindPair(first.text, second.text, "connection", kind, meta))
     passages = list(
@@ -137,7 +145,7 @@ def blind_sample(
             empty_pages.append({"page": page.pk, "kind": language_of(page)})
         for rank, (other, shown) in enumerate(shown_here, start=1):
             meta = {"a_id": page.pk, "b_id": other.pk, "page": page.pk, "rank": rank}
-            meta["shown"] = shown
+            meta |= {"shown": shown} | traced(index, page, other)
             sample.append(BlindPair(page.text, other.text, "page", language_of(page), meta))
     wanted = round(controls * len(sample))
     tries = 0
@@ -146,7 +154,7 @@ def blind_sample(
         first, second = rng.sample(passages, 2)
         if first.book_id == second.book_id:
             continue
-        meta = {"a_id": first.pk, "b_id": second.pk}
+        meta = {"a_id": first.pk, "b_id": second.pk} | traced(index, first, second)
         kind = kind_of(language_of(first), language_of(second))
         sample.append(BlindPair(first.text, second.text, "control", kind, meta))
         wanted -= 1

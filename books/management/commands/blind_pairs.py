@@ -10,10 +10,10 @@ from evaluation.candidates import (
     blind_pairs,
     control_pairs,
     label_rows,
+    library_sources,
     nearest_candidates,
 )
 from evaluation.labels import SHARED_DATA, LabelError, read_labels, write_labels
-from evaluation.library import SOURCES
 
 
 class Command(BaseCommand):
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         if not options["user"]:
             raise CommandError("Pass --user (one or more readers).")
         index = SourceIndex(options["shared"])
-        sources = options["source"] or _library_sources()
+        sources = options["source"] or library_sources(options["shared"])
         index.add_sources(sources)
         languages = [part.strip() for part in options["languages"].split(",") if part.strip()]
         pairs = []
@@ -102,16 +102,3 @@ class Command(BaseCommand):
             kept = read_labels(path) if path.exists() else []
             written = write_labels(path, [*kept, *rows])
             self.stdout.write(f"{len(rows)} label rows added to {path} ({written} in all)")
-
-
-def _library_sources() -> list[str]:
-    """The shared files the realistic library and the real Kindle readers come from."""
-    sources = []
-    for _, source, _, kind in SOURCES:
-        if kind == "fortunes_es":
-            folder = SHARED_DATA / source
-            sources += [f"{source}/{path.name}" for path in sorted(folder.glob("*.fortunes"))]
-        else:
-            sources.append(source)
-    sources.append("clippings/es/andersonpozo-kc__clippings.txt")
-    return sources

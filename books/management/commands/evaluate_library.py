@@ -18,6 +18,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.blind import BlindError, read_key, read_key_notes, read_verdicts, write_sample
+from evaluation.candidates import SourceIndex, library_sources
 from evaluation.labels import SHARED_DATA, LabelError
 from evaluation.quote_library import WORD_SHARE, LibraryDataMissing
 
@@ -66,12 +67,17 @@ class Command(BaseCommand):
             reader = self._reader(options)
             report = measure(reader)
             if options["sample"]:
+                # Traced to the shared data where they come from it (the realistic
+                # library does), so that verdicts can be kept as label rows.
+                index = SourceIndex(SHARED_DATA)
+                index.add_sources(library_sources())
                 pairs, notes = blind_sample(
                     reader,
                     connections=options["connections"],
                     pages=options["pages"],
                     controls=CONTROLS,
                     seed=options["seed"],
+                    index=index,
                 )
                 _, verdicts_at = write_sample(
                     pairs, options["sample"], seed=options["seed"], notes=notes
