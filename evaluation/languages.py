@@ -4,6 +4,10 @@ The app tells English, Spanish and unknown apart (books.language); an evaluation
 say how German, Portuguese and French passages fare, so it counts each language's commonest
 function words and takes the clear winner. Words two languages spell alike count for
 neither; a text with too little evidence is `unknown`.
+
+The realistic library (evaluation.library) picks its French and Portuguese Kindle passages
+by this guess: a change to the lists changes that library, and the figures measured on it
+(docs/labels.md) no longer describe what `evaluate_library --realistic` builds.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ _WORDS = {
         sie wir ihr er wenn aber oder noch nur wie man bei aus nach wird sind war hat haben
         kann muss immer schon sein seine einem einen einer dass daß als so doch""",
     "pt": """não é um uma do da dos das com para os em ao pela pelo você ele eles também mais
-        que as no na nos nas seu sua se mas como foi ser são tem muito quando já
+        que as no na nos nas seu sua se mas como foi ser está são tem muito quando já
         isso ela eu meu minha porque até sem""",
     "fr": """le la les des du une est dans pour pas qui sur au avec ce il elle nous vous sont
         c'est n'est je ne mais où aussi très être fait et un que en se sa son ses plus

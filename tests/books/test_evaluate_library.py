@@ -213,6 +213,16 @@ class EvaluateLibraryTests:
                 stdout=StringIO(), stderr=StringIO(),
             )  # fmt: skip
 
+    def test_it_writes_the_library_without_importing_it(self, tmp_path: Path) -> None:
+        out = StringIO()
+        target = tmp_path / "out" / "My Clippings.txt"
+        call_command(
+            "evaluate_library", "--data", str(_folder(tmp_path)), "--spanish", "0",
+            "--write", str(target), stdout=out,
+        )  # fmt: skip
+        assert len(parse_clippings(target.read_bytes()).clippings) == 10
+        assert not User.objects.filter(username="eval-library").exists()
+
     def test_it_says_when_verdicts_are_missing(self, tmp_path: Path) -> None:
         (tmp_path / "sample.key.json").write_text('{"pairs": [], "notes": {}}')
         with pytest.raises(CommandError, match="no verdicts at"):

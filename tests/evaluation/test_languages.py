@@ -10,7 +10,7 @@ class GuessLanguageTests:
         ("text", "language"),
         [
             ("The best way out is always through the middle of it.", "en"),
-            ("Un hombre está tocando la guitarra.", "es"),
+            ("Un hombre está tocando la guitarra para su hija.", "es"),
             ("Wer nicht wagt, der nicht gewinnt, sagt man bei uns.", "de"),
             ("Não é o que você diz, mas como você diz.", "pt"),
             ("C'est dans les petites choses que nous sommes les plus vrais.", "fr"),

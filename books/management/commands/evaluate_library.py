@@ -49,6 +49,9 @@ class Command(BaseCommand):
         parser.add_argument("--connections", type=int, default=CONNECTIONS_SAMPLE)
         parser.add_argument("--pages", type=int, default=PAGES_SAMPLE)
         parser.add_argument("--score", type=Path, help="score the verdicts of this sample")
+        parser.add_argument(
+            "--write", type=Path, help="only write the library's My Clippings.txt here"
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -63,6 +66,12 @@ class Command(BaseCommand):
                 verdicts = read_verdicts(verdicts_path, expected=len(key))
                 report = score(key, verdicts, read_key_notes(key_path))
                 self._print(report, options, self._write_score)
+                return
+            if options["write"]:
+                data = self._library(options)
+                options["write"].parent.mkdir(parents=True, exist_ok=True)
+                options["write"].write_bytes(data)
+                self.stdout.write(f"{len(data) // 1024} kB of clippings in {options['write']}")
                 return
             reader = self._reader(options)
             report = measure(reader)
