@@ -381,3 +381,20 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420
 # 6-8 from other work the pages' p95 fell from 416-470 ms to 363 ms, while a second round
 # at 9-10 measured mostly the other work.
 EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)
+
+# --- Backups (backups/; docs/operations.md) -----------------------------------------------
+# Kept together so that it reads (and merges) as one block.
+INSTALLED_APPS.append("backups")
+# Where the worker's beat writes a nightly backup; unset: no nightly backup.
+EXOGRAM_BACKUP_DIR: Path | None = (
+    env_path("EXOGRAM_BACKUP_DIR", EXOGRAM_DATA_DIR) if env_str("EXOGRAM_BACKUP_DIR") else None
+)
+EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
+# Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
+EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)
+EXOGRAM_BACKUP_KEEP_WEEKLY = env_int("EXOGRAM_BACKUP_KEEP_WEEKLY", 4, minimum=0)
+if EXOGRAM_BACKUP_DIR is not None:
+    CELERY_BEAT_SCHEDULE["nightly-backup"] = {
+        "task": "backups.tasks.nightly_backup",
+        "schedule": crontab(hour=EXOGRAM_BACKUP_HOUR, minute=30),
+    }

@@ -126,6 +126,8 @@ READER_PAGES: dict[str, str] = {
     "review_words": "",
     "api_tokens": "",
 }
+# Pages for staff only (the instance's backups): another reader gets a 404, as for a row.
+STAFF_PAGES = {"status"}
 # Token-authenticated reads (api/): without a token, 401 for everyone; a reader's session
 # never authenticates them. Their ownership by token is tested in tests/api/.
 API_ROWS: dict[str, Any] = {
@@ -228,6 +230,8 @@ def _url(name: str, lib: AliceLibrary) -> str:
         return reverse(name, kwargs=PUBLIC_KWARGS.get(name))
     if name in READER_PAGES:
         return reverse(name) + READER_PAGES[name]
+    if name in STAFF_PAGES:
+        return reverse(name)
     return reverse(name, kwargs=_admin_kwargs(name))
 
 
@@ -275,6 +279,7 @@ class EveryUrlTests:
             and name not in READER_PAGES
             and name not in API_ROWS
             and name not in PUBLIC
+            and name not in STAFF_PAGES
             and not name.startswith("admin:")
         ]
         assert not unknown, f"add a privacy case in tests/test_privacy.py for: {unknown}"
@@ -309,7 +314,7 @@ class EveryUrlTests:
             for method in ("get", "post"):
                 response = getattr(bob_client, method)(url, BOBS_POST)
                 context = f"bob {method.upper()} {url} ({name or route})"
-                if name in OWN_ROWS:
+                if name in OWN_ROWS or name in STAFF_PAGES:
                     assert response.status_code in {404, 405}, context
                 elif name in API_ROWS:
                     assert response.status_code in {401, 405}, context
