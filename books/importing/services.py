@@ -34,6 +34,7 @@ from books.importing.clippings import (
     normalize_author,
     normalize_title,
 )
+from books.importing.devices import is_device_binary
 from books.importing.merging import How, fold, merged, page_turn_joined
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
@@ -113,9 +114,10 @@ def check_upload(data: bytes) -> None:
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected("The file is empty: there is nothing to import.")
-    utf16 = is_utf16(data)
+    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose.
+    expected_nuls = is_utf16(data) or is_device_binary(data)
     sample = data[:8192]
-    if not utf16 and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
+    if not expected_nuls and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
         raise ImportRejected(
             "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
             "file from your Kindle's documents folder."
