@@ -15,7 +15,12 @@ from dataclasses import dataclass, replace
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
 from books.importing.clippings import ParseResult, Problem
 from books.importing.kobo import NOT_KOBO, is_kobo, parse_kobo
-from books.importing.koreader import is_koreader_lua, parse_koreader_lua
+from books.importing.koreader import (
+    NO_ENTRIES,
+    NOT_A_SIDECAR,
+    is_koreader_lua,
+    parse_koreader_lua,
+)
 from books.importing.rich import decode_text
 from books.importing.sqlite_read import (
     UnreadableDatabase,
@@ -111,7 +116,10 @@ def parse_zip(data: bytes) -> ParseResult:
         return ParseResult([], [Problem(1, f"this zip cannot be read: {error}")], 1)
     result = archive.result
     for name, content in archive.sidecars:
-        _add(result, parse_koreader_lua(content, source=name), name)
+        part = parse_koreader_lua(content, source=name)
+        if [p.message for p in part.problems] in ([NO_ENTRIES], [NOT_A_SIDECAR]):
+            continue  # a book without highlights, or KOReader's own settings: nothing to read
+        _add(result, part, name)
     _read_databases(archive.databases, result)
     if result.entries == 0:
         message = (

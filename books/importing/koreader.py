@@ -25,6 +25,8 @@ NOT_A_SIDECAR = "not a KOReader sidecar: it has neither 'annotations' nor 'highl
 NO_ENTRIES = "a KOReader sidecar without highlights, notes or bookmarks"
 _LEADING_COMMENTS = re.compile(r"\A(?:\ufeff)?(?:\s*--[^\n]*\n)*\s*")
 _RETURN_TABLE = re.compile(r"return\s*\{")
+_RETURN_LINE = re.compile(r"^return\s*\{", re.MULTILINE)
+_SIDECAR_KEY = re.compile(r'\[\s*"(?:annotations|highlight|bookmarks|doc_props)"\s*\]\s*=')
 # What KOReader writes in `text` when the note dialog was opened and left unchanged.
 _AUTOMATIC_NOTE = re.compile(
     r"\A(?:Hi(?:g|gh)light with note: )?Page \S+ .* @ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\Z", re.DOTALL
@@ -33,9 +35,12 @@ _NO_AUTHOR = frozenset({"", "n/a", "unknown", "unknown author"})
 
 
 def is_koreader_lua(head: str) -> bool:
-    """A Lua data chunk: comment lines, then `return {`."""
+    """A Lua data chunk: comment lines, then `return {`; or something else first and then
+    a sidecar's `return {` (to be refused with the reason, not read as another format)."""
     rest = head[_LEADING_COMMENTS.match(head).end() :]  # type: ignore[union-attr]
-    return _RETURN_TABLE.match(rest) is not None
+    if _RETURN_TABLE.match(rest) is not None:
+        return True
+    return _RETURN_LINE.search(head) is not None and _SIDECAR_KEY.search(head) is not None
 
 
 def parse_koreader_lua(data: bytes, *, source: str = "") -> ParseResult:
@@ -334,7 +339,7 @@ def parse_koreader_json(document: Any) -> ParseResult:
             result.entries += 1
             where = f"document {book_number} '{(title or 'Untitled')[:60]}', entry {number}"
             if not isinstance(entry, dict):
-                result.problems.append(Problem(1, f"{where}: not an object"))
+                result.problems.append(Problem(number, f"{where}: not an object"))
                 continue
             text = _string(entry.get("text"))
             if entry.get("sort") == "bookmark":
@@ -349,7 +354,7 @@ def parse_koreader_json(document: Any) -> ParseResult:
                 )
                 continue
             if not text:
-                result.problems.append(Problem(1, f"{where}: no text"))
+                result.problems.append(Problem(number, f"{where}: no text"))
                 continue
             when = entry.get("time")
             added_at = (

@@ -131,7 +131,9 @@ class _Lexer:
                 return _Token("string", "".join(parts), line)
             escaped, at = self._escape(stop + 1)
             if escaped is None:
-                self.at = at
+                # The rest of the string goes with it, up to its closing quote.
+                close = re.compile(rf"(?:[^{quote}\\]|\\.)*{quote}", re.DOTALL).match(text, at)
+                self.at = close.end() if close else len(text)
                 return _Token("other", f"an unknown escape '\\{text[stop + 1 : stop + 2]}'", line)
             parts.append(escaped)
 
