@@ -349,7 +349,7 @@ def apple_books_zip(
                     f"UUID-{row.pk}",
                     "LETTER OF CRITICISM",
                 ],
-            )  # fmt: skip
+            )
             for row in rows
         ],
     )

@@ -37,7 +37,8 @@ class AppleBooksTests:
         assert result.skipped == {DELETED: 1, EMPTY: 2}
         assert result.entries == 6 == len(result.clippings) + sum(result.skipped.values())
         first, second, underlined = result.clippings
-        assert isinstance(first, RichClipping) and isinstance(underlined, RichClipping)
+        assert isinstance(first, RichClipping)
+        assert isinstance(underlined, RichClipping)
         assert (first.title, first.author, first.note, first.colour, first.chapter) == (
             "Tidal Pools", "Mara Quist & Idris Marrow", "#opposites", "yellow",
             "LETTER OF CRITICISM",

@@ -90,7 +90,8 @@ class KoboTests:
         damaged = data[:100] + b"\xff" * (len(data) - 100)
         result = parse_upload(damaged)
         assert result.clippings == []
-        assert result.problems and result.problems[0].line == 1
+        assert result.problems
+        assert result.problems[0].line == 1
 
     def test_a_dogear_is_a_bookmark(self, tmp_path: Path) -> None:
         rows = [*KOBO_ROWS[:1], KoboRow("d1", None, kind="dogear")]

@@ -23,7 +23,8 @@ class KOReaderSidecarTests:
         assert (result.entries, len(result.clippings), result.problems) == (3, 3, [])
         bookmark, first, second = result.clippings
         assert bookmark.kind == "bookmark"
-        assert isinstance(first, RichClipping) and isinstance(second, RichClipping)
+        assert isinstance(first, RichClipping)
+        assert isinstance(second, RichClipping)
         assert (first.title, first.author, first.page, first.chapter, first.colour) == (
             "The Quiet Engine", "Chidi Okonkwo", "21", "Chapter 1", "yellow",
         )  # fmt: skip
@@ -64,7 +65,11 @@ class KOReaderSidecarTests:
         assert result.entries == len(result.clippings) + len(result.problems)
 
     def test_the_title_comes_from_the_path_when_the_file_has_none(self) -> None:
-        bare = b'-- /mnt/onboard/x/Dune.sdr/Dune.epub.annotations.lua\nreturn { ["annotations"] = {\n [1] = { ["pos0"] = "/p", ["pageno"] = 2, ["text"] = "Fear is the mind-killer." } } }'
+        bare = (
+            b"-- /mnt/onboard/x/Dune.sdr/Dune.epub.annotations.lua\n"
+            b'return { ["annotations"] = {\n [1] = { ["pos0"] = "/p", ["pageno"] = 2,'
+            b' ["text"] = "Fear is the mind-killer." } } }'
+        )
         assert _highlights(bare)[0].title == "Dune"
         no_comment = bare.split(b"\n", 1)[1]
         assert _highlights(no_comment, source="Books/Dune.sdr/metadata.epub.lua")[0].title == "Dune"
@@ -89,7 +94,8 @@ class KOReaderSidecarTests:
         assert [(p.line, p.message) for p in result.problems] == [
             (
                 1,
-                "not KOReader data: 'os' where 'return {' was expected; the file was read, never run",
+                "not KOReader data: 'os' where 'return {' was expected; "
+                "the file was read, never run",
             )
         ]
         assert not marker.exists()

@@ -46,7 +46,8 @@ class LuaDataTests:
         annotations = value["annotations"]
         assert isinstance(annotations, LuaTable)
         first, second = annotations[1], annotations[2]
-        assert isinstance(first, LuaTable) and isinstance(second, LuaTable)
+        assert isinstance(first, LuaTable)
+        assert isinstance(second, LuaTable)
         assert (annotations.line, first.line, second.line) == (3, 4, 11)
 
     def test_a_call_inside_the_data_is_a_bad_value_with_its_line_and_the_rest_is_read(
@@ -80,7 +81,7 @@ class LuaDataTests:
             ("return { [x] = 1 }", "'x' (only data is read, nothing is run)"),
             ('return { "a" .. "b" }', "'.' where ',' or '}' was expected"),
             ("return { function() end }", "'function' (only data is read, nothing is run)"),
-            ('return { "unfinished }', "a string that never ends (only data is read, nothing is run)"),
+            ('return { "unfinished }', "a string that never ends (only data is read, nothing is run)"),  # noqa: E501
             ('return { "\\q" }', "an unknown escape '\\q' (only data is read, nothing is run)"),
             ("return { 1 + 2 }", "'+' where ',' or '}' was expected"),
             ("return {", "the file ends inside a table"),
@@ -93,7 +94,8 @@ class LuaDataTests:
     def test_it_stops_at_a_nesting_no_sidecar_has(self) -> None:
         deep = "return " + "{" * (MAX_DEPTH + 5) + "}" * (MAX_DEPTH + 5)
         bad = bad_values(read_lua_data(deep))
-        assert bad and f"nested more than {MAX_DEPTH} deep" in bad[0].message
+        assert bad
+        assert f"nested more than {MAX_DEPTH} deep" in bad[0].message
 
     def test_something_that_is_not_a_chunk_is_refused(self) -> None:
         with pytest.raises(LuaDataError):
