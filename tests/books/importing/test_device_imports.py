@@ -179,7 +179,9 @@ class DeviceUploadTests:
 
     def test_the_upload_page_says_to_zip_the_wal_files_too(self, alice_client: Client) -> None:
         page = alice_client.get(reverse("import")).content.decode()
-        assert "-wal" in page and "BKLibrary" in page and "KoboReader.sqlite" in page
+        assert "-wal" in page
+        assert "BKLibrary" in page
+        assert "KoboReader.sqlite" in page
 
     def test_a_large_binary_upload_survives_the_background_path(
         self, alice: User, alice_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
