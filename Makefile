@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Nothing here turns DEBUG on but `make dev`: `make run` is the product. Without a
 # SECRET_KEY, every process reads the one generated in EXOGRAM_DATA_DIR (var/secret_key).
 
-.PHONY: run dev test lint format bench fuzz load install install-dev clean
+.PHONY: run dev test test-fast lint format bench fuzz load install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ $(AXE): tests/e2e/package.json tests/e2e/package-lock.json
 	npm ci --prefix tests/e2e --no-audit --no-fund --silent
 	touch $@
 
+# Debian's Chromium for the browser tests: Playwright drives it and never downloads a
+# browser of its own. Installed with apt-get (through sudo when not root) when missing.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends chromium
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -37,13 +45,19 @@ run: install
 dev: install
 	DEBUG=1 $(BIN)/python -m exogram.run
 
-test: install-dev $(AXE)
+# The whole suite (about 15 minutes on 2 cores).
+test: install-dev $(AXE) $(CHROMIUM)
 	$(BIN)/python -m pytest
+
+# The edit loop: no browser, no worker processes, no shared corpus (a few minutes).
+test-fast: install-dev
+	$(BIN)/python -m pytest -m "not browser and not slow and not corpus" -q
 
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: install-dev
 	$(BIN)/ruff format .

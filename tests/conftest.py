@@ -5,6 +5,7 @@ run without it: `pytest -p no:django tests/books/importing/test_clippings.py`.
 """
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,6 +16,44 @@ if TYPE_CHECKING:
     from accounts.models import User
 
 PASSWORD = "a long and unguessable passphrase"
+
+TESTS = Path(__file__).resolve().parent
+
+# Modules left out of `make test-fast` (the edit loop) besides the browser tests: each
+# starts real worker processes, servers or whole libraries, or reads the shared corpus.
+# `make test` runs everything.
+SLOW_MODULES = {
+    "test_run.py",
+    "test_faults.py",
+    "test_worker.py",
+    "test_embedded_postgres.py",
+    "test_deploy.py",
+    "books/embedding/test_pipeline.py",
+    "books/embedding/test_pipeline_bounds.py",
+    "books/importing/test_background.py",
+    "books/importing/test_fuzz.py",
+    "books/importing/test_import_properties.py",
+    "books/importing/test_clippings_properties.py",
+    "books/test_evaluate_library.py",
+    "books/connections/test_evaluate_connections.py",
+    "books/connections/test_evaluate_related.py",
+    "affinity/test_demo_library.py",
+    "affinity/test_commands.py",
+    "accounts/test_services.py",
+    "test_backup.py",
+    "test_two_nodes.py",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test `browser` (tests/e2e), `slow` (SLOW_MODULES) or neither; `corpus`
+    tests mark themselves where they read ../shared (tests/corpus.py)."""
+    for item in items:
+        module = item.path.relative_to(TESTS).as_posix()
+        if module.startswith("e2e/"):
+            item.add_marker(pytest.mark.browser)
+        elif module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
 
 
 def _reader(username: str) -> "User":

@@ -24,6 +24,7 @@ from review.words import Passage, word_context, word_key
 from tests.corpus import require_clippings
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+pytestmark = pytest.mark.corpus
 CORPUS = require_clippings()
 
 LIBRARIES = ["en/mattioofr-kcp__My Clippings.txt", "en/baniol-kmc__My Clippings.txt"]

@@ -22,6 +22,7 @@ from books.importing.clippings import (
 from tests.corpus import require_clippings
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+pytestmark = pytest.mark.corpus
 CORPUS = require_clippings()
 
 CLIPPINGS_FILES = sorted(CORPUS.glob("*/*.txt"))

@@ -14,7 +14,7 @@ from books.importing.formats import (
     detect_format,
     parse_upload,
 )
-from tests.corpus import CLIPPINGS as SHARED
+from tests.corpus import require_clippings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,10 +37,9 @@ class DetectFormatTests:
 
 
 class DetectOtherContentTests:
+    @pytest.mark.corpus
     def test_it_detects_the_real_files(self) -> None:
-        files = [p for p in SHARED.rglob("*") if p.suffix in (".txt", ".html")]
-        if not files:
-            pytest.fail(f"the shared clippings are missing from {SHARED}")
+        files = [p for p in require_clippings().rglob("*") if p.suffix in (".txt", ".html")]
         for path in files:
             assert detect_format(path.read_bytes()) == EXPECTED[path.suffix], path.name
 

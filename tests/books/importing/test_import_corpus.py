@@ -16,6 +16,7 @@ from books.models import Book, Highlight
 from tests.corpus import require_clippings
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+pytestmark = pytest.mark.corpus
 CORPUS = require_clippings()
 
 CLIPPINGS_FILES = sorted(CORPUS.glob("*/*.txt"))

@@ -7,10 +7,9 @@ import pytest
 
 from books.importing.notebook_html import NOT_A_NOTEBOOK, parse_notebook_html
 from books.importing.rich import RichClipping
-from tests.corpus import CLIPPINGS
+from tests.corpus import require_clippings
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED_HTML = CLIPPINGS / "html"
 
 
 def parse(name: str) -> list[RichClipping]:
@@ -86,10 +85,10 @@ class NotebookHtmlTests:
         assert result.clippings == []
         assert result.problems[0].message == NOT_A_NOTEBOOK
 
+    @pytest.mark.corpus
     def test_it_reads_every_real_sample_without_a_problem(self) -> None:
-        samples = sorted(SHARED_HTML.glob("*.html"))
-        if not samples:
-            pytest.fail(f"the shared samples are missing from {SHARED_HTML}")
+        samples = sorted((require_clippings() / "html").glob("*.html"))
+        assert samples, "the shared folder has no notebook samples in html/"
         for sample in samples:
             result = parse_notebook_html(sample.read_bytes())
             assert result.problems == [], sample.name
