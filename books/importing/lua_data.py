@@ -60,6 +60,7 @@ _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
     "\\": "\\", '"': '"', "'": "'", "\n": "\n",
 }  # fmt: skip
+_STRING_STOPS = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
 _CONSTANTS: dict[str, LuaValue] = {"true": True, "false": False, "nil": None}
 
 
@@ -116,9 +117,10 @@ class _Lexer:
     def _string(self, quote: str, start: int, line: int) -> _Token:
         text, parts, at = self.text, [], start
         while True:
-            stop = min(
-                (i for i in (text.find(quote, at), text.find("\\", at)) if i >= 0), default=-1
-            )
+            # The nearest quote or backslash, in one pass (two finds would rescan a long
+            # string to its end at every escape).
+            found = _STRING_STOPS[quote].search(text, at)
+            stop = found.start() if found else -1
             if stop < 0:
                 self.at = len(text)
                 return _Token("other", "a string that never ends", line)
