@@ -10,6 +10,7 @@ bomb) is refused before a byte is inflated.
 import io
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, replace
 
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
@@ -99,6 +100,20 @@ class _Refused(Exception):
     pass
 
 
+# What a damaged or unsupported archive raises: a bad header or checksum, a broken deflate
+# stream, an encrypted member (RuntimeError), a compression this Python lacks.
+_DAMAGED = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
 @dataclass
 class _Archive:
     result: ParseResult
@@ -112,7 +127,7 @@ def parse_zip(data: bytes) -> ParseResult:
         archive = _open_zip(data)
     except _Refused as refusal:
         return ParseResult([], [Problem(1, str(refusal))], 1)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as error:
+    except _DAMAGED as error:
         return ParseResult([], [Problem(1, f"this zip cannot be read: {error}")], 1)
     result = archive.result
     for name, content in archive.sidecars:
@@ -169,12 +184,17 @@ def _open_zip(data: bytes) -> _Archive:
             base = name.rsplit("/", 1)[-1]
             if base.startswith("._") or "__MACOSX/" in name:
                 continue  # macOS's resource forks, not the files themselves
-            with archive.open(info) as member:
-                head = member.read(4096)
-            if name.endswith(("-wal", "-shm")) or is_sqlite(head):
-                found.databases[name] = _read_member(archive, info)
-            elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
-                found.sidecars.append((name, _read_member(archive, info)))
+            try:
+                with archive.open(info) as member:
+                    head = member.read(4096)
+                if name.endswith(("-wal", "-shm")) or is_sqlite(head):
+                    found.databases[name] = _read_member(archive, info)
+                elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
+                    found.sidecars.append((name, _read_member(archive, info)))
+            except _DAMAGED as error:
+                # One damaged member costs only itself.
+                result.entries += 1
+                result.problems.append(Problem(1, f"'{name[:120]}' cannot be unpacked: {error}"))
         return found
 
 

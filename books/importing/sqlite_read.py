@@ -57,18 +57,22 @@ def database_copy(data: bytes, wal: bytes | None = None, shm: bytes | None = Non
         uri = f"file:{quote(str(path))}?{mode}"
         try:
             connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-        except sqlite3.Error as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
             raise UnreadableDatabase(f"the database cannot be opened: {error}") from None
         try:
             _harden(connection)
             yield connection
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.Error, UnicodeDecodeError) as error:
+            # (SQLite's own message can quote a damaged schema's bytes, which are not UTF-8.)
             raise UnreadableDatabase(f"the database cannot be read: {error}") from None
         finally:
             connection.close()
 
 
 def _harden(connection: sqlite3.Connection) -> None:
+    # Text that is not UTF-8 (a damaged page, a hostile schema) is read with a mark, not
+    # an exception from the middle of a row.
+    connection.text_factory = lambda raw: raw.decode("utf-8", errors="replace")
     steps = [0]
 
     def over_budget() -> int:

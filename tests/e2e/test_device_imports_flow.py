@@ -90,6 +90,4 @@ def test_a_reader_imports_from_koreader_kobo_and_apple_books(
     expect(page.get_by_role("link", name="Every harbour is a promise")).to_be_visible()
     snapshot(page, "readers-03-book")
     page.get_by_role("link", name="Salt is patient").click()
-    expect(page.get_by_role("textbox", name="Your note")).to_have_value(
-        "My grandmother said this."
-    )
+    expect(page.get_by_role("textbox", name="Your note")).to_have_value("My grandmother said this.")
