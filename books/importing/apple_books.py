@@ -89,6 +89,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
     result = ParseResult(clippings=[], problems=[], entries=0)
     for row in connection.execute(query):
         pk, asset, text, deleted, note, created, modified, style, underline, chapter = row[:10]
+        pk = pk if isinstance(pk, int) else 0  # the row's number, where problems point
         result.entries += 1
         if deleted not in (0, None, "0"):
             skip_entry(result, DELETED)
@@ -102,7 +103,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
             message = (
                 f"annotation row {pk}: its book (asset {_text(asset)[:40]}) is not in BKLibrary"
             )
-            result.problems.append(Problem(int(pk), message))
+            result.problems.append(Problem(pk, message))
             continue
         added_at = _core_data_time(created)
         note = _text(note).strip()
@@ -114,7 +115,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
                 text=text,
                 added_at=added_at,
                 added_raw=added_at.isoformat() if added_at else "",
-                line=int(pk),
+                line=pk,
                 note=note,
                 note_added_at=(_core_data_time(modified) or added_at) if note else None,
                 chapter=_text(chapter).strip(),

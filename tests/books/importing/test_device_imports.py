@@ -6,6 +6,7 @@ the upload page and `import_clippings` taking them under any name.
 """
 
 import json
+import sqlite3
 from io import StringIO
 from pathlib import Path
 
@@ -164,8 +165,6 @@ class DeviceUploadTests:
     def test_a_sqlite_file_that_is_not_a_readers_is_refused_on_the_page(
         self, alice: User, alice_client: Client, tmp_path: Path
     ) -> None:
-        import sqlite3
-
         path = tmp_path / "x.sqlite"
         connection = sqlite3.connect(path)
         connection.execute("CREATE TABLE invoices (id INTEGER)")
