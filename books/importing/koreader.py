@@ -317,8 +317,28 @@ def is_koreader_json(document: Any) -> bool:
     documents = document.get("documents")
     if isinstance(documents, list):
         return all(isinstance(d, dict) and "entries" in d for d in documents)
-    # One book exported alone: its entries at the top, with the exporter's version.
-    return isinstance(document.get("entries"), list) and "json/" in str(document.get("version", ""))
+    # One book exported alone: its entries at the top, with the exporter's version or its
+    # `files` list, or entries sorted as KOReader sorts them.
+    entries = document.get("entries")
+    if not isinstance(entries, list):
+        return False
+    return (
+        "json/" in str(document.get("version", ""))
+        or isinstance(document.get("files"), list)
+        or any(isinstance(e, dict) and e.get("sort") in _SORTS for e in entries[:20])
+    )
+
+
+_SORTS = ("highlight", "annotation", "bookmark")
+
+
+def _single_book(document: dict[str, Any]) -> tuple[str, str]:
+    """Title and author of a one-book export: its own, or its only `files` entry's."""
+    files = [f for f in document.get("files") or [] if isinstance(f, dict)]
+    first = files[0] if len(files) == 1 else {}
+    title = _string(document.get("title")) or _string(first.get("title"))
+    author = _string(document.get("author")) or _string(first.get("author"))
+    return title or _title_from_path(_string(first.get("file"))), author
 
 
 def parse_koreader_json(document: Any) -> ParseResult:
@@ -335,6 +355,8 @@ def parse_koreader_json(document: Any) -> ParseResult:
             continue
         title = _string(book.get("title")) or _title_from_path(_string(book.get("file")))
         book_author = _string(book.get("author"))
+        if book is document:
+            title, book_author = _single_book(document)
         for number, entry in enumerate(entries, start=1):
             result.entries += 1
             where = f"document {book_number} '{(title or 'Untitled')[:60]}', entry {number}"

@@ -150,6 +150,22 @@ class KOReaderJsonTests:
         assert (second.note, second.colour) == ("Yes.", "green")
         assert third.title == "Notes on Walking"
 
+    def test_it_reads_a_single_books_export_with_its_files_list(self) -> None:
+        export = {
+            "files": [{"file": "/books/Tidal Pools.epub", "title": "Tidal Pools",
+                       "author": "Mara Quist", "version": "json/1.0.0"}],
+            "entries": [
+                {"text": "Salt is patient", "time": 1701612097, "sort": "highlight", "page": 3},
+                {"text": "Every harbour", "sort": "annotation", "drawer": "comment",
+                 "note": "Yes.", "book": "Harbour Lights", "author": "Idris Marrow"},
+            ],
+        }  # fmt: skip
+        data = json.dumps(export).encode()
+        assert detect_format(data) == KOREADER_JSON
+        first, second = parse_upload(data).clippings
+        assert (first.title, first.author, first.page) == ("Tidal Pools", "Mara Quist", "3")
+        assert (second.title, second.author) == ("Harbour Lights", "Idris Marrow")
+
     def test_json_that_is_no_export_is_not_taken_for_one(self) -> None:
         assert parse_koreader_json({"documents": "x"}).problems[0].message == (
             "not a KOReader JSON export"
