@@ -94,8 +94,8 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
         if deleted not in (0, None, "0"):
             skip_entry(result, DELETED)
             continue
-        text = _text(text).strip()
-        if not text:
+        text, note = _text(text).strip(), _text(note).strip()
+        if not text and not note:
             skip_entry(result, EMPTY)
             continue
         book = books.get(_text(asset))
@@ -106,18 +106,19 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
             result.problems.append(Problem(pk, message))
             continue
         added_at = _core_data_time(created)
-        note = _text(note).strip()
         colour = "underline" if underline in (1, "1") else _STYLES.get(_int(style), "")
         result.clippings.append(
             rich_clipping(
                 title=book[0],
                 author=book[1],
-                text=text,
+                # A note without selected text is kept as a note on its own.
+                kind="highlight" if text else "note",
+                text=text or note,
                 added_at=added_at,
                 added_raw=added_at.isoformat() if added_at else "",
                 line=pk,
-                note=note,
-                note_added_at=(_core_data_time(modified) or added_at) if note else None,
+                note=note if text else "",
+                note_added_at=(_core_data_time(modified) or added_at) if note and text else None,
                 chapter=_text(chapter).strip(),
                 colour=colour,
             )

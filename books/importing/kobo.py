@@ -90,7 +90,7 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
             )
             continue
         text, note = _text(text).strip(), _text(annotation).strip()
-        if not text:
+        if not text and not note:
             skip_entry(result, EMPTY)
             continue
         raw = _text(created)
@@ -105,12 +105,14 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
             rich_clipping(
                 title=_title(title, volume),
                 author=_text(author).strip(),
-                text=text,
+                # A note without highlighted text is kept as a note on its own.
+                kind="highlight" if text else "note",
+                text=text or note,
                 added_at=added_at,
                 added_raw=raw,
                 line=int(rowid),
-                note=note,
-                note_added_at=added_at if note else None,
+                note=note if text else "",
+                note_added_at=added_at if note and text else None,
                 chapter=_text(chapter).strip(),
             )
         )

@@ -210,6 +210,7 @@ KOBO_ROWS = [
     KoboRow("b4", ""),
     KoboRow("b5", "淮南子 and a harbour", chapter=2, created="2024-11-14T08:00:00.553"),
     KoboRow("b6", "From a book whose row is gone.", volume=GONE_VOLUME),
+    KoboRow("b8", None, "A thought with no words selected", kind="note"),
 ]
 
 
@@ -289,6 +290,7 @@ APPLE_ROWS = [
     AppleRow(4, None, kind=1),
     AppleRow(5, None, kind=3),
     AppleRow(6, "Underlined, not highlighted.", underline=1, style=0),
+    AppleRow(7, None, "A note on its own", kind=1),
 ]
 
 

@@ -35,8 +35,10 @@ class AppleBooksTests:
         result = parse_upload(data)
         assert result.problems == []
         assert result.skipped == {DELETED: 1, EMPTY: 2}
-        assert result.entries == 6 == len(result.clippings) + sum(result.skipped.values())
-        first, second, underlined = result.clippings
+        assert result.entries == 7 == len(result.clippings) + sum(result.skipped.values())
+        first, second, underlined, alone = result.clippings
+        # A note with no selected text is a note on its own, not lost.
+        assert (alone.kind, alone.text) == ("note", "A note on its own")
         assert isinstance(first, RichClipping)
         assert isinstance(underlined, RichClipping)
         assert (first.title, first.author, first.note, first.colour, first.chapter) == (
@@ -83,7 +85,7 @@ class ZipTests:
         result = parse_upload(data)
         titles = {c.title for c in result.clippings}
         assert {"The Quiet Engine", "Tidal Pools"} <= titles
-        assert result.entries == 3 + 4 + 6
+        assert result.entries == 3 + 4 + 7
         assert result.problems == []
         assert (
             len(result.clippings) + sum(result.skipped.values()) + len(result.problems)

@@ -50,6 +50,7 @@ class DeviceImportTests:
         first = kobo_database(tmp_path / "KoboReader.sqlite")
         done = clippings_import(reader=alice, data=first, file_name="KoboReader.sqlite")
         assert done.counts["new_highlights"] == 4
+        assert done.counts["standalone_notes"] == 1
         assert done.counts["notes_attached"] == 1
         assert done.counts["skipped_in_file"] == {HIDDEN: 1, EMPTY: 1}
         noted = Highlight.objects.get(reader=alice, text="The river keeps what the town forgets.")
@@ -57,7 +58,7 @@ class DeviceImportTests:
         before = _snapshot(alice)
 
         again = clippings_import(reader=alice, data=first, file_name="KoboReader.sqlite")
-        assert (again.counts["new_highlights"], again.counts["duplicates_skipped"]) == (0, 4)
+        assert (again.counts["new_highlights"], again.counts["duplicates_skipped"]) == (0, 5)
         assert _snapshot(alice) == before
 
         later = kobo_database(
@@ -66,7 +67,7 @@ class DeviceImportTests:
         )
         update = clippings_import(reader=alice, data=later, file_name="KoboReader.sqlite")
         assert update.counts["new_highlights"] == 1
-        assert update.counts["duplicates_skipped"] == 4
+        assert update.counts["duplicates_skipped"] == 5
         assert Highlight.objects.get(text="A new line, read on the train.").note == "New note"
 
     def test_a_newer_koreader_sidecar_adds_only_its_new_highlights_and_notes(
@@ -136,7 +137,7 @@ class DeviceImportTests:
         out = StringIO()
         call_command("import_clippings", "--user", "alice", str(path), "--json", stdout=out)
         report = json.loads(out.getvalue())
-        assert (report["new_highlights"], report["duplicates_skipped"]) == (0, 3)
+        assert (report["new_highlights"], report["duplicates_skipped"]) == (0, 4)
 
 
 def _upload(name: str, data: bytes) -> dict[str, SimpleUploadedFile]:
@@ -159,7 +160,7 @@ class DeviceUploadTests:
         assert response.status_code == 302
         assert response["Location"] == the_import.get_absolute_url()
         assert Highlight.objects.filter(reader=alice).count() == {
-            "koreader": 2, "kobo": 4, "apple": 3
+            "koreader": 2, "kobo": 5, "apple": 4
         }[kind]  # fmt: skip
 
     def test_a_sqlite_file_that_is_not_a_readers_is_refused_on_the_page(
@@ -206,4 +207,4 @@ class DeviceUploadTests:
         alice_client.post(reverse("import"), _upload("KoboReader.sqlite", data))
         the_import = Import.objects.get(reader=alice)
         assert run_import(the_import.pk) == Import.Status.DONE
-        assert Highlight.objects.filter(reader=alice).count() == 4
+        assert Highlight.objects.filter(reader=alice).count() == 5

@@ -17,7 +17,7 @@ class KoboTests:
         data = kobo_database(tmp_path / "KoboReader.sqlite")
         assert detect_format(data) == "kobo-sqlite"
         result = parse_upload(data)
-        assert (result.entries, result.problems, result.skipped) == (6, [], {HIDDEN: 1, EMPTY: 1})
+        assert (result.entries, result.problems, result.skipped) == (7, [], {HIDDEN: 1, EMPTY: 1})
         assert len(result.clippings) + sum(result.skipped.values()) == result.entries
         by_text = {c.text: c for c in result.clippings if isinstance(c, RichClipping)}
         assert set(by_text) == {
@@ -25,7 +25,10 @@ class KoboTests:
             "The river keeps what the town forgets.",
             "淮南子 and a harbour",
             "From a book whose row is gone.",
+            "A thought with no words selected",
         }
+        # A note with no highlighted text is a note on its own, not lost.
+        assert by_text["A thought with no words selected"].kind == "note"
         noted = by_text["The river keeps what the town forgets."]
         assert (noted.title, noted.author, noted.chapter, noted.note) == (
             "The Quiet Engine", "Okonkwo, Chidi", "Chapter One", "Çok güzel tasvir edilmiş",
