@@ -30,7 +30,8 @@ SELECT b.rowid, b.BookmarkID, b.VolumeID, b.Text, b.Annotation, b.DateCreated,
        book.Title, book.Attribution, chapter.Title
 FROM Bookmark b
 LEFT JOIN content book ON book.ContentID = b.VolumeID
-     AND book.rowid = (SELECT min(rowid) FROM content WHERE ContentID = b.VolumeID)
+     AND book.rowid = (SELECT rowid FROM content WHERE ContentID = b.VolumeID
+                       ORDER BY CAST(ContentType AS INTEGER) = 6 DESC, rowid LIMIT 1)
 LEFT JOIN content chapter ON chapter.ContentID = b.ContentID
      AND chapter.rowid = (SELECT min(rowid) FROM content WHERE ContentID = b.ContentID)
 ORDER BY b.VolumeID, {progress}, b.DateCreated, b.rowid
