@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Nothing here turns DEBUG on but `make dev`: `make run` is the product. Without a
 # SECRET_KEY, every process reads the one generated in EXOGRAM_DATA_DIR (var/secret_key).
 
-.PHONY: run dev test test-fast lint format bench fuzz load install install-dev clean
+.PHONY: run dev test test-fast lint format bench fuzz load nodes install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,11 @@ fuzz: install-dev
 # 20 clients for 30 s against a server started on 127.0.0.1 (see bench/load.py).
 load: install-dev
 	$(BIN)/python -m bench.load
+
+# Two worker nodes against one PostgreSQL over TCP and one Redis: 10,000 clippings with 1
+# node, then 2, then 2 with one killed mid-batch (see bench/bench_nodes.py).
+nodes: install-dev
+	$(BIN)/python -m bench.bench_nodes
 
 clean:
 	rm -rf $(VENV) var

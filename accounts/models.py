@@ -9,3 +9,6 @@ class User(AbstractUser):
     # runs in the background, the embedding pipeline skips the reader meanwhile, and a
     # sweep finishes a deletion whose worker died.
     deletion_requested_at = models.DateTimeField(null=True, blank=True)
+    # The address the reader proved is theirs by following a mailed link; mail goes to
+    # `email` only while the two are the same (accounts.email_verification).
+    verified_email = models.EmailField(blank=True)

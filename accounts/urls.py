@@ -10,6 +10,12 @@ urlpatterns = [
     path("settings/", views.settings_page, name="settings"),
     path("settings/delete-account/", views.delete_account, name="delete_account"),
     path("settings/email/", views.email_change, name="email_change"),
+    path(
+        "settings/email/verify/",
+        views.email_verification_resend,
+        name="email_verification_resend",
+    ),
+    path("settings/email/verify/<str:token>/", views.email_verify, name="email_verify"),
     # Django's own views for passwords; the templates are in templates/registration/.
     path(
         "settings/password/",
@@ -21,7 +27,7 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path("password-reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
     path(
         "password-reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

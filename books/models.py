@@ -295,6 +295,9 @@ class Import(models.Model):
     error = models.TextField(blank=True, help_text="Why the import failed, when it did.")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # How many times a worker took this import (books.importing.background.import_claim):
+    # the sweep gives up on one whose worker keeps dying.
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-started_at"]

@@ -10,6 +10,11 @@ from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, title_sort_key
 
+# When the time left is worth showing (EmbeddingProgress.remaining).
+ETA_SETTLE_SECONDS = 20
+ETA_SHARE = 0.1
+ETA_PATIENCE_SECONDS = 120
+
 
 @dataclass(frozen=True)
 class EmbeddingProgress:
@@ -54,9 +59,16 @@ class EmbeddingProgress:
         return self.percent_embedded // 5 * 5
 
     def remaining(self, *, started_at: datetime, now: datetime) -> str:
-        """A rough time left, from the pace so far; "" until there is a pace to go by."""
+        """A rough time left, from the pace so far; "" until that pace is worth showing.
+
+        The first seconds are the model loading and the first batch queueing: a pace read
+        then said "about 15 hours" of a five-minute job. So nothing is said before
+        ETA_SETTLE_SECONDS, and then only once ETA_SHARE of the highlights are settled or
+        ETA_PATIENCE has passed (a slow machine still gets told, after a while)."""
         elapsed = (now - started_at).total_seconds()
-        if self.done or self.settled == 0 or elapsed <= 0:
+        if self.done or self.settled == 0 or elapsed < ETA_SETTLE_SECONDS:
+            return ""
+        if self.settled < ETA_SHARE * self.highlights and elapsed < ETA_PATIENCE_SECONDS:
             return ""
         seconds = self.pending * elapsed / self.settled
         if seconds < 60:

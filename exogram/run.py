@@ -33,6 +33,24 @@ def _children_alive(children: list[subprocess.Popen[bytes]]) -> bool:
     return all(child.poll() is None for child in children)
 
 
+def worker_command(data_dir: Path) -> list[str]:
+    """The Celery worker with its beat (the sweeps, the review e-mails, the nightly backup),
+    as docker/docker-compose.yml's worker runs it too (tests/test_docker.py compares them)."""
+    return [
+        "celery",
+        "-A",
+        "exogram",
+        "worker",
+        "--beat",
+        "--loglevel",
+        "INFO",
+        "--concurrency",
+        os.environ.get("EXOGRAM_WORKER_CONCURRENCY") or str(os.cpu_count() or 1),
+        "--schedule",
+        str(data_dir / "celerybeat-schedule"),
+    ]
+
+
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
     import django
@@ -57,7 +75,11 @@ def main() -> int:
             )
         else:
             print(f"Starting the embedded PostgreSQL in {data_dir / 'postgres'} …", flush=True)
-        server.start(data_dir)
+        try:
+            server.start(data_dir)
+        except server.DataFolderVersionMismatch as refusal:
+            print(f"\n{refusal}\n", file=sys.stderr, flush=True)
+            return 2
     call_command("migrate", interactive=False, verbosity=1)
     if not settings.DEBUG:
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -67,32 +89,17 @@ def main() -> int:
     port = os.environ.get("PORT", "8000")
     python = sys.executable
     worker = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "exogram",
-            "worker",
-            "--beat",
-            "--loglevel",
-            "INFO",
-            "--concurrency",
-            os.environ.get("EXOGRAM_WORKER_CONCURRENCY") or str(os.cpu_count() or 1),
-            "--schedule",
-            str(data_dir / "celerybeat-schedule"),
-        ],
-        preexec_fn=_die_with_this_process,
+        [python, "-m", *worker_command(data_dir)], preexec_fn=_die_with_this_process
     )
     web = subprocess.Popen(
         [
             python,
             "-m",
             "gunicorn",
-            "exogram.wsgi",
             "--config",
             "python:exogram.gunicorn_conf",
-            # Workers, threads, timeout and the warm-up: shared with the Docker image.
+            # The application, its worker (exogram/serving.py), workers, threads, timeouts
+            # and the warm-up: shared with the Docker image.
             "--bind",
             f"{host}:{port}",
             "--error-logfile",

@@ -310,6 +310,9 @@ EXOGRAM_RELATED_THRESHOLD: float | None = (
     else None
 )
 EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
+# Searches one reader may run at once (pages, JSON, API, MCP); past it a search is refused
+# with 429 instead of taking another web thread (exogram/reader_slots.py).
+EXOGRAM_SEARCHES_PER_READER = env_int("EXOGRAM_SEARCHES_PER_READER", 4, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -327,6 +330,13 @@ if EMAIL_USE_TLS and EMAIL_USE_SSL:
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Exogram <exogram@localhost>")
 # Links in e-mails have no request to take the host from.
 EXOGRAM_BASE_URL = env_str("EXOGRAM_BASE_URL", "http://localhost:8000")
+# Set: links in password reset and verification e-mails are built from it, never from the
+# request's Host header. Unset: from the request (ALLOWED_HOSTS checks its host).
+EXOGRAM_BASE_URL_SET = bool(env_str("EXOGRAM_BASE_URL"))
+# Password reset e-mails one network address may ask for in an hour, and one e-mail address
+# may receive; accounts one address may make in an hour.
+EXOGRAM_RESET_MAILS_PER_HOUR = env_int("EXOGRAM_RESET_MAILS_PER_HOUR", 5, minimum=1)
+EXOGRAM_SIGNUPS_PER_HOUR = env_int("EXOGRAM_SIGNUPS_PER_HOUR", 5, minimum=1)
 
 LOGGING = {
     "version": 1,
@@ -381,3 +391,20 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420
 # 6-8 from other work the pages' p95 fell from 416-470 ms to 363 ms, while a second round
 # at 9-10 measured mostly the other work.
 EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)
+
+# --- Backups (backups/; docs/operations.md) -----------------------------------------------
+# Kept together so that it reads (and merges) as one block.
+INSTALLED_APPS.append("backups")
+# Where the worker's beat writes a nightly backup; unset: no nightly backup.
+EXOGRAM_BACKUP_DIR: Path | None = (
+    env_path("EXOGRAM_BACKUP_DIR", EXOGRAM_DATA_DIR) if env_str("EXOGRAM_BACKUP_DIR") else None
+)
+EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
+# Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
+EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)
+EXOGRAM_BACKUP_KEEP_WEEKLY = env_int("EXOGRAM_BACKUP_KEEP_WEEKLY", 4, minimum=0)
+if EXOGRAM_BACKUP_DIR is not None:
+    CELERY_BEAT_SCHEDULE["nightly-backup"] = {
+        "task": "backups.tasks.nightly_backup",
+        "schedule": crontab(hour=EXOGRAM_BACKUP_HOUR, minute=30),
+    }

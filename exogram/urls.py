@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("affinity.urls")),
     path("", include("api.urls")),
     path("", include("review.urls")),
+    path("", include("backups.urls")),
 ]

@@ -308,7 +308,13 @@ def review_emails_send(*, today: date) -> int:
     runs on one day send at most one e-mail per reader.
     """
     sent = 0
-    readers = ReviewSettings.objects.filter(daily_email=True).exclude(reader__email="")
+    # Only to an address its reader confirmed (accounts.email_verification): anyone could
+    # type someone else's.
+    readers = (
+        ReviewSettings.objects.filter(daily_email=True)
+        .exclude(reader__email="")
+        .filter(reader__verified_email=F("reader__email"))
+    )
     for review_settings in readers.select_related("reader"):
         claimed = (
             ReviewSettings.objects.filter(pk=review_settings.pk)

@@ -41,7 +41,8 @@ SLOW_MODULES = {
     "affinity/test_demo_library.py",
     "affinity/test_commands.py",
     "accounts/test_services.py",
-    "test_backup.py",
+    "backups/test_drill.py",
+    "test_embedded_postgres_versions.py",
     "test_two_nodes.py",
 }
 

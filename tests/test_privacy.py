@@ -119,6 +119,7 @@ READER_PAGES: dict[str, str] = {
     "map_data": "",
     "library_export": "?format=json",
     "email_change": "",
+    "email_verification_resend": "",
     "password_change": "",
     "password_change_done": "",
     "review": "",
@@ -126,6 +127,8 @@ READER_PAGES: dict[str, str] = {
     "review_words": "",
     "api_tokens": "",
 }
+# Pages for staff only (the instance's backups): another reader gets a 404, as for a row.
+STAFF_PAGES = {"status"}
 # Token-authenticated reads (api/): without a token, 401 for everyone; a reader's session
 # never authenticates them. Their ownership by token is tested in tests/api/.
 API_ROWS: dict[str, Any] = {
@@ -138,12 +141,16 @@ API_ROWS: dict[str, Any] = {
 PUBLIC = {
     "login", "signup", "logout", "healthz", "admin:login", "admin:logout", "api_schema",
     "password_reset", "password_reset_done", "password_reset_complete",
-    "password_reset_confirm", "review_unsubscribe",
+    "password_reset_confirm", "review_unsubscribe", "email_verify",
 }  # fmt: skip
+# Pages that show a logged-out visitor something of their own (the landing), and a reader
+# their library.
+LANDING = {"home"}
 # Public URLs that carry a token of their own (a forged one here).
 PUBLIC_KWARGS: dict[str, dict[str, str]] = {
     "password_reset_confirm": {"uidb64": "MQ", "token": "set-password"},
     "review_unsubscribe": {"token": f"{SECRET}-forged"},
+    "email_verify": {"token": f"{SECRET}-forged"},
 }
 
 # What a hostile second reader posts to every URL: every field any form reads.
@@ -228,6 +235,8 @@ def _url(name: str, lib: AliceLibrary) -> str:
         return reverse(name, kwargs=PUBLIC_KWARGS.get(name))
     if name in READER_PAGES:
         return reverse(name) + READER_PAGES[name]
+    if name in STAFF_PAGES:
+        return reverse(name)
     return reverse(name, kwargs=_admin_kwargs(name))
 
 
@@ -275,6 +284,7 @@ class EveryUrlTests:
             and name not in READER_PAGES
             and name not in API_ROWS
             and name not in PUBLIC
+            and name not in STAFF_PAGES
             and not name.startswith("admin:")
         ]
         assert not unknown, f"add a privacy case in tests/test_privacy.py for: {unknown}"
@@ -309,7 +319,7 @@ class EveryUrlTests:
             for method in ("get", "post"):
                 response = getattr(bob_client, method)(url, BOBS_POST)
                 context = f"bob {method.upper()} {url} ({name or route})"
-                if name in OWN_ROWS:
+                if name in OWN_ROWS or name in STAFF_PAGES:
                     assert response.status_code in {404, 405}, context
                 elif name in API_ROWS:
                     assert response.status_code in {401, 405}, context
@@ -336,6 +346,10 @@ class EveryUrlTests:
                     continue
                 if name in API_ROWS:  # no token: refused, never redirected to a page
                     assert response.status_code == 401, context
+                    _bob_sees_nothing(response, alice_library)
+                    continue
+                if name in LANDING and method == "get":  # what Exogram is, for anyone
+                    assert response.status_code == 200, context
                     _bob_sees_nothing(response, alice_library)
                     continue
                 assert response.status_code == 302, context

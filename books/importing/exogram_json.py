@@ -22,7 +22,10 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     when = datetime.fromisoformat(value)
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    try:
+        return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59:59-14:00 is in the year 10000 in UTC
+        raise ValueError(f"a date out of range: {value[:40]!r}") from None
 
 
 def _location(value: Any) -> int | None:

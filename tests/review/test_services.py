@@ -170,6 +170,7 @@ class ReviewAnswerTests:
 class ReviewEmailTests:
     def _subscriber(self, reader: User) -> None:
         reader.email = "alice@example.org"
+        reader.verified_email = reader.email  # the reader followed the mailed link
         reader.save()
         ReviewSettings.objects.create(reader=reader, daily_email=True)
         library_of(reader, 8)
@@ -198,6 +199,13 @@ class ReviewEmailTests:
         bob.save()
         self._subscriber(alice)
         ReviewSettings.objects.filter(reader=alice).update(daily_email=False)
+        assert review_emails_send(today=TODAY) == 0
+        assert mail.outbox == []
+
+    def test_it_sends_nothing_to_an_address_its_reader_did_not_confirm(self, alice: User) -> None:
+        self._subscriber(alice)
+        alice.email = "someone-else@example.org"  # typed, never confirmed
+        alice.save()
         assert review_emails_send(today=TODAY) == 0
         assert mail.outbox == []
 

@@ -1,0 +1,42 @@
+"""`manage.py restore DIR [--force]`: bring a backup back into an empty database."""
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from backups.postgres import ClientMissing
+from backups.services import BackupError, backup_restore
+
+
+class Command(BaseCommand):
+    help = (
+        "Restore a backup made by `manage.py backup` into this instance's database, which "
+        "must be empty (a new data folder, or a new database) unless --force."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("source", type=Path, help="the backup's folder")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="replace everything in a database that is not empty",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        source: Path = options["source"].resolve()
+        try:
+            manifest = backup_restore(source=source, force=options["force"])
+        except (BackupError, ClientMissing) as error:
+            raise CommandError(str(error)) from None
+        counts = manifest["counts"]
+        self.stdout.write(
+            f"Restored {counts.get('accounts_user', 0)} readers and "
+            f"{counts.get('books_highlight', 0)} highlights from {source} "
+            f"(backed up {manifest['created_at']} by Exogram {manifest['exogram_version']})."
+        )
+        # A backup of an older Exogram: its migrations are applied now, as `make run` would.
+        call_command("migrate", interactive=False, verbosity=0)
+        if manifest["secret_key"] != "file":
+            self.stdout.write("Set SECRET_KEY to the key the backed-up instance used.")

@@ -1,0 +1,34 @@
+from django.db import models
+
+
+class BackupRun(models.Model):
+    """One backup, nightly or by hand, recorded when it has finished (a row written before
+    would be inside its own dump, and come back from a restore as forever running)."""
+
+    class Kind(models.TextChoices):
+        NIGHTLY = "nightly", "nightly"
+        MANUAL = "manual", "by hand"
+
+    class Status(models.TextChoices):
+        OK = "ok", "written"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    path = models.CharField(max_length=1000)
+    size_bytes = models.BigIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+    pruned = models.PositiveIntegerField(default=0, help_text="Old backups removed after it.")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-finished_at"]
+        indexes = [
+            # The status page: the latest runs, and the latest good one.
+            models.Index(fields=["status", "-finished_at"], name="backuprun_status_finished"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} backup {self.status} at {self.finished_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,5 @@
+from django.urls import path
+
+from backups import views
+
+urlpatterns = [path("status/", views.status, name="status")]

@@ -1,0 +1,150 @@
+"""The nightly backup: retention, the record, a loud failure, the beat's schedule."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from backups.models import BackupRun
+from backups.nightly import STAMP, backups_prune
+from backups.services import MANIFEST
+from backups.tasks import nightly_backup
+from tests.worker import ROOT
+
+NOW = datetime(2026, 12, 4, 3, 30, tzinfo=UTC)  # a Friday
+
+
+def _nightly(folder: Path, when: datetime) -> Path:
+    path = folder / f"nightly-{when.strftime(STAMP)}"
+    path.mkdir()
+    (path / MANIFEST).write_text("{}")
+    return path
+
+
+class RetentionTests:
+    def test_it_keeps_seven_days_and_the_newest_of_four_weeks(self, tmp_path: Path) -> None:
+        days = [_nightly(tmp_path, NOW - timedelta(days=n)) for n in range(40)]
+        manual = tmp_path / "manual-20260101T000000Z"
+        manual.mkdir()
+        removed = backups_prune(folder=tmp_path, now=NOW, daily=7, weekly=4)
+        kept = sorted(path.name for path in tmp_path.glob("nightly-*"))
+        # Seven days, back to Sat 28 Nov; and the newest of each of the four latest ISO
+        # weeks: weeks 49 and 48 have theirs among the seven, week 47's is Sun 22 Nov and
+        # week 46's Sun 15 Nov.
+        expected = [days[n].name for n in (19, 12, 6, 5, 4, 3, 2, 1, 0)]
+        assert kept == sorted(expected)
+        assert len(removed) == 40 - len(expected)
+        assert manual.exists()  # taken by hand: never pruned
+
+    def test_it_never_counts_or_removes_an_unfinished_backup_of_today(self, tmp_path: Path) -> None:
+        for n in range(9):
+            _nightly(tmp_path, NOW - timedelta(days=n))
+        fresh = tmp_path / ".partial-nightly-20261204T033000Z"
+        fresh.mkdir()
+        stale = tmp_path / ".partial-nightly-20261101T033000Z"
+        stale.mkdir()
+        os.utime(stale, (NOW.timestamp() - 2 * 86400,) * 2)
+        backups_prune(folder=tmp_path, now=NOW, daily=7, weekly=0)
+        assert len(list(tmp_path.glob("nightly-*"))) == 7
+        assert fresh.exists()
+        assert not stale.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+class NightlyBackupTests:
+    def test_it_writes_the_backup_records_and_logs_it(
+        self, tmp_path: Path, settings: object, caplog: pytest.LogCaptureFixture, alice: object
+    ) -> None:
+        settings.EXOGRAM_BACKUP_DIR = tmp_path  # type: ignore[attr-defined]
+        with caplog.at_level(logging.INFO, logger="backups"):
+            result = nightly_backup()
+        run = BackupRun.objects.get()
+        assert (run.kind, run.status, result["status"]) == ("nightly", "ok", "ok")
+        manifest = json.loads((Path(run.path) / MANIFEST).read_text())
+        assert manifest["counts"]["accounts_user"] == 1
+        assert (
+            run.size_bytes
+            == sum(entry["bytes"] for entry in manifest["files"].values())
+            + (Path(run.path) / MANIFEST).stat().st_size
+        )
+        assert f"nightly backup written to {run.path}" in caplog.text
+
+    def test_a_failed_backup_is_an_error_in_the_log_and_red_on_the_status_page(
+        self, tmp_path: Path, settings: object, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a folder")
+        settings.EXOGRAM_BACKUP_DIR = blocker / "backups"  # type: ignore[attr-defined]
+        with caplog.at_level(logging.ERROR, logger="backups"):
+            result = nightly_backup()
+        assert result["status"] == "failed"
+        assert any(
+            record.levelno == logging.ERROR and "FAILED" in record.getMessage()
+            for record in caplog.records
+        )
+        run = BackupRun.objects.get()
+        assert "NotADirectoryError" in run.error
+        from accounts.models import User
+
+        keeper = User.objects.create_user("keeper", is_staff=True)
+        client = Client()
+        client.force_login(keeper)
+        page = client.get(reverse("status")).content.decode()
+        assert "The last backup failed" in page
+        assert "NotADirectoryError" in page
+        assert "No backup written in the last 26 hours" in page
+
+
+def _beat_schedule(**env: str) -> dict[str, object]:
+    code = (
+        "import django, json; django.setup(); from django.conf import settings; "
+        "print(json.dumps({k: str(v['schedule']) for k, v in "
+        "settings.CELERY_BEAT_SCHEDULE.items()}))"
+    )
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "exogram.settings", **env}
+    if "EXOGRAM_BACKUP_DIR" not in env:
+        environment.pop("EXOGRAM_BACKUP_DIR", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True,
+        text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    schedule: dict[str, object] = json.loads(out.strip().splitlines()[-1])
+    return schedule
+
+
+class BeatScheduleTests:
+    def test_it_schedules_the_nightly_backup_only_with_a_backup_folder(
+        self, tmp_path: Path
+    ) -> None:
+        assert "nightly-backup" not in _beat_schedule()
+        schedule = _beat_schedule(EXOGRAM_BACKUP_DIR=str(tmp_path), EXOGRAM_BACKUP_HOUR="4")
+        assert schedule["nightly-backup"] == "<crontab: 30 4 * * * (m/h/dM/MY/d)>"
+
+
+@pytest.mark.django_db
+class StatusPageTests:
+    def test_it_sends_an_anonymous_visitor_to_log_in(self, client: Client) -> None:
+        response = client.get(reverse("status"))
+        assert response.status_code == 302
+        assert reverse("login") in response["Location"]
+
+    def test_it_is_not_found_for_a_reader_who_is_not_staff(self, alice_client: Client) -> None:
+        assert alice_client.get(reverse("status")).status_code == 404
+
+    def test_it_says_no_nightly_backup_is_set_up(self, settings: object) -> None:
+        from accounts.models import User
+
+        settings.EXOGRAM_BACKUP_DIR = None  # type: ignore[attr-defined]
+        client = Client()
+        client.force_login(User.objects.create_user("keeper", is_staff=True))
+        page = client.get(reverse("status")).content.decode()
+        assert "No nightly backup: set <code>EXOGRAM_BACKUP_DIR</code>" in page
+        assert "No backup has been taken yet." in page
+        assert "The last backup failed" not in page

@@ -1,0 +1,51 @@
+"""The rule for data migrations (docs/operations.md, "Upgrades"): `migrate` never rewrites
+many rows for minutes. Work per row that costs (re-embedding, re-judging connections) runs
+in the background with progress — the worker's sweep re-embeds after a model change;
+`manage.py reconnect` finds connections again — and a migration only marks what is due.
+
+A migration that runs code (RunPython) must be listed here with why it stays short, so a
+new one is a decision and not an accident."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (app, migration) -> why it stays short on a library of 100,000 highlights.
+REVIEWED = {
+    ("books", "0006_highlight_is_word"): "a string test per highlight, batched updates",
+    ("books", "0008_search_text_without_title"): "text folding per highlight, batched",
+    ("books", "0014_library_map_regions"): "one DELETE of stored maps",
+    ("books", "0015_highlight_language"): "a character count per highlight, batched",
+    ("books", "0016_short_notes_and_clipping_limits"): "a few set-based updates",
+    ("books", "0019_connection_main_distance"): "one UPDATE; both vectors are in the rows",
+}
+# Re-embedding and re-judging are never done inside a migration.
+FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")
+
+
+def _migrations_running_code() -> dict[tuple[str, str], str]:
+    found = {}
+    for path in sorted(ROOT.glob("*/migrations/[0-9]*.py")):
+        text = path.read_text()
+        if re.search(r"migrations\.RunPython\((?!\s*migrations\.RunPython\.noop)", text):
+            found[(path.parent.parent.name, path.stem)] = text
+    return found
+
+
+class DataMigrationTests:
+    def test_every_migration_that_runs_code_was_reviewed(self) -> None:
+        found = _migrations_running_code()
+        unreviewed = sorted(set(found) - set(REVIEWED))
+        assert not unreviewed, (
+            f"{unreviewed} run code inside `migrate`: keep it short (set-based SQL, or a "
+            "cheap batched pass) and add it to REVIEWED with why, or move the work to a "
+            "background task with progress (docs/operations.md, Upgrades)"
+        )
+        assert set(REVIEWED) <= set(found), "a reviewed migration is gone: drop it from REVIEWED"
+
+    def test_no_migration_embeds_or_judges_connections(self) -> None:
+        for path in ROOT.glob("*/migrations/[0-9]*.py"):
+            text = path.read_text()
+            for name in FORBIDDEN:
+                assert name not in text, f"{path.relative_to(ROOT)} calls {name}"
