@@ -247,6 +247,13 @@ class Highlight(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("highlight", args=[self.code])
 
+    @property
+    def word_kind(self) -> str:
+        """For one of the reader's words: "look-up", "heading" or "fragment" (books.vocabulary)."""
+        from books.vocabulary import word_kind
+
+        return word_kind(self.text)
+
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_vocabulary
 

@@ -40,6 +40,7 @@ from books.selectors import (
     import_progress,
     library_counts,
     tags_for,
+    words_by_kind,
     words_for,
 )
 from books.services import (
@@ -294,8 +295,8 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "query_string": urlencode(kept),
         "reader_tags": Tag.objects.filter(reader=_reader(request)),
         "connected_books": connected_books(the_book),
-        "words": words[:BOOK_WORDS_SHOWN],
-        "word_count": words.count(),
+        # Look-ups, headings, fragments: each listed as what it is (books.vocabulary).
+        "word_groups": words_by_kind(words, shown=BOOK_WORDS_SHOWN),
     }
     return render(request, "books/book.html", context)
 

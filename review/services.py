@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from books.models import Highlight
+from books.vocabulary import is_look_up
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
 from review.words import WordEntry, word_key, words_choose
@@ -195,9 +196,12 @@ def _word_entries(reader: User) -> list[WordEntry]:
         .filter(reader=reader)
         .values_list("pk", "text", "favourite", "note")
     )
+    # Only what a reader looks up (books.vocabulary.word_kind): headings and fragments of
+    # sentences stay listed on their book's page and found by keyword, never in the deck.
     return [
         WordEntry(highlight_id=pk, key=word_key(text), favourite=favourite, has_note=bool(note))
         for pk, text, favourite, note in rows
+        if is_look_up(text)
     ]
 
 

@@ -21,10 +21,10 @@ from django.utils import timezone
 from accounts.models import User
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
+from books.importing.reader_books import book_key_of, clippings_orient
 from books.importing.screening import screen_entries
 from books.importing.services import (
     ImportRejected,
-    _book_key,
     _import_parsed,
     _parse_or_reject,
     check_upload,
@@ -254,11 +254,14 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     library as the file at once; but only one part's rows are in memory at a time (a
     200,000-entry file held 136,000 new rows at once: 573 MB in the worker).
     """
+    # Turned round before the file is cut by book, so a book is never in two parts.
+    clippings_orient(reader=the_import.reader, clippings=result.clippings)
     parts = _parts_by_book(result.clippings)
     problems = [{"line": p.line, "message": p.message} for p in result.problems]
     result.clippings = []
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()
+    nothing: dict[str, str] = {}
     started = timezone.now()
     while parts:
         part = parts.pop(0)
@@ -277,9 +280,15 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         for key, value in the_import.counts.items():
             if key == "truncated_by_book":
                 truncated.update(value)
+            elif key == "books_with_nothing":
+                nothing.update(value)
             else:
                 totals[key] += value
-    the_import.counts = {**totals, "truncated_by_book": dict(sorted(truncated.items()))}
+    the_import.counts = {
+        **totals,
+        "truncated_by_book": dict(sorted(truncated.items())),
+        "books_with_nothing": dict(sorted(nothing.items())),
+    }
     if result.skipped:
         the_import.counts["skipped_in_file"] = dict(result.skipped)
     the_import.problems = problems
@@ -302,7 +311,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
 def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:
     by_book: dict[str, list[Clipping]] = {}
     for clipping in clippings:
-        by_book.setdefault(_book_key(clipping), []).append(clipping)
+        by_book.setdefault(book_key_of(clipping), []).append(clipping)
     parts: list[list[Clipping]] = [[]]
     for book_clippings in by_book.values():
         if parts[-1] and len(parts[-1]) + len(book_clippings) > IMPORT_PART:

@@ -248,6 +248,17 @@ class WordQueueTests:
         assert {card.highlight_id for card in cards} == {w.pk for w in words}
         assert all(not card.highlight.is_word for card in review_queue(reader=alice, today=TODAY))
 
+    def test_it_shows_only_look_ups_never_headings_or_fragments(self, alice: User) -> None:
+        book = book_of(alice, "Punished by Rewards")
+        looked_up = word_in(book, "ostensibly,", location=10)
+        for n, text in enumerate(["Why Incentives Fail", "continue to", "Introduce yourself"]):
+            word_in(book, text, location=20 + n)
+        word_in(book, "TABLE 1.1 Jarrett engagements, 1974/5", location=30)
+
+        cards = word_queue(reader=alice, today=TODAY)
+
+        assert [card.highlight_id for card in cards] == [looked_up.pk]
+
     def test_it_shows_a_word_looked_up_in_two_books_once(self, alice: User) -> None:
         word_in(book_of(alice, "Walden"), "Allay,", location=10)
         defined = word_in(book_of(alice, "Ficciones"), "allay", location=20, note="to calm")

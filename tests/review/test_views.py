@@ -239,12 +239,12 @@ class WordsPageTests:
         self, alice: User, alice_client: Client
     ) -> None:
         book = book_of(alice, "Walden", "Thoreau, Henry David")
-        word_in(book, "Allay,", location=120, note="to calm")
+        word_in(book, "allay,", location=120, note="to calm")
         highlight_in(book, "Nothing could <b>allay</b> the fears of the town.", location=119)
         highlight_in(book, "She tried to allay his doubts, far off in the book.", location=400)
         content = alice_client.get(reverse("review_words")).content.decode()
         assert '<h2 class="word"' in content
-        assert ">Allay</h2>" in content
+        assert ">allay</h2>" in content
         assert "Nothing could &lt;b&gt;<mark>allay</mark>&lt;/b&gt; the fears" in content
         assert "far off in the book" not in content
         assert "to calm" in content

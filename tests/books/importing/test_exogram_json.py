@@ -26,7 +26,31 @@ class ExogramJsonTests:
         result = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
         assert result.entries == 3
         assert len(result.clippings) == 2
-        assert [p.message for p in result.problems] == ["'The Quiet Engine', highlight 3: no text"]
+        assert [p.message for p in result.problems] == [
+            "'The Quiet Engine', highlight 3: a location must be a whole number, not 'ten'"
+        ]
+
+    def test_it_keeps_a_highlight_with_no_text_by_its_place(self) -> None:
+        document = {
+            "format": "exogram",
+            "version": 1,
+            "books": [
+                {
+                    "title": "T",
+                    "highlights": [
+                        {"text": "", "location_start": 700, "added_at": "2025-03-04T08:00:00"},
+                        {"text": ""},
+                        {"kind": "note", "text": " ", "location_start": 9},
+                    ],
+                }
+            ],
+        }
+        result = parse_exogram_json(document)
+        assert [(c.text, c.location_start) for c in result.clippings] == [("", 700)]
+        assert [p.message for p in result.problems] == [
+            "'T', highlight 2: no text, no location, no date",
+            "'T', highlight 3: no text",
+        ]
 
     def test_it_refuses_a_version_it_does_not_know(self) -> None:
         result = parse_exogram_json({"format": "exogram", "version": 99, "books": []})
