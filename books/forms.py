@@ -6,7 +6,10 @@ from django.core.files.uploadedfile import UploadedFile
 class ImportForm(forms.Form):
     file = forms.FileField(
         label="Your clippings file",
-        help_text="'My Clippings.txt' from your Kindle's documents folder.",
+        help_text=(
+            "'My Clippings.txt' from your Kindle's documents folder, or a file (or zip) from "
+            "KOReader, a Kobo or Apple Books."
+        ),
     )
 
     def clean_file(self) -> UploadedFile[bytes]:
