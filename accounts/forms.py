@@ -1,6 +1,7 @@
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
@@ -56,4 +57,13 @@ class EmailForm(forms.Form):
         label="E-mail address",
         required=False,
         help_text="Where a password reset link and the daily review e-mail go. Never shown.",
+    )
+
+
+class LanguageForm(forms.Form):
+    language = forms.ChoiceField(
+        label="Language",
+        required=False,
+        choices=[("", "Your browser's language"), *settings.LANGUAGES],
+        help_text="The language of every page and of the e-mails Exogram sends you.",
     )

@@ -1,4 +1,5 @@
 from django.contrib.auth.models import AbstractUser
+from django.conf import settings
 from django.db import models
 
 
@@ -9,3 +10,6 @@ class User(AbstractUser):
     # runs in the background, the embedding pipeline skips the reader meanwhile, and a
     # sweep finishes a deletion whose worker died.
     deletion_requested_at = models.DateTimeField(null=True, blank=True)
+    # Empty: follow the browser's Accept-Language. Otherwise one of settings.LANGUAGES,
+    # applied to every page and to the e-mails sent to this reader.
+    language = models.CharField(max_length=8, blank=True, default="", choices=settings.LANGUAGES)

@@ -8,9 +8,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import DeleteAccountForm, EmailForm, LoginForm, SignupForm
+from accounts.forms import DeleteAccountForm, EmailForm, LanguageForm, LoginForm, SignupForm
 from accounts.models import User
 from accounts.services import reader_delete_request
 
@@ -52,11 +54,34 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     assert isinstance(request.user, User)
-    form = DeleteAccountForm(username=request.user.username)
-    email_form = EmailForm(initial={"email": request.user.email})
-    return render(
-        request, "accounts/settings.html", {"delete_form": form, "email_form": email_form}
-    )
+    return render(request, "accounts/settings.html", _settings_context(request.user))
+
+
+def _settings_context(reader: User, **forms: Any) -> dict[str, Any]:
+    """The settings page's three forms, each bound to what was posted when it is given."""
+    return {
+        "delete_form": DeleteAccountForm(username=reader.username),
+        "email_form": EmailForm(initial={"email": reader.email}),
+        "language_form": LanguageForm(initial={"language": reader.language}),
+        **forms,
+    }
+
+
+@require_http_methods(["POST"])
+@login_required
+def language_change(request: HttpRequest) -> HttpResponse:
+    reader = request.user
+    assert isinstance(reader, User)
+    form = LanguageForm(request.POST)
+    if not form.is_valid():
+        context = _settings_context(reader, language_form=form)
+        return render(request, "accounts/settings.html", context, status=400)
+    reader.language = form.cleaned_data["language"]
+    reader.save(update_fields=["language"])
+    # The message is read on the next page, in the language just chosen.
+    translation.activate(reader.language or translation.get_language_from_request(request))
+    messages.success(request, gettext("Language saved."))
+    return redirect("settings")
 
 
 @require_http_methods(["POST"])
@@ -66,8 +91,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     assert isinstance(reader, User)
     form = EmailForm(request.POST)
     if not form.is_valid():
-        delete_form = DeleteAccountForm(username=reader.username)
-        context = {"delete_form": delete_form, "email_form": form}
+        context = _settings_context(reader, email_form=form)
         return render(request, "accounts/settings.html", context, status=400)
     reader.email = form.cleaned_data["email"]
     reader.save(update_fields=["email"])
@@ -84,7 +108,7 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     assert isinstance(reader, User)
     form = DeleteAccountForm(request.POST, username=reader.username)
     if not form.is_valid():
-        context = {"delete_form": form, "email_form": EmailForm(initial={"email": reader.email})}
+        context = _settings_context(reader, delete_form=form)
         return render(request, "accounts/settings.html", context, status=400)
     logout(request)
     if reader_delete_request(reader=reader):
