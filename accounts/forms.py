@@ -3,7 +3,9 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
 
 from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
@@ -37,8 +39,8 @@ class SignupForm(UserCreationForm[User]):
 
 class DeleteAccountForm(forms.Form):
     confirm = forms.CharField(
-        label="Type your username to confirm",
-        help_text="This deletes your account and every book, highlight, note and import in it.",
+        label=_("Type your username to confirm"),
+        help_text=_("This deletes your account and every book, highlight, note and import in it."),
     )
 
     def __init__(self, *args: Any, username: str, **kwargs: Any) -> None:
@@ -48,22 +50,33 @@ class DeleteAccountForm(forms.Form):
     def clean_confirm(self) -> str:
         confirm: str = self.cleaned_data["confirm"].strip()
         if confirm != self.username:
-            raise forms.ValidationError("That is not your username; nothing was deleted.")
+            raise forms.ValidationError(_("That is not your username; nothing was deleted."))
         return confirm
 
 
 class EmailForm(forms.Form):
     email = forms.EmailField(
-        label="E-mail address",
+        label=_("E-mail address"),
         required=False,
-        help_text="Where a password reset link and the daily review e-mail go. Never shown.",
+        help_text=_("Where a password reset link and the daily review e-mail go. Never shown."),
     )
 
 
 class LanguageForm(forms.Form):
     language = forms.ChoiceField(
-        label="Language",
+        label=_("Language"),
         required=False,
         choices=[("", "Your browser's language"), *settings.LANGUAGES],
-        help_text="The language of every page and of the e-mails Exogram sends you.",
+        help_text=_("The language of every page and of the e-mails Exogram sends you."),
     )
+
+
+class ReaderPasswordResetForm(PasswordResetForm):
+    """Sends the reset link in the reader's chosen language; without one, in the language
+    of the page that asked for it."""
+
+    def send_mail(self, *args: Any, **kwargs: Any) -> None:
+        context = kwargs.get("context", args[2] if len(args) > 2 else {})
+        language = getattr(context.get("user"), "language", "") or translation.get_language()
+        with translation.override(language):
+            super().send_mail(*args, **kwargs)

@@ -14,6 +14,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.utils.translation import gettext, ngettext
 
 
 def client_address(request: HttpRequest | None) -> str:
@@ -72,10 +73,12 @@ def login_success_record(*, username: str) -> None:
 
 def lockout_message(kind: str, seconds: int) -> str:
     minutes = max(1, round(seconds / 60))
-    wait = f"{minutes} minute{'s' if minutes != 1 else ''}"
+    wait = ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
     if kind == "account":
-        return (
-            f"Too many failed logins for this account. To protect it, Exogram does not "
-            f"check its password again for {wait}."
-        )
-    return f"Too many failed logins from your network address. Try again in {wait}."
+        return gettext(
+            "Too many failed logins for this account. To protect it, Exogram does not "
+            "check its password again for %(wait)s."
+        ) % {"wait": wait}
+    return gettext("Too many failed logins from your network address. Try again in %(wait)s.") % {
+        "wait": wait
+    }

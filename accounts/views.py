@@ -45,7 +45,9 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
-        messages.success(request, f"Welcome to Exogram, {user.username}.")
+        messages.success(
+            request, gettext("Welcome to Exogram, %(name)s.") % {"name": user.username}
+        )
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
 
@@ -96,7 +98,7 @@ def email_change(request: HttpRequest) -> HttpResponse:
     reader.email = form.cleaned_data["email"]
     reader.save(update_fields=["email"])
     messages.success(
-        request, "E-mail address saved." if reader.email else "E-mail address removed."
+        request, gettext("E-mail address saved.") if reader.email else "E-mail address removed."
     )
     return redirect("settings")
 
@@ -112,11 +114,13 @@ def delete_account(request: HttpRequest) -> HttpResponse:
         return render(request, "accounts/settings.html", context, status=400)
     logout(request)
     if reader_delete_request(reader=reader):
-        messages.success(request, "Your account and all its data are deleted.")
+        messages.success(request, gettext("Your account and all its data are deleted."))
     else:
         messages.success(
             request,
-            "Your account is closed and is being deleted with all its data; this takes a few "
-            "minutes for a large library. It can no longer be used to log in.",
+            gettext(
+                "Your account is closed and is being deleted with all its data; this takes a few "
+                "minutes for a large library. It can no longer be used to log in."
+            ),
         )
     return redirect("login")
