@@ -64,6 +64,7 @@ def unmarked_text(source: str, path: str = "<template>") -> list[Unmarked]:
     in_comment = False  # {% comment %} … {% endcomment %}
     in_code = False  # <script> or <style>: not words a reader sees
     in_html_tag = False  # inside "<tag …" whose ">" is in a later text token
+    open_attribute = ""  # a visible attribute whose quoted value goes on in this token
     for token in Lexer(source).tokenize():
         if token.token_type == TokenType.BLOCK:
             name = token.contents.split()[0] if token.contents else ""
@@ -87,6 +88,15 @@ def unmarked_text(source: str, path: str = "<template>") -> list[Unmarked]:
         if in_html_tag:
             end = text.find(">")
             head = text if end < 0 else text[:end]
+            if open_attribute:
+                name, quote = open_attribute.split(" ")
+                close = head.find(quote)
+                value = head if close < 0 else head[:close]
+                if has_words(value):
+                    found.append(Unmarked(path, line, f"{name}={value!r}"))
+                if close >= 0:
+                    open_attribute = ""
+                    head = head[close + 1 :]
             attributes.append(head)
             if end < 0:
                 continue
@@ -113,6 +123,9 @@ def unmarked_text(source: str, path: str = "<template>") -> list[Unmarked]:
             attributes.append(markup)
             if end < 0:
                 in_html_tag = True
+                unclosed = [m for m in _ATTRIBUTE.finditer(markup) if not m.group(4)]
+                if unclosed:
+                    open_attribute = f"{unclosed[-1].group(1)} {unclosed[-1].group(2)}"
                 break
             position = end + 1
         for chunk in outside:
