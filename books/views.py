@@ -435,9 +435,11 @@ def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        return _after_change(request, the_highlight, "note", "The note is too long.", ok=False)
+        return _after_change(
+            request, the_highlight, "note", gettext("The note is too long."), ok=False
+        )
     highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
-    return _after_change(request, the_highlight, "note", "Note saved.")
+    return _after_change(request, the_highlight, "note", gettext("Note saved."))
 
 
 @require_POST
