@@ -1,4 +1,4 @@
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -52,7 +52,7 @@ class _Deck:
     card: type[ReviewCard] | type[WordCard]
     answer_form: type[AnswerForm] | type[WordAnswerForm]
     answer: Callable[..., ReviewState | WordState]
-    status: dict[Answer, StrOrPromise]
+    status: Mapping[Answer, StrOrPromise]
     page: str
     bad_answer: StrOrPromise
     note_too_long: StrOrPromise

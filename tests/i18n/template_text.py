@@ -80,7 +80,7 @@ def unmarked_text(source: str, path: str = "<template>") -> list[Unmarked]:
         if token.token_type != TokenType.TEXT or in_translation or in_comment:
             continue
         text = token.contents
-        line = token.lineno
+        line = token.lineno or 0
         # What is outside HTML markup, and the attribute stretches inside it.
         outside: list[str] = []
         attributes: list[str] = []

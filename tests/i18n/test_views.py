@@ -4,6 +4,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 from django.core import mail
+from django.core.mail import EmailMultiAlternatives
 from django.test import Client
 from django.urls import reverse
 
@@ -12,13 +13,13 @@ from review.models import ReviewSettings
 from review.services import review_emails_send
 from tests.books.library import library_of
 
-SPANISH = {"HTTP_ACCEPT_LANGUAGE": "es-ES,es;q=0.9"}
+SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
 
 
 @pytest.mark.django_db
 class BrowserLanguageTests:
     def test_it_serves_the_login_page_in_spanish_to_a_spanish_browser(self, client: Client) -> None:
-        response = client.get(reverse("login"), **SPANISH)
+        response = client.get(reverse("login"), headers=SPANISH)
         page = response.content.decode()
         assert response["Content-Language"] == "es"
         assert '<html lang="es">' in page
@@ -27,8 +28,8 @@ class BrowserLanguageTests:
         assert "Nombre de usuario" in page  # Django's own form labels come in Spanish too
 
     def test_it_keeps_english_without_a_spanish_browser(self, client: Client) -> None:
-        for headers in ({}, {"HTTP_ACCEPT_LANGUAGE": "fr-FR,de;q=0.8"}):
-            response = client.get(reverse("login"), **headers)
+        for headers in ({}, {"Accept-Language": "fr-FR,de;q=0.8"}):
+            response = client.get(reverse("login"), headers=headers)
             page = response.content.decode()
             assert response["Content-Language"] == "en"
             assert '<html lang="en">' in page
@@ -36,10 +37,10 @@ class BrowserLanguageTests:
 
     def test_it_serves_a_readers_pages_in_spanish(self, alice: User, alice_client: Client) -> None:
         library_of(alice, 3)
-        home = alice_client.get(reverse("home"), **SPANISH).content.decode()
+        home = alice_client.get(reverse("home"), headers=SPANISH).content.decode()
         assert "Tu memoria de lectura" in home
         assert ">Biblioteca</a>" in home
-        library = alice_client.get(reverse("library"), **SPANISH).content.decode()
+        library = alice_client.get(reverse("library"), headers=SPANISH).content.decode()
         assert "Descargar tu biblioteca:" in library
         assert "2 subrayados" in library  # Ficciones holds two of the three
 
@@ -49,7 +50,7 @@ class BrowserLanguageTests:
         highlight.save(update_fields=["added_at"])
         url = highlight.get_absolute_url()
         assert "4 Dec 2026" in alice_client.get(url).content.decode()
-        page = alice_client.get(url, **SPANISH).content.decode()
+        page = alice_client.get(url, headers=SPANISH).content.decode()
         assert "añadido el 4 Dic 2026" in page
 
 
@@ -64,7 +65,7 @@ class ReaderLanguageTests:
         assert "<h1>Ajustes</h1>" in page
         alice.language = "en"
         alice.save(update_fields=["language"])
-        page = alice_client.get(reverse("settings"), **SPANISH).content.decode()
+        page = alice_client.get(reverse("settings"), headers=SPANISH).content.decode()
         assert "<h1>Settings</h1>" in page
 
     def test_it_saves_the_language_on_the_settings_page(
@@ -116,6 +117,7 @@ class SpanishEmailTests:
         assert message.subject == "Tu repaso diario: 3 subrayados"
         assert message.body.startswith("Tu repaso diario, viernes 4 diciembre")
         assert "Recibes esto porque activaste el correo del repaso diario." in message.body
+        assert isinstance(message, EmailMultiAlternatives)
         html = message.alternatives[0][0]
         assert "Darse de baja" in str(html)
 
@@ -133,7 +135,7 @@ class SpanishEmailTests:
     def test_it_follows_the_page_without_a_setting(self, alice: User, client: Client) -> None:
         alice.email = "alice@example.org"
         alice.save()
-        client.post(reverse("password_reset"), {"email": "alice@example.org"}, **SPANISH)
+        client.post(reverse("password_reset"), {"email": "alice@example.org"}, headers=SPANISH)
         client.post(reverse("password_reset"), {"email": "alice@example.org"})
         spanish, english = mail.outbox
         assert spanish.subject == "Restablece tu contraseña de Exogram"
