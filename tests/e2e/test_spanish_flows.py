@@ -101,7 +101,9 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     page.keyboard.press("Enter")
     results = page.locator("#results")
     expect(results.get_by_text("La memoria es el tesoro")).to_be_visible()
-    expect(results.get_by_text(re.compile(r"\d+ subrayados? por"))).to_be_visible()
+    expect(
+        results.get_by_text(re.compile(r"\d+ (subrayados?|coincidencias? cercanas?)\s+por"))
+    ).to_be_visible()
     assert_accessible(page, axe_source)
     snapshot(page, "es-07-search")
 
