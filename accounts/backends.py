@@ -34,5 +34,5 @@ class ThrottledModelBackend(ModelBackend):
         if user is None:
             login_failure_record(username=username, address=address)
         else:
-            login_success_record(username=username)
+            login_success_record(username=username, address=address)
         return user

@@ -1,3 +1,4 @@
+from collections.abc import Iterator
 from typing import Any
 
 from django import forms
@@ -7,8 +8,10 @@ from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, Use
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
+from accounts.email_verification import email_is_verified
 from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
+from accounts.usernames import username_skeleton
 
 
 class ThrottleMessageMixin(AuthenticationForm):
@@ -31,49 +34,106 @@ class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):
     pass
 
 
+# AUTH_PASSWORD_VALIDATORS in one sentence.
+PASSWORD_HINT = "At least 8 characters; not all digits, not a common password, not your name."
+
+
 class SignupForm(UserCreationForm[User]):
+    """Django's sign-up, worded for a reader: one short line under each field instead of
+    Django's list of password rules."""
+
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username",)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].help_text = "Letters, digits and @ . + - _ only."
+        self.fields["username"].widget.attrs.update({"autocomplete": "username"})
+        self.fields["password1"].help_text = PASSWORD_HINT
+        self.fields["password2"].label = "Password again"
+        self.fields["password2"].help_text = ""
 
-class DeleteAccountForm(forms.Form):
+    def clean_username(self) -> str:
+        username: str | None = super().clean_username()
+        if username is None:  # Django's own check found it taken, in another case
+            return None  # type: ignore[return-value]
+        skeleton = username_skeleton(username)
+        # Every name is read: sign-up is rare and a server has readers by the hundred at
+        # most. (A stored, unique skeleton would be the way for many more.)
+        for taken in User.objects.values_list("username", flat=True).iterator():
+            if username_skeleton(taken) == skeleton:
+                raise forms.ValidationError(
+                    "This username looks the same as another reader's. Choose another.",
+                    code="confusable",
+                )
+        return username
+
+
+class _PasswordConfirmed(forms.Form):
+    """A form that changes the account: the reader's password confirms it is them (a
+    session left open on a shared computer is not enough)."""
+
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reader = reader
+
+    def clean_password(self) -> str:
+        password: str = self.cleaned_data["password"]
+        if not self.reader.check_password(password):
+            raise forms.ValidationError("That is not your password; nothing was changed.")
+        return password
+
+
+class DeleteAccountForm(_PasswordConfirmed):
     confirm = forms.CharField(
         label=_("Type your username to confirm"),
         help_text=_("This deletes your account and every book, highlight, note and import in it."),
     )
-
-    def __init__(self, *args: Any, username: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.username = username
+    field_order = ["confirm", "password"]
 
     def clean_confirm(self) -> str:
         confirm: str = self.cleaned_data["confirm"].strip()
-        if confirm != self.username:
+        if confirm != self.reader.username:
             raise forms.ValidationError(_("That is not your username; nothing was deleted."))
         return confirm
 
 
-class EmailForm(forms.Form):
+class EmailForm(_PasswordConfirmed):
     email = forms.EmailField(
         label=_("E-mail address"),
         required=False,
-        help_text=_("Where a password reset link and the daily review e-mail go. Never shown."),
+        help_text=_(
+            "Where a password reset link and the daily review e-mail go, once you follow "
+            "the link mailed to it. Never shown."
+        ),
     )
+    field_order = ["email", "password"]
 
 
 class LanguageForm(forms.Form):
     language = forms.ChoiceField(
         label=_("Language"),
         required=False,
-        choices=[("", "Your browser's language"), *settings.LANGUAGES],
+        choices=[("", _("Your browser's language")), *settings.LANGUAGES],
         help_text=_("The language of every page and of the e-mails Exogram sends you."),
     )
 
 
-class ReaderPasswordResetForm(PasswordResetForm):
-    """Sends the reset link in the reader's chosen language; without one, in the language
-    of the page that asked for it."""
+class VerifiedPasswordResetForm(PasswordResetForm):
+    """Django's reset form, mailing only addresses their reader verified, in the reader's
+    chosen language (without one, in the language of the page that asked for it)."""
+
+    def get_users(self, email: str) -> Iterator[Any]:
+        for user in super().get_users(email):
+            if email_is_verified(user):
+                yield user
 
     def send_mail(self, *args: Any, **kwargs: Any) -> None:
         context = kwargs.get("context", args[2] if len(args) > 2 else {})

@@ -2,7 +2,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
-from accounts.forms import ReaderPasswordResetForm
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
@@ -12,6 +11,12 @@ urlpatterns = [
     path("settings/delete-account/", views.delete_account, name="delete_account"),
     path("settings/email/", views.email_change, name="email_change"),
     path("settings/language/", views.language_change, name="language_change"),
+    path(
+        "settings/email/verify/",
+        views.email_verification_resend,
+        name="email_verification_resend",
+    ),
+    path("settings/email/verify/<str:token>/", views.email_verify, name="email_verify"),
     # Django's own views for passwords; the templates are in templates/registration/.
     path(
         "settings/password/",
@@ -23,11 +28,7 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path(
-        "password-reset/",
-        auth_views.PasswordResetView.as_view(form_class=ReaderPasswordResetForm),
-        name="password_reset",
-    ),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
     path(
         "password-reset/sent/",
         auth_views.PasswordResetDoneView.as_view(),

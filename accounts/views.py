@@ -1,4 +1,5 @@
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,9 +13,26 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.forms import DeleteAccountForm, EmailForm, LanguageForm, LoginForm, SignupForm
+from accounts.email_verification import (
+    email_is_verified,
+    email_verification_confirm,
+    email_verification_send,
+    public_url,
+)
+from accounts.forms import (
+    DeleteAccountForm,
+    EmailForm,
+    LanguageForm,
+    LoginForm,
+    SignupForm,
+    VerifiedPasswordResetForm,
+)
+from accounts.login_throttle import client_address
 from accounts.models import User
 from accounts.services import reader_delete_request
+from exogram.rate_limits import rate_limited
+
+TOO_MANY = "Too many requests from your network address. Try again in an hour."
 
 
 class LoginView(auth_views.LoginView):
@@ -31,6 +49,12 @@ class LoginView(auth_views.LoginView):
         return response
 
 
+def landing(request: HttpRequest) -> HttpResponse:
+    """The home page of a visitor who is not logged in: what Exogram does, and the way in.
+    (books.views.home shows it; a reader logged in gets their library there.)"""
+    return render(request, "accounts/landing.html", {"signup_open": _signup_open()})
+
+
 def _signup_open() -> bool:
     return bool(settings.EXOGRAM_SIGNUP == "open")
 
@@ -42,6 +66,13 @@ def signup(request: HttpRequest) -> HttpResponse:
     if not _signup_open():
         return render(request, "accounts/signup_closed.html", status=403)
     form = SignupForm(request.POST or None)
+    if request.method == "POST" and rate_limited(
+        kind="signup",
+        key=client_address(request),
+        limit=settings.EXOGRAM_SIGNUPS_PER_HOUR,
+        window_seconds=3600,
+    ):
+        return HttpResponse(TOO_MANY, status=429, content_type="text/plain; charset=utf-8")
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
@@ -52,21 +83,29 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form})
 
 
+def _settings(
+    request: HttpRequest,
+    reader: User,
+    *,
+    delete_form: DeleteAccountForm | None = None,
+    email_form: EmailForm | None = None,
+    language_form: LanguageForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "language_form": language_form or LanguageForm(initial={"language": reader.language}),
+        "delete_form": delete_form or DeleteAccountForm(reader=reader),
+        "email_form": email_form or EmailForm(reader=reader, initial={"email": reader.email}),
+        "email_verified": email_is_verified(reader),
+    }
+    return render(request, "accounts/settings.html", context, status=status)
+
+
 @require_GET
 @login_required
 def settings_page(request: HttpRequest) -> HttpResponse:
     assert isinstance(request.user, User)
-    return render(request, "accounts/settings.html", _settings_context(request.user))
-
-
-def _settings_context(reader: User, **forms: Any) -> dict[str, Any]:
-    """The settings page's three forms, each bound to what was posted when it is given."""
-    return {
-        "delete_form": DeleteAccountForm(username=reader.username),
-        "email_form": EmailForm(initial={"email": reader.email}),
-        "language_form": LanguageForm(initial={"language": reader.language}),
-        **forms,
-    }
+    return _settings(request, request.user)
 
 
 @require_http_methods(["POST"])
@@ -76,8 +115,7 @@ def language_change(request: HttpRequest) -> HttpResponse:
     assert isinstance(reader, User)
     form = LanguageForm(request.POST)
     if not form.is_valid():
-        context = _settings_context(reader, language_form=form)
-        return render(request, "accounts/settings.html", context, status=400)
+        return _settings(request, reader, language_form=form, status=400)
     reader.language = form.cleaned_data["language"]
     reader.save(update_fields=["language"])
     # The message is read on the next page, in the language just chosen.
@@ -91,16 +129,77 @@ def language_change(request: HttpRequest) -> HttpResponse:
 def email_change(request: HttpRequest) -> HttpResponse:
     reader = request.user
     assert isinstance(reader, User)
-    form = EmailForm(request.POST)
+    form = EmailForm(request.POST, reader=reader)
     if not form.is_valid():
-        context = _settings_context(reader, email_form=form)
-        return render(request, "accounts/settings.html", context, status=400)
+        return _settings(request, reader, email_form=form, status=400)
     reader.email = form.cleaned_data["email"]
     reader.save(update_fields=["email"])
-    messages.success(
-        request, gettext("E-mail address saved.") if reader.email else "E-mail address removed."
-    )
+    if not reader.email:
+        messages.success(request, gettext("E-mail address removed."))
+    elif email_is_verified(reader):
+        messages.success(request, gettext("E-mail address saved."))
+    else:
+        email_verification_send(reader=reader, request=request)
+        messages.success(
+            request,
+            gettext(
+                "E-mail address saved. Follow the link mailed to it to confirm it is yours: "
+                "until then no e-mail goes there."
+            ),
+        )
     return redirect("settings")
+
+
+@require_http_methods(["POST"])
+@login_required
+def email_verification_resend(request: HttpRequest) -> HttpResponse:
+    reader = request.user
+    assert isinstance(reader, User)
+    if email_verification_send(reader=reader, request=request):
+        messages.success(request, f"A new link was mailed to {reader.email}.")
+    else:
+        messages.error(request, "No link was sent: wait an hour, or check the address.")
+    return redirect("settings")
+
+
+@require_GET
+def email_verify(request: HttpRequest, token: str) -> HttpResponse:
+    reader = email_verification_confirm(token=token)
+    if reader is None:
+        return render(request, "accounts/email_verify_failed.html", status=400)
+    messages.success(request, f"{reader.email} is confirmed as your e-mail address.")
+    return redirect("settings" if request.user.is_authenticated else "login")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's, with the link built from EXOGRAM_BASE_URL, mail only to a verified
+    address, and a limit on how many mails an address can ask for."""
+
+    form_class = VerifiedPasswordResetForm
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        limit = settings.EXOGRAM_RESET_MAILS_PER_HOUR
+        asked_for = str(request.POST.get("email", "")).strip().casefold()
+        if rate_limited(
+            kind="reset-from", key=client_address(request), limit=limit, window_seconds=3600
+        ) or rate_limited(kind="reset-to", key=asked_for, limit=limit, window_seconds=3600):
+            return HttpResponse(TOO_MANY, status=429, content_type="text/plain; charset=utf-8")
+        return super().post(request, *args, **kwargs)
+
+    def form_valid(self, form: VerifiedPasswordResetForm) -> HttpResponse:  # type: ignore[override]
+        base = urlsplit(public_url("/", self.request))
+        form.save(
+            domain_override=base.netloc,
+            use_https=base.scheme == "https",
+            token_generator=self.token_generator,
+            from_email=self.from_email,
+            email_template_name=self.email_template_name,
+            subject_template_name=self.subject_template_name,
+            request=self.request,
+            html_email_template_name=self.html_email_template_name,
+            extra_email_context=dict(self.extra_email_context or {}),
+        )
+        return redirect(self.get_success_url())
 
 
 @require_http_methods(["POST"])
@@ -108,10 +207,9 @@ def email_change(request: HttpRequest) -> HttpResponse:
 def delete_account(request: HttpRequest) -> HttpResponse:
     reader = request.user
     assert isinstance(reader, User)
-    form = DeleteAccountForm(request.POST, username=reader.username)
+    form = DeleteAccountForm(request.POST, reader=reader)
     if not form.is_valid():
-        context = _settings_context(reader, delete_form=form)
-        return render(request, "accounts/settings.html", context, status=400)
+        return _settings(request, reader, delete_form=form, status=400)
     logout(request)
     if reader_delete_request(reader=reader):
         messages.success(request, gettext("Your account and all its data are deleted."))

@@ -98,7 +98,7 @@ class Quote:
     text: str
     author: str
     topic: str
-    language: str  # "en" or "es"
+    language: str  # "en", "es", … (books.language's codes where it has them)
 
 
 @dataclass(frozen=True)
@@ -161,14 +161,17 @@ _ATTRIBUTION = re.compile(r"^\s+-{2,}\s*(.*)$")
 _NO_AUTHOR = {"www.frases.com", "anónimo", "refrán"}
 
 
-def read_fortunes(folder: Path) -> list[Quote]:
-    """Spanish sayings in strfile format: entries split by `%`, `\\t\\t-- Author. (…)` lines."""
+def read_fortunes(folder: Path, *, language: str = "es") -> list[Quote]:
+    """Sayings in strfile format: entries split by `%`, `\\t\\t-- Author. (…)` lines; one
+    topic per file (`*.fortunes`, else every file but the licence)."""
     files = sorted(folder.glob("*.fortunes")) or sorted(folder.glob("*/*.fortunes"))
+    if not files and folder.is_dir():
+        files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "copyright.debian")
     if not files:
-        raise DemoDataMissing(f"no *.fortunes files under {folder}")
+        raise DemoDataMissing(f"no fortunes files under {folder}")
     quotes = []
     for path in files:
-        topic = path.stem
+        topic = path.stem if language == "es" else f"{path.stem} ({language})"
         entries = re.split(r"^%\s*$", path.read_text(encoding="utf-8"), flags=re.M)
         for entry in entries:
             text_lines, author = [], ""
@@ -184,7 +187,7 @@ def read_fortunes(folder: Path) -> list[Quote]:
             if author.casefold() in _NO_AUTHOR:
                 author = ""
             if 20 <= len(text) <= 600:
-                quotes.append(Quote(text, author or "Anónimo", topic, "es"))
+                quotes.append(Quote(text, author or "Anónimo", topic, language))
     return quotes
 
 

@@ -8,10 +8,6 @@ from pgvector.django import HnswIndex, VectorField
 
 from books.models import EMBEDDING_DIMENSIONS
 
-# The principal axes a reading space keeps (see ReadingSpace); measured on the demo library
-# (10 seeds), 24 to 32 found the most twins, 128 fewer than none at all.
-SPACE_DIMENSIONS = 32
-
 
 class SharingProfile(models.Model):
     """What a reader shows other sharing readers. Sharing is off until the reader turns it on."""
@@ -64,14 +60,9 @@ class ReaderCentroid(models.Model):
     reader = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="centroid"
     )
+    # Compared as it is, by cosine, with other readers' centroids of the same model
+    # (affinity.reading says why no reading space any more).
     vector = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
-    # The centroid whitened in its model's reading space (see ReadingSpace), where kindred
-    # readers are compared: 32 numbers, so the nearest-centroid search is cheap. None until
-    # the model has a reading space; the raw vectors are compared meanwhile.
-    position = VectorField(dimensions=SPACE_DIMENSIONS, null=True, blank=True)
-    # ReadingSpace.version the position was computed in (0: none): positions of two
-    # versions are never compared.
-    space_version = models.PositiveIntegerField(default=0)
     highlight_count = models.PositiveIntegerField(default=0)
     # Centroids of two models are never compared: their spaces differ.
     embedding_model = models.CharField(max_length=100, blank=True)
@@ -83,11 +74,11 @@ class ReaderCentroid(models.Model):
 
     class Meta:
         indexes = [
-            # Kindred readers among many sharing readers: nearest positions by cosine
+            # Kindred readers among many sharing readers: nearest centroids by cosine
             # distance. The opclass must match CosineDistance (<=>).
             HnswIndex(
-                name="centroid_position_hnsw",
-                fields=["position"],
+                name="centroid_vector_hnsw",
+                fields=["vector"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
@@ -96,33 +87,6 @@ class ReaderCentroid(models.Model):
 
     def __str__(self) -> str:
         return f"centroid of {self.reader} ({self.highlight_count} highlights)"
-
-
-class ReadingSpace(models.Model):
-    """The directions in which readers' reading actually differs, for one model.
-
-    Sentence vectors share a few strong directions (the model's own bias, the language,
-    "this is a quotation"); compared raw, every two readers look 80% alike and what tells
-    them apart drowns. Centroids are compared after whitening: centred on the mean
-    highlight, projected on the principal axes of the sharing readers' highlights, each axis
-    scaled to unit variance. Measured on the demo library (10 seeds): twins found in each
-    other's top 3 went from 7.7 to 9.0 of 10 pairs.
-    """
-
-    embedding_model = models.CharField(max_length=100, unique=True)
-    mean = VectorField(dimensions=EMBEDDING_DIMENSIONS)
-    # float32 (dimensions + 1, 384), row-major: the unit principal axes, strongest first,
-    # then a row whose first `dimensions` numbers scale each axis to unit variance.
-    axes = models.BinaryField()
-    dimensions = models.PositiveSmallIntegerField()
-    # What it was computed from: a recount once the sharing population has grown enough.
-    readers = models.PositiveIntegerField()
-    highlights = models.PositiveIntegerField()
-    version = models.PositiveIntegerField(default=1)
-    computed = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return f"reading space of {self.embedding_model} v{self.version} ({self.readers} readers)"
 
 
 class PassageEcho(models.Model):

@@ -3,14 +3,11 @@
 Everything here reads only what sharing readers share: a reader appears only while their
 profile is discoverable, and a book they excluded never shows (nor counts) anywhere.
 
-Nearest centroids: compared by their positions in the model's reading space (32 numbers;
-the raw centroids while there is none, see affinity.models.ReadingSpace), by an exact scan
-up to EXACT_SCAN_MAX sharing readers and an iterative HNSW scan above (the trade-off of
-books.connections.neighbours, whose module comment has the measurements).
+Nearest centroids: compared as they are, by cosine (affinity.reading says why), by an
+exact scan up to EXACT_SCAN_MAX sharing readers and an iterative HNSW scan above (the
+trade-off of books.connections.neighbours, whose module comment has the measurements).
 
-Bridges: the K highlights of each side closest to the other side's centroid, then every
-pair between the two small sets. The cost is one scan of each library, never the product
-of the two (20,000 by 20,000 would be 400 million distances).
+Bridges, the pairs of highlights that explain a kindred reader: affinity.bridges.
 """
 
 from dataclasses import dataclass
@@ -20,24 +17,19 @@ from django.db import connection
 from django.db.models import Count
 
 from accounts.models import User
+from affinity.bridges import Bridge, bridges_between
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.services import (
     MIN_HIGHLIGHTS,
     discoverable_sql,
     shared_highlights,
-    shared_vector_sql,
 )
 from books.connections.neighbours import iterative_scan
-from books.models import Book, Highlight
+from books.models import Book
 
 # Above this many comparable sharing readers, the iterative HNSW scan wins.
 EXACT_SCAN_MAX = 2000
 HNSW_EF_SEARCH = 100
-# Highlights of each side taken toward the other side's centroid; K by K pairs are scored.
-BRIDGE_CANDIDATES = 32
-BRIDGES_SHOWN = 5
-# A pair further apart than this explains nothing; fewer bridges are shown rather than it.
-BRIDGE_MAX_DISTANCE = 0.65
 BOOKS_IN_COMMON_SHOWN = 8
 
 
@@ -82,19 +74,6 @@ def standing_for(reader: User) -> Standing:
 
 
 @dataclass(frozen=True)
-class Bridge:
-    """One highlight of yours and one of theirs, from different books, close in meaning."""
-
-    mine: Highlight
-    theirs: Highlight
-    distance: float
-
-    @property
-    def similarity(self) -> float:
-        return 1.0 - self.distance
-
-
-@dataclass(frozen=True)
 class KindredReader:
     profile: SharingProfile
     distance: float
@@ -113,12 +92,9 @@ class KindredReader:
 
 # --- nearest centroids -------------------------------------------------------------------------
 
-# Comparable: same model, with enough highlights, placed in the same version of its
-# reading space (or, version 0, in none yet). `{column}` is the one compared: `position`,
-# or the raw `vector` while there is no reading space.
+# Comparable: same model, with enough highlights, sharing, not the reader.
 _CANDIDATE = """
-    c.embedding_model = %(model)s AND c.space_version = %(version)s
-    AND c.{column} IS NOT NULL AND c.highlight_count >= %(min)s
+    c.embedding_model = %(model)s AND c.vector IS NOT NULL AND c.highlight_count >= %(min)s
     AND c.reader_id <> %(reader)s
     AND EXISTS (SELECT 1 FROM affinity_sharingprofile p
                 WHERE p.reader_id = c.reader_id AND p.discoverable)
@@ -130,40 +106,28 @@ def sharing_readers_count() -> int:
     return SharingProfile.objects.filter(discoverable=True).count()
 
 
-def _compared(centroid: ReaderCentroid) -> tuple[str, Any]:
-    """The column compared and this centroid's value of it."""
-    if centroid.space_version > 0 and centroid.position is not None:
-        return "position", centroid.position
-    return "vector", centroid.vector
-
-
 def nearest_readers(
     centroid: ReaderCentroid, *, limit: int, strategy: str = "auto"
 ) -> list[tuple[int, float]]:
     """(reader id, cosine distance) of the sharing readers nearest to a centroid, closest
     first; only centroids of the same model, with enough highlights, never the reader."""
-    column, value = _compared(centroid)
-    if value is None:
+    if centroid.vector is None:
         return []
-    if column == "vector":
-        # No reading space yet: a handful of readers, and no index on raw vectors.
-        strategy = "exact"
-    elif strategy == "auto":
+    if strategy == "auto":
         strategy = "hnsw" if sharing_readers_count() > EXACT_SCAN_MAX else "exact"
-    candidate = _CANDIDATE.format(column=column)
+    candidate = _CANDIDATE
     params: dict[str, Any] = {
         "model": centroid.embedding_model,
-        "version": centroid.space_version,
         "min": MIN_HIGHLIGHTS,
         "reader": centroid.reader_id,
-        "value": _vector_param(value),
+        "value": _vector_param(centroid.vector),
         "limit": limit,
     }
     if strategy == "exact":
         # MATERIALIZED: the candidates carry no index, so the ORDER BY is an exact sort.
         sql = f"""
             WITH candidates AS MATERIALIZED (
-                SELECT c.reader_id, c.{column} AS compared
+                SELECT c.reader_id, c.vector AS compared
                 FROM affinity_readercentroid c WHERE {candidate}
             )
             SELECT reader_id, compared <=> %(value)s::vector AS distance FROM candidates
@@ -176,9 +140,9 @@ def nearest_readers(
         # Relaxed order returns nearly sorted rows; the outer ORDER BY puts them right.
         sql = f"""
             WITH ranked AS MATERIALIZED (
-                SELECT c.reader_id, c.position <=> %(value)s::vector AS distance
+                SELECT c.reader_id, c.vector <=> %(value)s::vector AS distance
                 FROM affinity_readercentroid c WHERE {candidate}
-                ORDER BY c.position <=> %(value)s::vector LIMIT %(limit)s
+                ORDER BY c.vector <=> %(value)s::vector LIMIT %(limit)s
             )
             SELECT reader_id, distance FROM ranked ORDER BY distance, reader_id
         """
@@ -190,89 +154,7 @@ def nearest_readers(
     return [(int(reader_id), float(distance)) for reader_id, distance in rows]
 
 
-# --- bridges -----------------------------------------------------------------------------------
-
-
-def bridges_between(
-    centroid: ReaderCentroid, others: list[ReaderCentroid], *, shown: int = BRIDGES_SHOWN
-) -> dict[int, list[Bridge]]:
-    """The closest pairs (one of the reader's, one of each other reader's, from different
-    books) among the K highlights of each side nearest the other side's centroid.
-
-    One statement for all the other readers plus one to load the highlights, whatever
-    their number.
-    """
-    others = [o for o in others if o.vector is not None]
-    if centroid.vector is None or not others:
-        return {}
-    # Only ids and distances are ranked and sorted; the vectors of the few candidates
-    # are read again for the pairs (carrying 20,000 vectors through a sort spills to disk).
-    sql = f"""
-        WITH others AS MATERIALIZED (
-            SELECT c.reader_id, c.vector FROM affinity_readercentroid c
-            WHERE c.reader_id = ANY(%(others)s) AND c.embedding_model = %(model)s
-              AND c.vector IS NOT NULL AND {discoverable_sql("c")}
-        ), mine_ranked AS (
-            -- one pass over the reader's rows, each measured against every other centroid
-            SELECT o.reader_id, h.id, row_number() OVER (
-                       PARTITION BY o.reader_id ORDER BY h.embedding <=> o.vector, h.id
-                   ) AS rank
-            FROM books_highlight h CROSS JOIN others o
-            WHERE h.reader_id = %(reader)s AND {shared_vector_sql("h")}
-        ), theirs_ranked AS (
-            SELECT h.reader_id, h.id, row_number() OVER (
-                       PARTITION BY h.reader_id ORDER BY h.embedding <=> %(vector)s::vector, h.id
-                   ) AS rank
-            FROM books_highlight h
-            WHERE h.reader_id IN (SELECT reader_id FROM others) AND {shared_vector_sql("h")}
-        ), my_side AS MATERIALIZED (
-            SELECT r.reader_id, h.id, b.key, h.embedding FROM mine_ranked r
-            JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
-            WHERE r.rank <= %(k)s
-        ), their_side AS MATERIALIZED (
-            SELECT r.reader_id, h.id, b.key, h.embedding FROM theirs_ranked r
-            JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
-            WHERE r.rank <= %(k)s
-        ), pairs AS (
-            SELECT m.reader_id, m.id AS mine, t.id AS theirs,
-                   m.embedding <=> t.embedding AS distance
-            FROM my_side m JOIN their_side t ON t.reader_id = m.reader_id AND t.key <> m.key
-        ), ranked AS (
-            SELECT *, row_number() OVER (
-                PARTITION BY reader_id ORDER BY distance, mine, theirs) AS rank
-            FROM pairs WHERE distance < %(max_distance)s
-        )
-        SELECT reader_id, mine, theirs, distance FROM ranked
-        WHERE rank <= %(kept)s ORDER BY reader_id, rank
-    """
-    params: dict[str, Any] = {
-        "reader": centroid.reader_id,
-        "model": centroid.embedding_model,
-        "vector": _vector_param(centroid.vector),
-        "others": [o.reader_id for o in others],
-        "k": BRIDGE_CANDIDATES,
-        "max_distance": BRIDGE_MAX_DISTANCE,
-        # Enough ranked pairs that `shown` of them use distinct highlights on both sides.
-        "kept": shown * 6,
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    chosen: dict[int, list[tuple[int, int, float]]] = {}
-    used: dict[int, set[int]] = {}
-    for reader_id, mine, theirs, distance in rows:
-        picked = chosen.setdefault(reader_id, [])
-        seen = used.setdefault(reader_id, set())
-        # One highlight in one bridge only: five bridges from one passage explain little.
-        if len(picked) < shown and mine not in seen and theirs not in seen:
-            picked.append((mine, theirs, float(distance)))
-            seen |= {mine, theirs}
-    ids = {pk for picked in chosen.values() for mine, theirs, _ in picked for pk in (mine, theirs)}
-    highlights = Highlight.objects.select_related("book").in_bulk(list(ids))
-    return {
-        reader_id: [Bridge(highlights[m], highlights[t], d) for m, t, d in picked]
-        for reader_id, picked in chosen.items()
-    }
+# --- books in common ---------------------------------------------------------------------------
 
 
 def _shared_book(alias: str) -> str:
@@ -348,19 +230,17 @@ def kindred_readers(standing: Standing, *, limit: int = 10) -> list[KindredReade
 
 def distance_between(standing: Standing, other: SharingProfile) -> float | None:
     """Cosine distance between a ready reader's centroid and another sharing reader's, or
-    None when they cannot be compared (too few highlights, another model or space)."""
+    None when they cannot be compared (too few highlights, another model)."""
     mine = standing.centroid
     if not standing.ready or mine is None:
         return None
-    column, value = _compared(mine)
     sql = f"""
-        SELECT c.{column} <=> %(value)s::vector FROM affinity_readercentroid c
-        WHERE c.reader_id = %(other)s AND {_CANDIDATE.format(column=column)}
+        SELECT c.vector <=> %(value)s::vector FROM affinity_readercentroid c
+        WHERE c.reader_id = %(other)s AND {_CANDIDATE}
     """
     params: dict[str, Any] = {
-        "value": _vector_param(value),
+        "value": _vector_param(mine.vector),
         "other": other.reader_id,
-        "version": mine.space_version,
         "model": mine.embedding_model,
         "min": MIN_HIGHLIGHTS,
         "reader": mine.reader_id,

@@ -1,11 +1,9 @@
-"""Kindred readers' workflows: reader centroids, passage echoes, the reading space,
-sharing settings.
+"""Kindred readers' workflows: reader centroids, passage echoes, sharing settings.
 
 `centroids_mark_stale` is the hook the embedding pipeline calls when a reader's vectors
 change; it queues one debounced `centroid_refresh` per reader. A refresh probes the
-reader's new highlights for passage echoes (famous passages weigh less), sums the shared
-vectors in one scan, and places the centroid in the model's reading space, which is
-worked out again as the sharing population grows.
+reader's new highlights for passage echoes (famous passages weigh less) and sums the shared
+vectors in one scan (affinity.reading says what the centroid is, and why).
 """
 
 import logging
@@ -13,23 +11,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import psycopg
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import (
-    SPACE_DIMENSIONS,
-    PassageEcho,
-    ReaderCentroid,
-    ReadingSpace,
-    SharingProfile,
-)
+from affinity.models import PassageEcho, ReaderCentroid, SharingProfile
+from affinity.reading import ECHO_CAP, echo_weight, unit_or_none
 from books.connections.neighbours import iterative_scan
 from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
 
@@ -44,12 +35,15 @@ LOST_REFRESH = timedelta(minutes=15)
 # anything (below it, one odd highlight moves it anywhere).
 MIN_HIGHLIGHTS = 20
 
-# Two highlights this close (cosine distance) are the same passage. Measured on the default
-# model: a passage against itself lower-cased, cut by a clause or extended by a sentence,
-# 0.01-0.10; against a close paraphrase, 0.25; two sayings on one subject, 0.4 and more.
+# Two highlights this close (cosine distance) are the same passage: ECHO_SHARE of the
+# model's same-idea cut, at most ECHO_DISTANCE. Measured on multilingual-e5-small (same idea
+# under 0.07), 150 quotes of the evaluation data: against itself lower-cased, 0.005 median,
+# 0.045 at p99; cut to its first three quarters, 0.027 median, 0.045 at p90; the nearest
+# *other* passage of 11,877, 0.064 at p5, 0.099 median. 0.049 takes the first two for echoes
+# and almost never the third; the 0.12 measured on MiniLM (same idea under 0.27) took 132
+# other passages for echoes of each one under e5, and weighed down whole topics.
 ECHO_DISTANCE = 0.12
-# Neighbours looked at per highlight, and so the most holders one passage can count.
-ECHO_CAP = 32
+ECHO_SHARE = 0.7
 # Highlights probed per statement: each batch commits, so a long probe run makes progress
 # that a killed worker does not lose.
 ECHO_BATCH = 256
@@ -58,28 +52,11 @@ ECHO_BATCH = 256
 ECHO_BUDGET_SECONDS = 120.0
 
 
-# A passage held by up to this many sharing readers counts in full: readers of one book
-# share some passages, and that says something. Beyond it a passage is famous, and its
-# holders share ECHO_FULL readers' worth of weight. Measured on the demo library
-# (10 seeds, bestsellers read by 80% of readers): 1/holders lost twins that plain means
-# found when nothing was famous; this cap kept them and did best with bestsellers.
-ECHO_FULL = 4
+def echo_distance() -> float:
+    """The distance under which two highlights are one passage, for the model in use."""
+    from books.embedding.encoder import get_encoder
 
-# The reading space: highlights sampled to find its axes (5,000 pin down 32 axes of a
-# 384-number space), and when it is worth working out (below, the raw centroids are
-# compared) or out again.
-SPACE_SAMPLE = 5_000
-SPACE_MIN_READERS = 5
-SPACE_MIN_HIGHLIGHTS = 1_000
-SPACE_GROWTH = 1.25
-# pg_try_advisory_xact_lock key: one computation of a reading space at a time.
-SPACE_LOCK = 0x6B696E64  # "kind"
-
-
-def echo_weight(holders: int) -> float:
-    """How much a highlight counts in its reader's centroid, by how many sharing readers
-    (its own included) hold the same passage."""
-    return min(1.0, ECHO_FULL / float(max(1, min(holders, ECHO_CAP))))
+    return min(ECHO_DISTANCE, ECHO_SHARE * get_encoder().threshold)
 
 
 # --- what a reader shares ------------------------------------------------------------------
@@ -135,8 +112,7 @@ def centroids_mark_stale(*, reader_ids: set[int]) -> None:
 
 def centroid_refresh(*, reader: User) -> ReaderCentroid:
     """Recompute where the reader's reading sits: the echo-weighted mean of the vectors of
-    their shared highlights, L2-normalized, and its position in the reading space.
-    Idempotent: it reads only current vectors."""
+    their shared highlights, L2-normalized. Idempotent: it reads only current vectors."""
     # Cleared first: a batch that lands while this runs queues the next refresh rather
     # than being lost in this one.
     ReaderCentroid.objects.filter(reader=reader).update(refresh_queued_at=None)
@@ -151,39 +127,14 @@ def centroid_refresh(*, reader: User) -> ReaderCentroid:
         if not outcome.finished:
             centroids_mark_stale(reader_ids={reader.pk})
         sums = CentroidSums.of(reader.pk)
-    centroid = _centroid_save(reader, sums)
-    if sharing and sums.model_id is not None and _space_due(sums.model_id):
-        from affinity.tasks import refresh_reading_space
-
-        refresh_reading_space.delay_on_commit(sums.model_id)  # type: ignore[attr-defined]
-    return centroid
+    return _centroid_save(reader, sums)
 
 
 def _centroid_save(reader: User, sums: "CentroidSums") -> ReaderCentroid:
-    with transaction.atomic():
-        centroid, _ = ReaderCentroid.objects.get_or_create(reader=reader)
-        centroid.vector, centroid.highlight_count = sums.vector(), sums.count
-        centroid.embedding_model = sums.model_id or ""
-        centroid.position, centroid.space_version = None, 0
-        if sums.model_id is not None:
-            # FOR SHARE: a reading space being worked out (which locks its row for update)
-            # finishes first, so this position is never left in a replaced space.
-            spaces = ReadingSpace.objects.raw(
-                "SELECT * FROM affinity_readingspace WHERE embedding_model = %s FOR SHARE",
-                [sums.model_id],
-            )
-            found = next(iter(spaces), None)
-            centroid.position, centroid.space_version = space_position(found, centroid.vector)
-        centroid.save(
-            update_fields=[
-                "vector",
-                "position",
-                "space_version",
-                "highlight_count",
-                "embedding_model",
-                "updated",
-            ]
-        )
+    centroid, _ = ReaderCentroid.objects.get_or_create(reader=reader)
+    centroid.vector, centroid.highlight_count = sums.vector(), sums.count
+    centroid.embedding_model = sums.model_id or ""
+    centroid.save(update_fields=["vector", "highlight_count", "embedding_model", "updated"])
     return centroid
 
 
@@ -227,11 +178,8 @@ class CentroidSums:
         total = np.zeros(EMBEDDING_DIMENSIONS, dtype=np.float64)
         for holders, vector_sum, _ in self.groups:
             total += echo_weight(holders) * vector_sum
-        norm = float(np.linalg.norm(total))
-        if norm == 0.0:
-            return None
-        unit: list[float] = (total / norm).astype(np.float32).tolist()
-        return unit
+        centroid = unit_or_none(total)
+        return None if centroid is None else centroid.astype(np.float32).tolist()
 
     @classmethod
     def of(cls, reader_id: int) -> "CentroidSums":
@@ -347,7 +295,7 @@ def _probe_batch(*, reader_id: int, model_id: str) -> tuple[int, set[int]] | Non
         "model": model_id,
         "batch": ECHO_BATCH,
         "cap": ECHO_CAP,
-        "radius": ECHO_DISTANCE,
+        "radius": echo_distance(),
     }
     with transaction.atomic():
         with iterative_scan(2 * ECHO_CAP) as cursor:
@@ -424,153 +372,3 @@ def sharing_update(
             # passages follow in the background.
             centroids_mark_stale(reader_ids={reader.pk} | echo_holders([reader.pk]))
     return profile
-
-
-# --- the reading space ---------------------------------------------------------------------
-
-
-def space_position(space: ReadingSpace | None, vector: Sequence[float] | None) -> tuple[Any, int]:
-    """(position, space version) of a centroid: its SPACE_DIMENSIONS whitened coordinates,
-    as a unit vector; (None, 0) while the model has no reading space."""
-    if vector is None or space is None:
-        return None, 0
-    units, scales = _unpack(space)
-    whitened = (units @ (np.asarray(vector, dtype=np.float64) - np.asarray(space.mean))) * scales
-    position = np.zeros(SPACE_DIMENSIONS)
-    position[: len(whitened)] = whitened  # a space from a tiny sample has fewer axes
-    norm = float(np.linalg.norm(position))
-    if norm == 0.0:
-        return None, 0
-    return (position / norm).astype(np.float32).tolist(), space.version
-
-
-def _unpack(space: ReadingSpace) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    packed = np.frombuffer(bytes(space.axes), dtype=np.float32).reshape(space.dimensions + 1, -1)
-    return packed[:-1].astype(np.float64), packed[-1, : space.dimensions].astype(np.float64)
-
-
-def space_population(model_id: str) -> tuple[int, int]:
-    """(sharing readers with a comparable centroid, their shared highlights) for a model."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT count(*), COALESCE(sum(c.highlight_count), 0)
-                FROM affinity_readercentroid c
-                WHERE c.embedding_model = %(model)s AND c.vector IS NOT NULL
-                  AND c.highlight_count >= %(min)s AND {discoverable_sql("c")}""",
-            {"model": model_id, "min": MIN_HIGHLIGHTS},
-        )
-        row = cursor.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
-
-
-def _space_due(model_id: str, space: ReadingSpace | None = None) -> bool:
-    if space is None:
-        space = ReadingSpace.objects.filter(embedding_model=model_id).first()
-    readers, highlights = space_population(model_id)
-    if readers < SPACE_MIN_READERS or highlights < SPACE_MIN_HIGHLIGHTS:
-        return False
-    if space is None:
-        return True
-    return readers >= SPACE_GROWTH * space.readers or highlights >= SPACE_GROWTH * space.highlights
-
-
-def reading_space_refresh(*, model_id: str, force: bool = False) -> ReadingSpace | None:
-    """Work out (again) the reading space of a model from a sample of the sharing readers'
-    shared highlights, and move every centroid of the model into it, in one transaction.
-
-    Idempotent and safe to call often: it does nothing unless the sharing population is
-    large enough and has grown enough since the last time (`force` skips both checks: the
-    demo seed and tests), and a worker finding another at it leaves it to that one.
-    """
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [SPACE_LOCK])
-            row = cursor.fetchone()
-        if not row or not row[0]:
-            return None
-        space = ReadingSpace.objects.select_for_update().filter(embedding_model=model_id).first()
-        readers, highlights = space_population(model_id)
-        if not force and not _space_due(model_id, space):
-            return space
-        sample = _space_sample(model_id)
-        if len(sample) < 2:
-            return space
-        mean = sample.mean(axis=0)
-        variances, axes = np.linalg.eigh(np.cov(sample - mean, rowvar=False))
-        # eigh sorts ascending; the strongest axes first, as many as the sample supports.
-        dimensions = min(SPACE_DIMENSIONS, len(sample) - 1)
-        order = np.argsort(variances)[::-1][:dimensions]
-        units = axes[:, order].T
-        scales = np.zeros(EMBEDDING_DIMENSIONS)
-        scales[:dimensions] = 1.0 / np.sqrt(np.maximum(variances[order], 1e-12))
-        if space is None:
-            space = ReadingSpace(embedding_model=model_id, version=0)
-        space.mean = mean.astype(np.float32).tolist()
-        space.axes = np.vstack([units, scales]).astype(np.float32).tobytes()
-        space.dimensions = dimensions
-        space.readers, space.highlights = readers, highlights
-        space.version += 1
-        space.save()
-        _move_centroids(space)
-    return space
-
-
-def _binary_cursor() -> psycopg.Cursor[Any]:
-    """A cursor on Django's connection (same transaction) that reads results in binary:
-    thousands of vectors come back as arrays of floats, not as text to parse. Django's own
-    cursors bind parameters client-side, which rules binary results out."""
-    connection.ensure_connection()
-    raw = connection.connection
-    assert isinstance(raw, psycopg.Connection)
-    return psycopg.Cursor(raw)
-
-
-def _space_sample(model_id: str) -> npt.NDArray[np.float64]:
-    sql = f"""
-        SELECT h.embedding::real[] FROM books_highlight h
-        WHERE {shared_vector_sql("h")} AND {discoverable_sql("h")}
-        -- a pseudo-random sample that is the same for the same highlights: the space (and
-        -- the evaluation on the demo library) does not move between two runs
-        ORDER BY md5(h.id::text) LIMIT %(sample)s
-    """
-    with _binary_cursor() as cursor:
-        cursor.execute(sql, {"model": model_id, "sample": SPACE_SAMPLE}, binary=True)
-        rows = cursor.fetchall()
-    return np.asarray([row[0] for row in rows], dtype=np.float64)
-
-
-def _move_centroids(space: ReadingSpace) -> None:
-    """Every centroid of the space's model, in its new position (in the caller's
-    transaction: the whole population moves at once)."""
-    with _binary_cursor() as cursor:
-        cursor.execute(
-            "SELECT id, vector::real[] FROM affinity_readercentroid "
-            "WHERE embedding_model = %s AND vector IS NOT NULL",
-            [space.embedding_model],
-            binary=True,
-        )
-        rows = cursor.fetchall()
-    if not rows:
-        return
-    units, scales = _unpack(space)
-    vectors = np.asarray([vector for _, vector in rows], dtype=np.float64)
-    whitened = ((vectors - np.asarray(space.mean)) @ units.T) * scales
-    positions = np.zeros((len(rows), SPACE_DIMENSIONS))
-    positions[:, : whitened.shape[1]] = whitened
-    norms = np.linalg.norm(positions, axis=1)
-    ids = [int(pk) for pk, _ in rows]
-    # A centroid at the space's very centre has no direction: no position, as in
-    # space_position (a zero vector would give NaN distances).
-    texts = [
-        "[" + ",".join(f"{x:.7g}" for x in row / norm) + "]" if norm > 0 else None
-        for row, norm in zip(positions, norms, strict=True)
-    ]
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), 5000):
-            cursor.execute(
-                "UPDATE affinity_readercentroid c SET position = v.position::vector, "
-                "space_version = CASE WHEN v.position IS NULL THEN 0 ELSE %s END "
-                "FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS position) v "
-                "WHERE c.id = v.id",
-                [space.version, ids[start : start + 5000], texts[start : start + 5000]],
-            )

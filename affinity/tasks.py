@@ -20,14 +20,8 @@ def refresh_centroid(reader_id: int) -> int:
     return centroid_refresh(reader=reader).highlight_count
 
 
-@shared_task(
-    acks_late=True,  # safe: it recomputes from current vectors, under an advisory lock
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=8,
-)
+@shared_task
 def refresh_reading_space(model_id: str) -> int:
-    from affinity.services import reading_space_refresh
-
-    space = reading_space_refresh(model_id=model_id)
-    return space.version if space else 0
+    """Gone with the reading space (affinity.reading); kept so that a message queued
+    before the upgrade is consumed, not left failing as an unknown task."""
+    return 0

@@ -23,9 +23,11 @@ from api.models import ApiToken
 from api.schema import openapi_schema
 from api.services import api_token_create, api_token_reader, api_token_revoke
 from books import library_api
+from exogram.reader_slots import ReaderBusy
 
 ApiView = Callable[..., dict[str, Any]]
 NEW_TOKEN_SESSION_KEY = "new_api_token"
+NUMBER_MAX_DIGITS = 12
 
 
 def _error(status: int, message: str) -> JsonResponse:
@@ -39,10 +41,13 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
     raw = request.GET.get(name, "")
     if raw == "":
         return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise library_api.BadArgument(f"{name} must be a whole number, not {raw!r}.") from None
+    # Digits only, and few: int() reads "١٢" and " 12 " too, and a 5,000-digit one is an error.
+    if not raw.isascii() or not raw.isdigit() or len(raw) > NUMBER_MAX_DIGITS:
+        shown = raw if len(raw) <= 20 else f"{raw[:20]}…"
+        raise library_api.BadArgument(
+            f"{name} must be a whole number from 0 to {library_api.OFFSET_MAX:,}, not {shown!r}."
+        )
+    return int(raw)
 
 
 def token_required(view: ApiView) -> Callable[..., HttpResponse]:
@@ -62,6 +67,10 @@ def token_required(view: ApiView) -> Callable[..., HttpResponse]:
             return _error(404, str(error))
         except library_api.BadArgument as error:
             return _error(400, str(error))
+        except ReaderBusy:
+            response = _error(429, "Your other searches are still running. Try again shortly.")
+            response["Retry-After"] = "2"
+            return response
         response = JsonResponse(answer, json_dumps_params={"ensure_ascii": False})
         response["Cache-Control"] = "private, no-store"
         return response

@@ -12,8 +12,8 @@ never touches the developer's data: everything happens in a throw-away database
 - **Kindred query** among 1,000 and then 10,000 sharing readers: `nearest_readers` (the
   strategy count and the query, as the page runs them), p50/p95 wall and CPU milliseconds,
   and at 10,000 the recall@10 of the HNSW strategy against the exact scan. The readers'
-  centroids are synthetic (mixtures of a few topics), written directly; the reading space
-  is worked out again each time, moving every centroid into it (timed too).
+  centroids are synthetic (mixtures of a few topics), written directly, and compared as
+  the app compares them: 384 numbers each, by cosine.
 """
 
 from __future__ import annotations
@@ -258,8 +258,8 @@ def measure_refresh(big_id: int) -> dict[str, Any]:
 
 
 def measure_bridges(me: int, others: Sequence[int], label: str) -> dict[str, Any]:
+    from affinity.bridges import bridges_between
     from affinity.models import ReaderCentroid
-    from affinity.selectors import bridges_between
 
     mine = ReaderCentroid.objects.get(reader_id=me)
     theirs = list(ReaderCentroid.objects.filter(reader_id__in=others))
@@ -278,35 +278,27 @@ def measure_bridges(me: int, others: Sequence[int], label: str) -> dict[str, Any
     }
 
 
-def measure_space() -> dict[str, Any]:
-    from affinity.models import ReaderCentroid
-    from affinity.services import reading_space_refresh
-
-    started = time.perf_counter()
-    space = reading_space_refresh(model_id=MODEL_ID, force=True)
-    seconds = time.perf_counter() - started
-    moved = ReaderCentroid.objects.filter(space_version=space.version if space else -1).count()
-    return {"seconds": round(seconds, 2), "centroids_moved": moved}
-
-
 # --- the run -------------------------------------------------------------------------------
 
 
-def run(*, populations: Sequence[int] = POPULATIONS) -> dict[str, Any]:
+def run(*, populations: Sequence[int] = POPULATIONS, kindred_only: bool = False) -> dict[str, Any]:
+    """Everything; `kindred_only` measures the kindred query alone (for repeated runs:
+    `BENCH_AFFINITY=kindred python -m bench affinity`)."""
+    kindred_only = kindred_only or os.environ.get("BENCH_AFFINITY") == "kindred"
     setup_django()
     from exogram.celery import app
 
     rng = np.random.default_rng(SEED)
     started = time.perf_counter()
     load_before = os.getloadavg()
-    # Tasks the services queue (refreshes of readers who share a passage, a reading space
-    # due) run here, as in the tests, instead of waiting in a broker nobody reads.
+    # Tasks the services queue (refreshes of readers who share a passage) run here, as in
+    # the tests, instead of waiting in a broker nobody reads.
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = True
     try:
         with bench_database(DATABASE) as database:
             print(f"bench_affinity: database {database}", flush=True)
-            report = _measure(rng, populations)
+            report = _measure(rng, populations, kindred_only=kindred_only)
     finally:
         app.conf.task_always_eager = eager
     report["load_average"] = [round(load_before[0], 2), round(os.getloadavg()[0], 2)]
@@ -315,27 +307,13 @@ def run(*, populations: Sequence[int] = POPULATIONS) -> dict[str, Any]:
     return report
 
 
-def _measure(rng: np.random.Generator, populations: Sequence[int]) -> dict[str, Any]:
-    from accounts.models import User
-    from affinity.services import centroid_refresh, reading_space_refresh
-
-    # Libraries with highlights, sharing: one of 20,000, ten of 2,000.
-    space = Space(rng)
-    big, *others = make_readers("lib", 1 + OTHER_LIBRARIES)
-    sizes = {big: BIG_LIBRARY, **dict.fromkeys(others, OTHER_SIZE)}
-    _timed(f"load {sum(sizes.values())} highlights", partial(load_libraries, space, sizes, rng))
-    for reader_id in others:
-        centroid_refresh(reader=User.objects.get(pk=reader_id))
-    refresh = _timed("refresh of the big library", partial(measure_refresh, big))
-    reading_space_refresh(model_id=MODEL_ID, force=True)
-    bridges = [
-        _timed("bridges", partial(measure_bridges, others[0], [*others[1:], big], "2k-page")),
-        _timed("bridges", partial(measure_bridges, big, others, "20k-page")),
-        _timed("bridges", partial(measure_bridges, big, others[:1], "20k-with-one")),
-    ]
-    # Synthetic sharing readers around them, written directly, then the kindred query.
+def _measure(
+    rng: np.random.Generator, populations: Sequence[int], *, kindred_only: bool
+) -> dict[str, Any]:
+    refresh, bridges = (None, None) if kindred_only else _libraries(rng)
+    # Synthetic sharing readers, written directly, then the kindred query.
     topics = _unit(rng.normal(size=(TOPICS, DIMENSIONS)))
-    kindred, spaces = [], []
+    kindred = []
     made = 0
     for population in populations:
         definitions = _centroid_indexes()
@@ -345,7 +323,6 @@ def _measure(rng: np.random.Generator, populations: Sequence[int]) -> dict[str, 
         )
         add_centroids(ids, rng, topics)
         made = population
-        spaces.append(_timed("reading space", measure_space))
         _rebuild(definitions, "affinity_readercentroid")
         kindred.append(
             _timed(f"kindred at {population}", partial(measure_kindred, population, rng))
@@ -354,11 +331,31 @@ def _measure(rng: np.random.Generator, populations: Sequence[int]) -> dict[str, 
         "kindred": kindred,
         "centroid_refresh": refresh,
         "bridges": bridges,
-        "reading_space": spaces,
         "aim": {"kindred_p95_ms": TARGET_P95_MS},
         "meets_aim": all(row["meets_aim"] for row in kindred),
         "meets_aim_on_cpu": all(row["meets_aim_on_cpu"] for row in kindred),
     }
+
+
+def _libraries(rng: np.random.Generator) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Centroid refresh and bridges, over libraries with highlights."""
+    from accounts.models import User
+    from affinity.services import centroid_refresh
+
+    # Libraries with highlights, sharing: one of 20,000, ten of 2,000.
+    space = Space(rng)
+    big, *others = make_readers("lib", 1 + OTHER_LIBRARIES)
+    sizes = {big: BIG_LIBRARY, **dict.fromkeys(others, OTHER_SIZE)}
+    _timed(f"load {sum(sizes.values())} highlights", partial(load_libraries, space, sizes, rng))
+    for reader_id in others:
+        centroid_refresh(reader=User.objects.get(pk=reader_id))
+    refresh = _timed("refresh of the big library", partial(measure_refresh, big))
+    bridges = [
+        _timed("bridges", partial(measure_bridges, others[0], [*others[1:], big], "2k-page")),
+        _timed("bridges", partial(measure_bridges, big, others, "20k-page")),
+        _timed("bridges", partial(measure_bridges, big, others[:1], "20k-with-one")),
+    ]
+    return refresh, bridges
 
 
 if __name__ == "__main__":

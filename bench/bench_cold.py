@@ -127,7 +127,7 @@ def _one_start(database_url: str, paths: dict[str, str], *, warm: bool) -> dict[
         "EXOGRAM_WARM_WEB": "1" if warm else "0",
         "LOG_LEVEL": "WARNING",
     }
-    command = [sys.executable, "-m", "gunicorn", "exogram.wsgi",
+    command = [sys.executable, "-m", "gunicorn",
                "--config", "python:exogram.gunicorn_conf",
                "--bind", f"127.0.0.1:{port}", "--workers", "1"]  # fmt: skip
     spawned = time.perf_counter()

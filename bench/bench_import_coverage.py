@@ -127,7 +127,9 @@ def _second_import(reader: Any, data: bytes) -> dict[str, int]:
 
 def lost_entries(reader: Any, data: bytes) -> tuple[int, int]:
     """(highlight entries with text, those whose folded text no stored highlight holds)."""
-    from books.importing.clippings import normalize_author, normalize_title, parse_clippings
+    from books.importing.clippings import parse_clippings
+    from books.importing.identity import book_key
+    from books.importing.reader_books import clippings_orient
     from books.models import Book, Highlight
 
     books = {book.key: book.pk for book in Book.objects.filter(reader=reader)}
@@ -137,12 +139,15 @@ def lost_entries(reader: Any, data: bytes) -> tuple[int, int]:
     ):
         texts.setdefault(book_id, []).append(_fold(text))
     entries = lost = 0
-    for clipping in parse_clippings(data).clippings:
+    clippings = parse_clippings(data).clippings
+    # As the import reads them: dashed title lines turned round by the library's authors.
+    clippings_orient(reader=reader, clippings=clippings)
+    for clipping in clippings:
         folded = _fold(clipping.text)
         if clipping.kind != "highlight" or clipping.truncated or not folded:
             continue
         entries += 1
-        key = f"{normalize_title(clipping.title)}\x1f{normalize_author(clipping.author)}"[:600]
+        key = book_key(clipping.title, clipping.author)
         if not any(folded in text for text in texts.get(books.get(key, -1), [])):
             lost += 1
     return entries, lost

@@ -10,7 +10,15 @@ p50/p95/p99 per page and overall, every error, whether every highlight of the co
 import got embedded (waiting at most --embed-timeout s once the clients stop), and the CPU
 seconds the web server, the worker, the embedded PostgreSQL and the clients themselves spent
 in the measured window: per request, the fair figure on a machine shared with other work.
-Bounded in count and time; all traffic stays on the loopback interface. `--reuse` runs on a
+Bounded in count and time; all traffic stays on the loopback interface.
+
+`--slow-clients N` holds N more connections open through the measured window, each sending
+a request head one byte a second (reconnecting when the server closes it), and
+`--exports N` runs N threads of the same reader downloading the whole library as JSON,
+again and again (waiting a second after a 429): what other readers' pages cost while
+someone holds the server's connections and exports (issue 34; docs/security.md). The
+report then adds the exports finished and refused, and the web processes' largest
+resident memory, sampled every half second. `--reuse` runs on a
 copy of a seeded library kept from an earlier `--reuse` run (seconds instead of minutes).
 
 The library's vectors are random around 200 topics, not the model's: the pages do the same
@@ -220,6 +228,8 @@ def run(
     embed_timeout: float = 600,
     library_entries: int = LIBRARY_ENTRIES,
     reuse: bool = False,
+    slow_clients: int = 0,
+    exports: int = 0,
 ) -> dict[str, Any]:
     setup_django()
     from accounts.models import User
@@ -242,7 +252,9 @@ def run(
         # As `make run` serves: DEBUG off, static files collected (WhiteNoise's manifest);
         # this process's key, so that the session made above is the server's too.
         env = {**os.environ, "DATABASE_URL": test_database_url(), "EXOGRAM_DATA_DIR": folder,
-               "SECRET_KEY": settings.SECRET_KEY}  # fmt: skip
+               "SECRET_KEY": settings.SECRET_KEY,
+               # One reader's 20 browsers: their searches are not one person's.
+               "EXOGRAM_SEARCHES_PER_READER": str(clients + 1)}  # fmt: skip
         env.pop("DEBUG", None)
         subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
@@ -253,8 +265,12 @@ def run(
         ) as worker:
             env.pop("CELERY_BROKER_URL", None)
             web_log = (Path(folder) / "web.log").open("w")
+            from exogram import gunicorn_conf
+
+            # The application is named in the configuration since issue 34.
+            app = [] if hasattr(gunicorn_conf, "wsgi_app") else ["exogram.wsgi"]
             web = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "exogram.wsgi", "--bind", f"127.0.0.1:{port}",
+                [sys.executable, "-m", "gunicorn", *app, "--bind", f"127.0.0.1:{port}",
                  "--config", "python:exogram.gunicorn_conf", "--access-logfile", "/dev/null"],
                 cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=web_log,
             )  # fmt: skip
@@ -269,7 +285,13 @@ def run(
                 cpu_before = {name: _tree_cpu_seconds(pid) for name, pid in trees.items()}
                 # The clients' own share of the cores: this process's threads.
                 clients_before = time.process_time()
-                report = _load(port, cookie, codes, words, clients, seconds, upload=True)
+                hostile = _Hostile(port, cookie, web.pid, slow_clients, exports)
+                try:
+                    report = _load(port, cookie, codes, words, clients, seconds, upload=True)
+                finally:
+                    report_hostile = hostile.stop()
+                if slow_clients or exports:
+                    report["hostile"] = report_hostile
                 report["cpu_seconds"] = {
                     name: round(_tree_cpu_seconds(pid) - cpu_before[name], 1)
                     for name, pid in trees.items()
@@ -291,6 +313,99 @@ def run(
     report["load_average_after"] = [round(x, 1) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
     return report
+
+
+class _Hostile:
+    """Slow connections and repeated exports alongside the measured clients (bounded: they
+    stop with the window)."""
+
+    HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100_000
+
+    def __init__(self, port: int, cookie: str, web_pid: int, slow: int, exports: int) -> None:
+        self.port, self.cookie, self.web_pid = port, cookie, web_pid
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.counts = {"exports_finished": 0, "exports_refused": 0, "export_errors": 0,
+                       "slow_reconnects": 0}  # fmt: skip
+        self.export_seconds: list[float] = []
+        self.rss_peak_mb = 0.0
+        self.slow = slow
+        self.threads = [threading.Thread(target=self._sample_memory)]
+        if slow:
+            self.threads.append(threading.Thread(target=self._drip, args=(slow,)))
+        self.threads += [threading.Thread(target=self._export) for _ in range(exports)]
+        for thread in self.threads:
+            thread.start()
+
+    def _connect(self) -> Any:
+        import socket
+
+        return socket.create_connection(("127.0.0.1", self.port), timeout=5)
+
+    def _drip(self, count: int) -> None:
+        sockets = [self._connect() for _ in range(count)]
+        position = 0
+        while not self.done.wait(1.0):
+            for index, sock in enumerate(sockets):
+                try:
+                    sock.sendall(self.HEAD[position : position + 1])
+                except OSError:  # closed by the server's header timeout: come back
+                    sock.close()
+                    sockets[index] = self._connect()
+                    sockets[index].sendall(self.HEAD[:position])
+                    with self.lock:
+                        self.counts["slow_reconnects"] += 1
+            position += 1
+        for sock in sockets:
+            sock.close()
+
+    def _export(self) -> None:
+        while not self.done.is_set():
+            started = time.perf_counter()
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+                connection.request("GET", "/export/?format=json", headers={"Cookie": self.cookie})
+                response = connection.getresponse()
+                while response.read(256 * 1024):
+                    if self.done.is_set():
+                        break
+                status = response.status
+                connection.close()
+            except (OSError, http.client.HTTPException):
+                with self.lock:
+                    self.counts["export_errors"] += 1
+                continue
+            with self.lock:
+                if status == 200 and not self.done.is_set():
+                    self.counts["exports_finished"] += 1
+                    self.export_seconds.append(time.perf_counter() - started)
+                elif status == 429:
+                    self.counts["exports_refused"] += 1
+            if status == 429:
+                self.done.wait(1.0)
+
+    def _sample_memory(self) -> None:
+        import psutil
+
+        while not self.done.wait(0.5):
+            try:
+                web = psutil.Process(self.web_pid)
+                rss = sum(p.memory_info().rss for p in [web, *web.children(recursive=True)])
+            except psutil.Error:
+                continue
+            self.rss_peak_mb = max(self.rss_peak_mb, rss / 2**20)
+
+    def stop(self) -> dict[str, Any]:
+        self.done.set()
+        for thread in self.threads:
+            thread.join(timeout=130)
+        seconds = self.export_seconds
+        return {
+            "slow_clients": self.slow,
+            **self.counts,
+            "export_p50_s": round(statistics.median(seconds), 1) if seconds else None,
+            "web_rss_peak_mb": round(self.rss_peak_mb),
+        }
 
 
 def _postmaster_pid() -> int | None:
@@ -479,6 +594,8 @@ if __name__ == "__main__":
         help="run on a copy of the seeded library kept by an earlier --reuse run (seeded "
         "and kept on the first one)",
     )
+    parser.add_argument("--slow-clients", type=int, default=0)
+    parser.add_argument("--exports", type=int, default=0)
     arguments = parser.parse_args()
     run(
         clients=arguments.clients,
@@ -486,4 +603,6 @@ if __name__ == "__main__":
         embed_timeout=arguments.embed_timeout,
         library_entries=arguments.library_entries,
         reuse=arguments.reuse,
+        slow_clients=arguments.slow_clients,
+        exports=arguments.exports,
     )

@@ -17,10 +17,13 @@ from books.search.search import MODES, QUERY_MAX_LENGTH
 from books.search.search import search as search_library
 from books.selectors import books_for
 from books.services import highlight_note_update
+from exogram.reader_slots import reader_slot, searches_at_once
 
 SEARCH_MAX_LIMIT = 50
 CONNECTIONS_MAX_LIMIT = 50
 BOOK_HIGHLIGHTS_MAX_LIMIT = 200
+# Beyond any library (PostgreSQL's bigint ends at 2**63 - 1: a larger offset was a 500).
+OFFSET_MAX = 1_000_000_000
 NOTE_MAX_LENGTH = 10_000
 
 
@@ -129,7 +132,8 @@ def library_search(
         raise BadArgument(f"query must be at most {QUERY_MAX_LENGTH} characters.")
     limit = _limit(limit, maximum=SEARCH_MAX_LIMIT)
     the_book = _book(reader, book) if book else None
-    found = search_library(reader, query, mode=mode, book=the_book, limit=limit)
+    with reader_slot(kind="search", reader_id=reader.pk, limit=searches_at_once()):
+        found = search_library(reader, query, mode=mode, book=the_book, limit=limit)
     results = []
     for result in found.results:
         row = highlight_json(result.highlight)
@@ -184,8 +188,9 @@ def library_book_highlights(
 ) -> dict[str, Any]:
     """A book's highlights in reading order (by location, then page), a page at a time."""
     limit = _limit(limit, maximum=BOOK_HIGHLIGHTS_MAX_LIMIT)
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise BadArgument(f"offset must be a whole number from 0 up, not {offset!r}.")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= OFFSET_MAX:
+        shown = offset if not isinstance(offset, int) or offset < 10**12 else "a larger number"
+        raise BadArgument(f"offset must be a whole number from 0 to {OFFSET_MAX:,}, not {shown!r}.")
     book = _book(reader, book_code)
     highlights = (
         book.highlights.alive()

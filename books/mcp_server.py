@@ -12,13 +12,14 @@ the event loop.
 """
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
 import mcp_types as types
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -28,8 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from accounts.models import User
 from books import library_api
 from books.search.search import QUERY_MAX_LENGTH
+from exogram.reader_slots import ReaderBusy
+
+logger = logging.getLogger(__name__)
 
 SERVER_NAME = "exogram"
+SEARCHES_BUSY = "Your other searches are still running. Try again in a moment."
+DATABASE_FAILED = "The library could not be read just now; try again in a moment."
 INSTRUCTIONS = (
     "Exogram holds one reader's book highlights (Kindle and other e-readers) and their "
     "notes. Use search_highlights to find what they have read about a subject, then "
@@ -75,7 +81,9 @@ class BooksArguments(_Arguments):
 
 class BookHighlightsArguments(_Arguments):
     book_code: str = Field(description="The book's code, from list_books.")
-    offset: int = Field(0, ge=0, description="Skip this many (for the next page).")
+    offset: int = Field(
+        0, ge=0, le=library_api.OFFSET_MAX, description="Skip this many (for the next page)."
+    )
     limit: int = Field(50, ge=1, le=library_api.BOOK_HIGHLIGHTS_MAX_LIMIT, description="At most.")
 
 
@@ -217,9 +225,16 @@ def build_server(reader: User) -> Server[Any]:
             raise _invalid_arguments(tool.name, error) from None
         try:
             answer = await sync_to_async(_call, thread_sensitive=True)(reader, tool, arguments)
-        except (library_api.NotFound, library_api.BadArgument) as error:
+        except (library_api.NotFound, library_api.BadArgument, ReaderBusy) as error:
+            text = SEARCHES_BUSY if isinstance(error, ReaderBusy) else str(error)
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=str(error))], is_error=True
+                content=[types.TextContent(type="text", text=text)], is_error=True
+            )
+        except DatabaseError:
+            # Logged; the client gets no database internals.
+            logger.exception("MCP tool %s failed on the database", tool.name)
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=DATABASE_FAILED)], is_error=True
             )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(answer, ensure_ascii=False))],

@@ -248,6 +248,13 @@ class Highlight(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("highlight", args=[self.code])
 
+    @property
+    def word_kind(self) -> str:
+        """For one of the reader's words: "look-up", "heading" or "fragment" (books.vocabulary)."""
+        from books.vocabulary import word_kind
+
+        return word_kind(self.text)
+
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_vocabulary
 
@@ -296,6 +303,9 @@ class Import(models.Model):
     error = models.TextField(blank=True, help_text="Why the import failed, when it did.")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # How many times a worker took this import (books.importing.background.import_claim):
+    # the sweep gives up on one whose worker keeps dying.
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-started_at"]

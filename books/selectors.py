@@ -1,5 +1,6 @@
 """Reads of a reader's library that more than one view or command needs."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -10,6 +11,12 @@ from django.utils.translation import gettext, ngettext
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, title_sort_key
+from books.vocabulary import WordKind
+
+# When the time left is worth showing (EmbeddingProgress.remaining).
+ETA_SETTLE_SECONDS = 20
+ETA_SHARE = 0.1
+ETA_PATIENCE_SECONDS = 120
 
 
 @dataclass(frozen=True)
@@ -23,6 +30,24 @@ class EmbeddingProgress:
     no_text: int = 0
     # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
     reason: str = ""
+    # Of `highlights`, the reader's standalone notes: a file of notes only must not read
+    # as "8 highlights waiting" beside "New highlights 0".
+    notes: int = 0
+
+    @property
+    def noun(self) -> str:
+        """What is being embedded, in the reader's words: notes, highlights, or both."""
+        one = self.highlights == 1
+        if self.notes and self.notes == self.highlights:
+            return "note" if one else "notes"
+        if self.notes == 0:
+            return "highlight" if one else "highlights"
+        return "highlights and notes"
+
+    @property
+    def what(self) -> str:
+        """ "8 notes", "1 highlight", "12 highlights and notes"."""
+        return f"{self.highlights} {self.noun}"
 
     @property
     def pending(self) -> int:
@@ -55,9 +80,16 @@ class EmbeddingProgress:
         return self.percent_embedded // 5 * 5
 
     def remaining(self, *, started_at: datetime, now: datetime) -> str:
-        """A rough time left, from the pace so far; "" until there is a pace to go by."""
+        """A rough time left, from the pace so far; "" until that pace is worth showing.
+
+        The first seconds are the model loading and the first batch queueing: a pace read
+        then said "about 15 hours" of a five-minute job. So nothing is said before
+        ETA_SETTLE_SECONDS, and then only once ETA_SHARE of the highlights are settled or
+        ETA_PATIENCE has passed (a slow machine still gets told, after a while)."""
         elapsed = (now - started_at).total_seconds()
-        if self.done or self.settled == 0 or elapsed <= 0:
+        if self.done or self.settled == 0 or elapsed < ETA_SETTLE_SECONDS:
+            return ""
+        if self.settled < ETA_SHARE * self.highlights and elapsed < ETA_PATIENCE_SECONDS:
             return ""
         seconds = self.pending * elapsed / self.settled
         if seconds < 60:
@@ -82,6 +114,7 @@ def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
         embedded=Count("id", filter=Q(embedding_status=status.DONE)),
         failed=Count("id", filter=Q(embedding_status=status.FAILED)),
         no_text=Count("id", filter=Q(embedding_status=status.FAILED, text="", note="")),
+        notes=Count("id", filter=Q(kind=Highlight.Kind.NOTE)),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:
@@ -101,7 +134,11 @@ def import_progress(the_import: Import) -> EmbeddingProgress:
 
 def library_counts(reader: User) -> LibraryCounts:
     progress = _progress(Highlight.objects.alive().filter(reader=reader))
-    books = Book.objects.filter(reader=reader).count()
+    # Books with something to show, as the exports hold them: not a book whose every
+    # highlight the reader deleted.
+    books = (
+        Book.objects.filter(reader=reader, highlights__deleted_at__isnull=True).distinct().count()
+    )
     return LibraryCounts(**vars(progress), books=books)
 
 
@@ -120,9 +157,15 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
     the folding rules (books.text) are not PostgreSQL's collation.
     """
     alive = Q(highlights__deleted_at__isnull=True)
-    books = Book.objects.filter(reader=reader).annotate(
-        highlight_count=Count("highlights", filter=alive),
-        last_added=Max("highlights__added_at", filter=alive),
+    books = (
+        Book.objects.filter(reader=reader)
+        .annotate(
+            highlight_count=Count("highlights", filter=alive),
+            last_added=Max("highlights__added_at", filter=alive),
+        )
+        # A book with nothing left to show (every highlight deleted) is not listed, as
+        # library_counts does not count it and the exports do not hold it.
+        .filter(highlight_count__gt=0)
     )
     if query:
         books = books.filter(Q(title__icontains=query) | Q(authors__icontains=query))
@@ -199,3 +242,26 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     if book is not None:
         words = words.filter(book=book)
     return words.select_related("book").order_by("book__title", "book", "location_start", "pk")
+
+
+# The kinds of a reader's words as a book page lists them, in this order.
+WORD_KIND_LABELS = {
+    WordKind.LOOK_UP: "Words you looked up",
+    WordKind.HEADING: "Headings",
+    WordKind.FRAGMENT: "Fragments",
+}
+
+
+def words_by_kind(
+    words: Iterable[Highlight], *, shown: int
+) -> list[tuple[str, str, list[Highlight], int]]:
+    """A book's words grouped by what they are (books.vocabulary.word_kind): (kind, label,
+    the first `shown`, how many in all) for each kind the book has."""
+    groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
+    for word in words:
+        groups[word.word_kind].append(word)
+    return [
+        (kind, WORD_KIND_LABELS[kind], found[:shown], len(found))
+        for kind, found in groups.items()
+        if found
+    ]

@@ -8,6 +8,7 @@ from django.db import InterfaceError, OperationalError
 
 from books.embedding import pipeline
 from books.library_cache import library_background_bump, library_version_bump
+from books.library_map.services import library_maps_refresh_when_embedded
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
         pipeline.readers_embeddings_changed(reader_ids=outcome.readers)
         # New vectors bring new connections (written with them, committed by now).
         library_background_bump(reader_ids=outcome.readers)
+        library_maps_refresh_when_embedded(reader_ids=outcome.readers)
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 
 
@@ -138,9 +140,14 @@ def _sweep_on_start(**kwargs: object) -> None:
 )
 def refresh_library_map(reader_id: int) -> int:
     from accounts.models import User
-    from books.library_map.services import library_map_refresh
+    from books.library_map.services import (
+        library_map_refresh,
+        library_map_refresh_again_if_behind,
+    )
 
     reader = User.objects.filter(pk=reader_id).first()
     if reader is None:  # deleted since the layout was queued
         return 0
-    return len(library_map_refresh(reader=reader).points.get("code", []))
+    placed = len(library_map_refresh(reader=reader).points.get("code", []))
+    library_map_refresh_again_if_behind(reader=reader)
+    return placed

@@ -2,15 +2,16 @@ from django.urls import path, register_converter
 
 from books import views
 from books.converters import TagNameConverter
+from books.library_map import views as map_views
 
 register_converter(TagNameConverter, "tagname")
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("library/", views.library, name="library"),
-    path("map/", views.semantic_map, name="map"),
-    path("map.json", views.map_data, name="map_data"),
-    path("map/points/<int:index>/", views.map_point_detail, name="map_point"),
+    path("map/", map_views.semantic_map, name="map"),
+    path("map.json", map_views.map_data, name="map_data"),
+    path("map/points/<int:index>/", map_views.map_point_detail, name="map_point"),
     path("tags/", views.tags, name="tags"),
     path("tags/<tagname:name>/", views.tag, name="tag"),
     path("tags/<tagname:name>/rename/", views.tag_rename_view, name="tag_rename"),

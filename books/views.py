@@ -6,16 +6,16 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page, Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
 from django.utils.translation import gettext, ngettext
-from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
+from accounts.views import landing
 from books.connections.selectors import (
     Strength,
     connected_books,
@@ -30,8 +30,7 @@ from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.library_cache import CachedPages, LibraryCache
-from books.library_map.services import SCALE, library_map_state, map_point
-from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, LibraryMap, Tag
+from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import, Tag
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
@@ -42,6 +41,7 @@ from books.selectors import (
     import_progress,
     library_counts,
     tags_for,
+    words_by_kind,
     words_for,
 )
 from books.services import (
@@ -67,6 +67,16 @@ def _get_book_for_user(request: HttpRequest, code: UUID) -> Book:
     return get_object_or_404(Book, code=code, reader=_reader(request))
 
 
+def _optional_book(request: HttpRequest, parameter: str) -> Book | None:
+    """The reader's own book named by a query parameter, or None when there is none; a
+    code of another reader's book is a 404, as everywhere."""
+    code = request.GET.get(parameter, "")
+    try:
+        return _get_book_for_user(request, UUID(code)) if code else None
+    except ValueError:
+        return None
+
+
 def _get_import_for_user(request: HttpRequest, code: UUID) -> Import:
     return get_object_or_404(Import, code=code, reader=_reader(request))
 
@@ -86,8 +96,9 @@ def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
 
 
 @require_GET
-@login_required
 def home(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return landing(request)
     reader = _reader(request)
     counts = library_counts(reader)
     context = {
@@ -169,68 +180,6 @@ def _favourites(request: HttpRequest) -> HttpResponse:
     page = Paginator(favourites_for(_reader(request)), 50).get_page(request.GET.get("page"))
     context = {"page": page, "query_string": "favourite=1"}
     return render(request, "books/favourites.html", context)
-
-
-@require_GET
-@login_required
-def semantic_map(request: HttpRequest) -> HttpResponse:
-    """The page: small and fast; the points come from map_data, drawn by static/js/map.js."""
-    reader = _reader(request)
-    state = library_map_state(reader)
-    books = state.the_map.books if state.the_map else []
-    counts = library_counts(reader)
-    placed = sum(book["count"] for book in books)
-    context = {
-        "state": state,
-        "books": sorted(enumerate(books), key=lambda item: (-item[1]["count"], item[1]["title"])),
-        "placed": placed,
-        "unplaced": max(0, counts.highlights - placed),
-        "regions": state.the_map.regions if state.the_map else [],
-    }
-    return render(request, "books/map.html", context)
-
-
-@require_GET
-@login_required
-@gzip_page  # 20,000 points are ~300 KB of JSON, ~80 KB gzipped; nothing secret to leak by size
-def map_data(request: HttpRequest) -> JsonResponse:
-    """The stored map as the browser draws it, and whether a newer one is being drawn."""
-    state = library_map_state(_reader(request))
-    if state.the_map is None or state.drawing:
-        status = "drawing" if state.drawing else "empty"
-        return JsonResponse({"status": status, "stale": state.stale})
-    the_map = state.the_map
-    return JsonResponse(
-        {
-            "status": "ready",
-            "stale": state.stale,
-            "scale": SCALE,
-            "points": {key: the_map.points[key] for key in ("x", "y", "book")},
-            "books": the_map.books,
-            "regions": the_map.regions,
-        }
-    )
-
-
-@require_GET
-@login_required
-def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
-    """One point of the reader's own map, to read on tap: its text, book and link."""
-    reader = _reader(request)
-    the_map = get_object_or_404(LibraryMap, reader=reader)
-    code = map_point(the_map, index)
-    if code is None:
-        raise Http404("No such point on your map.")
-    highlight = _get_highlight_for_user(request, UUID(code))
-    return JsonResponse(
-        {
-            "text": highlight.text or highlight.note,
-            "note": highlight.note if highlight.text else "",
-            "title": highlight.book.title,
-            "authors": highlight.book.authors,
-            "url": highlight.get_absolute_url(),
-        }
-    )
 
 
 @require_GET
@@ -363,8 +312,8 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "query_string": urlencode(kept),
         "reader_tags": Tag.objects.filter(reader=_reader(request)),
         "connected_books": connected_books(the_book),
-        "words": words[:BOOK_WORDS_SHOWN],
-        "word_count": words.count(),
+        # Look-ups, headings, fragments: each listed as what it is (books.vocabulary).
+        "word_groups": words_by_kind(words, shown=BOOK_WORDS_SHOWN),
     }
     return render(request, "books/book.html", context)
 
@@ -508,13 +457,9 @@ _UNSHOWN_PAIR_FIELDS = [
 @login_required
 def connections(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
-    book_code = request.GET.get("book", "")
-    the_book = None
-    if book_code:
-        try:
-            the_book = _get_book_for_user(request, UUID(book_code))
-        except ValueError:
-            the_book = None
+    the_book = _optional_book(request, "book")
+    # ?other=: only the pairs between the book and this one (a book page's "see pairs").
+    other_book = _optional_book(request, "other") if the_book else None
     # When it started is all this page reads of it (not its problems' JSON).
     latest_import = (
         Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
@@ -527,6 +472,7 @@ def connections(request: HttpRequest) -> HttpResponse:
     pairs = library_connections(
         reader,
         book=the_book,
+        other=other_book,
         since_import=since_import,
         strength=strengths.get(strength),
         thresholds=thresholds,
@@ -540,6 +486,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         name="connections",
         parts=(
             the_book.pk if the_book else "",
+            other_book.pk if other_book else "",
             since_import.pk if since_import else "",
             strength if strength in strengths else "",
             thresholds,
@@ -561,6 +508,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         "pairs_html": pairs_html,
         "book_choices": book_choices(reader, shelf, selected=the_book.code if the_book else None),
         "book": the_book,
+        "other_book": other_book,
         "new_only": new_only,
         "strength": strength if strength in strengths else "",
         "latest_import": latest_import,
@@ -649,6 +597,9 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
         "progress": progress,
         "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "poll_url": request.path,
+        # The header's phrase rides along (hx-swap-oob): the page says one thing.
+        "import": the_import,
+        "oob": True,
         "new_connections": import_connections_count(the_import) if progress.done else None,
     }
     return render(request, "books/_progress.html", context)
@@ -659,5 +610,13 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
 def library_progress_partial(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
     counts = library_counts(reader)
-    context = {"progress": counts, "eta": _library_eta(reader, counts), "poll_url": request.path}
+    context = {
+        "progress": counts,
+        "eta": _library_eta(reader, counts),
+        "poll_url": request.path,
+        # The home page's counts ride along (hx-swap-oob): the page says one thing.
+        "counts": counts,
+        "library": True,
+        "oob": True,
+    }
     return render(request, "books/_progress.html", context)

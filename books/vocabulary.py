@@ -22,7 +22,18 @@ reading ("allay", "ostensibly", "iota") and made 78 % of all connections ("allay
   short CJK passages start at about 9 ("人は怒りを捏造する", "people fabricate anger").
 
 Six or more words are always a passage: from there on the corpus's highlights are
-sentences or parts of one.
+sentences or parts of one. And **a short sentence with a verb** is a passage however short
+("Knowledge is power.", "our struggles determine our successes."): a verb marker and a
+sentence's end, or four words or more and a full stop.
+
+Among the reader's words, `word_kind` tells what each one is (docs/words.md has the rule
+measured on the shared corpus): a **look-up** ("allay", "perlocutionary", "fazzoletto":
+one word of four letters or more, lower case, no number, no little word, no product's
+CamelCase; two to four CJK characters), the only kind the words deck shows; a
+**heading** ("Why Incentives Fail", "TABLE 1.1 Jarrett engagements, 1974/5",
+"Introduction"); or a **fragment** ("continue to", "Introduce yourself", "groves of
+trees", "access log", "Then"). Headings and fragments stay listed on their book's page
+and found by keyword, never in the deck.
 """
 
 import re
@@ -108,6 +119,11 @@ def looks_like_a_sentence(text: str) -> bool:
     return bool(stripped) and stripped[0].isupper() and stripped[-1] in ".!?\u2026"
 
 
+def ends_a_sentence(text: str) -> bool:
+    stripped = text.strip().rstrip("\"'\u201c\u201d\u2018\u2019\u00ab\u00bb)]")
+    return stripped[-1:] in (".", "!", "?", "\u2026") and not stripped.endswith("..")
+
+
 def is_vocabulary(text: str) -> bool:
     """True when a highlight is too short to carry an idea: a word, a short phrase, a
     number. Such highlights are kept and listed as the reader's words, never connected."""
@@ -117,8 +133,118 @@ def is_vocabulary(text: str) -> bool:
     if cjk:
         # Mixed text (a Japanese sentence with a Latin name in it) is judged by both.
         return cjk <= CJK_MAX_CHARACTERS and len(words) <= WORD_MAX_WORDS
+    if len(words) >= 2 and has_verb_marker(words) and ends_a_sentence(text):
+        return False  # "Knowledge is power.": a sentence, however short
+    if len(words) == WORD_MAX_WORDS and looks_like_a_sentence(text) and not _title_case(text):
+        return False  # "Group composition matters.", "Voici mon secret."
     if len(words) <= WORD_MAX_WORDS:
         return True
     if len(words) <= PHRASE_MAX_WORDS:
-        return not (has_verb_marker(words) or looks_like_a_sentence(text))
+        # The end of a sentence ("our struggles determine our successes."), unless the
+        # selection opens on a preposition, article or conjunction: then it is the tail
+        # of one ("to get to the tock.", "in a fully automated fashion.").
+        tail = ends_a_sentence(text) and words[0] not in _OPENING_LITTLE_WORDS
+        return not (has_verb_marker(words) or looks_like_a_sentence(text) or tail)
     return False
+
+
+_OPENING_LITTLE_WORDS = frozenset(
+    word
+    for line in (
+        "a an the to as in for and or but nor with without of on at by from into than like",
+        "more most so then",
+        "el la los las un una de del en y o con sin para por que",
+        "le les des du et ou à au aux dans sur pour par",
+        "der die das den dem ein eine und oder mit von für auf zu",
+        "o os um uma do da dos das no na e ou em com sem",
+    )
+    for word in line.split()
+)
+
+
+class WordKind:
+    LOOK_UP = "look-up"
+    HEADING = "heading"
+    FRAGMENT = "fragment"
+
+
+# Little words: a selection that holds one is part of a sentence ("continue to",
+# "Introduce yourself", "of the"), not a word looked up. Articles, prepositions,
+# conjunctions and pronouns of the languages above.
+_LITTLE_WORDS_BY_LANGUAGE = (
+    "a an the of to in on at by for from with into onto as and or but nor so if than"
+    " that this these those it its you your yourself yourselves me my myself we our us"
+    " he him his she her they them their what which who whom whose not no up out off"
+    " el la los las un una unos unas de del al en y o que se su sus por para con sin lo"
+    " le les des du et ou à au aux ce cette ces qui dans sur pour par"
+    " der die das den dem des ein eine und oder zu im am mit von für auf"
+    " o a os as um uma do da dos das no na nos nas e ou em",
+)
+_LITTLE_WORDS = frozenset(word for line in _LITTLE_WORDS_BY_LANGUAGE for word in line.split())
+# Words that are headings on their own: a book's parts, not something to look up.
+_HEADING_WORDS_BY_LANGUAGE = (
+    "introduction conclusion contents preface prologue epilogue foreword afterword"
+    " acknowledgments acknowledgements appendix index bibliography notes summary chapter"
+    " part glossary introducción conclusión prólogo epílogo índice capítulo"
+    " einleitung vorwort kapitel inhalt",
+)
+_HEADING_WORDS = frozenset(word for line in _HEADING_WORDS_BY_LANGUAGE for word in line.split())
+_DIGIT = re.compile(r"\d")
+_QUOTED_EDGE = re.compile(r"^\W+|\W+$")
+
+
+def word_kind(text: str) -> str:
+    """What one of the reader's words (`is_vocabulary`) is: a look-up, a heading or a
+    fragment (see the module's docstring)."""
+    text = unicodedata.normalize("NFC", text).strip()
+    words = words_of(text)
+    if cjk_characters(text):
+        # Two to four characters: "孙权", "俯瞰"; not a kana alone, not a phrase with its
+        # particles ("共感の危うさ").
+        short = 2 <= cjk_characters(text) <= 4
+        looked_up = short and not words and not _DIGIT.search(text)
+        return WordKind.LOOK_UP if looked_up else WordKind.FRAGMENT
+    # Quotes go too: a quoted "Leading Snowflakes" is a title, capitalised.
+    tokens = [_QUOTED_EDGE.sub("", token) for token in text.translate(_APOSTROPHES).split()]
+    tokens = [token for token in tokens if token]
+    if not words:
+        return WordKind.FRAGMENT  # a number or marks: nothing to look up
+    capitalised = [t for t in tokens if t[:1].isupper() or not t[:1].isalpha()]
+    if _DIGIT.search(text):
+        # "TABLE 1.1 Jarrett engagements, 1974/5", "Horizon 1 (or Projects", "Chapter 3"
+        return WordKind.HEADING if tokens[0][:1].isupper() else WordKind.FRAGMENT
+    if len(words) == 1:
+        if words[0] in _HEADING_WORDS or (text.isupper() and len(words[0]) > 1):
+            return WordKind.HEADING
+        word = tokens[0] if tokens else words[0]
+        if "/" in word or "@" in word:
+            return WordKind.FRAGMENT  # an address, a path
+        if words[0] in _LITTLE_WORDS or len(words[0]) < 4 or _camel_case(word):
+            return WordKind.FRAGMENT  # "de", "Já", a product's name ("PowerNode")
+        if word[:1].isupper():
+            # Measured: of the corpus's capitalised single words, 2 in 8 were looked up;
+            # the rest start a sentence ("Then", "Compare"), name someone, or label.
+            return WordKind.FRAGMENT
+        return WordKind.LOOK_UP
+    content = [t for t in tokens if t.lower() not in _LITTLE_WORDS]
+    if content and all(t[:1].isupper() for t in content) and len(capitalised) >= 2:
+        return WordKind.HEADING  # "Why Incentives Fail", "DEFINITION OF A PLAYER"
+    # Two words are a phrase, not a look-up: measured on the shared corpus, 1 in 9 of the
+    # two-word selections of lower-case letters was looked up ("redressement productif");
+    # the others were terms and bits of sentences ("access log", "climate grief").
+    return WordKind.FRAGMENT
+
+
+def _camel_case(token: str) -> bool:
+    return any(ch.isupper() for ch in token[1:]) and not token.isupper()
+
+
+def _title_case(text: str) -> bool:
+    tokens = [_QUOTED_EDGE.sub("", token) for token in text.split()]
+    content = [t for t in tokens if t and t.lower() not in _LITTLE_WORDS]
+    return bool(content) and all(t[:1].isupper() for t in content)
+
+
+def is_look_up(text: str) -> bool:
+    """A word a reader looks up: the words deck's cards."""
+    return is_vocabulary(text) and word_kind(text) == WordKind.LOOK_UP

@@ -96,10 +96,10 @@ def main() -> int:
             python,
             "-m",
             "gunicorn",
-            "exogram.wsgi",
             "--config",
             "python:exogram.gunicorn_conf",
-            # Workers, threads, timeout and the warm-up: shared with the Docker image.
+            # The application, its worker (exogram/serving.py), workers, threads, timeouts
+            # and the warm-up: shared with the Docker image.
             "--bind",
             f"{host}:{port}",
             "--error-logfile",

@@ -317,6 +317,9 @@ EXOGRAM_RELATED_THRESHOLD: float | None = (
     else None
 )
 EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
+# Searches one reader may run at once (pages, JSON, API, MCP); past it a search is refused
+# with 429 instead of taking another web thread (exogram/reader_slots.py).
+EXOGRAM_SEARCHES_PER_READER = env_int("EXOGRAM_SEARCHES_PER_READER", 4, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
@@ -334,6 +337,13 @@ if EMAIL_USE_TLS and EMAIL_USE_SSL:
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Exogram <exogram@localhost>")
 # Links in e-mails have no request to take the host from.
 EXOGRAM_BASE_URL = env_str("EXOGRAM_BASE_URL", "http://localhost:8000")
+# Set: links in password reset and verification e-mails are built from it, never from the
+# request's Host header. Unset: from the request (ALLOWED_HOSTS checks its host).
+EXOGRAM_BASE_URL_SET = bool(env_str("EXOGRAM_BASE_URL"))
+# Password reset e-mails one network address may ask for in an hour, and one e-mail address
+# may receive; accounts one address may make in an hour.
+EXOGRAM_RESET_MAILS_PER_HOUR = env_int("EXOGRAM_RESET_MAILS_PER_HOUR", 5, minimum=1)
+EXOGRAM_SIGNUPS_PER_HOUR = env_int("EXOGRAM_SIGNUPS_PER_HOUR", 5, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,9 @@
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import User
 from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
 from review.scheduler import Answer
 
@@ -24,10 +27,25 @@ class ReviewSettingsForm(forms.Form):
         help_text=_("Also where a password reset link goes."),
     )
 
+    password = forms.CharField(
+        label="Your password (to change the address)",
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.reader = reader
+
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         if cleaned.get("daily_email") and not cleaned.get("email"):
             self.add_error("email", "The daily e-mail needs an address to go to.")
+        changed = "email" in cleaned and cleaned["email"] != self.reader.email
+        if changed and not self.reader.check_password(str(cleaned.get("password") or "")):
+            # As in Settings: a session left open is not enough to redirect the mail.
+            self.add_error("password", "Type your password to change the address.")
         return cleaned
 
 

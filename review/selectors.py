@@ -7,6 +7,7 @@ from django.db.models import Q
 
 from accounts.models import User
 from books.models import Highlight
+from books.vocabulary import is_look_up
 from review.models import WordCard, WordState
 from review.words import NEAR_LOCATIONS, Part, Passage, word_as_written, word_context
 
@@ -73,7 +74,9 @@ def word_cards_shown(*, reader: User, cards: list[WordCard]) -> list[ShownWord]:
 
 
 def words_exist(reader: User) -> bool:
-    return Highlight.objects.alive().words().filter(reader=reader).exists()
+    """Whether the reader has a word for the deck: a look-up, not only headings."""
+    words = Highlight.objects.alive().words().filter(reader=reader)
+    return any(is_look_up(text) for text in words.values_list("text", flat=True).iterator())
 
 
 def next_word_due(*, reader: User, today: date) -> date | None:

@@ -18,6 +18,7 @@ from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Highlight
+from books.vocabulary import is_look_up
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
 from review.words import WordEntry, word_key, words_choose
@@ -197,9 +198,12 @@ def _word_entries(reader: User) -> list[WordEntry]:
         .filter(reader=reader)
         .values_list("pk", "text", "favourite", "note")
     )
+    # Only what a reader looks up (books.vocabulary.word_kind): headings and fragments of
+    # sentences stay listed on their book's page and found by keyword, never in the deck.
     return [
         WordEntry(highlight_id=pk, key=word_key(text), favourite=favourite, has_note=bool(note))
         for pk, text, favourite, note in rows
+        if is_look_up(text)
     ]
 
 
@@ -310,7 +314,13 @@ def review_emails_send(*, today: date) -> int:
     runs on one day send at most one e-mail per reader.
     """
     sent = 0
-    readers = ReviewSettings.objects.filter(daily_email=True).exclude(reader__email="")
+    # Only to an address its reader confirmed (accounts.email_verification): anyone could
+    # type someone else's.
+    readers = (
+        ReviewSettings.objects.filter(daily_email=True)
+        .exclude(reader__email="")
+        .filter(reader__verified_email=F("reader__email"))
+    )
     for review_settings in readers.select_related("reader"):
         claimed = (
             ReviewSettings.objects.filter(pk=review_settings.pk)

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_stubs_ext import StrOrPromise
 
+from accounts.email_verification import email_is_verified, email_verification_send
 from accounts.models import User
 from books.services import highlight_note_update
 from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm, WordAnswerForm
@@ -234,7 +235,9 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         "daily_email": current.daily_email,
         "email": reader.email,
     }
-    form = ReviewSettingsForm(request.POST if request.method == "POST" else None, initial=initial)
+    form = ReviewSettingsForm(
+        request.POST if request.method == "POST" else None, initial=initial, reader=reader
+    )
     if request.method == "POST" and form.is_valid():
         current.cards_per_day = form.cleaned_data["cards_per_day"]
         current.words_per_day = form.cleaned_data["words_per_day"]
@@ -243,6 +246,13 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         reader.email = form.cleaned_data["email"]
         reader.save(update_fields=["email"])
         messages.success(request, gettext("Review settings saved."))
+        if reader.email and not email_is_verified(reader):
+            email_verification_send(reader=reader, request=request)
+            messages.info(
+                request,
+                gettext("No e-mail goes to %(email)s until you follow the link mailed to it.")
+                % {"email": reader.email},
+            )
         return redirect("review")
     return render(request, "review/settings.html", {"form": form})
 

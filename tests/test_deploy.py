@@ -117,3 +117,23 @@ class HealthzTests:
             app.conf.update(broker_url=saved[0], broker_transport_options=saved[1])
         assert response.status_code == 503
         assert response.json() == {"database": "ok", "broker": "unavailable"}
+
+
+class EnvExampleTests:
+    def test_it_trusts_no_forwarded_header_when_no_proxy_is_in_front(self) -> None:
+        # The compose file publishes the web server itself: a client's own X-Forwarded-For
+        # would choose the address the login throttle counts.
+        compose = (ROOT / "docker" / "docker-compose.yml").read_text()
+        services = re.findall(r"^  ([a-z-]+):$", compose, re.MULTILINE)
+        assert not {"nginx", "caddy", "traefik", "proxy"} & set(services)
+        values = dict(
+            line.split("=", 1)
+            for line in (ROOT / "docker" / ".env.example").read_text().splitlines()
+            if "=" in line and not line.startswith("#")
+        )
+        assert values["TRUST_X_FORWARDED_FOR"] == "0"
+        assert values["TRUST_X_FORWARDED_PROTO"] == "0"
+        # Plain HTTP on the published port: a redirect to HTTPS would lead nowhere.
+        assert values["SECURE_SSL_REDIRECT"] == "0"
+        # Published to the network: nobody can make an account but whom the admin adds.
+        assert values["EXOGRAM_SIGNUP"] == "closed"

@@ -298,7 +298,7 @@ class ExternalPostgresTests:
         port = free_port()
         env = {**os.environ, "DEBUG": "1", "DATABASE_URL": pg.url, "EXOGRAM_DATA_DIR": str(folder)}
         web = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "exogram.wsgi", "--bind", f"127.0.0.1:{port}",
+            [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}",
              "--config", "python:exogram.gunicorn_conf", "--workers", "1"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip

@@ -19,6 +19,10 @@ REVIEWED = {
     ("books", "0015_highlight_language"): "a character count per highlight, batched",
     ("books", "0016_short_notes_and_clipping_limits"): "a few set-based updates",
     ("books", "0019_connection_main_distance"): "one UPDATE; both vectors are in the rows",
+    ("books", "0021_short_sentences_are_passages"): (
+        "a string test per stored word (is_word rows only), batched updates; the rows it "
+        "turns into passages are marked pending for the worker's sweep, never embedded here"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

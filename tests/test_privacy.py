@@ -119,6 +119,7 @@ READER_PAGES: dict[str, str] = {
     "map_data": "",
     "library_export": "?format=json",
     "email_change": "",
+    "email_verification_resend": "",
     "password_change": "",
     "password_change_done": "",
     "review": "",
@@ -140,12 +141,16 @@ API_ROWS: dict[str, Any] = {
 PUBLIC = {
     "login", "signup", "logout", "healthz", "admin:login", "admin:logout", "api_schema",
     "password_reset", "password_reset_done", "password_reset_complete",
-    "password_reset_confirm", "review_unsubscribe",
+    "password_reset_confirm", "review_unsubscribe", "email_verify",
 }  # fmt: skip
+# Pages that show a logged-out visitor something of their own (the landing), and a reader
+# their library.
+LANDING = {"home"}
 # Public URLs that carry a token of their own (a forged one here).
 PUBLIC_KWARGS: dict[str, dict[str, str]] = {
     "password_reset_confirm": {"uidb64": "MQ", "token": "set-password"},
     "review_unsubscribe": {"token": f"{SECRET}-forged"},
+    "email_verify": {"token": f"{SECRET}-forged"},
 }
 
 # What a hostile second reader posts to every URL: every field any form reads.
@@ -341,6 +346,10 @@ class EveryUrlTests:
                     continue
                 if name in API_ROWS:  # no token: refused, never redirected to a page
                     assert response.status_code == 401, context
+                    _bob_sees_nothing(response, alice_library)
+                    continue
+                if name in LANDING and method == "get":  # what Exogram is, for anyone
+                    assert response.status_code == 200, context
                     _bob_sees_nothing(response, alice_library)
                     continue
                 assert response.status_code == 302, context

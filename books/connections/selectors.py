@@ -275,6 +275,7 @@ def library_connections(
     reader: User,
     *,
     book: Book | None = None,
+    other: Book | None = None,
     since_import: Import | None = None,
     strength: Strength | None = None,
     thresholds: Thresholds | None = None,
@@ -290,7 +291,13 @@ def library_connections(
         highlight_a__is_word=False,
         highlight_b__is_word=False,
     )
-    if book is not None:
+    if book is not None and other is not None:
+        # The pairs between two books (a book page's "see pairs"), whichever side is which.
+        pairs = pairs.filter(
+            Q(highlight_a__book=book, highlight_b__book=other)
+            | Q(highlight_a__book=other, highlight_b__book=book)
+        )
+    elif book is not None:
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)

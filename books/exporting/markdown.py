@@ -18,6 +18,14 @@ from books.models import Book, Highlight
 
 _UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f<>:"/\\|?*#^\[\]]+')
 NAME_MAX_LENGTH = 120
+# What a reader's words must not become (each escaped with a backslash, which CommonMark
+# and Obsidian show as the character itself): an HTML tag, which viewers that render HTML
+# would run; an Obsidian block id (`^exo-…`), which would make a link point at the wrong
+# highlight; and, at the start of a line outside a quote, a heading, list, quote, rule or
+# table.
+_HTML_START = re.compile(r"<(?=[A-Za-z/!?])")
+_BLOCK_ID = re.compile(r"\^(?=[\w-])")
+_LINE_START = re.compile(r"^(\s*)([#>+*=|_~`-]|\d+[.)])")
 
 
 def block_id(highlight: Highlight) -> str:
@@ -33,8 +41,23 @@ def _tag(name: str) -> str:
     return "#" + "-".join(name.split())
 
 
+def _inline(text: str) -> str:
+    return _BLOCK_ID.sub(r"\\^", _HTML_START.sub(r"\\<", text))
+
+
+def _one_line(text: str) -> str:
+    """A title or an author on the one line Markdown gives it."""
+    return _inline(" ".join(text.split()))
+
+
+def _paragraph(text: str) -> str:
+    """A note's lines, none of which starts a block of its own."""
+    lines = _inline(text.strip()).splitlines() or [""]
+    return "\n".join([lines[0], *(_LINE_START.sub(r"\1\\\2", line) for line in lines[1:])])
+
+
 def _quote(text: str) -> str:
-    lines = text.strip().splitlines() or [""]
+    lines = _inline(text.strip()).splitlines() or [""]
     return "\n".join(f"> {line}".rstrip() for line in lines)
 
 
@@ -50,21 +73,21 @@ def book_markdown(export: BookExport) -> str:
         f"exogram_book: {_yaml(str(book.code))}",
         "---",
         "",
-        f"# {book.title}",
+        f"# {_one_line(book.title)}",
         "",
     ]
     if book.authors:
-        front += [f"*{book.authors}*", ""]
+        front += [f"*{_one_line(book.authors).replace('*', chr(92) + '*')}*", ""]
     parts = ["\n".join(front)]
     for highlight in export.highlights:
         lines = []
         if highlight.kind == Highlight.Kind.NOTE:
-            lines.append(f"**Note:** {highlight.text.strip()}")
+            lines.append(f"**Note:** {_paragraph(highlight.text)}")
         else:
             lines.append(_quote(highlight.text))
         where = location_label(highlight)
         added = highlight.added_at.date().isoformat() if highlight.added_at else ""
-        parts_of_meta = (highlight.chapter, where, f"added {added}" if added else "")
+        parts_of_meta = (_one_line(highlight.chapter), where, f"added {added}" if added else "")
         meta = " · ".join(part for part in parts_of_meta if part)
         if highlight.kind == Highlight.Kind.NOTE:
             lines[-1] += f" ^{block_id(highlight)}"
@@ -75,7 +98,7 @@ def book_markdown(export: BookExport) -> str:
                 lines.append(f"> — {meta}")
             lines += ["", f"^{block_id(highlight)}"]
             if highlight.note.strip():
-                lines += ["", f"**Note:** {highlight.note.strip()}"]
+                lines += ["", f"**Note:** {_paragraph(highlight.note)}"]
         tags = [tag.name for tag in highlight.tags.all()]
         if tags or highlight.favourite:
             labels = [_tag(t) for t in tags] + (["★ favourite"] if highlight.favourite else [])

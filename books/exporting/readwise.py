@@ -1,24 +1,31 @@
 """CSV in Readwise's column layout: Highlight, Title, Author, Note, Location, Date.
 
 UTF-8 with a BOM, so that Excel reads accents right. A cell a spreadsheet would read as
-a formula (it starts with = + - @, or a tab or carriage return that some strip first)
-gets a leading apostrophe: a highlight `=HYPERLINK("http://evil", "click")` stays text
-(OWASP's CSV injection advice). The Readwise CSV importer takes that apostrophe off again.
+a formula gets a leading apostrophe: a highlight `=HYPERLINK("http://evil", "click")` stays
+text (OWASP's CSV injection advice). Spreadsheets skip what comes before the formula sign
+(spaces, tabs, line breaks, a no-break space, a stray BOM) and some read the fullwidth
+equals, plus, minus and at signs as the ASCII ones, so those starts count too. The
+Readwise CSV importer takes that apostrophe off again.
 """
 
 import csv
 import io
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 
 from books.exporting.library import BookExport
 from books.models import Highlight
 
 COLUMNS = ["Highlight", "Title", "Author", "Note", "Location", "Date"]
+# Anything a spreadsheet may skip or fold, then a sign that starts a formula.
+_FORMULA_START = re.compile(r"[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20]")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def neutralize(cell: str) -> str:
-    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
+    if cell.startswith(FORMULA_STARTS) or _FORMULA_START.match(cell):
+        return f"'{cell}"
+    return cell
 
 
 def _location(highlight: Highlight) -> str:
@@ -27,16 +34,21 @@ def _location(highlight: Highlight) -> str:
     return highlight.page
 
 
+def book_rows(export: BookExport) -> Iterator[list[str]]:
+    """The book's rows, each cell neutralized."""
+    book = export.book
+    for h in export.highlights:
+        # A standalone note has no highlighted text: its words go in Note.
+        text, note = ("", h.text) if h.kind == Highlight.Kind.NOTE else (h.text, h.note)
+        added = h.added_at.strftime("%Y-%m-%d %H:%M:%S") if h.added_at else ""
+        row = [text, book.title, book.authors, note, _location(h), added]
+        yield [neutralize(cell) for cell in row]
+
+
 def library_csv(exports: Iterable[BookExport]) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(COLUMNS)
     for export in exports:
-        book = export.book
-        for h in export.highlights:
-            # A standalone note has no highlighted text: its words go in Note.
-            text, note = ("", h.text) if h.kind == Highlight.Kind.NOTE else (h.text, h.note)
-            added = h.added_at.strftime("%Y-%m-%d %H:%M:%S") if h.added_at else ""
-            row = [text, book.title, book.authors, note, _location(h), added]
-            writer.writerow([neutralize(cell) for cell in row])
+        writer.writerows(book_rows(export))
     return buffer.getvalue().encode("utf-8-sig")

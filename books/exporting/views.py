@@ -1,22 +1,68 @@
-"""Download the library, or one book, as Markdown, CSV or JSON."""
+"""Download the library, or one book, as Markdown, CSV or JSON.
 
+Streamed a book at a time (books.exporting.streaming), one export at a time per reader:
+a second one while the first is still being sent is refused with 429, not queued behind
+it on a web thread.
+"""
+
+from collections.abc import Iterator
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET
 
-from books.exporting.services import FORMATS, ExportFile, library_export
+from accounts.models import User
+from books.exporting.services import FORMATS, ExportStream, library_export_stream
+from books.models import Book
 from books.views import _get_book_for_user, _reader
+from exogram.reader_slots import (
+    EXPORTS_AT_ONCE,
+    ReaderBusy,
+    reader_slot_release,
+    reader_slot_take,
+)
+
+BUSY = (
+    "An export of your library is still being prepared or downloaded. Wait for it to "
+    "finish, then ask again."
+)
 
 
-def _download(export: ExportFile) -> HttpResponse:
-    response = HttpResponse(export.data, content_type=export.content_type)
-    response["Content-Disposition"] = content_disposition_header(True, export.name)
+def _released_after(chunks: Iterator[bytes], reader_id: int) -> Iterator[bytes]:
+    # The slot is the response's: given back when the last chunk is sent or the download
+    # is abandoned (the server closes the response, which closes this generator).
+    try:
+        yield from chunks
+    finally:
+        reader_slot_release(kind="export", reader_id=reader_id)
+
+
+def _download(reader: User, chosen: str, book: Book | None = None) -> HttpResponse:
+    try:
+        reader_slot_take(kind="export", reader_id=reader.pk, limit=EXPORTS_AT_ONCE)
+    except ReaderBusy:
+        response = HttpResponse(BUSY, status=429, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "10"
+        return response
+    try:
+        export: ExportStream = library_export_stream(reader=reader, format=chosen, book=book)
+    except BaseException:
+        reader_slot_release(kind="export", reader_id=reader.pk)
+        raise
+    streamed = StreamingHttpResponse(
+        _released_after(export.chunks, reader.pk), content_type=export.content_type
+    )
+    streamed["Content-Disposition"] = content_disposition_header(True, export.name)
     # A reader's whole library: never kept by a shared cache.
-    response["Cache-Control"] = "private, no-store"
-    return response
+    streamed["Cache-Control"] = "private, no-store"
+    return streamed  # type: ignore[return-value]
 
 
 def _format(request: HttpRequest) -> str | None:
@@ -30,7 +76,7 @@ def library_download(request: HttpRequest) -> HttpResponse:
     chosen = _format(request)
     if chosen is None:
         return HttpResponseBadRequest(f"Choose a format: {', '.join(FORMATS)}.")
-    return _download(library_export(reader=_reader(request), format=chosen))
+    return _download(_reader(request), chosen)
 
 
 @require_GET
@@ -40,4 +86,4 @@ def book_download(request: HttpRequest, code: UUID) -> HttpResponse:
     chosen = _format(request)
     if chosen is None:
         return HttpResponseBadRequest(f"Choose a format: {', '.join(FORMATS)}.")
-    return _download(library_export(reader=_reader(request), format=chosen, book=book))
+    return _download(_reader(request), chosen, book)

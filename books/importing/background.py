@@ -15,16 +15,16 @@ from datetime import timedelta
 from functools import partial
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
+from books.importing.reader_books import book_key_of, clippings_orient
 from books.importing.screening import screen_entries
 from books.importing.services import (
     ImportRejected,
-    _book_key,
     _import_parsed,
     _parse_or_reject,
     check_upload,
@@ -50,6 +50,17 @@ IMPORT_QUEUED_LEASE = timedelta(minutes=5)
 # transaction rolled back with it, so it starts over.
 IMPORT_STALE = timedelta(minutes=20)
 
+# A worker that takes an import this many times without finishing it (killed, out of
+# memory, a crash in a parser's C code) will not finish it the next time either.
+IMPORT_MAX_ATTEMPTS = 3
+IMPORT_GAVE_UP = (
+    "The import stopped {attempts} times before it finished (the worker was stopped or ran "
+    "out of memory); nothing was saved and the file was dropped. Try a smaller file, or "
+    "ask the server's owner to look at the worker's log."
+)
+IMPORT_UNREADABLE = (
+    "This file could not be read ({kind}); nothing was imported and the file was dropped."
+)
 # What a reader sees while the queue cannot be reached.
 IMPORT_QUEUE_UNREACHABLE = (
     "The task queue cannot be reached: your file is saved and is imported as soon as it is back."
@@ -107,15 +118,10 @@ def import_run(*, import_id: int) -> Import | None:
     the_import = Import.objects.select_related("reader").filter(pk=import_id).first()
     if the_import is None:
         return None
-    stale = timezone.now() - IMPORT_STALE
-    claimable = Import.objects.filter(pk=import_id).filter(
-        status=Import.Status.QUEUED
-    ) | Import.objects.filter(
-        pk=import_id,
-        status__in=[Import.Status.READING, Import.Status.SAVING],
-        finished_at__lt=stale,
-    )
-    if not claimable.update(status=Import.Status.READING, error="", finished_at=timezone.now()):
+    if not import_claim(import_id=import_id):
+        if _claimable(import_id).exists():  # left to take, but taken too often already
+            _fail(the_import, IMPORT_GAVE_UP.format(attempts=IMPORT_MAX_ATTEMPTS))
+            ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     upload = ImportUpload.objects.filter(the_import_id=import_id).first()
     if upload is None:
@@ -129,6 +135,14 @@ def import_run(*, import_id: int) -> Import | None:
         _fail(the_import, str(rejection))
         ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
+    except Exception as error:
+        # A parser is documented never to raise but ImportRejected; a file found a way
+        # (RecursionError on 3 MB of "[[[[", a bug). Ended here, the import says so and the
+        # sweep does not send the same file to the same failure every minute.
+        logger.exception("import %s could not be read", the_import.code)
+        _fail(the_import, IMPORT_UNREADABLE.format(kind=type(error).__name__))
+        ImportUpload.objects.filter(the_import_id=import_id).delete()
+        return the_import
     del data
     _advance(the_import, from_statuses=[Import.Status.READING], to=Import.Status.SAVING)
     try:
@@ -140,8 +154,38 @@ def import_run(*, import_id: int) -> Import | None:
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
         _fail(the_import, f"The import failed and nothing was saved: {error}")
+        try:  # failed for good (a failed import is never taken again): the file goes
+            ImportUpload.objects.filter(the_import_id=import_id).delete()
+        except Exception:
+            logger.exception("could not drop the upload of import %s", the_import.code)
         raise
     return the_import
+
+
+def _claimable(import_id: int) -> QuerySet[Import]:
+    stale = timezone.now() - IMPORT_STALE
+    return Import.objects.filter(pk=import_id).filter(
+        status=Import.Status.QUEUED
+    ) | Import.objects.filter(
+        pk=import_id,
+        status__in=[Import.Status.READING, Import.Status.SAVING],
+        finished_at__lt=stale,
+    )
+
+
+def import_claim(*, import_id: int) -> bool:
+    """Take a queued import, or one whose worker died, for this worker; count the try."""
+    claimed = (
+        _claimable(import_id)
+        .filter(attempts__lt=IMPORT_MAX_ATTEMPTS)
+        .update(
+            status=Import.Status.READING,
+            error="",
+            finished_at=timezone.now(),
+            attempts=F("attempts") + 1,
+        )
+    )
+    return bool(claimed)
 
 
 def parse_in_pieces(data: bytes) -> ParseResult:
@@ -210,11 +254,14 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     library as the file at once; but only one part's rows are in memory at a time (a
     200,000-entry file held 136,000 new rows at once: 573 MB in the worker).
     """
+    # Turned round before the file is cut by book, so a book is never in two parts.
+    clippings_orient(reader=the_import.reader, clippings=result.clippings)
     parts = _parts_by_book(result.clippings)
     problems = [{"line": p.line, "message": p.message} for p in result.problems]
     result.clippings = []
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()
+    nothing: dict[str, str] = {}
     started = timezone.now()
     while parts:
         part = parts.pop(0)
@@ -233,9 +280,15 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         for key, value in the_import.counts.items():
             if key == "truncated_by_book":
                 truncated.update(value)
+            elif key == "books_with_nothing":
+                nothing.update(value)
             else:
                 totals[key] += value
-    the_import.counts = {**totals, "truncated_by_book": dict(sorted(truncated.items()))}
+    the_import.counts = {
+        **totals,
+        "truncated_by_book": dict(sorted(truncated.items())),
+        "books_with_nothing": dict(sorted(nothing.items())),
+    }
     the_import.problems = problems
     the_import.save(update_fields=["counts", "problems"])
     # Sent once for the whole file: this import's new rows, and rows it changed.
@@ -256,7 +309,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
 def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:
     by_book: dict[str, list[Clipping]] = {}
     for clipping in clippings:
-        by_book.setdefault(_book_key(clipping), []).append(clipping)
+        by_book.setdefault(book_key_of(clipping), []).append(clipping)
     parts: list[list[Clipping]] = [[]]
     for book_clippings in by_book.values():
         if parts[-1] and len(parts[-1]) + len(book_clippings) > IMPORT_PART:

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import codecs
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
 from itertools import pairwise
+
+# Book and author identity live in their own module; these names are re-exported here.
+from books.importing.identity import normalize_author, normalize_title, split_authors
 
 __all__ = [
     "CLIPPING_LIMIT_PLACEHOLDERS",
@@ -709,65 +711,3 @@ def _opening_parenthesis(line: str) -> int:
             if depth == 0:
                 return index
     return -1
-
-
-FULLWIDTH_SEMICOLON = "\uff1b"
-_SEMICOLON_RE = re.compile(f"[;{FULLWIDTH_SEMICOLON}]")
-_AND_RE = re.compile(r",?\s+(?:and|&)\s+", flags=re.IGNORECASE)
-_WHITESPACE_RE = re.compile(r"\s+")
-_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
-
-
-def split_authors(author: str) -> list[str]:
-    """Split an author field into names, as written.
-
-    `Jo Lindqvist;Bram Ostrowski`, a trailing `Noor Saleh;`, and the English list
-    `Ilse Varga, Tomas Rue, and Mina Oduya`. `Marrow, Idris` and `Van der Berg, Anna K.`
-    stay one name: commas make a list only beside an "and" or when
-    there are at least three pieces, each a name of two words or more.
-    """
-    author = author.translate(_INVISIBLE).strip()
-    if not author:
-        return []
-    if ";" in author or FULLWIDTH_SEMICOLON in author:
-        pieces = _SEMICOLON_RE.split(author)
-    else:
-        pieces = []
-        parts = _AND_RE.split(author)
-        for part in parts:
-            commas = [piece.strip() for piece in part.split(",")]
-            is_list = (len(parts) > 1 and len(commas) > 1) or len(commas) > 2
-            if is_list and all(len(piece.split()) >= 2 for piece in commas):
-                pieces.extend(commas)
-            else:
-                pieces.append(part)
-    return [name for name in (piece.strip() for piece in pieces) if name]
-
-
-def normalize_title(title: str) -> str:
-    """A matching key for a title: same book, same key, whatever the device wrote."""
-    # NFKC folds full-width forms (`Ｔｉｄｅｓ`) and compatibility characters.
-    title = unicodedata.normalize("NFKC", title.translate(_INVISIBLE))
-    title = _WHITESPACE_RE.sub(" ", title).strip()
-    previous = None
-    while previous != title:
-        previous = title
-        title = _TRAILING_EDITION_RE.sub("", title)
-    return title.casefold()
-
-
-def normalize_author(author: str) -> str:
-    """A matching key for an author field: `Marrow, Idris` and `Idris Marrow` agree.
-
-    Several authors are sorted, so the order a store listed them in does not matter.
-    """
-    names = []
-    for name in split_authors(unicodedata.normalize("NFKC", author)):
-        last, comma, first = name.partition(",")
-        if comma and "," not in first:
-            name = f"{first} {last}"
-        # `A.B.C. Quist` and `Quist, A. B. C.` both become `a b c quist`.
-        name = _WHITESPACE_RE.sub(" ", name.replace(".", " ")).strip().casefold()
-        if name:
-            names.append(name)
-    return "; ".join(sorted(names))

@@ -10,8 +10,8 @@ a note edited here is never replaced, a favourite never unset, a tag never remov
 from collections import defaultdict
 
 from books.importing.clippings import ParseResult
+from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.rich import RichClipping
-from books.importing.services import book_key_of, highlight_dedupe_key
 from books.models import Highlight, Import, Tag
 from books.services import TAG_MAX_LENGTH
 
@@ -21,7 +21,7 @@ _SPACE_FOLD = " ".join
 def _key(clipping: RichClipping) -> str:
     kind = Highlight.Kind.NOTE if clipping.kind == "note" else Highlight.Kind.HIGHLIGHT
     return highlight_dedupe_key(
-        book_key=book_key_of(clipping.title, clipping.author),
+        book_key=book_key(clipping.title, clipping.author),
         kind=kind,
         page=clipping.page or "",
         start=clipping.location_start,

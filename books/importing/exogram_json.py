@@ -22,7 +22,10 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
     when = datetime.fromisoformat(value)
-    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    try:
+        return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59:59-14:00 is in the year 10000 in UTC
+        raise ValueError(f"a date out of range: {value[:40]!r}") from None
 
 
 def _location(value: Any) -> int | None:
@@ -70,8 +73,15 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
     if kind not in ("highlight", "note"):
         raise ValueError(f"unknown kind {kind!r}")
     text = entry.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("no text")
+    if text is None and kind == "highlight":
+        text = ""
+    if not isinstance(text, str):
+        raise ValueError("the text is not a string")
+    placed = any(entry.get(name) for name in ("location_start", "page", "added_at"))
+    # A highlight with no text (an image, a figure) is kept for its place and date, as
+    # the import of its first file kept it; a note is its text.
+    if not text.strip() and (kind == "note" or not placed):
+        raise ValueError("no text" if kind == "note" else "no text, no location, no date")
     tags = entry.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ValueError("tags must be a list of names")

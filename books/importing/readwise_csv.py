@@ -8,6 +8,7 @@ formulas (`'=SUM(…)`, as books.exporting.readwise writes it) gets its apostrop
 
 import csv
 import io
+import re
 
 from books.importing.clippings import ParseResult, Problem
 from books.importing.rich import decode_text, location_range, parse_date, rich_clipping
@@ -15,7 +16,14 @@ from books.importing.rich import decode_text, location_range, parse_date, rich_c
 REQUIRED = "highlight"
 KNOWN = ("highlight", "title", "author", "url", "note", "location", "date", "tags", "color")
 NOT_A_READWISE_CSV = "not a Readwise CSV: the first row has no 'Highlight' column"
-_PROTECTED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
+# An apostrophe before what books.exporting.readwise.neutralize protects: a formula sign,
+# perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
+_PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
+# The csv module refuses a cell over 131,072 characters with an error that ends the
+# reading: a row with a 200,000-character highlight lost every row after it. The whole
+# file is in memory already, so a cell may be as long as the file; the import's screening
+# reports a text too long to keep, on its own row (books.importing.screening).
+csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
 
 
 def _cell(row: list[str], index: int | None) -> str:
@@ -23,7 +31,7 @@ def _cell(row: list[str], index: int | None) -> str:
         return ""
     # A cell's own line breaks come as the spreadsheet wrote them: CRLF from Excel.
     value = row[index].replace("\r\n", "\n").replace("\r", "\n")
-    return value[1:] if value.startswith(_PROTECTED) else value
+    return value[1:] if _PROTECTED.match(value) else value
 
 
 def parse_readwise_csv(data: bytes) -> ParseResult:

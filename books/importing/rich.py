@@ -98,7 +98,10 @@ def parse_date(raw: str) -> datetime | None:
             return None
     if when.tzinfo is None:
         return when.replace(tzinfo=UTC)
-    return when.astimezone(UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:  # past year 9999 (or before year 1) once in UTC
+        return None
 
 
 def location_range(raw: str) -> tuple[int | None, int | None]:

@@ -14,11 +14,10 @@ same file again, or a longer copy of it after a shorter one, changes nothing it 
 import hashlib
 import logging
 import re
-from bisect import bisect_right, insort
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -27,14 +26,12 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_forget
-from books.importing.clippings import (
-    Clipping,
-    ParseResult,
-    is_utf16,
-    normalize_author,
-    normalize_title,
-)
+from books.importing.book_merge import books_merge_duplicates
+from books.importing.clippings import Clipping, ParseResult, is_utf16
+from books.importing.identity import highlight_dedupe_key
+from books.importing.library_index import Library, page_span, position
 from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
@@ -44,13 +41,6 @@ logger = logging.getLogger(__name__)
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-# Versions of one highlight are looked for among ranges that overlap or touch: 120-125 and
-# 126-130; in a page-only file, on the same or the next page.
-ADJACENT = 1
-# A merged page-only highlight is indexed on at most this many pages.
-_PAGE_SPAN_LIMIT = 50
-
-_PAGE_SPAN = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
 _SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
@@ -75,6 +65,9 @@ class ImportReport:
     bookmarks_skipped: int = 0
     deleted_skipped: int = 0
     truncated_by_book: dict[str, int] = field(default_factory=dict)
+    # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
+    # no Book is made for them, and the report says why.
+    books_with_nothing: dict[str, str] = field(default_factory=dict)
     problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -83,25 +76,6 @@ class ImportReport:
 
 def _fold(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
-
-
-def _book_key(clipping: Clipping) -> str:
-    return book_key_of(clipping.title, clipping.author)
-
-
-@lru_cache(maxsize=4096)
-def book_key_of(title: str, author: str) -> str:
-    # Cached: a file names the same few hundred books over and over.
-    return f"{normalize_title(title)}\x1f{normalize_author(author)}"[:600]
-
-
-def highlight_dedupe_key(
-    *, book_key: str, kind: str, page: str, start: int | None, end: int | None, text: str
-) -> str:
-    """Stable across imports: the same entry in two files gives the same key."""
-    where = f"{start}-{end}" if start is not None else f"p{page}"
-    raw = f"{book_key}\x1f{kind}\x1f{where}\x1f{_fold(text)}"
-    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def check_upload(data: bytes) -> None:
@@ -141,150 +115,6 @@ def _parse_or_reject(data: bytes) -> ParseResult:
             "were found."
         )
     return result
-
-
-def _page_span(page: str) -> tuple[int, int] | None:
-    """Pages "12" and "13-14" as numbers; None for "xix" and other pages without numbers."""
-    found = _PAGE_SPAN.match(page)
-    if found is None:
-        return None
-    low, high = int(found.group(1)), int(found.group(2) or found.group(1))
-    return (low, high) if low <= high else (high, low)
-
-
-def _page_keys(page: str, *, reach: int = 0) -> list[str]:
-    span = _page_span(page)
-    if span is None:
-        return [page]
-    low, high = span
-    high = min(high, low + _PAGE_SPAN_LIMIT)
-    return [str(number) for number in range(max(0, low - reach), high + reach + 1)]
-
-
-class _Library:
-    """The reader's highlights of the touched books, indexed by position for merging and notes.
-
-    Highlights are held by identity: new ones have no primary key until they are written.
-    """
-
-    def __init__(self, reader: User, books: dict[str, Book]) -> None:
-        self.keys: dict[str, Highlight] = {}
-        self._folded: dict[int, str] = {}
-        # First-seen order: a tie-break that makes every choice the same on every run.
-        self._order: dict[int, int] = {}
-        # per book: sorted (location start, serial); a highlight that moves gets a new
-        # serial, and the old entry is skipped from then on
-        self._starts: dict[int, list[tuple[int, int]]] = {}
-        self._at_serial: dict[int, Highlight] = {}
-        self._serial_of: dict[int, int] = {}
-        self._pages: dict[int, dict[str, list[Highlight]]] = {}
-        # The longest range per book bounds how far back an overlapping one can start.
-        self._longest: dict[int, int] = {}
-        self._serial = 0
-        by_pk = {book.pk: book for book in books.values()}
-        # Only what merging and notes read: not the vectors (384 floats a row), not the
-        # search copy, and fewer timestamps to parse.
-        existing = Highlight.objects.filter(reader=reader, book__in=list(by_pk)).only(
-            "reader_id", "book_id", "kind", "text", "note", "note_edited", "note_added_at",
-            "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-            "deleted_at", "embedding_status", "is_word", "language",
-        ).order_by("pk")  # fmt: skip
-        for highlight in existing:
-            # The book is at hand: refresh_search_text() must not fetch it row by row.
-            highlight.book = by_pk[highlight.book_id]
-            self.add(highlight)
-
-    def folded(self, highlight: Highlight) -> str:
-        return self._folded[id(highlight)]
-
-    def add(self, highlight: Highlight) -> None:
-        self.keys[highlight.dedupe_key] = highlight
-        if highlight.kind != Highlight.Kind.HIGHLIGHT:
-            return
-        self._folded[id(highlight)] = fold(highlight.text)
-        self._order.setdefault(id(highlight), len(self._order))
-        if highlight.location_start is not None:
-            self._serial += 1
-            self._at_serial[self._serial] = highlight
-            self._serial_of[id(highlight)] = self._serial
-            starts = self._starts.setdefault(highlight.book_id, [])
-            insort(starts, (highlight.location_start, self._serial))
-            length = (highlight.location_end or highlight.location_start) - highlight.location_start
-            self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
-        elif highlight.page:
-            pages = self._pages.setdefault(highlight.book_id, {})
-            for page in _page_keys(highlight.page):
-                pages.setdefault(page, []).append(highlight)
-
-    def remove(self, highlight: Highlight) -> None:
-        """Take a highlight out of the indexes, before it moves or when it is merged away."""
-        if self.keys.get(highlight.dedupe_key) is highlight:
-            del self.keys[highlight.dedupe_key]
-        if highlight.kind != Highlight.Kind.HIGHLIGHT:
-            return
-        serial = self._serial_of.pop(id(highlight), None)
-        if serial is not None:
-            del self._at_serial[serial]
-        elif highlight.page:
-            pages = self._pages.get(highlight.book_id, {})
-            for page in _page_keys(highlight.page):
-                pages[page] = [h for h in pages.get(page, []) if h is not highlight]
-
-    def near(self, book_id: int, start: int, end: int, reach_before: int = 0) -> list[Highlight]:
-        """Highlights of a book whose range overlaps [start - reach_before, end]."""
-        starts = self._starts.get(book_id, [])
-        index = bisect_right(starts, (end, 1 << 62))
-        found = []
-        while index > 0:
-            index -= 1
-            cand_start, serial = starts[index]
-            if cand_start < start - reach_before - self._longest.get(book_id, 0):
-                break
-            cand = self._at_serial.get(serial)
-            if cand is None:
-                continue
-            cand_end = cand.location_end or cand_start
-            if cand_end >= start - reach_before:
-                found.append(cand)
-        return found
-
-    def on_page(self, book_id: int, page: str, *, reach: int = 0) -> list[Highlight]:
-        """Page-only highlights of a book on this page (and `reach` pages either side)."""
-        pages = self._pages.get(book_id, {})
-        found: dict[int, Highlight] = {}
-        for key in _page_keys(page, reach=reach):
-            for highlight in pages.get(key, []):
-                found.setdefault(id(highlight), highlight)
-        return list(found.values())
-
-    def neighbours(
-        self, book_id: int, start: int | None, end: int | None, page: str | None
-    ) -> list[Highlight]:
-        """Highlights that could be versions of one here: alive first, in reading order."""
-        if start is not None:
-            found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
-        elif page:
-            found = self.on_page(book_id, page, reach=ADJACENT)
-        else:
-            return []
-        if len(found) < 2:
-            return found
-        return sorted(
-            found, key=lambda h: (h.deleted_at is not None, _position(h), self._order[id(h)])
-        )
-
-    def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
-        found = self.neighbours(
-            highlight.book_id, highlight.location_start, highlight.location_end, highlight.page
-        )
-        return [h for h in found if h is not highlight]
-
-
-def _position(highlight: Highlight) -> tuple[int, int]:
-    """Where a highlight starts and ends in the book: its locations, else its pages."""
-    if highlight.location_start is not None:
-        return highlight.location_start, highlight.location_end or highlight.location_start
-    return _page_span(highlight.page) or (0, 0)
 
 
 def _newer(a: datetime | None, b: datetime | None) -> bool:
@@ -352,8 +182,14 @@ def _import_parsed(
     report = ImportReport(
         problems=[{"line": p.line, "message": p.message} for p in result.problems]
     )
-    books = _books_for(reader, result.clippings)
-    library = _Library(reader, books)
+    # Books the library holds twice under an older rule become one first (a no-op once
+    # done), so that this file's books are matched against one book each.
+    books_merge_duplicates(reader=reader)
+    clippings_orient(reader=reader, clippings=result.clippings)
+    file_books = books_for_file(reader=reader, clippings=result.clippings)
+    books = file_books.books
+    report.books_with_nothing = file_books.empty
+    library = Library(reader, books)
     work = _ImportWork()
     notes = _match_highlights(result.clippings, books, library, work, report, the_import)
     _attach_notes(notes, books, library, work, report, the_import)
@@ -396,7 +232,7 @@ def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, datetime, in
     if clipping.location_start is not None:
         where = (0, clipping.location_start, clipping.location_end or clipping.location_start)
     else:
-        span = _page_span(clipping.page or "")
+        span = page_span(clipping.page or "")
         where = (1, *span) if span else (2, 0, 0)
     return (*where, clipping.page or "", clipping.added_at or _EPOCH, clipping.line)
 
@@ -407,7 +243,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def _match_highlights(
     clippings: list[Clipping],
     books: dict[str, Book],
-    library: _Library,
+    library: Library,
     work: _ImportWork,
     report: ImportReport,
     the_import: Import,
@@ -428,14 +264,16 @@ def _match_highlights(
             clipping = replace(
                 clipping, location_start=clipping.location_end, location_end=clipping.location_start
             )
-        book = books[_book_key(clipping)]
         if clipping.kind == "bookmark":
             report.bookmarks_skipped += 1
             continue
+        # None for a book of placeholders only (books_for_file makes no Book for it).
+        book = books.get(book_key_of(clipping))
         if clipping.truncated:
-            work.truncated[book.title] += 1
+            work.truncated[book.title if book else clipping.title.strip()] += 1
             if not clipping.text:
                 continue  # only the placeholder: nothing of the reader's to keep
+        assert book is not None  # an entry with something to keep has its book
         if clipping.kind == "note":
             notes.append(clipping)
             continue
@@ -450,7 +288,7 @@ def _match_highlights(
 def _match_clipping(
     clipping: Clipping,
     book: Book,
-    library: _Library,
+    library: Library,
     work: _ImportWork,
     report: ImportReport,
     the_import: Import,
@@ -500,7 +338,7 @@ def _where(clipping: Clipping) -> str:
 
 
 def _settle(
-    highlight: Highlight, library: _Library, work: _ImportWork, report: ImportReport
+    highlight: Highlight, library: Library, work: _ImportWork, report: ImportReport
 ) -> None:
     """Merge a new highlight with every neighbour it is one passage with, until none is.
 
@@ -529,12 +367,12 @@ def _settle(
             break
 
 
-def _combined(library: _Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
+def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
     """The text of one highlight holding both a and b, and how; None when they are two."""
     folded_a, folded_b = library.folded(a), library.folded(b)
     if folded_b in folded_a:
         return a.text, How.EXTENDED
-    a_first = _position(a) <= _position(b)
+    a_first = position(a) <= position(b)
     outcome = merged(
         a.text, b.text, kept_first=a_first, folded_kept=folded_a, folded_other=folded_b
     )
@@ -545,7 +383,7 @@ def _combined(library: _Library, a: Highlight, b: Highlight) -> tuple[str, How] 
         first_end = first.location_end or first.location_start
         second_start = second.location_start
     else:
-        first_span, second_span = _page_span(first.page), _page_span(second.page)
+        first_span, second_span = page_span(first.page), page_span(second.page)
         if first_span is None or second_span is None:
             return None
         # The two halves of a split at a page turn sit on two pages that follow each other.
@@ -566,7 +404,7 @@ def _absorb(
     absorbed: Highlight,
     text: str,
     how: How,
-    library: _Library,
+    library: Library,
     work: _ImportWork,
     report: ImportReport,
 ) -> None:
@@ -579,12 +417,12 @@ def _absorb(
     kept.refresh_language()
     if kept.location_start is not None and absorbed.location_start is not None:
         start = min(kept.location_start, absorbed.location_start)
-        end = max(_position(kept)[1], _position(absorbed)[1])
+        end = max(position(kept)[1], position(absorbed)[1])
         if absorbed.location_start < kept.location_start and absorbed.page:
             kept.page = absorbed.page
         kept.location_start, kept.location_end = start, (end if end != start else None)
     else:
-        spans = [_page_span(kept.page), _page_span(absorbed.page)]
+        spans = [page_span(kept.page), page_span(absorbed.page)]
         if spans[0] is not None and spans[1] is not None:
             low, high = min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])
             kept.page = f"{low}" if low == high else f"{low}-{high}"
@@ -617,7 +455,7 @@ def _absorb(
     work.merges.setdefault(id(kept), []).extend(versions)
 
 
-def _free_key(library: _Library, highlight: Highlight) -> str:
+def _free_key(library: Library, highlight: Highlight) -> str:
     key = highlight_dedupe_key(
         book_key=highlight.book.key,
         kind=highlight.kind,
@@ -636,14 +474,14 @@ def _free_key(library: _Library, highlight: Highlight) -> str:
 def _attach_notes(
     notes: list[Clipping],
     books: dict[str, Book],
-    library: _Library,
+    library: Library,
     work: _ImportWork,
     report: ImportReport,
     the_import: Import,
 ) -> None:
     """Each note goes to its highlight; a note with none is kept on its own."""
     for clipping in notes:
-        book = books[_book_key(clipping)]
+        book = books[book_key_of(clipping)]
         work.touched.add(book.pk)
         target = _note_target(library, book, clipping)
         if target is None:
@@ -806,27 +644,6 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
             )  # fmt: skip
 
 
-def _books_for(reader: User, clippings: list[Clipping]) -> dict[str, Book]:
-    wanted: dict[str, Clipping] = {}
-    for clipping in clippings:
-        wanted.setdefault(_book_key(clipping), clipping)
-    books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
-    missing = [
-        Book(
-            reader=reader,
-            key=key,
-            title=c.title.strip()[:1000] or "Untitled",
-            authors=c.author.strip()[:1000],
-            authors_normalized=normalize_author(c.author)[:1000],
-        )
-        for key, c in wanted.items()
-        if key not in books
-    ]
-    for book in Book.objects.bulk_create(missing):
-        books[book.key] = book
-    return books
-
-
 def _new_highlight(
     *, book: Book, the_import: Import, clipping: Clipping, key: str, kind: str
 ) -> Highlight:
@@ -848,7 +665,7 @@ def _new_highlight(
     return highlight
 
 
-def _note_target(library: _Library, book: Book, clipping: Clipping) -> Highlight | None:
+def _note_target(library: Library, book: Book, clipping: Clipping) -> Highlight | None:
     if clipping.location_start is None:
         if clipping.page:
             on_page = [h for h in library.on_page(book.pk, clipping.page) if h.deleted_at is None]

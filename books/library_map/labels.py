@@ -4,7 +4,8 @@ Regions are k-means clusters of the map's positions (what the reader sees as a c
 what gets a name). Each is named by its most characteristic words, c-TF-IDF: a word's
 frequency in the region, weighted by how rare it is across regions, so "habit · cue ·
 reward" names a region rather than "the · and · of" naming every one. Stop words of the
-languages readers highlight in are dropped first.
+languages readers highlight in are dropped first (books.library_map.stop_words), and a
+word names one region only: "life" over four regions tells them apart no better than none.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from books.library_map.stop_words import language_by_filler, stop_words_for
 from books.text import fold
 
 # A region needs this many highlights before a name means anything.
@@ -27,40 +29,13 @@ MIN_REGIONS_LARGE = 8
 LABEL_WORDS = 3
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
-# Words that are content words in another of these languages (English "sea", "die",
-# "war", "era", "son", "pour"...) are left out: a region about the sea must keep its name.
-_STOP_WORDS_TEXT = """
-    the and for are but not you all any can had her was one our out has him his how new
-    now old see two way who did its let put say she too use that with have this will your from
-    they know want been good much some time very when come here just like long make many more
-    only over such take than them well were what into also back after first even most where
-    which while would there their these those then because about could should other being
-    every never always again might must through before without within upon shall yet nor
-    thing things people something nothing anything everything someone
-    until still ever though although whether enough toward towards among across since often
-    quite rather perhaps almost else onto off down why whom whose itself himself herself
-    themselves myself ourselves each both few same own less least another per via
-    don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn
-    los las del una uno unos unas por con para como pero sus mas más este esta esto estos
-    estas ese esa eso esos esas aquel aquella que qué quien quién cual cuál cuando cuándo
-    donde dónde porque sin sobre entre hasta desde muy ya también tan tanto todo toda todos
-    todas otro otra otros otras mismo misma ser estar hay han has hemos fue está
-    están soy eres nos les mis tus nuestro vuestro ella ellos ellas él usted ustedes
-    algo nada cada
-    der das dem des ein eine einer einem einen und oder aber nicht ist sind
-    mit von für auf aus bei nach über unter vor durch auch noch nur schon sehr wie was wer
-    wenn dass als sich ich
-    les une est pas avec dans sur qui que quoi mais ses leur leurs nous
-    vous ils elles cette ces tous toute toutes aussi moins très bien être avoir
-    não uma com mais mas seu sua seus suas ele ela eles elas isso
-    che non per sono come più anche questo questa della delle degli
-"""
-# Folded (accent-free, lower-case), as the words they are compared with.
-STOP_WORDS = frozenset(fold(word) for word in _STOP_WORDS_TEXT.split())
-
 
 def words_of(text: str) -> list[str]:
-    return [word for word in _WORD.findall(fold(text)) if word not in STOP_WORDS]
+    """The content words of a text, folded: the filler of the text's own language (and the
+    unambiguous filler of every other) dropped."""
+    folded = _WORD.findall(fold(text))
+    stop = stop_words_for(language_by_filler(folded))
+    return [word for word in folded if word not in stop]
 
 
 def regions(positions: npt.NDArray[np.float32], *, seed: int = 0) -> npt.NDArray[np.int64]:
@@ -138,36 +113,54 @@ class Region:
         return " · ".join(self.words)
 
 
+def _plural_folded(word: str) -> str:
+    # "gene · genes" names a region once: a word and its plural in -s count as one.
+    return word[:-1] if word.endswith("s") and len(word) > 4 else word
+
+
 def name_regions(
     texts: list[str], positions: npt.NDArray[np.float32], assignment: npt.NDArray[np.int64]
 ) -> list[Region]:
     """Each region of at least MIN_REGION highlights, named by its c-TF-IDF words and placed
-    at its median point."""
+    at its median point. A word goes to the region it names best, never to two."""
     counts: dict[int, Counter[str]] = {}
+    forms: dict[str, Counter[str]] = {}
     for text, region in zip(texts, assignment.tolist(), strict=True):
         counts.setdefault(region, Counter()).update(words_of(text))
+        for form in _WORD.findall(text.lower()):
+            forms.setdefault(fold(form), Counter())[form] += 1
     everywhere: Counter[str] = Counter()
     for counter in counts.values():
         everywhere.update(counter)
     average_words = sum(everywhere.values()) / max(1, len(counts))
-    named = []
-    for region, counter in sorted(counts.items()):
-        members = positions[assignment == region]
-        if len(members) < MIN_REGION:
-            continue
+    sized = {
+        region: positions[assignment == region]
+        for region in counts
+        if (assignment == region).sum() >= MIN_REGION
+    }
+    candidates: list[tuple[float, int, str]] = []
+    for region in sized:
+        counter = counts[region]
         total = sum(counter.values()) or 1
-        scored = sorted(
-            (
-                (count / total) * math.log(1 + average_words / everywhere[word]),
-                word,
-            )
+        candidates.extend(
+            ((count / total) * math.log(1 + average_words / everywhere[word]), region, word)
             for word, count in counter.items()
             # A word once in a region says nothing about it.
             if count >= 2
         )
-        words = tuple(word for _, word in reversed(scored[-LABEL_WORDS:]))
-        if not words:
+    chosen: dict[int, list[str]] = {region: [] for region in sized}
+    taken: set[str] = set()
+    for _, region, word in sorted(candidates, key=lambda c: (-c[0], c[1], c[2])):
+        if _plural_folded(word) not in taken and len(chosen[region]) < LABEL_WORDS:
+            chosen[region].append(word)
+            taken.add(_plural_folded(word))
+    named = []
+    for region, members in sorted(sized.items()):
+        if not chosen[region]:
             continue
+        # Shown as the reader's texts spell it most often ("canción", not "cancion").
+        words = tuple(forms[word].most_common(1)[0][0] if word in forms else word
+                      for word in chosen[region])  # fmt: skip
         x, y = np.median(members, axis=0).tolist()
         named.append(Region(x=float(x), y=float(y), size=len(members), words=words))
     return named

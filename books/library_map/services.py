@@ -2,9 +2,10 @@
 meaning stay neighbours (books.library_map.projection), in regions named by their words
 (books.library_map.labels), coloured by book.
 
-Laying out a large library takes seconds, so it runs in a Celery task when the map is
-asked for and the library changed since the last one; the page shows the last map (or
-"drawing") until the new one lands. The stored map is what the browser draws: integer
+Laying out a large library takes seconds, so it runs in a Celery task: when a reader's
+embedding finishes (every import ends there), and when the map is asked for and the
+library changed since the last one; the page shows the last map (or says it is being laid
+out) until the new one lands. The stored map is what the browser draws: integer
 positions, a book per point, the point's code for tap-to-read, and the named regions.
 """
 
@@ -13,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from accounts.models import User
@@ -81,6 +82,66 @@ def library_map_state(reader: User, *, refresh: bool = True) -> MapState:
         else:
             library_map_request_refresh(reader=reader)
     return MapState(the_map=the_map if placed else None, stale=stale)
+
+
+@dataclass(frozen=True)
+class MapCounts:
+    """What the map page says about the highlights it shows and those it does not."""
+
+    placed: int
+    # Embedded passages not on the stored map yet: a newer map is being laid out.
+    to_place: int
+    # Highlights still waiting for their vector.
+    embedding: int
+    # Looked-up words (never placed: they pull the picture apart) and highlights with
+    # nothing to embed or that could not be embedded.
+    words: int
+    unplaceable: int
+
+
+def map_counts(reader: User, the_map: LibraryMap | None) -> MapCounts:
+    status = Highlight.EmbeddingStatus
+    alive = Highlight.objects.alive().filter(reader=reader)
+    totals = alive.aggregate(
+        passages=Count("id", filter=Q(is_word=False, embedding_status=status.DONE)),
+        embedding=Count("id", filter=Q(embedding_status__in=[status.PENDING, status.CLAIMED])),
+        words=Count("id", filter=Q(is_word=True, embedding_status=status.DONE)),
+        unplaceable=Count("id", filter=Q(embedding_status=status.FAILED)),
+    )
+    placed = len(the_map.points.get("code", [])) if the_map and the_map.points else 0
+    return MapCounts(
+        placed=placed,
+        to_place=max(0, totals["passages"] - placed),
+        embedding=totals["embedding"],
+        words=totals["words"],
+        unplaceable=totals["unplaceable"],
+    )
+
+
+def _embedding_pending(reader_id: int) -> bool:
+    status = Highlight.EmbeddingStatus
+    pending = [status.PENDING, status.CLAIMED]
+    return (
+        Highlight.objects.alive().filter(reader_id=reader_id, embedding_status__in=pending).exists()
+    )
+
+
+def library_maps_refresh_when_embedded(*, reader_ids: set[int]) -> None:
+    """After a batch of vectors: lay out the map of each reader whose embedding is finished,
+    so that the first visit after an import finds it drawn. Readers still embedding wait:
+    a layout per batch would take the embedding's own CPU."""
+    for reader in User.objects.filter(pk__in=reader_ids):
+        if not _embedding_pending(reader.pk) and library_map_state(reader, refresh=False).stale:
+            library_map_request_refresh(reader=reader)
+
+
+def library_map_refresh_again_if_behind(*, reader: User) -> bool:
+    """Called after a layout: vectors that landed while it ran (the last batch of an
+    import) found the layout claimed and queued nothing; lay out again for them."""
+    if _embedding_pending(reader.pk) or not library_map_state(reader, refresh=False).stale:
+        return False
+    library_map_request_refresh(reader=reader)
+    return True
 
 
 def library_map_request_refresh(*, reader: User) -> None:

@@ -1,6 +1,8 @@
 """The search page and its JSON twin (shared with the MCP server): same parameters, same order."""
 
 import re
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from urllib.parse import quote
 from uuid import UUID
@@ -21,6 +23,7 @@ from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult
 from books.search.search import search as search_highlights
 from books.text import fold
 from books.views import _get_book_for_user, _reader, author_choices, book_choices
+from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
 
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
 _WORD = re.compile(r"[\w\u0300-\u036f]+")
@@ -103,19 +106,21 @@ def _run(
     data = form.cleaned_data
     the_book = _get_book_for_user(request, data["book"]) if data["book"] else None
     has_note = {"yes": True, "no": False}.get(data["has_note"])
-    return search_highlights(
-        _reader(request),
-        data["q"],
-        mode=data["mode"],
-        book=the_book,
-        author=data["author"],
-        added_from=data["added_from"],
-        added_to=data["added_to"],
-        has_note=has_note,
-        recency_boost=data["recency"],
-        limit=limit,
-        page=page or data["page"] or 1,
-    )
+    reader = _reader(request)
+    with reader_slot(kind="search", reader_id=reader.pk, limit=searches_at_once()):
+        return search_highlights(
+            reader,
+            data["q"],
+            mode=data["mode"],
+            book=the_book,
+            author=data["author"],
+            added_from=data["added_from"],
+            added_to=data["added_to"],
+            has_note=has_note,
+            recency_boost=data["recency"],
+            limit=limit,
+            page=page or data["page"] or 1,
+        )
 
 
 def _page_link(request: HttpRequest, page: int) -> str:
@@ -146,8 +151,25 @@ def _mode_link(request: HttpRequest, mode: str) -> str:
     return f"?{params.urlencode()}"
 
 
+def _busy_refused(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)
+    def wrapper(request: HttpRequest) -> HttpResponse:
+        try:
+            return view(request)
+        except ReaderBusy:
+            response = HttpResponse(BUSY, status=429, content_type="text/plain; charset=utf-8")
+            response["Retry-After"] = "2"
+            return response
+
+    return wrapper
+
+
+BUSY = "Your other searches are still running. Try again in a moment."
+
+
 @require_GET
 @login_required
+@_busy_refused
 def search(request: HttpRequest) -> HttpResponse:
     reader = _reader(request)
     form = SearchForm(request.GET or None)
@@ -195,6 +217,7 @@ def _chosen_book(reader: User, form: SearchForm, found: SearchResults | None) ->
 
 @require_GET
 @login_required
+@_busy_refused
 def search_json(request: HttpRequest) -> HttpResponse:
     """A JSON list of results; the mode that ran and any notice ride in response headers."""
     form = SearchForm(request.GET)

@@ -19,7 +19,8 @@
 
   function resize() {
     const width = canvas.clientWidth;
-    const height = Math.max(320, Math.min(720, Math.round(width * 0.66)));
+    // The whole canvas fits the window, so a point and its card can be seen together.
+    const height = Math.max(320, Math.min(720, Math.round(width * 0.66), window.innerHeight - 32));
     canvas.style.height = height + "px";
     const ratio = window.devicePixelRatio || 1;
     canvas.width = Math.round(width * ratio);
@@ -54,7 +55,16 @@
   function draw() {
     const width = canvas.clientWidth, height = canvas.clientHeight;
     context.clearRect(0, 0, width, height);
-    if (!data) return;
+    if (!data) {
+      // A blank canvas looks broken: say what it is waiting for, where the map will be.
+      context.font = "15px system-ui, sans-serif";
+      context.fillStyle = "#57606a";
+      context.textAlign = "center";
+      context.textBaseline = "middle";
+      const waiting = status.textContent.includes("Laying out") ? "Laying out your map…" : "Loading your map…";
+      context.fillText(waiting, width / 2, height / 2);
+      return;
+    }
     const points = data.points, count = points.x.length;
     // Few points are drawn large, 20,000 small; zooming in grows them a little.
     const base = Math.max(2, Math.min(7, 70 / Math.sqrt(count)));
@@ -81,18 +91,57 @@
       context.arc(screenX(points.x[selected]), screenY(points.y[selected]), size + 4, 0, 2 * Math.PI);
       context.stroke();
     }
-    context.font = "600 13px system-ui, sans-serif";
-    context.textAlign = "center";
+    drawLabels(width, height);
+    if (!card.hidden && selected >= 0) positionCard(selected);
+  }
+
+  // Region names, the largest regions first; a name that would overlap one already placed
+  // is shortened to its first words, then left out (zooming in makes room for it). Every
+  // name stays inside the canvas.
+  function drawLabels(width, height) {
+    const fontSize = width < 560 ? 12 : 13;
+    const lineHeight = fontSize + 4;
+    context.font = "600 " + fontSize + "px system-ui, sans-serif";
+    context.textAlign = "left";
+    context.textBaseline = "middle";
     context.lineJoin = "round";
-    for (const region of data.regions) {
+    const placed = [];
+    const shown = [];
+    const order = data.regions.map((region, index) => index)
+      .sort((a, b) => data.regions[b].size - data.regions[a].size);
+    for (const index of order) {
+      const region = data.regions[index];
       const x = screenX(region.x), y = screenY(region.y);
       if (x < 0 || y < 0 || x > width || y > height) continue;
-      context.lineWidth = 4;
-      context.strokeStyle = "rgba(255,255,255,0.9)";
-      context.strokeText(region.label, x, y);
-      context.fillStyle = "#222";
-      context.fillText(region.label, x, y);
+      const words = region.label.split(" · ");
+      for (let count = words.length; count > 0; count--) {
+        const text = words.slice(0, count).join(" · ");
+        const textWidth = context.measureText(text).width;
+        if (textWidth > width - 8) continue;
+        const left = Math.min(Math.max(4, x - textWidth / 2), width - 4 - textWidth);
+        const top = Math.min(Math.max(2, y - lineHeight / 2), height - 2 - lineHeight);
+        // A word's width apart, so that two names never read as one.
+        const gap = fontSize;
+        const box = { left: left - gap, top: top - 3, right: left + textWidth + gap, bottom: top + lineHeight + 3 };
+        const clash = placed.some((other) => box.left < other.right && other.left < box.right
+          && box.top < other.bottom && other.top < box.bottom);
+        if (clash) continue;
+        placed.push(box);
+        shown.push({ text: text, x: left, y: top + lineHeight / 2,
+          box: { left: left, top: top, right: left + textWidth, bottom: top + lineHeight } });
+        break;
+      }
     }
+    for (const label of shown) {
+      context.lineWidth = 4;
+      context.strokeStyle = "rgba(255,255,255,0.92)";
+      context.strokeText(label.text, label.x, label.y);
+      context.fillStyle = "#222";
+      context.fillText(label.text, label.x, label.y);
+    }
+    // What is on the canvas, for the browser tests and anyone scripting the page.
+    canvas.labelBoxes = shown.map((label) => label.box);
+    canvas.dataset.labels = String(shown.length);
   }
 
   function zoomAt(factor, x, y) {
@@ -116,6 +165,42 @@
     return best;
   }
 
+  // The card opens beside the point read, over the canvas, where the eye already is; on a
+  // narrow screen it is a sheet at the window's foot. Kept inside the canvas and the window.
+  function positionCard(index) {
+    const width = canvas.clientWidth, height = canvas.clientHeight;
+    card.classList.toggle("docked", width < 560);
+    if (width >= 560) {
+      const x = screenX(data.points.x[index]), y = screenY(data.points.y[index]);
+      const cardWidth = card.offsetWidth, cardHeight = card.offsetHeight;
+      const right = x + 18 + cardWidth <= width - 8;
+      const left = right ? x + 18 : Math.max(8, x - 18 - cardWidth);
+      const top = Math.min(Math.max(8, y - cardHeight / 2), Math.max(8, height - 8 - cardHeight));
+      card.style.left = left + "px";
+      card.style.top = top + "px";
+    } else {
+      card.style.left = "";
+      card.style.top = "";
+    }
+  }
+
+  function placeCard(index) {
+    positionCard(index);
+    if (card.classList.contains("docked")) {
+      // The sheet covers the window's foot: bring the canvas up above it, so the point
+      // read stays in sight beside its card.
+      const stage = canvas.getBoundingClientRect();
+      if (stage.bottom > window.innerHeight - card.offsetHeight - 8) {
+        window.scrollBy({ top: stage.top - 8, behavior: "instant" });
+      }
+      return;
+    }
+    const box = card.getBoundingClientRect();
+    if (box.bottom > window.innerHeight || box.top < 0) {
+      card.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    }
+  }
+
   function show(index) {
     selected = index;
     draw();
@@ -133,12 +218,20 @@
         const link = document.createElement("a");
         link.href = point.url;
         link.textContent = "Read this highlight";
-        card.append(quote, source, link);
+        const close = document.createElement("button");
+        close.type = "button";
+        close.className = "link map-card-close";
+        close.setAttribute("aria-label", "Close");
+        close.textContent = "×";
+        close.addEventListener("click", () => show(-1));
+        card.append(close, quote, source, link);
         card.hidden = false;
+        placeCard(index);
       })
       .catch(() => {
         card.textContent = "This highlight could not be loaded; the map may be out of date.";
         card.hidden = false;
+        placeCard(index);
       });
   }
 
@@ -253,6 +346,13 @@
           if (first) resetView();
           legend();
           canvas.dataset.points = String(payload.points.x.length);
+          canvas.setAttribute("aria-label", payload.points.x.length + " highlights from "
+            + payload.books.length + " books, placed by meaning");
+        }
+        if (payload.summary) {
+          const summary = document.getElementById("map-summary");
+          // Server-rendered and escaped there (books/_map_summary.html).
+          if (summary) summary.outerHTML = payload.summary;
         }
         if (payload.status === "drawing" || payload.stale) {
           window.setTimeout(load, 2000);

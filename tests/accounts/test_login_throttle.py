@@ -45,7 +45,31 @@ class LoginThrottleTests:
         assert len(hashes) == checked  # 45 more guesses, not one more hash
         # Even the right password waits: the guesser must not learn it was right.
         assert _login(client, "alice", PASSWORD).status_code == 429
-        assert client.get(reverse("home")).status_code == 302
+        assert client.get(reverse("library")).status_code == 302
+
+    def test_a_right_password_from_an_address_that_has_not_failed_is_never_refused(
+        self, client: Client, alice: User
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong", address="203.0.113.9")  # anyone, anywhere
+        assert _login(client, "alice", PASSWORD, address="203.0.113.9").status_code == 429
+        # The owner, from home: not locked out by a stranger's guesses.
+        assert _login(client, "alice", PASSWORD, address="198.51.100.7").status_code == 302
+
+    def test_an_account_being_guessed_gives_each_further_address_one_guess(
+        self, client: Client, alice: User, hashes: list[str]
+    ) -> None:
+        for _ in range(5):
+            _login(client, "alice", "wrong", address="203.0.113.9")
+        checked = len(hashes)
+        _login(client, "alice", "guess", address="203.0.113.10")
+        assert len(hashes) == checked + 1  # its one guess was checked
+        checked = len(hashes)
+        refused = _login(client, "alice", PASSWORD, address="203.0.113.10")
+        assert refused.status_code == 429
+        assert "Too many failed logins for this account" in refused.content.decode()
+        assert len(hashes) == checked  # no hash for the second guess
+        assert _login(client, "alice", PASSWORD, address="192.0.2.1").status_code == 302
 
     def test_it_counts_the_username_in_any_case(self, client: Client, alice: User) -> None:
         for name in ["alice", "ALICE", "Alice ", "aLice", "alicE"]:
@@ -154,3 +178,47 @@ class ClosedSignupTests:
     def test_it_is_open_by_default(self, client: Client) -> None:
         assert client.get(reverse("signup")).status_code == 200
         assert reverse("signup") in client.get(reverse("login")).content.decode()
+
+
+@pytest.mark.django_db
+class SignupLimitsTests:
+    @override_settings(EXOGRAM_SIGNUPS_PER_HOUR=2)
+    def test_it_limits_the_accounts_one_address_makes(self, client: Client) -> None:
+        for number in range(2):
+            made = Client().post(
+                reverse("signup"),
+                {"username": f"reader{number}", "password1": PASSWORD, "password2": PASSWORD},
+                REMOTE_ADDR="203.0.113.9",
+            )
+            assert made.status_code == 302
+        refused = client.post(
+            reverse("signup"),
+            {"username": "reader9", "password1": PASSWORD, "password2": PASSWORD},
+            REMOTE_ADDR="203.0.113.9",
+        )
+        assert refused.status_code == 429
+        assert not User.objects.filter(username="reader9").exists()
+
+    @pytest.mark.parametrize(
+        "lookalike",
+        ["\u0430lice", "al\u0456ce", "\u0430l\u0456\u0441\u0435", "alic\u0435\u200b"],
+    )
+    def test_it_refuses_a_username_that_looks_like_another(
+        self, client: Client, alice: User, lookalike: str
+    ) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": lookalike, "password1": PASSWORD, "password2": PASSWORD},
+        )
+        assert response.status_code == 200
+        assert "looks the same as another reader" in response.content.decode()
+        assert User.objects.count() == 1
+
+    def test_it_takes_a_username_that_only_shares_letters(
+        self, client: Client, alice: User
+    ) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": "alicia", "password1": PASSWORD, "password2": PASSWORD},
+        )
+        assert response.status_code == 302

@@ -2,7 +2,7 @@ import re
 
 import pytest
 from django.core import mail
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import User
@@ -43,7 +43,7 @@ class PasswordChangeTests:
 @pytest.mark.django_db
 class PasswordResetTests:
     def test_it_mails_a_link_that_sets_a_new_password(self, alice: User, client: Client) -> None:
-        alice.email = "alice@example.org"
+        alice.email = alice.verified_email = "alice@example.org"
         alice.save()
         response = client.post(reverse("password_reset"), {"email": "alice@example.org"})
         assert response["Location"] == reverse("password_reset_done")
@@ -68,6 +68,44 @@ class PasswordResetTests:
         assert response["Location"] == reverse("password_reset_done")
         assert mail.outbox == []
 
+    def test_it_mails_only_an_address_its_reader_confirmed(
+        self, alice: User, client: Client
+    ) -> None:
+        alice.email = "typed-by-someone@example.org"
+        alice.save()
+        response = client.post(reverse("password_reset"), {"email": alice.email})
+        assert response["Location"] == reverse("password_reset_done")  # says the same
+        assert mail.outbox == []
+
+    @override_settings(EXOGRAM_BASE_URL="https://books.example.org", EXOGRAM_BASE_URL_SET=True)
+    def test_its_link_is_built_from_the_base_url_not_the_request(
+        self, alice: User, client: Client
+    ) -> None:
+        alice.email = alice.verified_email = "alice@example.org"
+        alice.save()
+        client.post(
+            reverse("password_reset"), {"email": "alice@example.org"}, HTTP_HOST="localhost:9999"
+        )
+        [message] = mail.outbox
+        assert "https://books.example.org/password-reset/" in message.body
+        assert "localhost:9999" not in message.body
+
+    @override_settings(EXOGRAM_RESET_MAILS_PER_HOUR=3)
+    def test_it_limits_the_mails_an_address_can_ask_for(self, alice: User, client: Client) -> None:
+        alice.email = alice.verified_email = "alice@example.org"
+        alice.save()
+        for _ in range(3):
+            response = client.post(reverse("password_reset"), {"email": "alice@example.org"})
+            assert response.status_code == 302
+        refused = client.post(reverse("password_reset"), {"email": "alice@example.org"})
+        assert refused.status_code == 429
+        assert len(mail.outbox) == 3
+        # The same address, asked for from elsewhere: the limit is the address's too.
+        elsewhere = client.post(
+            reverse("password_reset"), {"email": "alice@example.org"}, REMOTE_ADDR="10.9.9.9"
+        )
+        assert elsewhere.status_code == 429
+
     def test_the_login_page_links_to_it(self, client: Client) -> None:
         assert reverse("password_reset") in client.get(reverse("login")).content.decode()
 
@@ -75,13 +113,53 @@ class PasswordResetTests:
 @pytest.mark.django_db
 class EmailChangeTests:
     def test_it_saves_the_address(self, alice: User, alice_client: Client) -> None:
-        response = alice_client.post(reverse("email_change"), {"email": "alice@example.org"})
+        response = alice_client.post(
+            reverse("email_change"), {"email": "alice@example.org", "password": PASSWORD}
+        )
         assert response["Location"] == reverse("settings")
         alice.refresh_from_db()
         assert alice.email == "alice@example.org"
 
+    def test_it_needs_the_password(self, alice: User, alice_client: Client) -> None:
+        for password in ("", "a guess"):
+            response = alice_client.post(
+                reverse("email_change"), {"email": "mallory@example.org", "password": password}
+            )
+            assert response.status_code == 400
+        alice.refresh_from_db()
+        assert alice.email == ""
+
+    def test_it_mails_a_link_that_confirms_the_address(
+        self, alice: User, alice_client: Client, client: Client
+    ) -> None:
+        alice_client.post(
+            reverse("email_change"), {"email": "alice@example.org", "password": PASSWORD}
+        )
+        alice.refresh_from_db()
+        assert alice.verified_email == ""
+        [message] = mail.outbox
+        assert message.to == ["alice@example.org"]
+        link = re.search(r"https?://[^/\s]+(/settings/email/verify/\S+/)", message.body)
+        assert link is not None
+        # Anyone with the link (it went to the address) confirms it, logged in or not.
+        assert client.get(link.group(1)).status_code == 302
+        alice.refresh_from_db()
+        assert alice.verified_email == "alice@example.org"
+        # A changed address is not confirmed by the old link.
+        alice.email = "other@example.org"
+        alice.save()
+        assert client.get(link.group(1)).status_code == 400
+        alice.refresh_from_db()
+        assert alice.verified_email == "alice@example.org" != alice.email
+
+    def test_a_made_up_link_confirms_nothing(self, alice: User, client: Client) -> None:
+        response = client.get(reverse("email_verify", args=["not-a-token"]))
+        assert response.status_code == 400
+
     def test_it_refuses_a_bad_address(self, alice: User, alice_client: Client) -> None:
-        response = alice_client.post(reverse("email_change"), {"email": "not an address"})
+        response = alice_client.post(
+            reverse("email_change"), {"email": "not an address", "password": PASSWORD}
+        )
         assert response.status_code == 400
         alice.refresh_from_db()
         assert alice.email == ""
@@ -89,7 +167,7 @@ class EmailChangeTests:
     def test_each_reader_changes_only_their_own(
         self, alice: User, bob: User, bob_client: Client
     ) -> None:
-        bob_client.post(reverse("email_change"), {"email": "bob@example.org"})
+        bob_client.post(reverse("email_change"), {"email": "bob@example.org", "password": PASSWORD})
         alice.refresh_from_db()
         assert alice.email == ""
 

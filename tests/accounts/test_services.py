@@ -86,9 +86,12 @@ class ReaderDeleteRequestTests:
     ) -> None:
         monkeypatch.setattr(services, "DELETE_INLINE_MAX_HIGHLIGHTS", 1)
         clippings_import(reader=alice, data=clippings_file(*LIBRARY[:3]), file_name="c")
-        response = alice_client.post(reverse("delete_account"), {"confirm": "alice"}, follow=True)
+        response = alice_client.post(
+            reverse("delete_account"), {"confirm": "alice", "password": PASSWORD}, follow=True
+        )
         assert "is closed and is being deleted" in response.content.decode()
-        assert alice_client.get(reverse("home")).status_code == 302
+        # Signed out: a page of the library sends her to the login.
+        assert alice_client.get(reverse("library")).status_code == 302
 
 
 def _finished_embed_tasks(log: Path) -> int:

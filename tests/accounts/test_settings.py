@@ -6,6 +6,7 @@ from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Book, Highlight, Import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.conftest import PASSWORD
 
 
 @pytest.mark.django_db
@@ -16,7 +17,9 @@ class DeleteAccountTests:
         for reader in (alice, bob):
             clippings_import(reader=reader, data=clippings_file(*MEMORY_LIBRARY), file_name="c")
         assert alice_client.get(reverse("settings")).status_code == 200
-        response = alice_client.post(reverse("delete_account"), {"confirm": "alice"})
+        response = alice_client.post(
+            reverse("delete_account"), {"confirm": "alice", "password": PASSWORD}
+        )
         assert response.status_code == 302
         assert not User.objects.filter(username="alice").exists()
         assert not Highlight.objects.filter(reader_id=alice.pk).exists()
@@ -26,9 +29,20 @@ class DeleteAccountTests:
         assert alice_client.get(reverse("home")).status_code == 302
 
     def test_it_needs_the_username_typed(self, alice: User, alice_client: Client) -> None:
-        response = alice_client.post(reverse("delete_account"), {"confirm": "bob"})
+        response = alice_client.post(
+            reverse("delete_account"), {"confirm": "bob", "password": PASSWORD}
+        )
         assert response.status_code == 400
         assert "nothing was deleted" in response.content.decode()
+        assert User.objects.filter(username="alice").exists()
+
+    def test_it_needs_the_password(self, alice: User, alice_client: Client) -> None:
+        # A session left open on a shared computer must not be enough to delete it all.
+        for password in ("", "a guess"):
+            data = {"confirm": "alice", "password": password}
+            response = alice_client.post(reverse("delete_account"), data)
+            assert response.status_code == 400
+        assert "not your password" in response.content.decode()
         assert User.objects.filter(username="alice").exists()
 
     def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:

@@ -20,6 +20,16 @@ class SignupTests:
         assert b"Your library is empty" in home.content
         assert User.objects.filter(username="carol").exists()
 
+    def test_it_says_each_fields_rule_in_one_line_under_it(self, client: Client) -> None:
+        content = client.get(reverse("signup")).content.decode()
+        # Django's list of password rules squeezed beside the field is gone…
+        assert "<ul><li>Your password" not in content
+        assert "too similar to your other personal information" not in content
+        # …for one line under each field, tied to it for screen readers.
+        assert '<p class="hint" id="id_password1_helptext">At least 8 characters' in content
+        assert 'aria-describedby="id_password1_helptext"' in content
+        assert "Password again" in content
+
     def test_it_explains_mismatched_passwords(self, client: Client) -> None:
         response = client.post(
             reverse("signup"),
@@ -40,7 +50,9 @@ class LoginLogoutTests:
         assert response.status_code == 302
         assert client.get(reverse("home")).status_code == 200
         assert client.post(reverse("logout")).status_code == 302
-        assert client.get(reverse("home")).status_code == 302
+        # Logged out, home is the landing page again: no library in it.
+        assert b"Your reading memory" not in client.get(reverse("home")).content
+        assert client.get(reverse("library")).status_code == 302
 
     def test_it_rejects_a_wrong_password(self, client: Client, alice: User) -> None:
         response = client.post(reverse("login"), {"username": "alice", "password": "nope"})
@@ -49,8 +61,33 @@ class LoginLogoutTests:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name", ["home", "library", "import", "library_progress"])
+@pytest.mark.parametrize("name", ["library", "import", "library_progress"])
 def test_anonymous_readers_are_sent_to_login(client: Client, name: str) -> None:
     response = client.get(reverse(name))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login") + "?next=")
+
+
+@pytest.mark.django_db
+class LandingTests:
+    def test_it_tells_a_visitor_what_exogram_is_and_the_way_in(self, client: Client) -> None:
+        response = client.get(reverse("home"))
+        assert response.status_code == 200
+        content = response.content.decode()
+        assert "Your Kindle highlights, remembered and connected." in content
+        assert 'src="/static/img/landing.svg"' in content
+        assert f'href="{reverse("signup")}"' in content
+        assert f'href="{reverse("login")}"' in content
+
+    def test_it_offers_no_sign_up_when_sign_up_is_closed(
+        self, client: Client, settings: object
+    ) -> None:
+        settings.EXOGRAM_SIGNUP = "closed"  # type: ignore[attr-defined]
+        content = client.get(reverse("home")).content.decode()
+        assert "Create your account" not in content
+        assert f'href="{reverse("login")}"' in content
+
+    def test_a_reader_gets_their_library_instead(self, alice_client: Client) -> None:
+        content = alice_client.get(reverse("home")).content.decode()
+        assert "Your reading memory" in content
+        assert "Create your account" not in content

@@ -14,7 +14,7 @@ class AffinityAdminTests:
             reader=admin, discoverable=True, display_name="The Admin"
         )
         centroid = ReaderCentroid.objects.create(
-            reader=admin, vector=[0.05] * 384, position=[0.05] * 32, highlight_count=3
+            reader=admin, vector=[0.05] * 384, highlight_count=3
         )
         client.force_login(admin)
         for model, obj in [("sharingprofile", profile), ("readercentroid", centroid)]:

@@ -73,9 +73,7 @@ class SeedAndEvaluateTests:
         # through the import path, every highlight embedded, every reader placed
         assert Import.objects.filter(reader__in=readers, file_name="My Clippings.txt").count() == 6
         assert not Highlight.objects.exclude(embedding_status=Highlight.EmbeddingStatus.DONE)
-        assert (
-            ReaderCentroid.objects.filter(reader__in=readers, position__isnull=False).count() == 6
-        )
+        assert ReaderCentroid.objects.filter(reader__in=readers, vector__isnull=False).count() == 6
         assert not readers.filter(password__startswith="pbkdf2")  # nobody can log in as them
 
         out = StringIO()
@@ -96,6 +94,19 @@ class SeedAndEvaluateTests:
     def test_it_says_where_it_looked_for_the_data(self, tmp_path: Path, db: None) -> None:
         with pytest.raises(CommandError, match="does not exist"):
             call_command("seed_demo_library", "--data", str(tmp_path / "nowhere"))
+
+    def test_it_evaluates_constructions_in_memory(self, tmp_path: Path) -> None:
+        data = write_eval_data(tmp_path / "eval")
+        out = StringIO()
+        args = ["--construction", "quotes", "--data", str(data), "--readers", "30", "--json"]
+        call_command("evaluate_affinity", *args, stdout=out)
+        [report] = json.loads(out.getvalue())
+        assert (report["construction"], report["seed"], report["readers"]) == ("quotes", 7, 30)
+        # Side by side (six topics of 32 sayings is too small a world to rank them by).
+        assert set(report["twin_pairs_in_top"]) == {"app", "plain_mean", "centred"}
+        assert all(0 <= n <= 10 for n in report["twin_pairs_in_top"].values())
+        with pytest.raises(CommandError, match="no Kindle clippings files"):
+            call_command("evaluate_affinity", "--construction", "kindle", "--data", str(data))
 
     def test_it_needs_a_demo_library_to_evaluate(self, db: None) -> None:
         with pytest.raises(CommandError, match="seed_demo_library"):

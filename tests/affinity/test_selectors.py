@@ -5,10 +5,10 @@ import pytest
 from django.db import connection
 
 from accounts.models import User
+from affinity.bridges import bridges_between
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.selectors import (
     books_in_common,
-    bridges_between,
     kindred_readers,
     nearest_readers,
     public_profile,
@@ -99,22 +99,22 @@ class NearestReadersTests:
         library(alice, direction(rng), rng)
         share(alice)
         mine = _refreshed(alice)[0]
-        # Positions in a reading space (version 1) of 400 sharing readers, written
-        # directly (no highlights), around 20 tastes.
-        topics = rng.normal(size=(20, 32))
+        # Centroids of 400 sharing readers, written directly (no highlights), around 20
+        # tastes.
+        topics = rng.normal(size=(20, 384))
 
-        def position(centre: np.ndarray) -> list[float]:
-            made: list[float] = unit(centre + rng.normal(scale=0.5, size=32)).tolist()
+        def centroid(centre: np.ndarray) -> list[float]:
+            made: list[float] = unit(centre + rng.normal(scale=0.5, size=384)).tolist()
             return made
 
         for i in range(400):
             who = User.objects.create(username=f"synthetic{i}")
             SharingProfile.objects.create(reader=who, discoverable=True, display_name=f"S{i}")
             ReaderCentroid.objects.create(
-                reader=who, vector=mine.vector, position=position(topics[i % 20]),
-                space_version=1, highlight_count=50, embedding_model=MODEL,
+                reader=who, vector=centroid(topics[i % 20]), highlight_count=50,
+                embedding_model=MODEL,
             )  # fmt: skip
-        mine.position, mine.space_version = position(topics[0]), 1
+        mine.vector = centroid(topics[0])
         mine.save()
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE affinity_readercentroid")

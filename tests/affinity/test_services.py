@@ -1,4 +1,4 @@
-"""Centroids, passage echoes, the reading space and sharing settings, on real pgvector."""
+"""Centroids, passage echoes and sharing settings, on real pgvector."""
 
 from collections.abc import Callable
 from datetime import timedelta
@@ -9,18 +9,16 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import PassageEcho, ReaderCentroid, ReadingSpace, SharingProfile
+from affinity.models import PassageEcho, ReaderCentroid, SharingProfile
+from affinity.reading import ECHO_FULL, echo_weight
 from affinity.selectors import nearest_readers
 from affinity.services import (
-    ECHO_FULL,
     centroid_refresh,
     centroids_mark_stale,
-    echo_weight,
+    echo_distance,
     passage_echoes_forget,
-    reading_space_refresh,
     sharing_profile_for,
     sharing_update,
-    space_position,
 )
 from affinity.tasks import refresh_centroid
 from books.embedding.encoder import get_encoder
@@ -240,84 +238,35 @@ class DebounceTests:
         assert centroid.refresh_queued_at is None
 
 
+def _apart(base: np.ndarray, distance: float, rng: np.random.Generator) -> np.ndarray:
+    """A unit vector exactly `distance` (cosine) away from the unit vector `base`."""
+    other = direction(rng)
+    other = unit(other - (other @ base) * base)
+    return unit((1 - distance) * base + np.sqrt(1 - (1 - distance) ** 2) * other)
+
+
 @pytest.mark.django_db
-class ReadingSpaceTests:
-    def _population(self, rng: np.random.Generator, count: int = 6) -> list[User]:
-        readers = [reader(f"reader{i}") for i in range(count)]
-        common = direction(rng)  # what every reader's vectors share
-        for who in readers:
-            library(who, unit(3 * common + direction(rng)), rng, count=30, noise=1.5)
+class EchoDistanceTests:
+    def test_it_is_well_inside_the_models_same_idea_cut(self) -> None:
+        # multilingual-e5 packs passages close: a near-identical passage sits under 0.05,
+        # two sayings on one subject past 0.06 (affinity.services.ECHO_DISTANCE).
+        assert echo_distance() < get_encoder().threshold
+        assert 0.04 < echo_distance() < 0.06
+
+    def test_it_takes_one_passage_but_not_one_subject_for_an_echo(
+        self, alice: User, bob: User
+    ) -> None:
+        rng = np.random.default_rng(21)
+        passage = direction(rng)
+        alices = highlights(book(alice, "Ficciones"), passage[None, :])[0]
+        same = highlights(book(bob, "Ficciones"), _apart(passage, 0.02, rng)[None, :])[0]
+        subject = highlights(book(bob, "Essays"), _apart(passage, 0.08, rng)[None, :])[0]
+        for who in (alice, bob):
             share(who)
-        return readers
-
-    def test_it_whitens_positions_as_numpy_does(self) -> None:
-        rng = np.random.default_rng(10)
-        readers = self._population(rng)
-        for who in readers:
             centroid_refresh(reader=who)
-        space = reading_space_refresh(model_id=MODEL, force=True)
-        assert space is not None
-        assert space.version == 1
-        sample = np.asarray(
-            [np.asarray(v) for v in Highlight.objects.values_list("embedding", flat=True)],
-            dtype=np.float64,
-        )
-        mean = sample.mean(axis=0)
-        variances, axes = np.linalg.eigh(np.cov(sample - mean, rowvar=False))
-        order = np.argsort(variances)[::-1][: space.dimensions]
-        units, scales = axes[:, order].T, 1 / np.sqrt(variances[order])
-        for centroid in ReaderCentroid.objects.filter(reader__in=readers):
-            # the whitened coordinates, up to each axis's sign (eigh may flip any)
-            expected = unit((units @ (_vector(centroid) - mean)) * scales)
-            position = np.asarray(centroid.position)
-            assert centroid.space_version == 1
-            assert position.shape == (32,)
-            assert np.allclose(np.abs(position), np.abs(expected), atol=1e-4)
-        # and so the cosines between readers, which is what is compared
-        positions = {c.reader_id: np.asarray(c.position) for c in ReaderCentroid.objects.all()}
-        first, second = readers[0].pk, readers[1].pk
-        a = unit((units @ (_vector(ReaderCentroid.objects.get(reader_id=first)) - mean)) * scales)
-        b = unit((units @ (_vector(ReaderCentroid.objects.get(reader_id=second)) - mean)) * scales)
-        assert abs(float(positions[first] @ positions[second]) - float(a @ b)) < 1e-4
-
-    def test_it_moves_every_centroid_into_a_new_version_at_once(self) -> None:
-        rng = np.random.default_rng(11)
-        readers = self._population(rng)
-        for who in readers:
-            centroid_refresh(reader=who)
-        reading_space_refresh(model_id=MODEL, force=True)
-        space = reading_space_refresh(model_id=MODEL, force=True)
-        assert space is not None
-        assert space.version == 2
-        versions = set(ReaderCentroid.objects.values_list("space_version", flat=True))
-        assert versions == {2}
-        assert ReadingSpace.objects.count() == 1
-
-    def test_a_centroid_at_the_centre_of_the_space_gets_no_position(self) -> None:
-        rng = np.random.default_rng(13)
-        readers = self._population(rng)
-        for who in readers:
-            centroid_refresh(reader=who)
-        space = reading_space_refresh(model_id=MODEL, force=True)
-        assert space is not None
-        # A centroid exactly at the mean has no direction in the space.
-        ReaderCentroid.objects.filter(reader=readers[0]).update(vector=list(space.mean))
-        space = reading_space_refresh(model_id=MODEL, force=True)
-        assert space is not None
-        centre = ReaderCentroid.objects.get(reader=readers[0])
-        assert (centre.position, centre.space_version) == (None, 0)
-        others = ReaderCentroid.objects.exclude(reader=readers[0])
-        assert set(others.values_list("space_version", flat=True)) == {space.version}
-
-    def test_it_waits_for_enough_readers(self, alice: User) -> None:
-        rng = np.random.default_rng(12)
-        library(alice, direction(rng), rng, count=30)
-        share(alice)
-        centroid = centroid_refresh(reader=alice)
-        assert reading_space_refresh(model_id=MODEL) is None
-        # no space: no position, and the raw centroids are compared meanwhile
-        assert (centroid.position, centroid.space_version) == (None, 0)
-        assert space_position(None, list(_vector(centroid))) == (None, 0)
+        pairs = set(PassageEcho.objects.values_list("highlight_id", "echo_id"))
+        assert (alices.pk, same.pk) in pairs
+        assert (alices.pk, subject.pk) not in pairs
 
 
 @pytest.mark.django_db

@@ -11,6 +11,7 @@ from api.models import ApiToken
 from api.services import api_token_create, api_token_revoke
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
+from exogram.reader_slots import reader_slot_release, reader_slot_take, searches_at_once
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 
@@ -79,6 +80,30 @@ class ApiReadsTests:
         assert status == 400
         status, answer = _get(client, reverse("api_search"), alice_token, q="x", mode="psychic")
         assert status == 400
+
+    @pytest.mark.parametrize(
+        "offset", ["99999999999999999999", "1" + "0" * 5000, "-1", "١٢", " 12", "1e3"]
+    )
+    def test_it_answers_an_offset_out_of_range_with_400(
+        self, client: Client, alice_token: str, library: dict[str, Highlight], offset: str
+    ) -> None:
+        url = reverse("api_book_highlights", args=[library["To"].book.code])
+        status, answer = _get(client, url, alice_token, offset=offset)
+        assert status == 400
+        assert "offset must be a whole number from 0 to 1,000,000,000" in answer["error"]
+        assert len(answer["error"]) < 200  # never the 5,000 digits back
+
+    def test_it_refuses_a_search_past_the_readers_searches_at_once(
+        self, client: Client, alice: User, alice_token: str, library: dict[str, Highlight]
+    ) -> None:
+        for _ in range(searches_at_once()):  # as many searches of alice's still running
+            reader_slot_take(kind="search", reader_id=alice.pk, limit=searches_at_once())
+        status, answer = _get(client, reverse("api_search"), alice_token, q="remembered")
+        assert status == 429
+        assert "other searches are still running" in answer["error"]
+        reader_slot_release(kind="search", reader_id=alice.pk)
+        status, _ = _get(client, reverse("api_search"), alice_token, q="remembered")
+        assert status == 200
 
 
 @pytest.mark.django_db

@@ -202,9 +202,18 @@ class LibraryOrderTests:
 
     def test_it_sorts_titles_without_their_article(self, alice: User, alice_client: Client) -> None:
         for title in ["The Zebra", "Apples", "La Manzana", "Der Baum", "El Cielo"]:
-            book_of(alice, title)
+            highlight_in(book_of(alice, title), f"A line of {title}.", location=1)
         titles = [title for title, _ in listed_books(alice_client.get(reverse("library")).content)]
         assert titles == ["Apples", "Der Baum", "El Cielo", "La Manzana", "The Zebra"]
+
+    def test_it_lists_no_book_with_nothing_left_to_show(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        gone = highlight_in(book_of(alice, "Walden"), "Simplify, simplify.", location=5)
+        highlight_delete(highlight=gone)
+        highlight_in(book_of(alice, "Ficciones"), "To think is to forget.", location=1)
+        titles = [title for title, _ in listed_books(alice_client.get(reverse("library")).content)]
+        assert titles == ["Ficciones"]
 
 
 @pytest.mark.django_db

@@ -41,6 +41,24 @@ class ImportUploadTests:
         assert "<strong>Starting</strong>: 5 highlights waiting" in content
         assert Highlight.objects.count() == 5
 
+    def test_it_says_notes_when_a_notebook_holds_notes_only(self, alice_client: Client) -> None:
+        notes = "".join(
+            f"<h3 class='noteHeading'>Note - Location {n}0</div>"
+            f"<div class='noteText'>A thought of my own, number {n}.</h3>"
+            for n in range(1, 9)
+        )
+        notebook = (
+            "<html><body><div class='bookTitle'>The Quiet Engine</div>"
+            f"<div class='authors'>Okonkwo, Chidi</div>{notes}</body></html>"
+        ).encode()
+        response = alice_client.post(reverse("import"), _upload(notebook, "notebook.html"))
+
+        content = alice_client.get(response["Location"]).content.decode()
+
+        assert "<strong>Starting</strong>: 8 notes waiting" in content
+        assert "highlights waiting" not in content
+        assert '<th scope="row">Standalone notes</th><td class="n">8</td>' in content
+
     @pytest.mark.parametrize(
         ("data", "message"),
         [

@@ -189,6 +189,8 @@ class ErrorTests:
             ("search_highlights", {"query": "memory", "mode": "telepathy"}, "mode"),
             ("get_highlight", {"code": "x", "colour": "red"}, "colour"),
             ("book_highlights", {"book_code": "x", "offset": -1}, "offset"),
+            # Past PostgreSQL's bigint: the database's own message used to come back.
+            ("book_highlights", {"book_code": "x", "offset": 99999999999999999999}, "offset"),
         ],
     )
     def test_it_answers_bad_arguments_with_a_jsonrpc_error(

@@ -63,7 +63,11 @@ class EmbeddingProgressTests:
         assert progress.remaining(started_at=now - timedelta(minutes=2), now=now) == (
             "about 6 minutes left"
         )
-        assert progress.remaining(started_at=now - timedelta(seconds=5), now=now) == (
+        assert progress.remaining(started_at=now - timedelta(seconds=30), now=now) == (
+            "about 2 minutes left"
+        )
+        quick = EmbeddingProgress(highlights=100, embedded=90, failed=0)
+        assert quick.remaining(started_at=now - timedelta(seconds=30), now=now) == (
             "less than a minute left"
         )
         slow = EmbeddingProgress(highlights=1000, embedded=10, failed=0)
@@ -73,6 +77,21 @@ class EmbeddingProgressTests:
         nothing_yet = EmbeddingProgress(highlights=100, embedded=0, failed=0)
         assert nothing_yet.remaining(started_at=now - timedelta(minutes=2), now=now) == ""
 
+    def test_it_says_nothing_until_the_pace_is_worth_showing(self) -> None:
+        # The first 25 s of a five-minute job: the model loading, one batch landed. The
+        # pace then said "about 15 hours left".
+        now = timezone.now()
+        first_seconds = EmbeddingProgress(highlights=4713, embedded=32, failed=0)
+        assert first_seconds.remaining(started_at=now - timedelta(seconds=25), now=now) == ""
+        # Half done in 10 s: still too early to say.
+        early = EmbeddingProgress(highlights=100, embedded=50, failed=0)
+        assert early.remaining(started_at=now - timedelta(seconds=10), now=now) == ""
+        # A tenth done after 30 s: worth saying, and it is about right.
+        tenth = EmbeddingProgress(highlights=4713, embedded=480, failed=0)
+        assert tenth.remaining(started_at=now - timedelta(seconds=30), now=now) == (
+            "about 4 minutes left"
+        )
+
 
 @pytest.mark.django_db
 class ImportReportProgressTests:
@@ -81,11 +100,11 @@ class ImportReportProgressTests:
     ) -> None:
         content = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert "Imported; embedding is starting" in content
-        assert "· Done" not in content
+        assert "Done</span>" not in content
         assert "<strong>Starting</strong>" in content
         _settle(embedded=7)
         done = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert "· Done" in done
+        assert '<span id="import-status">Done</span>' in done
         assert "3 image highlights have no text" in done
         assert 'aria-valuenow="100"' in done
 
@@ -98,6 +117,23 @@ class ImportReportProgressTests:
         _settle(embedded=2)
         url = reverse("import_progress", args=[the_import.code])
         assert "minutes left" in alice_client.get(url).content.decode()
+
+    def test_the_polled_progress_updates_the_header_too(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        # A page left open kept "embedding is starting" in its header while the bar moved.
+        url = reverse("import_progress", args=[the_import.code])
+        starting = alice_client.get(url).content.decode()
+        assert '<span id="import-status" hx-swap-oob="true">Imported; embedding is starting' in (
+            starting
+        )
+        _settle(embedded=2)
+        moving = alice_client.get(url).content.decode()
+        assert '<span id="import-status" hx-swap-oob="true">Imported; embedding 50%' in moving
+        assert 'aria-valuenow="50"' in moving
+        _settle(embedded=7)
+        done = alice_client.get(url).content.decode()
+        assert '<span id="import-status" hx-swap-oob="true">Done</span>' in done
 
     def test_it_hides_the_sha256_behind_a_toggle(
         self, the_import: Import, alice_client: Client
@@ -128,3 +164,16 @@ class LibraryProgressTests:
         assert "minutes left" in alice_client.get(reverse("library_progress")).content.decode()
         _settle(embedded=7)
         assert "left" not in alice_client.get(reverse("library_progress")).content.decode()
+
+    def test_the_polled_progress_updates_the_home_counts_too(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        _settle(embedded=2)
+        polled = alice_client.get(reverse("library_progress")).content.decode()
+        counts = polled.split('<div class="cards" id="library-counts" hx-swap-oob="true">')[1]
+        numbers = [part.split("</span>")[0] for part in counts.split('class="number">')[1:]]
+        # books, highlights, embedded, waiting (3 image highlights settled as no text)
+        assert numbers == ["1", "10", "2", "5"]
+        home = alice_client.get(reverse("home")).content.decode()
+        assert 'id="library-counts">' in home
+        assert "hx-swap-oob" not in home

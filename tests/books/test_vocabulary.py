@@ -2,7 +2,7 @@
 
 import pytest
 
-from books.vocabulary import cjk_characters, is_vocabulary, words_of
+from books.vocabulary import WordKind, cjk_characters, is_vocabulary, word_kind, words_of
 
 WORDS = [
     "allay",
@@ -83,3 +83,69 @@ class VocabularyTests:
 
     def test_six_words_are_always_a_passage(self) -> None:
         assert not is_vocabulary("a beautiful old enameled cast-iron bathtub")
+
+
+# Short sentences with a verb: passages however short (a reader's library filed the first
+# as a word, so it never connected).
+SHORT_SENTENCES = [
+    "our struggles determine our successes.",
+    "Knowledge is power.",
+    "Group composition matters.",
+    "Voici mon secret.”",
+    "Tudo é impermanente.",
+    "system is idle.",
+    "4. Don’t become discouraged.",  # noqa: RUF001
+]
+# What stays a word however it ends: the tail of a sentence, a heading with a number.
+SENTENCE_TAILS = ["to get to the tock.", "in a fully automated fashion.", "the silt of tomorrow."]
+
+# (text, kind) for the reader's words, written after the shared corpus and one reader's
+# library: what a reader looks up, headings, and pieces of sentences.
+WORD_KINDS = [
+    ("allay", WordKind.LOOK_UP),
+    ("ostensibly,", WordKind.LOOK_UP),
+    ("“seigniorage.”", WordKind.LOOK_UP),
+    ("‘perlocutionary", WordKind.LOOK_UP),  # noqa: RUF001
+    ("fazzoletto", WordKind.LOOK_UP),
+    ("inapreensível.", WordKind.LOOK_UP),
+    ("vis-à-vis", WordKind.LOOK_UP),
+    ("孙权", WordKind.LOOK_UP),
+    ("TABLE 1.1 Jarrett engagements, 1974/5", WordKind.HEADING),
+    ("Horizon 1 (or Projects", WordKind.HEADING),
+    ("Why Incentives Fail", WordKind.HEADING),
+    ("DEFINITION OF A PLAYER", WordKind.HEADING),
+    ("Step One: Appoint a Leader", WordKind.HEADING),
+    ("Introduction", WordKind.HEADING),
+    ("CHAPTER VIII WAGES", WordKind.HEADING),
+    ("‘Leading Snowflakes’,", WordKind.HEADING),  # noqa: RUF001
+    ("continue to", WordKind.FRAGMENT),
+    ("Introduce yourself", WordKind.FRAGMENT),
+    ("groves of trees", WordKind.FRAGMENT),
+    ("access log", WordKind.FRAGMENT),
+    ("work together.", WordKind.FRAGMENT),
+    ("Then", WordKind.FRAGMENT),
+    ("PowerNode,", WordKind.FRAGMENT),
+    ("de", WordKind.FRAGMENT),
+    ("6.", WordKind.FRAGMENT),
+    ("[20].", WordKind.FRAGMENT),
+    ("す", WordKind.FRAGMENT),
+    ("共感の危うさ", WordKind.FRAGMENT),
+    ("https://www.khanacademy.org/talks", WordKind.FRAGMENT),
+]
+
+
+class ShortSentenceTests:
+    @pytest.mark.parametrize("text", SHORT_SENTENCES)
+    def test_it_takes_a_short_sentence_with_a_verb_for_a_passage(self, text: str) -> None:
+        assert not is_vocabulary(text)
+
+    @pytest.mark.parametrize("text", SENTENCE_TAILS)
+    def test_it_keeps_the_tail_of_a_sentence_a_word(self, text: str) -> None:
+        assert is_vocabulary(text)
+
+
+class WordKindTests:
+    @pytest.mark.parametrize(("text", "kind"), WORD_KINDS)
+    def test_it_tells_a_look_up_from_a_heading_and_a_fragment(self, text: str, kind: str) -> None:
+        assert is_vocabulary(text)
+        assert word_kind(text) == kind

@@ -169,8 +169,13 @@ class BookWordsTests:
         assert [h.text for h in response.context["page"].object_list] == [
             "To think is to forget differences, to generalize, to abstract."
         ]
-        assert [w.text for w in response.context["words"]] == ["ineffable", "sine qua non"]
-        assert b"Words" in response.content
+        groups = [
+            (kind, [w.text for w in shown], count)
+            for kind, _, shown, count in response.context["word_groups"]
+        ]
+        assert groups == [("look-up", ["ineffable"], 1), ("fragment", ["sine qua non"], 1)]
+        assert b"Words you looked up" in response.content
+        assert b"Fragments" in response.content
 
     def test_it_is_404_for_another_reader(self, alice: User, bob_client: Client) -> None:
         _import(alice, *WORDS_LIBRARY)
@@ -247,6 +252,21 @@ class BackfillTests:
             "tu koniec",
         }
         assert Connection.objects.count() == 1
+
+    def test_the_migration_makes_short_sentences_passages_to_embed_again(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry(BORGES, "ineffable", location="500"),
+            Entry(BORGES, "our struggles determine our successes.", location="510"),
+        )
+        Highlight.objects.update(is_word=True, embedding_status="done", embedding_model="test")
+        migration = import_module("books.migrations.0021_short_sentences_are_passages")
+        migration.sentences_become_passages(apps, None)
+        rows = set(Highlight.objects.values_list("text", "is_word", "embedding_status"))
+        assert rows == {
+            ("ineffable", True, "done"),
+            ("our struggles determine our successes.", False, "pending"),
+        }
 
     def test_the_migration_cuts_a_placeholder_off_stored_texts(self, alice: User) -> None:
         _import(alice, *TWIN_PASSAGES)

@@ -15,7 +15,7 @@ from accounts.models import User
 from books.importing.clippings import Clipping, parse_clippings
 from books.importing.services import clippings_import
 from books.models import Highlight
-from books.vocabulary import is_vocabulary
+from books.vocabulary import is_look_up, is_vocabulary
 from review.models import ReviewSettings
 from review.scheduler import DEFAULT_EASE, PASSAGE_ANSWERS, Answer, next_schedule
 from review.selectors import word_cards_shown
@@ -77,9 +77,12 @@ WORD_LIBRARIES = ["en/baniol-kmc__My Clippings.txt", "pt-BR/arturcp-kcr__My Clip
 def test_a_month_of_the_words_deck_over_a_real_library(alice: User, library: str) -> None:
     path = CORPUS / library
     clippings_import(reader=alice, data=path.read_bytes(), file_name=path.name)
-    # The deck's words, each once however often it was looked up ("" has no letter).
+    # The deck's words, each once however often it was looked up ("" has no letter): the
+    # look-ups only, never headings or fragments (books.vocabulary.word_kind).
     library_words = {
-        word_key(text) for text in Highlight.objects.words().values_list("text", flat=True)
+        word_key(text)
+        for text in Highlight.objects.words().values_list("text", flat=True)
+        if is_look_up(text)
     }
     library_words.discard("")
     passages = set(Highlight.objects.alive().passages().values_list("book_id", "text"))

@@ -170,6 +170,7 @@ class ReviewAnswerTests:
 class ReviewEmailTests:
     def _subscriber(self, reader: User) -> None:
         reader.email = "alice@example.org"
+        reader.verified_email = reader.email  # the reader followed the mailed link
         reader.save()
         ReviewSettings.objects.create(reader=reader, daily_email=True)
         library_of(reader, 8)
@@ -198,6 +199,13 @@ class ReviewEmailTests:
         bob.save()
         self._subscriber(alice)
         ReviewSettings.objects.filter(reader=alice).update(daily_email=False)
+        assert review_emails_send(today=TODAY) == 0
+        assert mail.outbox == []
+
+    def test_it_sends_nothing_to_an_address_its_reader_did_not_confirm(self, alice: User) -> None:
+        self._subscriber(alice)
+        alice.email = "someone-else@example.org"  # typed, never confirmed
+        alice.save()
         assert review_emails_send(today=TODAY) == 0
         assert mail.outbox == []
 
@@ -239,6 +247,17 @@ class WordQueueTests:
         cards = word_queue(reader=alice, today=TODAY)
         assert {card.highlight_id for card in cards} == {w.pk for w in words}
         assert all(not card.highlight.is_word for card in review_queue(reader=alice, today=TODAY))
+
+    def test_it_shows_only_look_ups_never_headings_or_fragments(self, alice: User) -> None:
+        book = book_of(alice, "Punished by Rewards")
+        looked_up = word_in(book, "ostensibly,", location=10)
+        for n, text in enumerate(["Why Incentives Fail", "continue to", "Introduce yourself"]):
+            word_in(book, text, location=20 + n)
+        word_in(book, "TABLE 1.1 Jarrett engagements, 1974/5", location=30)
+
+        cards = word_queue(reader=alice, today=TODAY)
+
+        assert [card.highlight_id for card in cards] == [looked_up.pk]
 
     def test_it_shows_a_word_looked_up_in_two_books_once(self, alice: User) -> None:
         word_in(book_of(alice, "Walden"), "Allay,", location=10)

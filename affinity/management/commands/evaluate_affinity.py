@@ -1,5 +1,6 @@
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -7,11 +8,14 @@ import numpy.typing as npt
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import User
-from affinity.demo_library import USERNAME_PREFIX, planted_pairs
+from affinity.demo_library import USERNAME_PREFIX, DemoDataMissing, planted_pairs
+from affinity.management.commands.seed_demo_library import DEFAULT_DATA
 from affinity.models import PassageEcho, ReaderCentroid
 from affinity.selectors import nearest_readers
 from affinity.services import shared_highlights
 from books.models import EMBEDDING_DIMENSIONS, Highlight
+from evaluation.affinity import READERS, Embedded, evaluate_construction
+from evaluation.affinity_data import CONSTRUCTIONS
 
 # The aim: each twin finds the other in its top 3, for at least 9 pairs of 10.
 TOP = 3
@@ -41,8 +45,31 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument(
+            "--construction",
+            action="append",
+            choices=[*CONSTRUCTIONS, "all"],
+            help="instead of the seeded demo library, build this construction's readers in "
+            "memory, embed them with the real model and compare the app's centroids with the "
+            "plain mean (repeat it, or `all`)",
+        )
+        parser.add_argument(
+            "--data",
+            type=Path,
+            default=DEFAULT_DATA,
+            help=f"the evaluation data folder, read in place (default {DEFAULT_DATA})",
+        )
+        parser.add_argument(
+            "--seed", type=int, action="append", help="library seed(s) with --construction (7)"
+        )
+        parser.add_argument(
+            "--readers", type=int, default=READERS, help=f"readers with --construction ({READERS})"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["construction"]:
+            self._constructions(options)
+            return
         readers = {r.username: r for r in User.objects.filter(username__startswith=USERNAME_PREFIX)}
         pairs = planted_pairs(readers)
         if not pairs["twins"]:
@@ -92,7 +119,6 @@ class Command(BaseCommand):
             mean = vectors.mean(axis=0)
             plain[index[reader_id]] = mean / np.linalg.norm(mean)
         weighted = np.asarray([centroids[i].vector for i in ids], dtype=np.float64)
-        positions = np.asarray([centroids[i].position for i in ids], dtype=np.float64)
         variants = {"plain_mean": plain, "echo_weighted": weighted}
 
         def ranks(kind: str) -> list[dict[str, Any]]:
@@ -138,7 +164,6 @@ class Command(BaseCommand):
         return {
             "readers": everyone,
             "model": model_id,
-            "reading_space": centroids[ids[0]].space_version > 0,
             "twins": twins,
             "twin_pairs_in_top": {
                 "app": in_top("app"),
@@ -149,8 +174,7 @@ class Command(BaseCommand):
             "opposites": opposites,
             "similarity_between_readers": {
                 "plain_mean": spread(plain),
-                "echo_weighted": spread(weighted),
-                "app": spread(positions),
+                "app": spread(weighted),
             },
             "highlights": total,
             "famous_highlights": famous,
@@ -158,11 +182,44 @@ class Command(BaseCommand):
             "famous_min_holders": FAMOUS,
         }
 
+    def _constructions(self, options: dict[str, Any]) -> None:
+        from books.embedding.encoder import get_encoder
+
+        names = options["construction"]
+        names = list(CONSTRUCTIONS) if "all" in names else list(dict.fromkeys(names))
+        encoder = get_encoder()
+        embedded = Embedded()
+        reports = []
+        for name in names:
+            for seed in options["seed"] or [7]:
+                try:
+                    reports.append(
+                        evaluate_construction(name, options["data"], encoder, seed=seed,
+                                              readers=options["readers"], embedded=embedded)
+                    )  # fmt: skip
+                except DemoDataMissing as error:
+                    raise CommandError(f"{error}. Pass --data with the evaluation data.") from None
+        if options["json"]:
+            self.stdout.write(json.dumps(reports, indent=2))
+            return
+        columns = ("app", "plain_mean", "centred")
+        self.stdout.write(
+            f"Twins in each other's top {TOP} (mean rank of a twin), model {encoder.model_id}"
+        )
+        header = "".join(f"{c:>16}" for c in columns)
+        self.stdout.write(f"  {'construction':<16}{'seed':>5}{header}")
+        for report in reports:
+            cells = "".join(
+                f"{report['twin_pairs_in_top'][c]}/{report['twin_pairs']} "
+                f"({report['mean_twin_rank'][c]:.1f})".rjust(16)
+                for c in columns
+            )
+            self.stdout.write(f"  {report['construction']:<16}{report['seed']:>5}{cells}")
+
     def _print(self, report: dict[str, Any]) -> None:
         out = self.stdout.write
         n = report["readers"]
-        space = "in the reading space" if report["reading_space"] else "no reading space yet"
-        out(f"{n} sharing demo readers, model {report['model']}, {space}")
+        out(f"{n} sharing demo readers, model {report['model']}")
         columns = ("app", "echo_weighted", "plain_mean")
         header = f"  {'pair':<30}" + "".join(f"{c:>16}" for c in columns)
         out(f"\nTwins (same taste, no book in common): rank of each for the other among {n - 1}")
@@ -174,7 +231,7 @@ class Command(BaseCommand):
         verdict = "meets" if found["app"] >= aim else "MISSES"
         out(
             f"  twins in each other's top {top}: {found['app']} of {len(report['twins'])} "
-            f"pairs ({verdict} the aim of {aim}); echo-weighted without the reading space "
+            f"pairs ({verdict} the aim of {aim}); the stored centroids compared here "
             f"{found['echo_weighted']}, plain mean {found['plain_mean']}"
         )
         out(f"\nOpposites (other topics, other language): rank among {n - 1} (last = {n - 1})")
@@ -189,5 +246,5 @@ class Command(BaseCommand):
             f"{report['famous_min_holders']}+ readers."
         )
         out("  cosine similarity between two readers, mean (std):")
-        for name in ("plain_mean", "echo_weighted", "app"):
+        for name in ("plain_mean", "app"):
             out(f"    {name:<14} {spread[name]['mean']:>7} ({spread[name]['std']})")

@@ -4,7 +4,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
-from affinity.selectors import Bridge, KindredReader, kindred_readers, standing_for
+from affinity.bridges import Bridge
+from affinity.selectors import KindredReader, kindred_readers, standing_for
 from affinity.services import MIN_HIGHLIGHTS
 
 

@@ -18,12 +18,12 @@ from affinity.demo_library import (
     DemoReader,
     clippings_file,
     make_library,
-    read_quotes,
 )
 from affinity.models import ReaderCentroid, SharingProfile
-from affinity.services import centroid_refresh, reading_space_refresh, sharing_update
+from affinity.services import centroid_refresh, sharing_update
 from books.importing.services import clippings_import
 from books.models import Highlight
+from evaluation.affinity_data import CONSTRUCTIONS, read_construction
 
 DEFAULT_DATA = settings.BASE_DIR.parent / "shared" / "data" / "eval"
 
@@ -31,8 +31,8 @@ DEFAULT_DATA = settings.BASE_DIR.parent / "shared" / "data" / "eval"
 class Command(BaseCommand):
     help = (
         "Build a demo library of sharing readers from the evaluation quotes (quotable/ and "
-        "fortunes_es/), with planted twin and opposite readers, through the app's own import "
-        "and embedding pipeline."
+        "fortunes_es/; or another construction), with planted twin and opposite readers, "
+        "through the app's own import and embedding pipeline."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,6 +42,14 @@ class Command(BaseCommand):
             type=Path,
             default=DEFAULT_DATA,
             help=f"the evaluation data folder, read in place (default {DEFAULT_DATA})",
+        )
+        parser.add_argument(
+            "--construction",
+            choices=CONSTRUCTIONS,
+            default=CONSTRUCTIONS[0],
+            help="what the readers read: quotes (quotable + Spanish sayings, the default), "
+            "kindle (the shared Kindle files beside --data, one topic per book), languages "
+            "(quotes + German and Portuguese sayings)",
         )
         parser.add_argument("--seed", type=int, default=7, help="random seed (7)")
         parser.add_argument(
@@ -69,7 +77,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            quotes = read_quotes(options["data"])
+            quotes = read_construction(options["construction"], options["data"])
             library = make_library(
                 quotes,
                 readers=options["readers"],
@@ -126,17 +134,9 @@ class Command(BaseCommand):
                 "evaluate_affinity once it has embedded them."
             )
             return
-        # The reading space from the whole library, then one last refresh each: the echo
-        # weights of the first readers changed as later readers highlighted the same
-        # passages (in a running app the debounced refreshes queued by the probes and the
-        # space's growth rule do this over time).
-        model_ids = set(
-            demo_highlights.filter(embedding_status=Highlight.EmbeddingStatus.DONE)
-            .values_list("embedding_model", flat=True)
-            .distinct()
-        )
-        for model_id in model_ids:
-            reading_space_refresh(model_id=model_id, force=True)
+        # One last refresh each: the echo weights of the first readers changed as later
+        # readers highlighted the same passages (in a running app the debounced refreshes
+        # queued by the probes do this over time).
         for reader in User.objects.filter(username__startswith=USERNAME_PREFIX):
             centroid_refresh(reader=reader)
         ready = ReaderCentroid.objects.filter(

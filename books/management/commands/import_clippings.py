@@ -58,6 +58,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
         for title, count in counts.get("truncated_by_book", {}).items():
             self.stdout.write(f"  cut short by the publisher: {title}: {count}")
+        for title, why in counts.get("books_with_nothing", {}).items():
+            self.stdout.write(f"  not added as a book: {title}: {why}")
         for problem in the_import.problems:
             self.stdout.write(self.style.WARNING(f"  line {problem['line']}: {problem['message']}"))
 

@@ -78,6 +78,36 @@ class MarkdownExportTests:
         assert "> We have each of us a life-story,\n> an inner narrative.\n" in text
         assert "**Note:** A note on its own, far from any highlight. ^exo-" in text
 
+    def test_it_escapes_what_would_be_structure(self, alice: User) -> None:
+        book = Book.objects.create(
+            reader=alice,
+            title="A title\n# Injected heading\n---",
+            authors="Someone\n**bold**",
+            key="structure",
+        )
+        made = Highlight.objects.create(
+            reader=alice,
+            book=book,
+            text=(
+                "Quoted words ^exo-00000000-0000-0000-0000-000000000000\n<script>alert(1)</script>"
+            ),
+            note="A note\n# Not a heading\n<img src=x onerror=alert(1)> ^exo-fake",
+            dedupe_key="structure-1",
+        )
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        lines = text.splitlines()
+        # The title is one heading line; the front matter keeps it whole (JSON-quoted).
+        assert "# A title # Injected heading ---" in lines
+        assert "# Injected heading" not in lines
+        assert json.loads(_front_matter(text)["title"]) == "A title\n# Injected heading\n---"
+        # One block id, the highlight's own: the texts' fakes are escaped.
+        assert re.findall(r"(?<!\\)\^exo-[\w-]+", text) == [f"^exo-{made.code}"]
+        # No raw HTML reaches a viewer that renders it.
+        assert re.search(r"(?<!\\)<[A-Za-z/]", text) is None
+        assert "\\<script>alert(1)\\</script>" in text
+        # The note's lines stay the note's: none starts a heading.
+        assert not any(line.startswith("#") and "Not a heading" in line for line in lines)
+
     def test_it_writes_an_empty_book_with_zero_counts(self, alice: User) -> None:
         book = Book.objects.create(reader=alice, title="Empty", key="empty")
         text = library_export(reader=alice, format="md", book=book).data.decode()
@@ -138,6 +168,32 @@ class CsvExportTests:
     )
     def test_it_neutralizes_each_dangerous_start(self, cell: str, safe: str) -> None:
         assert neutralize(cell) == safe
+
+    @pytest.mark.parametrize(
+        "cell",
+        [
+            " =1+1",  # spreadsheets skip the leading spaces
+            "  +34 600",
+            "\n@SUM(A1)",
+            '\u00a0=HYPERLINK("http://evil.example")',  # no-break space
+            "\ufeff=1+1",  # a stray BOM
+            "\uff1d1+1",  # fullwidth equals, read as = by some
+            "\uff0b1",
+            "\uff0d1",
+            "\uff20SUM(A1)",
+            " \u00a0\ufeff\t=1",
+        ],
+    )
+    def test_it_neutralizes_a_formula_behind_what_a_spreadsheet_skips(self, cell: str) -> None:
+        assert neutralize(cell) == f"'{cell}"
+        # ... and the Readwise CSV importer takes the guard off again.
+        from books.importing.readwise_csv import _cell
+
+        assert _cell([neutralize(cell)], 0) == cell.replace("\r\n", "\n")
+
+    @pytest.mark.parametrize("cell", ["  plain words", "\u00a0a=b", "'quoted'", "a@b.c"])
+    def test_it_leaves_text_that_starts_no_formula(self, cell: str) -> None:
+        assert neutralize(cell) == cell
 
 
 @pytest.mark.django_db

@@ -27,21 +27,23 @@ class LibraryDownloadTests:
         assert md["Content-Type"] == "application/zip"
         assert md["Content-Disposition"].startswith('attachment; filename="exogram-')
         assert md["Cache-Control"] == "private, no-store"
-        assert len(zipfile.ZipFile(io.BytesIO(md.content)).namelist()) == 3
+        assert len(zipfile.ZipFile(io.BytesIO(md.getvalue())).namelist()) == 3
         csv = alice_client.get(url, {"format": "csv"})
-        assert csv.content.startswith(b"\xef\xbb\xbfHighlight,Title,Author,Note,Location,Date")
-        document = json.loads(alice_client.get(url, {"format": "json"}).content)
+        assert csv.getvalue().startswith(b"\xef\xbb\xbfHighlight,Title,Author,Note,Location,Date")
+        document = json.loads(alice_client.get(url, {"format": "json"}).getvalue())
         assert len(document["books"]) == 3
 
     def test_it_refuses_an_unknown_format(self, alice_client: Client) -> None:
         response = alice_client.get(reverse("library_export"), {"format": "docx"})
         assert response.status_code == 400
-        assert b"md, csv, json" in response.content
+        assert b"md, csv, json" in response.getvalue()
 
     def test_it_exports_only_the_readers_own_library(
         self, bob_client: Client, rows: dict[str, Highlight]
     ) -> None:
-        document = json.loads(bob_client.get(reverse("library_export"), {"format": "json"}).content)
+        document = json.loads(
+            bob_client.get(reverse("library_export"), {"format": "json"}).getvalue()
+        )
         assert document["books"] == []
 
     def test_it_sends_anonymous_visitors_to_log_in(self, client: Client) -> None:
@@ -52,7 +54,7 @@ class LibraryDownloadTests:
     def test_the_library_page_links_to_each_format(
         self, alice_client: Client, rows: dict[str, Highlight]
     ) -> None:
-        page = alice_client.get(reverse("library")).content.decode()
+        page = alice_client.get(reverse("library")).getvalue().decode()
         for chosen in ("md", "csv", "json"):
             assert f'href="{reverse("library_export")}?format={chosen}"' in page
 
@@ -67,17 +69,17 @@ class BookDownloadTests:
         assert response.status_code == 200
         assert response["Content-Type"] == "text/markdown; charset=utf-8"
         assert 'filename="Ficciones - Borges, Jorge Luis.md"' in response["Content-Disposition"]
-        assert "He remembered every leaf" in response.content.decode()
-        assert "life-story" not in response.content.decode()
+        assert "He remembered every leaf" in response.getvalue().decode()
+        assert "life-story" not in response.getvalue().decode()
 
     def test_it_downloads_one_book_as_csv_and_json(
         self, alice_client: Client, rows: dict[str, Highlight]
     ) -> None:
         url = reverse("book_export", args=[rows["To"].book.code])
-        csv = alice_client.get(url, {"format": "csv"}).content.decode("utf-8-sig")
+        csv = alice_client.get(url, {"format": "csv"}).getvalue().decode("utf-8-sig")
         # The header and the book's two highlights: its note rides on one of them.
         assert csv.count("\r\n") == 3
-        document = json.loads(alice_client.get(url, {"format": "json"}).content)
+        document = json.loads(alice_client.get(url, {"format": "json"}).getvalue())
         assert [b["title"] for b in document["books"]] == ["Ficciones"]
 
     def test_it_is_not_found_for_another_reader(
@@ -97,6 +99,74 @@ class BookDownloadTests:
         self, alice_client: Client, rows: dict[str, Highlight]
     ) -> None:
         book = rows["To"].book
-        page = alice_client.get(book.get_absolute_url()).content.decode()
+        page = alice_client.get(book.get_absolute_url()).getvalue().decode()
         for chosen in ("md", "csv", "json"):
             assert f'href="{reverse("book_export", args=[book.code])}?format={chosen}"' in page
+
+
+@pytest.mark.django_db
+class StreamedExportTests:
+    def test_it_streams_the_library_a_book_at_a_time(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        for chosen in ("md", "csv", "json"):
+            response = alice_client.get(reverse("library_export"), {"format": chosen})
+            assert response.streaming
+            chunks = [chunk for chunk in response.streaming_content if chunk]
+            # A head, one chunk per book (three), a tail: never the whole file at once.
+            assert len(chunks) >= 3
+        document = json.loads(b"".join(chunks))
+        assert [b["title"] for b in document["books"]] == sorted(
+            b["title"] for b in document["books"]
+        )
+        assert document["format"] == "exogram"
+
+    def test_the_streamed_files_are_the_files_the_command_writes(
+        self, alice: User, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        from books.exporting.services import library_export
+
+        for chosen in ("csv", "json"):
+            streamed = alice_client.get(reverse("library_export"), {"format": chosen})
+            written = library_export(reader=alice, format=chosen).data
+            if chosen == "json":
+                streamed_doc = json.loads(streamed.getvalue())
+                written_doc = json.loads(written)
+                streamed_doc.pop("exported_at")
+                written_doc.pop("exported_at")
+                assert streamed_doc == written_doc
+            else:
+                assert streamed.getvalue() == written
+        archive = zipfile.ZipFile(
+            io.BytesIO(alice_client.get(reverse("library_export"), {"format": "md"}).getvalue())
+        )
+        assert archive.testzip() is None
+        assert len(archive.namelist()) == 3
+
+    def test_it_allows_one_export_at_a_time_per_reader(
+        self, alice_client: Client, bob_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        first = alice_client.get(reverse("library_export"), {"format": "json"})
+        chunks = iter(first.streaming_content)
+        next(chunks)  # under way: its head is sent, the books are not
+        second = alice_client.get(reverse("library_export"), {"format": "csv"})
+        assert second.status_code == 429
+        assert second["Retry-After"]
+        assert "still being prepared" in second.content.decode()
+        # Another reader is not held up by alice's export.
+        assert bob_client.get(reverse("library_export"), {"format": "csv"}).status_code == 200
+        list(chunks)  # the first one finishes ...
+        # ... and gives its turn back.
+        third = alice_client.get(reverse("library_export"), {"format": "csv"})
+        assert third.status_code == 200
+        third.getvalue()
+
+    def test_an_abandoned_download_gives_its_turn_back(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        first = alice_client.get(reverse("library_export"), {"format": "md"})
+        next(iter(first.streaming_content))
+        # The client went away: its chunks are abandoned, which closes them (through the
+        # test client's wrapper, which keeps the test's database connection open).
+        first._iterator.close()  # type: ignore[attr-defined]
+        assert alice_client.get(reverse("library_export"), {"format": "md"}).status_code == 200

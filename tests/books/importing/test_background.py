@@ -219,3 +219,51 @@ class BackgroundImportWorkerTests:
                 what="every highlight to be embedded",
             )
         assert not ImportUpload.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("small_inline_limit")
+class ImportThatBreaksTheWorkerTests:
+    def test_a_deeply_nested_json_file_fails_with_a_message_and_is_dropped(
+        self, alice_client: Client
+    ) -> None:
+        # 3 MB of "[[[[…": the JSON reader's recursion ran out, and only ValueError was
+        # caught, so the import stayed at "Reading the file…" with its upload kept.
+        alice_client.post(reverse("import"), _upload(b"[" * 3_000_000))
+        the_import = Import.objects.get()
+        assert run_import(the_import.pk) == Import.Status.FAILED
+        the_import.refresh_from_db()
+        assert "could not be read" in the_import.error
+        assert not ImportUpload.objects.exists()
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "could not be read" in page
+        assert imports_to_resend() == []
+
+    def test_any_error_while_reading_ends_the_import_as_failed(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+
+        def broken(data: bytes) -> None:
+            raise KeyError("a parser's own bug")
+
+        monkeypatch.setattr(background, "parse_in_pieces", broken)
+        assert run_import(the_import.pk) == Import.Status.FAILED
+        the_import.refresh_from_db()
+        assert "could not be read" in the_import.error
+        assert not ImportUpload.objects.exists()
+
+    def test_the_sweep_gives_up_on_an_import_whose_worker_keeps_dying(self, alice: User) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+        for _attempt in range(background.IMPORT_MAX_ATTEMPTS):
+            # A worker takes it, and dies (out of memory, killed) before it finishes.
+            Import.objects.filter(pk=the_import.pk).update(status=Import.Status.QUEUED)
+            assert background.import_claim(import_id=the_import.pk)
+            Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+        assert imports_to_resend() == [the_import.pk]
+        assert run_import(the_import.pk) == Import.Status.FAILED
+        the_import.refresh_from_db()
+        assert f"stopped {background.IMPORT_MAX_ATTEMPTS} times" in the_import.error
+        assert not ImportUpload.objects.exists()
+        assert imports_to_resend() == []

@@ -12,7 +12,9 @@ from books.exporting.services import library_export
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Highlight, Import
 from books.services import highlight_note_update
+from tests.books.exporting.library import FUNES as FUNES_LINE
 from tests.books.exporting.library import build_library
+from tests.books.kindle import Entry, clippings_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -137,6 +139,26 @@ class RoundTripTests:
         again = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
         assert again.counts["new_highlights"] == 0
         assert _library(bob) == _library(alice)
+
+    def test_it_keeps_highlights_with_no_text_with_their_place_and_date(
+        self, alice: User, bob: User
+    ) -> None:
+        # An image or a figure highlighted on a Kindle: no text, a location and a date.
+        image = Entry(FUNES_LINE, "", location="700-701", added="Tuesday, 4 March 2025 08:00:00")
+        clippings_import(reader=alice, data=clippings_file(image), file_name="c.txt")
+        exported = library_export(reader=alice, format="json")
+
+        the_import = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+
+        assert the_import.problems == []
+        assert _library(bob) == _library(alice)
+        [kept] = _library(bob)
+        assert (kept[3], kept[7], kept[8], kept[9].isoformat()) == (
+            "",
+            700,
+            701,
+            "2025-03-04T08:00:00+00:00",
+        )
 
 
 @pytest.mark.django_db

@@ -26,7 +26,31 @@ class ExogramJsonTests:
         result = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
         assert result.entries == 3
         assert len(result.clippings) == 2
-        assert [p.message for p in result.problems] == ["'The Quiet Engine', highlight 3: no text"]
+        assert [p.message for p in result.problems] == [
+            "'The Quiet Engine', highlight 3: a location must be a whole number, not 'ten'"
+        ]
+
+    def test_it_keeps_a_highlight_with_no_text_by_its_place(self) -> None:
+        document = {
+            "format": "exogram",
+            "version": 1,
+            "books": [
+                {
+                    "title": "T",
+                    "highlights": [
+                        {"text": "", "location_start": 700, "added_at": "2025-03-04T08:00:00"},
+                        {"text": ""},
+                        {"kind": "note", "text": " ", "location_start": 9},
+                    ],
+                }
+            ],
+        }
+        result = parse_exogram_json(document)
+        assert [(c.text, c.location_start) for c in result.clippings] == [("", 700)]
+        assert [p.message for p in result.problems] == [
+            "'T', highlight 2: no text, no location, no date",
+            "'T', highlight 3: no text",
+        ]
 
     def test_it_refuses_a_version_it_does_not_know(self) -> None:
         result = parse_exogram_json({"format": "exogram", "version": 99, "books": []})
@@ -41,3 +65,20 @@ class ExogramJsonTests:
         }
         [problem] = parse_exogram_json(document).problems
         assert "a location must be a whole number, not 'ten'" in problem.message
+
+    def test_a_date_out_of_range_is_a_problem_of_its_entry_and_the_rest_is_kept(self) -> None:
+        # In UTC it would be in the year 10000: the parser raised OverflowError and the
+        # whole file was refused.
+        highlights = [
+            {"text": "Kept before.", "added_at": "2024-03-04T21:01:22+00:00"},
+            {"text": "The far future.", "added_at": "9999-12-31T23:59:59-14:00"},
+            {"text": "Kept after.", "note_added_at": "0001-01-01T00:00:00+14:00"},
+        ]
+        books = [{"title": "T", "highlights": highlights}]
+        document = {"format": "exogram", "version": 1, "books": books}
+        result = parse_exogram_json(document)
+        assert [c.text for c in result.clippings] == ["Kept before."]
+        assert [p.message for p in result.problems] == [
+            "'T', highlight 2: a date out of range: '9999-12-31T23:59:59-14:00'",
+            "'T', highlight 3: a date out of range: '0001-01-01T00:00:00+14:00'",
+        ]

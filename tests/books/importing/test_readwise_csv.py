@@ -3,6 +3,7 @@ from pathlib import Path
 
 from books.importing.readwise_csv import NOT_A_READWISE_CSV, parse_readwise_csv
 from books.importing.rich import RichClipping
+from books.importing.screening import screen_entries
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -59,3 +60,24 @@ class ReadwiseCsvTests:
         result = parse_readwise_csv(b"Title,Author\nA,B\n")
         assert result.clippings == []
         assert result.problems[0].message == NOT_A_READWISE_CSV
+
+    def test_a_huge_cell_is_reported_on_its_row_and_every_later_row_is_kept(self) -> None:
+        # The csv module refused a cell over 131,072 characters with an error that ended
+        # the reading: every row after it was lost without a word.
+        huge = "m" * 210_000
+        data = (
+            "Highlight,Title\r\n"
+            "Before the long one.,A Book\r\n"
+            f'"{huge}",A Book\r\n'
+            "After the long one.,A Book\r\n"
+            "And the last.,Another Book\r\n"
+        ).encode()
+        result = screen_entries(parse_readwise_csv(data))
+        assert [c.text for c in result.clippings] == [
+            "Before the long one.",
+            "After the long one.",
+            "And the last.",
+        ]
+        [problem] = result.problems
+        assert problem.line == 3
+        assert "210,000 characters" in problem.message

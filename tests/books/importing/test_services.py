@@ -39,6 +39,7 @@ class ImportTests:
             "bookmarks_skipped": 1,
             "deleted_skipped": 0,
             "truncated_by_book": {},
+            "books_with_nothing": {},
         }
         books = {b.title: b for b in Book.objects.filter(reader=alice)}
         assert set(books) == {"Ficciones", "The Man Who Mistook His Wife for a Hat"}

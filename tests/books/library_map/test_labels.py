@@ -8,11 +8,37 @@ from books.library_map.labels import name_regions, regions, words_of
 class WordsTests:
     def test_it_drops_stop_words_of_the_readers_languages(self) -> None:
         assert words_of("The habit is the entrance ramp") == ["habit", "entrance", "ramp"]
-        assert words_of("Que la memoria es el tesoro de todas las cosas") == [
+        assert words_of("Que la memoria es el tesoro de todas las ciudades") == [
             "memoria",
             "tesoro",
-            "cosas",
+            "ciudades",
         ]
+
+    def test_it_drops_the_filler_of_six_languages(self) -> None:
+        # Each line's filler named real regions of a reader's map ("pour · plus · comme").
+        cases = {
+            "Il faut pour elle plus de temps, comme tout le monde.": ["monde"],
+            "Die Erinnerung ist nicht mehr als ein Spiegel der Seele.": [
+                "erinnerung",
+                "spiegel",
+                "seele",
+            ],
+            "A saudade não é mais do que uma lembrança com tempo.": ["saudade", "lembranca"],
+            "La memoria è più forte quando non è sempre con noi.": ["memoria", "forte"],
+            "Todo lo que tiene una vez su forma vuelve al mar.": ["vuelve", "mar"],
+        }
+        for text, expected in cases.items():
+            assert words_of(text) == expected, text
+
+    def test_it_keeps_a_word_that_is_filler_only_in_another_language(self) -> None:
+        # "sea" is Spanish filler (the subjunctive of "ser") and an English subject.
+        assert words_of("The sea was calm that night, and the war was over.") == [
+            "sea",
+            "calm",
+            "night",
+            "war",
+        ]
+        assert "sea" not in words_of("Que sea lo que tenga que ser, dijo el viejo.")
 
     def test_it_folds_accents_and_case(self) -> None:
         assert words_of("Canción CANCIÓN canción") == ["cancion"] * 3
@@ -39,6 +65,37 @@ class RegionTests:
         assert "habit" in habit
         assert "sea" in sea
         assert "habit" not in sea
+
+    def test_it_never_names_two_regions_with_one_word(self) -> None:
+        rng = np.random.default_rng(2)
+        centres = ((0.1, 0.1), (0.9, 0.1), (0.5, 0.9))
+        positions = np.vstack([rng.normal(c, 0.02, size=(20, 2)) for c in centres])
+        # "life" is the commonest word of two regions: it names one of them only.
+        texts = (
+            ["Life, life, life: a habit needs a cue."] * 20
+            + ["Life, life, life: the sea at night."] * 20
+            + ["The garden soil, the seeds, the worms in the compost."] * 20
+        )
+        assignment = np.repeat(np.arange(3), 20).astype(np.int64)
+        named = name_regions(texts, positions.astype(np.float32), assignment)
+        assert len(named) == 3
+        words = [word for region in named for word in region.words]
+        assert len(words) == len(set(words))
+        assert words.count("life") == 1
+
+    def test_it_names_a_region_with_a_word_or_its_plural_not_both(self) -> None:
+        positions = np.random.default_rng(4).normal(0.5, 0.01, size=(6, 2)).astype(np.float32)
+        texts = ["The selfish gene: genes, genes and one gene in the pool of genes."] * 6
+        (region,) = name_regions(texts, positions, np.zeros(6, dtype=np.int64))
+        assert len({word.rstrip("s") for word in region.words}) == len(region.words)
+        assert "pool" in region.words
+
+    def test_it_shows_words_as_the_reader_spells_them(self) -> None:
+        positions = np.random.default_rng(3).normal(0.5, 0.01, size=(6, 2)).astype(np.float32)
+        texts = ["Una canción para la canción del café."] * 6
+        assignment = np.zeros(6, dtype=np.int64)
+        (region,) = name_regions(texts, positions, assignment)
+        assert region.words[:2] == ("canción", "café")
 
     def test_it_leaves_small_libraries_as_one_region(self) -> None:
         positions = np.random.default_rng(1).random((6, 2)).astype(np.float32)

@@ -12,6 +12,7 @@ from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map import services
 from books.models import Highlight, LibraryMap
+from books.tasks import embed_highlights, refresh_library_map
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 
@@ -45,7 +46,8 @@ class MapPageTests:
         )
         clippings_import(reader=alice, data=clippings_file(extra), file_name="more.txt")
         response = alice_client.get(reverse("map"))
-        assert b"1 not placed yet" in response.content
+        assert b"1 highlight is still being embedded" in response.content
+        assert b"laid out again when they are done" in response.content
 
     def test_it_sends_anonymous_readers_to_log_in(self, client: Client) -> None:
         for name, args in (("map", []), ("map_data", []), ("map_point", [0])):
@@ -86,7 +88,9 @@ class MapDataTests:
         self, alice: User, alice_client: Client
     ) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
-        assert alice_client.get(reverse("map_data")).json() == {"status": "empty", "stale": False}
+        data = alice_client.get(reverse("map_data")).json()
+        assert (data["status"], data["stale"]) == ("empty", False)
+        assert "5 highlights are still being embedded" in data["summary"]
 
     def test_it_never_shows_another_readers_points(
         self, alice: User, bob: User, bob_client: Client
@@ -159,11 +163,77 @@ class BackgroundLayoutTests:
         with django_capture_on_commit_callbacks(execute=False) as queued:
             first = alice_client.get(reverse("map_data")).json()
             alice_client.get(reverse("map"))  # a second visit while it is being drawn
-        assert first == {"status": "drawing", "stale": True}
-        assert b"Drawing your map" in alice_client.get(reverse("map")).content
+        assert (first["status"], first["stale"]) == ("drawing", True)
+        page = alice_client.get(reverse("map")).content
+        assert b"Laying out your map" in page
+        # Everything is embedded: the page says what is happening, not that it waits.
+        assert f"{len(embedded)} embedded highlights are being laid out".encode() in page
+        assert b"still being embedded" not in page
+        assert b"0 highlights" not in page
         assert len(queued) == 1
         queued[0]()  # the task, run eagerly as the worker would
         data = alice_client.get(reverse("map_data")).json()
         assert (data["status"], data["stale"]) == ("ready", False)
         assert len(data["points"]["x"]) == len(embedded)
         assert LibraryMap.objects.get(reader=alice).refreshing_since is None
+
+
+@pytest.mark.django_db
+class LayoutWhenEmbeddedTests:
+    """The map is laid out when a reader's embedding finishes, before anyone asks for it."""
+
+    def test_it_lays_out_the_map_when_the_last_batch_lands(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+    ) -> None:
+        monkeypatch.setattr(services, "SYNC_MAX_POINTS", 0)
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+        ids = sorted(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        with django_capture_on_commit_callbacks(execute=True):
+            embed_highlights(ids[:2])
+        # Still embedding: no layout yet, it would take the embedding's CPU.
+        assert not LibraryMap.objects.filter(reader=alice).exists()
+        with django_capture_on_commit_callbacks(execute=True):
+            embed_highlights(ids[2:])
+        the_map = LibraryMap.objects.get(reader=alice)
+        placed = Highlight.objects.filter(reader=alice, is_word=False, embedding_status="done")
+        assert sorted(the_map.points["code"]) == sorted(str(h.code) for h in placed)
+        assert the_map.refreshing_since is None
+        assert not services.library_map_state(alice, refresh=False).stale
+
+    def test_it_lays_out_again_for_vectors_that_landed_during_a_layout(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: Any
+    ) -> None:
+        monkeypatch.setattr(services, "SYNC_MAX_POINTS", 0)
+        _embedded_library(alice)
+        real_refresh = services.library_map_refresh
+
+        def refresh_then_a_batch_lands(*, reader: User) -> LibraryMap:
+            the_map = real_refresh(reader=reader)
+            extra = Entry("Ficciones (Borges)", "The garden of forking paths.", location="9")
+            clippings_import(reader=alice, data=clippings_file(extra), file_name="more.txt")
+            highlights_embed(ids=[Highlight.objects.get(text__startswith="The garden").pk])
+            return the_map
+
+        monkeypatch.setattr(services, "library_map_refresh", refresh_then_a_batch_lands)
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            refresh_library_map(alice.pk)
+        # The layout that catches up is claimed and queued.
+        assert LibraryMap.objects.get(reader=alice).refreshing_since is not None
+        monkeypatch.setattr(services, "library_map_refresh", real_refresh)
+        with django_capture_on_commit_callbacks(execute=True):
+            for callback in queued:
+                callback()
+        assert not services.library_map_state(alice, refresh=False).stale
+        assert len(LibraryMap.objects.get(reader=alice).points["code"]) == 6
+
+    def test_it_changes_nothing_when_run_twice(self, alice: User) -> None:
+        _embedded_library(alice)
+        refresh_library_map(alice.pk)
+        first = LibraryMap.objects.get(reader=alice)
+        refresh_library_map(alice.pk)
+        second = LibraryMap.objects.get(reader=alice)
+        assert (first.signature, first.points, first.regions) == (
+            second.signature,
+            second.points,
+            second.regions,
+        )

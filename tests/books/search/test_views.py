@@ -16,6 +16,7 @@ from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
 from books.search.search import NOTICE_MODEL_UNAVAILABLE
 from books.search.views import mark_words
+from exogram.reader_slots import reader_slot_release, reader_slot_take, searches_at_once
 
 
 def _book(reader: User, title: str, authors: str = "") -> Book:
@@ -270,3 +271,23 @@ class MarkWordsTests:
 
     def test_it_marks_nothing_without_words(self) -> None:
         assert mark_words("<i>x</i>", frozenset()) == "&lt;i&gt;x&lt;/i&gt;"
+
+
+@pytest.mark.django_db
+class SearchesAtOnceTests:
+    def test_it_refuses_a_search_past_the_readers_searches_at_once(
+        self, alice: User, alice_client: Client, bob_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        for _ in range(searches_at_once()):  # as many of alice's searches still running
+            reader_slot_take(kind="search", reader_id=alice.pk, limit=searches_at_once())
+        for url in (reverse("search"), reverse("search_json")):
+            refused = alice_client.get(url, {"q": "memory"})
+            assert refused.status_code == 429
+            assert refused["Retry-After"]
+            assert "other searches are still running" in refused.content.decode()
+        # Another reader searches as usual.
+        assert bob_client.get(reverse("search"), {"q": "memory"}).status_code == 200
+        reader_slot_release(kind="search", reader_id=alice.pk)
+        assert alice_client.get(reverse("search"), {"q": "memory"}).status_code == 200
+        # Each finished search gave its slot back: the same number is free again.
+        assert alice_client.get(reverse("search"), {"q": "memory"}).status_code == 200

@@ -1,0 +1,217 @@
+"""One book is one book, in libraries imported before the identity rule
+(`books.importing.identity`) folded what it folds now.
+
+`books_merge_duplicates(reader=...)` re-reads every book of a reader under the current
+rule: a title line read the wrong way round is turned, `authors_normalized` is written
+again, and books that now share a key become the oldest of them. Nothing is lost: the
+highlights move (with their notes, tags, favourites, review state, connections and merge
+records); a highlight that both books held (the same passage, the same place) becomes one,
+keeping every note, tag and favourite of both and the longer review history. Connections
+between the two copies go: a connection is between two books. A book with no highlight
+at all (none alive, none deleted) goes; it was never a book the reader read.
+
+Each import runs it first (a few queries when nothing changed), and `manage.py
+merge_duplicate_books` runs it for every reader, so a re-import afterwards adds nothing.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import CharField, F, Q, Value
+from django.db.models.functions import Cast, Concat
+
+from accounts.models import User
+from books.importing.identity import (
+    book_key,
+    family_names,
+    highlight_dedupe_key,
+    may_name_a_known_author,
+    normalize_author,
+    normalize_title,
+    oriented_title_author,
+)
+from books.models import Book, Connection, Highlight, HighlightMerge
+
+
+@dataclass
+class BookMergeReport:
+    # kept book's title -> the titles (as written) of the books merged into it
+    merged: dict[str, list[str]] = field(default_factory=dict)
+    turned: list[str] = field(default_factory=list)  # titles read the right way round now
+    highlights_joined: int = 0  # highlights both copies held, now one
+    authors_renormalized: int = 0
+    empty_removed: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(
+            self.merged
+            or self.turned
+            or self.highlights_joined
+            or self.authors_renormalized
+            or self.empty_removed
+        )
+
+
+def books_merge_duplicates(*, reader: User) -> BookMergeReport:
+    report = BookMergeReport()
+    # Only what the rule reads: no timestamps to parse (every import calls this).
+    books = list(
+        Book.objects.filter(reader=reader)
+        .only("reader_id", "key", "title", "authors", "authors_normalized")
+        .order_by("pk")
+    )
+    _turn_round(books, report)
+    groups: defaultdict[str, list[Book]] = defaultdict(list)
+    for book in books:
+        groups[book_key(book.title, book.authors)].append(book)
+    with transaction.atomic():
+        # Keys about to change step aside first: the unique (reader, key) must hold after
+        # each statement, and a book's new key may be another's old one.
+        moving = [b.pk for k, group in groups.items() for b in group if b.key != k]
+        Book.objects.filter(pk__in=moving).update(
+            key=Concat(Value("\x1e"), Cast("pk", output_field=CharField()))
+        )
+        for key, group in groups.items():
+            kept, *absorbed = group
+            normalized = normalize_author(kept.authors)[:1000]
+            if not absorbed and kept.key == key and kept.authors_normalized == normalized:
+                continue
+            if kept.authors_normalized != normalized:
+                report.authors_renormalized += 1
+            if absorbed:
+                report.merged[kept.title] = [book.title for book in absorbed]
+                Highlight.objects.filter(book__in=absorbed).update(book=kept)
+                _keep_exclusions(kept, absorbed)
+                Book.objects.filter(pk__in=[book.pk for book in absorbed]).delete()
+            kept.key, kept.authors_normalized = key, normalized
+            kept.save(update_fields=["key", "authors_normalized", "title", "authors"])
+            if moving:
+                report.highlights_joined += _rekey_highlights(kept)
+        if report.merged:
+            # Pairs between two copies of one book are now within one book: not connections.
+            Connection.objects.filter(
+                reader=reader, highlight_a__book=F("highlight_b__book")
+            ).delete()
+        empty = Book.objects.filter(reader=reader, highlights__isnull=True)
+        report.empty_removed = list(empty.values_list("title", flat=True))
+        if report.empty_removed:
+            empty.delete()
+    return report
+
+
+def _keep_exclusions(kept: Book, absorbed: list[Book]) -> None:
+    """A copy the reader kept out of sharing keeps the merged book out too."""
+    from affinity.models import SharingProfile
+
+    through = SharingProfile.excluded_books.through
+    profiles = through.objects.filter(book__in=absorbed).values_list("sharingprofile_id", flat=True)
+    for profile_id in set(profiles):
+        through.objects.get_or_create(sharingprofile_id=profile_id, book_id=kept.pk)
+
+
+def _turn_round(books: list[Book], report: BookMergeReport) -> None:
+    """Title and author of books read from a dashed title line the wrong way round."""
+    titles_by_author: defaultdict[str, set[str]] = defaultdict(set)
+    for book in books:
+        if book.authors:
+            titles_by_author[normalize_author(book.authors)].add(normalize_title(book.title))
+    families = family_names(titles_by_author)
+    for book in books:
+        if not may_name_a_known_author(book.title, book.authors, families):
+            continue
+        own = normalize_title(book.title)
+        known = [name for name, titles in titles_by_author.items() if titles - {own}]
+        title, authors = oriented_title_author(book.title, book.authors, known)
+        if (title, authors) != (book.title, book.authors):
+            report.turned.append(title)
+            book.title, book.authors = title[:1000], authors[:1000]
+
+
+def _rekey_highlights(book: Book) -> int:
+    """Every highlight of the book under the book's key; returns how many were joined."""
+    by_key: defaultdict[str, list[Highlight]] = defaultdict(list)
+    highlights = book.highlights.order_by("deleted_at", "pk").only(
+        "kind", "page", "location_start", "location_end", "text", "dedupe_key", "deleted_at"
+    )
+    for highlight in highlights:
+        key = highlight_dedupe_key(
+            book_key=book.key,
+            kind=highlight.kind,
+            page=highlight.page,
+            start=highlight.location_start,
+            end=highlight.location_end,
+            text=highlight.text,
+        )
+        by_key[key].append(highlight)
+    joined = 0
+    changed = []
+    for key, same in by_key.items():
+        # Alive first, then the oldest: the survivor is what the reader sees now.
+        survivor, *copies = same
+        for copy in copies:
+            _join(survivor, copy)
+            joined += 1
+        if survivor.dedupe_key != key:
+            survivor.dedupe_key = key
+            changed.append(survivor)
+    Highlight.objects.bulk_update(changed, ["dedupe_key"], batch_size=1000)
+    return joined
+
+
+def _join(survivor: Highlight, copy: Highlight) -> None:
+    """Everything of the reader's on `copy` goes to `survivor`; then `copy` goes."""
+    from review.models import ReviewCard, ReviewState, WordCard
+
+    survivor.refresh_from_db()
+    copy.refresh_from_db()
+    fields = ["note", "note_edited", "favourite", "chapter", "colour", "added_at", "added_raw"]
+    if copy.note.strip() and copy.note.strip() not in survivor.note:
+        survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
+        survivor.note_edited = survivor.note_edited or copy.note_edited
+    survivor.favourite = survivor.favourite or copy.favourite
+    survivor.chapter = survivor.chapter or copy.chapter
+    survivor.colour = survivor.colour or copy.colour
+    if copy.added_at and (survivor.added_at is None or copy.added_at < survivor.added_at):
+        survivor.added_at, survivor.added_raw = copy.added_at, copy.added_raw
+    if survivor.deleted_at is not None and copy.deleted_at is None:
+        # Deleted in one copy, kept in the other: kept, nothing of the reader's is lost.
+        survivor.deleted_at = None
+        fields.append("deleted_at")
+    survivor.refresh_search_text()
+    survivor.save(update_fields=[*fields, "search_text"])
+    survivor.tags.add(*copy.tags.all())
+    HighlightMerge.objects.filter(highlight=copy).update(highlight=survivor)
+    WordCard.objects.filter(highlight=copy).update(highlight=survivor)
+    days = ReviewCard.objects.filter(highlight=survivor).values_list("day", flat=True)
+    ReviewCard.objects.filter(highlight=copy).exclude(day__in=list(days)).update(highlight=survivor)
+    states = {s.highlight_id: s for s in ReviewState.objects.filter(highlight__in=[survivor, copy])}
+    mine, theirs = states.get(survivor.pk), states.get(copy.pk)
+    if theirs is not None and (mine is None or theirs.reviews > mine.reviews):
+        if mine is not None:
+            mine.delete()
+        theirs.highlight = survivor
+        theirs.save(update_fields=["highlight"])
+    _move_connections(survivor, copy)
+    copy.delete()
+
+
+def _move_connections(survivor: Highlight, copy: Highlight) -> None:
+    existing = set(
+        Connection.objects.filter(Q(highlight_a=survivor) | Q(highlight_b=survivor)).values_list(
+            "highlight_a_id", "highlight_b_id"
+        )
+    )
+    for connection in Connection.objects.filter(Q(highlight_a=copy) | Q(highlight_b=copy)):
+        other = (
+            connection.highlight_b_id
+            if connection.highlight_a_id == copy.pk
+            else (connection.highlight_a_id)
+        )
+        pair = (min(other, survivor.pk), max(other, survivor.pk))
+        if other == survivor.pk or pair in existing:
+            continue  # cascades with the copy
+        connection.highlight_a_id, connection.highlight_b_id = pair
+        connection.save(update_fields=["highlight_a", "highlight_b"])
+        existing.add(pair)

@@ -1,0 +1,161 @@
+"""The reader's highlights of the books an import touches, indexed by position: where the
+import looks for versions of a passage (to merge) and for the highlight a note belongs to.
+
+Highlights are held by identity: new ones have no primary key until they are written.
+"""
+
+import re
+from bisect import bisect_right, insort
+
+from accounts.models import User
+from books.importing.merging import fold
+from books.models import Book, Highlight
+
+# Versions of one highlight are looked for among ranges that overlap or touch: 120-125 and
+# 126-130; in a page-only file, on the same or the next page.
+ADJACENT = 1
+# A merged page-only highlight is indexed on at most this many pages.
+_PAGE_SPAN_LIMIT = 50
+
+_PAGE_SPAN = re.compile(r"^(\d{1,7})(?:-(\d{1,7}))?$")
+
+
+def page_span(page: str) -> tuple[int, int] | None:
+    """Pages "12" and "13-14" as numbers; None for "xix" and other pages without numbers."""
+    found = _PAGE_SPAN.match(page)
+    if found is None:
+        return None
+    low, high = int(found.group(1)), int(found.group(2) or found.group(1))
+    return (low, high) if low <= high else (high, low)
+
+
+def _page_keys(page: str, *, reach: int = 0) -> list[str]:
+    span = page_span(page)
+    if span is None:
+        return [page]
+    low, high = span
+    high = min(high, low + _PAGE_SPAN_LIMIT)
+    return [str(number) for number in range(max(0, low - reach), high + reach + 1)]
+
+
+class Library:
+    """The reader's highlights of the touched books, indexed by position for merging and notes."""
+
+    def __init__(self, reader: User, books: dict[str, Book]) -> None:
+        self.keys: dict[str, Highlight] = {}
+        self._folded: dict[int, str] = {}
+        # First-seen order: a tie-break that makes every choice the same on every run.
+        self._order: dict[int, int] = {}
+        # per book: sorted (location start, serial); a highlight that moves gets a new
+        # serial, and the old entry is skipped from then on
+        self._starts: dict[int, list[tuple[int, int]]] = {}
+        self._at_serial: dict[int, Highlight] = {}
+        self._serial_of: dict[int, int] = {}
+        self._pages: dict[int, dict[str, list[Highlight]]] = {}
+        # The longest range per book bounds how far back an overlapping one can start.
+        self._longest: dict[int, int] = {}
+        self._serial = 0
+        by_pk = {book.pk: book for book in books.values()}
+        # Only what merging and notes read: not the vectors (384 floats a row), not the
+        # search copy, and fewer timestamps to parse.
+        existing = Highlight.objects.filter(reader=reader, book__in=list(by_pk)).only(
+            "reader_id", "book_id", "kind", "text", "note", "note_edited", "note_added_at",
+            "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
+            "deleted_at", "embedding_status", "is_word", "language",
+        ).order_by("pk")  # fmt: skip
+        for highlight in existing:
+            # The book is at hand: refresh_search_text() must not fetch it row by row.
+            highlight.book = by_pk[highlight.book_id]
+            self.add(highlight)
+
+    def folded(self, highlight: Highlight) -> str:
+        return self._folded[id(highlight)]
+
+    def add(self, highlight: Highlight) -> None:
+        self.keys[highlight.dedupe_key] = highlight
+        if highlight.kind != Highlight.Kind.HIGHLIGHT:
+            return
+        self._folded[id(highlight)] = fold(highlight.text)
+        self._order.setdefault(id(highlight), len(self._order))
+        if highlight.location_start is not None:
+            self._serial += 1
+            self._at_serial[self._serial] = highlight
+            self._serial_of[id(highlight)] = self._serial
+            starts = self._starts.setdefault(highlight.book_id, [])
+            insort(starts, (highlight.location_start, self._serial))
+            length = (highlight.location_end or highlight.location_start) - highlight.location_start
+            self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
+        elif highlight.page:
+            pages = self._pages.setdefault(highlight.book_id, {})
+            for page in _page_keys(highlight.page):
+                pages.setdefault(page, []).append(highlight)
+
+    def remove(self, highlight: Highlight) -> None:
+        """Take a highlight out of the indexes, before it moves or when it is merged away."""
+        if self.keys.get(highlight.dedupe_key) is highlight:
+            del self.keys[highlight.dedupe_key]
+        if highlight.kind != Highlight.Kind.HIGHLIGHT:
+            return
+        serial = self._serial_of.pop(id(highlight), None)
+        if serial is not None:
+            del self._at_serial[serial]
+        elif highlight.page:
+            pages = self._pages.get(highlight.book_id, {})
+            for page in _page_keys(highlight.page):
+                pages[page] = [h for h in pages.get(page, []) if h is not highlight]
+
+    def near(self, book_id: int, start: int, end: int, reach_before: int = 0) -> list[Highlight]:
+        """Highlights of a book whose range overlaps [start - reach_before, end]."""
+        starts = self._starts.get(book_id, [])
+        index = bisect_right(starts, (end, 1 << 62))
+        found = []
+        while index > 0:
+            index -= 1
+            cand_start, serial = starts[index]
+            if cand_start < start - reach_before - self._longest.get(book_id, 0):
+                break
+            cand = self._at_serial.get(serial)
+            if cand is None:
+                continue
+            cand_end = cand.location_end or cand_start
+            if cand_end >= start - reach_before:
+                found.append(cand)
+        return found
+
+    def on_page(self, book_id: int, page: str, *, reach: int = 0) -> list[Highlight]:
+        """Page-only highlights of a book on this page (and `reach` pages either side)."""
+        pages = self._pages.get(book_id, {})
+        found: dict[int, Highlight] = {}
+        for key in _page_keys(page, reach=reach):
+            for highlight in pages.get(key, []):
+                found.setdefault(id(highlight), highlight)
+        return list(found.values())
+
+    def neighbours(
+        self, book_id: int, start: int | None, end: int | None, page: str | None
+    ) -> list[Highlight]:
+        """Highlights that could be versions of one here: alive first, in reading order."""
+        if start is not None:
+            found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
+        elif page:
+            found = self.on_page(book_id, page, reach=ADJACENT)
+        else:
+            return []
+        if len(found) < 2:
+            return found
+        return sorted(
+            found, key=lambda h: (h.deleted_at is not None, position(h), self._order[id(h)])
+        )
+
+    def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
+        found = self.neighbours(
+            highlight.book_id, highlight.location_start, highlight.location_end, highlight.page
+        )
+        return [h for h in found if h is not highlight]
+
+
+def position(highlight: Highlight) -> tuple[int, int]:
+    """Where a highlight starts and ends in the book: its locations, else its pages."""
+    if highlight.location_start is not None:
+        return highlight.location_start, highlight.location_end or highlight.location_start
+    return page_span(highlight.page) or (0, 0)

@@ -1,0 +1,122 @@
+"""The reader's books for a file's clippings: found by `identity.book_key`, created when
+new, never created for a book that brings nothing to show.
+
+A title line read the wrong way round (`Milan Kundera - La Fête de l'insignifiance`) is
+turned round first, by the authors of the reader's other books, in the file and in the
+library; so every later step (parts of a large file, notes, enrichment) sees one book.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from accounts.models import User
+from books.importing.clippings import Clipping
+from books.importing.identity import (
+    book_key,
+    family_names,
+    may_name_a_known_author,
+    normalize_author,
+    normalize_title,
+    oriented_title_author,
+)
+from books.models import Book
+
+
+def book_key_of(clipping: Clipping) -> str:
+    return book_key(clipping.title, clipping.author)
+
+
+def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:
+    """Turn round, in place, the title lines whose sides the reader's other books name.
+
+    Returns how many clippings were turned. A name counts as an author when another
+    book (another title) has it as its author: the swapped line's own "author" is only
+    ever the author of itself.
+    """
+    titles_by_author: defaultdict[str, set[str]] = defaultdict(set)
+    pairs = {(c.title, c.author) for c in clippings}
+    for title, author in pairs:
+        if author:
+            titles_by_author[normalize_author(author)].add(normalize_title(title))
+    for title, authors in Book.objects.filter(reader=reader).values_list("title", "authors"):
+        if authors:
+            titles_by_author[normalize_author(authors)].add(normalize_title(title))
+    families = family_names(titles_by_author)
+    turned: dict[tuple[str, str], tuple[str, str]] = {}
+    for title, author in pairs:
+        if not may_name_a_known_author(title, author, families):
+            continue
+        own = normalize_title(title)
+        known = [name for name, titles in titles_by_author.items() if titles - {own}]
+        oriented = oriented_title_author(title, author, known)
+        if oriented != (title, author):
+            turned[(title, author)] = oriented
+    count = 0
+    for clipping in clippings:
+        new = turned.get((clipping.title, clipping.author))
+        if new is not None:
+            clipping.title, clipping.author = new
+            count += 1
+    return count
+
+
+@dataclass
+class FileBooks:
+    """The file's books by key, and the books it named but brought nothing of."""
+
+    books: dict[str, Book]
+    # title -> why nothing was kept ("48 entries, all at the publisher's clipping limit")
+    empty: dict[str, str] = field(default_factory=dict)
+
+
+def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
+    """The reader's Book for each key among the clippings, created when missing; none for
+    a book whose every entry is a bookmark or a clipping-limit placeholder."""
+    wanted: dict[str, Clipping] = {}
+    kept: set[str] = set()
+    entries: defaultdict[str, list[Clipping]] = defaultdict(list)
+    for clipping in clippings:
+        key = book_key_of(clipping)
+        wanted.setdefault(key, clipping)
+        entries[key].append(clipping)
+        # What the import keeps: highlights (an image highlight has no text but a place
+        # and a date) and notes; not bookmarks, not a placeholder with nothing before it.
+        if clipping.kind != "bookmark" and not (clipping.truncated and not clipping.text):
+            kept.add(key)
+    books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
+    empty = {
+        wanted[key].title.strip() or "Untitled": _why_empty(entries[key])
+        for key in wanted
+        if key not in kept and key not in books
+    }
+    missing = [
+        Book(
+            reader=reader,
+            key=key,
+            title=c.title.strip()[:1000] or "Untitled",
+            authors=c.author.strip()[:1000],
+            authors_normalized=normalize_author(c.author)[:1000],
+        )
+        for key, c in wanted.items()
+        if key not in books and key in kept
+    ]
+    for book in Book.objects.bulk_create(missing):
+        books[book.key] = book
+    return FileBooks(books=books, empty=empty)
+
+
+def _why_empty(entries: list[Clipping]) -> str:
+    limited = sum(1 for c in entries if c.truncated)
+    bookmarks = sum(1 for c in entries if c.kind == "bookmark")
+    parts = []
+    if limited:
+        parts.append(
+            f"{limited} entr{'y' if limited == 1 else 'ies'} at the publisher's clipping limit"
+        )
+    if bookmarks:
+        parts.append(f"{bookmarks} bookmark{'' if bookmarks == 1 else 's'}")
+    others = len(entries) - limited - bookmarks
+    if others:
+        parts.append(f"{others} entr{'y' if others == 1 else 'ies'} with no text")
+    return ", ".join(parts) + ": no highlight or note to keep"

@@ -1,0 +1,105 @@
+"""The map page, the JSON the browser draws it from, and one point read on tap."""
+
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.views.decorators.gzip import gzip_page
+from django.views.decorators.http import require_GET
+
+from accounts.models import User
+from books.library_map.services import (
+    SCALE,
+    MapCounts,
+    MapState,
+    library_map_state,
+    map_counts,
+    map_point,
+)
+from books.models import Highlight, LibraryMap
+
+
+def _reader(request: HttpRequest) -> User:
+    assert isinstance(request.user, User)
+    return request.user
+
+
+def _summary(request: HttpRequest, state: MapState, counts: MapCounts) -> str:
+    """What the map shows and what it does not yet, said the same way by the page and by
+    the JSON that replaces it when a new map lands."""
+    books = state.the_map.books if state.the_map and not state.drawing else []
+    context = {"counts": counts, "books": len(books), "state": state}
+    return render_to_string("books/_map_summary.html", context, request=request)
+
+
+def _counts(reader: User, state: MapState) -> MapCounts:
+    return map_counts(reader, None if state.drawing else state.the_map)
+
+
+@require_GET
+@login_required
+def semantic_map(request: HttpRequest) -> HttpResponse:
+    """The page: small and fast; the points come from map_data, drawn by static/js/map.js."""
+    reader = _reader(request)
+    state = library_map_state(reader)
+    books = state.the_map.books if state.the_map and not state.drawing else []
+    counts = _counts(reader, state)
+    context = {
+        "state": state,
+        "books": sorted(enumerate(books), key=lambda item: (-item[1]["count"], item[1]["title"])),
+        "placed": sum(book["count"] for book in books),
+        "counts": counts,
+        "summary": _summary(request, state, counts),
+        "regions": state.the_map.regions if state.the_map and not state.drawing else [],
+    }
+    return render(request, "books/map.html", context)
+
+
+@require_GET
+@login_required
+@gzip_page  # 20,000 points are ~300 KB of JSON, ~80 KB gzipped; nothing secret to leak by size
+def map_data(request: HttpRequest) -> JsonResponse:
+    """The stored map as the browser draws it, and whether a newer one is being drawn."""
+    reader = _reader(request)
+    state = library_map_state(reader)
+    summary = _summary(request, state, _counts(reader, state))
+    if state.the_map is None or state.drawing:
+        status = "drawing" if state.drawing else "empty"
+        return JsonResponse({"status": status, "stale": state.stale, "summary": summary})
+    the_map = state.the_map
+    return JsonResponse(
+        {
+            "status": "ready",
+            "stale": state.stale,
+            "scale": SCALE,
+            "points": {key: the_map.points[key] for key in ("x", "y", "book")},
+            "books": the_map.books,
+            "regions": the_map.regions,
+            "summary": summary,
+        }
+    )
+
+
+@require_GET
+@login_required
+def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
+    """One point of the reader's own map, to read on tap: its text, book and link."""
+    reader = _reader(request)
+    the_map = get_object_or_404(LibraryMap, reader=reader)
+    code = map_point(the_map, index)
+    if code is None:
+        raise Http404("No such point on your map.")
+    highlight = get_object_or_404(
+        Highlight.objects.alive().select_related("book"), code=UUID(code), reader=reader
+    )
+    return JsonResponse(
+        {
+            "text": highlight.text or highlight.note,
+            "note": highlight.note if highlight.text else "",
+            "title": highlight.book.title,
+            "authors": highlight.book.authors,
+            "url": highlight.get_absolute_url(),
+        }
+    )

@@ -1,0 +1,180 @@
+"""A library imported under the older rule: its twin books become one, nothing lost."""
+
+from datetime import date
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from accounts.models import User
+from affinity.models import SharingProfile
+from books.importing.identity import highlight_dedupe_key
+from books.importing.services import clippings_import
+from books.models import Book, Connection, Highlight, Tag
+from review.models import ReviewState
+from tests.books.kindle import Entry, clippings_file
+
+# Real title lines, one device's straight apostrophe and another's curly one.
+STRAIGHT = "It Doesn't Have to Be Crazy at Work (Jason Fried)"
+CURLY = "It Doesn\u2019t Have to Be Crazy at Work (Jason Fried)"
+CALM = "Calm is a choice, like anything else."
+HOURS = "Long hours are not a badge of honour."
+OTHER = "Anger passes if you let it; venting only feeds it."
+
+
+def _import(reader: User, *entries: Entry, name: str = "clips.txt"):  # type: ignore[no-untyped-def]
+    return clippings_import(reader=reader, data=clippings_file(*entries), file_name=name)
+
+
+def _old_rule_twin(reader: User) -> Book:
+    """The curly-apostrophe book as the older rule stored it: its own key, its own rows."""
+    key = "it doesn\u2019t have to be crazy at work\x1fjason fried"
+    twin = Book.objects.create(
+        reader=reader,
+        key=key,
+        title="It Doesn\u2019t Have to Be Crazy at Work",
+        authors="Jason Fried",
+        authors_normalized="jason fried",
+    )
+    for text, where in ((CALM, (100, 101)), (HOURS, (200, 202))):
+        Highlight.objects.create(
+            reader=reader,
+            book=twin,
+            text=text,
+            location_start=where[0],
+            location_end=where[1],
+            dedupe_key=highlight_dedupe_key(
+                book_key=key, kind="highlight", page="", start=where[0], end=where[1], text=text
+            ),
+        )
+    return twin
+
+
+@pytest.fixture
+def twins(alice: User) -> tuple[Book, Book]:
+    _import(
+        alice,
+        Entry(STRAIGHT, CALM, location="100-101"),
+        Entry("Meditations (Marcus Aurelius)", OTHER, location="50-51"),
+    )
+    kept = Book.objects.get(reader=alice, title__startswith="It Doesn't")
+    return kept, _old_rule_twin(alice)
+
+
+def _merge(**options: str) -> str:
+    out = StringIO()
+    call_command("merge_duplicate_books", stdout=out, **options)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+class BookMergeTests:
+    def test_it_merges_twin_books_into_the_older_one(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        kept, twin = twins
+
+        out = _merge()
+
+        assert "merged 'It Doesn\u2019t Have to Be Crazy at Work'" in out
+        assert not Book.objects.filter(pk=twin.pk).exists()
+        assert sorted(kept.highlights.values_list("text", flat=True)) == [CALM, HOURS]
+
+    def test_it_keeps_everything_the_reader_did_on_either_copy(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        kept, twin = twins
+        mine = kept.highlights.get(text=CALM)
+        theirs = twin.highlights.get(text=CALM)
+        hours = twin.highlights.get(text=HOURS)
+        other = Highlight.objects.get(reader=alice, text=OTHER)
+        theirs.note, theirs.favourite = "Remember this on Mondays.", True
+        theirs.save()
+        theirs.tags.add(Tag.objects.create(reader=alice, name="calm"))
+        ReviewState.objects.create(reader=alice, highlight=theirs, due=date(2026, 1, 5), reviews=4)
+        SharingProfile.objects.create(reader=alice).excluded_books.add(twin)
+        for a, b in ((theirs, other), (hours, other), (mine, theirs)):
+            Connection.objects.create(
+                reader=alice,
+                highlight_a_id=min(a.pk, b.pk),
+                highlight_b_id=max(a.pk, b.pk),
+                distance=0.2,
+                embedding_model="test",
+            )
+
+        _merge(user="alice")
+
+        joined = Highlight.objects.get(pk=mine.pk)
+        assert joined.note == "Remember this on Mondays."
+        assert joined.favourite
+        assert list(joined.tags.values_list("name", flat=True)) == ["calm"]
+        assert ReviewState.objects.get(highlight=joined).reviews == 4
+        pairs = set(Connection.objects.values_list("highlight_a_id", "highlight_b_id"))
+        assert pairs == {
+            (min(mine.pk, other.pk), max(mine.pk, other.pk)),
+            (min(hours.pk, other.pk), max(hours.pk, other.pk)),
+        }
+        assert Highlight.objects.get(pk=hours.pk).book_id == kept.pk
+        assert list(SharingProfile.objects.get(reader=alice).excluded_books.all()) == [kept]
+
+    def test_it_adds_nothing_on_a_re_import_afterwards(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        _merge()
+
+        again = _import(
+            alice,
+            Entry(CURLY, CALM, location="100-101"),
+            Entry(CURLY, HOURS, location="200-202"),
+            Entry(STRAIGHT, CALM, location="100-101"),
+            name="again.txt",
+        )
+
+        assert again.counts["new_highlights"] == 0
+        assert Book.objects.filter(reader=alice).count() == 2
+        assert Highlight.objects.filter(reader=alice).count() == 3
+
+    def test_it_merges_on_the_next_import_without_the_command(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        again = _import(alice, Entry(CURLY, HOURS, location="200-202"), name="again.txt")
+
+        assert again.counts["new_highlights"] == 0
+        assert Book.objects.filter(reader=alice, title__contains="Crazy").count() == 1
+
+    def test_it_turns_round_a_book_read_the_wrong_way(self, alice: User) -> None:
+        _import(alice, Entry("La Plaisanterie (Milan Kundera)", "Un optimiste.", location="10"))
+        Book.objects.create(
+            reader=alice, key="old", title="Milan Kundera", authors="La Fête de l'insignifiance"
+        )
+        Highlight.objects.create(
+            reader=alice, book=Book.objects.get(key="old"), text="L'essence.", dedupe_key="x"
+        )
+
+        out = _merge()
+
+        assert 'turned round: "La Fête de l\'insignifiance"' in out
+        fete = Book.objects.get(reader=alice, title="La Fête de l'insignifiance")
+        assert (fete.authors, fete.authors_normalized) == ("Milan Kundera", "milan kundera")
+
+    def test_it_removes_books_with_no_highlight_and_renormalizes_authors(
+        self, alice: User, bob: User
+    ) -> None:
+        Book.objects.create(reader=alice, key="k", title="Bookmarked Only", authors="A")
+        _import(bob, Entry("How Not to Diet (Michael Greger, M.D., FACLM)", OTHER))
+        Book.objects.filter(reader=bob).update(authors_normalized="michael greger, m d, faclm")
+
+        out = _merge()
+
+        assert "removed 'Bookmarked Only'" in out
+        assert not Book.objects.filter(reader=alice).exists()
+        assert Book.objects.get(reader=bob).authors_normalized == "michael greger"
+
+    def test_it_changes_nothing_the_second_time(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        _merge()
+        keys = sorted(Highlight.objects.values_list("dedupe_key", flat=True))
+
+        assert _merge().strip().startswith("0 libraries changed")
+        assert sorted(Highlight.objects.values_list("dedupe_key", flat=True)) == keys

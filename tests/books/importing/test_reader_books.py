@@ -1,0 +1,120 @@
+"""Which books an import makes: one per book, the right way round, none for nothing."""
+
+# Real title lines and names: their curly quotes, dashes and full-width forms are the point.
+# ruff: noqa: RUF001
+
+import pytest
+
+from accounts.models import User
+from books.exporting.library import books_to_export
+from books.importing.services import clippings_import
+from books.models import Book, Highlight
+from books.selectors import books_for, library_counts
+from tests.books.kindle import Entry, clippings_file
+
+STRAIGHT = "It Doesn't Have to Be Crazy at Work (Jason Fried;David Heinemeier Hansson)"
+CURLY = "It Doesn’t Have to Be Crazy at Work (David Heinemeier Hansson;Jason Fried)"
+KUNDERA = "Milan Kundera"
+LIMITED = "Le Livre verrouillé (Camille Morel)"
+BOOKMARKED = "A Book Only Bookmarked (Noor Saleh)"
+
+
+def _import(reader: User, *entries: Entry, name: str = "clips.txt"):  # type: ignore[no-untyped-def]
+    return clippings_import(reader=reader, data=clippings_file(*entries), file_name=name)
+
+
+@pytest.mark.django_db
+class BookIdentityImportTests:
+    def test_it_makes_one_book_of_two_title_lines_of_one_book(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry(STRAIGHT, "Calm is a choice, like anything else.", location="100-101"),
+            Entry(CURLY, "Calm is a choice, like anything else.", location="100-101"),
+            Entry(CURLY, "Long hours are not a badge of honour.", location="200-202"),
+        )
+
+        assert Book.objects.filter(reader=alice).count() == 1
+        assert Highlight.objects.filter(reader=alice).count() == 2
+
+    def test_it_reads_a_dashed_title_line_by_the_files_other_books(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry(
+                f"La Plaisanterie ({KUNDERA})", "Un optimiste est opium du peuple.", location="10"
+            ),
+            Entry(
+                f"L'Immortalité ({KUNDERA})",
+                "Le geste est plus individuel que l'individu.",
+                location="20",
+            ),
+            Entry(
+                f"{KUNDERA} - La Fête de l'insignifiance",
+                "L'insignifiance, c'est l'essence.",
+                location="30",
+            ),
+        )
+
+        fete = Book.objects.get(reader=alice, title="La Fête de l'insignifiance")
+        assert fete.authors == KUNDERA
+        assert fete.authors_normalized == "milan kundera"
+        assert not Book.objects.filter(reader=alice, title=KUNDERA).exists()
+
+    def test_it_reads_a_dashed_title_line_by_the_library(self, alice: User) -> None:
+        _import(alice, Entry(f"La Plaisanterie ({KUNDERA})", "Un optimiste.", location="10"))
+        _import(
+            alice,
+            Entry(f"{KUNDERA} - La Fête de l'insignifiance", "L'essence.", location="30"),
+            name="later.txt",
+        )
+
+        assert Book.objects.get(reader=alice, title="La Fête de l'insignifiance").authors == KUNDERA
+
+    def test_it_adds_nothing_when_the_other_title_line_comes_later(self, alice: User) -> None:
+        _import(alice, Entry(STRAIGHT, "Calm is a choice.", location="100-101"))
+        again = _import(alice, Entry(CURLY, "Calm is a choice.", location="100-101"), name="b.txt")
+
+        assert again.counts["new_highlights"] == 0
+        assert again.counts["duplicates_skipped"] == 1
+        assert Book.objects.filter(reader=alice).count() == 1
+
+
+@pytest.mark.django_db
+class EmptyBookTests:
+    def _file(self) -> list[Entry]:
+        limit = "<You have reached the clipping limit for this item>"
+        return [
+            Entry(STRAIGHT, "Calm is a choice.", location="100-101"),
+            *[Entry(LIMITED, limit, location=f"{n}0-{n}1") for n in range(1, 4)],
+            Entry(BOOKMARKED, "", kind="Bookmark", location="55"),
+        ]
+
+    def test_it_makes_no_book_of_placeholders_and_bookmarks_and_says_why(self, alice: User) -> None:
+        the_import = _import(alice, *self._file())
+
+        assert list(Book.objects.filter(reader=alice).values_list("title", flat=True)) == [
+            "It Doesn't Have to Be Crazy at Work"
+        ]
+        assert the_import.counts["books_with_nothing"] == {
+            "A Book Only Bookmarked": "1 bookmark: no highlight or note to keep",
+            "Le Livre verrouillé": (
+                "3 entries at the publisher's clipping limit: no highlight or note to keep"
+            ),
+        }
+
+    def test_it_counts_on_home_the_books_the_exports_hold(self, alice: User) -> None:
+        _import(alice, *self._file())
+        _import(alice, Entry("Gone Soon (Ana Ferreira)", "A passage.", location="9"), name="b.txt")
+        Highlight.objects.filter(book__title="Gone Soon").update(deleted_at="2026-01-01T00:00Z")
+
+        exported = [export.book.title for export in books_to_export(alice)]
+        assert library_counts(alice).books == len(exported) == 1
+        assert [book.title for book in books_for(alice)] == exported
+
+    def test_it_shows_the_reason_on_the_import_report(self, alice: User, alice_client) -> None:  # type: ignore[no-untyped-def]
+        the_import = _import(alice, *self._file())
+
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "Not added as books" in page
+        assert "A Book Only Bookmarked" in page
+        assert "3 entries at the publisher&#x27;s clipping limit" in page

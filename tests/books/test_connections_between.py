@@ -1,0 +1,79 @@
+"""A book page's "see pairs" for a connected book lists the pairs between the two books."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.models import Book, Connection, Highlight
+from tests.books.library import book_of, highlight_in
+
+MODEL = "test-model@00000000"
+
+
+def _connect(a: Highlight, b: Highlight, distance: float = 0.05) -> None:
+    first, second = sorted((a, b), key=lambda h: h.pk)
+    Connection.objects.create(
+        reader_id=a.reader_id, highlight_a=first, highlight_b=second, distance=distance,
+        embedding_model=MODEL,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def shelf(alice: User) -> dict[str, Book]:
+    habits = book_of(alice, "Atomic Habits", "James Clear")
+    power = book_of(alice, "The Power of Habit", "Charles Duhigg")
+    sea = book_of(alice, "The Sea Around Us", "Rachel Carson")
+    cue = highlight_in(habits, "Every habit starts with a cue that tells you to act.", location=1)
+    loop = highlight_in(power, "The habit loop is a cue, a routine and a reward.", location=2)
+    tide = highlight_in(sea, "The tides follow the moon around the turning earth.", location=3)
+    _connect(cue, loop)
+    _connect(cue, tide, distance=0.06)
+    return {"habits": habits, "power": power, "sea": sea}
+
+
+@pytest.mark.django_db
+class ConnectionsBetweenBooksTests:
+    def test_it_links_each_connected_book_to_the_pairs_between_them(
+        self, shelf: dict[str, Book], alice_client: Client
+    ) -> None:
+        habits, power = shelf["habits"], shelf["power"]
+        page = alice_client.get(habits.get_absolute_url()).content.decode()
+        expected = f"{reverse('connections')}?book={habits.code}&amp;other={power.code}"
+        assert f'href="{expected}"' in page
+
+    def test_it_lists_only_the_pairs_between_the_two_books(
+        self, shelf: dict[str, Book], alice_client: Client
+    ) -> None:
+        habits, power = shelf["habits"], shelf["power"]
+        url = reverse("connections")
+        every = alice_client.get(url, {"book": str(habits.code)}).content.decode()
+        assert "habit loop" in every
+        assert "tides follow the moon" in every
+        between = alice_client.get(url, {"book": str(habits.code), "other": str(power.code)})
+        content = between.content.decode()
+        assert "habit loop" in content
+        assert "tides follow the moon" not in content
+        assert "Pairs between" in content
+        # Either book may be named first.
+        reverse_order = alice_client.get(url, {"book": str(power.code), "other": str(habits.code)})
+        assert "habit loop" in reverse_order.content.decode()
+
+    def test_it_is_not_found_for_another_readers_book(
+        self, shelf: dict[str, Book], bob: User, bob_client: Client
+    ) -> None:
+        mine = book_of(bob, "Bob's Book")
+        response = bob_client.get(
+            reverse("connections"), {"book": str(mine.code), "other": str(shelf["power"].code)}
+        )
+        assert response.status_code == 404
+
+    def test_it_sends_anonymous_readers_to_log_in(
+        self, shelf: dict[str, Book], client: Client
+    ) -> None:
+        response = client.get(
+            reverse("connections"),
+            {"book": str(shelf["habits"].code), "other": str(shelf["power"].code)},
+        )
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
