@@ -68,7 +68,8 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 if discoverable:
                     messages.success(
                         request,
-                        f"You share your reading as {form.cleaned_data['display_name']}.",
+                        gettext("You share your reading as %(name)s.")
+                        % {"name": form.cleaned_data["display_name"]},
                     )
                     return redirect("kindred")
                 messages.success(
