@@ -1,6 +1,7 @@
 """The templates mark every word a reader sees, and the Spanish catalogue translates them all."""
 
 import gettext
+import re
 from pathlib import Path
 
 from tests.i18n.po_file import po_entries
@@ -68,3 +69,15 @@ class SpanishCatalogueTests:
     def test_it_has_only_entries_for_messages_in_the_sources(self) -> None:
         # Obsolete entries (#~) are what makemessages leaves of a message no longer used.
         assert "\n#~ " not in PO.read_text(encoding="utf-8")
+
+    def test_it_holds_every_message_the_templates_mark(self) -> None:
+        # A string marked after the last makemessages would show in English.
+        msgids = {entry.msgid for entry in po_entries(PO)}
+        literal = re.compile(r"""\{% *translate +(?:"([^"]*)"|'([^']*)')""")
+        missing = []
+        for template in sorted((ROOT / "templates").rglob("*.*")):
+            for match in literal.finditer(template.read_text(encoding="utf-8")):
+                text = (match.group(1) or match.group(2) or "").replace("%", "%%")
+                if text and text not in msgids:
+                    missing.append(f"{template.relative_to(ROOT)}: {text}")
+        assert missing == []
