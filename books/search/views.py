@@ -37,7 +37,11 @@ class SearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=QUERY_MAX_LENGTH, label=_("Search for"))
     mode = forms.ChoiceField(
         required=False,
-        choices=[("auto", "Words and meaning"), ("keyword", "Words"), ("meaning", "Meaning")],
+        choices=[
+            ("auto", _("Words and meaning")),
+            ("keyword", _("Words")),
+            ("meaning", _("Meaning")),
+        ],
     )
     book = forms.UUIDField(required=False)
     author = forms.CharField(required=False, max_length=200)
@@ -46,7 +50,11 @@ class SearchForm(forms.Form):
     has_note = forms.ChoiceField(
         required=False,
         label=_("Note"),
-        choices=[("", "With or without"), ("yes", "With a note"), ("no", "Without a note")],
+        choices=[
+            ("", _("With or without")),
+            ("yes", _("With a note")),
+            ("no", _("Without a note")),
+        ],
     )
     recency = forms.BooleanField(required=False, label=_("Favour recent highlights"))
     page = forms.IntegerField(required=False, min_value=1, max_value=1000)
@@ -61,7 +69,7 @@ class SearchForm(forms.Form):
         cleaned = super().clean()
         start, end = (cleaned or {}).get("added_from"), (cleaned or {}).get("added_to")
         if start and end and start > end:
-            self.add_error("added_to", "The end of the range is before its start.")
+            self.add_error("added_to", _("The end of the range is before its start."))
         return cleaned
 
 
