@@ -7,7 +7,10 @@ from django.utils.translation import gettext_lazy as _
 class ImportForm(forms.Form):
     file = forms.FileField(
         label=_("Your clippings file"),
-        help_text=_("'My Clippings.txt' from your Kindle's documents folder."),
+        help_text=_(
+            "'My Clippings.txt' from your Kindle's documents folder, or a file (or zip) from "
+            "KOReader, a Kobo or Apple Books."
+        ),
     )
 
     def clean_file(self) -> UploadedFile[bytes]:

@@ -32,6 +32,7 @@ SLOW_MODULES = {
     "books/embedding/test_pipeline_bounds.py",
     "books/importing/test_background.py",
     "books/importing/test_fuzz.py",
+    "books/importing/test_device_fuzz.py",
     "books/importing/test_import_properties.py",
     "books/importing/test_clippings_properties.py",
     "books/test_evaluate_library.py",

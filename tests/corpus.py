@@ -18,3 +18,13 @@ def require_clippings() -> Path:
     if not CLIPPINGS.is_dir():
         pytest.skip(f"no clippings corpus at {CLIPPINGS}", allow_module_level=True)
     return CLIPPINGS
+
+
+READERS = CLIPPINGS.parent / "readers"
+
+
+def require_readers() -> Path:
+    """The shared folder of KOReader, Kobo and Apple Books files; skips when it is absent."""
+    if not READERS.is_dir():
+        pytest.skip(f"no readers' files at {READERS}", allow_module_level=True)
+    return READERS

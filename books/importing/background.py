@@ -289,6 +289,8 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         "truncated_by_book": dict(sorted(truncated.items())),
         "books_with_nothing": dict(sorted(nothing.items())),
     }
+    if result.skipped:
+        the_import.counts["skipped_in_file"] = dict(result.skipped)
     the_import.problems = problems
     the_import.save(update_fields=["counts", "problems"])
     # Sent once for the whole file: this import's new rows, and rows it changed.

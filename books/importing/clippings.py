@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
 from itertools import pairwise
@@ -83,7 +83,10 @@ class Problem:
 class ParseResult:
     clippings: list[Clipping]
     problems: list[Problem]
-    entries: int  # entries seen; each became exactly one clipping or one problem
+    entries: int  # entries seen; each became exactly one clipping or one problem…
+    # …or was skipped on purpose, counted by reason ("deleted", "hidden", "empty"): rows a
+    # device database keeps for what the reader removed.
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 NOT_A_CLIPPINGS_FILE = (

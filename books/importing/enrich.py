@@ -37,6 +37,9 @@ def _tag_name(name: str) -> str:
 def import_enrich(*, the_import: Import, result: ParseResult) -> None:
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
     if not rich:
+        if result.skipped:
+            the_import.counts = {**the_import.counts, "skipped_in_file": dict(result.skipped)}
+            the_import.save(update_fields=["counts"])
         return
     by_key = {_key(c): c for c in rich}
     highlights = Highlight.objects.filter(
@@ -63,6 +66,8 @@ def import_enrich(*, the_import: Import, result: ParseResult) -> None:
         "notes_attached": the_import.counts.get("notes_attached", 0) + counts["notes"],
         "favourites": counts["favourites"],
         "tags_added": counts["tags_added"],
+        # Rows a device keeps for what the reader removed: skipped, and said so.
+        **({"skipped_in_file": dict(result.skipped)} if result.skipped else {}),
     }
     the_import.save(update_fields=["counts"])
 

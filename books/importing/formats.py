@@ -11,7 +11,10 @@ import re
 
 from books.importing.bookcision_json import is_bookcision, parse_bookcision
 from books.importing.clippings import ParseResult, Problem, parse_clippings
+from books.importing.devices import LABELS as DEVICE_LABELS
+from books.importing.devices import detect_device, parse_device
 from books.importing.exogram_json import is_exogram, parse_exogram_json
+from books.importing.koreader import is_koreader_json, parse_koreader_json
 from books.importing.notebook_html import parse_notebook_html
 from books.importing.readwise_csv import parse_readwise_csv
 from books.importing.rich import decode_text
@@ -21,6 +24,7 @@ NOTEBOOK_HTML = "kindle-html"
 READWISE_CSV = "readwise-csv"
 BOOKCISION_JSON = "bookcision-json"
 EXOGRAM_JSON = "exogram-json"
+KOREADER_JSON = "koreader-json"
 UNKNOWN_JSON = "json"
 LABELS = {
     CLIPPINGS: "Kindle My Clippings",
@@ -28,6 +32,8 @@ LABELS = {
     READWISE_CSV: "Readwise CSV",
     BOOKCISION_JSON: "Bookcision JSON",
     EXOGRAM_JSON: "Exogram JSON",
+    KOREADER_JSON: "KOReader JSON export",
+    **DEVICE_LABELS,
     UNKNOWN_JSON: "JSON",
 }
 _NOTEBOOK_MARKS = re.compile(r"""class\s*=\s*["'][^"']*\b(?:noteHeading|bookTitle)\b""")
@@ -36,6 +42,9 @@ _SAMPLE = 65536
 
 def detect_format(data: bytes) -> str:
     """The format of an upload, read from its first bytes."""
+    device = detect_device(data)  # a device's database, a KOReader sidecar, a zip
+    if device is not None:
+        return device
     head = decode_text(data[:_SAMPLE]).lstrip("\ufeff \t\r\n")
     if head.startswith(("{", "[")):
         document = _json(data)
@@ -43,6 +52,8 @@ def detect_format(data: bytes) -> str:
             return EXOGRAM_JSON
         if is_bookcision(document):
             return BOOKCISION_JSON
+        if is_koreader_json(document):
+            return KOREADER_JSON
         if document is not None:
             return UNKNOWN_JSON
     if head.startswith("<") and _NOTEBOOK_MARKS.search(head):
@@ -76,19 +87,24 @@ def _has_highlight_column(head: str) -> bool:
 def parse_upload(data: bytes) -> ParseResult:
     """Parse an upload in whichever format it is. Never raises."""
     kind = detect_format(data)
+    if kind in DEVICE_LABELS:
+        return parse_device(data, kind)
     if kind == NOTEBOOK_HTML:
         return parse_notebook_html(data)
     if kind == READWISE_CSV:
         return parse_readwise_csv(data)
-    if kind in (EXOGRAM_JSON, BOOKCISION_JSON, UNKNOWN_JSON):
+    if kind in (EXOGRAM_JSON, BOOKCISION_JSON, KOREADER_JSON, UNKNOWN_JSON):
         document = _json(data)
+        if kind == KOREADER_JSON:
+            return parse_koreader_json(document)
         if kind == EXOGRAM_JSON:
             return parse_exogram_json(document)
         if kind == BOOKCISION_JSON:
             return parse_bookcision(document)
         message = (
-            "a JSON file that is neither an Exogram export ('format': 'exogram') nor a "
-            "Bookcision export (a book with 'title' and 'highlights')"
+            "a JSON file that is neither an Exogram export ('format': 'exogram'), a "
+            "Bookcision export (a book with 'title' and 'highlights') nor a KOReader "
+            "export (a 'documents' list)"
         )
         return ParseResult([], [Problem(1, message)], 1)
     return parse_clippings(data)

@@ -10,7 +10,7 @@ import codecs
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from books.importing.clippings import Clipping
+from books.importing.clippings import Clipping, ParseResult
 
 
 @dataclass(slots=True)
@@ -54,6 +54,16 @@ def rich_clipping(
         truncated=False,
         **extras,  # type: ignore[arg-type]
     )
+
+
+# Why a device's row was skipped (ParseResult.skipped), as the import report says it.
+DELETED = "deleted on the device"
+HIDDEN = "hidden on the device"
+EMPTY = "without highlighted text"
+
+
+def skip_entry(result: ParseResult, reason: str) -> None:
+    result.skipped[reason] = result.skipped.get(reason, 0) + 1
 
 
 def decode_text(data: bytes) -> str:

@@ -55,4 +55,4 @@ def screen_entries(result: ParseResult) -> ParseResult:
             continue
         clippings.append(clipping)
     problems.sort(key=lambda problem: problem.line)
-    return ParseResult(clippings=clippings, problems=problems, entries=result.entries)
+    return replace(result, clippings=clippings, problems=problems)

@@ -28,6 +28,7 @@ from accounts.models import User
 from books.connections.services import connections_forget
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult, is_utf16
+from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position
 from books.importing.merging import How, fold, merged, page_turn_joined
@@ -87,9 +88,10 @@ def check_upload(data: bytes) -> None:
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected("The file is empty: there is nothing to import.")
-    utf16 = is_utf16(data)
+    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose.
+    expected_nuls = is_utf16(data) or is_device_binary(data)
     sample = data[:8192]
-    if not utf16 and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
+    if not expected_nuls and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
         raise ImportRejected(
             "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
             "file from your Kindle's documents folder."

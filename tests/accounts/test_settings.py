@@ -26,7 +26,7 @@ class DeleteAccountTests:
         assert not Book.objects.filter(reader_id=alice.pk).exists()
         assert not Import.objects.filter(reader_id=alice.pk).exists()
         assert Highlight.objects.filter(reader=bob).count() == 5  # bob keeps everything
-        assert alice_client.get(reverse("home")).status_code == 302
+        assert alice_client.get(reverse("library")).status_code == 302
 
     def test_it_needs_the_username_typed(self, alice: User, alice_client: Client) -> None:
         response = alice_client.post(

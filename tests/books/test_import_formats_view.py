@@ -63,4 +63,7 @@ class UploadFormatsTests:
         alice_client.post(reverse("import"), {"file": upload})
         report = alice_client.get(Import.objects.get(reader=alice).get_absolute_url())
         assert "Tags added" in report.content.decode()
-        assert escape("'The Quiet Engine', highlight 3: no text") in report.content.decode()
+        assert (
+            escape("'The Quiet Engine', highlight 3: a location must be a whole number, not 'ten'")
+            in report.content.decode()
+        )

@@ -13,8 +13,10 @@ from books.models import Import
 class Command(BaseCommand):
     help = (
         "Import highlights into a reader's library: a Kindle 'My Clippings.txt', a Kindle "
-        "notebook export (HTML), a Readwise CSV, a Bookcision JSON or an Exogram JSON export "
-        "(the format is read from the content)."
+        "notebook export (HTML), a Readwise CSV, a Bookcision JSON, an Exogram JSON export, a "
+        "KOReader sidecar (metadata.<ext>.lua), a KOReader JSON export, a Kobo "
+        "KoboReader.sqlite, or a zip of KOReader .sdr folders or of Apple Books' AEAnnotation "
+        "and BKLibrary folders (the format is read from the content)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -56,6 +58,8 @@ class Command(BaseCommand):
             "deleted_skipped",
         ]:
             self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
+        for reason, count in counts.get("skipped_in_file", {}).items():
+            self.stdout.write(f"  skipped in the file, {reason}: {count}")
         for title, count in counts.get("truncated_by_book", {}).items():
             self.stdout.write(f"  cut short by the publisher: {title}: {count}")
         for title, why in counts.get("books_with_nothing", {}).items():

@@ -1,0 +1,246 @@
+"""Uploads copied off a reading device: a KOReader sidecar, a Kobo database, an Apple
+Books pair of databases, or a zip of any of these; told apart by content, never by name.
+
+Pure Python, no Django. A zip is read in memory and nothing in it is ever extracted under
+its own name: a member whose name climbs out of the archive (`../`, `/etc/…`) is
+reported and not read, and an archive that would unpack to more than it should (a zip
+bomb) is refused before a byte is inflated.
+"""
+
+import io
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass, replace
+
+from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
+from books.importing.clippings import ParseResult, Problem
+from books.importing.kobo import NOT_KOBO, is_kobo, parse_kobo
+from books.importing.koreader import (
+    NO_ENTRIES,
+    NOT_A_SIDECAR,
+    is_koreader_lua,
+    parse_koreader_lua,
+)
+from books.importing.rich import decode_text
+from books.importing.sqlite_read import (
+    UnreadableDatabase,
+    database_copy,
+    is_sqlite,
+    tables_of,
+)
+
+KOREADER_LUA = "koreader-lua"
+KOBO_SQLITE = "kobo-sqlite"
+APPLE_BOOKS_ANNOTATIONS = "apple-books-annotations"
+SQLITE = "sqlite"
+ZIP = "zip"
+LABELS = {
+    KOREADER_LUA: "KOReader sidecar (metadata.lua)",
+    KOBO_SQLITE: "Kobo database (KoboReader.sqlite)",
+    APPLE_BOOKS_ANNOTATIONS: "Apple Books annotations database",
+    SQLITE: "SQLite database",
+    ZIP: "Zip archive",
+}
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+# What a zip may hold: thousands of books' sidecars, or a library's two databases.
+MAX_MEMBERS = 20_000
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+# A member this large that shrank this much is a bomb, not a database (SQLite files and
+# sidecars compress some 3 to 20 times).
+BOMB_RATIO = 200
+BOMB_MIN_BYTES = 8 * 1024 * 1024
+APPLE_ALONE = (
+    "an Apple Books annotation database on its own: its book titles are in the BKLibrary "
+    "database. Zip the AEAnnotation and BKLibrary folders (with their -wal and -shm files) "
+    "and upload the zip"
+)
+_UNSAFE_NAME = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)|^[\\/]|^[A-Za-z]:")
+
+
+def is_device_binary(data: bytes) -> bool:
+    """A zip or an SQLite database: binary, and read by this module."""
+    return data.startswith(_ZIP_MAGIC) or is_sqlite(data)
+
+
+def detect_device(data: bytes) -> str | None:
+    """The device format of an upload, or None for a text export."""
+    if data.startswith(_ZIP_MAGIC):
+        return ZIP
+    if is_sqlite(data):
+        try:
+            with database_copy(data) as connection:
+                tables = tables_of(connection)
+        except UnreadableDatabase:
+            return SQLITE
+        if is_kobo(tables):
+            return KOBO_SQLITE
+        return APPLE_BOOKS_ANNOTATIONS if ANNOTATIONS_TABLE in tables else SQLITE
+    if is_koreader_lua(decode_text(data[:4096])):
+        return KOREADER_LUA
+    return None
+
+
+def parse_device(data: bytes, kind: str) -> ParseResult:
+    """Parse an upload detect_device recognised. Never raises."""
+    if kind == KOREADER_LUA:
+        return parse_koreader_lua(data)
+    if kind == KOBO_SQLITE:
+        return parse_kobo(data)
+    if kind == APPLE_BOOKS_ANNOTATIONS:
+        return ParseResult([], [Problem(1, APPLE_ALONE)], 1)
+    if kind == ZIP:
+        return parse_zip(data)
+    return ParseResult([], [Problem(1, NOT_KOBO)], 1)
+
+
+class _Refused(Exception):
+    pass
+
+
+# What a damaged or unsupported archive raises: a bad header or checksum, a broken deflate
+# stream, an encrypted member (RuntimeError), a compression this Python lacks.
+_DAMAGED = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
+@dataclass
+class _Archive:
+    result: ParseResult
+    sidecars: list[tuple[str, bytes]]
+    databases: dict[str, bytes]  # member name → bytes, companions included
+
+
+def parse_zip(data: bytes) -> ParseResult:
+    """Every sidecar and database in a zip, as one result. Never raises."""
+    try:
+        archive = _open_zip(data)
+    except _Refused as refusal:
+        return ParseResult([], [Problem(1, str(refusal))], 1)
+    except _DAMAGED as error:
+        return ParseResult([], [Problem(1, f"this zip cannot be read: {error}")], 1)
+    result = archive.result
+    for name, content in archive.sidecars:
+        part = parse_koreader_lua(content, source=name)
+        if [p.message for p in part.problems] in ([NO_ENTRIES], [NOT_A_SIDECAR]):
+            continue  # a book without highlights, or KOReader's own settings: nothing to read
+        _add(result, part, name)
+    _read_databases(archive.databases, result)
+    if result.entries == 0:
+        message = (
+            "no KOReader sidecar (metadata.<ext>.lua), Kobo database or Apple Books "
+            "databases were found in this zip"
+        )
+        result.problems.append(Problem(1, message))
+        result.entries += 1
+    return result
+
+
+def _open_zip(data: bytes) -> _Archive:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = [info for info in archive.infolist() if not info.is_dir()]
+        if len(members) > MAX_MEMBERS:
+            raise _Refused(f"this zip holds {len(members):,} files, more than {MAX_MEMBERS:,}")
+        unpacked = sum(info.file_size for info in members)
+        if unpacked > MAX_UNPACKED_BYTES:
+            raise _Refused(
+                f"this zip would unpack to {unpacked / 1024**2:,.0f} MB, more than "
+                f"{MAX_UNPACKED_BYTES / 1024**2:,.0f} MB: it was not unpacked"
+            )
+        for info in members:
+            if info.file_size > BOMB_MIN_BYTES and info.file_size > BOMB_RATIO * max(
+                1, info.compress_size
+            ):
+                raise _Refused(
+                    f"'{info.filename[:120]}' in this zip would unpack {info.file_size:,} bytes "
+                    f"from {info.compress_size:,} (a zip bomb?): the zip was not unpacked"
+                )
+        result = ParseResult(clippings=[], problems=[], entries=0)
+        found = _Archive(result, [], {})
+        for info in members:
+            name = info.filename
+            if _UNSAFE_NAME.search(name) or "\x00" in name:
+                result.entries += 1
+                result.problems.append(
+                    Problem(
+                        1, f"'{name[:120]}' was not read: its name leads out of the zip's folder"
+                    )
+                )
+                continue
+            if info.file_size > MAX_MEMBER_BYTES:
+                result.entries += 1
+                result.problems.append(Problem(1, f"'{name[:120]}' is too large to read"))
+                continue
+            base = name.rsplit("/", 1)[-1]
+            if base.startswith("._") or "__MACOSX/" in name:
+                continue  # macOS's resource forks, not the files themselves
+            try:
+                with archive.open(info) as member:
+                    head = member.read(4096)
+                if name.endswith(("-wal", "-shm")) or is_sqlite(head):
+                    found.databases[name] = _read_member(archive, info)
+                elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
+                    found.sidecars.append((name, _read_member(archive, info)))
+            except _DAMAGED as error:
+                # One damaged member costs only itself.
+                result.entries += 1
+                result.problems.append(Problem(1, f"'{name[:120]}' cannot be unpacked: {error}"))
+        return found
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, never more than its header declared (a lying header is caught)."""
+    with archive.open(info) as member:
+        content = member.read(info.file_size + 1)
+    if len(content) > info.file_size:
+        raise _Refused(f"'{info.filename[:120]}' unpacks to more than its zip entry declares")
+    return content
+
+
+def _add(result: ParseResult, part: ParseResult, name: str) -> None:
+    result.entries += part.entries
+    result.clippings += part.clippings
+    result.problems += [replace(p, message=f"{name}: {p.message}") for p in part.problems]
+    for reason, count in part.skipped.items():
+        result.skipped[reason] = result.skipped.get(reason, 0) + count
+
+
+def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
+    annotations: list[tuple[str, Store]] = []
+    library: Store | None = None
+    for name, content in sorted(databases.items()):
+        if name.endswith(("-wal", "-shm")):
+            continue
+        store = Store(content, databases.get(f"{name}-wal"), databases.get(f"{name}-shm"))
+        try:
+            with database_copy(store.data, store.wal, store.shm) as connection:
+                tables = tables_of(connection)
+        except UnreadableDatabase as error:
+            result.entries += 1
+            result.problems.append(Problem(1, f"{name}: {error}"))
+            continue
+        if ANNOTATIONS_TABLE in tables:
+            annotations.append((name, store))
+        elif LIBRARY_TABLE in tables:
+            library = store
+        elif is_kobo(tables):
+            _add(result, parse_kobo(content), name)
+        else:
+            result.entries += 1
+            result.problems.append(Problem(1, f"{name}: {NOT_KOBO}"))
+    for name, store in annotations:
+        if library is None:
+            result.entries += 1
+            result.problems.append(Problem(1, f"{name}: {APPLE_ALONE}"))
+            continue
+        _add(result, parse_apple_books(store, library), name)

@@ -1,0 +1,152 @@
+"""Apple Books' two databases (with their -wal), and zips of sidecars: read, and read safely."""
+
+import io
+import zipfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from books.importing import devices
+from books.importing.devices import APPLE_ALONE, parse_zip
+from books.importing.formats import detect_format, parse_upload
+from books.importing.rich import DELETED, EMPTY, RichClipping
+from tests.books.importing.devices import (
+    SIDECAR_ANNOTATIONS,
+    SIDECAR_OLD,
+    apple_books_zip,
+    hostile_sidecar,
+    kobo_database,
+)
+
+
+def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+class AppleBooksTests:
+    def test_it_reads_the_rows_that_are_only_in_the_wal(self, tmp_path: Path) -> None:
+        data = apple_books_zip(tmp_path / "mac")
+        assert detect_format(data) == "zip"
+        result = parse_upload(data)
+        assert result.problems == []
+        assert result.skipped == {DELETED: 1, EMPTY: 2}
+        assert result.entries == 7 == len(result.clippings) + sum(result.skipped.values())
+        first, second, underlined, alone = result.clippings
+        # A note with no selected text is a note on its own, not lost.
+        assert (alone.kind, alone.text) == ("note", "A note on its own")
+        assert isinstance(first, RichClipping)
+        assert isinstance(underlined, RichClipping)
+        assert (first.title, first.author, first.note, first.colour, first.chapter) == (
+            "Tidal Pools", "Mara Quist & Idris Marrow", "#opposites", "yellow",
+            "LETTER OF CRITICISM",
+        )  # fmt: skip
+        assert first.added_at == datetime(2017, 10, 18, 20, 8, 11, 242899, tzinfo=UTC)
+        assert second.text == "It was quite dark inside, for the window was small."
+        assert underlined.colour == "underline"
+
+    def test_without_the_wal_its_rows_are_not_there(self, tmp_path: Path) -> None:
+        # What a reader who zips only the .sqlite files would get: why the page asks for all.
+        result = parse_upload(apple_books_zip(tmp_path / "mac", companions=False))
+        assert result.clippings == []
+
+    def test_the_annotations_without_the_library_are_refused_saying_what_to_upload(
+        self, tmp_path: Path
+    ) -> None:
+        result = parse_upload(apple_books_zip(tmp_path / "mac", library=False))
+        assert result.clippings == []
+        assert APPLE_ALONE in result.problems[0].message
+
+    def test_the_annotation_database_alone_is_refused_saying_what_to_upload(
+        self, tmp_path: Path
+    ) -> None:
+        apple_books_zip(tmp_path / "mac")
+        data = (tmp_path / "mac" / "AEAnnotation_v10312011_1727_local.sqlite").read_bytes()
+        result = parse_upload(data)
+        assert [p.message for p in result.problems] == [APPLE_ALONE]
+
+
+class ZipTests:
+    def test_it_reads_every_sidecar_of_a_devices_folders(self, tmp_path: Path) -> None:
+        data = _zip(
+            {
+                "koreader/The Quiet Engine.sdr/metadata.epub.lua": SIDECAR_ANNOTATIONS.encode(),
+                "koreader/Tidal Pools.sdr/metadata.epub.lua": SIDECAR_OLD.encode(),
+                "koreader/Tidal Pools.epub": b"PK\x03\x04 not read",
+                "koreader/settings.reader.lua": b"return { ['x'] = 1 }",
+                "__MACOSX/._metadata.epub.lua": b"\x00\x05",
+                "KoboReader.sqlite": kobo_database(tmp_path / "KoboReader.sqlite"),
+            }
+        )
+        result = parse_upload(data)
+        titles = {c.title for c in result.clippings}
+        assert {"The Quiet Engine", "Tidal Pools"} <= titles
+        assert result.entries == 3 + 4 + 7
+        assert result.problems == []
+        assert (
+            len(result.clippings) + sum(result.skipped.values()) + len(result.problems)
+            == result.entries
+        )
+
+    def test_a_member_named_out_of_the_folder_is_not_read_and_is_reported(
+        self, tmp_path: Path
+    ) -> None:
+        data = _zip(
+            {
+                "../../outside.sdr/metadata.epub.lua": SIDECAR_OLD.encode(),
+                "/etc/cron.d/metadata.epub.lua": SIDECAR_OLD.encode(),
+                "ok.sdr/metadata.epub.lua": SIDECAR_ANNOTATIONS.encode(),
+            }
+        )
+        result = parse_upload(data)
+        assert {c.title for c in result.clippings} == {"The Quiet Engine"}
+        assert sorted(p.message for p in result.problems) == [
+            "'../../outside.sdr/metadata.epub.lua' was not read: its name leads out of the "
+            "zip's folder",
+            "'/etc/cron.d/metadata.epub.lua' was not read: its name leads out of the zip's folder",
+        ]
+        assert not (tmp_path.parent / "outside.sdr").exists()
+
+    def test_a_zip_bomb_is_refused_before_it_is_unpacked(self) -> None:
+        bomb = _zip({"AEAnnotation/AEAnnotation.sqlite": b"\x00" * (devices.BOMB_MIN_BYTES * 2)})
+        assert len(bomb) < devices.BOMB_MIN_BYTES / 100
+        result = parse_upload(bomb)
+        assert result.clippings == []
+        assert "(a zip bomb?): the zip was not unpacked" in result.problems[0].message
+
+    def test_a_zip_that_would_unpack_past_the_limit_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Many members, each harmless: the total is what is too much.
+        monkeypatch.setattr(devices, "MAX_UNPACKED_BYTES", 10_000)
+        data = _zip({f"{n}.sdr/metadata.epub.lua": SIDECAR_OLD.encode() for n in range(10)})
+        result = parse_upload(data)
+        assert "would unpack to" in result.problems[0].message
+        assert result.clippings == []
+
+    def test_a_zip_of_too_many_files_is_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(devices, "MAX_MEMBERS", 5)
+        data = _zip({f"{n}.txt": b"x" for n in range(6)})
+        assert "more than 5" in parse_zip(data).problems[0].message
+
+    def test_a_hostile_sidecar_in_a_zip_runs_nothing(self, tmp_path: Path) -> None:
+        marker = tmp_path / "ran"
+        data = _zip({"Harmless.sdr/metadata.epub.lua": hostile_sidecar(marker).encode()})
+        result = parse_upload(data)
+        assert [c.text for c in result.clippings] == ["A harmless highlight"]
+        assert result.problems[0].message.startswith("Harmless.sdr/metadata.epub.lua: annotation 2")
+        assert not marker.exists()
+
+    def test_a_zip_without_anything_to_read_says_so(self) -> None:
+        result = parse_upload(_zip({"photo.jpg": b"\xff\xd8\xff"}))
+        assert "no KOReader sidecar" in result.problems[0].message
+
+    def test_a_damaged_zip_is_refused_not_a_traceback(self) -> None:
+        data = _zip({"a.sdr/metadata.epub.lua": SIDECAR_OLD.encode()})
+        result = parse_upload(data[: len(data) // 2])
+        assert result.clippings == []
+        assert result.problems[0].message.startswith("this zip cannot be read")

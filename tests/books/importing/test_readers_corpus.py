@@ -1,0 +1,172 @@
+"""Every file of ../shared/data/readers through its parser and the import (when present).
+
+Each file parses without a crash with every entry accounted for (imported + skipped +
+problems = entries), as many highlights as FORMATS.md beside the files counts; each
+imports, a second import changes nothing, and a later copy of a device's file adds only
+what is new. The files are read in place: the Kobo databases are decompressed into a
+temporary file, the Apple Books folders zipped in memory as a reader uploads them.
+"""
+
+import gzip
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from accounts.models import User
+from books.importing.clippings import ParseResult
+from books.importing.formats import detect_format, parse_upload
+from books.importing.services import ImportRejected, clippings_import
+from books.models import Highlight
+from tests.corpus import require_readers
+
+# Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
+pytestmark = pytest.mark.corpus
+READERS = require_readers()
+
+
+def upload_bytes(path: Path, tmp_path: Path) -> bytes:
+    """The file as a reader uploads it."""
+    if path.suffix == ".gz":
+        plain = tmp_path / path.stem
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        return plain.read_bytes()
+    if path.is_dir():  # an Apple Books Documents folder: its two sub-folders, zipped
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for member in sorted(path.glob("*/*")):
+                archive.write(member, str(member.relative_to(path)))
+        return buffer.getvalue()
+    return path.read_bytes()
+
+
+def reader_files() -> list[Path]:
+    files = sorted(p for p in (READERS / "koreader").rglob("*") if p.is_file())
+    files += sorted((READERS / "kobo").glob("*.sqlite.gz"))
+    files += sorted(p for p in (READERS / "applebooks").iterdir() if p.is_dir())
+    return files
+
+
+def file_id(path: Path) -> str:
+    return str(path.relative_to(READERS))
+
+
+@dataclass(frozen=True)
+class Tally:
+    entries: int
+    imported: int
+    skipped: int
+    problems: int
+
+    @classmethod
+    def of(cls, result: ParseResult) -> "Tally":
+        bookmarks = sum(1 for c in result.clippings if c.kind == "bookmark")
+        return cls(
+            entries=result.entries,
+            imported=len(result.clippings) - bookmarks,
+            skipped=bookmarks + sum(result.skipped.values()),
+            problems=len(result.problems),
+        )
+
+
+# Highlights per file as FORMATS.md counts them (the Kobo count is rows not hidden).
+HIGHLIGHTS = {
+    "BookLoreSync-plugin__metadata.epub.lua": 4,
+    "book-highlights-manager__highlights-sample.json": 37,
+    "kindle-clippings__myclippings_koreader_lf.txt": 3,
+    "kobosyncy__048f607__metadata.epub.lua": 10,
+    "kobosyncy__aed08a3__metadata.epub.lua": 17,
+    "kohico__metadata.pdf.lua": 12,
+    "koreader-calibre-plugin__4d0b58c__Alice's Adventures in Wonderland - Lewis Carroll.sdr": 2,
+    "koreader-calibre-plugin__745f4aa__Alice's Adventures in Wonderland - Lewis Carroll.sdr": 1,
+    "koreader-calibre-plugin__f77ee3f__Alice's Adventures in Wonderland - Lewis Carroll.sdr": 2,
+    "org-remark-koreader__epub-002-unicode-duplicates__source.sdr": 4,
+    "org-remark-koreader__epub-004-colors__source.sdr": 9,
+    "org-remark-koreader__epub-008-bookmark-offsets__source.sdr": 0,
+    "org-remark-koreader__koreader-v2026.07-basic__README.sdr": 0,
+    "org-remark-koreader__koreader-v2026.07-basic__source.sdr": 3,
+    "org-remark-koreader__md-txt-003-unicode__source.sdr": 6,
+    "org-remark-koreader__md-txt-010-whitespace__source.sdr": 3,
+    "org-remark-koreader__md-txt-014-lua-string-escapes__source.sdr": 2,
+    "epubcfi.js__KoboReader.sqlite.gz": 4,
+    "epubcfi.js__KoboReader-mono.sqlite.gz": 6,
+    "epubcfi.js__KoboReader-multi.sqlite.gz": 17,
+    "epubcfi.js__KoboReader-tri.sqlite.gz": 23 - 17,
+    "hlts-applebooks__Documents": 1049,
+    "hlts-applebooks__Documents_os_highsierra": 1021,
+}
+
+
+def expected_highlights(path: Path) -> int:
+    return HIGHLIGHTS.get(path.name, HIGHLIGHTS.get(path.parent.name, -1))
+
+
+@pytest.mark.parametrize("path", reader_files(), ids=file_id)
+class ReaderFileParseTests:
+    def test_it_parses_with_every_entry_accounted_for(self, path: Path, tmp_path: Path) -> None:
+        data = upload_bytes(path, tmp_path)
+        result = parse_upload(data)
+        tally = Tally.of(result)
+        assert tally.imported + tally.skipped + tally.problems == tally.entries
+        assert tally.imported == expected_highlights(path)
+        assert detect_format(data) != "clippings" or path.suffix == ".txt"
+        if tally.imported:
+            assert tally.problems == 0, result.problems
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", reader_files(), ids=file_id)
+class ReaderFileImportTests:
+    def test_it_imports_and_a_second_import_changes_nothing(
+        self, path: Path, tmp_path: Path, alice: User
+    ) -> None:
+        data = upload_bytes(path, tmp_path)
+        if not parse_upload(data).clippings:
+            # Nothing to keep (a sidecar of a book never highlighted): refused, saying so.
+            with pytest.raises(ImportRejected, match="without highlights"):
+                clippings_import(reader=alice, data=data, file_name="upload")
+            return
+        first = clippings_import(reader=alice, data=data, file_name="upload")
+        assert first.counts["new_highlights"] <= expected_highlights(path)
+        before = sorted(
+            Highlight.objects.filter(reader=alice).values_list("pk", "text", "note", "updated")
+        )
+        again = clippings_import(reader=alice, data=data, file_name="upload")
+        assert (again.counts["new_highlights"], again.counts["extended_merged"]) == (0, 0)
+        assert again.counts["notes_attached"] == 0
+        after = sorted(
+            Highlight.objects.filter(reader=alice).values_list("pk", "text", "note", "updated")
+        )
+        assert after == before
+
+
+# A device's file at an earlier and a later date: the later one adds only what is new.
+SEQUENCES = {
+    "kobosyncy": ["koreader/kobosyncy__048f607__metadata.epub.lua",
+                  "koreader/kobosyncy__aed08a3__metadata.epub.lua"],
+    "kobo": ["kobo/epubcfi.js__KoboReader.sqlite.gz", "kobo/epubcfi.js__KoboReader-mono.sqlite.gz",
+             "kobo/epubcfi.js__KoboReader-multi.sqlite.gz",
+             "kobo/epubcfi.js__KoboReader-tri.sqlite.gz"],
+    "applebooks": ["applebooks/hlts-applebooks__Documents_os_highsierra",
+                   "applebooks/hlts-applebooks__Documents"],
+}  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(SEQUENCES))
+def test_a_later_copy_adds_only_what_is_new(name: str, tmp_path: Path, alice: User) -> None:
+    seen: set[str] = set()
+    for relative in SEQUENCES[name]:
+        data = upload_bytes(READERS / relative, tmp_path)
+        texts = {c.text for c in parse_upload(data).clippings if c.kind != "bookmark"}
+        stored_before = Highlight.objects.filter(reader=alice).count()
+        done = clippings_import(reader=alice, data=data, file_name=relative)
+        new = Highlight.objects.filter(reader=alice).count() - stored_before
+        assert done.counts["new_highlights"] == new
+        # Nothing the earlier copies brought comes in again.
+        assert new <= len(texts - seen)
+        seen |= texts
+    stored = set(Highlight.objects.filter(reader=alice).values_list("text", flat=True))
+    assert seen <= stored
