@@ -2,8 +2,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
 
 from accounts.email_verification import email_is_verified
 from accounts.login_throttle import client_address, lockout_message, login_lockout
@@ -90,23 +93,23 @@ class _PasswordConfirmed(forms.Form):
 
 class DeleteAccountForm(_PasswordConfirmed):
     confirm = forms.CharField(
-        label="Type your username to confirm",
-        help_text="This deletes your account and every book, highlight, note and import in it.",
+        label=_("Type your username to confirm"),
+        help_text=_("This deletes your account and every book, highlight, note and import in it."),
     )
     field_order = ["confirm", "password"]
 
     def clean_confirm(self) -> str:
         confirm: str = self.cleaned_data["confirm"].strip()
         if confirm != self.reader.username:
-            raise forms.ValidationError("That is not your username; nothing was deleted.")
+            raise forms.ValidationError(_("That is not your username; nothing was deleted."))
         return confirm
 
 
 class EmailForm(_PasswordConfirmed):
     email = forms.EmailField(
-        label="E-mail address",
+        label=_("E-mail address"),
         required=False,
-        help_text=(
+        help_text=_(
             "Where a password reset link and the daily review e-mail go, once you follow "
             "the link mailed to it. Never shown."
         ),
@@ -114,10 +117,26 @@ class EmailForm(_PasswordConfirmed):
     field_order = ["email", "password"]
 
 
+class LanguageForm(forms.Form):
+    language = forms.ChoiceField(
+        label=_("Language"),
+        required=False,
+        choices=[("", _("Your browser's language")), *settings.LANGUAGES],
+        help_text=_("The language of every page and of the e-mails Exogram sends you."),
+    )
+
+
 class VerifiedPasswordResetForm(PasswordResetForm):
-    """Django's reset form, mailing only addresses their reader verified."""
+    """Django's reset form, mailing only addresses their reader verified, in the reader's
+    chosen language (without one, in the language of the page that asked for it)."""
 
     def get_users(self, email: str) -> Iterator[Any]:
         for user in super().get_users(email):
             if email_is_verified(user):
                 yield user
+
+    def send_mail(self, *args: Any, **kwargs: Any) -> None:
+        context = kwargs.get("context", args[2] if len(args) > 2 else {})
+        language = getattr(context.get("user"), "language", "") or translation.get_language()
+        with translation.override(language):
+            super().send_mail(*args, **kwargs)

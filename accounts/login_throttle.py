@@ -22,6 +22,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.utils.translation import gettext, ngettext
 
 
 def client_address(request: HttpRequest | None) -> str:
@@ -103,10 +104,12 @@ def login_success_record(*, username: str, address: str = "") -> None:
 
 def lockout_message(kind: str, seconds: int) -> str:
     minutes = max(1, round(seconds / 60))
-    wait = f"{minutes} minute{'s' if minutes != 1 else ''}"
+    wait = ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
     if kind == "account":
-        return (
-            f"Too many failed logins for this account from your network address. To protect "
-            f"it, Exogram does not check its password from here again for {wait}."
-        )
-    return f"Too many failed logins from your network address. Try again in {wait}."
+        return gettext(
+            "Too many failed logins for this account from your network address. To protect "
+            "it, Exogram does not check its password from here again for %(wait)s."
+        ) % {"wait": wait}
+    return gettext("Too many failed logins from your network address. Try again in %(wait)s.") % {
+        "wait": wait
+    }

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 
@@ -12,3 +13,6 @@ class User(AbstractUser):
     # The address the reader proved is theirs by following a mailed link; mail goes to
     # `email` only while the two are the same (accounts.email_verification).
     verified_email = models.EmailField(blank=True)
+    # Empty: follow the browser's Accept-Language. Otherwise one of settings.LANGUAGES,
+    # applied to every page and to the e-mails sent to this reader.
+    language = models.CharField(max_length=8, blank=True, default="", choices=settings.LANGUAGES)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("settings/", views.settings_page, name="settings"),
     path("settings/delete-account/", views.delete_account, name="delete_account"),
     path("settings/email/", views.email_change, name="email_change"),
+    path("settings/language/", views.language_change, name="language_change"),
     path(
         "settings/email/verify/",
         views.email_verification_resend,

@@ -9,6 +9,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.email_verification import (
@@ -20,6 +22,7 @@ from accounts.email_verification import (
 from accounts.forms import (
     DeleteAccountForm,
     EmailForm,
+    LanguageForm,
     LoginForm,
     SignupForm,
     VerifiedPasswordResetForm,
@@ -73,7 +76,9 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
-        messages.success(request, f"Welcome to Exogram, {user.username}.")
+        messages.success(
+            request, gettext("Welcome to Exogram, %(name)s.") % {"name": user.username}
+        )
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
 
@@ -84,9 +89,11 @@ def _settings(
     *,
     delete_form: DeleteAccountForm | None = None,
     email_form: EmailForm | None = None,
+    language_form: LanguageForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
     context = {
+        "language_form": language_form or LanguageForm(initial={"language": reader.language}),
         "delete_form": delete_form or DeleteAccountForm(reader=reader),
         "email_form": email_form or EmailForm(reader=reader, initial={"email": reader.email}),
         "email_verified": email_is_verified(reader),
@@ -103,6 +110,22 @@ def settings_page(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["POST"])
 @login_required
+def language_change(request: HttpRequest) -> HttpResponse:
+    reader = request.user
+    assert isinstance(reader, User)
+    form = LanguageForm(request.POST)
+    if not form.is_valid():
+        return _settings(request, reader, language_form=form, status=400)
+    reader.language = form.cleaned_data["language"]
+    reader.save(update_fields=["language"])
+    # The message is read on the next page, in the language just chosen.
+    translation.activate(reader.language or translation.get_language_from_request(request))
+    messages.success(request, gettext("Language saved."))
+    return redirect("settings")
+
+
+@require_http_methods(["POST"])
+@login_required
 def email_change(request: HttpRequest) -> HttpResponse:
     reader = request.user
     assert isinstance(reader, User)
@@ -112,15 +135,17 @@ def email_change(request: HttpRequest) -> HttpResponse:
     reader.email = form.cleaned_data["email"]
     reader.save(update_fields=["email"])
     if not reader.email:
-        messages.success(request, "E-mail address removed.")
+        messages.success(request, gettext("E-mail address removed."))
     elif email_is_verified(reader):
-        messages.success(request, "E-mail address saved.")
+        messages.success(request, gettext("E-mail address saved."))
     else:
         email_verification_send(reader=reader, request=request)
         messages.success(
             request,
-            "E-mail address saved. Follow the link mailed to it to confirm it is yours: "
-            "until then no e-mail goes there.",
+            gettext(
+                "E-mail address saved. Follow the link mailed to it to confirm it is yours: "
+                "until then no e-mail goes there."
+            ),
         )
     return redirect("settings")
 
@@ -187,11 +212,13 @@ def delete_account(request: HttpRequest) -> HttpResponse:
         return _settings(request, reader, delete_form=form, status=400)
     logout(request)
     if reader_delete_request(reader=reader):
-        messages.success(request, "Your account and all its data are deleted.")
+        messages.success(request, gettext("Your account and all its data are deleted."))
     else:
         messages.success(
             request,
-            "Your account is closed and is being deleted with all its data; this takes a few "
-            "minutes for a large library. It can no longer be used to log in.",
+            gettext(
+                "Your account is closed and is being deleted with all its data; this takes a few "
+                "minutes for a large library. It can no longer be used to log in."
+            ),
         )
     return redirect("login")

@@ -2,6 +2,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from affinity.models import SharingProfile
@@ -10,22 +11,22 @@ from books.models import Book
 
 class SharingForm(forms.Form):
     discoverable = forms.BooleanField(
-        label="Share my reading with other readers who share theirs",
+        label=_("Share my reading with other readers who share theirs"),
         required=False,
-        help_text="Off by default. Turned off, you leave everyone's kindred readers at once.",
+        help_text=_("Off by default. Turned off, you leave everyone's kindred readers at once."),
     )
     display_name = forms.CharField(
-        label="Display name",
+        label=_("Display name"),
         max_length=60,
         required=False,
-        help_text="The only name other readers see. Your username and email are never shown.",
+        help_text=_("The only name other readers see. Your username and email are never shown."),
     )
     excluded_books = forms.ModelMultipleChoiceField(
-        label="Books to keep to yourself",
+        label=_("Books to keep to yourself"),
         queryset=Book.objects.none(),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Never counted in where your reading sits, never shown to anyone.",
+        help_text=_("Never counted in where your reading sits, never shown to anyone."),
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:

@@ -5,6 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import User
@@ -38,7 +39,8 @@ def _get_sharing_profile_for_sharing_reader(request: HttpRequest, code: UUID) ->
 
 def _not_sharing(request: HttpRequest) -> HttpResponse:
     messages.info(
-        request, "Kindred readers are for readers who share their reading. Turn sharing on first."
+        request,
+        gettext("Kindred readers are for readers who share their reading. Turn sharing on first."),
     )
     return redirect("sharing_settings")
 
@@ -66,11 +68,12 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 if discoverable:
                     messages.success(
                         request,
-                        f"You share your reading as {form.cleaned_data['display_name']}.",
+                        gettext("You share your reading as %(name)s.")
+                        % {"name": form.cleaned_data["display_name"]},
                     )
                     return redirect("kindred")
                 messages.success(
-                    request, "Sharing is off: no other reader sees you or your reading."
+                    request, gettext("Sharing is off: no other reader sees you or your reading.")
                 )
                 return redirect("sharing_settings")
     else:

@@ -1,7 +1,10 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 
 class TokenForm(forms.Form):
     name = forms.CharField(
-        label="Name", max_length=100, help_text="Where you will use it, e.g. “laptop scripts”."
+        label=_("Name"),
+        max_length=100,
+        help_text=_("Where you will use it, e.g. “laptop scripts”."),
     )

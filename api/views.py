@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -160,6 +161,8 @@ def token_revoke(request: HttpRequest, code: UUID) -> HttpResponse:
     token = _get_token_for_user(request, code)
     api_token_revoke(token=token)
     messages.success(
-        request, f"Revoked “{token.name}”: tools using it can no longer read your library."
+        request,
+        gettext("Revoked “%(name)s”: tools using it can no longer read your library.")
+        % {"name": token.name},
     )
     return redirect("api_tokens")

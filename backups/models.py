@@ -1,4 +1,5 @@
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class BackupRun(models.Model):
@@ -6,12 +7,12 @@ class BackupRun(models.Model):
     would be inside its own dump, and come back from a restore as forever running)."""
 
     class Kind(models.TextChoices):
-        NIGHTLY = "nightly", "nightly"
-        MANUAL = "manual", "by hand"
+        NIGHTLY = "nightly", _("nightly")
+        MANUAL = "manual", _("by hand")
 
     class Status(models.TextChoices):
-        OK = "ok", "written"
-        FAILED = "failed", "failed"
+        OK = "ok", _("written")
+        FAILED = "failed", _("failed")
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices)

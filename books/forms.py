@@ -1,12 +1,13 @@
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.translation import gettext_lazy as _
 
 
 class ImportForm(forms.Form):
     file = forms.FileField(
-        label="Your clippings file",
-        help_text=(
+        label=_("Your clippings file"),
+        help_text=_(
             "'My Clippings.txt' from your Kindle's documents folder, or a file (or zip) from "
             "KOReader, a Kobo or Apple Books."
         ),
@@ -24,7 +25,7 @@ class ImportForm(forms.Form):
 
 class NoteForm(forms.Form):
     note = forms.CharField(
-        label="Your note",
+        label=_("Your note"),
         required=False,
         max_length=10_000,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -32,14 +33,14 @@ class NoteForm(forms.Form):
 
 
 class TagForm(forms.Form):
-    name = forms.CharField(label="Add a tag", max_length=64)
+    name = forms.CharField(label=_("Add a tag"), max_length=64)
 
     def clean_name(self) -> str:
         name = " ".join(self.cleaned_data["name"].split())
         if not name:
-            raise forms.ValidationError("A tag needs a name.")
+            raise forms.ValidationError(_("A tag needs a name."))
         return name
 
 
 class TagRenameForm(TagForm):
-    name = forms.CharField(label="New name", max_length=64)
+    name = forms.CharField(label=_("New name"), max_length=64)

@@ -6,6 +6,7 @@ from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.db.models.expressions import Expression
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from books.text import fold
@@ -107,14 +108,14 @@ class HighlightQuerySet(models.QuerySet["Highlight"]):
 
 class Highlight(models.Model):
     class Kind(models.TextChoices):
-        HIGHLIGHT = "highlight", "Highlight"
-        NOTE = "note", "Standalone note"
+        HIGHLIGHT = "highlight", _("Highlight")
+        NOTE = "note", _("Standalone note")
 
     class EmbeddingStatus(models.TextChoices):
-        PENDING = "pending", "Pending"
-        CLAIMED = "claimed", "Being embedded"
-        DONE = "done", "Embedded"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", _("Pending")
+        CLAIMED = "claimed", _("Being embedded")
+        DONE = "done", _("Embedded")
+        FAILED = "failed", _("Failed")
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="highlights"
@@ -278,12 +279,12 @@ def search_text_of(text: str, note: str) -> str:
 class Import(models.Model):
     class Status(models.TextChoices):
         # A large file is imported by a worker: queued, then reading, then saving.
-        QUEUED = "queued", "Waiting for a worker"
-        READING = "reading", "Reading the file"
-        SAVING = "saving", "Saving"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Waiting for a worker")
+        READING = "reading", _("Reading the file")
+        SAVING = "saving", _("Saving")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     # Statuses of an import that is still under way (its report polls).
     UNDER_WAY = (Status.QUEUED, Status.READING, Status.SAVING, Status.RUNNING)
@@ -329,9 +330,9 @@ class HighlightMerge(models.Model):
     """
 
     class How(models.TextChoices):
-        EXTENDED = "extended", "Extended"
-        OVERLAPPED = "overlapped", "Re-selected"
-        PAGE_TURN = "page_turn", "Joined at a page turn"
+        EXTENDED = "extended", _("Extended")
+        OVERLAPPED = "overlapped", _("Re-selected")
+        PAGE_TURN = "page_turn", _("Joined at a page turn")
 
     reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source_import = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="merges")

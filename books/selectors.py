@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
+from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
@@ -92,11 +93,13 @@ class EmbeddingProgress:
             return ""
         seconds = self.pending * elapsed / self.settled
         if seconds < 60:
-            return "less than a minute left"
+            return gettext("less than a minute left")
         minutes = round(seconds / 60)
         if minutes < 90:
-            return f"about {minutes} minute{'s' if minutes != 1 else ''} left"
-        return f"about {round(minutes / 60)} hours left"
+            return ngettext(
+                "about %(count)d minute left", "about %(count)d minutes left", minutes
+            ) % {"count": minutes}
+        return gettext("about %(count)d hours left") % {"count": round(minutes / 60)}
 
 
 @dataclass(frozen=True)

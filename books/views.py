@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.text import Truncator
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
@@ -214,14 +215,22 @@ def tag_rename_view(request: HttpRequest, name: str) -> HttpResponse:
     the_tag = _get_tag_for_user(request, name)
     form = TagRenameForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "A tag needs a name of up to 64 characters; nothing changed.")
+        messages.error(
+            request, gettext("A tag needs a name of up to 64 characters; nothing changed.")
+        )
         return redirect("tag", name=the_tag.name)
     old_name = the_tag.name
     renamed = tag_rename(tag=the_tag, name=form.cleaned_data["name"])
     if renamed.pk != the_tag.pk:
-        messages.success(request, f"Merged “{old_name}” into “{renamed.name}”.")
+        messages.success(
+            request,
+            gettext("Merged “%(old)s” into “%(new)s”.") % {"old": old_name, "new": renamed.name},
+        )
     else:
-        messages.success(request, f"Renamed “{old_name}” to “{renamed.name}”.")
+        messages.success(
+            request,
+            gettext("Renamed “%(old)s” to “%(new)s”.") % {"old": old_name, "new": renamed.name},
+        )
     return redirect("tag", name=renamed.name)
 
 
@@ -236,13 +245,17 @@ def tag_merge_view(request: HttpRequest, name: str) -> HttpResponse:
         else None
     )
     if target is None:
-        messages.error(request, "Choose another of your tags to merge into; nothing changed.")
+        messages.error(
+            request, gettext("Choose another of your tags to merge into; nothing changed.")
+        )
         return redirect("tag", name=the_tag.name)
     moved = tag_merge(source=the_tag, target=target)
-    plural = "s" if moved != 1 else ""
-    messages.success(
-        request, f"Merged “{name}” into “{target.name}”: {moved} highlight{plural} moved."
+    message = ngettext(
+        "Merged “%(old)s” into “%(new)s”: %(count)d highlight moved.",
+        "Merged “%(old)s” into “%(new)s”: %(count)d highlights moved.",
+        moved,
     )
+    messages.success(request, message % {"old": name, "new": target.name, "count": moved})
     return redirect("tag", name=target.name)
 
 
@@ -253,8 +266,12 @@ def tag_delete_view(request: HttpRequest, name: str) -> HttpResponse:
     count = tag_delete(tag=the_tag)
     messages.success(
         request,
-        f"Deleted the tag “{name}” from {count} highlight{'s' if count != 1 else ''}; "
-        "the highlights stay.",
+        ngettext(
+            "Deleted the tag “%(name)s” from %(count)d highlight; the highlights stay.",
+            "Deleted the tag “%(name)s” from %(count)d highlights; the highlights stay.",
+            count,
+        )
+        % {"name": name, "count": count},
     )
     return redirect("tags")
 
@@ -367,9 +384,11 @@ def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        return _after_change(request, the_highlight, "note", "The note is too long.", ok=False)
+        return _after_change(
+            request, the_highlight, "note", gettext("The note is too long."), ok=False
+        )
     highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
-    return _after_change(request, the_highlight, "note", "Note saved.")
+    return _after_change(request, the_highlight, "note", gettext("Note saved."))
 
 
 @require_POST
@@ -378,10 +397,12 @@ def highlight_tag_add(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
     form = TagForm(request.POST)
     if not form.is_valid():
-        status = "A tag needs a name of up to 64 characters."
+        status = gettext("A tag needs a name of up to 64 characters.")
         return _after_change(request, the_highlight, "tags", status, ok=False)
     tag = highlight_tag(highlight=the_highlight, name=form.cleaned_data["name"])
-    return _after_change(request, the_highlight, "tags", f"Tagged “{tag.name}”.")
+    return _after_change(
+        request, the_highlight, "tags", gettext("Tagged “%(name)s”.") % {"name": tag.name}
+    )
 
 
 @require_POST
@@ -390,7 +411,9 @@ def highlight_tag_remove(request: HttpRequest, code: UUID, tag_id: int) -> HttpR
     the_highlight = _get_highlight_for_user(request, code)
     tag = get_object_or_404(Tag, pk=tag_id, reader=_reader(request))
     highlight_untag(highlight=the_highlight, tag=tag)
-    return _after_change(request, the_highlight, "tags", f"Removed the tag “{tag.name}”.")
+    return _after_change(
+        request, the_highlight, "tags", gettext("Removed the tag “%(name)s”.") % {"name": tag.name}
+    )
 
 
 @require_POST
@@ -398,7 +421,7 @@ def highlight_tag_remove(request: HttpRequest, code: UUID, tag_id: int) -> HttpR
 def highlight_favourite(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = _get_highlight_for_user(request, code)
     favourite = highlight_favourite_toggle(highlight=the_highlight)
-    status = "Added to favourites." if favourite else "Removed from favourites."
+    status = gettext("Added to favourites.") if favourite else gettext("Removed from favourites.")
     return _after_change(request, the_highlight, "favourite", status)
 
 
@@ -418,9 +441,9 @@ def highlight_undo_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     # Not the alive-only helper: this one looks for a deleted highlight, still the reader's.
     the_highlight = get_object_or_404(Highlight, code=code, reader=_reader(request))
     if highlight_restore(highlight=the_highlight):
-        messages.success(request, "Highlight restored.")
+        messages.success(request, gettext("Highlight restored."))
         return redirect(the_highlight)
-    messages.error(request, "It is too late to undo that delete.")
+    messages.error(request, gettext("It is too late to undo that delete."))
     return redirect(the_highlight.book)
 
 
@@ -491,13 +514,16 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                 if len(data) > IMPORT_INLINE_MAX_BYTES:
                     check_upload(data)
                     the_import = import_queue(reader=reader, data=data, file_name=file_name)
-                    messages.success(request, f"{the_import.file_name} is being imported.")
+                    messages.success(
+                        request,
+                        gettext("%(file)s is being imported.") % {"file": the_import.file_name},
+                    )
                     return redirect(the_import)
                 the_import = clippings_import(reader=reader, data=data, file_name=file_name)
             except ImportRejected as rejection:
                 form.add_error("file", str(rejection))
             except Exception:
-                messages.error(request, "The import failed and nothing was saved.")
+                messages.error(request, gettext("The import failed and nothing was saved."))
                 return redirect("import")
             else:
                 messages.success(request, _import_message(the_import))
@@ -512,8 +538,10 @@ def _import_message(the_import: Import) -> str:
     if not counts.get("new_highlights") and counts.get("duplicates_skipped"):
         # A second submit of the same file (or two tabs at once): it waited for the first
         # and found everything there.
-        return f"{the_import.file_name} was already in your library: nothing new to add."
-    return f"Imported {the_import.file_name}."
+        return gettext("%(file)s was already in your library: nothing new to add.") % {
+            "file": the_import.file_name
+        }
+    return gettext("Imported %(file)s.") % {"file": the_import.file_name}
 
 
 @require_GET

@@ -1,6 +1,7 @@
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
@@ -9,21 +10,21 @@ from review.scheduler import Answer
 
 class ReviewSettingsForm(forms.Form):
     cards_per_day = forms.IntegerField(
-        label="Highlights a day", min_value=1, max_value=MAX_CARDS_PER_DAY
+        label=_("Highlights a day"), min_value=1, max_value=MAX_CARDS_PER_DAY
     )
     words_per_day = forms.IntegerField(
-        label="Words a day",
+        label=_("Words a day"),
         min_value=0,
         max_value=MAX_WORDS_PER_DAY,
-        help_text="Your looked-up words, in a deck of their own. 0 turns the words deck off.",
+        help_text=_("Your looked-up words, in a deck of their own. 0 turns the words deck off."),
     )
     daily_email = forms.BooleanField(
-        label="Send me the day's highlights by e-mail each morning", required=False
+        label=_("Send me the day's highlights by e-mail each morning"), required=False
     )
     email = forms.EmailField(
-        label="E-mail address",
+        label=_("E-mail address"),
         required=False,
-        help_text="Also where a password reset link goes.",
+        help_text=_("Also where a password reset link goes."),
     )
 
     password = forms.CharField(
@@ -62,4 +63,4 @@ class WordAnswerForm(forms.Form):
 
 
 class CardNoteForm(forms.Form):
-    note = forms.CharField(label="Your note", max_length=10_000, required=False)
+    note = forms.CharField(label=_("Your note"), max_length=10_000, required=False)

@@ -2,6 +2,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from books.models import Highlight
 from review.scheduler import DEFAULT_EASE, Answer
@@ -105,11 +106,11 @@ class ReviewCard(DayCard):
         max_length=16,
         blank=True,
         choices=[
-            (Answer.KEEP.value, "Kept"),
-            (Answer.LESS_OFTEN.value, "Less often"),
-            (Answer.FAVOURITE.value, "Favourite"),
-            (Answer.OPEN.value, "Opened"),
-            (Answer.NOTE.value, "Noted"),
+            (Answer.KEEP.value, _("Kept")),
+            (Answer.LESS_OFTEN.value, _("Less often")),
+            (Answer.FAVOURITE.value, _("Favourite")),
+            (Answer.OPEN.value, _("Opened")),
+            (Answer.NOTE.value, _("Noted")),
         ],
     )
 
@@ -160,10 +161,10 @@ class WordCard(DayCard):
         max_length=16,
         blank=True,
         choices=[
-            (Answer.KNOW.value, "Known"),
-            (Answer.AGAIN.value, "Again soon"),
-            (Answer.OPEN.value, "Opened"),
-            (Answer.NOTE.value, "Defined"),
+            (Answer.KNOW.value, _("Known")),
+            (Answer.AGAIN.value, _("Again soon")),
+            (Answer.OPEN.value, _("Opened")),
+            (Answer.NOTE.value, _("Defined")),
         ],
     )
 

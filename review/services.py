@@ -13,6 +13,8 @@ from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import MD5, Cast, Concat, Length
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Highlight
@@ -337,8 +339,14 @@ def review_emails_send(*, today: date) -> int:
     return sent
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
+def _review_subject(*, cards: int, words: int) -> str:
+    parts = []
+    if cards:
+        parts.append(ngettext("%(count)d highlight", "%(count)d highlights", cards))
+        parts[-1] %= {"count": cards}
+    if words:
+        parts.append(ngettext("%(count)d word", "%(count)d words", words) % {"count": words})
+    return gettext("Your daily review: %(what)s") % {"what": gettext(" and ").join(parts)}
 
 
 def review_email_build(
@@ -356,16 +364,14 @@ def review_email_build(
         "words_url": base + reverse("review_words"),
         "unsubscribe_url": unsubscribe,
     }
-    message = EmailMultiAlternatives(
-        subject="Your daily review: "
-        + " and ".join(
-            _counted(len(deck), noun)
-            for deck, noun in ((cards, "highlight"), (words, "word"))
-            if deck
-        ),
-        body=render_to_string("review/email.txt", context),
-        to=[reader.email],
-        headers={"List-Unsubscribe": f"<{unsubscribe}>"},
-    )
-    message.attach_alternative(render_to_string("review/email.html", context), "text/html")
+    # In the reader's own language, whatever language the sending process runs in.
+    with translation.override(reader.language or settings.LANGUAGE_CODE):
+        message = EmailMultiAlternatives(
+            subject=_review_subject(cards=len(cards), words=len(words)),
+            body=render_to_string("review/email.txt", context),
+            to=[reader.email],
+            headers={"List-Unsubscribe": f"<{unsubscribe}>"},
+        )
+        html = render_to_string("review/email.html", context)
+    message.attach_alternative(html, "text/html")
     return message

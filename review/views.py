@@ -1,4 +1,4 @@
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -7,7 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_stubs_ext import StrOrPromise
 
 from accounts.email_verification import email_is_verified, email_verification_send
 from accounts.models import User
@@ -27,17 +31,17 @@ from review.services import (
 )
 
 STATUS = {
-    Answer.KEEP: "Kept. It comes back on {due}.",
-    Answer.LESS_OFTEN: "Less often: it comes back on {due}.",
-    Answer.FAVOURITE: "A favourite now: it comes back sooner, on {due}.",
-    Answer.OPEN: "Kept. It comes back on {due}.",
-    Answer.NOTE: "Note saved. It comes back on {due}.",
+    Answer.KEEP: _("Kept. It comes back on {due}."),
+    Answer.LESS_OFTEN: _("Less often: it comes back on {due}."),
+    Answer.FAVOURITE: _("A favourite now: it comes back sooner, on {due}."),
+    Answer.OPEN: _("Kept. It comes back on {due}."),
+    Answer.NOTE: _("Note saved. It comes back on {due}."),
 }
 WORD_STATUS = {
-    Answer.KNOW: "You know it: it comes back on {due}.",
-    Answer.AGAIN: "Again soon: it comes back on {due}.",
-    Answer.OPEN: "It comes back on {due}.",
-    Answer.NOTE: "Definition saved. It comes back on {due}.",
+    Answer.KNOW: _("You know it: it comes back on {due}."),
+    Answer.AGAIN: _("Again soon: it comes back on {due}."),
+    Answer.OPEN: _("It comes back on {due}."),
+    Answer.NOTE: _("Definition saved. It comes back on {due}."),
 }
 
 
@@ -49,10 +53,10 @@ class _Deck:
     card: type[ReviewCard] | type[WordCard]
     answer_form: type[AnswerForm] | type[WordAnswerForm]
     answer: Callable[..., ReviewState | WordState]
-    status: dict[Answer, str]
+    status: Mapping[Answer, StrOrPromise]
     page: str
-    bad_answer: str
-    note_too_long: str
+    bad_answer: StrOrPromise
+    note_too_long: StrOrPromise
 
 
 HIGHLIGHTS = _Deck(
@@ -61,8 +65,8 @@ HIGHLIGHTS = _Deck(
     answer=review_answer,
     status=STATUS,
     page="review",
-    bad_answer="That is not an answer a card takes; nothing changed.",
-    note_too_long="The note is too long (10,000 characters at most).",
+    bad_answer=_("That is not an answer a card takes; nothing changed."),
+    note_too_long=_("The note is too long (10,000 characters at most)."),
 )
 WORDS = _Deck(
     card=WordCard,
@@ -70,8 +74,8 @@ WORDS = _Deck(
     answer=word_answer,
     status=WORD_STATUS,
     page="review_words",
-    bad_answer="That is not an answer a word takes; nothing changed.",
-    note_too_long="The definition is too long (10,000 characters at most).",
+    bad_answer=_("That is not an answer a word takes; nothing changed."),
+    note_too_long=_("The definition is too long (10,000 characters at most)."),
 )
 
 
@@ -155,7 +159,7 @@ def _answered(
     """The card answered in place (htmx, with the day's count out of band), or the deck's
     page again with what happened. `noted`: a word's definition was just written (its
     answer may stay what it was), so the card shows it open."""
-    status = deck.status[Answer(card.answer)].format(due=f"{state.due:%-d %b %Y}")
+    status = deck.status[Answer(card.answer)].format(due=date_format(state.due, "j M Y"))
     if not request.headers.get("HX-Request"):
         messages.success(request, status)
         return redirect(deck.page)
@@ -241,12 +245,13 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         current.save(update_fields=["cards_per_day", "words_per_day", "daily_email"])
         reader.email = form.cleaned_data["email"]
         reader.save(update_fields=["email"])
-        messages.success(request, "Review settings saved.")
+        messages.success(request, gettext("Review settings saved."))
         if reader.email and not email_is_verified(reader):
             email_verification_send(reader=reader, request=request)
             messages.info(
                 request,
-                f"No e-mail goes to {reader.email} until you follow the link mailed to it.",
+                gettext("No e-mail goes to %(email)s until you follow the link mailed to it.")
+                % {"email": reader.email},
             )
         return redirect("review")
     return render(request, "review/settings.html", {"form": form})

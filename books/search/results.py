@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext, ngettext
+
 from books.models import Highlight
 from books.search.fusion import Fused
 from books.search.query import WORD, known_stems
@@ -101,18 +103,23 @@ class SearchResults:
         """The number of results as what it is: exact, unless a half read no further than
         its cap ("More than" for words, "About" for meaning)."""
         if not self.total:
-            return "No results"
-        noun = "highlight" if self.mode_used == "keyword" else "close match"
-        plural = "es" if noun.endswith("ch") else "s"
-        if self.mode_used == "keyword":
-            exact = not self.keyword_capped and self.total < LISTING_MAX
-            count = f"{self.total}" if exact else f"More than {self.total}"
+            return gettext("No results")
+        keyword = self.mode_used == "keyword"
+        if keyword and (self.keyword_capped or self.total >= LISTING_MAX):
+            text = ngettext(
+                "More than %(count)d highlight", "More than %(count)d highlights", self.total
+            )
+        elif keyword:
+            text = ngettext("%(count)d highlight", "%(count)d highlights", self.total)
+        # The close matches are counted, not guessed: "About" only when the meaning half
+        # stopped at DEPTH, or the words at theirs.
+        elif self.meaning_capped or self.keyword_capped:
+            text = ngettext(
+                "About %(count)d close match", "About %(count)d close matches", self.total
+            )
         else:
-            # The close matches are counted, not guessed: "About" only when the meaning half
-            # stopped at DEPTH, or the words at theirs.
-            capped = self.meaning_capped or self.keyword_capped
-            count = f"About {self.total}" if capped else f"{self.total}"
-        return f"{count} {noun}{plural if self.total != 1 else ''}"
+            text = ngettext("%(count)d close match", "%(count)d close matches", self.total)
+        return text % {"count": self.total}
 
     @property
     def page(self) -> int:

@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
@@ -33,21 +34,29 @@ FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(required=False, max_length=QUERY_MAX_LENGTH, label="Search for")
+    q = forms.CharField(required=False, max_length=QUERY_MAX_LENGTH, label=_("Search for"))
     mode = forms.ChoiceField(
         required=False,
-        choices=[("auto", "Words and meaning"), ("keyword", "Words"), ("meaning", "Meaning")],
+        choices=[
+            ("auto", _("Words and meaning")),
+            ("keyword", _("Words")),
+            ("meaning", _("Meaning")),
+        ],
     )
     book = forms.UUIDField(required=False)
     author = forms.CharField(required=False, max_length=200)
-    added_from = forms.DateField(required=False, label="Added from")
-    added_to = forms.DateField(required=False, label="Added until")
+    added_from = forms.DateField(required=False, label=_("Added from"))
+    added_to = forms.DateField(required=False, label=_("Added until"))
     has_note = forms.ChoiceField(
         required=False,
-        label="Note",
-        choices=[("", "With or without"), ("yes", "With a note"), ("no", "Without a note")],
+        label=_("Note"),
+        choices=[
+            ("", _("With or without")),
+            ("yes", _("With a note")),
+            ("no", _("Without a note")),
+        ],
     )
-    recency = forms.BooleanField(required=False, label="Favour recent highlights")
+    recency = forms.BooleanField(required=False, label=_("Favour recent highlights"))
     page = forms.IntegerField(required=False, min_value=1, max_value=1000)
     limit = forms.IntegerField(required=False, min_value=1, max_value=JSON_MAX_LIMIT)
 
@@ -60,7 +69,7 @@ class SearchForm(forms.Form):
         cleaned = super().clean()
         start, end = (cleaned or {}).get("added_from"), (cleaned or {}).get("added_to")
         if start and end and start > end:
-            self.add_error("added_to", "The end of the range is before its start.")
+            self.add_error("added_to", _("The end of the range is before its start."))
         return cleaned
 
 
