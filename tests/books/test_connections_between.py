@@ -5,6 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.connections.judge import judge_version
 from books.models import Book, Connection, Highlight
 from tests.books.library import book_of, highlight_in
 
@@ -12,11 +13,19 @@ MODEL = "test-model@00000000"
 
 
 def _connect(a: Highlight, b: Highlight, distance: float = 0.05) -> None:
+    """A pair the judge called related, as the worker stores it."""
     first, second = sorted((a, b), key=lambda h: h.pk)
     Connection.objects.create(
-        reader_id=a.reader_id, highlight_a=first, highlight_b=second, distance=distance,
+        reader_id=a.reader_id,
+        highlight_a=first,
+        highlight_b=second,
+        distance=distance,
+        probability=0.8,
+        same_probability=0.1,
+        strength=Connection.Strength.RELATED,
+        judge_version=judge_version(),
         embedding_model=MODEL,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
