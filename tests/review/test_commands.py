@@ -14,6 +14,7 @@ class SendReviewEmailsCommandTests:
         self, alice: User, client: Client
     ) -> None:
         alice.email = "alice@example.org"
+        alice.verified_email = alice.email  # she followed the mailed link
         alice.save()
         ReviewSettings.objects.create(reader=alice, daily_email=True)
         library_of(alice, 6)
