@@ -337,6 +337,7 @@ class WordAnswerTests:
 class ReviewEmailWordsTests:
     def test_it_lists_the_days_words_after_the_highlights(self, alice: User) -> None:
         alice.email = "alice@example.org"
+        alice.verified_email = alice.email  # she followed the mailed link
         alice.save()
         ReviewSettings.objects.create(reader=alice, daily_email=True, words_per_day=2)
         library_of(alice, 3)
@@ -353,6 +354,7 @@ class ReviewEmailWordsTests:
 
     def test_it_sends_the_words_alone_to_a_reader_with_only_words(self, alice: User) -> None:
         alice.email = "alice@example.org"
+        alice.verified_email = alice.email  # she followed the mailed link
         alice.save()
         ReviewSettings.objects.create(reader=alice, daily_email=True)
         words_of(alice, 1)
