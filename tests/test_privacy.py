@@ -119,6 +119,7 @@ READER_PAGES: dict[str, str] = {
     "map_data": "",
     "library_export": "?format=json",
     "email_change": "",
+    "language_change": "",
     "email_verification_resend": "",
     "password_change": "",
     "password_change_done": "",
