@@ -127,6 +127,7 @@ def test_a_reader_reviews_the_days_highlights(
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("The daily e-mail needs an address to go to.")).to_be_visible()
     page.get_by_label("E-mail address").fill("alice@example.org")
+    page.get_by_label("Your password (to change the address)").fill(PASSWORD)
     page.get_by_role("button", name="Save").click()
     expect(page.get_by_text("Review settings saved.")).to_be_visible()
     expect(page.get_by_text("3 a day, by e-mail too")).to_be_visible()
@@ -247,7 +248,12 @@ def test_a_reader_resets_a_forgotten_password_by_email(
 ) -> None:
     base = str(live_server)
     page.set_default_timeout(30_000)
-    User.objects.create_user("alice", email="alice@example.org", password=PASSWORD)
+    User.objects.create_user(
+        "alice",
+        email="alice@example.org",
+        verified_email="alice@example.org",  # she followed the mailed link once
+        password=PASSWORD,
+    )
     mail.outbox.clear()
     page.goto(f"{base}/login/")
     page.get_by_role("link", name="Forgot your password?").click()
