@@ -45,7 +45,7 @@ run: install
 dev: install
 	DEBUG=1 $(BIN)/python -m exogram.run
 
-# The whole suite (about 15 minutes on 2 cores).
+# The whole suite (about 27 minutes on 2 cores).
 test: install-dev $(AXE) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
