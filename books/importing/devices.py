@@ -148,7 +148,8 @@ def parse_zip(data: bytes) -> ParseResult:
 
 def _open_zip(data: bytes) -> _Archive:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        members = [info for info in archive.infolist() if not info.is_dir()]
+        # Not ZipInfo.is_dir(): it indexes the name, and a damaged zip can hold an empty one.
+        members = [info for info in archive.infolist() if not info.filename.endswith("/")]
         if len(members) > MAX_MEMBERS:
             raise _Refused(f"this zip holds {len(members):,} files, more than {MAX_MEMBERS:,}")
         unpacked = sum(info.file_size for info in members)

@@ -150,3 +150,16 @@ class ZipTests:
         result = parse_upload(data[: len(data) // 2])
         assert result.clippings == []
         assert result.problems[0].message.startswith("this zip cannot be read")
+
+    def test_a_member_with_an_empty_name_costs_only_itself(self) -> None:
+        # Found by the fuzz test: a damaged central directory can name a member "".
+        # The sidecar beside it is still read.
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("a.sdr/metadata.epub.lua", SIDECAR_OLD.encode())
+            archive.writestr(zipfile.ZipInfo("x"), b"\x00\x01")
+            archive.infolist()[-1].filename = ""
+        result = parse_zip(buffer.getvalue())
+        assert result.clippings
+        accounted = len(result.clippings) + sum(result.skipped.values()) + len(result.problems)
+        assert accounted == result.entries
