@@ -15,7 +15,7 @@ from books.importing.clippings import parse_clippings
 from books.models import Connection, Highlight
 from books.vocabulary import is_vocabulary
 from evaluation import library
-from evaluation.blind import read_key, read_key_notes
+from evaluation.blind import BlindPair, read_key, read_key_notes, write_sample
 from evaluation.labels import labelled_texts, read_labels
 from evaluation.quote_library import EvalBook, Passage, add_lookups, clippings_file, make_books
 
@@ -225,6 +225,33 @@ class EvaluateLibraryTests:
         )  # fmt: skip
         assert len(parse_clippings(target.read_bytes()).clippings) == 10
         assert not User.objects.filter(username="eval-library").exists()
+
+    def test_it_scores_verdicts_written_under_another_name(self, tmp_path: Path) -> None:
+        # A judge who keeps verdicts elsewhere (v1-verdicts.txt beside v1-sample.txt).
+        pairs = [
+            BlindPair("Anger passes.", "Let anger go.", "connection", "en-en",
+                      {"strength": "related"}),
+            BlindPair("Friends are rare.", "Rain tomorrow.", "control", "en-en"),
+        ]  # fmt: skip
+        sample = tmp_path / "v1-sample.txt"
+        write_sample(pairs, sample, seed=3)
+        key = read_key(sample.with_name("v1-sample.key.json"))
+        verdicts = tmp_path / "v1-verdicts.txt"
+        verdicts.write_text(
+            "\n".join(
+                f"{item['number']} {'u' if item['group'] == 'control' else 's'}" for item in key
+            )
+        )
+        out = StringIO()
+        call_command(
+            "evaluate_library", "--score", str(sample), "--verdicts", str(verdicts), "--json",
+            stdout=out,
+        )  # fmt: skip
+        figures = json.loads(out.getvalue())
+        assert figures["groups"]["connection/en-en"]["same"] == 1
+        assert figures["groups"]["control/all"]["unrelated"] == 1
+        with pytest.raises(CommandError, match="no verdicts at"):
+            call_command("evaluate_library", "--score", str(sample))
 
     def test_it_says_when_verdicts_are_missing(self, tmp_path: Path) -> None:
         (tmp_path / "sample.key.json").write_text('{"pairs": [], "notes": {}}')

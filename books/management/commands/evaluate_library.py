@@ -7,7 +7,8 @@ the English quotes and Spanish sayings of the evaluation data folder), `--clippi
 (any `My Clippings.txt`), or `--reuse` (a reader imported before). It prints coverage
 (passages, not words, with a connection) by language; `--sample FILE` also writes a fresh
 blind sample for a judge (connections, the first three neighbours of random highlight
-pages, controls) and `--score FILE` reads the judge's verdicts back (evaluation.blind).
+pages, controls) and `--score FILE` reads the judge's verdicts back (evaluation.blind), from
+`<sample>.verdicts.txt` beside it or from `--verdicts FILE`.
 """
 
 import json
@@ -50,6 +51,11 @@ class Command(BaseCommand):
         parser.add_argument("--pages", type=int, default=PAGES_SAMPLE)
         parser.add_argument("--score", type=Path, help="score the verdicts of this sample")
         parser.add_argument(
+            "--verdicts",
+            type=Path,
+            help="with --score: the verdicts' file (default: <sample>.verdicts.txt beside it)",
+        )
+        parser.add_argument(
             "--write", type=Path, help="only write the library's My Clippings.txt here"
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -62,7 +68,9 @@ class Command(BaseCommand):
                 sample: Path = options["score"]
                 key_path = sample.with_name(sample.stem + ".key.json")
                 key = read_key(key_path)
-                verdicts_path = sample.with_name(sample.stem + ".verdicts.txt")
+                verdicts_path = options["verdicts"] or sample.with_name(
+                    sample.stem + ".verdicts.txt"
+                )
                 verdicts = read_verdicts(verdicts_path, expected=len(key))
                 report = score(key, verdicts, read_key_notes(key_path))
                 self._print(report, options, self._write_score)
