@@ -12,7 +12,10 @@ reader logged in, as the load's clients ask for them (search words, random highl
   CPU time for it, read from /proc (the embedded server runs on this machine; 0
   elsewhere): on 2 cores it competes with Python;
 - `queries` and `query_ms` (wall time of the queries as the driver saw them);
-- `template_ms`: wall time inside render_to_string, queries a template triggers included.
+- `template_ms`: wall time inside render_to_string, queries a template triggers included;
+- `wall_ms` and `wall_ms_p95`: the request's wall time, median and 95th percentile, and
+  `python_cpu_ms_p95`: the 95th percentile of the first figure (a page's slow tail, such as
+  `/connections/` without a cache, shows there, not in the medians).
 
 CPU times, not wall clocks, are the figures to compare on a shared machine: another
 process's turn on the core does not count in them. `--reuse` runs on a copy of the seeded
@@ -50,6 +53,12 @@ def _backend_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _percentile(values: list[float], share: float) -> float:
+    """The value below which `share` of `values` lie (nearest rank, as bench.load)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
 @contextmanager
 def _template_timer() -> Iterator[list[float]]:
     """Wall time spent in render_to_string (django.shortcuts.render calls it by module)."""
@@ -84,12 +93,15 @@ def measure(paths: Callable[[random.Random], str], client: Any, rounds: int) -> 
         cursor.execute("SELECT pg_backend_pid()")
         backend = int(cursor.fetchone()[0])
     python_cpu, database_cpu, queries, query_ms, template_ms, bytes_out = [], [], [], [], [], []
+    wall: list[float] = []
     for _ in range(rounds):
         path = paths(rng)
         with CaptureQueriesContext(connection) as captured, _template_timer() as spent:
             database_before = _backend_cpu_seconds(backend)
             started = time.process_time()
+            started_wall = time.perf_counter()
             response = client.get(path)
+            wall.append(1000 * (time.perf_counter() - started_wall))
             python_cpu.append(1000 * (time.process_time() - started))
             database_cpu.append(1000 * (_backend_cpu_seconds(backend) - database_before))
         if response.status_code != 200:
@@ -100,6 +112,9 @@ def measure(paths: Callable[[random.Random], str], client: Any, rounds: int) -> 
         bytes_out.append(len(response.content))
     return {
         "python_cpu_ms": round(statistics.median(python_cpu), 1),
+        "python_cpu_ms_p95": round(_percentile(python_cpu, 0.95), 1),
+        "wall_ms": round(statistics.median(wall), 1),
+        "wall_ms_p95": round(_percentile(wall, 0.95), 1),
         # A mean: the kernel counts a process's CPU in ticks of 10 ms.
         "database_cpu_ms": round(statistics.mean(database_cpu), 1),
         "queries": round(statistics.median(queries)),
