@@ -4,7 +4,8 @@
 The worker runs as `make run` runs it: one process per core, each with the configured
 ONNX Runtime threads (EXOGRAM_EMBEDDING_THREADS) and model (EXOGRAM_EMBEDDING_MODEL).
 `python -m bench.bench_pipeline [--entries N] [--workers N]`; besides the wall time, the
-worker's CPU seconds over the same span (the figure to compare on a shared machine). Aims
+worker's and its database backends' CPU seconds over the same span (the figures to compare
+on a shared machine; a backend's last half second before it closes can be missed). Aims
 on the 2-core machine: with multilingual-e5-small (the default) ≤ 150 s and peak RSS of a
 worker process ≤ 450 MB; with minilm-l6 ≤ 90 s and ≤ 400 MB. A throw-away database and a
 file broker in a temporary folder: the developer's data and queue are never touched.
@@ -38,6 +39,23 @@ def _cpu(process: psutil.Process, seen: dict[int, float]) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             times = p.cpu_times()
             seen[p.pid] = max(seen.get(p.pid, 0.0), times.user + times.system)
+
+
+def _database_cpu(seen: dict[int, float]) -> None:
+    """The same for the PostgreSQL backends serving this database (the worker's neighbour
+    queries run there), read from /proc: nothing when the server is on another machine."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        pids = [int(row[0]) for row in cursor.fetchall()]
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            seen[pid] = max(seen.get(pid, 0.0), times.user + times.system)
 
 
 def _rss(process: psutil.Process) -> tuple[int, int]:
@@ -74,6 +92,9 @@ def run(
             cpu_before: dict[int, float] = {}
             _cpu(process, cpu_before)
             cpu_after: dict[int, float] = {}
+            database_before: dict[int, float] = {}
+            _database_cpu(database_before)
+            database_after: dict[int, float] = {}
             started = time.perf_counter()
             clippings_import(reader=reader, data=data, file_name="bench.txt")
             imported = time.perf_counter() - started
@@ -83,6 +104,7 @@ def run(
                 largest, total_rss = _rss(process)
                 peak, peak_total = max(peak, largest), max(peak_total, total_rss)
                 _cpu(process, cpu_after)
+                _database_cpu(database_after)
                 pending = (
                     Highlight.objects.filter(reader=reader)
                     .exclude(embedding_status__in=["done", "failed"])
@@ -103,6 +125,11 @@ def run(
         # The worker's own CPU time (every process): on a shared machine the fair figure
         # to compare, where the wall time also counts other work's turns on the cores.
         "worker_cpu_seconds": round(sum(cpu_after.values()) - sum(cpu_before.values()), 1),
+        "database_cpu_seconds": round(
+            sum(database_after.values())
+            - sum(database_before.get(pid, 0.0) for pid in database_after),
+            1,
+        ),
         "connections": connections,
         "worker_processes": workers,
         "peak_rss_mb_largest_process": round(peak / 1024 / 1024),
