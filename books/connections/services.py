@@ -34,9 +34,9 @@ from books.connections.judge import (
     stems,
 )
 from books.connections.neighbours import Neighbour, Query, nearest_each
+from books.importing import identity
 from books.language import ENGLISH
 from books.models import Connection, Highlight
-from books.text import fold
 from books.vocabulary import words_of
 
 NOTE = Highlight.Kind.NOTE
@@ -65,9 +65,10 @@ def current_judge() -> Judge:
 
 
 def same_author(a: str, b: str) -> bool:
-    """Two books by one author, by their normalized authors (books.importing), folded; two
-    books with no author known are not taken for one author's."""
-    return bool(a) and fold(a) == fold(b)
+    """Two books by one author, by their normalized authors (books.importing.identity):
+    `michael greger` and `greger, michael, m.d., faclm` normalized, co-authors, an initial
+    for a given name. Two books with no author known are not taken for one author's."""
+    return identity.same_author(a, b)
 
 
 @dataclass(frozen=True)
