@@ -148,8 +148,8 @@ class Highlight(models.Model):
     # reading, listed as the reader's words, or a note of a few words ("tutaj", "aaa"):
     # never connected, never ranked by meaning. Set wherever the text is set.
     is_word = models.BooleanField(default=False)
-    # "en", "es" or "unknown" (books.language): a pair across two languages gets a looser
-    # connection cut than a pair within one. Set wherever the text is set, like is_word.
+    # "en", "es", "de", "pt", "fr", "it" or "unknown" (books.language): the pair judge
+    # weighs a pair by its two languages. Set wherever the text is set, like is_word.
     language = models.CharField(max_length=16, default="unknown", db_default="unknown")
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
     # From formats that carry them (a Kindle notebook's section and heading path, a
