@@ -29,6 +29,9 @@ from books.connections.judge import (
     PairFacts,
     judge_for,
     judge_version,
+    negated,
+    numbers_differ,
+    numbers_of,
     shared_rarity,
     stem_frequency,
     stems,
@@ -80,6 +83,8 @@ class _Passage:
     note: bool
     in_english: bool
     stems: frozenset[str]
+    numbers: frozenset[str]
+    negated: bool
 
 
 def highlights_connect(*, ids: list[int]) -> int:
@@ -147,8 +152,9 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
     )
     for pk, book_id, language, text, kind, in_english, authors in values:
         passage = _Passage(
-            pk, book_id, language, len(words_of(text)), kind == NOTE, bool(in_english), stems(text)
-        )
+            pk, book_id, language, len(words_of(text)), kind == NOTE, bool(in_english),
+            stems(text), numbers_of(text), negated(text),
+        )  # fmt: skip
         found[pk] = (passage, authors or "")
     return found
 
@@ -242,6 +248,8 @@ def _library_pairs(
                 language_a=first.language,
                 language_b=second.language,
                 same_author=same_author(first_authors, second_authors),
+                numbers_differ=numbers_differ(first.numbers, second.numbers),
+                negation_differs=first.negated != second.negated,
             )
         )
     verdicts = dict(zip(ordered, judge.judge(judged_facts), strict=True))

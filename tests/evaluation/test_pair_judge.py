@@ -13,10 +13,12 @@ from evaluation.pair_data import quotable_library, stsb_libraries
 from evaluation.pair_judge import (
     Rows,
     auc,
+    best_band,
     f1,
     fit_head,
     fit_logistic,
     reliability,
+    targets,
     train_judge,
     weights_document,
 )
@@ -72,7 +74,34 @@ class FitTests:
         json.dumps(document)
 
 
+class TargetTests:
+    @pytest.mark.parametrize(
+        ("label", "origin", "related", "same"),
+        [
+            ("same", "stsb-score", 1.0, 1.0),
+            ("unrelated", "stsb-score", 0.0, 0.0),
+            ("unrelated", "blind-labels-20261204-control", 0.0, 0.0),
+            # A blind judge who said "related" chose it over "the same idea"…
+            ("related", "blind-labels-20261204", 1.0, 0.0),
+            # …a shared tag or subject file says nothing of the same idea.
+            ("related", "quotable-tags", 1.0, None),
+            ("related", "fortunes-subject", 1.0, None),
+        ],
+    )
+    def test_a_label_is_a_target_of_each_head(
+        self, label: str, origin: str, related: float, same: float | None
+    ) -> None:
+        got_related, got_same = targets(label, origin)
+        assert got_related == related
+        assert np.isnan(got_same) if same is None else got_same == same
+
+
 class MetricTests:
+    def test_the_best_band_is_the_cut_of_best_f1(self) -> None:
+        probability = np.array([0.1, 0.3, 0.35, 0.6, 0.7, 0.9])
+        truth = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
+        assert best_band(probability, truth) == pytest.approx(0.31)
+
     def test_f1(self) -> None:
         predicted = np.array([True, True, False, False])
         truth = np.array([True, False, True, False])
