@@ -19,6 +19,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
+from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient
@@ -31,7 +32,6 @@ from books.importing.services import (
 )
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
-from books.tasks import enqueue_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +83,8 @@ def import_queue(*, reader: User, data: bytes, file_name: str) -> Import:
 
 def import_send(*, the_import: Import) -> bool:
     """Send the import's task; when the broker is down, say so on the import."""
-    from books.tasks import run_import
-
     try:
-        run_import.delay(the_import.pk)
+        announce(import_queued, import_id=the_import.pk)
     except Exception:
         logger.exception("could not send the import task of %s", the_import.code)
         Import.objects.filter(pk=the_import.pk, status=Import.Status.QUEUED).update(
@@ -305,7 +303,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         .values_list("pk", flat=True)
     )
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:
