@@ -26,23 +26,24 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_forget
+from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position
-from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.merging import How, merged, page_turn_joined
 from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
+from books.text import fold_spacing, fold_spacing_and_bom
 
 logger = logging.getLogger(__name__)
 
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-_SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
@@ -73,10 +74,6 @@ class ImportReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _fold(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().casefold()
 
 
 def check_upload(data: bytes) -> None:
@@ -300,7 +297,7 @@ def _match_clipping(
     if existing is not None:
         _count_covered(existing, report)
         return
-    folded = fold(clipping.text)
+    folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
     if folded:
         neighbours = library.neighbours(
@@ -413,7 +410,7 @@ def _absorb(
     """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
     library.remove(kept)
     library.remove(absorbed)
-    text_changed = fold(text) != library.folded(kept)
+    text_changed = fold_spacing_and_bom(text) != library.folded(kept)
     kept.text = text
     kept.refresh_is_word()
     kept.refresh_language()
@@ -443,7 +440,11 @@ def _absorb(
     library.add(kept)
     work.created.pop(id(absorbed), None)
     version = work.origins.pop(id(absorbed))
-    if not kept.pk and text_changed and fold(version.text) == fold(text):
+    if (
+        not kept.pk
+        and text_changed
+        and fold_spacing_and_bom(version.text) == fold_spacing_and_bom(text)
+    ):
         # Two entries of this file, the one matched second (in reading order) holding every
         # word: the shorter one is the version the report lists, not the text as it now reads.
         work.origins[id(kept)], version = version, work.origins[id(kept)]
@@ -581,8 +582,6 @@ def _finish_report(
 
 
 def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
-    from books.tasks import enqueue_embedding
-
     changed_words = [
         h.pk
         for h in work.changed.values()
@@ -597,7 +596,7 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = Tr
     # Several tasks, not one: with more than one worker process they share the work. Sent
     # after commit; a broker that is down leaves them saved and marked as delayed.
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
@@ -697,7 +696,7 @@ def _note_target(library: Library, book: Book, clipping: Clipping) -> Highlight 
 def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
     """Attach a note unless the reader edited theirs here or it is already there."""
     text = clipping.text.strip()
-    if highlight.note_edited or _fold(highlight.note) == _fold(text):
+    if highlight.note_edited or fold_spacing(highlight.note) == fold_spacing(text):
         return False
     if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
         return False
