@@ -26,9 +26,9 @@ from books.importing.reader_books import book_key_of, clippings_orient
 from books.importing.screening import screen_entries
 from books.importing.services import (
     ImportRejected,
-    _import_parsed,
-    _parse_or_reject,
     check_upload,
+    parsed_clippings_save,
+    upload_parse,
 )
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
@@ -202,7 +202,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         or b"\n" not in data
         or detect_format(data) != CLIPPINGS
     ):
-        return _parse_or_reject(data)
+        return upload_parse(data)
     clippings: list[Clipping] = []
     problems: list[Problem] = []
     entries = 0
@@ -221,7 +221,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         del parsed
     result = screen_entries(ParseResult(clippings=clippings, problems=problems, entries=entries))
     if not result.clippings:
-        return _parse_or_reject(data)  # raises ImportRejected, with the usual reason
+        return upload_parse(data)  # raises ImportRejected, with the usual reason
     return result
 
 
@@ -264,7 +264,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     while parts:
         part = parts.pop(0)
         piece = ParseResult(clippings=part, problems=[], entries=len(part))
-        _import_parsed(
+        parsed_clippings_save(
             reader=the_import.reader,
             result=piece,
             file_name=the_import.file_name,

@@ -95,7 +95,9 @@ def check_upload(data: bytes) -> None:
         )
 
 
-def _parse_or_reject(data: bytes) -> ParseResult:
+def upload_parse(data: bytes) -> ParseResult:
+    """The upload read in whichever known format it is, screened; ImportRejected, with the
+    reason a reader is shown, when nothing in it can be imported."""
     check_upload(data)
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
     from books.importing.formats import parse_upload
@@ -126,11 +128,11 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     Raises ImportRejected (nothing written) for input that is not a clippings file. A
     failure while writing rolls everything back and leaves a failed Import saying why.
     """
-    result = _parse_or_reject(data)
+    result = upload_parse(data)
     sha256 = hashlib.sha256(data).hexdigest()
     try:
         with transaction.atomic():
-            the_import = _import_parsed(
+            the_import = parsed_clippings_save(
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
             # Notes on the highlight itself, favourites, tags, chapters (richer formats).
@@ -161,7 +163,7 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     return the_import
 
 
-def _import_parsed(
+def parsed_clippings_save(
     *,
     reader: User,
     result: ParseResult,
@@ -170,6 +172,9 @@ def _import_parsed(
     the_import: Import | None = None,
     enqueue: bool = True,
 ) -> Import:
+    """Save a parsed file in the caller's transaction (clippings_import's, or one part of a
+    large file's in books.importing.background). `enqueue=False`: the caller announces the
+    highlights to embed, once for the whole file."""
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
     # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
