@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from books.embedding.profiles import profile_for_model_id
 from books.search.query import WORD
 from books.text import fold
 
@@ -30,12 +31,6 @@ LANGUAGE_NAMES = {
     "pt": "Portuguese",
     "it": "Italian",
 }
-# The languages each model reads well, by model name, for models that do not say so
-# themselves (an encoder's own `languages` attribute wins). None: many languages.
-MODEL_LANGUAGES: dict[str, tuple[str, ...] | None] = {
-    "all-MiniLM-L6-v2": ("en",),
-    "multilingual-e5-small": None,
-}
 
 
 def query_language(query: str) -> str | None:
@@ -54,11 +49,13 @@ def query_language(query: str) -> str | None:
 
 
 def model_languages(encoder: object) -> tuple[str, ...] | None:
+    """The languages the model reads well (None: many): an encoder's own `languages`
+    attribute, else its profile's (books.embedding.profiles)."""
     declared = getattr(encoder, "languages", None)
     if declared is not None:
         return tuple(declared) or None
-    name = str(getattr(encoder, "model_id", "")).split("@")[0]
-    return MODEL_LANGUAGES.get(name)
+    profile = profile_for_model_id(str(getattr(encoder, "model_id", "")))
+    return profile.languages if profile is not None else None
 
 
 def language_notice(query: str, encoder: object) -> str:
