@@ -110,6 +110,7 @@ class LanguagesTests:
         assert len(same) >= 4
         assert all(same)
         assert sum(right) / len(right) >= 0.4
+
     def test_rebuilding_finds_the_same_connections_again(
         self, library: dict[str, Highlight]
     ) -> None:
