@@ -1,6 +1,9 @@
-"""Training the pair judge (books.connections.judge): features of labelled pairs computed as
-the app computes them, two logistic-regression heads fitted in numpy on the `train` split,
-Platt-calibrated on `calibrate`, reported on `test` (STS-B dev, held-out quotable pairs).
+"""Training the pair judge (books.connections.judge) on the committed label files
+(evaluation/labels/*.tsv, texts read from the shared data by reference): features computed
+as the app computes them, two logistic-regression heads fitted in numpy on the `train`
+split, Platt-calibrated on `calibrate`, reported on `test` (STS-B dev whole, 15 % of every
+other set, blind judgements included): F1, AUC per kind, reliability tables, and the related
+band's precision on German, Portuguese and French pairs.
 
 Never imported by the web or the worker: `manage.py train_pair_judge` is its entry point.
 """
