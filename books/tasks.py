@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
+from django.utils.translation import gettext_noop
 
 from books.embedding import pipeline
 from books.library_cache import library_background_bump, library_version_bump
@@ -41,7 +42,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
 
 
 # What a reader sees on a highlight whose task could not be sent.
-QUEUE_UNREACHABLE = (
+QUEUE_UNREACHABLE = gettext_noop(
     "Embedding is delayed: the task queue cannot be reached. Your highlights are saved; "
     "they are embedded as soon as it is back."
 )
