@@ -28,7 +28,7 @@ class ReviewSettingsForm(forms.Form):
     )
 
     password = forms.CharField(
-        label="Your password (to change the address)",
+        label=_("Your password (to change the address)"),
         required=False,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
