@@ -20,9 +20,9 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
+from books.access import get_book_for_user, reader_of
 from books.exporting.services import FORMATS, ExportStream, library_export_stream
 from books.models import Book
-from books.views import _get_book_for_user, _reader
 from exogram.reader_slots import (
     EXPORTS_AT_ONCE,
     ReaderBusy,
@@ -79,16 +79,16 @@ def library_download(request: HttpRequest) -> HttpResponse:
         return HttpResponseBadRequest(
             gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
         )
-    return _download(_reader(request), chosen)
+    return _download(reader_of(request), chosen)
 
 
 @require_GET
 @login_required
 def book_download(request: HttpRequest, code: UUID) -> HttpResponse:
-    book = _get_book_for_user(request, code)
+    book = get_book_for_user(request, code)
     chosen = _format(request)
     if chosen is None:
         return HttpResponseBadRequest(
             gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
         )
-    return _download(_reader(request), chosen, book)
+    return _download(reader_of(request), chosen, book)

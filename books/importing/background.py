@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from accounts.models import User
+from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient
@@ -27,13 +28,12 @@ from books.importing.screening import screen_entries
 from books.importing.services import (
     IMPORT_FAILED,
     ImportRejected,
-    _import_parsed,
-    _parse_or_reject,
     check_upload,
+    parsed_clippings_save,
+    upload_parse,
 )
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
-from books.tasks import enqueue_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -86,10 +86,8 @@ def import_queue(*, reader: User, data: bytes, file_name: str) -> Import:
 
 def import_send(*, the_import: Import) -> bool:
     """Send the import's task; when the broker is down, say so on the import."""
-    from books.tasks import run_import
-
     try:
-        run_import.delay(the_import.pk)
+        announce(import_queued, import_id=the_import.pk)
     except Exception:
         logger.exception("could not send the import task of %s", the_import.code)
         Import.objects.filter(pk=the_import.pk, status=Import.Status.QUEUED).update(
@@ -207,7 +205,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         or b"\n" not in data
         or detect_format(data) != CLIPPINGS
     ):
-        return _parse_or_reject(data)
+        return upload_parse(data)
     clippings: list[Clipping] = []
     problems: list[Problem] = []
     entries = 0
@@ -226,7 +224,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         del parsed
     result = screen_entries(ParseResult(clippings=clippings, problems=problems, entries=entries))
     if not result.clippings:
-        return _parse_or_reject(data)  # raises ImportRejected, with the usual reason
+        return upload_parse(data)  # raises ImportRejected, with the usual reason
     return result
 
 
@@ -269,7 +267,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     while parts:
         part = parts.pop(0)
         piece = ParseResult(clippings=part, problems=[], entries=len(part))
-        _import_parsed(
+        parsed_clippings_save(
             reader=the_import.reader,
             result=piece,
             file_name=the_import.file_name,
@@ -308,7 +306,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         .values_list("pk", flat=True)
     )
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:

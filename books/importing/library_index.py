@@ -8,9 +8,9 @@ import re
 from bisect import bisect_right, insort
 
 from accounts.models import User
-from books.importing.merging import fold
 from books.importing.positions import Span, decode, overlaps, sort_key
 from books.models import Book, Highlight
+from books.text import fold_spacing_and_bom
 
 # Versions of one highlight are looked for among ranges that overlap or touch: 120-125 and
 # 126-130; in a page-only file, on the same or the next page.
@@ -80,7 +80,7 @@ class Library:
         self.keys[highlight.dedupe_key] = highlight
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        self._folded[id(highlight)] = fold(highlight.text)
+        self._folded[id(highlight)] = fold_spacing_and_bom(highlight.text)
         self._order.setdefault(id(highlight), len(self._order))
         if highlight.location_start is not None:
             self._serial += 1

@@ -27,24 +27,25 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.connections.services import connections_forget
+from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
-from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.merging import How, merged, page_turn_joined
 from books.importing.positions import decode, encode, sort_key, union
 from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
+from books.text import fold_spacing, fold_spacing_and_bom
 
 logger = logging.getLogger(__name__)
 
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-_SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
@@ -75,10 +76,6 @@ class ImportReport:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _fold(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().casefold()
 
 
 # What an upload is refused with, or an import fails with: stored and shown in English
@@ -115,7 +112,9 @@ def check_upload(data: bytes) -> None:
         raise ImportRejected(FILE_BINARY)
 
 
-def _parse_or_reject(data: bytes) -> ParseResult:
+def upload_parse(data: bytes) -> ParseResult:
+    """The upload read in whichever known format it is, screened; ImportRejected, with the
+    reason a reader is shown, when nothing in it can be imported."""
     check_upload(data)
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
     from books.importing.formats import parse_upload
@@ -142,11 +141,11 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     Raises ImportRejected (nothing written) for input that is not a clippings file. A
     failure while writing rolls everything back and leaves a failed Import saying why.
     """
-    result = _parse_or_reject(data)
+    result = upload_parse(data)
     sha256 = hashlib.sha256(data).hexdigest()
     try:
         with transaction.atomic():
-            the_import = _import_parsed(
+            the_import = parsed_clippings_save(
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
             # Notes on the highlight itself, favourites, tags, chapters (richer formats).
@@ -177,7 +176,7 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     return the_import
 
 
-def _import_parsed(
+def parsed_clippings_save(
     *,
     reader: User,
     result: ParseResult,
@@ -186,6 +185,9 @@ def _import_parsed(
     the_import: Import | None = None,
     enqueue: bool = True,
 ) -> Import:
+    """Save a parsed file in the caller's transaction (clippings_import's, or one part of a
+    large file's in books.importing.background). `enqueue=False`: the caller announces the
+    highlights to embed, once for the whole file."""
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
     # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
@@ -327,7 +329,7 @@ def _match_clipping(
             work.change(existing)
         _count_covered(existing, report)
         return
-    folded = fold(clipping.text)
+    folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
     if folded:
         neighbours = library.neighbours(
@@ -444,7 +446,7 @@ def _absorb(
     """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
     library.remove(kept)
     library.remove(absorbed)
-    text_changed = fold(text) != library.folded(kept)
+    text_changed = fold_spacing_and_bom(text) != library.folded(kept)
     kept.text = text
     kept.refresh_is_word()
     kept.refresh_language()
@@ -480,7 +482,11 @@ def _absorb(
     library.add(kept)
     work.created.pop(id(absorbed), None)
     version = work.origins.pop(id(absorbed))
-    if not kept.pk and text_changed and fold(version.text) == fold(text):
+    if (
+        not kept.pk
+        and text_changed
+        and fold_spacing_and_bom(version.text) == fold_spacing_and_bom(text)
+    ):
         # Two entries of this file, the one matched second (in reading order) holding every
         # word: the shorter one is the version the report lists, not the text as it now reads.
         work.origins[id(kept)], version = version, work.origins[id(kept)]
@@ -618,8 +624,6 @@ def _finish_report(
 
 
 def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
-    from books.tasks import enqueue_embedding
-
     changed_words = [
         h.pk
         for h in work.changed.values()
@@ -634,7 +638,7 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = Tr
     # Several tasks, not one: with more than one worker process they share the work. Sent
     # after commit; a broker that is down leaves them saved and marked as delayed.
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
@@ -735,7 +739,7 @@ def _note_target(library: Library, book: Book, clipping: Clipping) -> Highlight 
 def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
     """Attach a note unless the reader edited theirs here or it is already there."""
     text = clipping.text.strip()
-    if highlight.note_edited or _fold(highlight.note) == _fold(text):
+    if highlight.note_edited or fold_spacing(highlight.note) == fold_spacing(text):
         return False
     if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
         return False
