@@ -87,7 +87,7 @@ class _PasswordConfirmed(forms.Form):
     def clean_password(self) -> str:
         password: str = self.cleaned_data["password"]
         if not self.reader.check_password(password):
-            raise forms.ValidationError("That is not your password; nothing was changed.")
+            raise forms.ValidationError(_("That is not your password; nothing was changed."))
         return password
 
 
