@@ -53,11 +53,13 @@ test: install-dev $(AXE) $(CHROMIUM)
 test-fast: install-dev
 	$(BIN)/python -m pytest -m "not browser and not slow and not corpus" -q
 
+# Style, types, the layers (import-linter) and no import cycle but tasks <-> services.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_import_cycles.py
 
 format: install-dev
 	$(BIN)/ruff format .

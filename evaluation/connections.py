@@ -40,7 +40,7 @@ import numpy.typing as npt
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
-from books.embedding.encoder import MODEL_CHOICES
+from books.embedding.profiles import MODEL_CHOICES
 
 TARGET_PRECISION = 0.90
 # Thresholds are searched on this grid: a default is written with two decimals anyway.
@@ -272,7 +272,7 @@ class Judge:
 
 @dataclass(frozen=True)
 class Cuts:
-    """A model's own cosine-distance cuts (books.embedding.encoder): same idea < related."""
+    """A model's own cosine-distance cuts (books.embedding.profiles): same idea < related."""
 
     same_idea: float
     related: float
@@ -289,15 +289,16 @@ def app_judges(model: str | None) -> dict[str, Judge]:
     from books.embedding.english import has_english_model
 
     encoder = get_encoder(model)
-    same, related = encoder.spec.threshold, encoder.spec.related
+    same, related = encoder.spec.profile.same_idea_cut, encoder.spec.profile.related_cut
     if model is None:
         same = settings.EXOGRAM_CONNECTION_THRESHOLD or same
         related = max(same, settings.EXOGRAM_RELATED_THRESHOLD or related)
     main = Judge(encoder, Cuts(same, related))
     if not has_english_model(encoder.spec):
         return {"en": main, "es": main, "es-en": main}
-    minilm = get_encoder("minilm-l6")
-    english = Judge(minilm, Cuts(minilm.spec.threshold, minilm.spec.related), confirm=main)
+    minilm = get_encoder(encoder.spec.profile.english_model)
+    cuts = Cuts(minilm.spec.profile.same_idea_cut, minilm.spec.profile.related_cut)
+    english = Judge(minilm, cuts, confirm=main)
     return {"en": english, "es": main, "es-en": main}
 
 

@@ -33,8 +33,9 @@ from django.db import connection, transaction
 from django.test.utils import override_settings
 
 from accounts.models import User
-from books.embedding.encoder import MODEL_CHOICES, EncoderUnavailable, get_encoder
+from books.embedding.encoder import EncoderUnavailable, get_encoder
 from books.embedding.pipeline import highlights_embed
+from books.embedding.profiles import MODEL_CHOICES
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.search.search import forget_word_shares, search

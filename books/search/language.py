@@ -7,6 +7,7 @@ import re
 
 from django.utils.translation import gettext, gettext_noop
 
+from books.embedding.profiles import profile_for_model_id
 from books.search.query import WORD
 from books.text import fold
 
@@ -37,12 +38,6 @@ POOR_LANGUAGE = gettext_noop(
     "This looks like %(language)s: the model (%(model)s) reads %(languages)s only, so results "
     "by meaning may miss. Results by words work in any language."
 )
-# The languages each model reads well, by model name, for models that do not say so
-# themselves (an encoder's own `languages` attribute wins). None: many languages.
-MODEL_LANGUAGES: dict[str, tuple[str, ...] | None] = {
-    "all-MiniLM-L6-v2": ("en",),
-    "multilingual-e5-small": None,
-}
 
 
 def query_language(query: str) -> str | None:
@@ -61,11 +56,13 @@ def query_language(query: str) -> str | None:
 
 
 def model_languages(encoder: object) -> tuple[str, ...] | None:
+    """The languages the model reads well (None: many): an encoder's own `languages`
+    attribute, else its profile's (books.embedding.profiles)."""
     declared = getattr(encoder, "languages", None)
     if declared is not None:
         return tuple(declared) or None
-    name = str(getattr(encoder, "model_id", "")).split("@")[0]
-    return MODEL_LANGUAGES.get(name)
+    profile = profile_for_model_id(str(getattr(encoder, "model_id", "")))
+    return profile.languages if profile is not None else None
 
 
 def language_notice(query: str, encoder: object) -> str:
