@@ -58,7 +58,9 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 )
             except IntegrityError:
                 # Another reader took the same name between the form's check and the save.
-                form.add_error("display_name", "Another reader shares under this name already.")
+                form.add_error(
+                    "display_name", gettext("Another reader shares under this name already.")
+                )
             else:
                 if discoverable:
                     messages.success(

@@ -6,6 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 from django.dispatch import receiver
+from django.utils.translation import gettext_noop
 
 from books import events
 from books.embedding import pipeline
@@ -43,7 +44,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
 
 
 # What a reader sees on a highlight whose task could not be sent.
-QUEUE_UNREACHABLE = (
+QUEUE_UNREACHABLE = gettext_noop(
     "Embedding is delayed: the task queue cannot be reached. Your highlights are saved; "
     "they are embedded as soon as it is back."
 )

@@ -17,6 +17,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.events import announce, highlights_to_embed, import_queued
@@ -25,6 +26,7 @@ from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient
 from books.importing.screening import screen_entries
 from books.importing.services import (
+    IMPORT_FAILED,
     ImportRejected,
     check_upload,
     parsed_clippings_save,
@@ -53,16 +55,17 @@ IMPORT_STALE = timedelta(minutes=20)
 # A worker that takes an import this many times without finishing it (killed, out of
 # memory, a crash in a parser's C code) will not finish it the next time either.
 IMPORT_MAX_ATTEMPTS = 3
-IMPORT_GAVE_UP = (
-    "The import stopped {attempts} times before it finished (the worker was stopped or ran "
+IMPORT_GAVE_UP = gettext_noop(
+    "The import stopped %(attempts)s times before it finished (the worker was stopped or ran "
     "out of memory); nothing was saved and the file was dropped. Try a smaller file, or "
     "ask the server's owner to look at the worker's log."
 )
-IMPORT_UNREADABLE = (
-    "This file could not be read ({kind}); nothing was imported and the file was dropped."
+IMPORT_UNREADABLE = gettext_noop(
+    "This file could not be read (%(kind)s); nothing was imported and the file was dropped."
 )
+FILE_GONE = gettext_noop("The uploaded file is gone; upload it again.")
 # What a reader sees while the queue cannot be reached.
-IMPORT_QUEUE_UNREACHABLE = (
+IMPORT_QUEUE_UNREACHABLE = gettext_noop(
     "The task queue cannot be reached: your file is saved and is imported as soon as it is back."
 )
 
@@ -118,12 +121,12 @@ def import_run(*, import_id: int) -> Import | None:
         return None
     if not import_claim(import_id=import_id):
         if _claimable(import_id).exists():  # left to take, but taken too often already
-            _fail(the_import, IMPORT_GAVE_UP.format(attempts=IMPORT_MAX_ATTEMPTS))
+            _fail(the_import, IMPORT_GAVE_UP % {"attempts": IMPORT_MAX_ATTEMPTS})
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     upload = ImportUpload.objects.filter(the_import_id=import_id).first()
     if upload is None:
-        _fail(the_import, "The uploaded file is gone; upload it again.")
+        _fail(the_import, FILE_GONE)
         return the_import
     data = bytes(upload.data)
     del upload
@@ -138,7 +141,7 @@ def import_run(*, import_id: int) -> Import | None:
         # (RecursionError on 3 MB of "[[[[", a bug). Ended here, the import says so and the
         # sweep does not send the same file to the same failure every minute.
         logger.exception("import %s could not be read", the_import.code)
-        _fail(the_import, IMPORT_UNREADABLE.format(kind=type(error).__name__))
+        _fail(the_import, IMPORT_UNREADABLE % {"kind": type(error).__name__})
         ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     del data
@@ -151,7 +154,7 @@ def import_run(*, import_id: int) -> Import | None:
         library_version_bump(reader_ids={the_import.reader_id})
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
-        _fail(the_import, f"The import failed and nothing was saved: {error}")
+        _fail(the_import, IMPORT_FAILED % {"error": error})
         try:  # failed for good (a failed import is never taken again): the file goes
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         except Exception:

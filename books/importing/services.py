@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.connections.services import connections_forget
@@ -31,8 +32,9 @@ from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
-from books.importing.library_index import Library, page_span, position
+from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, merged, page_turn_joined
+from books.importing.positions import decode, encode, sort_key, union
 from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
@@ -76,23 +78,38 @@ class ImportReport:
         return asdict(self)
 
 
+# What an upload is refused with, or an import fails with: stored and shown in English
+# here, in the reader's language on a page (books.wording).
+FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
+FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
+FILE_BINARY = gettext_noop(
+    "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
+    "file from your Kindle's documents folder."
+)
+NOTHING_READ = gettext_noop(
+    "No clipping in this file could be read "
+    "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
+)
+NOT_CLIPPINGS = gettext_noop(
+    "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
+)
+IMPORT_FAILED = gettext_noop("The import failed and nothing was saved: %(error)s")
+
+
 def check_upload(data: bytes) -> None:
     """Refuse what is not a clippings file before anything is parsed or written."""
     limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
     if len(data) > limit_mb * 1024 * 1024:
         raise ImportRejected(
-            f"The file is {len(data) / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB."
+            FILE_TOO_LARGE % {"size": f"{len(data) / 1024 / 1024:.1f}", "limit": limit_mb}
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
-        raise ImportRejected("The file is empty: there is nothing to import.")
+        raise ImportRejected(FILE_EMPTY)
     # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose.
     expected_nuls = is_utf16(data) or is_device_binary(data)
     sample = data[:8192]
     if not expected_nuls and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
-        raise ImportRejected(
-            "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
-            "file from your Kindle's documents folder."
-        )
+        raise ImportRejected(FILE_BINARY)
 
 
 def upload_parse(data: bytes) -> ParseResult:
@@ -107,14 +124,10 @@ def upload_parse(data: bytes) -> ParseResult:
         if result.problems:
             first = result.problems[0]
             raise ImportRejected(
-                "No clipping in this file could be read "
-                f"({len(result.problems)} problem(s); the first, at line {first.line}: "
-                f"{first.message})."
+                NOTHING_READ
+                % {"count": len(result.problems), "line": first.line, "problem": first.message}
             )
-        raise ImportRejected(
-            "This is not a Kindle clippings file: no entries separated by '==========' lines "
-            "were found."
-        )
+        raise ImportRejected(NOT_CLIPPINGS)
     return result
 
 
@@ -156,7 +169,7 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             file_name=file_name,
             sha256=sha256,
             status=Import.Status.FAILED,
-            error=f"The import failed and nothing was saved: {error}",
+            error=IMPORT_FAILED % {"error": error},
             finished_at=timezone.now(),
         )
         raise
@@ -232,13 +245,21 @@ class _ImportWork:
             self.changed[highlight.pk] = highlight
 
 
-def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, datetime, int]:
+def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, str, datetime, int]:
     if clipping.location_start is not None:
         where = (0, clipping.location_start, clipping.location_end or clipping.location_start)
+    elif clipping.position:
+        where = (1, 0, 0)
     else:
         span = page_span(clipping.page or "")
-        where = (1, *span) if span else (2, 0, 0)
-    return (*where, clipping.page or "", clipping.added_at or _EPOCH, clipping.line)
+        where = (2, *span) if span else (3, 0, 0)
+    return (
+        *where,
+        sort_key(clipping.position),
+        clipping.page or "",
+        clipping.added_at or _EPOCH,
+        clipping.line,
+    )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -300,13 +321,23 @@ def _match_clipping(
     key = _clipping_key(book, clipping, Highlight.Kind.HIGHLIGHT)
     existing = library.keys.get(key)
     if existing is not None:
+        if clipping.position and not existing.position and existing.location_start is None:
+            # Imported before positions were kept: a later version of it can now find it.
+            library.remove(existing)
+            existing.position = clipping.position
+            library.add(existing)
+            work.change(existing)
         _count_covered(existing, report)
         return
     folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
     if folded:
         neighbours = library.neighbours(
-            book.pk, clipping.location_start, clipping.location_end, clipping.page
+            book.pk,
+            clipping.location_start,
+            clipping.location_end,
+            clipping.page,
+            clipping.position,
         )
         # Its words are already in a highlight here: the same passage, selected again (or
         # a version merged before). Alive highlights come first, so a version of one the
@@ -376,7 +407,7 @@ def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] |
     folded_a, folded_b = library.folded(a), library.folded(b)
     if folded_b in folded_a:
         return a.text, How.EXTENDED
-    a_first = position(a) <= position(b)
+    a_first = reads_before(a, b)
     outcome = merged(
         a.text, b.text, kept_first=a_first, folded_kept=folded_a, folded_other=folded_b
     )
@@ -430,6 +461,12 @@ def _absorb(
         if spans[0] is not None and spans[1] is not None:
             low, high = min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])
             kept.page = f"{low}" if low == high else f"{low}-{high}"
+        # A device's ranges: the merged highlight covers both.
+        kept_span, absorbed_span = decode(kept.position), decode(absorbed.position)
+        if kept_span is not None and absorbed_span is not None:
+            kept.position = encode(union(kept_span, absorbed_span))
+        elif absorbed_span is not None:
+            kept.position = absorbed.position
     # The highlight is as old as its first version: the earliest date, as the Kindle wrote it.
     if absorbed.added_at is not None and (
         kept.added_at is None or absorbed.added_at < kept.added_at
@@ -517,8 +554,8 @@ def _attach_notes(
 # The columns an import may change on an existing highlight, all read by the library index
 # (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
-    "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-    "note", "note_added_at", "search_text", "is_word", "language",
+    "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
+    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language",
 ]  # fmt: skip
 # …and, on the rows whose words changed, their vectors, reset in one statement.
 _VECTORS_RESET = {
@@ -619,8 +656,8 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "added_at", "added_raw",
-    "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
+    "note_added_at", "page", "location_start", "location_end", "position", "added_at",
+    "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
     "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
 
@@ -643,7 +680,7 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                 (
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
+                    h.location_end, h.position, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
                     h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )
@@ -662,6 +699,7 @@ def _new_highlight(
         page=(clipping.page or "")[:32],
         location_start=clipping.location_start,
         location_end=clipping.location_end,
+        position=clipping.position if len(clipping.position) <= 500 else "",
         added_at=clipping.added_at,
         added_raw=clipping.added_raw[:200],
         dedupe_key=key,

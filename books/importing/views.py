@@ -20,6 +20,7 @@ from books.importing.selectors import merges_of
 from books.importing.services import ImportRejected, check_upload, clippings_import
 from books.models import Import
 from books.selectors import import_progress
+from books.wording import translated
 
 
 @require_http_methods(["GET", "POST"])
@@ -32,7 +33,9 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         limit_mb = settings.EXOGRAM_MAX_UPLOAD_MB
         # Refuse a huge upload by its declared length, before Django reads the body.
         if int(request.META.get("CONTENT_LENGTH") or 0) > limit_mb * 1024 * 1024 + 64 * 1024:
-            too_big = f"The file is larger than the {limit_mb} MB limit; nothing was imported."
+            too_big = gettext(
+                "The file is larger than the %(limit)s MB limit; nothing was imported."
+            ) % {"limit": limit_mb}
         else:
             form = ImportForm(request.POST, request.FILES)
         if form.is_bound and form.is_valid():
@@ -49,7 +52,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                     return redirect(the_import)
                 the_import = clippings_import(reader=reader, data=data, file_name=file_name)
             except ImportRejected as rejection:
-                form.add_error("file", str(rejection))
+                form.add_error("file", translated(str(rejection)))
             except Exception:
                 messages.error(request, gettext("The import failed and nothing was saved."))
                 return redirect("import")

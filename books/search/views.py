@@ -165,14 +165,14 @@ def _busy_refused(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., 
         try:
             return view(request)
         except ReaderBusy:
-            response = HttpResponse(BUSY, status=429, content_type="text/plain; charset=utf-8")
+            response = HttpResponse(str(BUSY), status=429, content_type="text/plain; charset=utf-8")
             response["Retry-After"] = "2"
             return response
 
     return wrapper
 
 
-BUSY = "Your other searches are still running. Try again in a moment."
+BUSY = _("Your other searches are still running. Try again in a moment.")
 
 
 @require_GET
