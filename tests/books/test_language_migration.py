@@ -24,7 +24,7 @@ def test_the_migration_detects_the_new_languages_and_keeps_the_rest(alice: User)
     # As the detector before it stored them.
     Highlight.objects.filter(text=GERMAN).update(language="unknown")
     Highlight.objects.filter(text=PORTUGUESE).update(language="es")
-    migration = import_module("books.migrations.0023_highlight_language_six")
+    migration = import_module("books.migrations.0024_highlight_language_six")
     migration.detect_languages(apps, None)
     stored = dict(Highlight.objects.values_list("text", "language"))
     assert stored == {GERMAN: "de", PORTUGUESE: "pt", ENGLISH: "en"}

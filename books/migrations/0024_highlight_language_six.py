@@ -34,7 +34,7 @@ def detect_languages(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("books", "0022_connection_judged"),
+        ("books", "0023_highlight_position"),
     ]
 
     operations = [
