@@ -127,3 +127,16 @@ def _static_files_from_the_source(request: pytest.FixtureRequest) -> Iterator[No
     }
     with override_settings(STORAGES=storages):
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _passwords_hashed_once(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Readers' passwords hashed with one PBKDF2 iteration, not a million (tests/hashers.py):
+    the cast alone would otherwise cost half a CPU-second a test."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["tests.hashers.OneIterationPBKDF2PasswordHasher"]):
+        yield
