@@ -20,10 +20,14 @@ PASSWORD = "a long and unguessable passphrase"
 TESTS = Path(__file__).resolve().parent
 
 # Modules left out of `make test-fast` (the edit loop) besides the browser tests: each
-# starts real worker processes, servers or whole libraries, or reads the shared corpus.
-# `make test` runs everything.
+# starts real worker processes, servers or whole libraries, or builds a model. A single
+# heavy test elsewhere carries `@pytest.mark.slow` itself (thousands of rows written into
+# an HNSW index). `make test` runs everything.
 SLOW_MODULES = {
     "test_run.py",
+    "test_serving.py",
+    "books/test_mcp_server.py",
+    "books/embedding/test_quantize.py",
     "test_faults.py",
     "test_worker.py",
     "test_embedded_postgres.py",
@@ -48,8 +52,9 @@ SLOW_MODULES = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test `browser` (tests/e2e), `slow` (SLOW_MODULES) or neither; `corpus`
-    tests mark themselves where they read ../shared (tests/corpus.py)."""
+    """Mark each test `browser` (tests/e2e), `slow` (SLOW_MODULES) or neither; a single
+    heavy test marks itself `slow`, and `corpus` tests mark themselves where they read
+    ../shared (tests/corpus.py)."""
     for item in items:
         module = item.path.relative_to(TESTS).as_posix()
         if module.startswith("e2e/"):
