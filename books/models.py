@@ -136,6 +136,9 @@ class Highlight(models.Model):
     page = models.CharField(max_length=32, blank=True)
     location_start = models.PositiveIntegerField(null=True, blank=True)
     location_end = models.PositiveIntegerField(null=True, blank=True)
+    # Where a KOReader, Kobo or Apple Books highlight is in the book's markup, for finding a
+    # later version of it (books.importing.positions); "" for the Kindle's, which has locations.
+    position = models.CharField(max_length=500, blank=True, default="", db_default="")
     added_at = models.DateTimeField(null=True, blank=True)
     added_raw = models.CharField(max_length=200, blank=True)
     # Stable across imports: book + location range + normalized text (see books.importing.services).

@@ -4,11 +4,13 @@ Django is imported inside the fixtures so that the pure tests (the clippings par
 run without it: `pytest -p no:django tests/books/importing/test_clippings.py`.
 """
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 if TYPE_CHECKING:
     from django.test import Client
@@ -18,6 +20,12 @@ if TYPE_CHECKING:
 PASSWORD = "a long and unguessable passphrase"
 
 TESTS = Path(__file__).resolve().parent
+
+# The suite is reproducible: Hypothesis draws the same examples on every run, so what passed
+# here passes in CI. `make fuzz` explores, with new examples every run (HYPOTHESIS_PROFILE).
+hypothesis_settings.register_profile("suite", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 # Modules left out of `make test-fast` (the edit loop) besides the browser tests: each
 # starts real worker processes, servers or whole libraries, or builds a model. A single

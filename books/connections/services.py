@@ -59,8 +59,9 @@ def current_judge() -> Judge:
     spec = get_encoder().spec
     same: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
     related: float | None = settings.EXOGRAM_RELATED_THRESHOLD
-    same = spec.threshold if same is None else same
-    related = max(same, spec.related if related is None else related)
+    profile = spec.profile  # the model's own cuts (books.embedding.profiles)
+    same = profile.same_idea_cut if same is None else same
+    related = max(same, profile.related_cut if related is None else related)
     return judge_for(spec.name, same_idea_cut=same, related_cut=related)
 
 
