@@ -28,9 +28,9 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 # Modules left out of `make test-fast` (the edit loop) besides the browser tests: each
-# starts real worker processes, servers or whole libraries, or builds a model. A single
-# heavy test elsewhere carries `@pytest.mark.slow` itself (thousands of rows written into
-# an HNSW index). `make test` runs everything.
+# starts real worker processes, servers or whole libraries, or builds the quantised model.
+# A single heavy test elsewhere carries `@pytest.mark.slow` itself (thousands of rows
+# written into an HNSW index). `make test` runs everything (docs/testing.md).
 SLOW_MODULES = {
     "test_run.py",
     "test_serving.py",
