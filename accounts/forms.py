@@ -35,7 +35,7 @@ class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):
 
 
 # AUTH_PASSWORD_VALIDATORS in one sentence.
-PASSWORD_HINT = "At least 8 characters; not all digits, not a common password, not your name."
+PASSWORD_HINT = _("At least 8 characters; not all digits, not a common password, not your name.")
 
 
 class SignupForm(UserCreationForm[User]):
@@ -48,10 +48,10 @@ class SignupForm(UserCreationForm[User]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["username"].help_text = "Letters, digits and @ . + - _ only."
+        self.fields["username"].help_text = _("Letters, digits and @ . + - _ only.")
         self.fields["username"].widget.attrs.update({"autocomplete": "username"})
         self.fields["password1"].help_text = PASSWORD_HINT
-        self.fields["password2"].label = "Password again"
+        self.fields["password2"].label = _("Password again")
         self.fields["password2"].help_text = ""
 
     def clean_username(self) -> str:
@@ -75,7 +75,7 @@ class _PasswordConfirmed(forms.Form):
     session left open on a shared computer is not enough)."""
 
     password = forms.CharField(
-        label="Your password",
+        label=_("Your password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
@@ -87,7 +87,7 @@ class _PasswordConfirmed(forms.Form):
     def clean_password(self) -> str:
         password: str = self.cleaned_data["password"]
         if not self.reader.check_password(password):
-            raise forms.ValidationError("That is not your password; nothing was changed.")
+            raise forms.ValidationError(_("That is not your password; nothing was changed."))
         return password
 
 

@@ -10,7 +10,7 @@ from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.email_verification import (
@@ -32,7 +32,7 @@ from accounts.models import User
 from accounts.services import reader_delete_request
 from exogram.rate_limits import rate_limited
 
-TOO_MANY = "Too many requests from your network address. Try again in an hour."
+TOO_MANY = gettext_lazy("Too many requests from your network address. Try again in an hour.")
 
 
 class LoginView(auth_views.LoginView):
@@ -72,7 +72,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         limit=settings.EXOGRAM_SIGNUPS_PER_HOUR,
         window_seconds=3600,
     ):
-        return HttpResponse(TOO_MANY, status=429, content_type="text/plain; charset=utf-8")
+        return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)
@@ -158,7 +158,7 @@ def email_verification_resend(request: HttpRequest) -> HttpResponse:
     if email_verification_send(reader=reader, request=request):
         messages.success(request, f"A new link was mailed to {reader.email}.")
     else:
-        messages.error(request, "No link was sent: wait an hour, or check the address.")
+        messages.error(request, gettext("No link was sent: wait an hour, or check the address."))
     return redirect("settings")
 
 
@@ -183,7 +183,7 @@ class PasswordResetView(auth_views.PasswordResetView):
         if rate_limited(
             kind="reset-from", key=client_address(request), limit=limit, window_seconds=3600
         ) or rate_limited(kind="reset-to", key=asked_for, limit=limit, window_seconds=3600):
-            return HttpResponse(TOO_MANY, status=429, content_type="text/plain; charset=utf-8")
+            return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
         return super().post(request, *args, **kwargs)
 
     def form_valid(self, form: VerifiedPasswordResetForm) -> HttpResponse:  # type: ignore[override]

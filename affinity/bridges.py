@@ -20,7 +20,15 @@ from django.db import connection
 
 from affinity.models import ReaderCentroid
 from affinity.services import discoverable_sql, shared_vector_sql
-from books.connections.judge import NEARBY, SAME_IDEA, PairFacts, stems
+from books.connections.judge import (
+    NEARBY,
+    SAME_IDEA,
+    PairFacts,
+    negated,
+    numbers_differ,
+    numbers_of,
+    stems,
+)
 from books.connections.selectors import Strength
 from books.connections.services import current_judge
 from books.models import Highlight
@@ -96,6 +104,8 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
                 language_a=c.languages[0],
                 language_b=c.languages[1],
                 same_author=False,
+                numbers_differ=numbers_differ(numbers_of(first), numbers_of(second)),
+                negation_differs=negated(first) != negated(second),
             )
         )
     judged = []

@@ -49,11 +49,11 @@ class SharingForm(forms.Form):
         name = cleaned.get("display_name", "")
         if cleaned.get("discoverable"):
             if not name:
-                self.add_error("display_name", "Choose a display name to share your reading.")
+                self.add_error("display_name", _("Choose a display name to share your reading."))
             elif (
                 SharingProfile.objects.filter(discoverable=True, display_name__iexact=name)
                 .exclude(reader=self.reader)
                 .exists()
             ):
-                self.add_error("display_name", "Another reader shares under this name already.")
+                self.add_error("display_name", _("Another reader shares under this name already."))
         return cleaned

@@ -8,7 +8,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.models import User
 from affinity.forms import SharingForm
 from affinity.models import SharingProfile
 from affinity.selectors import (
@@ -19,14 +18,10 @@ from affinity.selectors import (
     standing_for,
 )
 from affinity.services import MIN_HIGHLIGHTS, sharing_profile_for, sharing_update
+from books.access import reader_of
 from books.selectors import library_counts
 
 KINDRED_SHOWN = 10
-
-
-def _reader(request: HttpRequest) -> User:
-    assert isinstance(request.user, User)
-    return request.user
 
 
 def _get_sharing_profile_for_sharing_reader(request: HttpRequest, code: UUID) -> SharingProfile:
@@ -48,7 +43,7 @@ def _not_sharing(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def sharing_settings(request: HttpRequest) -> HttpResponse:
-    reader = _reader(request)
+    reader = reader_of(request)
     profile = sharing_profile_for(reader)
     if request.method == "POST":
         form = SharingForm(request.POST, reader=reader)
@@ -63,7 +58,9 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 )
             except IntegrityError:
                 # Another reader took the same name between the form's check and the save.
-                form.add_error("display_name", "Another reader shares under this name already.")
+                form.add_error(
+                    "display_name", gettext("Another reader shares under this name already.")
+                )
             else:
                 if discoverable:
                     messages.success(
@@ -91,7 +88,7 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def kindred(request: HttpRequest) -> HttpResponse:
-    reader = _reader(request)
+    reader = reader_of(request)
     standing: Standing = standing_for(reader)
     if not standing.sharing:
         return _not_sharing(request)
@@ -108,7 +105,7 @@ def kindred(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def reader_profile(request: HttpRequest, code: UUID) -> HttpResponse:
-    standing = standing_for(_reader(request))
+    standing = standing_for(reader_of(request))
     if not standing.sharing:
         return _not_sharing(request)
     other = _get_sharing_profile_for_sharing_reader(request, code)

@@ -24,6 +24,7 @@ from api.models import ApiToken
 from api.schema import openapi_schema
 from api.services import api_token_create, api_token_reader, api_token_revoke
 from books import library_api
+from books.access import reader_of
 from exogram.reader_slots import ReaderBusy
 
 ApiView = Callable[..., dict[str, Any]]
@@ -124,13 +125,8 @@ def schema(request: HttpRequest) -> JsonResponse:
 # --- the reader's tokens, in settings ------------------------------------------------------
 
 
-def _reader(request: HttpRequest) -> User:
-    assert isinstance(request.user, User)
-    return request.user
-
-
 def _get_token_for_user(request: HttpRequest, code: UUID) -> ApiToken:
-    return get_object_or_404(ApiToken, code=code, reader=_reader(request))
+    return get_object_or_404(ApiToken, code=code, reader=reader_of(request))
 
 
 @never_cache
@@ -139,7 +135,7 @@ def _get_token_for_user(request: HttpRequest, code: UUID) -> ApiToken:
 def tokens(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        _, raw = api_token_create(reader=_reader(request), name=form.cleaned_data["name"])
+        _, raw = api_token_create(reader=reader_of(request), name=form.cleaned_data["name"])
         # Post/redirect/get: a reload must not make a second token. The raw token rides in
         # the session for the one page that shows it, and leaves it there.
         request.session[NEW_TOKEN_SESSION_KEY] = raw
@@ -148,7 +144,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "new_token": new_token,
-        "tokens": ApiToken.objects.filter(reader=_reader(request)),
+        "tokens": ApiToken.objects.filter(reader=reader_of(request)),
         "schema_url": request.build_absolute_uri("/api/schema/"),
     }
     status = 400 if form.is_bound and form.errors else 200

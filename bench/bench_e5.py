@@ -38,18 +38,11 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
-from bench.bench_encoder import OtherLoad, _read_pairs
+from bench.encoding import OtherLoad, read_pairs
 from bench.paths import EVAL_DIR
-from books.embedding.encoder import (
-    _E5_SOURCE,
-    E5_PREFIX,
-    Encoder,
-    ModelSpec,
-    _pinned_path,
-    e5_model_spec,
-    load_tokenizer,
-    model_cache_dir,
-)
+from books.embedding.builtin import E5_INSTALL_HINT, E5_PREFIX, E5_SOURCE, e5_model_spec
+from books.embedding.encoder import Encoder, load_tokenizer, model_cache_dir
+from books.embedding.spec import ModelSpec, pinned_path
 from books.embedding.unigram import UnigramTokenizer
 from books.importing.clippings import parse_clippings
 
@@ -186,7 +179,7 @@ def multilingual_sentences() -> dict[str, list[str]]:
             if language is not None:
                 found[language].add(text)
     for language in ("en", "es"):
-        for first, second, _ in _read_pairs(f"stsb-{language}-train.csv"):
+        for first, second, _ in read_pairs(f"stsb-{language}-train.csv"):
             found[language].update((first, second))
     quotes = EVAL_DIR / "quotable" / "quotes.json"
     if quotes.is_file():
@@ -212,7 +205,7 @@ def highlight_texts(tokenizer: Tokenizer | UnigramTokenizer, count: int) -> list
     texts: list[str] = []
     for language in ("en", "es"):
         sentences: list[str] = []
-        for first, second, _ in _read_pairs(f"stsb-{language}-train.csv"):
+        for first, second, _ in read_pairs(f"stsb-{language}-train.csv"):
             for sentence in (first, second):
                 sentences.append(sentence)
                 text = " ".join(sentences)
@@ -319,9 +312,9 @@ def _memory_of_a_tokenizers_unigram(spec: ModelSpec, queue: Any) -> None:
     """The same pieces as a `tokenizers` Unigram model, as the folder held them before."""
     from tokenizers import models
 
-    from books.embedding.e5 import read_e5_file
+    from modelbuild.e5 import read_e5_file
 
-    pieces = read_e5_file(_pinned_path(_E5_SOURCE).read_bytes()).pieces
+    pieces = read_e5_file(pinned_path(E5_SOURCE, E5_INSTALL_HINT).read_bytes()).pieces
     before = _memory()
     unigram = Tokenizer(models.Unigram(pieces, unk_id=3, byte_fallback=False))
     after = _memory()
@@ -376,7 +369,7 @@ def memory_steps(spec: ModelSpec) -> dict[str, list[tuple[str, float, float]]]:
 
 
 def run_e5() -> dict[str, Any]:
-    source = _pinned_path(_E5_SOURCE)
+    source = pinned_path(E5_SOURCE, E5_INSTALL_HINT)
     started = time.perf_counter()
     spec = e5_model_spec(cache_dir=model_cache_dir())
     print(f"model folder ready in {time.perf_counter() - started:.0f} s: {spec.model_path.parent}")

@@ -13,19 +13,17 @@ STS-B from the evaluation folder at run time (EXOGRAM_EVAL_DIR, default
 - Fidelity of each variant against the reference: the shipped model with its int8 weights
   dequantized into an fp32 ONNX graph (built here, in memory), run text by text with no
   padding. Cosine mean/min, top-10 neighbour overlap, STS-B dev Spearman.
-- The opt-in fast path (books.embedding.quantize), calibrated on 512 quotes from quotable/, never on
+- The opt-in fast path (modelbuild.quantize), calibrated on 512 quotes from quotable/, never on
   STS-B, measured the same way.
 - Threads: one process with 2 intra-op threads against two processes with 1 thread each.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import multiprocessing
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -41,11 +39,13 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 from tokenizers import Tokenizer
 
+from bench.encoding import OtherLoad, read_pairs
 from bench.paths import EVAL_DIR
-from books.embedding.encoder import Encoder, minilm_model_spec
-from books.embedding.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
+from books.embedding.builtin import minilm_model_spec
+from books.embedding.encoder import Encoder
+from books.embedding.profiles import E5, MINILM
+from modelbuild.quantize import DEFAULT_CALIBRATION_TEXTS, fast_model, fp32_graph
 
-STSB_DIR = EVAL_DIR / "stsb"
 TEXTS = 256
 NAIVE_TEXTS = 64  # the baseline is slow; fewer texts give the same rate
 ROUNDS = 5
@@ -64,20 +64,12 @@ Matrix = npt.NDArray[np.float32]
 # --- data ------------------------------------------------------------------------------------
 
 
-def _read_pairs(name: str) -> list[tuple[str, str, float]]:
-    path = STSB_DIR / name
-    if not path.is_file():
-        raise SystemExit(f"STS-B is not at {path}; set EXOGRAM_EVAL_DIR to the evaluation folder")
-    with path.open(newline="", encoding="utf-8") as file:
-        return [(row[0], row[1], float(row[2])) for row in csv.reader(file) if len(row) == 3]
-
-
 def highlight_texts(tokenizer: Tokenizer, count: int) -> list[str]:
     """Consecutive STS-B train sentences joined into ~37-token texts, in file order."""
     texts: list[str] = []
     sentences: list[str] = []
     seen: set[str] = set()
-    for first, second, _ in _read_pairs("stsb-en-train.csv"):
+    for first, second, _ in read_pairs("stsb-en-train.csv"):
         for sentence in (first, second):
             if sentence in seen:
                 continue
@@ -103,7 +95,7 @@ def _plain_tokenizer(path: Path) -> Tokenizer:
 
 
 def fp32_reference_graph(model_path: Path) -> bytes:
-    """The shipped graph with every int8 weight dequantized into fp32 (books.embedding.quantize):
+    """The shipped graph with every int8 weight dequantized into fp32 (modelbuild.quantize):
     the same products as the PyTorch model computed, to fp32 rounding, whatever ONNX
     Runtime's optimizer does with the original."""
     serialized: bytes = fp32_graph(model_path).SerializeToString()
@@ -286,41 +278,6 @@ def best_rate(
     return {name: (round(wall[name], 1), round(cpu[name], 1)) for name in runs}
 
 
-class OtherLoad:
-    """How much of the machine other processes used while a block ran (Linux only).
-
-    The bench shares its machine; a rate measured while something else ran is low for a
-    reason the report should show. Share = others' CPU seconds / (wall seconds x cores).
-    """
-
-    def __enter__(self) -> OtherLoad:
-        self.share: float | None = None
-        self._start = (_machine_busy_seconds(), _own_cpu_seconds(), time.perf_counter())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        busy, own, wall = _machine_busy_seconds(), _own_cpu_seconds(), time.perf_counter()
-        if busy is None or self._start[0] is None:
-            return
-        others = (busy - self._start[0]) - (own - self._start[1])
-        self.share = max(0.0, others / ((wall - self._start[2]) * (os.cpu_count() or 1)))
-
-
-def _machine_busy_seconds() -> float | None:
-    try:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    except (OSError, ValueError):
-        return None
-    idle = fields[3] + fields[4]  # idle + iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def _own_cpu_seconds() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 # --- threads: one process x 2 threads, or two processes x 1 thread ---------------------------
 
 
@@ -408,7 +365,7 @@ def run_minilm(*, texts: int = TEXTS, rounds: int = ROUNDS, threads: int = 2) ->
     naive = rates["naive (batch 1, padded to 128)"][0]
 
     # Fidelity ---------------------------------------------------------------------------------
-    dev = _read_pairs("stsb-en-dev.csv")
+    dev = read_pairs("stsb-en-dev.csv")
     sentences = sorted({s for a, b, _ in dev for s in (a, b)})
     index = {s: i for i, s in enumerate(sentences)}
     pairs = [(index[a], index[b], score) for a, b, score in dev]
@@ -529,7 +486,7 @@ def _print_report(report: dict[str, Any]) -> None:
 def run() -> dict[str, Any]:
     from bench.bench_e5 import run_e5
 
-    return {"multilingual-e5-small": run_e5(), "minilm-l6": run_minilm()}
+    return {str(E5.choice): run_e5(), str(MINILM.choice): run_minilm()}
 
 
 if __name__ == "__main__":

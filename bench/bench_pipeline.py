@@ -26,10 +26,11 @@ import psutil
 
 from bench.db import bench_database, setup_django
 from bench.synthetic import make_clippings_file
+from books.embedding.profiles import E5, MINILM
 
 ENTRIES = 10_000
 # model -> (seconds, peak RSS MB of a worker process)
-TARGETS = {"multilingual-e5-small": (150, 450), "minilm-l6": (90, 400)}
+TARGETS = {E5.choice: (150, 450), MINILM.choice: (90, 400)}
 
 
 def _cpu(process: psutil.Process, seen: dict[int, float]) -> None:

@@ -136,6 +136,9 @@ class Highlight(models.Model):
     page = models.CharField(max_length=32, blank=True)
     location_start = models.PositiveIntegerField(null=True, blank=True)
     location_end = models.PositiveIntegerField(null=True, blank=True)
+    # Where a KOReader, Kobo or Apple Books highlight is in the book's markup, for finding a
+    # later version of it (books.importing.positions); "" for the Kindle's, which has locations.
+    position = models.CharField(max_length=500, blank=True, default="", db_default="")
     added_at = models.DateTimeField(null=True, blank=True)
     added_raw = models.CharField(max_length=200, blank=True)
     # Stable across imports: book + location range + normalized text (see books.importing.services).
@@ -148,8 +151,8 @@ class Highlight(models.Model):
     # reading, listed as the reader's words, or a note of a few words ("tutaj", "aaa"):
     # never connected, never ranked by meaning. Set wherever the text is set.
     is_word = models.BooleanField(default=False)
-    # "en", "es" or "unknown" (books.language): a pair across two languages gets a looser
-    # connection cut than a pair within one. Set wherever the text is set, like is_word.
+    # "en", "es", "de", "pt", "fr", "it" or "unknown" (books.language): the pair judge
+    # weighs a pair by its two languages. Set wherever the text is set, like is_word.
     language = models.CharField(max_length=16, default="unknown", db_default="unknown")
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
     # From formats that carry them (a Kindle notebook's section and heading path, a

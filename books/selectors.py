@@ -39,10 +39,10 @@ class EmbeddingProgress:
         """What is being embedded, in the reader's words: notes, highlights, or both."""
         one = self.highlights == 1
         if self.notes and self.notes == self.highlights:
-            return "note" if one else "notes"
+            return gettext("note") if one else gettext("notes")
         if self.notes == 0:
-            return "highlight" if one else "highlights"
-        return "highlights and notes"
+            return gettext("highlight") if one else gettext("highlights")
+        return gettext("highlights and notes")
 
     @property
     def what(self) -> str:

@@ -5,7 +5,10 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
+from django.dispatch import receiver
+from django.utils.translation import gettext_noop
 
+from books import events
 from books.embedding import pipeline
 from books.library_cache import library_background_bump, library_version_bump
 from books.library_map.services import library_maps_refresh_when_embedded
@@ -41,7 +44,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
 
 
 # What a reader sees on a highlight whose task could not be sent.
-QUEUE_UNREACHABLE = (
+QUEUE_UNREACHABLE = gettext_noop(
     "Embedding is delayed: the task queue cannot be reached. Your highlights are saved; "
     "they are embedded as soon as it is back."
 )
@@ -65,6 +68,11 @@ def enqueue_embedding(ids: list[int]) -> bool:
             return False
         pipeline.highlights_mark_enqueued(ids=chunk)
     return True
+
+
+@receiver(events.highlights_to_embed)
+def _embed_announced(*, ids: list[int], **kwargs: object) -> bool:
+    return enqueue_embedding(ids)
 
 
 @shared_task
@@ -112,6 +120,11 @@ def run_import(import_id: int) -> str:
 
     the_import = import_run(import_id=import_id)
     return the_import.status if the_import else "gone"
+
+
+@receiver(events.import_queued)
+def _run_announced_import(*, import_id: int, **kwargs: object) -> None:
+    run_import.delay(import_id)  # a broker that is down raises: import_send says so
 
 
 @shared_task
@@ -172,3 +185,9 @@ def refresh_library_map(reader_id: int) -> int:
     placed = len(library_map_refresh(reader=reader).points.get("code", []))
     library_map_refresh_again_if_behind(reader=reader)
     return placed
+
+
+@receiver(events.library_map_behind)
+def _lay_out_announced_map(*, reader_id: int, **kwargs: object) -> None:
+    # celery-types does not know DjangoTask, the app's task class, which adds this.
+    refresh_library_map.delay_on_commit(reader_id)  # type: ignore[attr-defined]

@@ -1,10 +1,23 @@
-"""Text folding for keyword search: accents and case never decide a match.
+"""Text folding: the one source of every fold in the project, each named for what it
+ignores (tests/books/test_text.py holds the table of what each one does).
 
-Folded in Python rather than with PostgreSQL's `unaccent`, which the embedded server does
-not ship: `liquidación` → `liquidacion`, `Ärger` → `arger`, `Straße` → `strasse`.
+- `fold`: accents and case, for keyword search, names and sorting. Folded in Python
+  rather than with PostgreSQL's `unaccent`, which the embedded server does not ship:
+  `liquidación` → `liquidacion`, `Ärger` → `arger`, `Straße` → `strasse`.
+- `fold_keeping_kana_marks`: `fold`, except that kana keep their voicing marks; the
+  identity of a book (books.importing.identity) is keyed by it.
+- `collapse_spacing`: whitespace runs only: a richer format's note (books.importing.enrich)
+  that differs from the one kept only by its line breaks changes nothing.
+- `fold_spacing`: whitespace runs and case, accents kept: a Kindle note the reader already
+  has, written again with other line breaks or capitals, is the same note.
+- `fold_spacing_and_bom`: the same, and byte-order marks dropped: two versions of one
+  highlight (a Kindle file's first entry carries the file's mark) compare by this, and
+  the evaluation finds a passage in the shared data by it.
 """
 
 import unicodedata
+
+BYTE_ORDER_MARK = "\ufeff"
 
 
 def fold(text: str) -> str:
@@ -13,6 +26,35 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()
+
+
+def collapse_spacing(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fold_spacing(text: str) -> str:
+    return collapse_spacing(text).casefold()
+
+
+def fold_spacing_and_bom(text: str) -> str:
+    return fold_spacing(text.replace(BYTE_ORDER_MARK, ""))
+
+
+def fold_keeping_kana_marks(text: str) -> str:
+    """Case and accents folded, as `fold`, but kana keep their voicing marks:
+    `サンデル` is not `サンテル`."""
+    if text.isascii():
+        return text.casefold()
+    kept: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        if not unicodedata.combining(ch) or (kept and is_cjk(kept[-1])):
+            kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept)).casefold()
+
+
+def is_cjk(character: str) -> bool:
+    code = ord(character)
+    return 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF
 
 
 # Leading articles a title sort skips, in the languages readers highlight in most. Not

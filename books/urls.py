@@ -1,4 +1,4 @@
-from django.urls import path, register_converter
+from django.urls import include, path, register_converter
 
 from books import views
 from books.converters import TagNameConverter
@@ -33,9 +33,8 @@ urlpatterns = [
     ),
     path("highlights/<uuid:code>/delete/", views.highlight_remove, name="highlight_delete"),
     path("highlights/<uuid:code>/undo/", views.highlight_undo_delete, name="highlight_undo"),
-    path("connections/", views.connections, name="connections"),
     path("progress/", views.library_progress_partial, name="library_progress"),
-    path("import/", views.import_upload, name="import"),
-    path("imports/<uuid:code>/", views.import_report, name="import_report"),
-    path("imports/<uuid:code>/progress/", views.import_progress_partial, name="import_progress"),
+    # Each capability serves its own pages.
+    path("", include("books.connections.urls")),
+    path("", include("books.importing.urls")),
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from books.text import fold_spacing_and_bom
 from evaluation.blind import BlindPair
 from evaluation.labels import SHARED_DATA, LabelRow, Side, source_entries, text_sha
 from evaluation.languages import guess_language
@@ -26,10 +27,6 @@ from evaluation.languages import guess_language
 if TYPE_CHECKING:
     from accounts.models import User
     from books.models import Highlight
-
-
-def fold(text: str) -> str:
-    return " ".join(text.replace("\ufeff", "").split()).casefold()
 
 
 class SourceIndex:
@@ -42,14 +39,14 @@ class SourceIndex:
     def add_source(self, source: str) -> None:
         for entry in source_entries(self.shared_dir, source).values():
             if entry.text.strip():
-                self._places.setdefault(fold(entry.text), (source, entry.locator))
+                self._places.setdefault(fold_spacing_and_bom(entry.text), (source, entry.locator))
 
     def add_sources(self, sources: Iterable[str]) -> None:
         for source in sources:
             self.add_source(source)
 
     def side(self, text: str) -> Side | None:
-        place = self._places.get(fold(text))
+        place = self._places.get(fold_spacing_and_bom(text))
         if place is None:
             return None
         source, locator = place

@@ -1,8 +1,9 @@
 """Which of five languages a passage is in, for reporting only. Pure Python.
 
-The app tells English, Spanish and unknown apart (books.language); an evaluation needs to
-say how German, Portuguese and French passages fare, so it counts each language's commonest
-function words and takes the clear winner. Words two languages spell alike count for
+The app has a detector of its own (books.language: English, Spanish, German, Portuguese,
+French, Italian); the evaluation keeps this one, independent of the app's, to say how
+German, Portuguese and French passages fare: it counts each language's commonest function
+words and takes the clear winner. Words two languages spell alike count for
 neither; a text with too little evidence is `unknown`.
 
 The realistic library (evaluation.library) picks its French and Portuguese Kindle passages

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from evaluation.pair_data import text_key
+from evaluation.labels import text_sha as text_key
 
 Vectors = npt.NDArray[np.float32]
 

@@ -311,7 +311,7 @@ EXOGRAM_CONNECTION_THRESHOLD: float | None = (
     if env_str("EXOGRAM_CONNECTION_THRESHOLD")
     else None
 )
-# None: the model's related threshold (see books.embedding.encoder); never tighter than the
+# None: the model's related threshold (books.embedding.profiles); never tighter than the
 # connection threshold above.
 EXOGRAM_RELATED_THRESHOLD: float | None = (
     env_float("EXOGRAM_RELATED_THRESHOLD", 0.0, low=0.0, high=2.0)

@@ -28,7 +28,7 @@ class ReviewSettingsForm(forms.Form):
     )
 
     password = forms.CharField(
-        label="Your password (to change the address)",
+        label=_("Your password (to change the address)"),
         required=False,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
@@ -41,11 +41,11 @@ class ReviewSettingsForm(forms.Form):
     def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         if cleaned.get("daily_email") and not cleaned.get("email"):
-            self.add_error("email", "The daily e-mail needs an address to go to.")
+            self.add_error("email", _("The daily e-mail needs an address to go to."))
         changed = "email" in cleaned and cleaned["email"] != self.reader.email
         if changed and not self.reader.check_password(str(cleaned.get("password") or "")):
             # As in Settings: a session left open is not enough to redirect the mail.
-            self.add_error("password", "Type your password to change the address.")
+            self.add_error("password", _("Type your password to change the address."))
         return cleaned
 
 

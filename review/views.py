@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_stubs_ext import StrOrPromise
 
 from accounts.email_verification import email_is_verified, email_verification_send
-from accounts.models import User
+from books.access import reader_of
 from books.services import highlight_note_update
 from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm, WordAnswerForm
 from review.models import ReviewCard, ReviewState, WordCard, WordState
@@ -79,16 +79,11 @@ WORDS = _Deck(
 )
 
 
-def _reader(request: HttpRequest) -> User:
-    assert isinstance(request.user, User)
-    return request.user
-
-
 def _get_card_for_user(request: HttpRequest, deck: _Deck, code: UUID) -> ReviewCard | WordCard:
     card = get_object_or_404(
         deck.card.objects.select_related("highlight__book"),
         code=code,
-        reader=_reader(request),
+        reader=reader_of(request),
         highlight__deleted_at__isnull=True,
     )
     assert isinstance(card, ReviewCard | WordCard)
@@ -98,7 +93,7 @@ def _get_card_for_user(request: HttpRequest, deck: _Deck, code: UUID) -> ReviewC
 @require_GET
 @login_required
 def review(request: HttpRequest) -> HttpResponse:
-    reader = _reader(request)
+    reader = reader_of(request)
     today = timezone.localdate()
     cards = review_queue(reader=reader, today=today)
     next_due = (
@@ -122,7 +117,7 @@ def review(request: HttpRequest) -> HttpResponse:
 @login_required
 def review_words(request: HttpRequest) -> HttpResponse:
     """The words deck: the day's looked-up words, each with the sentence it was read in."""
-    reader = _reader(request)
+    reader = reader_of(request)
     today = timezone.localdate()
     cards = word_queue(reader=reader, today=today)
     answered = sum(1 for card in cards if card.answer)
@@ -164,7 +159,7 @@ def _answered(
         messages.success(request, status)
         return redirect(deck.page)
     if isinstance(card, WordCard):
-        (shown,) = word_cards_shown(reader=_reader(request), cards=[card])
+        (shown,) = word_cards_shown(reader=reader_of(request), cards=[card])
         item = ShownWord(card=shown.card, context=shown.context, due=state.due)
         context = {"item": item, "status": status, "defined": noted, **_day_counts(card)}
         return render(request, "review/words.html#answered", context)
@@ -227,7 +222,7 @@ def word_card_note(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def review_settings(request: HttpRequest) -> HttpResponse:
-    reader = _reader(request)
+    reader = reader_of(request)
     current = review_settings_for(reader)
     initial = {
         "cards_per_day": current.cards_per_day,

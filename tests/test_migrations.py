@@ -23,6 +23,10 @@ REVIEWED = {
         "a string test per stored word (is_word rows only), batched updates; the rows it "
         "turns into passages are marked pending for the worker's sweep, never embedded here"
     ),
+    ("books", "0024_highlight_language_six"): (
+        "a word count per highlight, batched; only changed languages are written; the "
+        "judge's new version re-judges stored pairs in the background"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

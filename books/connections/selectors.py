@@ -7,6 +7,7 @@ probable; a listing of the whole library shows at most PER_BOOK_PAIR pairs of on
 books, so that two books that echo each other do not fill the page.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from django.db import connection
 from django.db.models import (
+    BigIntegerField,
     BooleanField,
     Case,
     Count,
@@ -235,6 +237,33 @@ def _alive(pairs: "QuerySet[Connection]") -> "QuerySet[Connection]":
     )
 
 
+# Two book ids as one number (the lower one first): same_author_book_pairs' keys.
+BOOK_PAIR_KEY = 1 << 32
+
+
+def same_author_book_pairs(reader: User) -> list[int]:
+    """The reader's pairs of books by one author (books.importing.identity.same_author:
+    credentials, initials, "Last, First", co-authors), as lower id * BOOK_PAIR_KEY + higher
+    id. Books are compared only with books that share a word of an author's name."""
+    books = list(
+        Book.objects.filter(reader=reader)
+        .exclude(authors_normalized="")
+        .values_list("pk", "authors_normalized")
+    )
+    by_word: defaultdict[str, list[int]] = defaultdict(list)
+    for index, (_, authors) in enumerate(books):
+        for word in set(authors.replace(";", " ").split()):
+            by_word[word].append(index)
+    found = set()
+    for indexes in by_word.values():
+        for i, first in enumerate(indexes):
+            for second in indexes[i + 1 :]:
+                (a, a_authors), (b, b_authors) = books[first], books[second]
+                if same_author(a_authors, b_authors):
+                    found.add(min(a, b) * BOOK_PAIR_KEY + max(a, b))
+    return sorted(found)
+
+
 def library_connections(
     reader: User,
     *,
@@ -265,28 +294,23 @@ def library_connections(
         pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
+    books = (
+        Least("highlight_a__book_id", "highlight_b__book_id"),
+        Greatest("highlight_a__book_id", "highlight_b__book_id"),
+    )
     judged = pairs.annotate(
         same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
+        book_pair=ExpressionWrapper(
+            books[0] * BOOK_PAIR_KEY + books[1], output_field=BigIntegerField()
+        ),
+    ).annotate(
         same_author=Case(
-            # Two books with no author known are not taken for one author's.
-            When(
-                Q(
-                    highlight_a__book__authors_normalized__iexact=F(
-                        "highlight_b__book__authors_normalized"
-                    )
-                )
-                & ~Q(highlight_a__book__authors_normalized=""),
-                then=Value(True),
-            ),
+            When(book_pair__in=same_author_book_pairs(reader), then=Value(True)),
             default=Value(False),
             output_field=BooleanField(),
         ),
     )
     if per_book_pair is not None:
-        books = (
-            Least("highlight_a__book_id", "highlight_b__book_id"),
-            Greatest("highlight_a__book_id", "highlight_b__book_id"),
-        )
         judged = judged.annotate(
             book_pair_rank=Window(
                 RowNumber(), partition_by=list(books), order_by=[F("probability").desc(), "pk"]

@@ -29,14 +29,17 @@ from books.connections.judge import (
     PairFacts,
     judge_for,
     judge_version,
+    negated,
+    numbers_differ,
+    numbers_of,
     shared_rarity,
     stem_frequency,
     stems,
 )
 from books.connections.neighbours import Neighbour, Query, nearest_each
+from books.importing import identity
 from books.language import ENGLISH
 from books.models import Connection, Highlight
-from books.text import fold
 from books.vocabulary import words_of
 
 NOTE = Highlight.Kind.NOTE
@@ -59,15 +62,17 @@ def current_judge() -> Judge:
     spec = get_encoder().spec
     same: float | None = settings.EXOGRAM_CONNECTION_THRESHOLD
     related: float | None = settings.EXOGRAM_RELATED_THRESHOLD
-    same = spec.threshold if same is None else same
-    related = max(same, spec.related if related is None else related)
+    profile = spec.profile  # the model's own cuts (books.embedding.profiles)
+    same = profile.same_idea_cut if same is None else same
+    related = max(same, profile.related_cut if related is None else related)
     return judge_for(spec.name, same_idea_cut=same, related_cut=related)
 
 
 def same_author(a: str, b: str) -> bool:
-    """Two books by one author, by their normalized authors (books.importing), folded; two
-    books with no author known are not taken for one author's."""
-    return bool(a) and fold(a) == fold(b)
+    """Two books by one author, by their normalized authors (books.importing.identity):
+    `michael greger` and `greger, michael, m.d., faclm` normalized, co-authors, an initial
+    for a given name. Two books with no author known are not taken for one author's."""
+    return identity.same_author(a, b)
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class _Passage:
     note: bool
     in_english: bool
     stems: frozenset[str]
+    numbers: frozenset[str]
+    negated: bool
 
 
 def highlights_connect(*, ids: list[int]) -> int:
@@ -146,8 +153,9 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
     )
     for pk, book_id, language, text, kind, in_english, authors in values:
         passage = _Passage(
-            pk, book_id, language, len(words_of(text)), kind == NOTE, bool(in_english), stems(text)
-        )
+            pk, book_id, language, len(words_of(text)), kind == NOTE, bool(in_english),
+            stems(text), numbers_of(text), negated(text),
+        )  # fmt: skip
         found[pk] = (passage, authors or "")
     return found
 
@@ -241,6 +249,8 @@ def _library_pairs(
                 language_a=first.language,
                 language_b=second.language,
                 same_author=same_author(first_authors, second_authors),
+                numbers_differ=numbers_differ(first.numbers, second.numbers),
+                negation_differs=first.negated != second.negated,
             )
         )
     verdicts = dict(zip(ordered, judge.judge(judged_facts), strict=True))

@@ -19,7 +19,7 @@ cosines: MiniLM's tells a shared theme, e5's a paraphrase (on STS-B dev, droppin
 cosine raises the judge's test log-loss from 0.276 to 0.285).
 It costs a second encoding of English passages only (77 texts per CPU-second, e5 61) and
 ~50 MB in a worker process (its graph rewritten to keep its weights 8-bit:
-books.embedding.minilm); web processes never load it.
+modelbuild.minilm); web processes never load it.
 
 Only with the built-in multilingual model: when MiniLM is itself the model
 (EXOGRAM_EMBEDDING_MODEL=minilm-l6) its vectors already judge every pair, and a model folder
@@ -30,17 +30,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from books.embedding.encoder import E5_MODEL_NAME, ModelSpec, builtin_spec
-
-# The English model's name among the built-in models (books.embedding.encoder).
-ENGLISH_MODEL = "minilm-l6"
+from books.embedding.builtin import builtin_spec
+from books.embedding.spec import ModelSpec
 
 
 def has_english_model(main: ModelSpec) -> bool:
-    """Whether an English model works beside `main`; else `main` judges every pair."""
-    return main.name == E5_MODEL_NAME
+    """Whether an English model works beside `main` (its profile names one, as e5's does);
+    else `main` judges every pair."""
+    return main.profile.english_model is not None
 
 
 def english_model_spec_for(main: ModelSpec, *, cache_dir: Path) -> ModelSpec | None:
     """The English model that works beside `main`, or None when `main` judges every pair."""
-    return builtin_spec(ENGLISH_MODEL, cache_dir=cache_dir) if has_english_model(main) else None
+    english = main.profile.english_model
+    return None if english is None else builtin_spec(english, cache_dir=cache_dir)

@@ -3,28 +3,30 @@
 A built-in model whose wheel file ONNX Runtime should not load as it is (e5's packed 4-bit
 file, MiniLM's graph that dequantizes at load) is rewritten once into a folder under
 EXOGRAM_DATA_DIR/models, named after the source's sha256 and the builder's version: a new
-source or a new builder gets a new folder, and the old ones are removed. The build runs in a
-child process (`python -m <builder> SOURCE TARGET`), whose peak memory a worker process,
-kept under 450 MB for months, must not carry; a file lock makes processes that start
-together build it once.
+source or a new builder gets a new folder, and the old ones are removed.
+
+The builders are tools, apart from the runtime (the `modelbuild` package, which the runtime
+never imports: an import-linter contract keeps it so). The runtime asks for a folder through
+one narrow entry point, `python -m modelbuild FAMILY SOURCE TARGET`, in a child process
+whose peak memory a worker process, kept under 450 MB for months, must not carry; a file
+lock makes processes that start together build it once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-# The file a complete folder has: builders write it last.
-DESCRIPTION = "exogram_model.json"
+from books.embedding.spec import MODEL_DIR_CONFIG
+
+# The builders' entry point, run as a module in a child process (never imported here).
+BUILDER = "modelbuild"
 
 
 class BuildFailed(RuntimeError):
@@ -48,16 +50,16 @@ def folder_name(family: str, source_sha256: str, version: int) -> str:
     return f"{family}-{source_sha256[:16]}-v{version}"
 
 
-def built_folder(*, builder: str, source: Path, target: Path, family: str) -> Path:
-    """`target` (named by folder_name), built from `source` by the module `builder` unless
+def built_folder(*, family: str, source: Path, target: Path) -> Path:
+    """`target` (named by folder_name), built from `source` by the builder of `family` unless
     it is complete already; other folders of the same `family` under its parent are
     removed."""
-    if (target / DESCRIPTION).is_file():
+    if (target / MODEL_DIR_CONFIG).is_file():
         return target
     with _locked(target.parent / ".build.lock"):
-        if (target / DESCRIPTION).is_file():  # built by another process meanwhile
+        if (target / MODEL_DIR_CONFIG).is_file():  # built by another process meanwhile
             return target
-        command = [sys.executable, "-m", builder, str(source), str(target)]
+        command = [sys.executable, "-m", BUILDER, family, str(source), str(target)]
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join(_import_roots())}
         done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
         if done.returncode != 0:
@@ -72,21 +74,3 @@ def built_folder(*, builder: str, source: Path, target: Path, family: str) -> Pa
 def _import_roots() -> list[str]:
     root = str(Path(__file__).resolve().parents[2])
     return [root, *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
-
-
-def write_folder(target: Path, files: Mapping[str, bytes], description: Mapping[str, Any]) -> None:
-    """Write a builder's `files` and then its `description` (DESCRIPTION) into `target`,
-    atomically: staged in a folder beside it and renamed into place, so a folder that has
-    its description is complete. What a killed build left at `target` is replaced."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
-    try:
-        for name, content in files.items():
-            (staging / name).write_bytes(content)
-        (staging / DESCRIPTION).write_text(json.dumps(dict(description), indent=2) + "\n")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise

@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from books.embedding.encoder import (
+from books.embedding.profiles import (
+    DEFAULT_SEARCH_MAX_DISTANCE,
+    folder_profile,
+)
+from books.embedding.spec import (
     DIMENSIONS,
     MODEL_DIR_CONFIG,
     EncoderUnavailable,
     ModelSpec,
-    _read_verified,
+    read_verified,
 )
 
 
@@ -33,7 +37,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
 
     exogram_model.json holds name, dimensions, pooling ("mean"/"cls"), normalize, prefix,
     max_tokens and threshold (cosine distance), and optionally related_threshold (the looser
-    cut for a shared theme; default: threshold + RELATED_MARGIN),
+    cut for a shared theme; default: threshold + RELATED_MARGIN) and search_max_distance,
     model_sha256/tokenizer_sha256, and sentencepiece_model (a file in the folder whose
     Unigram pieces segment text for tokenizer.json's pipeline) with its sha256.
     """
@@ -41,7 +45,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
     fix = f"put model.onnx, tokenizer.json and {MODEL_DIR_CONFIG} in {path}, or unset "
     fix += "EXOGRAM_EMBEDDING_MODEL_DIR to use the default model"
     config_path = path / MODEL_DIR_CONFIG
-    raw = _read_verified(config_path, None, "model description", fix)
+    raw = read_verified(config_path, None, "model description", fix)
     try:
         config = json.loads(raw)
         if not isinstance(config, dict):
@@ -62,7 +66,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
                 raise ValueError(
                     f"'related_threshold' is a cosine distance in [threshold, 2], not {related}"
                 )
-        search_max_distance = float(config.get("search_max_distance", 0.75))
+        search_max_distance = float(config.get("search_max_distance", DEFAULT_SEARCH_MAX_DISTANCE))
         if not 0.0 < search_max_distance <= 2.0:
             raise ValueError("'search_max_distance' is a cosine distance in (0, 2]")
         model_sha256 = config.get("model_sha256")
@@ -116,13 +120,16 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
         normalize=normalize,
         prefix=prefix,
         max_tokens=max_tokens,
-        threshold=threshold,
-        search_max_distance=search_max_distance,
         model_path=path / "model.onnx",
         tokenizer_path=path / "tokenizer.json",
         model_sha256=model_sha256.lower() if model_sha256 else None,
         tokenizer_sha256=tokenizer_sha256.lower() if tokenizer_sha256 else None,
         sentencepiece_path=path / sentencepiece_model if sentencepiece_model else None,
         sentencepiece_sha256=sentencepiece_sha256.lower() if sentencepiece_sha256 else None,
-        related_threshold=related,
+        profile=folder_profile(
+            name,
+            same_idea_cut=threshold,
+            related_cut=related,
+            search_max_distance=search_max_distance,
+        ),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from books.connections.services import connections_forget, highlights_connect
 from books.language import ENGLISH
@@ -163,6 +164,16 @@ def _text_of(highlight: Highlight) -> str:
     return (highlight.text or highlight.note).strip()
 
 
+# What a highlight's embedding says to its reader, stored in English and shown in the
+# reader's language (books.wording).
+NO_TEXT_TO_EMBED = gettext_noop("There is no text to embed.")
+EMBEDDING_FAILED = gettext_noop("Embedding failed: %(error)s")
+EMBEDDED_IN_PART = gettext_noop(
+    "Only the first %(part)s of its %(all)s characters were embedded: its connections and "
+    "search by meaning read that part."
+)
+
+
 def _embedded_part(text: str) -> str:
     """The text, or its first EMBED_MAX_CHARS characters cut at a word boundary."""
     if len(text) <= EMBED_MAX_CHARS:
@@ -176,10 +187,7 @@ def _cut_notice(text: str) -> str:
     """What a highlight says about its vector when only its beginning was embedded."""
     if len(text) <= EMBED_MAX_CHARS:
         return ""
-    return (
-        f"Only the first {len(_embedded_part(text)):,} of its {len(text):,} characters were "
-        "embedded: its connections and search by meaning read that part."
-    )
+    return EMBEDDED_IN_PART % {"part": f"{len(_embedded_part(text)):,}", "all": f"{len(text):,}"}
 
 
 def _fail_empty(rows: list[Highlight]) -> list[Highlight]:
@@ -189,7 +197,7 @@ def _fail_empty(rows: list[Highlight]) -> list[Highlight]:
         Highlight.objects.filter(pk__in=empty).update(
             embedding_status=Highlight.EmbeddingStatus.FAILED,
             embedding_claimed_at=None,
-            embedding_error="There is no text to embed.",
+            embedding_error=NO_TEXT_TO_EMBED,
         )
     return [h for h in rows if h.pk not in empty]
 
@@ -267,7 +275,7 @@ def _embed_group(
         english_vectors = encoder.encode_english([texts[i] for i in english]) if english else []
     except Exception as error:
         for claimed_at, claimed in claims:
-            _release(claimed, claimed_at, f"Embedding failed: {error}")
+            _release(claimed, claimed_at, EMBEDDING_FAILED % {"error": error})
         raise
     english_of = dict(zip(english, english_vectors, strict=True))
     with transaction.atomic():

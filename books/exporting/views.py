@@ -16,12 +16,13 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
+from books.access import get_book_for_user, reader_of
 from books.exporting.services import FORMATS, ExportStream, library_export_stream
 from books.models import Book
-from books.views import _get_book_for_user, _reader
 from exogram.reader_slots import (
     EXPORTS_AT_ONCE,
     ReaderBusy,
@@ -29,7 +30,7 @@ from exogram.reader_slots import (
     reader_slot_take,
 )
 
-BUSY = (
+BUSY = gettext_lazy(
     "An export of your library is still being prepared or downloaded. Wait for it to "
     "finish, then ask again."
 )
@@ -48,7 +49,7 @@ def _download(reader: User, chosen: str, book: Book | None = None) -> HttpRespon
     try:
         reader_slot_take(kind="export", reader_id=reader.pk, limit=EXPORTS_AT_ONCE)
     except ReaderBusy:
-        response = HttpResponse(BUSY, status=429, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(str(BUSY), status=429, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = "10"
         return response
     try:
@@ -75,15 +76,19 @@ def _format(request: HttpRequest) -> str | None:
 def library_download(request: HttpRequest) -> HttpResponse:
     chosen = _format(request)
     if chosen is None:
-        return HttpResponseBadRequest(f"Choose a format: {', '.join(FORMATS)}.")
-    return _download(_reader(request), chosen)
+        return HttpResponseBadRequest(
+            gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
+        )
+    return _download(reader_of(request), chosen)
 
 
 @require_GET
 @login_required
 def book_download(request: HttpRequest, code: UUID) -> HttpResponse:
-    book = _get_book_for_user(request, code)
+    book = get_book_for_user(request, code)
     chosen = _format(request)
     if chosen is None:
-        return HttpResponseBadRequest(f"Choose a format: {', '.join(FORMATS)}.")
-    return _download(_reader(request), chosen, book)
+        return HttpResponseBadRequest(
+            gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
+        )
+    return _download(reader_of(request), chosen, book)

@@ -13,9 +13,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
+from books.importing.positions import cfi_span, encode
 from books.importing.rich import DELETED, EMPTY, rich_clipping, skip_entry
 from books.importing.sqlite_read import UnreadableDatabase, columns_of, database_copy, tables_of
 
+APPLE_UNREADABLE = gettext_noop("not readable Apple Books databases: %(error)s")
+NO_LIBRARY_TABLE = gettext_noop("the BKLibrary database has no %(table)s table")
+LIBRARY_LACKS = gettext_noop("%(table)s lacks ZASSETID, ZTITLE or ZAUTHOR")
+NO_ANNOTATIONS_TABLE = gettext_noop("the AEAnnotation database has no %(table)s table")
+ANNOTATIONS_LACK = gettext_noop("%(table)s lacks %(columns)s")
+BOOK_NOT_IN_LIBRARY = gettext_noop(
+    "annotation row %(row)s: its book (asset %(asset)s) is not in BKLibrary"
+)
 ANNOTATIONS_TABLE = "ZAEANNOTATION"
 LIBRARY_TABLE = "ZBKLIBRARYASSET"
 # Core Data counts seconds from the first moment of 2001, UTC.
@@ -56,14 +66,14 @@ def parse_apple_books(annotations: Store, library: Store | None) -> ParseResult:
                 books = _books(library_db)
             return _read(notes_db, books)
     except UnreadableDatabase as error:
-        return ParseResult([], [Problem(1, f"not readable Apple Books databases: {error}")], 1)
+        return ParseResult([], [Problem(1, APPLE_UNREADABLE % {"error": error})], 1)
 
 
 def _books(connection: sqlite3.Connection) -> dict[str, tuple[str, str]]:
     if LIBRARY_TABLE not in tables_of(connection):
-        raise UnreadableDatabase(f"the BKLibrary database has no {LIBRARY_TABLE} table")
+        raise UnreadableDatabase(NO_LIBRARY_TABLE % {"table": LIBRARY_TABLE})
     if not {"ZASSETID", "ZTITLE", "ZAUTHOR"} <= columns_of(connection, LIBRARY_TABLE):
-        raise UnreadableDatabase(f"{LIBRARY_TABLE} lacks ZASSETID, ZTITLE or ZAUTHOR")
+        raise UnreadableDatabase(LIBRARY_LACKS % {"table": LIBRARY_TABLE})
     query = f"SELECT ZASSETID, ZTITLE, ZAUTHOR FROM {LIBRARY_TABLE} WHERE ZASSETID IS NOT NULL"
     return {
         str(asset): (_text(title).strip(), _text(author).strip())
@@ -73,12 +83,15 @@ def _books(connection: sqlite3.Connection) -> dict[str, tuple[str, str]]:
 
 def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> ParseResult:
     if ANNOTATIONS_TABLE not in tables_of(connection):
-        message = f"the AEAnnotation database has no {ANNOTATIONS_TABLE} table"
+        message = NO_ANNOTATIONS_TABLE % {"table": ANNOTATIONS_TABLE}
         return ParseResult([], [Problem(1, message)], 1)
     have = columns_of(connection, ANNOTATIONS_TABLE)
     missing = _NEEDED - have
     if missing:
-        message = f"{ANNOTATIONS_TABLE} lacks {', '.join(sorted(missing))}"
+        message = ANNOTATIONS_LACK % {
+            "table": ANNOTATIONS_TABLE,
+            "columns": ", ".join(sorted(missing)),
+        }
         return ParseResult([], [Problem(1, message)], 1)
     optional = [name if name in have else "NULL" for name in _OPTIONAL]
     query = (
@@ -89,6 +102,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
     result = ParseResult(clippings=[], problems=[], entries=0)
     for row in connection.execute(query):
         pk, asset, text, deleted, note, created, modified, style, underline, chapter = row[:10]
+        location = row[10]
         pk = pk if isinstance(pk, int) else 0  # the row's number, where problems point
         result.entries += 1
         if deleted not in (0, None, "0"):
@@ -100,9 +114,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
             continue
         book = books.get(_text(asset))
         if book is None or not book[0]:
-            message = (
-                f"annotation row {pk}: its book (asset {_text(asset)[:40]}) is not in BKLibrary"
-            )
+            message = BOOK_NOT_IN_LIBRARY % {"row": pk, "asset": _text(asset)[:40]}
             result.problems.append(Problem(pk, message))
             continue
         added_at = _core_data_time(created)
@@ -121,6 +133,7 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
                 note_added_at=(_core_data_time(modified) or added_at) if note and text else None,
                 chapter=_text(chapter).strip(),
                 colour=colour,
+                position=encode(cfi_span(location)) if isinstance(location, str) else "",
             )
         )
     return result

@@ -17,21 +17,23 @@ from functools import partial
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
+from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient
 from books.importing.screening import screen_entries
 from books.importing.services import (
+    IMPORT_FAILED,
     ImportRejected,
-    _import_parsed,
-    _parse_or_reject,
     check_upload,
+    parsed_clippings_save,
+    upload_parse,
 )
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
-from books.tasks import enqueue_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -53,16 +55,17 @@ IMPORT_STALE = timedelta(minutes=20)
 # A worker that takes an import this many times without finishing it (killed, out of
 # memory, a crash in a parser's C code) will not finish it the next time either.
 IMPORT_MAX_ATTEMPTS = 3
-IMPORT_GAVE_UP = (
-    "The import stopped {attempts} times before it finished (the worker was stopped or ran "
+IMPORT_GAVE_UP = gettext_noop(
+    "The import stopped %(attempts)s times before it finished (the worker was stopped or ran "
     "out of memory); nothing was saved and the file was dropped. Try a smaller file, or "
     "ask the server's owner to look at the worker's log."
 )
-IMPORT_UNREADABLE = (
-    "This file could not be read ({kind}); nothing was imported and the file was dropped."
+IMPORT_UNREADABLE = gettext_noop(
+    "This file could not be read (%(kind)s); nothing was imported and the file was dropped."
 )
+FILE_GONE = gettext_noop("The uploaded file is gone; upload it again.")
 # What a reader sees while the queue cannot be reached.
-IMPORT_QUEUE_UNREACHABLE = (
+IMPORT_QUEUE_UNREACHABLE = gettext_noop(
     "The task queue cannot be reached: your file is saved and is imported as soon as it is back."
 )
 
@@ -83,10 +86,8 @@ def import_queue(*, reader: User, data: bytes, file_name: str) -> Import:
 
 def import_send(*, the_import: Import) -> bool:
     """Send the import's task; when the broker is down, say so on the import."""
-    from books.tasks import run_import
-
     try:
-        run_import.delay(the_import.pk)
+        announce(import_queued, import_id=the_import.pk)
     except Exception:
         logger.exception("could not send the import task of %s", the_import.code)
         Import.objects.filter(pk=the_import.pk, status=Import.Status.QUEUED).update(
@@ -120,12 +121,12 @@ def import_run(*, import_id: int) -> Import | None:
         return None
     if not import_claim(import_id=import_id):
         if _claimable(import_id).exists():  # left to take, but taken too often already
-            _fail(the_import, IMPORT_GAVE_UP.format(attempts=IMPORT_MAX_ATTEMPTS))
+            _fail(the_import, IMPORT_GAVE_UP % {"attempts": IMPORT_MAX_ATTEMPTS})
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     upload = ImportUpload.objects.filter(the_import_id=import_id).first()
     if upload is None:
-        _fail(the_import, "The uploaded file is gone; upload it again.")
+        _fail(the_import, FILE_GONE)
         return the_import
     data = bytes(upload.data)
     del upload
@@ -140,7 +141,7 @@ def import_run(*, import_id: int) -> Import | None:
         # (RecursionError on 3 MB of "[[[[", a bug). Ended here, the import says so and the
         # sweep does not send the same file to the same failure every minute.
         logger.exception("import %s could not be read", the_import.code)
-        _fail(the_import, IMPORT_UNREADABLE.format(kind=type(error).__name__))
+        _fail(the_import, IMPORT_UNREADABLE % {"kind": type(error).__name__})
         ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     del data
@@ -153,7 +154,7 @@ def import_run(*, import_id: int) -> Import | None:
         library_version_bump(reader_ids={the_import.reader_id})
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
-        _fail(the_import, f"The import failed and nothing was saved: {error}")
+        _fail(the_import, IMPORT_FAILED % {"error": error})
         try:  # failed for good (a failed import is never taken again): the file goes
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         except Exception:
@@ -204,7 +205,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         or b"\n" not in data
         or detect_format(data) != CLIPPINGS
     ):
-        return _parse_or_reject(data)
+        return upload_parse(data)
     clippings: list[Clipping] = []
     problems: list[Problem] = []
     entries = 0
@@ -223,7 +224,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         del parsed
     result = screen_entries(ParseResult(clippings=clippings, problems=problems, entries=entries))
     if not result.clippings:
-        return _parse_or_reject(data)  # raises ImportRejected, with the usual reason
+        return upload_parse(data)  # raises ImportRejected, with the usual reason
     return result
 
 
@@ -266,7 +267,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     while parts:
         part = parts.pop(0)
         piece = ParseResult(clippings=part, problems=[], entries=len(part))
-        _import_parsed(
+        parsed_clippings_save(
             reader=the_import.reader,
             result=piece,
             file_name=the_import.file_name,
@@ -305,7 +306,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
         .values_list("pk", flat=True)
     )
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:

@@ -14,9 +14,12 @@ own is `isNoteOnly`.
 from typing import Any
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
 from books.importing.rich import rich_clipping
 
-NOT_BOOKCISION = "not a Bookcision export: no book with 'title' and 'highlights'"
+NOT_BOOKCISION = gettext_noop("not a Bookcision export: no book with 'title' and 'highlights'")
+NOT_AN_OBJECT = gettext_noop("'%(title)s', highlight %(number)s: not an object")
+NO_TEXT = gettext_noop("'%(title)s', highlight %(number)s: no text")
 
 
 def is_bookcision(document: Any) -> bool:
@@ -39,15 +42,15 @@ def parse_bookcision(document: Any) -> ParseResult:
         author = ", ".join(map(str, authors)) if isinstance(authors, list) else str(authors)
         for number, entry in enumerate(book["highlights"], start=1):
             result.entries += 1
-            where = f"'{title[:60]}', highlight {number}"
+            where = {"title": title[:60], "number": number}
             if not isinstance(entry, dict):
-                result.problems.append(Problem(1, f"{where}: not an object"))
+                result.problems.append(Problem(1, NOT_AN_OBJECT % where))
                 continue
             text = str(entry.get("text") or "").strip()
             note = str(entry.get("note") or "").strip()
             note_only = bool(entry.get("isNoteOnly"))
             if not (note if note_only else text):
-                result.problems.append(Problem(1, f"{where}: no text"))
+                result.problems.append(Problem(1, NO_TEXT % where))
                 continue
             location = entry.get("location")
             value = location.get("value") if isinstance(location, dict) else location

@@ -33,6 +33,7 @@ from itertools import pairwise
 
 # Book and author identity live in their own module; these names are re-exported here.
 from books.importing.identity import normalize_author, normalize_title, split_authors
+from books.importing.marks import gettext_noop
 
 __all__ = [
     "CLIPPING_LIMIT_PLACEHOLDERS",
@@ -69,6 +70,9 @@ class Clipping:
     # The publisher's clipping limit replaced the text, or its end: the text is then what
     # the Kindle saved before the placeholder, often nothing.
     truncated: bool
+    # Where a device other than the Kindle says the highlight is (`positions.encode`); ""
+    # for a Kindle's, whose locations say it.
+    position: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +93,14 @@ class ParseResult:
     skipped: dict[str, int] = field(default_factory=dict)
 
 
-NOT_A_CLIPPINGS_FILE = (
+NOT_A_CLIPPINGS_FILE = gettext_noop(
     "not a Kindle 'My Clippings.txt' file (no '==========' separators and no Kindle metadata lines)"
 )
+NO_TITLE_LINE = gettext_noop("entry has no title line (it starts with the metadata line %(line)s)")
+NO_METADATA_LINE = gettext_noop("entry has a title but no metadata line (%(line)s)")
+BLANK_METADATA_LINE = gettext_noop("expected the metadata line after the title, found a blank line")
+UNRECOGNISED_METADATA = gettext_noop("unrecognised metadata line %(line)s")
+BEYOND_THE_END = gettext_noop("location %(location)s is beyond any book's end (%(line)s)")
 
 # A separator is exactly ten `=` on a line of its own. Matching it with the newline before
 # it lets one C-level split cut a 3 MB file into entries; a "\n" is put in front of the
@@ -275,24 +284,23 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
     if title_line.lstrip()[:1] in _DASHES and _parse_metadata(title_line) is not None:
         return Problem(
             line=title_number,
-            message="entry has no title line (it starts with the metadata line "
-            f"{_quote(title_line)})",
+            message=NO_TITLE_LINE % {"line": _quote(title_line)},
         )
     metadata = _parse_metadata(meta_line)
     if metadata is None:
         if not rest.strip():
             return Problem(
                 line=title_number,
-                message=f"entry has a title but no metadata line ({_quote(title_line)})",
+                message=NO_METADATA_LINE % {"line": _quote(title_line)},
             )
         if not meta_line.strip():
             return Problem(
                 line=title_number + 1,
-                message="expected the metadata line after the title, found a blank line",
+                message=BLANK_METADATA_LINE,
             )
         return Problem(
             line=title_number + 1,
-            message=f"unrecognised metadata line {_quote(meta_line)}",
+            message=UNRECOGNISED_METADATA % {"line": _quote(meta_line)},
         )
 
     kind, language, page, location_start, location_end, added_at, added_raw = metadata
@@ -300,7 +308,7 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
     if too_far:
         return Problem(
             line=title_number + 1,
-            message=f"location {too_far[0]} is beyond any book's end ({_quote(meta_line)})",
+            message=BEYOND_THE_END % {"location": too_far[0], "line": _quote(meta_line)},
         )
     text, truncated = without_clipping_limit(body.strip())
     title, author = split_title_author(title_line)

@@ -22,6 +22,7 @@ from books.importing.koreader import (
     is_koreader_lua,
     parse_koreader_lua,
 )
+from books.importing.marks import gettext_noop
 from books.importing.rich import decode_text
 from books.importing.sqlite_read import (
     UnreadableDatabase,
@@ -52,11 +53,29 @@ MAX_MEMBER_BYTES = 512 * 1024 * 1024
 # sidecars compress some 3 to 20 times).
 BOMB_RATIO = 200
 BOMB_MIN_BYTES = 8 * 1024 * 1024
-APPLE_ALONE = (
+APPLE_ALONE = gettext_noop(
     "an Apple Books annotation database on its own: its book titles are in the BKLibrary "
     "database. Zip the AEAnnotation and BKLibrary folders (with their -wal and -shm files) "
     "and upload the zip"
 )
+ZIP_UNREADABLE = gettext_noop("this zip cannot be read: %(error)s")
+ZIP_NOTHING = gettext_noop(
+    "no KOReader sidecar (metadata.<ext>.lua), Kobo database or Apple Books "
+    "databases were found in this zip"
+)
+ZIP_TOO_MANY = gettext_noop("this zip holds %(count)s files, more than %(limit)s")
+ZIP_TOO_BIG = gettext_noop(
+    "this zip would unpack to %(size)s MB, more than %(limit)s MB: it was not unpacked"
+)
+ZIP_BOMB = gettext_noop(
+    "'%(name)s' in this zip would unpack %(size)s bytes from %(packed)s (a zip bomb?): "
+    "the zip was not unpacked"
+)
+MEMBER_OUTSIDE = gettext_noop("'%(name)s' was not read: its name leads out of the zip's folder")
+MEMBER_TOO_LARGE = gettext_noop("'%(name)s' is too large to read")
+MEMBER_UNPACKABLE = gettext_noop("'%(name)s' cannot be unpacked: %(error)s")
+MEMBER_LIES = gettext_noop("'%(name)s' unpacks to more than its zip entry declares")
+IN_MEMBER = gettext_noop("%(name)s: %(problem)s")
 _UNSAFE_NAME = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)|^[\\/]|^[A-Za-z]:")
 
 
@@ -128,7 +147,7 @@ def parse_zip(data: bytes) -> ParseResult:
     except _Refused as refusal:
         return ParseResult([], [Problem(1, str(refusal))], 1)
     except _DAMAGED as error:
-        return ParseResult([], [Problem(1, f"this zip cannot be read: {error}")], 1)
+        return ParseResult([], [Problem(1, ZIP_UNREADABLE % {"error": error})], 1)
     result = archive.result
     for name, content in archive.sidecars:
         part = parse_koreader_lua(content, source=name)
@@ -137,11 +156,7 @@ def parse_zip(data: bytes) -> ParseResult:
         _add(result, part, name)
     _read_databases(archive.databases, result)
     if result.entries == 0:
-        message = (
-            "no KOReader sidecar (metadata.<ext>.lua), Kobo database or Apple Books "
-            "databases were found in this zip"
-        )
-        result.problems.append(Problem(1, message))
+        result.problems.append(Problem(1, ZIP_NOTHING))
         result.entries += 1
     return result
 
@@ -151,20 +166,29 @@ def _open_zip(data: bytes) -> _Archive:
         # Not ZipInfo.is_dir(): it indexes the name, and a damaged zip can hold an empty one.
         members = [info for info in archive.infolist() if not info.filename.endswith("/")]
         if len(members) > MAX_MEMBERS:
-            raise _Refused(f"this zip holds {len(members):,} files, more than {MAX_MEMBERS:,}")
+            raise _Refused(
+                ZIP_TOO_MANY % {"count": f"{len(members):,}", "limit": f"{MAX_MEMBERS:,}"}
+            )
         unpacked = sum(info.file_size for info in members)
         if unpacked > MAX_UNPACKED_BYTES:
             raise _Refused(
-                f"this zip would unpack to {unpacked / 1024**2:,.0f} MB, more than "
-                f"{MAX_UNPACKED_BYTES / 1024**2:,.0f} MB: it was not unpacked"
+                ZIP_TOO_BIG
+                % {
+                    "size": f"{unpacked / 1024**2:,.0f}",
+                    "limit": f"{MAX_UNPACKED_BYTES / 1024**2:,.0f}",
+                }
             )
         for info in members:
             if info.file_size > BOMB_MIN_BYTES and info.file_size > BOMB_RATIO * max(
                 1, info.compress_size
             ):
                 raise _Refused(
-                    f"'{info.filename[:120]}' in this zip would unpack {info.file_size:,} bytes "
-                    f"from {info.compress_size:,} (a zip bomb?): the zip was not unpacked"
+                    ZIP_BOMB
+                    % {
+                        "name": info.filename[:120],
+                        "size": f"{info.file_size:,}",
+                        "packed": f"{info.compress_size:,}",
+                    }
                 )
         result = ParseResult(clippings=[], problems=[], entries=0)
         found = _Archive(result, [], {})
@@ -172,15 +196,11 @@ def _open_zip(data: bytes) -> _Archive:
             name = info.filename
             if _UNSAFE_NAME.search(name) or "\x00" in name:
                 result.entries += 1
-                result.problems.append(
-                    Problem(
-                        1, f"'{name[:120]}' was not read: its name leads out of the zip's folder"
-                    )
-                )
+                result.problems.append(Problem(1, MEMBER_OUTSIDE % {"name": name[:120]}))
                 continue
             if info.file_size > MAX_MEMBER_BYTES:
                 result.entries += 1
-                result.problems.append(Problem(1, f"'{name[:120]}' is too large to read"))
+                result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
                 continue
             base = name.rsplit("/", 1)[-1]
             if base.startswith("._") or "__MACOSX/" in name:
@@ -195,7 +215,9 @@ def _open_zip(data: bytes) -> _Archive:
             except _DAMAGED as error:
                 # One damaged member costs only itself.
                 result.entries += 1
-                result.problems.append(Problem(1, f"'{name[:120]}' cannot be unpacked: {error}"))
+                result.problems.append(
+                    Problem(1, MEMBER_UNPACKABLE % {"name": name[:120], "error": error})
+                )
         return found
 
 
@@ -204,14 +226,16 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     with archive.open(info) as member:
         content = member.read(info.file_size + 1)
     if len(content) > info.file_size:
-        raise _Refused(f"'{info.filename[:120]}' unpacks to more than its zip entry declares")
+        raise _Refused(MEMBER_LIES % {"name": info.filename[:120]})
     return content
 
 
 def _add(result: ParseResult, part: ParseResult, name: str) -> None:
     result.entries += part.entries
     result.clippings += part.clippings
-    result.problems += [replace(p, message=f"{name}: {p.message}") for p in part.problems]
+    result.problems += [
+        replace(p, message=IN_MEMBER % {"name": name, "problem": p.message}) for p in part.problems
+    ]
     for reason, count in part.skipped.items():
         result.skipped[reason] = result.skipped.get(reason, 0) + count
 
@@ -228,7 +252,7 @@ def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
                 tables = tables_of(connection)
         except UnreadableDatabase as error:
             result.entries += 1
-            result.problems.append(Problem(1, f"{name}: {error}"))
+            result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": error}))
             continue
         if ANNOTATIONS_TABLE in tables:
             annotations.append((name, store))
@@ -238,10 +262,10 @@ def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
             _add(result, parse_kobo(content), name)
         else:
             result.entries += 1
-            result.problems.append(Problem(1, f"{name}: {NOT_KOBO}"))
+            result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": NOT_KOBO}))
     for name, store in annotations:
         if library is None:
             result.entries += 1
-            result.problems.append(Problem(1, f"{name}: {APPLE_ALONE}"))
+            result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": APPLE_ALONE}))
             continue
         _add(result, parse_apple_books(store, library), name)

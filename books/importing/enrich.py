@@ -14,8 +14,7 @@ from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
 from books.services import TAG_MAX_LENGTH
-
-_SPACE_FOLD = " ".join
+from books.text import collapse_spacing
 
 
 def _key(clipping: RichClipping) -> str:
@@ -79,7 +78,7 @@ def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]
         note
         and highlight.kind == Highlight.Kind.HIGHLIGHT
         and not highlight.note_edited
-        and _SPACE_FOLD(highlight.note.split()) != _SPACE_FOLD(note.split())
+        and collapse_spacing(highlight.note) != collapse_spacing(note)
     ):
         highlight.note = note
         highlight.note_edited = clipping.note_edited

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
 from books.importing.rich import rich_clipping
 
 FORMAT = "exogram"
@@ -18,6 +19,23 @@ def is_exogram(document: Any) -> bool:
     return isinstance(document, dict) and document.get("format") == FORMAT
 
 
+NOT_EXOGRAM = gettext_noop("not an Exogram export ('format' is not 'exogram')")
+UNKNOWN_VERSION = gettext_noop(
+    "an Exogram export of version %(version)s, which this Exogram cannot read"
+)
+NO_BOOKS = gettext_noop("an Exogram export without a list of books")
+NO_HIGHLIGHTS = gettext_noop("book %(number)s: no list of highlights")
+ENTRY_PROBLEM = gettext_noop("'%(title)s', highlight %(number)s: %(problem)s")
+NOT_AN_OBJECT = gettext_noop("not an object")
+UNKNOWN_KIND = gettext_noop("unknown kind %(kind)s")
+TEXT_NOT_STRING = gettext_noop("the text is not a string")
+ENTRY_NO_TEXT = gettext_noop("no text")
+ENTRY_NOTHING = gettext_noop("no text, no location, no date")
+TAGS_NOT_LIST = gettext_noop("tags must be a list of names")
+DATE_OUT_OF_RANGE = gettext_noop("a date out of range: %(date)s")
+LOCATION_NOT_NUMBER = gettext_noop("a location must be a whole number, not %(value)s")
+
+
 def _when(value: Any) -> datetime | None:
     if not isinstance(value, str) or not value:
         return None
@@ -25,42 +43,42 @@ def _when(value: Any) -> datetime | None:
     try:
         return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
     except OverflowError:  # 9999-12-31T23:59:59-14:00 is in the year 10000 in UTC
-        raise ValueError(f"a date out of range: {value[:40]!r}") from None
+        raise ValueError(DATE_OUT_OF_RANGE % {"date": repr(value[:40])}) from None
 
 
 def _location(value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"a location must be a whole number, not {value!r}")
+        raise ValueError(LOCATION_NOT_NUMBER % {"value": repr(value)})
     return value
 
 
 def parse_exogram_json(document: Any) -> ParseResult:
     """Read an already-decoded Exogram export. Never raises."""
     if not is_exogram(document):
-        return ParseResult([], [Problem(1, "not an Exogram export ('format' is not 'exogram')")], 1)
+        return ParseResult([], [Problem(1, NOT_EXOGRAM)], 1)
     if document.get("version") not in SUPPORTED_VERSIONS:
         version = document.get("version")
-        message = f"an Exogram export of version {version!r}, which this Exogram cannot read"
+        message = UNKNOWN_VERSION % {"version": repr(version)}
         return ParseResult([], [Problem(1, message)], 1)
     books = document.get("books")
     if not isinstance(books, list):
-        return ParseResult([], [Problem(1, "an Exogram export without a list of books")], 1)
+        return ParseResult([], [Problem(1, NO_BOOKS)], 1)
     result = ParseResult(clippings=[], problems=[], entries=0)
     for book_number, book in enumerate(books, start=1):
         if not isinstance(book, dict) or not isinstance(book.get("highlights"), list):
             result.entries += 1
-            result.problems.append(Problem(1, f"book {book_number}: no list of highlights"))
+            result.problems.append(Problem(1, NO_HIGHLIGHTS % {"number": book_number}))
             continue
         title = str(book.get("title") or "").strip() or "Untitled"
         for number, entry in enumerate(book["highlights"], start=1):
             result.entries += 1
-            where = f"'{title[:60]}', highlight {number}"
+            where = {"title": title[:60], "number": number}
             try:
                 clipping = _clipping(entry, title, str(book.get("authors") or ""), number)
             except (TypeError, ValueError, AttributeError) as error:
-                result.problems.append(Problem(1, f"{where}: {error}"))
+                result.problems.append(Problem(1, ENTRY_PROBLEM % {**where, "problem": error}))
                 continue
             result.clippings.append(clipping)
     return result
@@ -68,23 +86,23 @@ def parse_exogram_json(document: Any) -> ParseResult:
 
 def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
     if not isinstance(entry, dict):
-        raise TypeError("not an object")
+        raise TypeError(NOT_AN_OBJECT)
     kind = entry.get("kind", "highlight")
     if kind not in ("highlight", "note"):
-        raise ValueError(f"unknown kind {kind!r}")
+        raise ValueError(UNKNOWN_KIND % {"kind": repr(kind)})
     text = entry.get("text")
     if text is None and kind == "highlight":
         text = ""
     if not isinstance(text, str):
-        raise ValueError("the text is not a string")
+        raise ValueError(TEXT_NOT_STRING)
     placed = any(entry.get(name) for name in ("location_start", "page", "added_at"))
     # A highlight with no text (an image, a figure) is kept for its place and date, as
     # the import of its first file kept it; a note is its text.
     if not text.strip() and (kind == "note" or not placed):
-        raise ValueError("no text" if kind == "note" else "no text, no location, no date")
+        raise ValueError(ENTRY_NO_TEXT if kind == "note" else ENTRY_NOTHING)
     tags = entry.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise ValueError("tags must be a list of names")
+        raise ValueError(TAGS_NOT_LIST)
     return rich_clipping(
         title=title,
         author=authors.strip(),

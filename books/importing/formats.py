@@ -15,6 +15,7 @@ from books.importing.devices import LABELS as DEVICE_LABELS
 from books.importing.devices import detect_device, parse_device
 from books.importing.exogram_json import is_exogram, parse_exogram_json
 from books.importing.koreader import is_koreader_json, parse_koreader_json
+from books.importing.marks import gettext_noop
 from books.importing.notebook_html import parse_notebook_html
 from books.importing.readwise_csv import parse_readwise_csv
 from books.importing.rich import decode_text
@@ -38,6 +39,12 @@ LABELS = {
 }
 _NOTEBOOK_MARKS = re.compile(r"""class\s*=\s*["'][^"']*\b(?:noteHeading|bookTitle)\b""")
 _SAMPLE = 65536
+
+UNKNOWN_JSON_FILE = gettext_noop(
+    "a JSON file that is neither an Exogram export ('format': 'exogram'), a "
+    "Bookcision export (a book with 'title' and 'highlights') nor a KOReader "
+    "export (a 'documents' list)"
+)
 
 
 def detect_format(data: bytes) -> str:
@@ -101,10 +108,5 @@ def parse_upload(data: bytes) -> ParseResult:
             return parse_exogram_json(document)
         if kind == BOOKCISION_JSON:
             return parse_bookcision(document)
-        message = (
-            "a JSON file that is neither an Exogram export ('format': 'exogram'), a "
-            "Bookcision export (a book with 'title' and 'highlights') nor a KOReader "
-            "export (a 'documents' list)"
-        )
-        return ParseResult([], [Problem(1, message)], 1)
+        return ParseResult([], [Problem(1, UNKNOWN_JSON_FILE)], 1)
     return parse_clippings(data)

@@ -35,6 +35,8 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from books.text import fold_keeping_kana_marks, is_cjk
+
 __all__ = [
     "author_known",
     "book_key",
@@ -95,18 +97,6 @@ def _trailing_edition(title: str) -> str | None:
     return None
 
 
-def _fold(text: str) -> str:
-    """Case and accents folded, as `books.text.fold`, but kana keep their voicing marks:
-    `サンデル` is not `サンテル`."""
-    if text.isascii():
-        return text.casefold()
-    kept: list[str] = []
-    for ch in unicodedata.normalize("NFKD", text):
-        if not unicodedata.combining(ch) or (kept and _is_cjk(kept[-1])):
-            kept.append(ch)
-    return unicodedata.normalize("NFC", "".join(kept)).casefold()
-
-
 @lru_cache(maxsize=8192)
 def normalize_title(title: str) -> str:
     """A matching key for a title: the same book gives the same key, whatever the device
@@ -117,9 +107,9 @@ def normalize_title(title: str) -> str:
         title = shorter.rstrip()
     # A subtitle the store repeated: `X: Adventures of Y: Adventures of Y`.
     parts = [part.strip() for part in title.split(":")]
-    if len(parts) >= 3 and _fold(parts[-1]) == _fold(parts[-2]):
+    if len(parts) >= 3 and fold_keeping_kana_marks(parts[-1]) == fold_keeping_kana_marks(parts[-2]):
         title = ":".join(parts[:-1])
-    key = _NON_WORD_RE.sub(" ", _fold(title.translate(_QUOTES))).strip()
+    key = _NON_WORD_RE.sub(" ", fold_keeping_kana_marks(title.translate(_QUOTES))).strip()
     # A title of punctuation only (`...`) keeps what it has rather than nothing.
     return key or _WHITESPACE_RE.sub(" ", title).casefold()
 
@@ -185,11 +175,6 @@ _BRACKETED_RE = re.compile(r"[(\[（［【〔][^()\[\]（）［］【】〔〕]*
 _CJK_NAME_DOTS = dict.fromkeys(map(ord, "\u30fb\u00b7\u2022\uff65\u3002"), " ")
 
 
-def _is_cjk(character: str) -> bool:
-    code = ord(character)
-    return 0x3040 <= code <= 0x30FF or 0x3400 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF
-
-
 def _credential(token: str) -> bool:
     return token.replace(".", "").casefold() in _CREDENTIALS
 
@@ -204,14 +189,14 @@ def _person(name: str) -> str:
     without_brackets = _BRACKETED_RE.sub(" ", name)
     if without_brackets.strip():
         name = without_brackets
-    if any(_is_cjk(ch) for ch in name):
+    if any(is_cjk(ch) for ch in name):
         # CJK names are written without spaces as often as with: `中島　岳志`, `中島岳志`.
-        return _fold(_NON_WORD_RE.sub("", name))
+        return fold_keeping_kana_marks(_NON_WORD_RE.sub("", name))
     pieces = [_without_credentials(piece) for piece in name.split(",")]
     pieces = [piece for piece in pieces if piece.strip()]
     # `Last, First` turns round; anything else reads as written.
     name = f"{pieces[1]} {pieces[0]}" if len(pieces) == 2 else " ".join(pieces)
-    tokens = _NON_WORD_RE.sub(" ", _fold(name.translate(_QUOTES))).split()
+    tokens = _NON_WORD_RE.sub(" ", fold_keeping_kana_marks(name.translate(_QUOTES))).split()
     if len(tokens) > 2:
         # Middle initials say nothing a reader would tell two authors apart by:
         # `Richard P. Feynman` = `Richard P Feynman`, `Peter H. Diamandis`.

@@ -13,13 +13,18 @@ from pathlib import PurePosixPath
 from urllib.parse import unquote
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
+from books.importing.positions import encode, kobo_span
 from books.importing.rich import EMPTY, HIDDEN, parse_date, rich_clipping, skip_entry
 from books.importing.sqlite_read import UnreadableDatabase, columns_of, database_copy, tables_of
 
-NOT_KOBO = (
+NOT_KOBO = gettext_noop(
     "This SQLite database is not a Kobo 'KoboReader.sqlite' (it has no 'Bookmark' and "
     "'content' tables); upload the file from the Kobo's hidden .kobo folder"
 )
+KOBO_UNREADABLE = gettext_noop("not a readable Kobo database: %(error)s")
+KOBO_LACKS = gettext_noop("a Kobo database whose '%(table)s' table lacks %(columns)s")
+KOBO_BAD_DATE = gettext_noop("Bookmark row %(row)s (%(bookmark)s): unrecognised date %(date)s")
 _NEEDED = {
     "Bookmark": {"BookmarkID", "VolumeID", "ContentID", "Text", "Annotation", "DateCreated"},
     "content": {"ContentID", "Title", "Attribution"},
@@ -27,7 +32,8 @@ _NEEDED = {
 _QUERY = """
 SELECT b.rowid, b.BookmarkID, b.VolumeID, b.Text, b.Annotation, b.DateCreated,
        {modified}, {hidden}, {kind}, {progress},
-       book.Title, book.Attribution, chapter.Title
+       book.Title, book.Attribution, chapter.Title,
+       b.ContentID, {start}, {start_offset}, {end}, {end_offset}
 FROM Bookmark b
 LEFT JOIN content book ON book.ContentID = b.VolumeID
      AND book.rowid = (SELECT rowid FROM content WHERE ContentID = b.VolumeID
@@ -48,7 +54,7 @@ def parse_kobo(data: bytes) -> ParseResult:
         with database_copy(data) as connection:
             return _read(connection)
     except UnreadableDatabase as error:
-        return ParseResult([], [Problem(1, f"not a readable Kobo database: {error}")], 1)
+        return ParseResult([], [Problem(1, KOBO_UNREADABLE % {"error": error})], 1)
 
 
 def _read(connection: sqlite3.Connection) -> ParseResult:
@@ -58,7 +64,7 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
     for table, needed in _NEEDED.items():
         missing = needed - columns_of(connection, table)
         if missing:
-            message = f"a Kobo database whose '{table}' table lacks {', '.join(sorted(missing))}"
+            message = KOBO_LACKS % {"table": table, "columns": ", ".join(sorted(missing))}
             return ParseResult([], [Problem(1, message)], 1)
     have = columns_of(connection, "Bookmark")
 
@@ -70,11 +76,16 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
         hidden=column("Hidden", "'false'"),
         kind=column("Type", "'highlight'"),
         progress=column("ChapterProgress", "0"),
+        start=column("StartContainerPath"),
+        start_offset=column("StartOffset"),
+        end=column("EndContainerPath"),
+        end_offset=column("EndOffset"),
     )
     result = ParseResult(clippings=[], problems=[], entries=0)
     for row in connection.execute(query):
         rowid, bookmark_id, volume, text, annotation, created = row[:6]
-        _modified, hidden, kind, _progress, title, author, chapter = row[6:]
+        _modified, hidden, kind, _progress, title, author, chapter = row[6:13]
+        content_id, start, start_offset, end, end_offset = row[13:]
         result.entries += 1
         if str(hidden).casefold() == "true":
             skip_entry(result, HIDDEN)
@@ -97,9 +108,11 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
         raw = _text(created)
         added_at = parse_date(raw)
         if raw and added_at is None:
-            message = (
-                f"Bookmark row {rowid} ({_text(bookmark_id)[:40]}): unrecognised date {raw[:40]!r}"
-            )
+            message = KOBO_BAD_DATE % {
+                "row": rowid,
+                "bookmark": _text(bookmark_id)[:40],
+                "date": repr(raw[:40]),
+            }
             result.problems.append(Problem(int(rowid), message))
             continue
         result.clippings.append(
@@ -115,6 +128,15 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
                 note=note if text else "",
                 note_added_at=added_at if note and text else None,
                 chapter=_text(chapter).strip(),
+                position=encode(
+                    kobo_span(
+                        start,
+                        end,
+                        start_offset=start_offset,
+                        end_offset=end_offset,
+                        chapter=_text(content_id).removeprefix(_text(volume)),
+                    )
+                ),
             )
         )
     return result

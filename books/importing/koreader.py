@@ -19,10 +19,33 @@ from typing import Any
 
 from books.importing.clippings import ParseResult, Problem
 from books.importing.lua_data import Bad, LuaDataError, LuaTable, bad_values, read_lua_data
+from books.importing.marks import gettext_noop
+from books.importing.positions import encode, xpointer_span
 from books.importing.rich import RichClipping, decode_text, parse_date, rich_clipping
 
-NOT_A_SIDECAR = "not a KOReader sidecar: it has neither 'annotations' nor 'highlight'"
-NO_ENTRIES = "a KOReader sidecar without highlights, notes or bookmarks"
+NOT_A_SIDECAR = gettext_noop("not a KOReader sidecar: it has neither 'annotations' nor 'highlight'")
+NO_ENTRIES = gettext_noop("a KOReader sidecar without highlights, notes or bookmarks")
+NOT_LUA_DATA = gettext_noop("not KOReader data: %(problem)s; the file was read, never run")
+OUTSIDE_HIGHLIGHTS = gettext_noop("outside the highlights: %(problem)s")
+TABLE_UNREADABLE = gettext_noop("'%(key)s' cannot be read: %(problem)s")
+ANNOTATION_PROBLEM = gettext_noop("annotation %(key)s: %(problem)s")
+ANNOTATION_NOT_TABLE = gettext_noop("annotation %(key)s is not a table")
+ANNOTATION_NO_TEXT = gettext_noop("annotation %(key)s: a highlight without text")
+PAGE_NOT_TABLE = gettext_noop("highlights of page %(page)s are not a table")
+OLD_HIGHLIGHT_PROBLEM = gettext_noop("highlight %(number)s of page %(page)s: %(problem)s")
+OLD_HIGHLIGHT_NO_TEXT = gettext_noop(
+    "highlight %(number)s of page %(page)s: a highlight without text"
+)
+NOT_A_TABLE = gettext_noop("not a table")
+UNREADABLE = gettext_noop("unreadable")
+MARK_NO_TEXT = gettext_noop("a highlighted bookmark without text")
+BOOKMARK_PROBLEM = gettext_noop("bookmark %(key)s: %(problem)s")
+NOT_KOREADER_JSON = gettext_noop("not a KOReader JSON export")
+DOCUMENT_NO_ENTRIES = gettext_noop("document %(number)s: no list of entries")
+JSON_ENTRY_NOT_OBJECT = gettext_noop(
+    "document %(number)s '%(title)s', entry %(entry)s: not an object"
+)
+JSON_ENTRY_NO_TEXT = gettext_noop("document %(number)s '%(title)s', entry %(entry)s: no text")
 _LEADING_COMMENTS = re.compile(r"\A(?:\ufeff)?(?:\s*--[^\n]*\n)*\s*")
 _RETURN_TABLE = re.compile(r"return\s*\{")
 _RETURN_LINE = re.compile(r"^return\s*\{", re.MULTILINE)
@@ -49,7 +72,7 @@ def parse_koreader_lua(data: bytes, *, source: str = "") -> ParseResult:
     try:
         document = read_lua_data(text)
     except LuaDataError as error:
-        message = f"not KOReader data: {error.message}; the file was read, never run"
+        message = NOT_LUA_DATA % {"problem": error.message}
         return ParseResult([], [Problem(error.line, message)], 1)
     if not isinstance(document, LuaTable):
         return ParseResult([], [Problem(1, NOT_A_SIDECAR)], 1)
@@ -71,12 +94,12 @@ def parse_koreader_lua(data: bytes, *, source: str = "") -> ParseResult:
         {k: v for k, v in document.items() if k not in ("annotations", "highlight", "bookmarks")}
     ):
         result.entries += 1
-        result.problems.append(Problem(bad.line, f"outside the highlights: {bad.message}"))
+        result.problems.append(Problem(bad.line, OUTSIDE_HIGHLIGHTS % {"problem": bad.message}))
     for key in ("annotations", "highlight", "bookmarks"):
         unread = document.get(key)
         if isinstance(unread, Bad):
             result.entries += 1
-            message = f"'{key}' cannot be read: {unread.message}"
+            message = TABLE_UNREADABLE % {"key": key, "problem": unread.message}
             result.problems.append(Problem(unread.line, message))
     if result.entries == 0:
         return ParseResult([], [Problem(1, NO_ENTRIES)], 1)
@@ -162,6 +185,7 @@ def _clipping(
         note_added_at=(updated_at or added_at) if note else None,
         chapter=_string(entry.get("chapter")),
         colour=colour.casefold(),
+        position=encode(xpointer_span(entry.get("pos0"), entry.get("pos1"))),
     )
 
 
@@ -169,14 +193,18 @@ def _read_annotations(annotations: LuaTable, title: str, author: str, result: Pa
     for key, entry in annotations.items():
         result.entries += 1
         if isinstance(entry, Bad):
-            result.problems.append(Problem(entry.line, f"annotation {key}: {entry.message}"))
+            result.problems.append(
+                Problem(entry.line, ANNOTATION_PROBLEM % {"key": key, "problem": entry.message})
+            )
             continue
         if not isinstance(entry, LuaTable):
-            result.problems.append(Problem(annotations.line, f"annotation {key} is not a table"))
+            result.problems.append(Problem(annotations.line, ANNOTATION_NOT_TABLE % {"key": key}))
             continue
         bad = _entry_bad(entry)
         if bad is not None:
-            result.problems.append(Problem(bad.line, f"annotation {key}: {bad.message}"))
+            result.problems.append(
+                Problem(bad.line, ANNOTATION_PROBLEM % {"key": key, "problem": bad.message})
+            )
             continue
         text = _string(entry.get("text"))
         page = _page(entry)
@@ -194,9 +222,7 @@ def _read_annotations(annotations: LuaTable, title: str, author: str, result: Pa
             )
             continue
         if not text:
-            result.problems.append(
-                Problem(entry.line, f"annotation {key}: a highlight without text")
-            )
+            result.problems.append(Problem(entry.line, ANNOTATION_NO_TEXT % {"key": key}))
             continue
         note = _string(entry.get("note"))
         result.clippings.append(
@@ -228,19 +254,21 @@ def _read_old_layout(
         if not isinstance(on_page, LuaTable):
             result.entries += 1
             line = on_page.line if isinstance(on_page, Bad) else highlight.line
-            result.problems.append(Problem(line, f"highlights of page {page_key} are not a table"))
+            result.problems.append(Problem(line, PAGE_NOT_TABLE % {"page": page_key}))
             continue
         for number, entry in on_page.items():
             result.entries += 1
-            where = f"highlight {number} of page {page_key}"
+            where = {"number": number, "page": page_key}
             if not isinstance(entry, LuaTable) or _entry_bad(entry):
                 bad = entry if isinstance(entry, Bad) else _entry_bad(entry)  # type: ignore[arg-type]
-                line, message = (bad.line, bad.message) if bad else (on_page.line, "not a table")
-                result.problems.append(Problem(line, f"{where}: {message}"))
+                line, message = (bad.line, bad.message) if bad else (on_page.line, NOT_A_TABLE)
+                result.problems.append(
+                    Problem(line, OLD_HIGHLIGHT_PROBLEM % {**where, "problem": message})
+                )
                 continue
             text = _string(entry.get("text"))
             if not text:
-                result.problems.append(Problem(entry.line, f"{where}: a highlight without text"))
+                result.problems.append(Problem(entry.line, OLD_HIGHLIGHT_NO_TEXT % where))
                 continue
             date = _string(entry.get("datetime"))
             twin = twins.get((date, _position(entry.get("pos0"))))
@@ -268,7 +296,7 @@ def _read_old_layout(
         result.entries += 1
         text = _string(mark.get("notes"))
         if _entry_bad(mark) or not text:
-            result.problems.append(Problem(mark.line, "a highlighted bookmark without text"))
+            result.problems.append(Problem(mark.line, MARK_NO_TEXT))
             continue
         result.clippings.append(
             _clipping(
@@ -285,8 +313,10 @@ def _read_old_layout(
         if not isinstance(mark, LuaTable) or _entry_bad(mark):
             bad = mark if isinstance(mark, Bad) else None
             line = bad.line if bad else getattr(mark, "line", 1)
-            message = bad.message if bad else "unreadable"
-            result.problems.append(Problem(line, f"bookmark {key}: {message}"))
+            message = bad.message if bad else UNREADABLE
+            result.problems.append(
+                Problem(line, BOOKMARK_PROBLEM % {"key": key, "problem": message})
+            )
             continue
         result.clippings.append(
             rich_clipping(
@@ -344,14 +374,14 @@ def _single_book(document: dict[str, Any]) -> tuple[str, str]:
 def parse_koreader_json(document: Any) -> ParseResult:
     """Read an already-decoded KOReader JSON export. Never raises."""
     if not is_koreader_json(document):
-        return ParseResult([], [Problem(1, "not a KOReader JSON export")], 1)
+        return ParseResult([], [Problem(1, NOT_KOREADER_JSON)], 1)
     books = document.get("documents", [document])
     result = ParseResult(clippings=[], problems=[], entries=0)
     for book_number, book in enumerate(books, start=1):
         entries = book.get("entries")
         if not isinstance(entries, list):
             result.entries += 1
-            result.problems.append(Problem(1, f"document {book_number}: no list of entries"))
+            result.problems.append(Problem(1, DOCUMENT_NO_ENTRIES % {"number": book_number}))
             continue
         title = _string(book.get("title")) or _title_from_path(_string(book.get("file")))
         book_author = _string(book.get("author"))
@@ -359,9 +389,9 @@ def parse_koreader_json(document: Any) -> ParseResult:
             title, book_author = _single_book(document)
         for number, entry in enumerate(entries, start=1):
             result.entries += 1
-            where = f"document {book_number} '{(title or 'Untitled')[:60]}', entry {number}"
+            where = {"number": book_number, "title": (title or "Untitled")[:60], "entry": number}
             if not isinstance(entry, dict):
-                result.problems.append(Problem(number, f"{where}: not an object"))
+                result.problems.append(Problem(number, JSON_ENTRY_NOT_OBJECT % where))
                 continue
             text = _string(entry.get("text"))
             if entry.get("sort") == "bookmark":
@@ -376,7 +406,7 @@ def parse_koreader_json(document: Any) -> ParseResult:
                 )
                 continue
             if not text:
-                result.problems.append(Problem(number, f"{where}: no text"))
+                result.problems.append(Problem(number, JSON_ENTRY_NO_TEXT % where))
                 continue
             when = entry.get("time")
             added_at = (

@@ -8,8 +8,9 @@ import re
 from bisect import bisect_right, insort
 
 from accounts.models import User
-from books.importing.merging import fold
+from books.importing.positions import Span, decode, overlaps, sort_key
 from books.models import Book, Highlight
+from books.text import fold_spacing_and_bom
 
 # Versions of one highlight are looked for among ranges that overlap or touch: 120-125 and
 # 126-130; in a page-only file, on the same or the next page.
@@ -52,6 +53,10 @@ class Library:
         self._at_serial: dict[int, Highlight] = {}
         self._serial_of: dict[int, int] = {}
         self._pages: dict[int, dict[str, list[Highlight]]] = {}
+        # per book, per part of the book (spine item, file, PDF page): the highlights a device
+        # placed there (a range across two parts is under both), and each one's range
+        self._parts: dict[int, dict[str, list[Highlight]]] = {}
+        self._span_of: dict[int, Span] = {}
         # The longest range per book bounds how far back an overlapping one can start.
         self._longest: dict[int, int] = {}
         self._serial = 0
@@ -60,8 +65,8 @@ class Library:
         # search copy, and fewer timestamps to parse.
         existing = Highlight.objects.filter(reader=reader, book__in=list(by_pk)).only(
             "reader_id", "book_id", "kind", "text", "note", "note_edited", "note_added_at",
-            "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-            "deleted_at", "embedding_status", "is_word", "language",
+            "page", "location_start", "location_end", "position", "added_at", "added_raw",
+            "dedupe_key", "deleted_at", "embedding_status", "is_word", "language",
         ).order_by("pk")  # fmt: skip
         for highlight in existing:
             # The book is at hand: refresh_search_text() must not fetch it row by row.
@@ -75,7 +80,7 @@ class Library:
         self.keys[highlight.dedupe_key] = highlight
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        self._folded[id(highlight)] = fold(highlight.text)
+        self._folded[id(highlight)] = fold_spacing_and_bom(highlight.text)
         self._order.setdefault(id(highlight), len(self._order))
         if highlight.location_start is not None:
             self._serial += 1
@@ -85,7 +90,16 @@ class Library:
             insort(starts, (highlight.location_start, self._serial))
             length = (highlight.location_end or highlight.location_start) - highlight.location_start
             self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
-        elif highlight.page:
+            return
+        span = decode(highlight.position)
+        if span is not None:
+            self._span_of[id(highlight)] = span
+            parts = self._parts.setdefault(highlight.book_id, {})
+            for part in {span[0][0], span[1][0]}:
+                parts.setdefault(part, []).append(highlight)
+        # A KOReader highlight has a page too: a version from before positions were kept
+        # (or from KOReader's JSON export, which has none) finds it by its page.
+        if highlight.page:
             pages = self._pages.setdefault(highlight.book_id, {})
             for page in _page_keys(highlight.page):
                 pages.setdefault(page, []).append(highlight)
@@ -99,7 +113,13 @@ class Library:
         serial = self._serial_of.pop(id(highlight), None)
         if serial is not None:
             del self._at_serial[serial]
-        elif highlight.page:
+            return
+        span = self._span_of.pop(id(highlight), None)
+        if span is not None:
+            parts = self._parts.get(highlight.book_id, {})
+            for part in {span[0][0], span[1][0]}:
+                parts[part] = [h for h in parts.get(part, []) if h is not highlight]
+        if highlight.page:
             pages = self._pages.get(highlight.book_id, {})
             for page in _page_keys(highlight.page):
                 pages[page] = [h for h in pages.get(page, []) if h is not highlight]
@@ -131,12 +151,40 @@ class Library:
                 found.setdefault(id(highlight), highlight)
         return list(found.values())
 
+    def at_position(self, book_id: int, span: Span) -> list[Highlight]:
+        """Highlights of a book a device placed in a range that overlaps this one."""
+        parts = self._parts.get(book_id, {})
+        found: dict[int, Highlight] = {}
+        for part in {span[0][0], span[1][0]}:
+            for highlight in parts.get(part, []):
+                if overlaps(self._span_of[id(highlight)], span):
+                    found.setdefault(id(highlight), highlight)
+        return list(found.values())
+
     def neighbours(
-        self, book_id: int, start: int | None, end: int | None, page: str | None
+        self,
+        book_id: int,
+        start: int | None,
+        end: int | None,
+        page: str | None,
+        where: str = "",
     ) -> list[Highlight]:
-        """Highlights that could be versions of one here: alive first, in reading order."""
+        """Highlights that could be versions of one here: alive first, in reading order.
+
+        `where` is a device's position (`positions.encode`): the highlights placed in an
+        overlapping range, and those on the same or the next page that have no position.
+        """
+        span = decode(where) if start is None else None
         if start is not None:
             found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
+        elif span is not None:
+            found = self.at_position(book_id, span)
+            if page:
+                found += [
+                    h
+                    for h in self.on_page(book_id, page, reach=ADJACENT)
+                    if id(h) not in self._span_of
+                ]
         elif page:
             found = self.on_page(book_id, page, reach=ADJACENT)
         else:
@@ -144,14 +192,33 @@ class Library:
         if len(found) < 2:
             return found
         return sorted(
-            found, key=lambda h: (h.deleted_at is not None, position(h), self._order[id(h)])
+            found,
+            key=lambda h: (
+                h.deleted_at is not None,
+                sort_key(h.position),
+                position(h),
+                self._order[id(h)],
+            ),
         )
 
     def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
         found = self.neighbours(
-            highlight.book_id, highlight.location_start, highlight.location_end, highlight.page
+            highlight.book_id,
+            highlight.location_start,
+            highlight.location_end,
+            highlight.page,
+            highlight.position,
         )
         return [h for h in found if h is not highlight]
+
+
+def reads_before(a: Highlight, b: Highlight) -> bool:
+    """Whether `a` starts no later than `b` in the book: by a device's positions when both
+    have one, else by locations or pages."""
+    a_span, b_span = decode(a.position), decode(b.position)
+    if a.location_start is None and a_span is not None and b_span is not None:
+        return a_span[0] <= b_span[0]
+    return position(a) <= position(b)
 
 
 def position(highlight: Highlight) -> tuple[int, int]:

@@ -26,13 +26,14 @@ import enum
 import re
 from datetime import datetime
 
+from books.text import BYTE_ORDER_MARK, fold_spacing_and_bom
+
 __all__ = [
     "LONG_OVERLAP_CHARS",
     "MIN_OVERLAP_CHARS",
     "MIN_OVERLAP_WORDS",
     "PAGE_TURN_SECONDS",
     "How",
-    "fold",
     "merged",
     "page_turn_joined",
 ]
@@ -65,17 +66,13 @@ class How(enum.StrEnum):
     PAGE_TURN = "page_turn"
 
 
-def fold(text: str) -> str:
-    """Whitespace runs, case and byte-order marks never make two texts different."""
-    return " ".join(text.replace("\ufeff", "").split()).casefold()
-
-
 def _folded_offsets(text: str) -> list[int]:
-    """For each character of fold(text), the index in `text` of the character it came from."""
+    """For each character of fold_spacing_and_bom(text), the index in `text` of the
+    character it came from."""
     offsets: list[int] = []
     pending_space = -1
     for index, char in enumerate(text):
-        if char == "\ufeff":
+        if char == BYTE_ORDER_MARK:
             continue
         if char.isspace():
             if offsets and pending_space < 0:
@@ -125,8 +122,8 @@ def merged(
     `kept_first` says which comes first in the book, for texts that overlap both ways. A
     `kept` that already contains `other` is no merge: nothing would change.
     """
-    folded_kept = folded_kept or fold(kept)
-    folded_other = folded_other or fold(other)
+    folded_kept = folded_kept or fold_spacing_and_bom(kept)
+    folded_other = folded_other or fold_spacing_and_bom(other)
     if not folded_kept or not folded_other or folded_other in folded_kept:
         return None
     if folded_kept in folded_other:
@@ -166,9 +163,13 @@ def page_turn_joined(
     if _SENTENCE_END.search(head):
         return None
     text = f"{head} {tail}"
-    return text if _keeps_both(text, fold(first), fold(second)) else None
+    return (
+        text
+        if _keeps_both(text, fold_spacing_and_bom(first), fold_spacing_and_bom(second))
+        else None
+    )
 
 
 def _keeps_both(text: str, folded_a: str, folded_b: str) -> bool:
-    folded = fold(text)
+    folded = fold_spacing_and_bom(text)
     return folded_a in folded and folded_b in folded

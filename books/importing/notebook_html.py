@@ -25,6 +25,7 @@ import re
 from html.parser import HTMLParser
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
 from books.importing.rich import RichClipping, decode_text, rich_clipping
 
 _FIELDS = (
@@ -79,7 +80,15 @@ _PAGE = re.compile(
     re.IGNORECASE,
 )
 
-NOT_A_NOTEBOOK = "not a Kindle notebook export (no 'noteHeading' and 'noteText' entries were found)"
+NOT_A_NOTEBOOK = gettext_noop(
+    "not a Kindle notebook export (no 'noteHeading' and 'noteText' entries were found)"
+)
+HTML_UNREADABLE = gettext_noop("this HTML could not be read: %(error)s")
+HEADING_WITHOUT_TEXT = gettext_noop("a heading without a text after it")
+NO_BOOK_TITLE = gettext_noop("no book title ('bookTitle') in this notebook")
+UNRECOGNISED_HEADING = gettext_noop("unrecognised heading %(heading)s")
+EMPTY_ENTRY = gettext_noop("an empty %(kind)s under %(heading)s")
+NO_WHERE = gettext_noop("no location or page in the heading %(heading)s")
 
 
 class _Reader(HTMLParser):
@@ -124,7 +133,7 @@ def parse_notebook_html(data: bytes) -> ParseResult:
         reader.feed(decode_text(data))
         reader.close()
     except Exception as error:  # html.parser is lenient; this is a last resort
-        return ParseResult([], [Problem(1, f"this HTML could not be read: {error}")], 1)
+        return ParseResult([], [Problem(1, HTML_UNREADABLE % {"error": error})], 1)
     result = ParseResult(clippings=[], problems=[], entries=0)
     title = author = section = ""
     heading: tuple[str, int, list[str]] | None = None
@@ -139,7 +148,7 @@ def parse_notebook_html(data: bytes) -> ParseResult:
         elif name == "noteHeading":
             if heading is not None:
                 result.entries += 1
-                result.problems.append(Problem(heading[1], "a heading without a text after it"))
+                result.problems.append(Problem(heading[1], HEADING_WITHOUT_TEXT))
             heading = (text, line, colours)
         elif name == "noteText" and heading is not None:
             result.entries += 1
@@ -151,11 +160,11 @@ def parse_notebook_html(data: bytes) -> ParseResult:
             heading = None
     if heading is not None:
         result.entries += 1
-        result.problems.append(Problem(heading[1], "a heading without a text after it"))
+        result.problems.append(Problem(heading[1], HEADING_WITHOUT_TEXT))
     if result.entries == 0:
         result.problems.append(Problem(1, NOT_A_NOTEBOOK))
     elif not title and result.clippings:
-        result.problems.append(Problem(1, "no book title ('bookTitle') in this notebook"))
+        result.problems.append(Problem(1, NO_BOOK_TITLE))
         result.clippings = []
     return result
 
@@ -175,9 +184,9 @@ def _entry(
     elif kind_word in HIGHLIGHT_WORDS or colours:
         kind = "highlight"
     else:
-        return Problem(line, f"unrecognised heading {words[:80]!r}")
+        return Problem(line, UNRECOGNISED_HEADING % {"heading": repr(words[:80])})
     if not text and kind != "bookmark":
-        return Problem(line, f"an empty {kind} under {words[:80]!r}")
+        return Problem(line, EMPTY_ENTRY % {"kind": kind, "heading": repr(words[:80])})
     # "Chapter 1 > Location 52", "Page 12 · Location 123": the path before the last ">".
     path, _, place = where.rpartition(">")
     location = _LOCATION.search(place)
@@ -185,7 +194,7 @@ def _entry(
     start = int(location.group(1)) if location else None
     end = int(location.group(2)) if location and location.group(2) else None
     if start is None and page is None:
-        return Problem(line, f"no location or page in the heading {words[:80]!r}")
+        return Problem(line, NO_WHERE % {"heading": repr(words[:80])})
     chapter = " > ".join(part for part in (section, path.strip()) if part)
     return rich_clipping(
         title=title,

@@ -11,11 +11,16 @@ import io
 import re
 
 from books.importing.clippings import ParseResult, Problem
+from books.importing.marks import gettext_noop
 from books.importing.rich import decode_text, location_range, parse_date, rich_clipping
 
 REQUIRED = "highlight"
 KNOWN = ("highlight", "title", "author", "url", "note", "location", "date", "tags", "color")
-NOT_A_READWISE_CSV = "not a Readwise CSV: the first row has no 'Highlight' column"
+NOT_A_READWISE_CSV = gettext_noop("not a Readwise CSV: the first row has no 'Highlight' column")
+CSV_UNREADABLE = gettext_noop("this CSV could not be read: %(error)s")
+ROW_UNREADABLE = gettext_noop("this row could not be read: %(error)s")
+ROW_WITHOUT_TEXT = gettext_noop("a row without a Highlight (or a Note)")
+UNRECOGNISED_DATE = gettext_noop("unrecognised date %(date)s")
 # An apostrophe before what books.exporting.readwise.neutralize protects: a formula sign,
 # perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
 _PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
@@ -46,7 +51,7 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
     try:
         header = next(reader, [])
     except csv.Error as error:
-        return ParseResult([], [Problem(1, f"this CSV could not be read: {error}")], 1)
+        return ParseResult([], [Problem(1, CSV_UNREADABLE % {"error": error})], 1)
     columns = {name.strip().casefold(): i for i, name in enumerate(header)}
     if REQUIRED not in columns:
         return ParseResult([], [Problem(1, NOT_A_READWISE_CSV)], 1)
@@ -60,7 +65,7 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
             break
         except csv.Error as error:
             result.entries += 1
-            result.problems.append(Problem(start, f"this row could not be read: {error}"))
+            result.problems.append(Problem(start, ROW_UNREADABLE % {"error": error}))
             break
         line = reader.line_num
         if not any(cell.strip() for cell in row):
@@ -70,14 +75,16 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
         note = _cell(row, at["note"]).strip()
         title = _cell(row, at["title"]).strip()
         if not highlight and not note:
-            result.problems.append(Problem(start, "a row without a Highlight (or a Note)"))
+            result.problems.append(Problem(start, ROW_WITHOUT_TEXT))
             continue
         where = _cell(row, at["location"]).strip()
         location_start, location_end = location_range(where)
         raw_date = _cell(row, at["date"]).strip()
         added_at = parse_date(raw_date)
         if raw_date and added_at is None:
-            result.problems.append(Problem(start, f"unrecognised date {raw_date[:40]!r}"))
+            result.problems.append(
+                Problem(start, UNRECOGNISED_DATE % {"date": repr(raw_date[:40])})
+            )
             continue
         tags = tuple(t.strip() for t in _cell(row, at["tags"]).split(",") if t.strip())
         result.clippings.append(

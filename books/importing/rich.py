@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from books.importing.clippings import Clipping, ParseResult
+from books.importing.marks import gettext_noop
 
 
 @dataclass(slots=True)
@@ -57,9 +58,9 @@ def rich_clipping(
 
 
 # Why a device's row was skipped (ParseResult.skipped), as the import report says it.
-DELETED = "deleted on the device"
-HIDDEN = "hidden on the device"
-EMPTY = "without highlighted text"
+DELETED = gettext_noop("deleted on the device")
+HIDDEN = gettext_noop("hidden on the device")
+EMPTY = gettext_noop("without highlighted text")
 
 
 def skip_entry(result: ParseResult, reason: str) -> None:

@@ -23,26 +23,29 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.connections.services import connections_forget
+from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
-from books.importing.library_index import Library, page_span, position
-from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.library_index import Library, page_span, position, reads_before
+from books.importing.merging import How, merged, page_turn_joined
+from books.importing.positions import decode, encode, sort_key, union
 from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
+from books.text import fold_spacing, fold_spacing_and_bom
 
 logger = logging.getLogger(__name__)
 
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-_SPACE = re.compile(r"\s+")
 _BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
@@ -75,8 +78,22 @@ class ImportReport:
         return asdict(self)
 
 
-def _fold(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().casefold()
+# What an upload is refused with, or an import fails with: stored and shown in English
+# here, in the reader's language on a page (books.wording).
+FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
+FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
+FILE_BINARY = gettext_noop(
+    "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
+    "file from your Kindle's documents folder."
+)
+NOTHING_READ = gettext_noop(
+    "No clipping in this file could be read "
+    "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
+)
+NOT_CLIPPINGS = gettext_noop(
+    "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
+)
+IMPORT_FAILED = gettext_noop("The import failed and nothing was saved: %(error)s")
 
 
 def check_upload(data: bytes) -> None:
@@ -84,21 +101,20 @@ def check_upload(data: bytes) -> None:
     limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
     if len(data) > limit_mb * 1024 * 1024:
         raise ImportRejected(
-            f"The file is {len(data) / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB."
+            FILE_TOO_LARGE % {"size": f"{len(data) / 1024 / 1024:.1f}", "limit": limit_mb}
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
-        raise ImportRejected("The file is empty: there is nothing to import.")
+        raise ImportRejected(FILE_EMPTY)
     # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose.
     expected_nuls = is_utf16(data) or is_device_binary(data)
     sample = data[:8192]
     if not expected_nuls and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
-        raise ImportRejected(
-            "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
-            "file from your Kindle's documents folder."
-        )
+        raise ImportRejected(FILE_BINARY)
 
 
-def _parse_or_reject(data: bytes) -> ParseResult:
+def upload_parse(data: bytes) -> ParseResult:
+    """The upload read in whichever known format it is, screened; ImportRejected, with the
+    reason a reader is shown, when nothing in it can be imported."""
     check_upload(data)
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
     from books.importing.formats import parse_upload
@@ -108,14 +124,10 @@ def _parse_or_reject(data: bytes) -> ParseResult:
         if result.problems:
             first = result.problems[0]
             raise ImportRejected(
-                "No clipping in this file could be read "
-                f"({len(result.problems)} problem(s); the first, at line {first.line}: "
-                f"{first.message})."
+                NOTHING_READ
+                % {"count": len(result.problems), "line": first.line, "problem": first.message}
             )
-        raise ImportRejected(
-            "This is not a Kindle clippings file: no entries separated by '==========' lines "
-            "were found."
-        )
+        raise ImportRejected(NOT_CLIPPINGS)
     return result
 
 
@@ -129,11 +141,11 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     Raises ImportRejected (nothing written) for input that is not a clippings file. A
     failure while writing rolls everything back and leaves a failed Import saying why.
     """
-    result = _parse_or_reject(data)
+    result = upload_parse(data)
     sha256 = hashlib.sha256(data).hexdigest()
     try:
         with transaction.atomic():
-            the_import = _import_parsed(
+            the_import = parsed_clippings_save(
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
             # Notes on the highlight itself, favourites, tags, chapters (richer formats).
@@ -157,14 +169,14 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             file_name=file_name,
             sha256=sha256,
             status=Import.Status.FAILED,
-            error=f"The import failed and nothing was saved: {error}",
+            error=IMPORT_FAILED % {"error": error},
             finished_at=timezone.now(),
         )
         raise
     return the_import
 
 
-def _import_parsed(
+def parsed_clippings_save(
     *,
     reader: User,
     result: ParseResult,
@@ -173,6 +185,9 @@ def _import_parsed(
     the_import: Import | None = None,
     enqueue: bool = True,
 ) -> Import:
+    """Save a parsed file in the caller's transaction (clippings_import's, or one part of a
+    large file's in books.importing.background). `enqueue=False`: the caller announces the
+    highlights to embed, once for the whole file."""
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
     # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
@@ -230,13 +245,21 @@ class _ImportWork:
             self.changed[highlight.pk] = highlight
 
 
-def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, datetime, int]:
+def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, str, datetime, int]:
     if clipping.location_start is not None:
         where = (0, clipping.location_start, clipping.location_end or clipping.location_start)
+    elif clipping.position:
+        where = (1, 0, 0)
     else:
         span = page_span(clipping.page or "")
-        where = (1, *span) if span else (2, 0, 0)
-    return (*where, clipping.page or "", clipping.added_at or _EPOCH, clipping.line)
+        where = (2, *span) if span else (3, 0, 0)
+    return (
+        *where,
+        sort_key(clipping.position),
+        clipping.page or "",
+        clipping.added_at or _EPOCH,
+        clipping.line,
+    )
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -298,13 +321,23 @@ def _match_clipping(
     key = _clipping_key(book, clipping, Highlight.Kind.HIGHLIGHT)
     existing = library.keys.get(key)
     if existing is not None:
+        if clipping.position and not existing.position and existing.location_start is None:
+            # Imported before positions were kept: a later version of it can now find it.
+            library.remove(existing)
+            existing.position = clipping.position
+            library.add(existing)
+            work.change(existing)
         _count_covered(existing, report)
         return
-    folded = fold(clipping.text)
+    folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
     if folded:
         neighbours = library.neighbours(
-            book.pk, clipping.location_start, clipping.location_end, clipping.page
+            book.pk,
+            clipping.location_start,
+            clipping.location_end,
+            clipping.page,
+            clipping.position,
         )
         # Its words are already in a highlight here: the same passage, selected again (or
         # a version merged before). Alive highlights come first, so a version of one the
@@ -374,7 +407,7 @@ def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] |
     folded_a, folded_b = library.folded(a), library.folded(b)
     if folded_b in folded_a:
         return a.text, How.EXTENDED
-    a_first = position(a) <= position(b)
+    a_first = reads_before(a, b)
     outcome = merged(
         a.text, b.text, kept_first=a_first, folded_kept=folded_a, folded_other=folded_b
     )
@@ -413,7 +446,7 @@ def _absorb(
     """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
     library.remove(kept)
     library.remove(absorbed)
-    text_changed = fold(text) != library.folded(kept)
+    text_changed = fold_spacing_and_bom(text) != library.folded(kept)
     kept.text = text
     kept.refresh_is_word()
     kept.refresh_language()
@@ -428,6 +461,12 @@ def _absorb(
         if spans[0] is not None and spans[1] is not None:
             low, high = min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])
             kept.page = f"{low}" if low == high else f"{low}-{high}"
+        # A device's ranges: the merged highlight covers both.
+        kept_span, absorbed_span = decode(kept.position), decode(absorbed.position)
+        if kept_span is not None and absorbed_span is not None:
+            kept.position = encode(union(kept_span, absorbed_span))
+        elif absorbed_span is not None:
+            kept.position = absorbed.position
     # The highlight is as old as its first version: the earliest date, as the Kindle wrote it.
     if absorbed.added_at is not None and (
         kept.added_at is None or absorbed.added_at < kept.added_at
@@ -443,7 +482,11 @@ def _absorb(
     library.add(kept)
     work.created.pop(id(absorbed), None)
     version = work.origins.pop(id(absorbed))
-    if not kept.pk and text_changed and fold(version.text) == fold(text):
+    if (
+        not kept.pk
+        and text_changed
+        and fold_spacing_and_bom(version.text) == fold_spacing_and_bom(text)
+    ):
         # Two entries of this file, the one matched second (in reading order) holding every
         # word: the shorter one is the version the report lists, not the text as it now reads.
         work.origins[id(kept)], version = version, work.origins[id(kept)]
@@ -511,8 +554,8 @@ def _attach_notes(
 # The columns an import may change on an existing highlight, all read by the library index
 # (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
-    "text", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-    "note", "note_added_at", "search_text", "is_word", "language",
+    "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
+    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language",
 ]  # fmt: skip
 # …and, on the rows whose words changed, their vectors, reset in one statement.
 _VECTORS_RESET = {
@@ -581,8 +624,6 @@ def _finish_report(
 
 
 def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
-    from books.tasks import enqueue_embedding
-
     changed_words = [
         h.pk
         for h in work.changed.values()
@@ -597,7 +638,7 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = Tr
     # Several tasks, not one: with more than one worker process they share the work. Sent
     # after commit; a broker that is down leaves them saved and marked as delayed.
     if to_embed:
-        transaction.on_commit(partial(enqueue_embedding, to_embed))
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=to_embed))
 
 
 def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
@@ -615,8 +656,8 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "added_at", "added_raw",
-    "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
+    "note_added_at", "page", "location_start", "location_end", "position", "added_at",
+    "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
     "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
 
@@ -639,7 +680,7 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                 (
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
+                    h.location_end, h.position, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
                     h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )
@@ -658,6 +699,7 @@ def _new_highlight(
         page=(clipping.page or "")[:32],
         location_start=clipping.location_start,
         location_end=clipping.location_end,
+        position=clipping.position if len(clipping.position) <= 500 else "",
         added_at=clipping.added_at,
         added_raw=clipping.added_raw[:200],
         dedupe_key=key,
@@ -697,7 +739,7 @@ def _note_target(library: Library, book: Book, clipping: Clipping) -> Highlight 
 def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
     """Attach a note unless the reader edited theirs here or it is already there."""
     text = clipping.text.strip()
-    if highlight.note_edited or _fold(highlight.note) == _fold(text):
+    if highlight.note_edited or fold_spacing(highlight.note) == fold_spacing(text):
         return False
     if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
         return False

@@ -18,6 +18,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from accounts.models import User
+from books.events import announce, library_map_behind
 from books.models import Highlight, LibraryMap
 
 # Positions are stored as integers in [0, SCALE]: 20,000 points fit in ~250 KB of JSON.
@@ -145,8 +146,6 @@ def library_map_refresh_again_if_behind(*, reader: User) -> bool:
 
 
 def library_map_request_refresh(*, reader: User) -> None:
-    from books.tasks import refresh_library_map
-
     now = timezone.now()
     the_map, _ = LibraryMap.objects.get_or_create(
         reader=reader, defaults={"signature": "", "points": {}, "books": []}
@@ -159,8 +158,7 @@ def library_map_request_refresh(*, reader: User) -> None:
         .update(refreshing_since=now)
     )
     if claimed:
-        # celery-types does not know DjangoTask, the app's task class, which adds this.
-        refresh_library_map.delay_on_commit(reader.pk)  # type: ignore[attr-defined]
+        announce(library_map_behind, reader_id=reader.pk)  # laid out after commit
 
 
 def library_map_refresh(*, reader: User) -> LibraryMap:

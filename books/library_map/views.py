@@ -4,12 +4,13 @@ from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
+from books.access import get_highlight_for_user, get_library_map_for_user, reader_of
 from books.library_map.services import (
     SCALE,
     MapCounts,
@@ -18,12 +19,6 @@ from books.library_map.services import (
     map_counts,
     map_point,
 )
-from books.models import Highlight, LibraryMap
-
-
-def _reader(request: HttpRequest) -> User:
-    assert isinstance(request.user, User)
-    return request.user
 
 
 def _summary(request: HttpRequest, state: MapState, counts: MapCounts) -> str:
@@ -42,7 +37,7 @@ def _counts(reader: User, state: MapState) -> MapCounts:
 @login_required
 def semantic_map(request: HttpRequest) -> HttpResponse:
     """The page: small and fast; the points come from map_data, drawn by static/js/map.js."""
-    reader = _reader(request)
+    reader = reader_of(request)
     state = library_map_state(reader)
     books = state.the_map.books if state.the_map and not state.drawing else []
     counts = _counts(reader, state)
@@ -62,7 +57,7 @@ def semantic_map(request: HttpRequest) -> HttpResponse:
 @gzip_page  # 20,000 points are ~300 KB of JSON, ~80 KB gzipped; nothing secret to leak by size
 def map_data(request: HttpRequest) -> JsonResponse:
     """The stored map as the browser draws it, and whether a newer one is being drawn."""
-    reader = _reader(request)
+    reader = reader_of(request)
     state = library_map_state(reader)
     summary = _summary(request, state, _counts(reader, state))
     if state.the_map is None or state.drawing:
@@ -86,14 +81,11 @@ def map_data(request: HttpRequest) -> JsonResponse:
 @login_required
 def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
     """One point of the reader's own map, to read on tap: its text, book and link."""
-    reader = _reader(request)
-    the_map = get_object_or_404(LibraryMap, reader=reader)
+    the_map = get_library_map_for_user(request)
     code = map_point(the_map, index)
     if code is None:
         raise Http404("No such point on your map.")
-    highlight = get_object_or_404(
-        Highlight.objects.alive().select_related("book"), code=UUID(code), reader=reader
-    )
+    highlight = get_highlight_for_user(request, UUID(code))
     return JsonResponse(
         {
             "text": highlight.text or highlight.note,

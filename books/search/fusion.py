@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from books.connections.neighbours import Neighbour
+from books.embedding.profiles import profile_for_model_id
 from books.search.query import ParsedQuery
 
 # Reciprocal rank fusion: k = 60 (Cormack et al.), over the top 100 of each half.
@@ -31,15 +32,6 @@ SOME_WORDS_WEIGHT = 1.0
 PHRASE_WEIGHT = 2.0
 FOREIGN_MEANING_WEIGHT = 0.3
 SURE_MEANING_WEIGHT = 3.0
-# Per model (by name): a best match nearer than this (cosine distance) is a paraphrase, and
-# the meaning half is sure. all-MiniLM-L6-v2: paraphrase queries' best match sits at a median
-# 0.10, remembered words' at 0.42; 0.25-0.35 all measured the same. multilingual-e5-small,
-# among 15,320 highlights: paraphrase queries' best match at a median 0.030 (p95 0.087),
-# remembered words' at 0.124 (p05 0.071). Below 0.08 fall 94% of paraphrase queries and 9%
-# of remembered words, whose best match by meaning is then the answer 82% of the time (all
-# of them: 61%). A model not listed here is never "sure": measure it with evaluate_search
-# before adding it.
-SURE_DISTANCES: dict[str, float] = {"all-MiniLM-L6-v2": 0.3, "multilingual-e5-small": 0.08}
 
 
 @dataclass
@@ -91,8 +83,9 @@ def fusion_weights(
 
     - A query in a language the model reads poorly: the words lead.
     - A quoted phrase: the reader asked for those words, exactly.
-    - The meaning half is sure (its best match nearer than the model's SURE_DISTANCES: a
-      paraphrase): it leads, and the words count only for a few words that all matched.
+    - The meaning half is sure (its best match nearer than its profile's `sure_distance`,
+      books.embedding.profiles: a paraphrase): it leads, and the words count only for a
+      few words that all matched.
     - A few words ("habit entrance ramp"): remembered words, so a highlight with only some
       of them (a typo, a word misremembered) counts as much as one with all.
     - A sentence (more than FEW_WORDS words): words shared with it say little; highlights
@@ -107,7 +100,8 @@ def fusion_weights(
         return FusionWeights(1.0, FOREIGN_MEANING_WEIGHT, "a language the model reads poorly")
     if parsed.phrases:
         return FusionWeights(PHRASE_WEIGHT, 1.0, "a quoted phrase")
-    sure = SURE_DISTANCES.get(model_id.split("@")[0])
+    profile = profile_for_model_id(model_id)
+    sure = profile.sure_distance if profile is not None else None
     if sure is not None and best_distance is not None and best_distance < sure:
         keyword = 1.0 if few and keyword_pass == "all" else 0.0
         return FusionWeights(keyword, SURE_MEANING_WEIGHT, "a close match by meaning")

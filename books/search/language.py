@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext, gettext_noop
+
+from books.embedding.profiles import profile_for_model_id
 from books.search.query import WORD
 from books.text import fold
 
@@ -23,19 +26,18 @@ _LANGUAGE_SETS = {language: frozenset(words.split()) for language, words in _LAN
 # Letters Spanish writes and English never does (Portuguese shares some: a tie it loses).
 _SPANISH_LETTERS = re.compile(r"[ñ¿¡áíóú]", re.IGNORECASE)
 LANGUAGE_NAMES = {
-    "en": "English",
-    "es": "Spanish",
-    "fr": "French",
-    "de": "German",
-    "pt": "Portuguese",
-    "it": "Italian",
+    "en": gettext_noop("English"),
+    "es": gettext_noop("Spanish"),
+    "fr": gettext_noop("French"),
+    "de": gettext_noop("German"),
+    "pt": gettext_noop("Portuguese"),
+    "it": gettext_noop("Italian"),
 }
-# The languages each model reads well, by model name, for models that do not say so
-# themselves (an encoder's own `languages` attribute wins). None: many languages.
-MODEL_LANGUAGES: dict[str, tuple[str, ...] | None] = {
-    "all-MiniLM-L6-v2": ("en",),
-    "multilingual-e5-small": None,
-}
+# Said in the language of the page that asked (the request's, made per search).
+POOR_LANGUAGE = gettext_noop(
+    "This looks like %(language)s: the model (%(model)s) reads %(languages)s only, so results "
+    "by meaning may miss. Results by words work in any language."
+)
 
 
 def query_language(query: str) -> str | None:
@@ -54,11 +56,13 @@ def query_language(query: str) -> str | None:
 
 
 def model_languages(encoder: object) -> tuple[str, ...] | None:
+    """The languages the model reads well (None: many): an encoder's own `languages`
+    attribute, else its profile's (books.embedding.profiles)."""
     declared = getattr(encoder, "languages", None)
     if declared is not None:
         return tuple(declared) or None
-    name = str(getattr(encoder, "model_id", "")).split("@")[0]
-    return MODEL_LANGUAGES.get(name)
+    profile = profile_for_model_id(str(getattr(encoder, "model_id", "")))
+    return profile.languages if profile is not None else None
 
 
 def language_notice(query: str, encoder: object) -> str:
@@ -68,8 +72,13 @@ def language_notice(query: str, encoder: object) -> str:
     if languages is None or language is None or language in languages:
         return ""
     name = str(getattr(encoder, "model_id", "the model")).split("@")[0]
-    read = ", ".join(LANGUAGE_NAMES.get(code, code) for code in languages)
-    return (
-        f"This looks like {LANGUAGE_NAMES.get(language, language)}: the model ({name}) reads "
-        f"{read} only, so results by meaning may miss. Results by words work in any language."
-    )
+    read = ", ".join(_language_name(code) for code in languages)
+    return gettext(POOR_LANGUAGE) % {
+        "language": _language_name(language),
+        "model": name,
+        "languages": read,
+    }
+
+
+def _language_name(code: str) -> str:
+    return gettext(LANGUAGE_NAMES[code]) if code in LANGUAGE_NAMES else code

@@ -26,6 +26,11 @@ from books.connections.neighbours import (
     iterative_scan,
     nearest_highlights,
 )
+from books.embedding.profiles import (
+    DEFAULT_SEARCH_MARGIN,
+    DEFAULT_SEARCH_MAX_DISTANCE,
+    profile_for_model_id,
+)
 from books.models import Highlight
 from books.search.fusion import DEPTH
 
@@ -33,15 +38,10 @@ if TYPE_CHECKING:
     from books.embedding.encoder import Encoder
 
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
-# showing; for all-MiniLM-L6-v2, unrelated sentences sit at 0.8-1.0, paraphrases below 0.4.
-# A model's own floor is ModelSpec.search_max_distance; this is the default of a model
-# folder that names none.
-MEANING_MAX_DISTANCE = 0.75
-# How far behind the best result a close match may be, per model (by name). e5: 0.08 is the
-# narrowest margin that keeps meaning's Recall@10 on paraphrases (0.06 loses 0.006, 0.05
-# loses 0.015); a paraphrase query then counts a median of 6 close matches.
-MEANING_MARGIN = 0.35
-MEANING_MARGINS: dict[str, float] = {"multilingual-e5-small": 0.08}
+# showing, and a close match is at most MEANING_MARGIN behind the best one, unless the
+# model's profile says otherwise (books.embedding.profiles; docs/models.md says why).
+MEANING_MAX_DISTANCE = DEFAULT_SEARCH_MAX_DISTANCE
+MEANING_MARGIN = DEFAULT_SEARCH_MARGIN
 QUERY_CACHE_SIZE = 256
 # The HNSW scan's candidates per step when a search reads its DEPTH (100) nearest: at
 # books.connections.neighbours' 80 a first step can never yield 100, and the iterative scan
@@ -203,12 +203,13 @@ def meaning_floor(
     """The close matches: nearer than the model's floor, and not far behind the best one.
 
     A library of 100,000 always has 100 nearest highlights; the count shown is of those
-    that are close (the model's `search_max_distance`, and `MEANING_MARGINS`). Without the
+    that are close (its profile's `search_max_distance` and `search_margin`). Without the
     `absolute` floor (the books a reader named), the best is kept however far it is."""
     floor = _meaning_max_distance(model_id)
     if not absolute:
         floor = math.inf
-    margin = MEANING_MARGINS.get(model_id.split("@")[0], MEANING_MARGIN)
+    profile = profile_for_model_id(model_id)
+    margin = profile.search_margin if profile is not None else MEANING_MARGIN
     if not found:
         return []
     best = min(n.distance for n in found)
@@ -216,7 +217,8 @@ def meaning_floor(
 
 
 def _meaning_max_distance(model_id: str) -> float:
-    """The model's own floor (ModelSpec.search_max_distance) when it is the active one."""
+    """The model's own floor (its profile's search_max_distance; a model folder's names
+    its own) when it is the active one."""
     from books.embedding.encoder import EncoderUnavailable, get_encoder
 
     try:
@@ -225,4 +227,4 @@ def _meaning_max_distance(model_id: str) -> float:
         return MEANING_MAX_DISTANCE
     if encoder.model_id != model_id:
         return MEANING_MAX_DISTANCE
-    return encoder.spec.search_max_distance
+    return encoder.spec.profile.search_max_distance

@@ -28,6 +28,7 @@ from enum import StrEnum
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.models import User
 from books.connections.neighbours import Neighbour
@@ -93,7 +94,8 @@ class Mode(StrEnum):
 
 
 MODES = tuple(mode.value for mode in Mode)
-NOTICE_MODEL_UNAVAILABLE = "Keyword results only: the model is unavailable."
+NOTICE_MODEL_UNAVAILABLE = gettext_noop("Keyword results only: the model is unavailable.")
+NOTICE_NO_BOOK = gettext_noop("No book of yours matches %(fields)s.")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,7 +160,7 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
         by_field = books_with_fields(books, parsed.authors, parsed.books)
         if not by_field.book_ids:
             asked = [*(f"author:{a}" for a in parsed.authors), *(f"book:{b}" for b in parsed.books)]
-            return f"No book of yours matches {' '.join(asked)}."
+            return gettext(NOTICE_NO_BOOK) % {"fields": " ".join(asked)}
         library = library.filter(book_id__in=by_field.book_ids)
         filtered = True
     elif parsed.units:
@@ -189,7 +191,7 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     try:
         encoder = get_encoder()
     except EncoderUnavailable:
-        return _QueryMeaning(notices=(NOTICE_MODEL_UNAVAILABLE,))
+        return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
     language = language_notice(request.query, encoder)
     return _QueryMeaning(

@@ -17,12 +17,12 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
+from books.access import get_book_for_user, owns_book, reader_of
+from books.choices import author_choices, book_choices
 from books.library_cache import LibraryCache
-from books.models import Book
 from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
 from books.search.search import search as search_highlights
 from books.text import fold
-from books.views import _get_book_for_user, _reader, author_choices, book_choices
 from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
 
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
@@ -112,9 +112,9 @@ def _run(
     request: HttpRequest, form: SearchForm, *, limit: int, page: int | None = None
 ) -> SearchResults:
     data = form.cleaned_data
-    the_book = _get_book_for_user(request, data["book"]) if data["book"] else None
+    the_book = get_book_for_user(request, data["book"]) if data["book"] else None
     has_note = {"yes": True, "no": False}.get(data["has_note"])
-    reader = _reader(request)
+    reader = reader_of(request)
     with reader_slot(kind="search", reader_id=reader.pk, limit=searches_at_once()):
         return search_highlights(
             reader,
@@ -165,21 +165,21 @@ def _busy_refused(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., 
         try:
             return view(request)
         except ReaderBusy:
-            response = HttpResponse(BUSY, status=429, content_type="text/plain; charset=utf-8")
+            response = HttpResponse(str(BUSY), status=429, content_type="text/plain; charset=utf-8")
             response["Retry-After"] = "2"
             return response
 
     return wrapper
 
 
-BUSY = "Your other searches are still running. Try again in a moment."
+BUSY = _("Your other searches are still running. Try again in a moment.")
 
 
 @require_GET
 @login_required
 @_busy_refused
 def search(request: HttpRequest) -> HttpResponse:
-    reader = _reader(request)
+    reader = reader_of(request)
     form = SearchForm(request.GET or None)
     found = None
     if form.is_bound and form.is_valid():
@@ -220,7 +220,7 @@ def _chosen_book(reader: User, form: SearchForm, found: SearchResults | None) ->
     if chosen is None or found is not None:
         return chosen  # _run looked it up through its ownership test
     # The form was refused for another field: the book was not looked up yet.
-    return chosen if Book.objects.filter(reader=reader, code=chosen).exists() else None
+    return chosen if owns_book(reader, chosen) else None
 
 
 @require_GET

@@ -10,9 +10,9 @@ document.addEventListener("click", async (event) => {
   const status = button.nextElementSibling;
   try {
     await navigator.clipboard.writeText(button.dataset.citation);
-    if (status) status.textContent = "Citation copied.";
+    if (status) status.textContent = button.dataset.copied;
   } catch (error) {
-    if (status) status.textContent = "Your browser did not allow copying; select the text instead.";
+    if (status) status.textContent = button.dataset.copyFailed;
   }
 });
 

@@ -7,9 +7,9 @@ document.addEventListener("DOMContentLoaded", () => {
   button.addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText(button.dataset.citation);
-      status.textContent = "Citation copied.";
+      status.textContent = button.dataset.copied;
     } catch (error) {
-      status.textContent = "Your browser did not allow copying; select the text instead.";
+      status.textContent = button.dataset.copyFailed;
     }
   });
 });

@@ -8,6 +8,16 @@
   const status = document.getElementById("map-status");
   const card = document.getElementById("map-card");
   const select = document.getElementById("map-book");
+  // What the script says, in the page's language (data-text-* on the map, books/map.html).
+  const words = {
+    read: root.dataset.textRead,
+    close: root.dataset.textClose,
+    pointFailed: root.dataset.textPointFailed,
+    more: root.dataset.textMore,
+    placed: root.dataset.textPlaced,
+    failed: root.dataset.textFailed,
+    waiting: root.dataset.textWaiting,
+  };
   const context = canvas.getContext("2d");
   const TAP_RADIUS = 12; // CSS pixels: a finger's reach
   const MARGIN = 16;
@@ -61,8 +71,7 @@
       context.fillStyle = "#57606a";
       context.textAlign = "center";
       context.textBaseline = "middle";
-      const waiting = status.textContent.includes("Laying out") ? "Laying out your map…" : "Loading your map…";
-      context.fillText(waiting, width / 2, height / 2);
+      context.fillText(words.waiting, width / 2, height / 2);
       return;
     }
     const points = data.points, count = points.x.length;
@@ -217,11 +226,11 @@
         source.textContent = point.title + (point.authors ? " — " + point.authors : "");
         const link = document.createElement("a");
         link.href = point.url;
-        link.textContent = "Read this highlight";
+        link.textContent = words.read;
         const close = document.createElement("button");
         close.type = "button";
         close.className = "link map-card-close";
-        close.setAttribute("aria-label", "Close");
+        close.setAttribute("aria-label", words.close);
         close.textContent = "×";
         close.addEventListener("click", () => show(-1));
         card.append(close, quote, source, link);
@@ -229,7 +238,7 @@
         placeCard(index);
       })
       .catch(() => {
-        card.textContent = "This highlight could not be loaded; the map may be out of date.";
+        card.textContent = words.pointFailed;
         card.hidden = false;
         placeCard(index);
       });
@@ -330,7 +339,7 @@
     if (order.length > 12) {
       const more = document.createElement("li");
       more.className = "muted";
-      more.textContent = "and " + (order.length - 12) + " more books in the list above";
+      more.textContent = words.more.replace("{count}", String(order.length - 12));
       list.append(more);
     }
   }
@@ -346,8 +355,9 @@
           if (first) resetView();
           legend();
           canvas.dataset.points = String(payload.points.x.length);
-          canvas.setAttribute("aria-label", payload.points.x.length + " highlights from "
-            + payload.books.length + " books, placed by meaning");
+          canvas.setAttribute("aria-label", words.placed
+            .replace("{highlights}", String(payload.points.x.length))
+            .replace("{books}", String(payload.books.length)));
         }
         if (payload.summary) {
           const summary = document.getElementById("map-summary");
@@ -360,7 +370,7 @@
           status.textContent = "";
         }
       })
-      .catch(() => { status.textContent = "The map could not be loaded. Reload the page to try again."; });
+      .catch(() => { status.textContent = words.failed; });
   }
   resize();
   load();

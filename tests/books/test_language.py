@@ -1,8 +1,18 @@
-"""The language detector (books.language): English, Spanish, unknown; pure, no database."""
+"""The language detector (books.language): English, Spanish, German, Portuguese, French,
+Italian or unknown; pure, no database."""
 
 import pytest
 
-from books.language import ENGLISH, SPANISH, UNKNOWN, language_of
+from books.language import (
+    ENGLISH,
+    FRENCH,
+    GERMAN,
+    ITALIAN,
+    PORTUGUESE,
+    SPANISH,
+    UNKNOWN,
+    language_of,
+)
 
 
 class LanguageOfTests:
@@ -59,15 +69,37 @@ class LanguageOfTests:
         assert language_of(text) == UNKNOWN
 
     @pytest.mark.parametrize(
+        ("text", "language"),
+        [
+            ("C'est la vie, et nous ne pouvons pas la changer.", FRENCH),
+            ("C'est qu'en vérité le chemin importe peu, la volonté d'arriver suffit à tout.",
+             FRENCH),
+            ("O que não tem remédio, remediado está, e não é para chorar.", PORTUGUESE),
+            ("Nunca deixe para amanhã o que se pode deixar para depois de amanhã.", PORTUGUESE),
+            ("Das Leben ist kein Ponyhof, und es ist nicht immer leicht.", GERMAN),
+            ("Wer nichts weiß, muss alles glauben.", GERMAN),
+            ("Nel mezzo del cammin di nostra vita mi ritrovai per una selva oscura.", ITALIAN),
+            ("人は怒りを捏造する", UNKNOWN),
+        ],
+    )  # fmt: skip
+    def test_it_knows_german_portuguese_french_and_italian(self, text: str, language: str) -> None:
+        assert language_of(text) == language
+
+    @pytest.mark.parametrize(
         "text",
         [
-            "C'est la vie, et nous ne pouvons pas la changer.",
-            "O que não tem remédio, remediado está, e não é para chorar.",
-            "Das Leben ist kein Ponyhof, und es ist nicht immer leicht.",
-            "人は怒りを捏造する",
+            # Words Spanish shares with Portuguese, French or Italian are no evidence
+            # against Spanish: "dos", "mas", "cosa", "sur", "pelo", "loro", "vergüenza".
+            "Una persona usa un soplete en dos cámaras.",
+            "Cuanto mas grande la cabeza, mas fuerte la jaqueca.",
+            "Si la cosa no te importa, que no te importe.",
+            "El norte es claro y el sur es oscuro.",
+            "Un loro está hablando.",
+            "La vergüenza una vez perdida, se perdió para toda la vida.",
         ],
     )
-    def test_other_languages_are_unknown_not_spanish(self, text: str) -> None:
-        # Connections give an unknown pair the tight cut, never the looser one across
-        # languages: a French or Portuguese text must not pass for Spanish.
-        assert language_of(text) == UNKNOWN
+    def test_spanish_stays_spanish_beside_its_neighbours(self, text: str) -> None:
+        assert language_of(text) == SPANISH
+
+    def test_a_text_split_between_two_other_languages_is_unknown(self) -> None:
+        assert language_of("Ist es nicht so? Nous ne savons pas.") == UNKNOWN

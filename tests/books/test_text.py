@@ -1,6 +1,71 @@
-import pytest
+import re
 
-from books.text import author_sort_key, title_sort_key
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from books.text import (
+    author_sort_key,
+    collapse_spacing,
+    fold,
+    fold_keeping_kana_marks,
+    fold_spacing,
+    fold_spacing_and_bom,
+    title_sort_key,
+)
+
+# `Full` in fullwidth letters, as a Japanese title writes it.
+WIDE_FULL = "\uff26\uff55\uff4c\uff4c"
+FOLDS = (fold, fold_keeping_kana_marks, collapse_spacing, fold_spacing, fold_spacing_and_bom)
+
+
+class FoldTableTests:
+    """What each fold ignores, side by side: a text, then each fold's result in FOLDS's order."""
+
+    @pytest.mark.parametrize(
+        ("text", "folded"),
+        [
+            (
+                "Liquidación",
+                ("liquidacion", "liquidacion", "Liquidación", "liquidación", "liquidación"),
+            ),
+            ("Straße", ("strasse", "strasse", "Straße", "strasse", "strasse")),
+            ("サンデル", ("サンテル", "サンデル", "サンデル", "サンデル", "サンデル")),
+            (WIDE_FULL, ("full", "full", WIDE_FULL, WIDE_FULL.casefold(), WIDE_FULL.casefold())),
+            (
+                "  To THINK\r\n is\tto  forget ",
+                (
+                    "  to think\r\n is\tto  forget ",
+                    "  to think\r\n is\tto  forget ",
+                    "To THINK is to forget",
+                    "to think is to forget",
+                    "to think is to forget",
+                ),
+            ),
+            (
+                "\ufeffThe Kindle",
+                (
+                    "\ufeffthe kindle",
+                    "\ufeffthe kindle",
+                    "\ufeffThe Kindle",
+                    "\ufeffthe kindle",
+                    "the kindle",
+                ),
+            ),
+        ],
+    )
+    def test_it_folds_each_text_as_the_table_says(self, text: str, folded: tuple[str, ...]) -> None:
+        assert tuple(each(text) for each in FOLDS) == folded
+
+    @given(st.text())
+    def test_it_gives_the_note_comparison_its_old_fold(self, text: str) -> None:
+        # books.importing.services compared notes with this before the folds were one.
+        assert fold_spacing(text) == re.sub(r"\s+", " ", text).strip().casefold()
+
+    @given(st.text())
+    def test_it_gives_the_merging_its_old_fold(self, text: str) -> None:
+        # books.importing.merging (and evaluation.candidates) folded with this.
+        assert fold_spacing_and_bom(text) == " ".join(text.replace("\ufeff", "").split()).casefold()
 
 
 class TitleSortKeyTests:

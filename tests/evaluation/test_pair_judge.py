@@ -1,22 +1,21 @@
-"""Training the pair judge: the fit, the calibration and the metrics, on data written here,
-and the labelled pairs read from files in the shared format's layout."""
+"""Training the pair judge: the fit, the calibration, the bands and the metrics on data
+written here, and how a label becomes the two heads' targets."""
 
-import csv
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from books.connections.judge import FEATURES
-from evaluation.pair_data import quotable_library, stsb_libraries
 from evaluation.pair_judge import (
     Rows,
     auc,
+    best_band,
     f1,
     fit_head,
     fit_logistic,
     reliability,
+    targets,
     train_judge,
     weights_document,
 )
@@ -72,7 +71,34 @@ class FitTests:
         json.dumps(document)
 
 
+class TargetTests:
+    @pytest.mark.parametrize(
+        ("label", "origin", "related", "same"),
+        [
+            ("same", "stsb-score", 1.0, 1.0),
+            ("unrelated", "stsb-score", 0.0, 0.0),
+            ("unrelated", "blind-labels-20261204-control", 0.0, 0.0),
+            # A blind judge who said "related" chose it over "the same idea"…
+            ("related", "blind-labels-20261204", 1.0, 0.0),
+            # …a shared tag or subject file says nothing of the same idea.
+            ("related", "quotable-tags", 1.0, None),
+            ("related", "fortunes-subject", 1.0, None),
+        ],
+    )
+    def test_a_label_is_a_target_of_each_head(
+        self, label: str, origin: str, related: float, same: float | None
+    ) -> None:
+        got_related, got_same = targets(label, origin)
+        assert got_related == related
+        assert np.isnan(got_same) if same is None else got_same == same
+
+
 class MetricTests:
+    def test_the_best_band_is_the_cut_of_best_f1(self) -> None:
+        probability = np.array([0.1, 0.3, 0.35, 0.6, 0.7, 0.9])
+        truth = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
+        assert best_band(probability, truth) == pytest.approx(0.31)
+
     def test_f1(self) -> None:
         predicted = np.array([True, True, False, False])
         truth = np.array([True, False, True, False])
@@ -82,53 +108,3 @@ class MetricTests:
         truth = np.array([False, False, True, True])
         assert auc(np.array([0.1, 0.2, 0.3, 0.4]), truth) == 1.0
         assert auc(np.array([0.4, 0.3, 0.2, 0.1]), truth) == 0.0
-
-
-def _write_stsb(folder: Path, part: str, rows: list[tuple[str, str, float]], lang: str) -> None:
-    with (folder / f"stsb-{lang}-{part}.csv").open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f).writerows(rows)
-
-
-class PairDataTests:
-    def test_it_reads_stsb_into_libraries_with_splits(self, tmp_path: Path) -> None:
-        english = [("A man plays a guitar.", "A man is playing the guitar.", 4.8),
-                   ("A cat sleeps.", "The stock market fell.", 0.2),
-                   ("A dog runs.", "A dog is running in a park.", 3.2)]  # fmt: skip
-        spanish = [("Un hombre toca la guitarra.", "Un hombre está tocando la guitarra.", 4.8),
-                   ("Un gato duerme.", "La bolsa cayó.", 0.2),
-                   ("Un perro corre.", "Un perro corre en un parque.", 3.2)]  # fmt: skip
-        for part in ("train", "dev"):
-            _write_stsb(tmp_path, part, english, "en")
-            _write_stsb(tmp_path, part, spanish, "es")
-        libraries = {lib.name: lib for lib in stsb_libraries(tmp_path)}
-        assert set(libraries) == {
-            f"stsb-{kind}-{part}"
-            for kind in ("en", "es", "es-en", "translation")
-            for part in ("train", "dev")
-        }
-        en = libraries["stsb-en-train"]
-        labels = [(p.related, p.same) for p in en.pairs]
-        # 4.8: same idea; 0.2: unrelated; 3.2: related, and not labelled for the same idea.
-        assert labels == [(1, 1), (0, 0), (1, None)]
-        assert {p.split for p in libraries["stsb-en-dev"].pairs} == {"test"}
-        assert {p.split for p in en.pairs} <= {"train", "calibrate"}
-        across = libraries["stsb-es-en-dev"]
-        pair = across.pairs[0]
-        assert across.texts[pair.a] == "A man plays a guitar."
-        assert across.texts[pair.b] == "Un hombre está tocando la guitarra."
-        translations = libraries["stsb-translation-dev"].pairs
-        assert len(translations) == 3
-        assert all(p.same == 1 for p in translations)
-
-    def test_it_reads_quotable_with_a_book_per_author(self, tmp_path: Path) -> None:
-        quotes = [
-            {"_id": "1", "content": "A friend is a gift.", "author": "A", "tags": ["Friendship"]},
-            {"_id": "2", "content": "Friends last.", "author": "B",
-             "tags": ["Friendship", "Famous Quotes"]},
-            {"_id": "3", "content": "Be wise.", "author": "B", "tags": ["Wisdom"]},
-        ]  # fmt: skip
-        (tmp_path / "quotes.json").write_text(json.dumps(quotes), encoding="utf-8")
-        library, tags = quotable_library(tmp_path)
-        assert library.books == ["A", "B", "B"]
-        # The generic tags say nothing of a quote's idea.
-        assert tags == [frozenset({"Friendship"}), frozenset({"Friendship"}), frozenset()]

@@ -1,4 +1,4 @@
-"""Build the opt-in fast encoder (books.embedding.quantize) as a model folder.
+"""Build the opt-in fast encoder (modelbuild.quantize) as a model folder.
 
     manage.py build_fast_model DIR [--texts FILE] [--sample N]
 
@@ -17,22 +17,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from books.embedding.encoder import (
-    DIMENSIONS,
-    MINILM_MAX_TOKENS,
-    MINILM_MODEL_NAME,
-    MINILM_THRESHOLD,
-    MODEL_DIR_CONFIG,
-    EncoderUnavailable,
-    minilm_model_spec,
-)
-from books.embedding.quantize import (
+from books.embedding.builtin import MINILM_MAX_TOKENS, minilm_model_spec
+from books.embedding.profiles import MINILM
+from books.embedding.spec import DIMENSIONS, MODEL_DIR_CONFIG, EncoderUnavailable
+from books.models import Highlight
+from modelbuild.quantize import (
     DEFAULT_CALIBRATION_TEXTS,
     MIN_CALIBRATION_TEXTS,
     QuantizationError,
     fast_model,
 )
-from books.models import Highlight
 
 
 class Command(BaseCommand):
@@ -78,7 +72,7 @@ class Command(BaseCommand):
         (directory / "model.onnx").write_bytes(model)
         shutil.copyfile(spec.tokenizer_path, directory / "tokenizer.json")
         description = {
-            "name": f"{MINILM_MODEL_NAME}-int8",
+            "name": f"{MINILM.name}-int8",
             "dimensions": DIMENSIONS,
             "pooling": "mean",
             "normalize": True,
@@ -86,7 +80,7 @@ class Command(BaseCommand):
             "max_tokens": MINILM_MAX_TOKENS,
             # Calibrated on the full-precision model; the fast one ranks STS-B pairs the
             # same within 0.001 of Spearman.
-            "threshold": MINILM_THRESHOLD,
+            "threshold": MINILM.same_idea_cut,
             "model_sha256": hashlib.sha256(model).hexdigest(),
             "tokenizer_sha256": spec.tokenizer_sha256,
         }

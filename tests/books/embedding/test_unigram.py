@@ -16,17 +16,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models
 
-from books.embedding import e5
-from books.embedding.encoder import (
-    _E5_SOURCE,
-    E5_PREFIX,
-    ModelSpec,
-    _pinned_path,
-    e5_model_spec,
-    load_tokenizer,
-    model_cache_dir,
-)
+from books.embedding.builtin import E5_INSTALL_HINT, E5_PREFIX, E5_SOURCE, e5_model_spec
+from books.embedding.encoder import load_tokenizer, model_cache_dir
+from books.embedding.spec import ModelSpec, pinned_path
 from books.embedding.unigram import UnigramTokenizer
+from modelbuild import e5
 
 # Letters of the eight languages, their punctuation, the characters the normalization map
 # rewrites (fullwidth forms, ligatures, tabs, odd spaces), emoji and private-use characters
@@ -47,7 +41,7 @@ def spec() -> ModelSpec:
 
 @pytest.fixture(scope="module")
 def parsed() -> e5.E5File:
-    return e5.read_e5_file(_pinned_path(_E5_SOURCE).read_bytes())
+    return e5.read_e5_file(pinned_path(E5_SOURCE, E5_INSTALL_HINT).read_bytes())
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +129,8 @@ class UnigramTokenizerTests:
             """
             import sys
             from pathlib import Path
-            from books.embedding.encoder import load_tokenizer, model_spec_from_dir
+            from books.embedding.encoder import load_tokenizer
+            from books.embedding.model_dir import model_spec_from_dir
             def rss():
                 for line in Path("/proc/self/status").read_text().splitlines():
                     if line.startswith("VmRSS:"):

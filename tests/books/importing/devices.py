@@ -199,6 +199,8 @@ class KoboRow:
     volume: str = VOLUME
     chapter: int = 1
     created: str = "2024-11-13T20:30:01.000"
+    start: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:4)"
+    end: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:40)"
 
 
 KOBO_ROWS = [
@@ -234,12 +236,13 @@ def kobo_database(path: Path, rows: list[KoboRow] = KOBO_ROWS) -> bytes:
             "INSERT INTO Bookmark (BookmarkID, VolumeID, ContentID, StartContainerPath,"
             " StartContainerChildIndex, StartOffset, EndContainerPath, EndContainerChildIndex,"
             " EndOffset, Text, Annotation, DateCreated, ChapterProgress, Hidden, Type)"
-            " VALUES (?, ?, ?, 'OEBPS/Text/ch.xhtml#point(/1/4/2/1:4)', -99, 0,"
-            " 'OEBPS/Text/ch.xhtml#point(/1/4/2/1:40)', -99, 0, ?, ?, ?, 0.25, ?, ?)",
+            " VALUES (?, ?, ?, ?, -99, 0, ?, -99, 0, ?, ?, ?, 0.25, ?, ?)",
             [
                 row.bookmark_id,
                 row.volume,
                 f"{row.volume}#({row.chapter})OEBPS/Text/ch{row.chapter}.xhtml",
+                row.start,
+                row.end,
                 row.text,
                 row.annotation,
                 row.created,
@@ -281,6 +284,7 @@ class AppleRow:
     underline: int = 0
     created: float = 530050091.242899  # 2017-10-18
     asset: str = ASSET
+    location: str = ""  # its CFI; "" for one made from its row number
 
 
 APPLE_ROWS = [
@@ -345,7 +349,7 @@ def apple_books_zip(
                     row.created,
                     row.created + 60,
                     row.asset,
-                    f"epubcfi(/6/40[item20]!/4/{row.pk * 2}/3,:0,:9)",
+                    row.location or f"epubcfi(/6/40[item20]!/4/{row.pk * 2}/3,:0,:9)",
                     row.note,
                     row.text,
                     f"UUID-{row.pk}",

@@ -186,7 +186,7 @@ class DeviceUploadTests:
     def test_a_large_binary_upload_survives_the_background_path(
         self, alice: User, alice_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("books.views.IMPORT_INLINE_MAX_BYTES", 100)
+        monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
         data = apple_books_zip(tmp_path / "mac")
         alice_client.post(reverse("import"), _upload("upload", data))
         the_import = Import.objects.get(reader=alice)
@@ -202,7 +202,7 @@ class DeviceUploadTests:
     def test_a_kobo_database_through_the_background_path(
         self, alice: User, alice_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("books.views.IMPORT_INLINE_MAX_BYTES", 100)
+        monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
         data = kobo_database(tmp_path / "KoboReader.sqlite")
         alice_client.post(reverse("import"), _upload("KoboReader.sqlite", data))
         the_import = Import.objects.get(reader=alice)

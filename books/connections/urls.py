@@ -1,0 +1,7 @@
+from django.urls import path
+
+from books.connections import views
+
+urlpatterns = [
+    path("connections/", views.connections, name="connections"),
+]

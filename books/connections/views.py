@@ -1,0 +1,59 @@
+"""The connections page: the library's pairs of passages, or one book's."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from books.access import optional_book_for_user, reader_of
+from books.choices import book_choices
+from books.connections.selectors import PER_BOOK_PAIR, Strength, library_connections
+from books.library_cache import LibraryCache
+from books.models import UNLISTED_FIELDS, Import
+
+# A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
+_UNSHOWN_PAIR_FIELDS = [
+    f"{side}__{field}" for side in ("highlight_a", "highlight_b") for field in UNLISTED_FIELDS
+]
+
+
+@require_GET
+@login_required
+def connections(request: HttpRequest) -> HttpResponse:
+    reader = reader_of(request)
+    the_book = optional_book_for_user(request, "book")
+    # ?other=: only the pairs between the book and this one (a book page's "see pairs").
+    other_book = optional_book_for_user(request, "other") if the_book else None
+    # When it started is all this page reads of it (not its problems' JSON).
+    latest_import = (
+        Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
+    )
+    new_only = request.GET.get("new") == "1" and latest_import is not None
+    strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
+    strength = request.GET.get("strength", "")
+    since_import = latest_import if new_only else None
+    # The stored verdicts make this an indexed filter: no grading, no cache. The whole
+    # library shows at most PER_BOOK_PAIR pairs of two books; a book's own list shows all.
+    pairs = library_connections(
+        reader,
+        book=the_book,
+        other=other_book,
+        since_import=since_import,
+        strength=strengths.get(strength),
+        per_book_pair=None if the_book else PER_BOOK_PAIR,
+    ).defer(*_UNSHOWN_PAIR_FIELDS)
+    page = Paginator(pairs, 25).get_page(request.GET.get("page"))
+    shelf = LibraryCache(reader.pk)
+    context = {
+        "page": page,
+        "pairs": page.object_list,
+        "per_book_pair": None if the_book else PER_BOOK_PAIR,
+        "book_choices": book_choices(reader, shelf, selected=the_book.code if the_book else None),
+        "book": the_book,
+        "other_book": other_book,
+        "new_only": new_only,
+        "strength": strength if strength in strengths else "",
+        "latest_import": latest_import,
+    }
+    return render(request, "books/connections.html", context)

@@ -1,0 +1,115 @@
+"""What the product knows about each model, beyond its files: one registry.
+
+A model's profile holds every per-model figure that search and connections read: its own
+cosine-distance cuts (same idea, related) for the pairs the pinned judge was not trained
+for, where search by meaning stops and how far behind the best a close match may be, when
+the meaning half of a search is sure, the languages it reads, and the English model that
+works beside it. The built-in models' figures are measured; docs/models.md ("The figures
+each model carries") says where each comes from. A model folder (EXOGRAM_EMBEDDING_MODEL_DIR)
+brings its own cuts and search floor in its exogram_model.json and takes the rest from the
+profile of its name, or the defaults below.
+
+Pure: no Django, no ONNX Runtime; search, connections and the model builders read it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+# Search by meaning stops this far from the query (cosine distance), and keeps a close
+# match this far behind the best one, for a model that names no figures of its own.
+DEFAULT_SEARCH_MAX_DISTANCE = 0.75
+DEFAULT_SEARCH_MARGIN = 0.35
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    # The name a model's vectors carry: the part of a model id before "@".
+    name: str
+    # Cosine-distance cuts: under `same_idea_cut` two passages carry one idea, under
+    # `related_cut` (never tighter) they share a theme.
+    same_idea_cut: float
+    related_cut: float
+    # The value of EXOGRAM_EMBEDDING_MODEL that chooses it; None for a model folder's.
+    choice: str | None = None
+    search_max_distance: float = DEFAULT_SEARCH_MAX_DISTANCE
+    search_margin: float = DEFAULT_SEARCH_MARGIN
+    # A best match nearer than this is a paraphrase and search's meaning half is sure;
+    # None: never sure (measure a model with evaluate_search before giving it one).
+    sure_distance: float | None = None
+    # The languages it reads well; None: many.
+    languages: tuple[str, ...] | None = None
+    # The built-in model (its choice) that judges two English passages beside this one.
+    english_model: str | None = None
+
+
+# multilingual-e5-small: Spanish, English and ~100 more; the default.
+E5 = ModelProfile(
+    name="multilingual-e5-small",
+    choice="multilingual-e5-small",
+    same_idea_cut=0.07,
+    related_cut=0.07,
+    search_max_distance=0.15,
+    search_margin=0.08,
+    sure_distance=0.08,
+    languages=None,
+    english_model="minilm-l6",
+)
+# all-MiniLM-L6-v2: English only; the English model beside e5, or the model itself.
+MINILM = ModelProfile(
+    name="all-MiniLM-L6-v2",
+    choice="minilm-l6",
+    same_idea_cut=0.27,
+    related_cut=0.37,
+    search_max_distance=0.75,
+    sure_distance=0.3,
+    languages=("en",),
+)
+BUILT_IN = (E5, MINILM)
+DEFAULT_MODEL = str(E5.choice)
+# The names EXOGRAM_EMBEDDING_MODEL takes.
+MODEL_CHOICES = tuple(str(profile.choice) for profile in BUILT_IN)
+# A model folder that names no related cut gets its same-idea cut plus MiniLM's margin.
+RELATED_MARGIN = round(MINILM.related_cut - MINILM.same_idea_cut, 2)
+
+_BY_NAME = {profile.name: profile for profile in BUILT_IN}
+_BY_CHOICE = {profile.choice: profile for profile in BUILT_IN}
+
+
+def built_in(choice: str) -> ModelProfile | None:
+    """The built-in model chosen by `choice` (a value of EXOGRAM_EMBEDDING_MODEL)."""
+    return _BY_CHOICE.get(choice)
+
+
+def profile_named(name: str) -> ModelProfile | None:
+    """The built-in profile of the model whose vectors carry `name`, if there is one."""
+    return _BY_NAME.get(name)
+
+
+def profile_for_model_id(model_id: str) -> ModelProfile | None:
+    """The profile of the model that wrote vectors with `model_id` ("name@sha…[+…]")."""
+    return profile_named(model_id.split("@")[0])
+
+
+def folder_profile(
+    name: str,
+    *,
+    same_idea_cut: float,
+    related_cut: float | None,
+    search_max_distance: float,
+) -> ModelProfile:
+    """A model folder's profile: the figures its description names, the rest from the
+    built-in profile of its name (a built folder of e5 is e5) or the defaults."""
+    related = (
+        min(2.0, same_idea_cut + RELATED_MARGIN)
+        if related_cut is None
+        else max(related_cut, same_idea_cut)
+    )
+    base = profile_named(name) or ModelProfile(name=name, same_idea_cut=0.0, related_cut=0.0)
+    return dataclasses.replace(
+        base,
+        same_idea_cut=same_idea_cut,
+        related_cut=related,
+        search_max_distance=search_max_distance,
+    )

@@ -1,0 +1,114 @@
+"""The import page (upload a file), an import's report and its progress."""
+
+from uuid import UUID
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext
+from django.views.decorators.http import require_GET, require_http_methods
+
+from books.access import get_import_for_user, reader_of
+from books.connections.selectors import import_connections_count
+from books.forms import ImportForm
+from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
+from books.importing.selectors import merges_of
+from books.importing.services import ImportRejected, check_upload, clippings_import
+from books.models import Import
+from books.selectors import import_progress
+from books.wording import translated
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def import_upload(request: HttpRequest) -> HttpResponse:
+    reader = reader_of(request)
+    form = ImportForm()
+    too_big = ""
+    if request.method == "POST":
+        limit_mb = settings.EXOGRAM_MAX_UPLOAD_MB
+        # Refuse a huge upload by its declared length, before Django reads the body.
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit_mb * 1024 * 1024 + 64 * 1024:
+            too_big = gettext(
+                "The file is larger than the %(limit)s MB limit; nothing was imported."
+            ) % {"limit": limit_mb}
+        else:
+            form = ImportForm(request.POST, request.FILES)
+        if form.is_bound and form.is_valid():
+            upload = form.cleaned_data["file"]
+            data, file_name = upload.read(), upload.name or "clippings.txt"
+            try:
+                if len(data) > IMPORT_INLINE_MAX_BYTES:
+                    check_upload(data)
+                    the_import = import_queue(reader=reader, data=data, file_name=file_name)
+                    messages.success(
+                        request,
+                        gettext("%(file)s is being imported.") % {"file": the_import.file_name},
+                    )
+                    return redirect(the_import)
+                the_import = clippings_import(reader=reader, data=data, file_name=file_name)
+            except ImportRejected as rejection:
+                form.add_error("file", translated(str(rejection)))
+            except Exception:
+                messages.error(request, gettext("The import failed and nothing was saved."))
+                return redirect("import")
+            else:
+                messages.success(request, _import_message(the_import))
+                return redirect(the_import)
+    imports = Import.objects.filter(reader=reader)[:20]
+    context = {"form": form, "too_big": too_big, "imports": imports}
+    return render(request, "books/import.html", context)
+
+
+def _import_message(the_import: Import) -> str:
+    counts = the_import.counts
+    if not counts.get("new_highlights") and counts.get("duplicates_skipped"):
+        # A second submit of the same file (or two tabs at once): it waited for the first
+        # and found everything there.
+        return gettext("%(file)s was already in your library: nothing new to add.") % {
+            "file": the_import.file_name
+        }
+    return gettext("Imported %(file)s.") % {"file": the_import.file_name}
+
+
+@require_GET
+@login_required
+def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_import = get_import_for_user(request, code)
+    progress = import_progress(the_import)
+    merges = Paginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
+    context = {
+        "import": the_import,
+        "under_way": Import.UNDER_WAY,
+        "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
+        "new_connections": import_connections_count(the_import) if progress.done else None,
+        "page": merges,
+    }
+    return render(request, "books/import_report.html", context)
+
+
+@require_GET
+@login_required
+def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_import = get_import_for_user(request, code)
+    if request.GET.get("under_way") and the_import.status not in Import.UNDER_WAY:
+        # The background import finished: reload the report to show what it did.
+        return HttpResponse(headers={"HX-Refresh": "true"})
+    if the_import.status in Import.UNDER_WAY:
+        return render(request, "books/_import_stage.html", {"import": the_import})
+    progress = import_progress(the_import)
+    context = {
+        "progress": progress,
+        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
+        "poll_url": request.path,
+        # The header's phrase rides along (hx-swap-oob): the page says one thing.
+        "import": the_import,
+        "oob": True,
+        "new_connections": import_connections_count(the_import) if progress.done else None,
+    }
+    return render(request, "books/_progress.html", context)
