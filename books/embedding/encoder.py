@@ -8,8 +8,8 @@ chosen by `EXOGRAM_EMBEDDING_MODEL` among the built-in ones (books.embedding.bui
 figures in books.embedding.profiles), or `EXOGRAM_EMBEDDING_MODEL_DIR` swaps in any
 sentence-transformers ONNX export described by an `exogram_model.json`
 (books.embedding.model_dir). This module loads a model's files, encodes texts in windows,
-and keeps the process's
-models: `Encoder` is one model, `Encoders` the configured one with its English model.
+and keeps the process's models: an `Encoder` is one model; `Encoders` is the configured one
+with the English model beside it (books.embedding.english) and the id their vectors carry.
 
 Django is imported only inside `get_encoders()`, so the encoder runs (and is tested) without it.
 """

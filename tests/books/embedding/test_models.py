@@ -196,7 +196,7 @@ def altered_e5(monkeypatch: pytest.MonkeyPatch) -> None:
     wrong = PinnedFile(E5_SOURCE.distribution, E5_SOURCE.version, E5_SOURCE.path, "0" * 64)
     monkeypatch.setattr(builtin_module, "E5_SOURCE", wrong)
     monkeypatch.setattr(builtin_module, "_specs", {})
-    for cache in ("_model_ids", "_encoders"):
+    for cache in ("_model_ids", "_encoders", "_encoder_sets"):
         monkeypatch.setattr(encoder_module, cache, {})
 
 
