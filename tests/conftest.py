@@ -28,10 +28,14 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 # Modules left out of `make test-fast` (the edit loop) besides the browser tests: each
-# starts real worker processes, servers or whole libraries, or reads the shared corpus.
-# `make test` runs everything.
+# starts real worker processes, servers or whole libraries, or builds the quantised model.
+# A single heavy test elsewhere carries `@pytest.mark.slow` itself (thousands of rows
+# written into an HNSW index). `make test` runs everything (docs/testing.md).
 SLOW_MODULES = {
     "test_run.py",
+    "test_serving.py",
+    "books/test_mcp_server.py",
+    "books/embedding/test_quantize.py",
     "test_faults.py",
     "test_worker.py",
     "test_embedded_postgres.py",
@@ -56,8 +60,9 @@ SLOW_MODULES = {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test `browser` (tests/e2e), `slow` (SLOW_MODULES) or neither; `corpus`
-    tests mark themselves where they read ../shared (tests/corpus.py)."""
+    """Mark each test `browser` (tests/e2e), `slow` (SLOW_MODULES) or neither; a single
+    heavy test marks itself `slow`, and `corpus` tests mark themselves where they read
+    ../shared (tests/corpus.py)."""
     for item in items:
         module = item.path.relative_to(TESTS).as_posix()
         if module.startswith("e2e/"):
@@ -134,4 +139,17 @@ def _static_files_from_the_source(request: pytest.FixtureRequest) -> Iterator[No
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     with override_settings(STORAGES=storages):
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _passwords_hashed_once(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Readers' passwords hashed with one PBKDF2 iteration, not a million (tests/hashers.py):
+    the cast alone would otherwise cost half a CPU-second a test."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["tests.hashers.OneIterationPBKDF2PasswordHasher"]):
         yield

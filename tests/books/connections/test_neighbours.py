@@ -28,6 +28,7 @@ def _book(reader: User, title: str) -> Book:
 
 @pytest.mark.django_db
 class StrategyTests:
+    @pytest.mark.slow  # 1,800 vectors written into the HNSW index
     def test_the_hnsw_strategy_agrees_with_an_exact_scan(self, alice: User, bob: User) -> None:
         centres = RNG.normal(size=(30, 384))
         for reader in (alice, bob):

@@ -33,6 +33,7 @@ def _shelf(reader: User, count: int) -> None:
 
 @pytest.mark.django_db
 class ReaderLibraryTests:
+    @pytest.mark.slow  # 3,600 rows, enough for the planner to leave the index
     def test_it_finds_a_reader_who_holds_most_highlights_without_the_reader_index(
         self, alice: User, bob: User
     ) -> None:

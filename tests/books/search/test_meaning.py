@@ -60,6 +60,8 @@ def _library(reader: User, query: str) -> Book:
     return book
 
 
+# Slow: a library past the exact scan's reach, built into the HNSW index row by row.
+@pytest.mark.slow
 @pytest.mark.django_db
 class FilteredMeaningTests:
     """A filtered library past the unfiltered exact scan's reach is still sorted exactly: a
