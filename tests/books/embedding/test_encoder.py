@@ -159,8 +159,8 @@ class MiniLMModelTests:
             encoder.encode("a highlight")
 
     def test_it_names_the_model_and_its_file(self, encoder: Encoder) -> None:
-        assert encoder.model_id == "all-MiniLM-L6-v2@8199be6f"
-        assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.model_id)
+        assert encoder.vectors_id == "all-MiniLM-L6-v2@8199be6f"
+        assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.vectors_id)
         assert encoder.dimensions == DIMENSIONS
         assert encoder.threshold == MINILM.same_idea_cut
 
@@ -306,7 +306,7 @@ class ModelDirTests:
         assert spec.model_path == model_dir / "model.onnx"
         encoder = Encoder(spec)
         assert encoder.threshold == 0.3
-        assert re.fullmatch(r"tiny-model@[0-9a-f]{8}", encoder.model_id)
+        assert re.fullmatch(r"tiny-model@[0-9a-f]{8}", encoder.vectors_id)
 
     def test_it_mean_pools_over_the_tokens(self, model_dir: Path) -> None:
         encoder = Encoder(model_spec_from_dir(model_dir))
