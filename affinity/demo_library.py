@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from evaluation.kindle_books import clipping, clippings_bytes
+
 # A topic needs this many quotes to fill books for several readers.
 MIN_TOPIC_QUOTES = 30
 # An author with this many quotes on one topic gets a book of their own.
@@ -411,21 +413,6 @@ def planted_pairs(usernames: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
 
 # --- the clippings file ----------------------------------------------------------------------
 
-_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_MONTHS = (
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
-)  # fmt: skip
-
-
-def _kindle_date(moment: datetime) -> str:
-    hour = moment.hour % 12 or 12
-    half = "AM" if moment.hour < 12 else "PM"
-    return (
-        f"{_WEEKDAYS[moment.weekday()]}, {_MONTHS[moment.month - 1]} {moment.day}, "
-        f"{moment.year} {hour}:{moment:%M:%S} {half}"
-    )
-
 
 def clippings_file(reader: DemoReader, rng: random.Random) -> bytes:
     """The reader's highlights as a Kindle would write them (English UI, CRLF, BOM)."""
@@ -436,11 +423,9 @@ def clippings_file(reader: DemoReader, rng: random.Random) -> bytes:
             # A passage sits at the same place in every reader's copy of the book.
             start = 100 + 20 * index
             moment += timedelta(minutes=rng.randint(3, 600))
-            meta = (
-                f"- Your Highlight on Location {start}-{start + 3} | "
-                f"Added on {_kindle_date(moment)}"
+            where = f"Location {start}-{start + 3}"
+            text = book.quotes[index].text
+            entries.append(
+                clipping(f"{book.title} ({book.author})", "Highlight", where, moment, text)
             )
-            title = f"{book.title} ({book.author})"
-            lines = [title, meta, "", book.quotes[index].text, "=========="]
-            entries.append("\r\n".join(lines) + "\r\n")
-    return ("\ufeff" + "".join(entries)).encode("utf-8")
+    return clippings_bytes(entries)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from backups.models import BackupRun
 from backups.services import MANIFEST, backup_create
@@ -16,6 +17,9 @@ from backups.services import MANIFEST, backup_create
 logger = logging.getLogger(__name__)
 
 STAMP = "%Y%m%dT%H%M%SZ"
+# A failed run's record: the exception's kind, then its message (one of backups.services'
+# or backups.postgres', said in the staff member's language; Python's own stay English).
+FAILED = gettext_noop("%(kind)s: %(error)s")
 # A nightly backup older than this (or none at all) is shown as late on the status page:
 # a night with no backup is as loud as a failed one.
 LATE_AFTER = timedelta(hours=26)
@@ -105,7 +109,8 @@ def backup_nightly(*, folder: Path, now: datetime) -> BackupRun:
         logger.exception("the nightly backup into %s FAILED", path)
         return backup_record(
             kind=BackupRun.Kind.NIGHTLY, path=path, started_at=now,
-            seconds=time.monotonic() - started, error=f"{type(error).__name__}: {error}",
+            seconds=time.monotonic() - started,
+            error=FAILED % {"kind": type(error).__name__, "error": error},
         )  # fmt: skip
     pruned = backups_prune(
         folder=folder,

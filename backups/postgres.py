@@ -16,6 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connections
+from django.utils.translation import gettext_noop
+
+# As the status page shows it, in the staff member's language (backups.wording).
+CLIENT_MISSING = gettext_noop(
+    "%(name)s of PostgreSQL %(major)s or newer is needed and none was found (found: "
+    "%(seen)s); install postgresql-client-%(major)s or put its %(name)s on PATH"
+)
 
 
 class ClientMissing(RuntimeError):
@@ -104,10 +111,7 @@ def client(name: str, *, at_least: int, prefer: int | None = None) -> tuple[Path
     )
     if not usable:
         seen = ", ".join(f"{path} ({major})" for path, major in majors.items()) or "none"
-        raise ClientMissing(
-            f"{name} of PostgreSQL {at_least} or newer is needed and none was found "
-            f"(found: {seen}); install postgresql-client-{at_least} or put its {name} on PATH"
-        )
+        raise ClientMissing(CLIENT_MISSING % {"name": name, "major": at_least, "seen": seen})
     major, path = usable[0]
     return path, major
 

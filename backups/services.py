@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connections, transaction
 from django.db.migrations.loader import MigrationLoader
+from django.utils.translation import gettext_noop
 
 from backups import postgres
 
@@ -35,6 +36,13 @@ MANIFEST = "manifest.json"
 # Held while a backup is taken: two at once (the nightly one and one by hand) would each
 # hold a snapshot and double the load for nothing.
 LOCK_KEY = 0x65786F6272  # "exobr"
+
+
+# Why a backup failed, as the status page shows it (in the staff member's language, by
+# backups.wording); `%(error)s` is pg_dump's own words.
+NOT_EMPTY = gettext_noop("%(folder)s already exists and is not empty; name a new folder")
+ANOTHER_RUNNING = gettext_noop("another backup of this database is running; try again later")
+PG_DUMP_FAILED = gettext_noop("pg_dump of %(database)s failed: %(error)s")
 
 
 class BackupError(RuntimeError):
@@ -92,7 +100,7 @@ def backup_create(*, to: Path, alias: str = "default") -> dict[str, Any]:
     always complete.
     """
     if to.exists() and any(to.iterdir()):
-        raise BackupError(f"{to} already exists and is not empty; name a new folder")
+        raise BackupError(NOT_EMPTY % {"folder": to})
     started = time.monotonic()
     target = postgres.target_for(alias)
     major = postgres.server_major(alias)
@@ -133,7 +141,7 @@ def _dump(folder: Path, *, target: postgres.Target, pg_dump: Path, alias: str) -
         cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [LOCK_KEY])
         if not cursor.fetchone()[0]:
-            raise BackupError("another backup of this database is running; try again later")
+            raise BackupError(ANOTHER_RUNNING)
         cursor.execute("SELECT pg_export_snapshot(), current_setting('server_version')")
         snapshot, server_version = cursor.fetchone()
         counts = {}
@@ -148,7 +156,9 @@ def _dump(folder: Path, *, target: postgres.Target, pg_dump: Path, alias: str) -
             env=target.env(), capture_output=True, text=True, check=False,
         )  # fmt: skip
     if result.returncode != 0:
-        raise BackupError(f"pg_dump of {target.describe()} failed: {result.stderr.strip()}")
+        raise BackupError(
+            PG_DUMP_FAILED % {"database": target.describe(), "error": result.stderr.strip()}
+        )
     return {
         "format": FORMAT,
         "exogram_version": version("exogram"),

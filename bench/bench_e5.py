@@ -40,9 +40,9 @@ from tokenizers import Tokenizer
 
 from bench.encoding import OtherLoad, read_pairs
 from bench.paths import EVAL_DIR
-from books.embedding.builtin import E5_INSTALL_HINT, E5_PREFIX, E5_SOURCE, e5_model_spec
+from books.embedding.builtin import E5_PREFIX, E5_SOURCE, e5_model_spec
 from books.embedding.encoder import Encoder, load_tokenizer, model_cache_dir
-from books.embedding.spec import ModelSpec, pinned_path
+from books.embedding.spec import E5_INSTALL_HINT, ModelSpec, pinned_path
 from books.embedding.unigram import UnigramTokenizer
 from books.importing.clippings import parse_clippings
 

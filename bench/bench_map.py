@@ -131,14 +131,14 @@ def run() -> dict[str, Any]:
 
 
 def _run() -> dict[str, Any]:
-    from books.embedding.encoder import get_encoder
+    from books.embedding.encoder import get_encoder, get_encoders
 
     rng = random.Random(SEED)
     encoder = get_encoder()
     corpus = read_corpus(rng)
     corpus.seeds[:] = corpus.seeds[:SEEDS]
     seed_vectors = np.asarray(encoder.encode(corpus.seeds), dtype=np.float32)
-    report: dict[str, Any] = {"model": encoder.model_id, "real_vectors": _kept(seed_vectors)}
+    report: dict[str, Any] = {"model": get_encoders().model_id, "real_vectors": _kept(seed_vectors)}
     with bench_database(DATABASE):
         from django.db import connection
         from django.test import Client
@@ -151,7 +151,7 @@ def _run() -> dict[str, Any]:
         with connection.cursor() as cursor:
             # The map never uses the vector index; building it row by row only slows the load.
             cursor.execute("DROP INDEX IF EXISTS highlight_embedding_hnsw")
-        library = load_library(SIZE, corpus, seed_vectors, encoder.model_id, rng)
+        library = load_library(SIZE, corpus, seed_vectors, get_encoders().model_id, rng)
         reader = User.objects.get(pk=library.reader_id)
         began = time.perf_counter()
         the_map = library_map_refresh(reader=reader)

@@ -105,7 +105,7 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 def run(*, size: int = SIZE, queries: int = QUERIES) -> dict[str, Any]:
     setup_django()
-    from books.embedding.encoder import get_encoder
+    from books.embedding.encoder import get_encoder, get_encoders
 
     rng = random.Random(SEED)
     started = time.perf_counter()
@@ -120,7 +120,7 @@ def run(*, size: int = SIZE, queries: int = QUERIES) -> dict[str, Any]:
         from books.search.search import clear_query_cache
 
         print(f"bench_mcp: database {database}", flush=True)
-        library = load_library(size, corpus, seed_vectors, encoder.model_id, rng)
+        library = load_library(size, corpus, seed_vectors, get_encoders().model_id, rng)
         with connection.cursor() as cursor:
             # bench_search's rows carry no place in their book; a citation needs one.
             cursor.execute(
@@ -162,7 +162,7 @@ def run(*, size: int = SIZE, queries: int = QUERIES) -> dict[str, Any]:
         "highlights": size,
         "queries": queries,
         "limit": LIMIT,
-        "model": encoder.model_id,
+        "model": get_encoders().model_id,
         "server_start_ms": round(startup_ms, 1),
         "over_stdio": {mode: _percentiles(timings[mode]) for mode in MODES},
         "in_process": {mode: _percentiles(direct[mode]) for mode in MODES},

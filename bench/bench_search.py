@@ -293,7 +293,7 @@ def _timed(label: str, action: Callable[[], Any]) -> Any:
 
 def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, Any]:
     setup_django()
-    from books.embedding.encoder import get_encoder
+    from books.embedding.encoder import get_encoder, get_encoders
 
     rng = random.Random(SEED)
     started = time.perf_counter()
@@ -319,7 +319,7 @@ def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, An
         libraries = [
             _timed(
                 f"load {size} highlights",
-                partial(load_library, size, corpus, seed_vectors, encoder.model_id, rng),
+                partial(load_library, size, corpus, seed_vectors, get_encoders().model_id, rng),
             )
             for size in sizes
         ]
@@ -339,7 +339,7 @@ def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, An
     report: dict[str, Any] = {
         "rows_in_table": sum(sizes),
         "seeds_embedded": len(corpus.seeds),
-        "model": encoder.model_id,
+        "model": get_encoders().model_id,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "libraries": rows,
         "aim": {"hybrid_p95_ms_at_largest": TARGET_HYBRID_P95_MS},

@@ -77,7 +77,7 @@ def _seed_library(reader: Any, entries: int) -> None:
 
     import books.tasks
     from books.connections.services import highlights_connect
-    from books.embedding.encoder import get_encoder
+    from books.embedding.encoder import get_encoders
     from books.importing.services import clippings_import
     from books.models import Highlight
 
@@ -89,7 +89,7 @@ def _seed_library(reader: Any, entries: int) -> None:
         )
     finally:
         books.tasks.enqueue_embedding = sent
-    model_id = get_encoder().model_id
+    model_id = get_encoders().model_id
     ids = list(Highlight.objects.filter(reader=reader).order_by("pk").values_list("pk", flat=True))
     rng = np.random.default_rng(7)
     topics = rng.normal(size=(200, 384)).astype(np.float32)
@@ -126,9 +126,9 @@ def seeded_library(entries: int, *, reuse: bool, name: str) -> AbstractContextMa
     """
     if not reuse:
         return _fresh_library(entries, name=name)
-    from books.embedding.encoder import get_encoder
+    from books.embedding.encoder import get_encoders
 
-    marker = f"entries={entries} model={get_encoder().model_id}"
+    marker = f"entries={entries} model={get_encoders().model_id}"
     return cloned_database(
         name, template=SEED_DATABASE, make=partial(_seed, entries), marker=marker
     )

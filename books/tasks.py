@@ -83,13 +83,13 @@ def sweep_pending_embeddings() -> int:
     Highlights whose task was sent less than QUEUED_LEASE ago are left alone: it is still
     queued, and sending another only makes the queue longer.
     """
-    from books.embedding.encoder import EncoderUnavailable, get_encoder
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     released = pipeline.claims_of_dead_workers_release()
     if released:
         logger.info("released %d highlight(s) claimed by a worker that is gone", released)
     try:
-        switched = pipeline.embeddings_switch_model(model_id=get_encoder().model_id)
+        switched = pipeline.embeddings_switch_model(model_id=get_encoders().model_id)
     except EncoderUnavailable:
         switched = 0
     if switched:

@@ -258,7 +258,7 @@ class Judge:
 
     @property
     def model_id(self) -> str:
-        return str(self.encoder.model_id)
+        return str(self.encoder.vectors_id)
 
     @property
     def with_confirm(self) -> list[Judge]:

@@ -23,22 +23,28 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from evaluation.kindle_books import (
+    ANTHOLOGY_SIZE,
+    AUTHOR_BOOK_MIN,
+    WORD_SHARE,
+    LibraryBook,
+    Passage,
+    add_lookups,
+    clipping,
+    clippings_bytes,
+    title_line,
+)
 from evaluation.labels import SHARED_DATA, Entry, LabelError, source_entries
 from evaluation.languages import guess_language
 
-WORD_SHARE = 0.2
-PHRASE_SHARE = 0.15
-LOOKUP_MIN_LETTERS = 7
 RESELECT_SHARE = 0.12
 NOTE_SHARE = 0.04
 MIN_CHARS, MAX_CHARS = 20, 600
 MIN_WORDS = 5
-AUTHOR_BOOK_MIN = 4
-ANTHOLOGY_SIZE = 25
 
 # (language, source, how many passages, what kind of source)
 SOURCES: tuple[tuple[str, str, int, str], ...] = (
@@ -73,31 +79,8 @@ _NOTES = {
     "pt": ("Verdade.", "Reler depois.", "Para a aula."),
     "fr": ("À relire.", "Très juste.", "Pour le cours."),
 }  # fmt: skip
-_LETTERS = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 _NO_AUTHOR = {"", "anónimo", "anonymous", "refrán", "sprichwort", "www.frases.com"}
 _PLACEHOLDER = re.compile(r"^\s*<.*>\s*$")
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Passage:
-    text: str
-    author: str
-    language: str
-    topic: str
-    source: str
-    locator: str
-
-
-@dataclass
-class LibraryBook:
-    title: str
-    author: str
-    language: str
-    # Highlights in reading order: a passage, or a looked-up word (a str).
-    entries: list[Passage | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -227,43 +210,10 @@ def make_books(passages: Sequence[tuple[Passage, str]], *, seed: int) -> list[Li
     return list(books.values())
 
 
-def add_lookups(books: list[LibraryBook], *, share: float, seed: int) -> int:
-    """Words and short phrases looked up in each book's own passages, `share` of all."""
-    rng = random.Random(seed)
-    passages = sum(len(book.entries) for book in books)
-    wanted = round(passages * share / (1 - share))
-    candidates: list[tuple[int, str]] = []
-    for index, book in enumerate(books):
-        for entry in book.entries:
-            if not isinstance(entry, Passage):
-                continue
-            tokens = _LETTERS.findall(entry.text)
-            for position, token in enumerate(tokens):
-                if len(token) >= LOOKUP_MIN_LETTERS:
-                    if rng.random() < PHRASE_SHARE and position + 2 < len(tokens):
-                        candidates.append((index, " ".join(tokens[position : position + 3])))
-                    else:
-                        candidates.append((index, token.lower()))
-    picked = rng.sample(candidates, min(wanted, len(candidates)))
-    for index, lookup in picked:
-        entries = books[index].entries
-        entries.insert(rng.randint(0, len(entries)), lookup)
-    return len(picked)
-
-
 def build_library(shared_dir: Path = SHARED_DATA, *, seed: int = 28) -> Library:
     books = make_books(read_library_passages(shared_dir, seed=seed), seed=seed)
     add_lookups(books, share=WORD_SHARE, seed=seed)
     return Library(books)
-
-
-def kindle_date(moment: datetime) -> str:
-    hour = moment.hour % 12 or 12
-    half = "AM" if moment.hour < 12 else "PM"
-    return (
-        f"{_WEEKDAYS[moment.weekday()]}, {_MONTHS[moment.month - 1]} {moment.day}, "
-        f"{moment.year} {hour}:{moment:%M:%S} {half}"
-    )
 
 
 def _versions(text: str, rng: random.Random) -> list[str]:
@@ -282,11 +232,10 @@ def clippings_file(library: Library, *, seed: int = 28) -> bytes:
     entries: list[str] = []
 
     def write(title: str, kind: str, where: str, text: str) -> None:
-        meta = f"- Your {kind} on {where} | Added on {kindle_date(moment)}"
-        entries.append("\r\n".join([title, meta, "", text, "=========="]) + "\r\n")
+        entries.append(clipping(title, kind, where, moment, text))
 
     for book in library.books:
-        title = f"{book.title} ({book.author})" if book.author else book.title
+        title = title_line(book)
         for position, entry in enumerate(book.entries):
             start = 100 + 40 * position
             moment += timedelta(minutes=rng.randint(2, 400))
@@ -305,4 +254,4 @@ def clippings_file(library: Library, *, seed: int = 28) -> bytes:
             if rng.random() < NOTE_SHARE:
                 note = rng.choice(_NOTES[entry.language])
                 write(title, "Note", f"Location {start + length}", note)
-    return ("\ufeff" + "".join(entries)).encode("utf-8")
+    return clippings_bytes(entries)

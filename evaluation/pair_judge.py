@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,9 @@ from books.vocabulary import words_of
 from evaluation.labels import LABELS_DIR, Side, labelled_texts, read_labels, source_entries
 from evaluation.languages import guess_language
 from evaluation.vectors import cached_vectors
+
+if TYPE_CHECKING:
+    from books.embedding.encoder import Encoders
 
 Floats = npt.NDArray[np.float64]
 # L2 penalty of the logistic regressions, on standardized features.
@@ -121,7 +124,7 @@ def _author(shared: Path, side: Side) -> str:
 def labelled_rows(
     shared: Path,
     *,
-    encoder: Any,
+    encoders: Encoders,
     folder: Path,
     log: Callable[[str], None],
     labels: Path = LABELS_DIR,
@@ -146,13 +149,13 @@ def labelled_rows(
     for name, library in libraries.items():
         texts = library.texts
         languages = [language_of(t) for t in texts]
-        main = cached_vectors(texts, encoder=encoder, english=False, folder=folder, log=log)
+        main = cached_vectors(texts, encoders=encoders, english=False, folder=folder, log=log)
         english = np.zeros_like(main)
         english_rows = [i for i, lang in enumerate(languages) if lang == ENGLISH]
-        if english_rows and encoder.english_spec is not None:
+        if english_rows and encoders.english_spec is not None:
             english[english_rows] = cached_vectors(
                 [texts[i] for i in english_rows],
-                encoder=encoder,
+                encoders=encoders,
                 english=True,
                 folder=folder,
                 log=log,
@@ -161,7 +164,7 @@ def labelled_rows(
         words = [len(words_of(t)) for t in texts]
         numbers = [numbers_of(t) for t in texts]
         negations = [negated(t) for t in texts]
-        has_english = encoder.english_spec is not None
+        has_english = encoders.english_spec is not None
         contexts[name] = (
             languages, main, english, stem_sets, stem_frequency(stem_sets), words, has_english,
             numbers, negations,

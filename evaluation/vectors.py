@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from evaluation.labels import text_sha as text_key
+
+if TYPE_CHECKING:
+    from books.embedding.encoder import Encoders
 
 Vectors = npt.NDArray[np.float32]
 
@@ -21,10 +24,11 @@ def _cache_path(folder: Path, model_id: str) -> Path:
 
 
 def cached_vectors(
-    texts: Sequence[str], *, encoder: Any, english: bool, folder: Path, log: Any = None
+    texts: Sequence[str], *, encoders: Encoders, english: bool, folder: Path, log: Any = None
 ) -> Vectors:
-    """One unit row per text: the main model's vectors, or the English model's."""
-    model_id = ("english-" if english else "main-") + encoder.model_id
+    """One unit row per text: the main model's vectors, or the English model's (the file
+    named after both models' id, as a highlight's vectors are)."""
+    model_id = ("english-" if english else "main-") + encoders.model_id
     path = _cache_path(folder, model_id)
     known: dict[str, Vectors] = {}
     if path.exists():
@@ -38,7 +42,7 @@ def cached_vectors(
         for start in range(0, len(missing), step):
             part = missing[start : start + step]
             batch = [by_key[k] for k in part]
-            found = encoder.encode_english(batch) if english else encoder.encode(batch)
+            found = encoders.encode_english(batch) if english else encoders.main.encode(batch)
             known |= dict(zip(part, found, strict=True))
             if log is not None:
                 log(f"  encoded {min(start + step, len(missing))}/{len(missing)} ({model_id[:40]})")

@@ -2,7 +2,7 @@ import logging
 
 import pytest
 
-from books.embedding.encoder import _encoders, get_encoder
+from books.embedding.encoder import _encoder_sets, _encoders, get_encoder
 from exogram import gunicorn_conf
 from exogram.warm import enabled, warm_up
 
@@ -15,6 +15,7 @@ class _Worker:
 class WarmUpTests:
     def test_it_loads_the_encoder_templates_and_a_connection(self) -> None:
         _encoders.clear()
+        _encoder_sets.clear()
         timings = warm_up()
         assert set(timings) == {"urls", "database", "templates", "encoder"}
         assert _encoders  # the model is loaded: the first search will not load it

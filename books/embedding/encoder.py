@@ -8,9 +8,10 @@ chosen by `EXOGRAM_EMBEDDING_MODEL` among the built-in ones (books.embedding.bui
 figures in books.embedding.profiles), or `EXOGRAM_EMBEDDING_MODEL_DIR` swaps in any
 sentence-transformers ONNX export described by an `exogram_model.json`
 (books.embedding.model_dir). This module loads a model's files, encodes texts in windows,
-and keeps the process's encoder.
+and keeps the process's models: an `Encoder` is one model; `Encoders` is the configured one
+with the English model beside it (books.embedding.english) and the id their vectors carry.
 
-Django is imported only inside `get_encoder()`, so the encoder runs (and is tested) without it.
+Django is imported only inside `get_encoders()`, so the encoder runs (and is tested) without it.
 """
 
 from __future__ import annotations
@@ -31,15 +32,28 @@ from tokenizers import Encoding, Tokenizer
 from books.embedding.builtin import spec_for
 from books.embedding.english import english_model_spec_for
 from books.embedding.profiles import DEFAULT_MODEL
-
-# EncoderUnavailable is what get_encoder() raises: its callers import it from here.
-from books.embedding.spec import EncoderUnavailable as EncoderUnavailable
 from books.embedding.spec import (
+    EMBEDDING_MODEL,
+    INPUTS_NOT_INTEGERS,
+    NO_MASK_INPUTS,
+    NO_ROOM_FOR_TEXT,
+    NO_TOKEN_OUTPUT,
+    NOT_AN_EXPORT,
+    ONNX_CANNOT_LOAD,
+    SENTENCEPIECE,
+    TOKENIZER,
+    TOKENIZER_PAIR_UNREADABLE,
+    TOKENIZER_UNREADABLE,
+    UNKNOWN_INPUTS,
+    WRONG_WIDTH,
     ModelSpec,
     read_verified,
     sha256_of_file,
     verified_sha256,
 )
+
+# EncoderUnavailable is what get_encoders() raises: its callers import it from here.
+from books.embedding.spec import EncoderUnavailable as EncoderUnavailable
 from books.embedding.unigram import UnigramTokenizer
 
 # Consecutive windows of a long text share this many tokens, so a sentence cut by a window
@@ -79,12 +93,10 @@ def session_options(threads: int) -> ort.SessionOptions:
 def _read_tokenizer_files(spec: ModelSpec) -> tuple[bytes, bytes | None]:
     """(tokenizer.json, the sentencepiece model or None), each checked against its sha256."""
     fix = spec.fix_hint()
-    data = read_verified(spec.tokenizer_path, spec.tokenizer_sha256, "tokenizer", fix)
+    data = read_verified(spec.tokenizer_path, spec.tokenizer_sha256, TOKENIZER, fix)
     if spec.sentencepiece_path is None:
         return data, None
-    pieces = read_verified(
-        spec.sentencepiece_path, spec.sentencepiece_sha256, "tokenizer's sentencepiece model", fix
-    )
+    pieces = read_verified(spec.sentencepiece_path, spec.sentencepiece_sha256, SENTENCEPIECE, fix)
     return data, pieces
 
 
@@ -96,16 +108,21 @@ def _tokenizer_from(
             return UnigramTokenizer.from_buffers(data, pieces)
         except ValueError as error:
             raise EncoderUnavailable(
-                f"The tokenizer of {spec.tokenizer_path.parent} ({spec.tokenizer_path.name} "
-                f"and {spec.sentencepiece_path and spec.sentencepiece_path.name}) cannot be "
-                f"read: {error}. Fix: {spec.fix_hint()}."
+                TOKENIZER_PAIR_UNREADABLE
+                % {
+                    "folder": spec.tokenizer_path.parent,
+                    "tokenizer": spec.tokenizer_path.name,
+                    "pieces": spec.sentencepiece_path and spec.sentencepiece_path.name,
+                    "error": error,
+                    "fix": spec.fix_hint(),
+                }
             ) from None
     try:
         return Tokenizer.from_buffer(data)
     except Exception as error:  # tokenizers raises plain Exception on bad JSON
         raise EncoderUnavailable(
-            f"The tokenizer at {spec.tokenizer_path} cannot be read: {error}. "
-            f"Fix: {spec.fix_hint()}."
+            TOKENIZER_UNREADABLE
+            % {"path": spec.tokenizer_path, "error": error, "fix": spec.fix_hint()}
         ) from None
 
 
@@ -158,7 +175,6 @@ class Encoder:
         *,
         threads: int = 0,
         batch_size: int = 16,
-        english: ModelSpec | None = None,
     ) -> None:
         if threads < 0:
             raise ValueError("threads must be 0 (all cores) or more")
@@ -174,32 +190,16 @@ class Encoder:
         # The graph is hashed as a stream and ONNX Runtime reads it from its path: holding its
         # bytes in Python as well while the session loads cost the e5 graph ~95 MB of peak
         # memory in every worker process.
-        model_sha256 = verified_sha256(spec.model_path, spec.model_sha256, "embedding model", fix)
+        model_sha256 = verified_sha256(spec.model_path, spec.model_sha256, EMBEDDING_MODEL, fix)
         # Checked before either loads: a bad file fails fast, with nothing loaded.
         tokenizer_files = _read_tokenizer_files(spec)
-        # The English model that judges two English passages (books.embedding.english), loaded
-        # on first use: web processes only encode queries, with this model alone.
-        self.english_spec = english
-        self._english: Encoder | None = None
-        self._threads = threads
-        # A highlight's vectors are this model's and, for an English passage, the English
-        # model's: the id names both, so a change of either re-embeds the library.
-        self.model_id = _model_id(spec, model_sha256, english)
+        # The id this model's vectors carry; a highlight's stored id is Encoders.model_id.
+        self.vectors_id = _vectors_id(spec, model_sha256)
         # The session first: its load peaks ~35 MB above what it keeps, and that peak then
         # falls before the tokenizer is there, not on top.
         self._session = self._load_session(spec.model_path, threads)
         self._tokenizer = self._load_tokenizer(*tokenizer_files)
         self._check_dimensions()
-
-    def encode_english(self, texts: Sequence[str]) -> Vectors:
-        """The English model's vectors of English passages (books.embedding.english)."""
-        if self.english_spec is None:
-            raise ValueError(f"{self.spec.name} has no English model beside it")
-        if self._english is None:
-            with _encoders_lock:
-                if self._english is None:
-                    self._english = Encoder(self.english_spec, threads=self._threads)
-        return self._english.encode(texts)
 
     # --- loading -------------------------------------------------------------------------
 
@@ -216,8 +216,8 @@ class Encoder:
         content = spec.max_tokens - specials
         if content < 2:
             raise EncoderUnavailable(
-                f"max_tokens={spec.max_tokens} leaves no room for text next to the "
-                f"{specials} special tokens of {spec.tokenizer_path}."
+                NO_ROOM_FOR_TEXT
+                % {"max": spec.max_tokens, "specials": specials, "path": spec.tokenizer_path}
             )
         # Texts past the model's window overflow into further windows that repeat the last
         # tokens of the previous one (the tokenizer adds [CLS]/[SEP] to each window). The
@@ -232,17 +232,17 @@ class Encoder:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime raises its own non-exported exceptions
             raise EncoderUnavailable(
-                f"The embedding model at {self.spec.model_path} cannot be loaded by ONNX "
-                f"Runtime: {error}. Fix: {self.spec.fix_hint()}."
+                ONNX_CANNOT_LOAD
+                % {"path": self.spec.model_path, "error": error, "fix": self.spec.fix_hint()}
             ) from None
         inputs = {i.name: i.type for i in session.get_inputs()}
         problem = None
         if "input_ids" not in inputs or "attention_mask" not in inputs:
-            problem = "it lacks the input_ids/attention_mask inputs"
+            problem = NO_MASK_INPUTS
         elif set(inputs) - {"input_ids", "attention_mask", "token_type_ids"}:
-            problem = f"it needs inputs this encoder does not know: {sorted(inputs)}"
+            problem = UNKNOWN_INPUTS % {"inputs": sorted(inputs)}
         elif any(kind not in _INT_TYPES for kind in inputs.values()):
-            problem = f"its inputs are not int64/int32 tensors: {inputs}"
+            problem = INPUTS_NOT_INTEGERS % {"inputs": inputs}
         self._input_types = {name: _INT_TYPES.get(kind, np.int64) for name, kind in inputs.items()}
         outputs = session.get_outputs()
         named = [o.name for o in outputs if o.name in _TOKEN_OUTPUTS]
@@ -250,11 +250,11 @@ class Encoder:
         if named or ranked:
             self._output = (named or ranked)[0]
         elif problem is None:
-            problem = "it has no token-vector output (last_hidden_state or any rank-3 output)"
+            problem = NO_TOKEN_OUTPUT
         if problem:
             raise EncoderUnavailable(
-                f"The embedding model at {self.spec.model_path} is not a sentence-transformers "
-                f"style export: {problem}. Fix: {self.spec.fix_hint()}."
+                NOT_AN_EXPORT
+                % {"path": self.spec.model_path, "problem": problem, "fix": self.spec.fix_hint()}
             )
         return session
 
@@ -263,8 +263,13 @@ class Encoder:
         width = self._run([_Window(0, *self._ids_of(self._tokenizer.encode("")))]).shape[1]
         if width != self.spec.dimensions:
             raise EncoderUnavailable(
-                f"The model at {self.spec.model_path} makes {width}-dimensional vectors, but "
-                f"its description says {self.spec.dimensions}. Fix: {self.spec.fix_hint()}."
+                WRONG_WIDTH
+                % {
+                    "path": self.spec.model_path,
+                    "width": width,
+                    "dimensions": self.spec.dimensions,
+                    "fix": self.spec.fix_hint(),
+                }
             )
 
     # --- encoding ------------------------------------------------------------------------
@@ -358,10 +363,41 @@ class Encoder:
         return pooled
 
 
-def _model_id(spec: ModelSpec, model_sha256: str, english: ModelSpec | None) -> str:
-    """The id a model's vectors carry, with its English model's when it has one."""
-    model_id = spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
-    return model_id if english is None else f"{model_id}+{english_model_id(english)}"
+class Encoders:
+    """The configured model and, beside it, the English model that judges two English
+    passages (books.embedding.english) when its profile names one: what a highlight's
+    vectors are made with, and what the pipeline, search and connections read them by.
+    Each is one Encoder, one model."""
+
+    def __init__(self, main: Encoder, english: ModelSpec | None, *, threads: int = 0) -> None:
+        self.main = main
+        self.english_spec = english
+        # A highlight's vectors are the main model's and, for an English passage, the
+        # English model's: the id names both, so a change of either re-embeds the library.
+        self.model_id = _model_id(main.vectors_id, english)
+        self._threads = threads
+        self._english: Encoder | None = None
+
+    def encode_english(self, texts: Sequence[str]) -> Vectors:
+        """The English model's vectors of English passages, the model loaded on first use:
+        web processes only encode queries, with the main model alone."""
+        if self.english_spec is None:
+            raise ValueError(f"{self.main.spec.name} has no English model beside it")
+        if self._english is None:
+            with _encoders_lock:
+                if self._english is None:
+                    self._english = Encoder(self.english_spec, threads=self._threads)
+        return self._english.encode(texts)
+
+
+def _vectors_id(spec: ModelSpec, model_sha256: str) -> str:
+    """The id one model's vectors carry: its own name, or its name and graph's sha256."""
+    return spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
+
+
+def _model_id(main_id: str, english: ModelSpec | None) -> str:
+    """The id a highlight's vectors carry: the main model's, with its English model's."""
+    return main_id if english is None else f"{main_id}+{english_model_id(english)}"
 
 
 def english_model_id(spec: ModelSpec) -> str:
@@ -394,6 +430,7 @@ def _pad_id_of(tokenizer: Tokenizer | UnigramTokenizer) -> int:
 
 _CHECKOUT = Path(__file__).resolve().parents[2]
 _encoders: dict[tuple[Any, ...], Encoder] = {}
+_encoder_sets: dict[tuple[Any, ...], Encoders] = {}
 _encoders_lock = threading.Lock()
 
 
@@ -426,14 +463,14 @@ def active_model_id() -> str | None:
         return _model_ids[key]
     try:
         spec = spec_for(name, model_dir, cache)
-        sha256 = spec.model_sha256 or sha256_of_file(spec.model_path, "embedding model", "")
+        sha256 = spec.model_sha256 or sha256_of_file(spec.model_path, EMBEDDING_MODEL, "")
     except EncoderUnavailable:
         return None  # not remembered: the model may be installed or fixed meanwhile
     try:
         english = english_model_spec_for(spec, cache_dir=cache)
     except EncoderUnavailable:
         return None
-    model_id = _model_id(spec, sha256, english)
+    model_id = _model_id(_vectors_id(spec, sha256), english)
     _model_ids[key] = model_id
     return model_id
 
@@ -446,18 +483,38 @@ def model_cache_dir() -> Path:
     return _configuration()[3]
 
 
-def get_encoder(model: str | None = None) -> Encoder:
-    """The process's encoder, loaded on first use; raises EncoderUnavailable.
-
-    `model` names a built-in model to use instead of the configured one (the evaluation
-    commands compare models with it).
-    """
+def get_encoders() -> Encoders:
+    """The configured model with its English model (the one judging two English
+    passages), loaded on first use; raises EncoderUnavailable. Its model_id is the one
+    stored vectors are compared by."""
     name, model_dir, threads, cache = _configuration()
-    if model is not None:
-        name, model_dir = model, None
-    # The configured model works with its English model; one named for an evaluation alone.
-    key = (name, model_dir, threads, cache, model is None)
-    # Keyed by configuration so a test that overrides settings gets its own encoder.
+    # Keyed by configuration so a test that overrides settings gets its own models.
+    key = (name, model_dir, threads, cache)
+    encoders = _encoder_sets.get(key)
+    if encoders is not None:
+        return encoders
+    main = _encoder(name, model_dir, threads, cache)
+    with _encoders_lock:
+        encoders = _encoder_sets.get(key)
+        if encoders is None:
+            english = english_model_spec_for(main.spec, cache_dir=cache)
+            encoders = Encoders(main, english, threads=threads)
+            _encoder_sets[key] = encoders
+    return encoders
+
+
+def get_encoder(model: str | None = None) -> Encoder:
+    """The configured model (get_encoders().main), or the built-in `model` (the evaluation
+    commands compare models with it), loaded on first use; raises EncoderUnavailable.
+    One model: the id of stored vectors is get_encoders().model_id."""
+    if model is None:
+        return get_encoders().main
+    _, _, threads, cache = _configuration()
+    return _encoder(model, None, threads, cache)
+
+
+def _encoder(name: str, model_dir: Path | None, threads: int, cache: Path) -> Encoder:
+    key = (name, model_dir, threads, cache)
     encoder = _encoders.get(key)
     if encoder is not None:
         return encoder
@@ -466,8 +523,6 @@ def get_encoder(model: str | None = None) -> Encoder:
     with _encoders_lock:
         encoder = _encoders.get(key)
         if encoder is None:
-            spec = spec_for(name, model_dir, cache)
-            english = english_model_spec_for(spec, cache_dir=cache) if model is None else None
-            encoder = Encoder(spec, threads=threads, english=english)
+            encoder = Encoder(spec_for(name, model_dir, cache), threads=threads)
             _encoders[key] = encoder
     return encoder

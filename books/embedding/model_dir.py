@@ -13,7 +13,10 @@ from books.embedding.profiles import (
 )
 from books.embedding.spec import (
     DIMENSIONS,
+    FIX_FOLDER,
+    MODEL_DESCRIPTION,
     MODEL_DIR_CONFIG,
+    MODEL_FILE_MISSING,
     EncoderUnavailable,
     ModelSpec,
     read_verified,
@@ -42,10 +45,9 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
     Unigram pieces segment text for tokenizer.json's pipeline) with its sha256.
     """
     path = Path(path)
-    fix = f"put model.onnx, tokenizer.json and {MODEL_DIR_CONFIG} in {path}, or unset "
-    fix += "EXOGRAM_EMBEDDING_MODEL_DIR to use the default model"
+    fix = FIX_FOLDER % {"description": MODEL_DIR_CONFIG, "folder": path}
     config_path = path / MODEL_DIR_CONFIG
-    raw = read_verified(config_path, None, "model description", fix)
+    raw = read_verified(config_path, None, MODEL_DESCRIPTION, fix)
     try:
         config = json.loads(raw)
         if not isinstance(config, dict):
@@ -112,7 +114,7 @@ def model_spec_from_dir(path: Path) -> ModelSpec:
     )
     for file in files:
         if not (path / file).is_file():
-            raise EncoderUnavailable(f"The model file {path / file} is missing. Fix: {fix}.")
+            raise EncoderUnavailable(MODEL_FILE_MISSING % {"path": path / file, "fix": fix})
     return ModelSpec(
         name=name,
         dimensions=dimensions,

@@ -7,9 +7,10 @@ only enqueue never load the model's runtime.
 
 import os
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -19,6 +20,9 @@ from django.utils.translation import gettext_noop
 from books.connections.services import connections_forget, highlights_connect
 from books.language import ENGLISH
 from books.models import Connection, Highlight
+
+if TYPE_CHECKING:
+    from books.embedding.encoder import Encoders
 
 # Highlights per embedding task: small enough for workers to share a large import, large
 # enough that the per-task overhead stays small.
@@ -232,36 +236,36 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
     worker is left alone, so calling this twice changes nothing the second time.
     Raises EncoderUnavailable after leaving the claimed rows pending with the reason.
     """
-    from books.embedding.encoder import EncoderUnavailable, get_encoder
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     outcome = EmbedOutcome()
     try:
-        encoder = get_encoder()
+        encoders = get_encoders()
     except EncoderUnavailable as error:
         Highlight.objects.filter(pk__in=ids, deleted_at__isnull=True).exclude(
             embedding_status=Highlight.EmbeddingStatus.DONE
         ).update(embedding_error=str(error))
         raise
-    _take(ids, encoder.model_id)
+    _take(ids, encoders.model_id)
     group: list[tuple[datetime, list[Highlight]]] = []
     group_chars = 0
     for start in range(0, len(ids), EMBED_BATCH):
-        claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoder.model_id)
+        claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoders.model_id)
         outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
         rows = _fail_empty(rows)
         if rows:
             group.append((claimed_at, rows))
             group_chars += sum(len(_embedded_part(_text_of(h))) for h in rows)
         if group_chars >= EMBED_GROUP_CHARS:
-            _embed_group(encoder, group, outcome)
+            _embed_group(encoders, group, outcome)
             group, group_chars = [], 0
     if group:
-        _embed_group(encoder, group, outcome)
+        _embed_group(encoders, group, outcome)
     return outcome
 
 
 def _embed_group(
-    encoder: Any, claims: list[tuple[datetime, list[Highlight]]], outcome: EmbedOutcome
+    encoders: "Encoders", claims: list[tuple[datetime, list[Highlight]]], outcome: EmbedOutcome
 ) -> None:
     """Encode a group of claimed sub-batches in one call, then write them and connect them
     in one transaction."""
@@ -269,10 +273,12 @@ def _embed_group(
     texts = [_embedded_part(_text_of(h)) for h in rows]
     # English passages also get the English model's vector, which judges their connections
     # with other English passages (books.embedding.english). Words never connect: none.
-    english = [i for i, h in enumerate(rows) if _judged_in_english(encoder, h)]
+    english = [i for i, h in enumerate(rows) if _judged_in_english(encoders, h)]
     try:
-        vectors = encoder.encode(texts)
-        english_vectors = encoder.encode_english([texts[i] for i in english]) if english else []
+        vectors = encoders.main.encode(texts)
+        english_vectors: Iterable[Any] = (
+            encoders.encode_english([texts[i] for i in english]) if english else []
+        )
     except Exception as error:
         for claimed_at, claimed in claims:
             _release(claimed, claimed_at, EMBEDDING_FAILED % {"error": error})
@@ -292,7 +298,7 @@ def _embed_group(
             vectors[indexes],
             [english_of.get(i) for i in indexes],
             [claimed_ats[i] for i in indexes],
-            encoder.model_id,
+            encoders.model_id,
         )
         outcome.skipped += len(rows) - len(written_ids)
         written_set = set(written_ids)
@@ -308,9 +314,9 @@ def _embed_group(
     del texts, vectors, english_vectors, english_of
 
 
-def _judged_in_english(encoder: Any, highlight: Highlight) -> bool:
+def _judged_in_english(encoders: "Encoders", highlight: Highlight) -> bool:
     return (
-        encoder.english_spec is not None
+        encoders.english_spec is not None
         and highlight.language == ENGLISH
         and not highlight.is_word
         and bool(highlight.text.strip())
@@ -404,11 +410,11 @@ def pending_highlight_ids(*, queued_before: timedelta | None = None) -> list[int
     after restarts 1,291 redundant tasks delayed new readers for 15 minutes).
     Without a model (it cannot load) every highlight that is not done counts as pending.
     """
-    from books.embedding.encoder import EncoderUnavailable, get_encoder
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     now = timezone.now()
     try:
-        condition = _needs_embedding(get_encoder().model_id, now)
+        condition = _needs_embedding(get_encoders().model_id, now)
     except EncoderUnavailable:
         condition = Q(deleted_at__isnull=True) & ~Q(embedding_status=Highlight.EmbeddingStatus.DONE)
     queryset = Highlight.objects.filter(condition)

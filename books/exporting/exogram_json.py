@@ -1,8 +1,10 @@
 """Exogram's own JSON: every field a reader owns, so it re-imports elsewhere without loss.
 
-What the reader made is all here: the text, locations and dates as the device wrote them,
-notes (and whether the reader edited them here), favourites, tags, chapters, colours. What
-the machine can recompute is not: vectors, connections, search copies.
+What the reader made is all here: the text, locations and dates as the device wrote them
+(and a KOReader's, Kobo's or Apple Books' position, so that a later upload from that device
+still merges a highlight extended there), notes (and whether the reader edited them here),
+favourites, tags, chapters, colours. What the machine can recompute is not: vectors,
+connections, search copies.
 """
 
 import json
@@ -34,6 +36,9 @@ def highlight_record(h: Highlight) -> dict[str, Any]:
         "page": h.page,
         "location_start": h.location_start,
         "location_end": h.location_end,
+        # Where a KOReader, Kobo or Apple Books device put it (books.importing.positions):
+        # the next upload of that device finds this highlight by it. "" for a Kindle's.
+        "position": h.position,
         "added_at": _when(h.added_at),
         "added_raw": h.added_raw,
         "favourite": h.favourite,

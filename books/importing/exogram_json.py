@@ -1,7 +1,8 @@
 """Parse Exogram's own JSON export (books.exporting.exogram_json) into dataclasses.
 
 Pure Python, no Django. Everything the reader owns comes back: text, locations, dates as
-the device wrote them, notes (and whether they were edited in Exogram), favourites, tags.
+the device wrote them, a device's position (absent from exports made before it was kept),
+notes (and whether they were edited in Exogram), favourites, tags.
 """
 
 from datetime import UTC, datetime
@@ -9,6 +10,7 @@ from typing import Any
 
 from books.importing.clippings import ParseResult, Problem
 from books.importing.marks import gettext_noop
+from books.importing.positions import decode, encode
 from books.importing.rich import rich_clipping
 
 FORMAT = "exogram"
@@ -52,6 +54,15 @@ def _location(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(LOCATION_NOT_NUMBER % {"value": repr(value)})
     return value
+
+
+def _position(value: Any) -> str:
+    """A device's position as the export wrote it; "" when absent (an export from before
+    positions were exported, or a Kindle's highlight) or unreadable: the highlight is kept,
+    only a later version of it from the device is then found by its words and page."""
+    if not isinstance(value, str) or len(value) > 500:
+        return ""
+    return encode(decode(value))
 
 
 def parse_exogram_json(document: Any) -> ParseResult:
@@ -111,6 +122,7 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
         page=str(entry.get("page") or "") or None,
         location_start=_location(entry.get("location_start")),
         location_end=_location(entry.get("location_end")),
+        position=_position(entry.get("position")),
         added_at=_when(entry.get("added_at")),
         added_raw=str(entry.get("added_raw") or ""),
         line=number,

@@ -11,8 +11,28 @@ file is still read, so one hostile entry costs only itself.
 import re
 from dataclasses import dataclass
 
+from books.importing.marks import gettext_noop
+
 # A table nested deeper than this is not a sidecar (KOReader's go four or five deep).
 MAX_DEPTH = 64
+
+# What a `Bad` value or a LuaDataError says, stored in English inside an import problem and
+# said in the reader's language on a page (books.wording). `%(found)s` is a token as the
+# file wrote it (quoted) or one of the descriptions below.
+NOT_A_CHUNK = gettext_noop("%(found)s where 'return {' was expected")
+AFTER_RETURN = gettext_noop("%(found)s after 'return'")
+AFTER_THE_DATA = gettext_noop("%(found)s after the data")
+ENDS_IN_A_TABLE = gettext_noop("the file ends inside a table")
+MINUS_WITHOUT_NUMBER = gettext_noop("a '-' not before a number")
+TOO_DEEP = gettext_noop("tables nested more than %(depth)s deep")
+NOT_DATA = gettext_noop("%(found)s (only data is read, nothing is run)")
+SEPARATOR_EXPECTED = gettext_noop("%(found)s where ',' or '}' was expected")
+KEY_WITHOUT_BRACKET = gettext_noop("a key without its ']'")
+KEY_WITHOUT_EQUALS = gettext_noop("a key without '='")
+UNFINISHED_LONG = gettext_noop("an unfinished long string or comment")
+UNFINISHED_STRING = gettext_noop("a string that never ends")
+UNKNOWN_ESCAPE = gettext_noop("an unknown escape '\\%(escape)s'")
+END_OF_FILE = gettext_noop("the end of the file")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +114,7 @@ class _Lexer:
                 close = self.text.find(f"]{equals}]", match.end())
                 if close < 0:
                     self.at = len(self.text)
-                    return _Token("other", "an unfinished long string or comment", line)
+                    return _Token("other", UNFINISHED_LONG, line)
                 body = self.text[match.end() : close]
                 self.at, self.line = close + len(equals) + 2, self.line + body.count("\n")
                 if kind == "long_string":
@@ -123,7 +143,7 @@ class _Lexer:
             stop = found.start() if found else -1
             if stop < 0:
                 self.at = len(text)
-                return _Token("other", "a string that never ends", line)
+                return _Token("other", UNFINISHED_STRING, line)
             # Lua wants a line break in a string escaped; an older serialiser (calibre's
             # KOReader plugin) wrote one bare in `keywords`. Kept: it is still just text.
             self.line += text.count("\n", at, stop)
@@ -136,7 +156,8 @@ class _Lexer:
                 # The rest of the string goes with it, up to its closing quote.
                 close = re.compile(rf"(?:[^{quote}\\]|\\.)*{quote}", re.DOTALL).match(text, at)
                 self.at = close.end() if close else len(text)
-                return _Token("other", f"an unknown escape '\\{text[stop + 1 : stop + 2]}'", line)
+                escape = UNKNOWN_ESCAPE % {"escape": text[stop + 1 : stop + 2]}
+                return _Token("other", escape, line)
             parts.append(escaped)
 
     def _escape(self, at: int) -> tuple[str | None, int]:
@@ -183,13 +204,13 @@ class _Parser:
     def chunk(self) -> LuaValue:
         start = self.token
         if start.kind != "name" or start.value != "return":
-            raise LuaDataError(start.line, f"{_shown(start)} where 'return {{' was expected")
+            raise LuaDataError(start.line, NOT_A_CHUNK % {"found": _shown(start)})
         self.advance()
         if self.token.kind != "punct" or self.token.value != "{":
-            raise LuaDataError(self.token.line, f"{_shown(self.token)} after 'return'")
+            raise LuaDataError(self.token.line, AFTER_RETURN % {"found": _shown(self.token)})
         value = self.value(0)
         if self.token.kind != "end":
-            raise LuaDataError(self.token.line, f"{_shown(self.token)} after the data")
+            raise LuaDataError(self.token.line, AFTER_THE_DATA % {"found": _shown(self.token)})
         return value
 
     def value(self, depth: int) -> LuaValue:
@@ -206,12 +227,12 @@ class _Parser:
                 number = self.advance().value
                 assert isinstance(number, int | float)
                 return -number
-            return self.skip_bad(token.line, "a '-' not before a number")
+            return self.skip_bad(token.line, MINUS_WITHOUT_NUMBER)
         if token.kind == "punct" and token.value == "{":
             if depth >= MAX_DEPTH:
-                return self.skip_bad(token.line, f"tables nested more than {MAX_DEPTH} deep")
+                return self.skip_bad(token.line, TOO_DEEP % {"depth": MAX_DEPTH})
             return self.table(depth + 1)
-        return self.skip_bad(token.line, f"{_shown(token)} (only data is read, nothing is run)")
+        return self.skip_bad(token.line, NOT_DATA % {"found": _shown(token)})
 
     def table(self, depth: int) -> LuaTable:
         table = LuaTable()
@@ -219,7 +240,7 @@ class _Parser:
         position = 1
         while not self.at("}"):
             if self.token.kind == "end":
-                table[position] = Bad(self.token.line, "the file ends inside a table")
+                table[position] = Bad(self.token.line, ENDS_IN_A_TABLE)
                 return table
             key, value = self.field(depth, position)
             if key is None:
@@ -231,7 +252,7 @@ class _Parser:
                 self.advance()
             elif self.token.kind != "end" and not self.at("}"):
                 table[f"#bad{self.token.line}:{len(table)}"] = self.skip_bad(
-                    self.token.line, f"{_shown(self.token)} where ',' or '}}' was expected"
+                    self.token.line, SEPARATOR_EXPECTED % {"found": _shown(self.token)}
                 )
         self.advance()  # the "}"
         return table
@@ -245,10 +266,10 @@ class _Parser:
             if isinstance(key, Bad):
                 return f"#bad{token.line}", self.skip_bad(key.line, key.message)
             if not self.at("]"):
-                return f"#bad{token.line}", self.skip_bad(token.line, "a key without its ']'")
+                return f"#bad{token.line}", self.skip_bad(token.line, KEY_WITHOUT_BRACKET)
             self.advance()
             if not self.at("="):
-                return f"#bad{token.line}", self.skip_bad(token.line, "a key without '='")
+                return f"#bad{token.line}", self.skip_bad(token.line, KEY_WITHOUT_EQUALS)
             self.advance()
             return key, self.value(depth)
         if token.kind == "name" and token.value not in _CONSTANTS:
@@ -257,7 +278,7 @@ class _Parser:
                 self.advance()
                 return str(name.value), self.value(depth)
             return f"#bad{token.line}", self.skip_bad(
-                token.line, f"{_shown(name)} (only data is read, nothing is run)"
+                token.line, NOT_DATA % {"found": _shown(name)}
             )
         return None, self.value(depth)
 
@@ -284,7 +305,7 @@ class _Parser:
 
 def _shown(token: _Token) -> str:
     if token.kind == "end":
-        return "the end of the file"
+        return END_OF_FILE
     if token.kind == "other" and isinstance(token.value, str) and len(token.value) > 1:
         return token.value
     return repr(str(token.value)[:40])

@@ -70,7 +70,7 @@ def query_vector(encoder: Encoder, text: str) -> list[float]:
     Keyed by model id, so a model change never serves a vector of the old model. Per
     process and only a speed-up: two processes computing the same vector agree anyway.
     """
-    key = (encoder.model_id, text)
+    key = (encoder.vectors_id, text)
     with _query_vectors_lock:
         vector = _query_vectors.get(key)
         if vector is not None:
@@ -219,12 +219,12 @@ def meaning_floor(
 def _meaning_max_distance(model_id: str) -> float:
     """The model's own floor (its profile's search_max_distance; a model folder's names
     its own) when it is the active one."""
-    from books.embedding.encoder import EncoderUnavailable, get_encoder
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     try:
-        encoder = get_encoder()
+        encoders = get_encoders()
     except EncoderUnavailable:
         return MEANING_MAX_DISTANCE
-    if encoder.model_id != model_id:
+    if encoders.model_id != model_id:
         return MEANING_MAX_DISTANCE
-    return encoder.spec.profile.search_max_distance
+    return encoders.main.spec.profile.search_max_distance

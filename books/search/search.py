@@ -186,17 +186,17 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     all there is; a notice too when the query's language is one the model reads poorly."""
     if request.mode == Mode.KEYWORD:
         return _QueryMeaning()
-    from books.embedding.encoder import EncoderUnavailable, get_encoder
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     try:
-        encoder = get_encoder()
+        encoders = get_encoders()
     except EncoderUnavailable:
         return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
-    language = language_notice(request.query, encoder)
+    language = language_notice(request.query, encoders)
     return _QueryMeaning(
-        vector=query_vector(encoder, text),
-        model_id=encoder.model_id,
+        vector=query_vector(encoders.main, text),
+        model_id=encoders.model_id,
         model_reads=not language,
         notices=(language,) if language else (),
     )

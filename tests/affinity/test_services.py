@@ -21,7 +21,7 @@ from affinity.services import (
     sharing_update,
 )
 from affinity.tasks import refresh_centroid
-from books.embedding.encoder import get_encoder
+from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import embed_highlights
@@ -234,7 +234,7 @@ class DebounceTests:
         assert len(refreshes) == 1
         centroid = ReaderCentroid.objects.get(reader=alice)
         assert centroid.highlight_count == 40
-        assert centroid.embedding_model == get_encoder().model_id
+        assert centroid.embedding_model == get_encoders().model_id
         assert centroid.refresh_queued_at is None
 
 

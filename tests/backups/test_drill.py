@@ -55,6 +55,22 @@ def _clippings(title: str, texts: list[str]) -> bytes:
     return "".join(entries).encode()
 
 
+# A KOReader sidecar: its highlight carries the device's position (Highlight.position).
+_SIDECAR = b"""return {
+    ["annotations"] = {
+        [1] = {
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["pageno"] = 21,
+            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().14",
+            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().48",
+            ["text"] = "Machines hum when they are lonely.",
+        },
+    },
+    ["doc_props"] = { ["authors"] = "Chidi Okonkwo", ["title"] = "The Quiet Engine" },
+}
+"""
+
+
 def _build_library() -> dict[str, str]:
     """Three readers with imports, notes, tags, favourites, review state, connections,
     sharing and API tokens. Returns alice's token."""
@@ -78,6 +94,7 @@ def _build_library() -> dict[str, str]:
                       now=datetime(2026, 12, 1, 9, tzinfo=UTC))  # fmt: skip
         sharing_update(reader=reader, discoverable=True, display_name=reader.username.title(),
                        excluded_books=[])  # fmt: skip
+    clippings_import(reader=readers[0], data=_SIDECAR, file_name="metadata.epub.lua")
     _, raw = api_token_create(reader=readers[0], name="my script")
     return {"token": raw}
 
@@ -147,6 +164,8 @@ class RestoreDrillTests:
         assert not Highlight.objects.filter(embedding__isnull=True).exists()
         api = _api_books(token)  # first: it stamps the token as used
         pages = _pages(_logged_in())
+        positions = sorted(Highlight.objects.exclude(position="").values_list("pk", "position"))
+        assert positions  # the device's position is in the rows the checksums cover
         before = _rows()
 
         backup = tmp_path / "backup"
@@ -167,6 +186,10 @@ class RestoreDrillTests:
         call_command("restore", backup, stdout=StringIO())
 
         assert _rows() == before
+        assert (
+            sorted(Highlight.objects.exclude(position="").values_list("pk", "position"))
+            == positions
+        )
         assert (data_dir / "secret_key").read_text().strip() == settings.SECRET_KEY  # type: ignore[attr-defined]
         assert _pages(_logged_in()) == pages
         assert _api_books(token) == api

@@ -16,8 +16,9 @@ from books.models import Connection, Highlight
 from books.vocabulary import is_vocabulary
 from evaluation import library
 from evaluation.blind import BlindPair, read_key, read_key_notes, write_sample
+from evaluation.kindle_books import LibraryBook, Passage, add_lookups
 from evaluation.labels import labelled_texts, read_labels
-from evaluation.quote_library import EvalBook, Passage, add_lookups, clippings_file, make_books
+from evaluation.quote_library import clippings_file, make_books
 
 QUOTES = [
     ("A friend is one who knows you and loves you just the same.", "Elbert Hubbard"),
@@ -73,11 +74,11 @@ def _shared(root: Path) -> Path:
 def _many_languages(shared: Path) -> library.Library:
     """Three books, one a language, each passage traced to the folder above."""
     books = [
-        library.LibraryBook(
+        LibraryBook(
             f"Book {number}",
             f"Author {number}",
             language,
-            [library.Passage(text, "", language, "", source, str(i)) for i, text in enumerate(t)],
+            [Passage(text, "", language, "", source, str(i)) for i, text in enumerate(t)],
         )
         for number, (language, source, t) in enumerate(
             [
@@ -89,11 +90,11 @@ def _many_languages(shared: Path) -> library.Library:
     ]
     # quotable's locators are its ids.
     books[0].entries = [
-        library.Passage(p.text, "", "en", "", p.source, f"q{p.locator}")
+        Passage(p.text, "", "en", "", p.source, f"q{p.locator}")
         for p in books[0].entries
-        if isinstance(p, library.Passage)
+        if isinstance(p, Passage)
     ]
-    library.add_lookups(books, share=0.2, seed=1)
+    add_lookups(books, share=0.2, seed=1)
     return library.Library(books)
 
 
@@ -101,7 +102,7 @@ class LibraryBuildingTests:
     def test_lookups_come_from_the_books_own_passages_at_the_share_asked(self) -> None:
         books = make_books([Passage(c, a, "en", "Friendship") for c, a in QUOTES], seed=1)
         added = add_lookups(books, share=0.2, seed=1)
-        entries = [e for book in books for e in book.entries]
+        entries = [e if isinstance(e, str) else e.text for book in books for e in book.entries]
         assert added == 2  # 8 passages, a fifth of 10 highlights
         lookups = [e for e in entries if is_vocabulary(e)]
         assert len(lookups) == added
@@ -109,7 +110,8 @@ class LibraryBuildingTests:
         assert all(word in every_word for lookup in lookups for word in lookup.lower().split())
 
     def test_the_clippings_file_reads_back_whole(self) -> None:
-        books = [EvalBook("Sayings", "Someone", ["One passage here.", "ineffable"])]
+        passage = Passage("One passage here.", "Someone", "en", "")
+        books = [LibraryBook("Sayings", "Someone", "en", [passage, "ineffable"])]
         result = parse_clippings(clippings_file(books, seed=1))
         assert [c.text for c in result.clippings] == ["One passage here.", "ineffable"]
         assert {c.author for c in result.clippings} == {"Someone"}

@@ -183,7 +183,7 @@ class Command(BaseCommand):
         }
 
     def _constructions(self, options: dict[str, Any]) -> None:
-        from books.embedding.encoder import get_encoder
+        from books.embedding.encoder import get_encoder, get_encoders
 
         names = options["construction"]
         names = list(CONSTRUCTIONS) if "all" in names else list(dict.fromkeys(names))
@@ -203,8 +203,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(reports, indent=2))
             return
         columns = ("app", "plain_mean", "centred")
+        model_id = get_encoders().model_id
         self.stdout.write(
-            f"Twins in each other's top {TOP} (mean rank of a twin), model {encoder.model_id}"
+            f"Twins in each other's top {TOP} (mean rank of a twin), model {model_id}"
         )
         header = "".join(f"{c:>16}" for c in columns)
         self.stdout.write(f"  {'construction':<16}{'seed':>5}{header}")

@@ -20,8 +20,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.blind import BlindError, read_key, read_key_notes, read_verdicts, write_sample
 from evaluation.candidates import SourceIndex, library_sources
+from evaluation.kindle_books import WORD_SHARE
 from evaluation.labels import SHARED_DATA, LabelError
-from evaluation.quote_library import WORD_SHARE, LibraryDataMissing
+from evaluation.quote_library import LibraryDataMissing
 
 CONNECTIONS_SAMPLE = 40
 PAGES_SAMPLE = 20
@@ -132,6 +133,7 @@ class Command(BaseCommand):
 
     def _library(self, options: dict[str, Any]) -> bytes:
         from evaluation import library, quote_library
+        from evaluation.kindle_books import add_lookups
 
         if options["clippings"]:
             path: Path = options["clippings"]
@@ -149,7 +151,7 @@ class Command(BaseCommand):
             options["data"], spanish=options["spanish"], seed=seed
         )
         books = quote_library.make_books(passages, seed=seed)
-        quote_library.add_lookups(books, share=options["words"], seed=seed)
+        add_lookups(books, share=options["words"], seed=seed)
         return quote_library.clippings_file(books, seed=seed)
 
     def _write_measure(self, report: dict[str, Any]) -> None:

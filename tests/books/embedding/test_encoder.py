@@ -21,11 +21,18 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from books.embedding.builtin import INSTALL_HINT, minilm_model_spec
+from books.embedding.builtin import minilm_model_spec
 from books.embedding.encoder import BATCH_TOKENS, Encoder, get_encoder
 from books.embedding.model_dir import model_spec_from_dir
 from books.embedding.profiles import MINILM
-from books.embedding.spec import DIMENSIONS, EncoderUnavailable, ModelSpec, PinnedFile, pinned_path
+from books.embedding.spec import (
+    DIMENSIONS,
+    INSTALL_HINT,
+    EncoderUnavailable,
+    ModelSpec,
+    PinnedFile,
+    pinned_path,
+)
 
 # A passage of one subject, long enough to need two windows of 256 tokens.
 LONG_PASSAGE = " ".join(
@@ -152,8 +159,8 @@ class MiniLMModelTests:
             encoder.encode("a highlight")
 
     def test_it_names_the_model_and_its_file(self, encoder: Encoder) -> None:
-        assert encoder.model_id == "all-MiniLM-L6-v2@8199be6f"
-        assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.model_id)
+        assert encoder.vectors_id == "all-MiniLM-L6-v2@8199be6f"
+        assert re.fullmatch(r"[\w.-]+@[0-9a-f]{8}", encoder.vectors_id)
         assert encoder.dimensions == DIMENSIONS
         assert encoder.threshold == MINILM.same_idea_cut
 
@@ -299,7 +306,7 @@ class ModelDirTests:
         assert spec.model_path == model_dir / "model.onnx"
         encoder = Encoder(spec)
         assert encoder.threshold == 0.3
-        assert re.fullmatch(r"tiny-model@[0-9a-f]{8}", encoder.model_id)
+        assert re.fullmatch(r"tiny-model@[0-9a-f]{8}", encoder.vectors_id)
 
     def test_it_mean_pools_over_the_tokens(self, model_dir: Path) -> None:
         encoder = Encoder(model_spec_from_dir(model_dir))

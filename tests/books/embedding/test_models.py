@@ -13,7 +13,7 @@ from books.connections.services import current_judge
 from books.embedding import builtin as builtin_module
 from books.embedding import encoder as encoder_module
 from books.embedding.builtin import E5_SOURCE
-from books.embedding.encoder import active_model_id, get_encoder
+from books.embedding.encoder import active_model_id, get_encoder, get_encoders
 from books.embedding.pipeline import (
     embeddings_switch_model,
     highlights_embed,
@@ -69,14 +69,14 @@ def minilm(settings: object) -> Iterator[None]:
 @pytest.mark.django_db
 class ModelChoiceTests:
     def test_the_default_is_multilingual_with_its_own_threshold(self) -> None:
-        assert get_encoder().model_id.startswith("multilingual-e5-small@")
+        assert get_encoders().model_id.startswith("multilingual-e5-small@")
         assert get_encoder().threshold == E5.same_idea_cut
-        assert active_model_id() == get_encoder().model_id
+        assert active_model_id() == get_encoders().model_id
 
     def test_minilm_stays_available_with_its_own_threshold(self, minilm: None) -> None:
-        assert get_encoder().model_id == "all-MiniLM-L6-v2@8199be6f"
+        assert get_encoders().model_id == "all-MiniLM-L6-v2@8199be6f"
         assert get_encoder().threshold == MINILM.same_idea_cut
-        assert active_model_id() == get_encoder().model_id
+        assert active_model_id() == get_encoders().model_id
 
     def test_the_thresholds_differ(self) -> None:
         # e5 distances sit in a narrow band: MiniLM's threshold would connect nearly anything.
@@ -129,7 +129,7 @@ class ModelChangeTests:
         settings.EXOGRAM_EMBEDDING_MODEL = "minilm-l6"  # type: ignore[attr-defined]
         ids = _import(alice)
         highlights_embed(ids=ids)
-        old = get_encoder().model_id
+        old = get_encoders().model_id
         Connection.objects.create(  # a pair MiniLM found (it finds none in this library)
             reader=alice,
             highlight_a_id=ids[0],
@@ -139,7 +139,7 @@ class ModelChangeTests:
         )
 
         settings.EXOGRAM_EMBEDDING_MODEL = "multilingual-e5-small"  # type: ignore[attr-defined]
-        new = get_encoder().model_id
+        new = get_encoders().model_id
         assert embeddings_switch_model(model_id=new) == 3
         # Meanwhile nothing of the old model is read: no old pairs, no meaning search over
         # old vectors, no centroid, and the progress bar shows the library re-embedding.
@@ -176,7 +176,7 @@ class ModelChangeTests:
         settings.EXOGRAM_EMBEDDING_MODEL = "multilingual-e5-small"  # type: ignore[attr-defined]
         # The sweep a worker sends itself when it starts (tasks run eagerly here).
         assert sweep_pending_embeddings() == 3
-        new = get_encoder().model_id
+        new = get_encoders().model_id
         assert set(Highlight.objects.values_list("embedding_model", flat=True)) == {new}
         assert _pairs() == {("Cien años de soledad", "The Man Who Mistook His Wife for a Hat")}
 
@@ -185,7 +185,7 @@ class ModelChangeTests:
         highlights_embed(ids=_import(alice))
         settings.EXOGRAM_EMBEDDING_MODEL = "multilingual-e5-small"  # type: ignore[attr-defined]
         call_command("reembed", stdout=None)
-        new = get_encoder().model_id
+        new = get_encoders().model_id
         assert set(Highlight.objects.values_list("embedding_model", flat=True)) == {new}
         assert _pairs() == {("Cien años de soledad", "The Man Who Mistook His Wife for a Hat")}
 
@@ -196,7 +196,7 @@ def altered_e5(monkeypatch: pytest.MonkeyPatch) -> None:
     wrong = PinnedFile(E5_SOURCE.distribution, E5_SOURCE.version, E5_SOURCE.path, "0" * 64)
     monkeypatch.setattr(builtin_module, "E5_SOURCE", wrong)
     monkeypatch.setattr(builtin_module, "_specs", {})
-    for cache in ("_model_ids", "_encoders"):
+    for cache in ("_model_ids", "_encoders", "_encoder_sets"):
         monkeypatch.setattr(encoder_module, cache, {})
 
 

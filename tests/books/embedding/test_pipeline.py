@@ -11,7 +11,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import User
-from books.embedding.encoder import get_encoder
+from books.embedding.encoder import get_encoder, get_encoders
 from books.embedding.pipeline import EmbedOutcome, highlights_embed, pending_highlight_ids
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
@@ -43,7 +43,7 @@ class EmbedTaskTests:
         _import(alice)
         result = embed_highlights(_ids(alice))
         assert result == {"embedded": 5, "skipped": 0}
-        model_id = get_encoder().model_id
+        model_id = get_encoders().model_id
         for highlight in Highlight.objects.filter(reader=alice):
             assert highlight.embedding_status == Highlight.EmbeddingStatus.DONE
             assert highlight.embedding_model == model_id

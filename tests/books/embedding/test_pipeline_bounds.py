@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.embedding import pipeline
-from books.embedding.encoder import get_encoder
+from books.embedding.encoder import get_encoder, get_encoders
 from books.embedding.pipeline import (
     EMBED_MAX_CHARS,
     QUEUED_LEASE,
@@ -200,7 +200,7 @@ class SweepQueueTests:
     def test_a_task_marks_what_it_took_with_its_process(self, alice: User) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c")
         ids = pending_highlight_ids()
-        pipeline._take(ids, get_encoder().model_id)
+        pipeline._take(ids, get_encoders().model_id)
         claimers = set(Highlight.objects.values_list("embedding_claimed_by", flat=True))
         assert claimers == {pipeline._claimer()}
         assert set(Highlight.objects.values_list("embedding_status", flat=True)) == {"pending"}

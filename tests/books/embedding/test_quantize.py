@@ -53,8 +53,8 @@ class BuildFastModelTests:
         spec = model_spec_from_dir(fast_dir)
         assert spec.model_sha256 == description["model_sha256"]
         encoder = Encoder(spec, threads=1)
-        assert encoder.model_id.startswith("all-MiniLM-L6-v2-int8@")
-        assert encoder.model_id != Encoder(minilm_model_spec(), threads=1).model_id
+        assert encoder.vectors_id.startswith("all-MiniLM-L6-v2-int8@")
+        assert encoder.vectors_id != Encoder(minilm_model_spec(), threads=1).vectors_id
 
     def test_its_vectors_stay_close_to_the_full_precision_models(self, fast_dir: Path) -> None:
         fast = Encoder(model_spec_from_dir(fast_dir), threads=1).encode(SENTENCES)

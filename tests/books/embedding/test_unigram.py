@@ -16,9 +16,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models
 
-from books.embedding.builtin import E5_INSTALL_HINT, E5_PREFIX, E5_SOURCE, e5_model_spec
+from books.embedding.builtin import E5_PREFIX, E5_SOURCE, e5_model_spec
 from books.embedding.encoder import load_tokenizer, model_cache_dir
-from books.embedding.spec import ModelSpec, pinned_path
+from books.embedding.spec import E5_INSTALL_HINT, ModelSpec, pinned_path
 from books.embedding.unigram import UnigramTokenizer
 from modelbuild import e5
 

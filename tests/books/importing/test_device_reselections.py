@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from accounts.models import User
+from books.exporting.services import library_export
 from books.importing.services import clippings_import
 from books.models import Highlight, HighlightMerge
 from tests.books.importing.devices import AppleRow, KoboRow, apple_books_zip, kobo_database
@@ -139,6 +140,30 @@ class DeviceReselectionTests:
             Highlight.objects.filter(reader=alice).values_list("pk", "text", "note", "updated")
         )
         assert after == before
+
+    @pytest.mark.parametrize("files", [_koreader, _kobo, _apple], ids=["koreader", "kobo", "apple"])
+    def test_an_exogram_json_export_keeps_the_position_for_the_next_upload(
+        self, alice: User, bob: User, tmp_path: Path, files: Files
+    ) -> None:
+        """Alice moves to another Exogram (bob here) by her JSON export; her device's next
+        upload there still finds the highlight she extended."""
+        data, name = files(tmp_path, extended=False)
+        clippings_import(reader=alice, data=data, file_name=name)
+        exported = library_export(reader=alice, format="json")
+        clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+        (moved,) = Highlight.objects.filter(reader=bob, text=SHORT)
+        original = Highlight.objects.get(reader=alice, text=SHORT)
+        assert (moved.position, moved.note) == (original.position, NOTE)
+
+        data, name = files(tmp_path, extended=True)
+        update = clippings_import(reader=bob, data=data, file_name=name)
+
+        assert update.counts["new_highlights"] == 0
+        assert update.counts["extended_merged"] == 1
+        texts = sorted(Highlight.objects.filter(reader=bob).values_list("text", flat=True))
+        assert texts == sorted([LONG, ELSEWHERE])
+        merged = Highlight.objects.get(reader=bob, text=LONG)
+        assert (merged.pk, merged.note) == (moved.pk, NOTE)
 
     def test_a_highlight_imported_before_positions_were_kept_gets_its_position(
         self, alice: User, tmp_path: Path

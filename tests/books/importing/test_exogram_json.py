@@ -22,6 +22,36 @@ class ExogramJsonTests:
         assert (first.chapter, first.colour) == ("Chapter 1", "yellow")
         assert result.clippings[1].kind == "note"
 
+    def test_it_reads_a_devices_position_and_files_from_before_it_was_exported(self) -> None:
+        # The fixture is an export from before positions were exported: still read whole.
+        old = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
+        assert [c.position for c in old.clippings] == ["", ""]
+        position = '[["000000007",[1,2,12,1,14]],["000000007",[1,2,13,1,20]]]'
+        document = {
+            "format": "exogram",
+            "version": 1,
+            "books": [
+                {
+                    "title": "T",
+                    "highlights": [
+                        {"text": "kept where the device put it", "position": position},
+                        # Not a position: the highlight is kept, without one.
+                        {"text": "a broken position", "position": "[[1]"},
+                        {"text": "not a string", "position": 7},
+                        {"text": "a Kindle's", "position": ""},
+                    ],
+                }
+            ],
+        }
+        result = parse_exogram_json(document)
+        assert [(c.text, c.position) for c in result.clippings] == [
+            ("kept where the device put it", position),
+            ("a broken position", ""),
+            ("not a string", ""),
+            ("a Kindle's", ""),
+        ]
+        assert result.problems == []
+
     def test_it_reports_a_broken_entry_and_keeps_the_rest(self) -> None:
         result = parse_exogram_json(json.loads((FIXTURES / "exogram.json").read_text()))
         assert result.entries == 3

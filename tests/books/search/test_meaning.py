@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
 from books.connections.neighbours import EXACT_SCAN_MAX
-from books.embedding.encoder import get_encoder
+from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
 from books.search.meaning import FILTERED_EXACT_SCAN_MAX
@@ -49,11 +49,11 @@ def _library(reader: User, query: str) -> Book:
     near = [_unit(wanted + step / 40 * _unit(rng.normal(size=384))) for step in range(1, 6)]
     far = [_unit(vector) for vector in rng.normal(size=(size - len(near), 384))]
     rows = [
-        _embedded(reader, book, f"Log entry {n}", vector, encoder.model_id)
+        _embedded(reader, book, f"Log entry {n}", vector, get_encoders().model_id)
         for n, vector in enumerate([*near, *far])
     ]
     rows += [
-        _embedded(reader, other, f"Elsewhere {n}", vector, encoder.model_id)
+        _embedded(reader, other, f"Elsewhere {n}", vector, get_encoders().model_id)
         for n, vector in enumerate(near)
     ]
     Highlight.objects.bulk_create(rows)

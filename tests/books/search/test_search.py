@@ -801,11 +801,11 @@ class HonestCountTests:
         return rows
 
     def _nearest(self, reader: User, query: str) -> list[tuple[int, float]]:
-        from books.embedding.encoder import get_encoder
+        from books.embedding.encoder import get_encoder, get_encoders
 
         encoder = get_encoder()
         found = nearest_highlights(
-            reader_id=reader.pk, vector=encoder.encode_one(query), model_id=encoder.model_id,
+            reader_id=reader.pk, vector=encoder.encode_one(query), model_id=get_encoders().model_id,
             limit=20, passages_only=True,
         )  # fmt: skip
         return [(n.highlight_id, n.distance) for n in found]
