@@ -4,7 +4,6 @@ the real models and the pinned judge; a standalone note never pairs with another
 import pytest
 
 from accounts.models import User
-from books.connections.judge import RELATED
 from books.connections.selectors import connections_for, highlight_connections
 from books.models import Highlight
 from tests.books.embedded import connection_between, embedded_library
@@ -35,11 +34,21 @@ def library(alice: User) -> dict[str, Highlight]:
 
 @pytest.mark.django_db
 class EnglishPairTests:
-    def test_two_english_passages_on_one_theme_connect(self, library: dict[str, Highlight]) -> None:
+    def test_two_english_passages_on_one_theme_are_each_others_first(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        # Judged likely related by both models' cosines. Since judge v3 (bands raised to keep
+        # the connections a blind reader calls related, docs/evaluation.md) a pair this far
+        # apart in words may stay a candidate rather than a connection: either way it is the
+        # first thing each page shows, with the judge's verdict.
         for a, b in ((FAILURE, FAILURE_TOO), (ENVY, ENVY_TOO)):
             pair = connection_between(library[a], library[b])
             assert pair is not None
-            assert pair.strength >= RELATED, (a, b, pair.probability)
+            assert pair.probability >= 0.5, (a, b, pair.probability)
+            shown = highlight_connections(library[a])
+            first = (shown.same_idea + shown.related + shown.nearest)[0]
+            assert first.highlight == library[b]
+            assert first.probability == pytest.approx(pair.probability)
 
     def test_the_english_model_was_asked(self, library: dict[str, Highlight]) -> None:
         assert library[FAILURE].english_embedding is not None

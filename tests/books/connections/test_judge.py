@@ -125,7 +125,7 @@ class ProbabilityTests:
         ]  # fmt: skip
         for related, same, strength in judge.judge(rows):
             assert 0 <= same <= related <= 1
-            assert strength == strength_of(related, same)
+            assert strength == strength_of(related, same, judge.same_idea_band, judge.related_band)
 
     def test_bands_are_ordered(self) -> None:
         assert strength_of(0.9, 0.6) == SAME_IDEA

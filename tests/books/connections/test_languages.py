@@ -67,8 +67,18 @@ class LanguagesTests:
         assert _connected(library, SNOW_ES, SNOW_EN)
         assert _connected(library, MEMORY_ES, MEMORY_EN)
 
-    def test_german_passages_connect_within_german(self, library: dict[str, Highlight]) -> None:
-        assert _connected(library, FORGET_DE, FORGET_DE_TOO)
+    def test_german_passages_are_judged_likely_kin_within_german(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        # A German paraphrase: P(related) ~0.76 under judge v3, under its related band (0.9):
+        # a likely-related candidate the page shows first, not a connection. The price of the
+        # bands that keep the connections a blind reader calls related (docs/evaluation.md).
+        pair = connection_between(library[FORGET_DE], library[FORGET_DE_TOO])
+        assert pair is not None
+        assert pair.probability >= 0.5
+        assert _connected(library, FORGET_DE, FORGET_DE_TOO) or _nearby(
+            library, FORGET_DE, FORGET_DE_TOO
+        )
         # To its English kin judge v2 gives P(related) ~0.4 (e5's cosines across German and
         # English sit near 0.90, where blind-judged pairs of German, Portuguese or French
         # were mostly unrelated): kept as the judge's nearby candidates, which the highlight
@@ -101,15 +111,14 @@ class LanguagesTests:
             "highlight_a", "highlight_b"
         )
         right = [theme.get(p.highlight_a.text) == theme.get(p.highlight_b.text) for p in pairs]
-        # Every pair judged the same idea shares its theme. In the related band judge v2
-        # also pairs memory with forgetting ("the heart's memory eliminates the bad
-        # memories" / "without the ability to forget, no one could be happy": two themes
-        # here, one to many readers) and a Portuguese saying on forgetting with one on
-        # longing: 4 of 9 on these themes, against judge v1's 11 of 17 (docs/evaluation.md).
+        # Judge v2 (bands at 0.5) also paired memory with forgetting and a Portuguese saying
+        # on forgetting with one on longing: 4 of 9 on these themes. Judge v3's bands keep
+        # only the translations and the paraphrase of longing, each on its theme, and the
+        # translation of one saying as the same idea (docs/evaluation.md).
         same = [ok for ok, p in zip(right, pairs, strict=True) if p.strength == SAME_IDEA]
-        assert len(same) >= 4
-        assert all(same)
-        assert sum(right) / len(right) >= 0.4
+        assert len(right) >= 3
+        assert all(right)
+        assert len(same) >= 1
 
     def test_rebuilding_finds_the_same_connections_again(
         self, library: dict[str, Highlight]
