@@ -28,6 +28,7 @@ from books.models import Book, Connection, Highlight
 from books.services import highlight_favourite_toggle, highlight_note_update, highlight_tag
 from review.scheduler import Answer
 from review.services import review_answer, review_queue
+from tests.books.importing.devices import sidecar
 from tests.conftest import PASSWORD
 from tests.external_postgres import ExternalPostgres, external_postgres
 from tests.test_embedded_postgres import private_data_dir
@@ -56,19 +57,7 @@ def _clippings(title: str, texts: list[str]) -> bytes:
 
 
 # A KOReader sidecar: its highlight carries the device's position (Highlight.position).
-_SIDECAR = b"""return {
-    ["annotations"] = {
-        [1] = {
-            ["datetime"] = "2026-02-20 18:08:18",
-            ["pageno"] = 21,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().14",
-            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().48",
-            ["text"] = "Machines hum when they are lonely.",
-        },
-    },
-    ["doc_props"] = { ["authors"] = "Chidi Okonkwo", ["title"] = "The Quiet Engine" },
-}
-"""
+_SIDECAR = sidecar("The Quiet Engine", "Chidi Okonkwo", ["Machines hum when they are lonely."])
 
 
 def _build_library() -> dict[str, str]:

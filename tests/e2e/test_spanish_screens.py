@@ -15,6 +15,7 @@ from books.importing.services import clippings_import
 from books.library_map.services import library_map_refresh
 from books.models import Book, Highlight, Tag
 from tests.books.embedded import embedded_library
+from tests.books.importing.devices import sidecar
 from tests.books.kindle import Entry
 from tests.conftest import PASSWORD
 
@@ -31,25 +32,9 @@ ENTRIES = [
     Entry(SACKS, "Our memory guards everything we have ever lived.", location="1530-1532"),
 ]
 # A KOReader sidecar whose second highlight has no text: a problem line on its report.
-SIDECAR = b"""return {
-    ["annotations"] = {
-        [1] = {
-            ["datetime"] = "2026-02-20 18:08:18",
-            ["pageno"] = 21,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().14",
-            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().48",
-            ["text"] = "Las maquinas zumban cuando estan solas.",
-        },
-        [2] = {
-            ["datetime"] = "2026-02-20 18:09:00",
-            ["pageno"] = 22,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[14]/text().0",
-            ["text"] = "",
-        },
-    },
-    ["doc_props"] = { ["authors"] = "Chidi Okonkwo", ["title"] = "El motor callado" },
-}
-"""
+SIDECAR = sidecar(
+    "El motor callado", "Chidi Okonkwo", ["Las maquinas zumban cuando estan solas.", ""]
+)
 # Words of the pages that are the reader's, or the same in both languages: not leftovers.
 OWN_WORDS = (
     "Ficciones", "Borges", "Sacks", "Oliver", "Man Who Mistook", "think is to forget",

@@ -28,30 +28,13 @@ from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import QUEUE_UNREACHABLE
 from books.wording import _templates, translated
+from tests.books.importing.devices import sidecar
 from tests.books.library import library_of
 
 SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
 
 # A sidecar whose second highlight has no text: a problem line of the import report.
-_SIDECAR = b"""return {
-    ["annotations"] = {
-        [1] = {
-            ["datetime"] = "2026-02-20 18:08:18",
-            ["pageno"] = 21,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().14",
-            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().48",
-            ["text"] = "Machines hum when they are lonely.",
-        },
-        [2] = {
-            ["datetime"] = "2026-02-20 18:09:00",
-            ["pageno"] = 22,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[14]/text().0",
-            ["text"] = "",
-        },
-    },
-    ["doc_props"] = { ["authors"] = "Chidi Okonkwo", ["title"] = "The Quiet Engine" },
-}
-"""
+_SIDECAR = sidecar("The Quiet Engine", "Chidi Okonkwo", ["Machines hum when they are lonely.", ""])
 
 
 # A sidecar with code where data belongs: read, never run, and the entry is a problem.

@@ -142,6 +142,30 @@ Idris Marrow",
 """
 
 
+def sidecar(title: str, authors: str, texts: list[str]) -> bytes:
+    """A current-layout KOReader sidecar of one book: one annotation a text, each on a
+    paragraph of its own with its position (an empty text makes a problem line)."""
+    annotations = []
+    for i, text in enumerate(texts):
+        where = f"/body/DocFragment[7]/body/div/p[{12 + 2 * i}]/text()"
+        annotations.append(
+            f"""        [{i + 1}] = {{
+            ["datetime"] = "2026-02-20 18:{8 + i:02d}:18",
+            ["pageno"] = {21 + i},
+            ["pos0"] = "{where}.14",
+            ["pos1"] = "{where}.48",
+            ["text"] = "{text}",
+        }},
+"""
+        )
+    return (
+        'return {\n    ["annotations"] = {\n'
+        + "".join(annotations)
+        + "    },\n"
+        + f'    ["doc_props"] = {{ ["authors"] = "{authors}", ["title"] = "{title}" }},\n}}\n'
+    ).encode()
+
+
 def hostile_sidecar(marker: Path, *, first_line: bool = False) -> str:
     """A sidecar whose second highlight (and, if asked, first line) would run a command."""
     preamble = f'os.execute("touch {marker}")' if first_line else "-- a sidecar"
