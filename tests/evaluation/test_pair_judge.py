@@ -63,6 +63,27 @@ class FitTests:
         unlabelled[:100] = np.nan  # unlabelled pairs are left out, not taken for negatives
         assert fit_head(rows.x, unlabelled, rows.split, range(len(FEATURES))).scale > 0
 
+    def test_the_related_head_can_learn_from_library_pairs_alone(self) -> None:
+        # A third of the pairs are a library's (judged blind) and follow another law than
+        # the rest: fitted on them alone, the related head ranks them; fitted on every
+        # pair, it learns the others' law. The same-idea head is fitted on every pair.
+        rows = _rows(9000, seed=3)
+        rng = np.random.default_rng(3)
+        library = rng.uniform(size=len(rows.x)) < 1 / 3
+        logit = 3.0 * rows.x[:, 5] - 1.0
+        rows.related[library] = rng.uniform(size=int(library.sum())) < 1 / (
+            1 + np.exp(-logit[library])
+        )
+        rows.library = library
+        everything = train_judge(rows, version=4)
+        on_library = train_judge(rows, version=4, related_on_library=True)
+        test = library & (rows.split == "test")
+        truth = rows.related[test] == 1
+        learnt = auc(on_library.probabilities(rows.x)[0][test], truth)
+        assert learnt > 0.8
+        assert learnt > auc(everything.probabilities(rows.x)[0][test], truth) + 0.1
+        assert on_library.same_idea == everything.same_idea
+
     def test_the_document_carries_its_version_and_features(self) -> None:
         judge = train_judge(_rows(2000), version=3)
         document = weights_document({"some-model": judge}, 3)

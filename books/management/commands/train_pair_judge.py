@@ -3,6 +3,7 @@
 code is evaluation.pair_judge, never imported by the web or the worker."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,14 @@ class Command(BaseCommand):
         parser.add_argument("--write", action="store_true", help="pin the weights")
         parser.add_argument(
             "--ablation", action="store_true", help="also leave each group of features out in turn"
+        )
+        parser.add_argument(
+            "--bands",
+            nargs=2,
+            type=float,
+            metavar=("RELATED", "SAME_IDEA"),
+            help="pin these bands of P(related) and P(same idea) (default 0.5 and 0.5); "
+            "choose them on blind-judged library pairs (docs/evaluation.md)",
         )
         parser.add_argument("--json", action="store_true", help="the report as JSON")
 
@@ -61,7 +70,10 @@ class Command(BaseCommand):
             rows = labelled_rows(data, encoders=encoders, folder=folder, log=self.stderr.write)
         except LabelError as error:
             raise CommandError(str(error)) from None
-        judge = train_judge(rows, version=version)
+        judge = train_judge(rows, version=version, related_on_library=True)
+        if options["bands"]:
+            related_band, same_idea_band = options["bands"]
+            judge = replace(judge, related_band=related_band, same_idea_band=same_idea_band)
         found: dict[str, Any] = {
             "model": encoders.main.spec.name,
             "version": version,
@@ -74,8 +86,10 @@ class Command(BaseCommand):
             "same idea": dict(zip(judge.names, judge.same_idea.weights, strict=True)),
         }
         if options["ablation"]:
-            found["ablation (test log-loss)"] = ablation(rows, version)
-            chosen = report(train_judge(rows, version=version, bands=True), rows)
+            found["ablation (test log-loss)"] = ablation(rows, version, related_on_library=True)
+            chosen = report(
+                train_judge(rows, version=version, bands=True, related_on_library=True), rows
+            )
             found["bands chosen on calibrate"] = {
                 "bands": chosen["bands"],
                 "same idea F1, STS-B dev": {
@@ -86,7 +100,8 @@ class Command(BaseCommand):
             }
         if options["write"]:
             document = weights_document({encoders.main.spec.name: judge}, version)
-            document["held out"] = held_out_summary(found)
+            half = replace(judge, related_band=0.5, same_idea_band=0.5)
+            document["held out"] = held_out_summary(found, report(half, rows))
             write_weights(WEIGHTS_FILE, document)
             found["written"] = str(WEIGHTS_FILE.relative_to(Path(settings.BASE_DIR)))
         if options["json"]:
@@ -113,12 +128,16 @@ class Command(BaseCommand):
         write("AUC on test, by kind:")
         for name, value in found["auc"].items():
             write(f"  {name:<40} {value:.3f}")
-        for part, t in found["thin languages"].items():
+        judged = [
+            (f"German/Portuguese/French blind pairs ({part})", t)
+            for part, t in found["thin languages"].items()
+        ] + [("Blind library pairs (test)", found["library pairs, test"])]
+        for name, t in judged:
             share = t["of which judged related"] / max(1, t["related band"])
             write(
-                f"German/Portuguese/French blind pairs ({part}): {t['pairs']} pairs, "
-                f"{t['judged related']} judged related; the related band keeps "
-                f"{t['related band']}, {t['of which judged related']} judged related ({share:.0%})"
+                f"{name}: {t['pairs']} pairs, {t['judged related']} judged related; the "
+                f"related band keeps {t['related band']}, {t['of which judged related']} "
+                f"judged related ({share:.0%})"
             )
         for head, table in found["reliability"].items():
             write(f"reliability of P({head}) on test pairs:")
