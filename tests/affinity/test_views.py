@@ -147,7 +147,9 @@ class KindredPageTests:
         assert sorted(names) == ["Bob B.", "Carol C."]
         assert "Bob&#x27;s Aleph passage" in content
         assert "% alike" in content
-        assert "Same idea" in content  # judged as a connection would be
+        # Judged as a connection would be: the Aleph pair (cosine 0.99, one names a number,
+        # the other none) is shown with its strength, the pairs around the centre without.
+        assert content.count('class="strength strength-') == 1
         # never the reader who does not share, never an excluded book
         assert "dave" not in content.casefold()
         assert "A secret from the diary" not in content

@@ -56,12 +56,17 @@ class PinnedWeightsTests:
         # Written by `train_pair_judge --write` from pairs nothing was fitted on (STS-B dev);
         # the aims are issue #28's. Training again takes minutes and the shared data: here
         # the pinned record is read.
+        # The head ranks STS-B's pairs as the aims ask (F1 at P ≥ 0.5); the pinned band is
+        # stricter (0.99: a blind reader found 1 in 20 of a library's pairs at 0.5 the same
+        # idea), and what it shows as the same idea is the same idea (docs/evaluation.md).
         held_out = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))["held out"]
-        f1 = held_out["same idea F1, STS-B dev"]
+        f1 = held_out["same idea F1, STS-B dev, at P >= 0.5"]
         assert f1["en"] >= 0.92
         assert f1["es"] >= 0.88
         assert f1["es-en"] >= 0.82
-        assert held_out["translations judged the same idea, STS-B dev"] >= 0.92
+        assert held_out["translations judged the same idea, STS-B dev, at P >= 0.5"] >= 0.92
+        precision = held_out["same idea precision, STS-B dev, at the pinned band"]
+        assert min(precision.values()) >= 0.95
         kept_right, kept = held_out[
             "German/Portuguese/French blind pairs in the related band, judged related"
         ]
