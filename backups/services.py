@@ -4,8 +4,9 @@ A backup is a folder: `database.dump` (pg_dump's custom format: compressed, rest
 by table, its indexes rebuilt), `secret_key` (the key sessions and e-mail links are signed
 with, when it is kept in the data folder) and `manifest.json` (versions, migrations, each
 table's row count, each file's size and sha256). The vectors are in the dump: measured on a
-20,000-highlight library (docs/operations.md) they are a third of its size and restore in
-seconds, where computing them again takes CPU-minutes to hours.
+20,000-highlight library (docs/operations.md) they are five sixths of it (48.1 MB with
+them, 8.0 MB without) and restore in seconds, where computing them again takes CPU-minutes
+to hours.
 """
 
 import contextlib
