@@ -398,6 +398,11 @@ def report(judge: Judge, rows: Rows) -> dict[str, Any]:
             if not np.isnan(value):
                 found["auc"][f"{head}, {kind}"] = round(value, 4)
         found["reliability"][head] = reliability(probability[chosen], truth[chosen])
+    # What the related head is fitted for: the blind-judged pairs of a library's neighbours.
+    chosen = test & rows.library & ~np.isnan(rows.related)
+    found["reliability"]["related, library pairs"] = reliability(
+        related[chosen], rows.related[chosen], bins=5
+    )
     thin = np.array([any(lang in pair.split("-") for lang in THIN_LANGUAGES)
                      for pair in rows.languages.tolist()])  # fmt: skip
     blind = thin & np.char.startswith(rows.kind.astype(str), "blind-")
