@@ -11,7 +11,6 @@ from django.utils.translation import gettext_lazy as _
 from accounts.email_verification import email_is_verified
 from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
-from accounts.usernames import username_skeleton
 
 
 class ThrottleMessageMixin(AuthenticationForm):
@@ -53,21 +52,6 @@ class SignupForm(UserCreationForm[User]):
         self.fields["password1"].help_text = PASSWORD_HINT
         self.fields["password2"].label = _("Password again")
         self.fields["password2"].help_text = ""
-
-    def clean_username(self) -> str:
-        username: str | None = super().clean_username()
-        if username is None:  # Django's own check found it taken, in another case
-            return None  # type: ignore[return-value]
-        skeleton = username_skeleton(username)
-        # Every name is read: sign-up is rare and a server has readers by the hundred at
-        # most. (A stored, unique skeleton would be the way for many more.)
-        for taken in User.objects.values_list("username", flat=True).iterator():
-            if username_skeleton(taken) == skeleton:
-                raise forms.ValidationError(
-                    "This username looks the same as another reader's. Choose another.",
-                    code="confusable",
-                )
-        return username
 
 
 class _PasswordConfirmed(forms.Form):

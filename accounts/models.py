@@ -1,11 +1,24 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from accounts.usernames import validate_not_confusable
 
 
 class User(AbstractUser):
     """A reader. Custom from the first migration so fields can be added without pain."""
 
+    # AbstractUser's username, also refused when it is drawn like another reader's
+    # (accounts.usernames): on the sign-up page, in the admin and by createsuperuser.
+    username = models.CharField(
+        _("username"),
+        max_length=150,
+        unique=True,
+        help_text=_("Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only."),
+        validators=[AbstractUser.username_validator, validate_not_confusable],
+        error_messages={"unique": _("A user with that username already exists.")},
+    )
     # Set (with is_active off) when the reader asks to delete the account: the deletion
     # runs in the background, the embedding pipeline skips the reader meanwhile, and a
     # sweep finishes a deletion whose worker died.

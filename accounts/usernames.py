@@ -5,10 +5,14 @@ by letters that look the same, and a reader could be led to share with, or trust
 wrong one. Each name is folded to a skeleton — NFKC, case folded, the letters of other
 scripts that are drawn like Latin ones mapped to them (Unicode's confusables for Cyrillic
 and Greek, the ones that matter for names), marks and invisible characters dropped — and
-a new name whose skeleton is another's is refused.
+a new name whose skeleton is another's is refused: a validator of `User.username`, so the
+sign-up page, the admin and `createsuperuser` refuse it alike.
 """
 
 import unicodedata
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 # Cyrillic and Greek letters drawn like Latin ones (after case folding), and digits and
 # signs that read as letters in a name.
@@ -30,3 +34,20 @@ def username_skeleton(name: str) -> str:
     )
     # "i" and "l" are told apart by few fonts, nor "rn" from "m".
     return kept.translate(_LOOK_ALIKES).replace("rn", "m").replace("i", "l")
+
+
+def validate_not_confusable(username: str) -> None:
+    """Refuse a name drawn like another reader's (the same name is not another's: saving a
+    reader again keeps theirs)."""
+    from django.contrib.auth import get_user_model
+
+    skeleton = username_skeleton(username)
+    # Every name is read: accounts are made rarely and a server has readers by the hundred
+    # at most. (A stored, unique skeleton would be the way for many more.)
+    others = get_user_model().objects.exclude(username=username)
+    for taken in others.values_list("username", flat=True).iterator():
+        if username_skeleton(taken) == skeleton:
+            raise ValidationError(
+                _("This username looks the same as another reader's. Choose another."),
+                code="confusable",
+            )
