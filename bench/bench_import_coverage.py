@@ -129,7 +129,7 @@ def lost_entries(reader: Any, data: bytes) -> tuple[int, int]:
     """(highlight entries with text, those whose folded text no stored highlight holds)."""
     from books.importing.clippings import parse_clippings
     from books.importing.identity import book_key
-    from books.importing.reader_books import clippings_orient
+    from books.importing.reader_books import clippings_orient, clippings_unify_authors
     from books.models import Book, Highlight
 
     books = {book.key: book.pk for book in Book.objects.filter(reader=reader)}
@@ -140,8 +140,10 @@ def lost_entries(reader: Any, data: bytes) -> tuple[int, int]:
         texts.setdefault(book_id, []).append(_fold(text))
     entries = lost = 0
     clippings = parse_clippings(data).clippings
-    # As the import reads them: dashed title lines turned round by the library's authors.
+    # As the import reads them: dashed title lines turned round by the library's authors, one
+    # book's authors spelt one way.
     clippings_orient(reader=reader, clippings=clippings)
+    clippings_unify_authors(reader=reader, clippings=clippings)
     for clipping in clippings:
         folded = _fold(clipping.text)
         if clipping.kind != "highlight" or clipping.truncated or not folded:

@@ -23,7 +23,7 @@ from accounts.models import User
 from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
-from books.importing.reader_books import book_key_of, clippings_orient
+from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.screening import screen_entries
 from books.importing.services import (
     IMPORT_FAILED,
@@ -257,6 +257,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     """
     # Turned round before the file is cut by book, so a book is never in two parts.
     clippings_orient(reader=the_import.reader, clippings=result.clippings)
+    clippings_unify_authors(reader=the_import.reader, clippings=result.clippings)
     parts = _parts_by_book(result.clippings)
     problems = [{"line": p.line, "message": p.message} for p in result.problems]
     result.clippings = []

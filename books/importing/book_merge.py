@@ -3,7 +3,8 @@
 
 `books_merge_duplicates(reader=...)` re-reads every book of a reader under the current
 rule: a title line read the wrong way round is turned, `authors_normalized` is written
-again, and books that now share a key become the oldest of them. Nothing is lost: the
+again, and books that now share a key, or a title with authors spelt two ways, become the
+oldest of them. Nothing is lost: the
 highlights move (with their notes, tags, favourites, review state, connections and merge
 records); a highlight that both books held (the same passage, the same place) becomes one,
 keeping every note, tag and favourite of both and the longer review history. Connections
@@ -30,6 +31,7 @@ from books.importing.identity import (
     normalize_author,
     normalize_title,
     oriented_title_author,
+    same_author,
 )
 from books.models import Book, Connection, Highlight, HighlightMerge
 
@@ -63,9 +65,7 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
         .order_by("pk")
     )
     _turn_round(books, report)
-    groups: defaultdict[str, list[Book]] = defaultdict(list)
-    for book in books:
-        groups[book_key(book.title, book.authors)].append(book)
+    groups = _one_book_groups(books)
     with transaction.atomic():
         # Keys about to change step aside first: the unique (reader, key) must hold after
         # each statement, and a book's new key may be another's old one.
@@ -99,6 +99,34 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
         if report.empty_removed:
             empty.delete()
     return report
+
+
+def _one_book_groups(books: list[Book]) -> dict[str, list[Book]]:
+    """The books (oldest first) that are one book, by the key the oldest will have: one key
+    (`identity.book_key`), or one title whose authors share a person, spelt two ways
+    (`Richard P. Feynman and Ralph Leighton`, `Richard Phillips Feynman; Edward Hutchings;
+    Ralph Leighton`), as an import now reads them (reader_books.clippings_unify_authors)."""
+    by_key: defaultdict[str, list[Book]] = defaultdict(list)
+    for book in books:
+        by_key[book_key(book.title, book.authors)].append(book)
+    groups: dict[str, list[Book]] = {}
+    by_title: defaultdict[str, list[str]] = defaultdict(list)  # title -> keys kept in groups
+    for key, group in by_key.items():
+        title, authors = normalize_title(group[0].title), normalize_author(group[0].authors)
+        kin = next(
+            (
+                kept_key
+                for kept_key in by_title[title]
+                if same_author(normalize_author(groups[kept_key][0].authors), authors)
+            ),
+            None,
+        )
+        if kin is None:
+            groups[key] = list(group)
+            by_title[title].append(key)
+        else:
+            groups[kin].extend(group)
+    return groups
 
 
 def _keep_exclusions(kept: Book, absorbed: list[Book]) -> None:

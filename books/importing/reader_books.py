@@ -3,7 +3,9 @@ new, never created for a book that brings nothing to show.
 
 A title line read the wrong way round (`Milan Kundera - La Fête de l'insignifiance`) is
 turned round first, by the authors of the reader's other books, in the file and in the
-library; so every later step (parts of a large file, notes, enrichment) sees one book.
+library; and one book's title lines that name its authors two ways (`Richard P. Feynman and
+Ralph Leighton`, `Richard Phillips Feynman; Edward Hutchings; Ralph Leighton`) take one
+spelling; so every later step (parts of a large file, notes, enrichment) sees one book.
 """
 
 from collections import defaultdict
@@ -19,6 +21,7 @@ from books.importing.identity import (
     normalize_author,
     normalize_title,
     oriented_title_author,
+    same_author,
 )
 from books.models import Book
 
@@ -57,6 +60,43 @@ def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:
         new = turned.get((clipping.title, clipping.author))
         if new is not None:
             clipping.title, clipping.author = new
+            count += 1
+    return count
+
+
+def clippings_unify_authors(*, reader: User, clippings: list[Clipping]) -> int:
+    """Give one spelling of its authors, in place, to the title lines of one book: the same
+    title (`identity.normalize_title`) with authors that share a person
+    (`identity.same_author`: initials, "Last, First", co-authors). The library's book
+    spelling comes first, then the file's first. Returns how many clippings changed.
+
+    Two books of one title by different authors stay two (`Poems`); a line with no author
+    joins nothing.
+    """
+    spellings: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    library = Book.objects.filter(reader=reader).order_by("pk").values_list("title", "authors")
+    seen = [*library, *dict.fromkeys((c.title, c.author) for c in clippings)]
+    for title, author in seen:
+        if author:
+            spellings[normalize_title(title)].append((author, normalize_author(author)))
+    chosen: dict[tuple[str, str], str] = {}
+    for title_key, found in spellings.items():
+        canonical: list[tuple[str, str]] = []
+        for author, normalized in found:
+            first = next((c for c in canonical if same_author(c[1], normalized)), None)
+            if first is None:
+                canonical.append((author, normalized))
+            elif first[1] != normalized:
+                chosen[(title_key, normalized)] = first[0]
+    count = 0
+    if not chosen:
+        return count
+    for clipping in clippings:
+        if not clipping.author:
+            continue
+        spelling = chosen.get((normalize_title(clipping.title), normalize_author(clipping.author)))
+        if spelling is not None and spelling != clipping.author:
+            clipping.author = spelling
             count += 1
     return count
 

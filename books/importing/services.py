@@ -35,7 +35,12 @@ from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, merged, page_turn_joined
 from books.importing.positions import decode, encode, sort_key, union
-from books.importing.reader_books import book_key_of, books_for_file, clippings_orient
+from books.importing.reader_books import (
+    book_key_of,
+    books_for_file,
+    clippings_orient,
+    clippings_unify_authors,
+)
 from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
@@ -203,6 +208,7 @@ def parsed_clippings_save(
     # done), so that this file's books are matched against one book each.
     books_merge_duplicates(reader=reader)
     clippings_orient(reader=reader, clippings=result.clippings)
+    clippings_unify_authors(reader=reader, clippings=result.clippings)
     file_books = books_for_file(reader=reader, clippings=result.clippings)
     books = file_books.books
     report.books_with_nothing = file_books.empty

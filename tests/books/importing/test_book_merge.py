@@ -142,6 +142,34 @@ class BookMergeTests:
         assert again.counts["new_highlights"] == 0
         assert Book.objects.filter(reader=alice, title__contains="Crazy").count() == 1
 
+    def test_it_merges_one_title_whose_authors_are_spelt_two_ways(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry("Surely You're Joking, Mr. Feynman! (Richard P. Feynman and Ralph Leighton)",
+                  CALM, location="100-101"),
+        )  # fmt: skip
+        older = Book.objects.get(reader=alice)
+        # As the older rule stored the other device's line: a book of its own.
+        title = "\u201cSurely You\u2019re Joking, Mr. Feynman\u201d"
+        authors = "Richard Phillips Feynman; Edward Hutchings; Ralph Leighton"
+        key = "surely you re joking mr feynman\x1fedward hutchings; feynman phillips richard"
+        twin = Book.objects.create(
+            reader=alice, key=key, title=title, authors=authors,
+            authors_normalized="richard phillips feynman; edward hutchings; ralph leighton",
+        )  # fmt: skip
+        Highlight.objects.create(
+            reader=alice, book=twin, text=HOURS, location_start=200, location_end=202,
+            dedupe_key=highlight_dedupe_key(
+                book_key=key, kind="highlight", page="", start=200, end=202, text=HOURS
+            ),
+        )  # fmt: skip
+
+        out = _merge()
+
+        assert "merged" in out
+        assert list(Book.objects.filter(reader=alice)) == [older]
+        assert Highlight.objects.filter(book=older).count() == 2
+
     def test_it_turns_round_a_book_read_the_wrong_way(self, alice: User) -> None:
         _import(alice, Entry("La Plaisanterie (Milan Kundera)", "Un optimiste.", location="10"))
         Book.objects.create(

@@ -12,7 +12,7 @@ import pytest
 from accounts.models import User
 from books.importing.clippings import parse_clippings
 from books.importing.identity import book_key
-from books.importing.reader_books import clippings_orient
+from books.importing.reader_books import clippings_orient, clippings_unify_authors
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from tests.corpus import require_clippings
@@ -44,8 +44,10 @@ def lost_entries(reader: User, data: bytes) -> list[tuple[int, str]]:
         texts.setdefault(book_id, []).append(fold(text))
     lost = []
     clippings = parse_clippings(data).clippings
-    # Dashed title lines turned round by the library's authors, as the import reads them.
+    # Dashed title lines turned round by the library's authors, one book's authors spelt one
+    # way, as the import reads them.
     clippings_orient(reader=reader, clippings=clippings)
+    clippings_unify_authors(reader=reader, clippings=clippings)
     for clipping in clippings:
         folded = fold(clipping.text)
         if clipping.kind != "highlight" or clipping.truncated or not folded:

@@ -36,6 +36,39 @@ class BookIdentityImportTests:
         assert Book.objects.filter(reader=alice).count() == 1
         assert Highlight.objects.filter(reader=alice).count() == 2
 
+    def test_it_makes_one_book_of_a_title_whose_authors_are_spelt_two_ways(
+        self, alice: User
+    ) -> None:
+        # Two devices' title lines of one book (a walk through the shared Kindle files).
+        first = "Surely You're Joking, Mr. Feynman! (Richard P. Feynman and Ralph Leighton)"
+        second = (
+            "“Surely You’re Joking, Mr. Feynman”"
+            " (Richard Phillips Feynman;Edward Hutchings;Ralph Leighton)"
+        )
+        _import(alice, Entry(first, "Cargo cult science.", location="10-11"))
+        report = _import(
+            alice,
+            Entry(second, "Cargo cult science.", location="10-11"),
+            Entry(second, "The first principle is that you must not fool yourself.", location="20"),
+            name="other-device.txt",
+        )
+
+        assert report.counts["new_highlights"] == 1
+        book = Book.objects.get(reader=alice)
+        assert book.authors == "Richard P. Feynman and Ralph Leighton"
+        assert Highlight.objects.filter(book=book).count() == 2
+        again = _import(alice, Entry(second, "Cargo cult science.", location="10-11"), name="3")
+        assert again.counts["new_highlights"] == 0
+
+    def test_it_keeps_two_books_of_one_title_by_different_authors(self, alice: User) -> None:
+        _import(
+            alice,
+            Entry("Poems (Emily Dickinson)", "Hope is the thing with feathers.", location="1"),
+            Entry("Poems (Wisława Szymborska)", "Nothing can ever happen twice.", location="1"),
+        )
+
+        assert Book.objects.filter(reader=alice, title="Poems").count() == 2
+
     def test_it_reads_a_dashed_title_line_by_the_files_other_books(self, alice: User) -> None:
         _import(
             alice,
