@@ -106,7 +106,12 @@ def map_counts(reader: User, the_map: LibraryMap | None) -> MapCounts:
     totals = alive.aggregate(
         passages=Count("id", filter=Q(is_word=False, embedding_status=status.DONE)),
         embedding=Count("id", filter=Q(embedding_status__in=[status.PENDING, status.CLAIMED])),
-        words=Count("id", filter=Q(is_word=True, embedding_status=status.DONE)),
+        # As the Words page lists them (HighlightQuerySet.words), which the summary links to.
+        words=Count(
+            "id",
+            filter=Q(is_word=True, kind=Highlight.Kind.HIGHLIGHT, embedding_status=status.DONE)
+            & ~Q(text=""),
+        ),
         unplaceable=Count("id", filter=Q(embedding_status=status.FAILED)),
     )
     placed = len(the_map.points.get("code", [])) if the_map and the_map.points else 0

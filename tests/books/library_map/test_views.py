@@ -49,6 +49,24 @@ class MapPageTests:
         assert b"1 highlight is still being embedded" in response.content
         assert b"laid out again when they are done" in response.content
 
+    def test_it_counts_the_words_kept_off_it_as_the_words_page_lists_them(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _embedded_library(alice)
+        book = "Ficciones (Borges, Jorge Luis)"
+        extra = [
+            Entry(book, "labyrinth", location="700"),  # a looked-up word
+            Entry(book, "Read again.", kind="Note", location="900"),  # a short note, no word
+        ]
+        clippings_import(reader=alice, data=clippings_file(*extra), file_name="more.txt")
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        words = alice_client.get(reverse("words")).context["page"].paginator.count
+        response = alice_client.get(reverse("map"))
+        assert words == 1
+        assert b"1 word is kept off the map" in response.content
+
     def test_it_sends_anonymous_readers_to_log_in(self, client: Client) -> None:
         for name, args in (("map", []), ("map_data", []), ("map_point", [0])):
             response = client.get(reverse(name, args=args))
