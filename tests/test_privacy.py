@@ -367,6 +367,21 @@ class EveryUrlTests:
             assert response.status_code in {200, 302, 400, 405}, name
             _bob_sees_nothing(response, alice_library)
 
+    def test_the_export_pages_without_a_format_show_only_the_readers_own_book(
+        self, alice_library: AliceLibrary, alice_client: Client, bob_client: Client
+    ) -> None:
+        # The walk above asks for a file (?format=json); without a format, or with one
+        # Exogram does not write, the same URLs are pages, a book's naming the book.
+        book_url = reverse("book_export", kwargs={"code": alice_library.book_code})
+        assert SECRET in alice_client.get(book_url).content.decode()
+        for query in ("", "?format=pdf"):
+            response = bob_client.get(book_url + query)
+            assert response.status_code == 404
+            _bob_sees_nothing(response, alice_library)
+            response = bob_client.get(reverse("library_export") + query)
+            assert response.status_code == (400 if query else 200)
+            _bob_sees_nothing(response, alice_library)
+
     def test_search_json_gives_bob_nothing_of_alices(
         self, alice_library: AliceLibrary, alice_client: Client, bob_client: Client
     ) -> None:

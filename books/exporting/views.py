@@ -1,5 +1,8 @@
 """Download the library, or one book, as Markdown, CSV or JSON.
 
+Without a format (a typed or bookmarked /export/) the page lists the three to choose from;
+with one Exogram does not write, the same page says so, with a 400.
+
 Streamed a book at a time (books.exporting.streaming), one export at a time per reader:
 a second one while the first is still being sent is refused with 429, not queued behind
 it on a web thread.
@@ -9,14 +12,11 @@ from collections.abc import Iterator
 from uuid import UUID
 
 from django.contrib.auth.decorators import login_required
-from django.http import (
-    HttpRequest,
-    HttpResponse,
-    HttpResponseBadRequest,
-    StreamingHttpResponse,
-)
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import reverse
 from django.utils.http import content_disposition_header
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from accounts.models import User
@@ -66,19 +66,20 @@ def _download(reader: User, chosen: str, book: Book | None = None) -> HttpRespon
     return streamed  # type: ignore[return-value]
 
 
-def _format(request: HttpRequest) -> str | None:
-    chosen = request.GET.get("format", "")
-    return chosen if chosen in FORMATS else None
+def _choice_page(request: HttpRequest, *, asked: str, book: Book | None = None) -> HttpResponse:
+    """The formats to choose from, for the library or one book; `asked`, a format Exogram
+    does not write, is named on the page and answered with a 400."""
+    export_url = reverse("book_export", args=[book.code]) if book else reverse("library_export")
+    context = {"book": book, "asked": asked, "export_url": export_url}
+    return render(request, "books/export.html", context, status=400 if asked else 200)
 
 
 @require_GET
 @login_required
 def library_download(request: HttpRequest) -> HttpResponse:
-    chosen = _format(request)
-    if chosen is None:
-        return HttpResponseBadRequest(
-            gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
-        )
+    chosen = request.GET.get("format", "")
+    if chosen not in FORMATS:
+        return _choice_page(request, asked=chosen)
     return _download(reader_of(request), chosen)
 
 
@@ -86,9 +87,7 @@ def library_download(request: HttpRequest) -> HttpResponse:
 @login_required
 def book_download(request: HttpRequest, code: UUID) -> HttpResponse:
     book = get_book_for_user(request, code)
-    chosen = _format(request)
-    if chosen is None:
-        return HttpResponseBadRequest(
-            gettext("Choose a format: %(formats)s.") % {"formats": ", ".join(FORMATS)}
-        )
+    chosen = request.GET.get("format", "")
+    if chosen not in FORMATS:
+        return _choice_page(request, asked=chosen, book=book)
     return _download(reader_of(request), chosen, book)

@@ -103,11 +103,13 @@ def clippings_unify_authors(*, reader: User, clippings: list[Clipping]) -> int:
 
 @dataclass
 class FileBooks:
-    """The file's books by key, and the books it named but brought nothing of."""
+    """The file's books by key, how many of them are new to the library, and the books it
+    named but brought nothing of."""
 
     books: dict[str, Book]
     # title -> why nothing was kept ("48 entries, all at the publisher's clipping limit")
     empty: dict[str, str] = field(default_factory=dict)
+    created: int = 0
 
 
 def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
@@ -143,7 +145,7 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     ]
     for book in Book.objects.bulk_create(missing):
         books[book.key] = book
-    return FileBooks(books=books, empty=empty)
+    return FileBooks(books=books, empty=empty, created=len(missing))
 
 
 def _why_empty(entries: list[Clipping]) -> str:

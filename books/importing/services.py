@@ -66,6 +66,9 @@ class ImportRejected(Exception):
 @dataclass
 class ImportReport:
     books_touched: int = 0
+    # Of those, the books the import added to the library. An Import saved before this
+    # count was kept has none in its counts: its report leaves the line out, not a wrong 0.
+    new_books: int = 0
     new_highlights: int = 0
     duplicates_skipped: int = 0
     extended_merged: int = 0
@@ -212,6 +215,7 @@ def parsed_clippings_save(
     file_books = books_for_file(reader=reader, clippings=result.clippings)
     books = file_books.books
     report.books_with_nothing = file_books.empty
+    report.new_books = file_books.created
     library = Library(reader, books)
     work = _ImportWork()
     notes = _match_highlights(result.clippings, books, library, work, report, the_import)

@@ -158,6 +158,46 @@ class OversizedBodyTests:
 
 
 @pytest.mark.django_db
+class ImportReportCountsTests:
+    def test_it_says_how_many_books_the_import_added(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY[:3]), file_name="a.txt")
+        later = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="b.txt"
+        )
+        page = alice_client.get(later.get_absolute_url()).content.decode()
+        assert '<th scope="row">Books touched</th><td class="n">2</td>' in page
+        assert '<th scope="row">New books</th><td class="n">1</td>' in page
+        spanish = alice_client.get(
+            later.get_absolute_url(), headers={"Accept-Language": "es-ES,es;q=0.9"}
+        ).content.decode()
+        assert '<th scope="row">Libros nuevos</th><td class="n">1</td>' in spanish
+
+    def test_it_says_none_were_added_when_none_were(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
+        again = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt"
+        )
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert '<th scope="row">New books</th><td class="n">0</td>' in page
+
+    def test_it_leaves_the_line_out_for_an_import_made_before_it_was_counted(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="old.txt"
+        )
+        the_import.counts.pop("new_books")  # as an older Import's counts read
+        the_import.save(update_fields=["counts"])
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert '<th scope="row">Books touched</th><td class="n">2</td>' in page
+        assert "New books" not in page
+
+
+@pytest.mark.django_db
 class ImportReportOwnershipTests:
     def test_it_hides_alices_import_from_bob(self, alice: User, bob_client: Client) -> None:
         the_import = clippings_import(

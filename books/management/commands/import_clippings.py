@@ -49,6 +49,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Imported {the_import.file_name} (import {the_import.code})")
         for key in [
             "books_touched",
+            "new_books",
             "new_highlights",
             "duplicates_skipped",
             "extended_merged",

@@ -10,6 +10,8 @@ from accounts.models import User
 from books.models import Highlight
 from tests.books.exporting.library import build_library
 
+SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
+
 
 @pytest.fixture
 def rows(alice: User) -> dict[str, Highlight]:
@@ -33,10 +35,52 @@ class LibraryDownloadTests:
         document = json.loads(alice_client.get(url, {"format": "json"}).getvalue())
         assert len(document["books"]) == 3
 
-    def test_it_refuses_an_unknown_format(self, alice_client: Client) -> None:
+    def test_it_shows_the_formats_to_choose_from_without_one(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        # A typed or bookmarked /export/: a page of the site, not a bare 400.
+        response = alice_client.get(reverse("library_export"))
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert 'id="main-nav"' in page
+        assert "<h1>Export your library</h1>" in page
+        url = reverse("library_export")
+        for chosen, label in [
+            ("md", "Markdown (a zip, one file per book)"),
+            ("csv", "CSV (Readwise columns)"),
+            ("json", "JSON (re-imports into Exogram)"),
+        ]:
+            assert f'<a href="{url}?format={chosen}" download>{label}</a>' in page
+        assert "does not export" not in page
+
+    def test_it_shows_the_formats_in_spanish(self, alice: User, alice_client: Client) -> None:
+        by_browser = alice_client.get(reverse("library_export"), headers=SPANISH)
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        by_setting = alice_client.get(reverse("library_export"))
+        for response in (by_browser, by_setting):
+            page = response.content.decode()
+            assert response.status_code == 200
+            assert "<h1>Exportar tu biblioteca</h1>" in page
+            assert "Descargar tu biblioteca:" in page
+            assert "Markdown (un zip, un archivo por libro)</a>" in page
+            assert "CSV (columnas de Readwise)</a>" in page
+            assert "JSON (se vuelve a importar en Exogram)</a>" in page
+
+    def test_it_refuses_an_unknown_format_on_the_same_page(self, alice_client: Client) -> None:
         response = alice_client.get(reverse("library_export"), {"format": "docx"})
         assert response.status_code == 400
-        assert b"md, csv, json" in response.getvalue()
+        page = response.content.decode()
+        assert "Exogram does not export “docx”: choose one of the formats below." in page
+        assert f'href="{reverse("library_export")}?format=json"' in page
+        spanish = alice_client.get(reverse("library_export"), {"format": "pdf"}, headers=SPANISH)
+        assert spanish.status_code == 400
+        assert "Exogram no exporta «pdf»" in spanish.content.decode()
+
+    def test_it_escapes_the_format_it_names(self, alice_client: Client) -> None:
+        response = alice_client.get(reverse("library_export"), {"format": "<b>md</b>"})
+        assert response.status_code == 400
+        assert "“&lt;b&gt;md&lt;/b&gt;”" in response.content.decode()
 
     def test_it_exports_only_the_readers_own_library(
         self, bob_client: Client, rows: dict[str, Highlight]
@@ -47,9 +91,17 @@ class LibraryDownloadTests:
         assert document["books"] == []
 
     def test_it_sends_anonymous_visitors_to_log_in(self, client: Client) -> None:
-        response = client.get(reverse("library_export"), {"format": "csv"})
-        assert response.status_code == 302
-        assert response["Location"].startswith(reverse("login"))
+        for query in ({"format": "csv"}, {}, {"format": "pdf"}):
+            response = client.get(reverse("library_export"), query)
+            assert response.status_code == 302
+            assert response["Location"].startswith(reverse("login"))
+
+    def test_its_page_shows_nothing_of_another_readers_library(
+        self, bob_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        page = bob_client.get(reverse("library_export")).content.decode()
+        assert "Ficciones" not in page
+        assert str(rows["To"].book.code) not in page
 
     def test_the_library_page_links_to_each_format(
         self, alice_client: Client, rows: dict[str, Highlight]
@@ -82,18 +134,54 @@ class BookDownloadTests:
         document = json.loads(alice_client.get(url, {"format": "json"}).getvalue())
         assert [b["title"] for b in document["books"]] == ["Ficciones"]
 
+    def test_it_shows_the_formats_for_the_book_without_one(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        book = rows["To"].book
+        url = reverse("book_export", args=[book.code])
+        response = alice_client.get(url)
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert 'id="main-nav"' in page
+        assert "<h1>Export Ficciones</h1>" in page
+        assert f'<a href="{book.get_absolute_url()}">Back to the book</a>' in page
+        assert "Download this book:" in page
+        # One book's Markdown is one file, not the library's zip.
+        assert f'<a href="{url}?format=md" download>Markdown (one file)</a>' in page
+        assert f'<a href="{url}?format=csv" download>CSV (Readwise columns)</a>' in page
+        assert f'<a href="{url}?format=json" download>JSON (re-imports into Exogram)</a>' in page
+        spanish = alice_client.get(url, headers=SPANISH).content.decode()
+        assert "<h1>Exportar Ficciones</h1>" in spanish
+        assert "Markdown (un archivo)</a>" in spanish
+
+    def test_it_refuses_an_unknown_format_for_the_book_on_the_same_page(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        url = reverse("book_export", args=[rows["To"].book.code])
+        response = alice_client.get(url, {"format": "epub"})
+        assert response.status_code == 400
+        page = response.content.decode()
+        assert "Exogram does not export “epub”" in page
+        assert "<h1>Export Ficciones</h1>" in page
+        assert f'href="{url}?format=md"' in page
+
     def test_it_is_not_found_for_another_reader(
         self, bob_client: Client, rows: dict[str, Highlight]
     ) -> None:
         url = reverse("book_export", args=[rows["To"].book.code])
-        assert bob_client.get(url, {"format": "md"}).status_code == 404
+        for query in ({"format": "md"}, {}, {"format": "pdf"}):
+            response = bob_client.get(url, query)
+            assert response.status_code == 404
+            assert "Ficciones" not in response.content.decode()
 
     def test_it_sends_anonymous_visitors_to_log_in(
         self, client: Client, rows: dict[str, Highlight]
     ) -> None:
-        response = client.get(reverse("book_export", args=[rows["To"].book.code]), {"format": "md"})
-        assert response.status_code == 302
-        assert response["Location"].startswith(reverse("login"))
+        url = reverse("book_export", args=[rows["To"].book.code])
+        for query in ({"format": "md"}, {}, {"format": "pdf"}):
+            response = client.get(url, query)
+            assert response.status_code == 302
+            assert response["Location"].startswith(reverse("login"))
 
     def test_the_book_page_links_to_each_format(
         self, alice_client: Client, rows: dict[str, Highlight]

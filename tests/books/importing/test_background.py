@@ -138,6 +138,7 @@ class ImportInPartsTests:
             assert run_import(the_import.pk) == Import.Status.DONE
         the_import.refresh_from_db()
         assert the_import.counts == at_once.counts
+        assert the_import.counts["new_books"] == 2  # one part each, summed
         assert the_import.problems == at_once.problems != []
 
         def library(reader: User) -> list[tuple[str, str, str, int | None]]:

@@ -23,6 +23,9 @@ class ImportCommandTests:
         path.write_bytes(clippings_file(*MEMORY_LIBRARY))
         output = _run("--user", "alice", str(path))
         assert "new highlights" in output
+        assert "  books touched                2\n  new books                    2\n" in output
+        again = _run("--user", "alice", str(path))
+        assert "  new books                    0\n" in again
         assert Highlight.objects.filter(reader=alice).count() == 5
 
     def test_it_prints_json_and_is_idempotent(self, alice: User, tmp_path: Path) -> None:
@@ -31,6 +34,7 @@ class ImportCommandTests:
         first = json.loads(_run("--user", "alice", str(path), "--json"))
         second = json.loads(_run("--user", "alice", str(path), "--json"))
         assert first["new_highlights"] == 5
+        assert (first["new_books"], second["new_books"]) == (2, 0)
         assert first["notes_attached"] == 1
         assert first["bookmarks_skipped"] == 1
         assert first["problems"] == []

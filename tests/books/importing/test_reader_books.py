@@ -127,6 +127,7 @@ class EmptyBookTests:
         assert list(Book.objects.filter(reader=alice).values_list("title", flat=True)) == [
             "It Doesn't Have to Be Crazy at Work"
         ]
+        assert the_import.counts["new_books"] == 1  # the books it made, not the ones named
         assert the_import.counts["books_with_nothing"] == {
             "A Book Only Bookmarked": "1 bookmark: no highlight or note to keep",
             "Le Livre verrouillé": (

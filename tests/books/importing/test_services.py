@@ -31,6 +31,7 @@ class ImportTests:
         assert the_import.sha256 == hashlib.sha256(clippings_file(*MEMORY_LIBRARY)).hexdigest()
         assert the_import.counts == {
             "books_touched": 2,
+            "new_books": 2,
             "new_highlights": 5,
             "duplicates_skipped": 0,
             "extended_merged": 0,
@@ -62,6 +63,18 @@ class ImportTests:
             assert again.counts["notes_attached"] == 0
         assert _rows(alice) == before
         assert Book.objects.filter(reader=alice).count() == 2
+
+    def test_it_counts_the_books_it_adds_apart_from_the_books_it_adds_to(
+        self, alice: User, bob: User
+    ) -> None:
+        first = _import(alice, *MEMORY_LIBRARY[:3])  # Ficciones only
+        assert (first.counts["books_touched"], first.counts["new_books"]) == (1, 1)
+        later = _import(alice, *MEMORY_LIBRARY)  # Ficciones again, and Sacks
+        assert (later.counts["books_touched"], later.counts["new_books"]) == (2, 1)
+        again = _import(alice, *MEMORY_LIBRARY)
+        assert again.counts["new_books"] == 0
+        # Her books are not his: the same file adds both to bob's library.
+        assert _import(bob, *MEMORY_LIBRARY).counts["new_books"] == 2
 
     def test_it_adds_only_what_is_new_from_a_longer_file(self, alice: User) -> None:
         _import(alice, *MEMORY_LIBRARY[:3])
