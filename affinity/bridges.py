@@ -72,6 +72,7 @@ class Candidate:
     distance: float  # by the main model's vectors
     english_distance: float | None  # by the English model's, when both have one
     languages: tuple[str, str]
+    theme_distance: float | None = None  # by the theme model's, when both have one
 
 
 def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, Strength | None]]:
@@ -95,6 +96,7 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
                 english=1.0 - c.english_distance
                 if english and c.english_distance is not None
                 else None,
+                theme=None if c.theme_distance is None else 1.0 - c.theme_distance,
                 # Two libraries have no one library's word counts: a shared stem is weighed
                 # as a word of middling rarity.
                 rare=float(len(shared)),
@@ -139,12 +141,14 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             FROM books_highlight h
             WHERE h.reader_id IN (SELECT reader_id FROM others) AND {shared_vector_sql("h")}
         ), my_side AS MATERIALIZED (
-            SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.language
+            SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.theme_embedding,
+                   h.language
             FROM mine_ranked r
             JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
             WHERE r.rank <= %(k)s
         ), their_side AS MATERIALIZED (
-            SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.language
+            SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.theme_embedding,
+                   h.language
             FROM theirs_ranked r
             JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
             WHERE r.rank <= %(k)s
@@ -152,6 +156,7 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             SELECT m.reader_id, m.id AS mine, t.id AS theirs,
                    m.embedding <=> t.embedding AS distance,
                    m.english_embedding <=> t.english_embedding AS english_distance,
+                   m.theme_embedding <=> t.theme_embedding AS theme_distance,
                    m.language AS my_language, t.language AS their_language
             FROM my_side m JOIN their_side t ON t.reader_id = m.reader_id AND t.key <> m.key
         ), ranked AS (
@@ -160,7 +165,7 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             FROM pairs
         )
         SELECT reader_id, mine, theirs, distance, english_distance, my_language,
-               their_language
+               their_language, theme_distance
         FROM ranked WHERE rank <= %(kept)s ORDER BY reader_id, rank
     """
     params: dict[str, Any] = {
@@ -182,8 +187,9 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             float(distance),
             None if english is None else float(english),
             (str(my_language), str(their_language)),
+            None if theme is None else float(theme),
         )
-        for reader_id, mine, theirs, distance, english, my_language, their_language in rows
+        for reader_id, mine, theirs, distance, english, my_language, their_language, theme in rows
     ]
 
 

@@ -12,6 +12,8 @@ from pgvector.django import HnswIndex, VectorField
 from books.text import fold
 
 EMBEDDING_DIMENSIONS = 384
+# The theme model's vectors (books.embedding.theme.THEME_DIMENSIONS).
+THEME_DIMENSIONS = 512
 # The languages whose stems keyword search matches ("habits" finds "habit", "muertes"
 # finds "muerte"): PostgreSQL's built-in snowball configurations, present on any server.
 SEARCH_STEM_CONFIGS = ("english", "spanish")
@@ -78,7 +80,8 @@ class Tag(models.Model):
 # each, 2 ms for a highlight page's twelve nearest passages), the folded copy for search,
 # the import's and the pipeline's bookkeeping.
 UNLISTED_FIELDS = (
-    "embedding", "english_embedding", "search_text", "embedding_error", "dedupe_key", "added_raw",
+    "embedding", "english_embedding", "theme_embedding", "search_text", "embedding_error",
+    "dedupe_key", "added_raw",
 )  # fmt: skip
 
 
@@ -170,6 +173,10 @@ class Highlight(models.Model):
     # judges its connections with other English passages; null for every other highlight,
     # and whenever the model judges every pair itself.
     english_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # A passage's or note's vector from the theme model (books.embedding.theme), which the
+    # pair judge reads; null for the reader's words, and with a model that has none beside it.
+    # Never searched by, so it has no index.
+    theme_embedding = VectorField(dimensions=THEME_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
     embedding_status = models.CharField(
         max_length=16, choices=EmbeddingStatus.choices, default=EmbeddingStatus.PENDING

@@ -159,32 +159,37 @@ def labelled_rows(
     for name, library in libraries.items():
         texts = library.texts
         languages = [language_of(t) for t in texts]
-        main = cached_vectors(texts, encoders=encoders, english=False, folder=folder, log=log)
+        main = cached_vectors(texts, encoders=encoders, kind="main", folder=folder, log=log)
         english = np.zeros_like(main)
         english_rows = [i for i, lang in enumerate(languages) if lang == ENGLISH]
         if english_rows and encoders.english_spec is not None:
             english[english_rows] = cached_vectors(
                 [texts[i] for i in english_rows],
                 encoders=encoders,
-                english=True,
+                kind="english",
                 folder=folder,
                 log=log,
             )
+        theme = (
+            cached_vectors(texts, encoders=encoders, kind="theme", folder=folder, log=log)
+            if encoders.with_theme and texts
+            else None
+        )
         stem_sets = [stems(t) for t in texts]
         words = [len(words_of(t)) for t in texts]
         numbers = [numbers_of(t) for t in texts]
         negations = [negated(t) for t in texts]
         has_english = encoders.english_spec is not None
         contexts[name] = (
-            languages, main, english, stem_sets, stem_frequency(stem_sets), words, has_english,
-            numbers, negations,
+            languages, main, english, theme, stem_sets, stem_frequency(stem_sets), words,
+            has_english, numbers, negations,
         )  # fmt: skip
     x, related, same, split, kind, dev, pair_languages, control = ([] for _ in range(8))
     all_facts, all_texts = [], []
     guessed: dict[str, str] = {}
     for name, library, a, b, row, author in pairs:
         group = "stsb" if name in STSB_KINDS else "library"
-        (languages, main, english, stem_sets, frequency, words, has_english, numbers,
+        (languages, main, english, theme, stem_sets, frequency, words, has_english, numbers,
          negations) = contexts[group]  # fmt: skip
         both_english = has_english and languages[a] == languages[b] == ENGLISH
         rare, share = shared_rarity(stem_sets[a], stem_sets[b], frequency, len(library.texts))
@@ -200,6 +205,7 @@ def labelled_rows(
             same_author=author,
             numbers_differ=numbers_differ(numbers[a], numbers[b]),
             negation_differs=negations[a] != negations[b],
+            theme=None if theme is None else float(theme[a] @ theme[b]),
         )
         x.append(features(facts))
         all_facts.append(facts)
@@ -470,6 +476,7 @@ def log_loss(judge: Judge, rows: Rows) -> dict[str, float]:
 # Features measured together: each group is left out in turn.
 GROUPS = {
     "english model": ("english", "has_english"),
+    "theme model": ("theme", "has_theme"),
     "rare stems": ("rare", "rare_share"),
     "lengths": ("short", "long", "main_short"),
     "length-dependent cosine": ("main_short",),

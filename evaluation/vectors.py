@@ -24,11 +24,17 @@ def _cache_path(folder: Path, model_id: str) -> Path:
 
 
 def cached_vectors(
-    texts: Sequence[str], *, encoders: Encoders, english: bool, folder: Path, log: Any = None
+    texts: Sequence[str], *, encoders: Encoders, kind: str, folder: Path, log: Any = None
 ) -> Vectors:
-    """One unit row per text: the main model's vectors, or the English model's (the file
-    named after both models' id, as a highlight's vectors are)."""
-    model_id = ("english-" if english else "main-") + encoders.model_id
+    """One unit row per text: the main model's vectors ("main"), the English model's
+    ("english") or the theme model's ("theme"), the file named after the models' id, as a
+    highlight's vectors are."""
+    encode = {
+        "main": encoders.main.encode,
+        "english": encoders.encode_english,
+        "theme": encoders.encode_theme,
+    }[kind]
+    model_id = f"{kind}-{encoders.model_id}"
     path = _cache_path(folder, model_id)
     known: dict[str, Vectors] = {}
     if path.exists():
@@ -42,12 +48,12 @@ def cached_vectors(
         for start in range(0, len(missing), step):
             part = missing[start : start + step]
             batch = [by_key[k] for k in part]
-            found = encoders.encode_english(batch) if english else encoders.main.encode(batch)
+            found = encode(batch)
             known |= dict(zip(part, found, strict=True))
             if log is not None:
                 log(f"  encoded {min(start + step, len(missing))}/{len(missing)} ({model_id[:40]})")
             folder.mkdir(parents=True, exist_ok=True)
             np.savez(path, keys=np.array(list(known)), vectors=np.stack(list(known.values())))
     if not keys:
-        return np.zeros((0, 384), dtype=np.float32)
+        return np.zeros((0, 0), dtype=np.float32)
     return np.stack([known[k] for k in keys]).astype(np.float32)

@@ -387,12 +387,13 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
 # A worker process that grew past this (KiB) is replaced once its task ends: Python keeps
 # the heap of a large import, and a process that imported 200,000 entries would otherwise
-# go on embedding at over 550 MB. A fresh process embeds with e5 at 280-295 MB (python -m
-# bench memory --entries 3000), so it is not replaced: a process replaced after every task
+# go on embedding at over 650 MB. A fresh process embeds with e5 at 280-295 MB (python -m
+# bench memory --entries 3000), with the theme model beside it (books.embedding.theme) at
+# about 395 MB, so it is not replaced: a process replaced after every task
 # loads the model again for the next (measured when e5's tokenizer held 273 MB and each
 # embedding process peaked at 515-547 MB: 11 replacements for 2,621 highlights, and 1.33x
 # the worker CPU time per highlight).
-CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 420_000, minimum=0)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("EXOGRAM_WORKER_MAX_MEMORY_KB", 520_000, minimum=0)
 # The worker's niceness (0-19; exogram/celery.py): on a machine that also serves the pages,
 # embedding takes the cores the pages leave. A reader waits for a page, nobody for a vector.
 # Under `make load` (an import embedding while 20 clients browse, 2 cores) the worker took

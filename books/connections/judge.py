@@ -9,7 +9,7 @@ was measured is what runs. The weights are a small pinned file beside this modul
 Features of a candidate pair (a passage and one of its nearest in other books), each one
 measured to earn its place (docs/evaluation.md):
 - each model's cosine: the main model's (every passage), the English model's (two English
-  passages);
+  passages), the theme model's (books.embedding.theme; every passage);
 - rare shared stems, weighted by their inverse passage frequency in the library;
 - the lengths, and the main cosine weighed by the shorter one's;
 - the two languages (within one, across two, undetected; English with Spanish), each with
@@ -66,6 +66,9 @@ FEATURES = (
     "main",  # the main model's cosine
     "english",  # the English model's cosine (0 when the pair has none)
     "has_english",
+    "theme",  # the theme model's cosine (0 when the pair has none)
+    "has_theme",
+    "theme_english",  # the theme cosine of two English passages: MiniLM reads them better
     "rare",  # log(1 + IDF-weighted shared stems)
     "rare_share",  # shared stems' IDF over the smaller side's
     "short",  # log words of the shorter passage
@@ -106,6 +109,7 @@ class PairFacts:
     same_author: bool
     numbers_differ: bool = False  # numbers_differ(a, b) of the two texts
     negation_differs: bool = False  # negated(a) != negated(b)
+    theme: float | None = None  # by the theme model, when both sides have its vector
 
 
 def numbers_of(text: str) -> frozenset[str]:
@@ -164,6 +168,9 @@ def features(facts: PairFacts) -> list[float]:
         facts.main,
         facts.english if facts.english is not None else 0.0,
         float(has_english),
+        facts.theme if facts.theme is not None else 0.0,
+        float(facts.theme is not None),
+        (facts.theme or 0.0) * has_english,
         math.log1p(facts.rare),
         facts.rare_share,
         short,

@@ -4,8 +4,8 @@ with the judge's verdict.
 Candidates of a passage: its NEIGHBOURS nearest passages of the reader's other books by each
 vector it has (the model's, in every language; the English model's, among English
 passages). Each candidate pair gets its features (books.connections.judge: each model's
-cosine, rare shared stems, lengths, languages, same author) and the pinned judge's
-P(related), P(same idea) and strength band.
+cosine, the theme model's among them, rare shared stems, lengths, languages, same author)
+and the pinned judge's P(related), P(same idea) and strength band.
 A passage keeps its best KEPT_PER_HIGHLIGHT pairs from P(related) ≥ NEARBY_BAND: the related
 and same-idea ones are its connections, the nearby ones what the highlight page shows when
 it has none. Reads filter on the stored strength (books.connections.selectors); nothing is
@@ -45,6 +45,8 @@ from books.vocabulary import words_of
 NOTE = Highlight.Kind.NOTE
 # The English model's vectors (books.embedding.english), beside the main model's `embedding`.
 ENGLISH_COLUMN = "english_embedding"
+# The theme model's (books.embedding.theme): read for the judge, never searched by.
+THEME_COLUMN = "theme_embedding"
 # Pairs a passage keeps, best first by P(related): enough for the page's three of each
 # strength once pairs found from either side meet.
 KEPT_PER_HIGHLIGHT = 6
@@ -230,6 +232,7 @@ def _library_pairs(
     english_cosines |= _pair_cosines(
         [p for p in both_english if p not in english_cosines], ENGLISH_COLUMN
     )
+    theme_cosines = _pair_cosines(sorted(candidates), THEME_COLUMN)
     frequency, passages = _library_frequency(reader_id)
 
     ordered = sorted(p for p in candidates if p in cosines)
@@ -242,6 +245,7 @@ def _library_pairs(
             PairFacts(
                 main=cosines[(a, b)],
                 english=english_cosines[(a, b)] if has_english else None,
+                theme=theme_cosines.get((a, b)),
                 rare=rare,
                 rare_share=share,
                 words_a=first.words,

@@ -9,7 +9,8 @@ figures in books.embedding.profiles), or `EXOGRAM_EMBEDDING_MODEL_DIR` swaps in 
 sentence-transformers ONNX export described by an `exogram_model.json`
 (books.embedding.model_dir). This module loads a model's files, encodes texts in windows,
 and keeps the process's models: an `Encoder` is one model; `Encoders` is the configured one
-with the English model beside it (books.embedding.english) and the id their vectors carry.
+with the English and theme models beside it (books.embedding.english, books.embedding.theme)
+and the id their vectors carry.
 
 Django is imported only inside `get_encoders()`, so the encoder runs (and is tested) without it.
 """
@@ -54,6 +55,7 @@ from books.embedding.spec import (
 
 # EncoderUnavailable is what get_encoders() raises: its callers import it from here.
 from books.embedding.spec import EncoderUnavailable as EncoderUnavailable
+from books.embedding.theme import THEME_MODEL_ID, ThemeEncoder
 from books.embedding.unigram import UnigramTokenizer
 
 # Consecutive windows of a long text share this many tokens, so a sentence cut by a window
@@ -365,22 +367,28 @@ class Encoder:
 
 class Encoders:
     """The configured model and, beside it, the English model that judges two English
-    passages (books.embedding.english) when its profile names one: what a highlight's
-    vectors are made with, and what the pipeline, search and connections read them by.
-    Each is one Encoder, one model."""
+    passages (books.embedding.english) and the theme model that helps judge every pair
+    (books.embedding.theme), when its profile names them: what a highlight's vectors are
+    made with, and what the pipeline, search and connections read them by. Each is one
+    model; the two beside the main one are loaded on first use (web processes only encode
+    queries, with the main model alone)."""
 
-    def __init__(self, main: Encoder, english: ModelSpec | None, *, threads: int = 0) -> None:
+    def __init__(
+        self, main: Encoder, english: ModelSpec | None, *, theme: bool = False, threads: int = 0
+    ) -> None:
         self.main = main
         self.english_spec = english
+        self.with_theme = theme
         # A highlight's vectors are the main model's and, for an English passage, the
-        # English model's: the id names both, so a change of either re-embeds the library.
-        self.model_id = _model_id(main.vectors_id, english)
+        # English model's, and the theme model's: the id names them all, so a change of any
+        # re-embeds the library.
+        self.model_id = _model_id(main.vectors_id, english, theme=theme)
         self._threads = threads
         self._english: Encoder | None = None
+        self._theme: ThemeEncoder | None = None
 
     def encode_english(self, texts: Sequence[str]) -> Vectors:
-        """The English model's vectors of English passages, the model loaded on first use:
-        web processes only encode queries, with the main model alone."""
+        """The English model's vectors of English passages."""
         if self.english_spec is None:
             raise ValueError(f"{self.main.spec.name} has no English model beside it")
         if self._english is None:
@@ -389,15 +397,31 @@ class Encoders:
                     self._english = Encoder(self.english_spec, threads=self._threads)
         return self._english.encode(texts)
 
+    def encode_theme(self, texts: Sequence[str]) -> Vectors:
+        """The theme model's vectors; raises EncoderUnavailable when its wheel is missing."""
+        if not self.with_theme:
+            raise ValueError(f"{self.main.spec.name} has no theme model beside it")
+        if self._theme is None:
+            with _encoders_lock:
+                if self._theme is None:
+                    self._theme = ThemeEncoder.from_wheel()
+        return self._theme.encode(texts)
+
 
 def _vectors_id(spec: ModelSpec, model_sha256: str) -> str:
     """The id one model's vectors carry: its own name, or its name and graph's sha256."""
     return spec.vectors_id or f"{spec.name}@{model_sha256[:8]}"
 
 
-def _model_id(main_id: str, english: ModelSpec | None) -> str:
-    """The id a highlight's vectors carry: the main model's, with its English model's."""
-    return main_id if english is None else f"{main_id}+{english_model_id(english)}"
+def _model_id(main_id: str, english: ModelSpec | None, *, theme: bool) -> str:
+    """The id a highlight's vectors carry: the main model's, with its English and theme
+    models'."""
+    ids = [main_id]
+    if english is not None:
+        ids.append(english_model_id(english))
+    if theme:
+        ids.append(THEME_MODEL_ID)
+    return "+".join(ids)
 
 
 def english_model_id(spec: ModelSpec) -> str:
@@ -470,7 +494,7 @@ def active_model_id() -> str | None:
         english = english_model_spec_for(spec, cache_dir=cache)
     except EncoderUnavailable:
         return None
-    model_id = _model_id(_vectors_id(spec, sha256), english)
+    model_id = _model_id(_vectors_id(spec, sha256), english, theme=spec.profile.theme_model)
     _model_ids[key] = model_id
     return model_id
 
@@ -498,7 +522,8 @@ def get_encoders() -> Encoders:
         encoders = _encoder_sets.get(key)
         if encoders is None:
             english = english_model_spec_for(main.spec, cache_dir=cache)
-            encoders = Encoders(main, english, threads=threads)
+            theme = main.spec.profile.theme_model
+            encoders = Encoders(main, english, theme=theme, threads=threads)
             _encoder_sets[key] = encoders
     return encoders
 

@@ -274,16 +274,23 @@ def _embed_group(
     # English passages also get the English model's vector, which judges their connections
     # with other English passages (books.embedding.english). Words never connect: none.
     english = [i for i, h in enumerate(rows) if _judged_in_english(encoders, h)]
+    # Every passage also gets the theme model's vector, which the pair judge reads
+    # (books.embedding.theme). Words never connect: none.
+    theme = [i for i, h in enumerate(rows) if encoders.with_theme and _connects(h)]
     try:
         vectors = encoders.main.encode(texts)
         english_vectors: Iterable[Any] = (
             encoders.encode_english([texts[i] for i in english]) if english else []
+        )
+        theme_vectors: Iterable[Any] = (
+            encoders.encode_theme([texts[i] for i in theme]) if theme else []
         )
     except Exception as error:
         for claimed_at, claimed in claims:
             _release(claimed, claimed_at, EMBEDDING_FAILED % {"error": error})
         raise
     english_of = dict(zip(english, english_vectors, strict=True))
+    theme_of = dict(zip(theme, theme_vectors, strict=True))
     with transaction.atomic():
         # The readers' rows are share-locked for the write: an account deletion
         # (accounts.services) takes them FOR UPDATE first, so it waits for this write and
@@ -297,6 +304,7 @@ def _embed_group(
             [rows[i] for i in indexes],
             vectors[indexes],
             [english_of.get(i) for i in indexes],
+            [theme_of.get(i) for i in indexes],
             [claimed_ats[i] for i in indexes],
             encoders.model_id,
         )
@@ -311,7 +319,12 @@ def _embed_group(
         highlights_connect(ids=written_ids)
     outcome.embedded_ids += written_ids
     # The group's texts and vectors go now, before the next group is read (memory).
-    del texts, vectors, english_vectors, english_of
+    del texts, vectors, english_vectors, english_of, theme_vectors, theme_of
+
+
+def _connects(highlight: Highlight) -> bool:
+    """A passage or a note with text: what connections are judged between."""
+    return not highlight.is_word and bool(_text_of(highlight))
 
 
 def _judged_in_english(encoders: "Encoders", highlight: Highlight) -> bool:
@@ -337,6 +350,7 @@ def _write_vectors(
     rows: list[Highlight],
     vectors: Any,
     english_vectors: list[Any],
+    theme_vectors: list[Any],
     claimed_ats: list[datetime],
     model_id: str,
 ) -> list[int]:
@@ -348,24 +362,27 @@ def _write_vectors(
     """
     if not rows:
         return []
-    values = ", ".join(["(%s, %s::vector, %s::vector, %s, %s::timestamptz)"] * len(rows))
+    values = ", ".join(
+        ["(%s, %s::vector, %s::vector, %s::vector, %s, %s::timestamptz)"] * len(rows)
+    )
     params: list[Any] = []
-    for highlight, vector, english, claimed_at in zip(
-        rows, vectors, english_vectors, claimed_ats, strict=True
+    for highlight, vector, english, theme, claimed_at in zip(
+        rows, vectors, english_vectors, theme_vectors, claimed_ats, strict=True
     ):
         params += [
             highlight.pk,
             _vector_text(vector),
             None if english is None else _vector_text(english),
+            None if theme is None else _vector_text(theme),
             _cut_notice(_text_of(highlight)),
             claimed_at,
         ]
     sql = f"""
         UPDATE books_highlight AS h
-        SET embedding = v.embedding, english_embedding = v.english, embedding_model = %s,
-            embedding_status = 'done', embedding_claimed_at = NULL, embedding_error = v.notice,
-            updated = now()
-        FROM (VALUES {values}) AS v(id, embedding, english, notice, claimed_at)
+        SET embedding = v.embedding, english_embedding = v.english, theme_embedding = v.theme,
+            embedding_model = %s, embedding_status = 'done', embedding_claimed_at = NULL,
+            embedding_error = v.notice, updated = now()
+        FROM (VALUES {values}) AS v(id, embedding, english, theme, notice, claimed_at)
         WHERE h.id = v.id AND h.deleted_at IS NULL AND h.embedding_status = 'claimed'
           AND h.embedding_claimed_at = v.claimed_at
         RETURNING h.id

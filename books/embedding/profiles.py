@@ -3,8 +3,8 @@
 A model's profile holds every per-model figure that search and connections read: its own
 cosine-distance cuts (same idea, related) for the pairs the pinned judge was not trained
 for, where search by meaning stops and how far behind the best a close match may be, when
-the meaning half of a search is sure, the languages it reads, and the English model that
-works beside it. The built-in models' figures are measured; docs/models.md ("The figures
+the meaning half of a search is sure, the languages it reads, and the English and theme models
+that work beside it. The built-in models' figures are measured; docs/models.md ("The figures
 each model carries") says where each comes from. A model folder (EXOGRAM_EMBEDDING_MODEL_DIR)
 brings its own cuts and search floor in its exogram_model.json and takes the rest from the
 profile of its name, or the defaults below.
@@ -42,6 +42,9 @@ class ModelProfile:
     languages: tuple[str, ...] | None = None
     # The built-in model (its choice) that judges two English passages beside this one.
     english_model: str | None = None
+    # Whether the theme model (books.embedding.theme) gives every passage a vector beside
+    # this one's, for the pair judge: only for a model the pinned judge was trained with.
+    theme_model: bool = False
 
 
 # multilingual-e5-small: Spanish, English and ~100 more; the default.
@@ -55,6 +58,7 @@ E5 = ModelProfile(
     sure_distance=0.08,
     languages=None,
     english_model="minilm-l6",
+    theme_model=True,
 )
 # all-MiniLM-L6-v2: English only; the English model beside e5, or the model itself.
 MINILM = ModelProfile(

@@ -1,4 +1,5 @@
-"""Readers, books and highlight vectors built in code, at known places, without the model."""
+"""Readers, books and highlight vectors built in code, at known places, without the model (the
+theme vectors from them: tests.theme_vectors)."""
 
 from collections.abc import Sequence
 
@@ -9,6 +10,7 @@ from accounts.models import User
 from affinity.models import SharingProfile
 from affinity.services import sharing_update
 from books.models import Book, Highlight
+from tests.theme_vectors import theme_of
 
 MODEL = "test-model@00000000"
 Vector = npt.NDArray[np.float64]
@@ -57,8 +59,10 @@ def highlights(
     model: str = MODEL,
     kind: str = Highlight.Kind.HIGHLIGHT,
     texts: Sequence[str] = (),
+    themes: Vector | None = None,
 ) -> list[Highlight]:
-    """One embedded highlight per row of `vectors` in `the_book`."""
+    """One embedded highlight per row of `vectors` in `the_book`; its theme vector from the
+    same row of `themes`, else from its vector (tests.theme_vectors)."""
     start = Highlight.objects.filter(book=the_book).count()
     rows = [
         Highlight(
@@ -69,6 +73,7 @@ def highlights(
             note=f"my own note {start + i}" if kind == Highlight.Kind.NOTE else "",
             dedupe_key=f"{the_book.pk}:{model}:{start + i}",
             embedding=vector.astype(np.float32).tolist(),
+            theme_embedding=theme_of(vector if themes is None else themes[i]),
             embedding_model=model,
             embedding_status=Highlight.EmbeddingStatus.DONE,
         )
@@ -86,12 +91,16 @@ def library(
     noise: float = 0.8,
     titles: Sequence[str] = ("First", "Second", "Third"),
 ) -> list[Highlight]:
-    """`count` highlights around `centre`, spread over books with these titles."""
+    """`count` highlights around `centre`, spread over books with these titles. They share a
+    broad area, not an idea: the theme model (whose cosines part the two) gets directions
+    of their own for them."""
     vectors = near(centre, noise, rng, count)
+    themes = np.asarray([direction(rng) for _ in range(count)])
     made: list[Highlight] = []
     shelves = [book(who, f"{title} ({who.username})") for title in titles]
     for index, shelf in enumerate(shelves):
-        made += highlights(shelf, vectors[index :: len(shelves)])
+        step = len(shelves)
+        made += highlights(shelf, vectors[index::step], themes=themes[index::step])
     return made
 
 

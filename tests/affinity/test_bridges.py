@@ -6,8 +6,15 @@ from affinity.bridges import Candidate, bridge_judgement
 from books.connections.selectors import Strength
 
 
-def _pair(distance: float, languages: tuple[str, str], english: float | None = None) -> Candidate:
-    return Candidate(1, 2, 3, distance, english, languages)
+def _pair(
+    distance: float,
+    languages: tuple[str, str],
+    english: float | None = None,
+    theme: float | None = None,
+) -> Candidate:
+    """A pair of which only the distances are known; the theme model's as the main one's
+    unless given."""
+    return Candidate(1, 2, 3, distance, english, languages, distance if theme is None else theme)
 
 
 @pytest.mark.django_db
@@ -17,8 +24,8 @@ class BridgeJudgementTests:
         [(close_grade, close_distance, _), (far_grade, _, far_strength)] = bridge_judgement(
             [close, far]
         )
-        # Two passages of which only the distance is known (no words to share): likely
-        # related by the judge, though under judge v3's related band (0.9) not a connection.
+        # Two passages of which only the distances are known (no words to share): likely
+        # related by the judge.
         assert close_grade < 0.5
         assert close_distance == close.distance
         assert far_strength is None  # the closest there is, shown without a strength
@@ -32,6 +39,7 @@ class BridgeJudgementTests:
         assert near_grade < far_grade
 
     def test_a_translation_across_languages_connects(self) -> None:
-        [(_, distance, strength)] = bridge_judgement([_pair(0.03, ("en", "es"))])
+        # The theme model puts a translation at about 0.1 (books.embedding.theme).
+        [(_, distance, strength)] = bridge_judgement([_pair(0.03, ("en", "es"), theme=0.12)])
         assert distance == 0.03
         assert strength == Strength.SAME_IDEA

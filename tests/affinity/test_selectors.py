@@ -166,7 +166,9 @@ class BridgesTests:
             kindred_pair["alice_idea"][0],
             kindred_pair["bob_idea"][0],
         )
-        assert [b.distance for b in bridges] == sorted(b.distance for b in bridges)
+        # Best judged first: the closest pair leads; the rest in the judge's order, which
+        # weighs the theme model's distance beside this one.
+        assert first.distance == min(b.distance for b in bridges)
         same = {kindred_pair["alice_same"][0].pk, kindred_pair["bob_same"][0].pk}
         assert not any({b.mine.pk, b.theirs.pk} == same for b in bridges)
         for bridge in bridges:

@@ -1,5 +1,6 @@
 """Writing judged pairs and reading them, on real pgvector with vectors built to known
-distances (no model needed to make them; the pinned judge weighs them)."""
+distances (no model needed to make them; the pinned judge weighs them). Each highlight's
+theme vector is its vector seen through one fixed projection (tests.theme_vectors)."""
 
 import json
 from io import StringIO
@@ -12,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import User
-from books.connections.judge import RELATED, judge_version, strength_of
+from books.connections.judge import RELATED, judge_version
 from books.connections.neighbours import nearest_highlights
 from books.connections.selectors import (
     connected_books,
@@ -23,12 +24,14 @@ from books.connections.selectors import (
 from books.connections.services import (
     connections_forget,
     connections_rejudge,
+    current_judge,
     highlights_connect,
     same_author,
     stale_connections,
 )
 from books.importing.identity import normalize_author
 from books.models import Book, Connection, Highlight
+from tests.theme_vectors import theme_of
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(42)
@@ -52,7 +55,7 @@ def _book(reader: User, title: str, authors: str = "") -> Book:
 def _highlight(reader: User, book: Book, text: str, vector: list[float]) -> Highlight:
     return Highlight.objects.create(
         reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}",
-        embedding=vector, embedding_model=MODEL,
+        embedding=vector, theme_embedding=theme_of(vector), embedding_model=MODEL,
         embedding_status=Highlight.EmbeddingStatus.DONE,
     )  # fmt: skip
 
@@ -103,7 +106,7 @@ class HighlightsConnectTests:
         for a, b, related, same, strength, version in rows:
             assert a < b
             assert 0 <= same <= related <= 1
-            assert strength == strength_of(related, same)
+            assert strength == current_judge().strength_of(related, same)
             assert version == judge_version()
 
     def test_the_passages_on_one_theme_connect_across_books(
@@ -158,7 +161,10 @@ class HighlightsConnectTests:
         sacks = library["sacks"]
         connections_forget(ids=[sacks.pk])
         assert connections_for(sacks) == []
-        Highlight.objects.filter(pk=sacks.pk).update(embedding=_unit(RNG.normal(size=384)))
+        vector = _unit(RNG.normal(size=384))
+        Highlight.objects.filter(pk=sacks.pk).update(
+            embedding=vector, theme_embedding=theme_of(vector)
+        )
         highlights_connect(ids=[sacks.pk])
         assert connections_for(sacks) == []  # its new vector is about something else
 

@@ -37,9 +37,9 @@ class EnglishModelSpecTests:
 
 @pytest.mark.django_db
 class EnglishModelIdTests:
-    def test_a_librarys_vectors_name_both_models(self) -> None:
+    def test_a_librarys_vectors_name_the_models(self) -> None:
         encoders = get_encoders()
-        main, english = encoders.model_id.split("+")
+        main, english, _theme = encoders.model_id.split("+")
         assert main == encoders.main.vectors_id
         assert main.startswith(f"{E5.name}@")
         # The id of MiniLM's vectors, whatever graph computes them (modelbuild.minilm).
