@@ -25,6 +25,7 @@ from books.models import Book, Highlight
 from books.tasks import embed_highlights
 from tests.books.kindle import BORGES, Entry, clippings_file
 from tests.books.library import listed_books
+from tests.theme_vectors import theme_of
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(19)
@@ -66,7 +67,7 @@ def _book(reader: User, title: str, authors: str) -> Book:
 def _highlight(reader: User, book: Book, text: str, vector: list[float]) -> Highlight:
     return Highlight.objects.create(
         reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}",
-        embedding=vector, embedding_model=MODEL,
+        embedding=vector, theme_embedding=theme_of(vector), embedding_model=MODEL,
         embedding_status=Highlight.EmbeddingStatus.DONE,
     )  # fmt: skip
 
@@ -182,7 +183,9 @@ class ConnectionsPageTests:
         # As after an upgrade of the rule: the stored pairs no longer hold (here, a vector
         # moved behind the cache's back), and `manage.py reconnect` finds them again.
         far = _unit(RNG.normal(size=384))
-        Highlight.objects.filter(pk=connected["proust"].pk).update(embedding=far)
+        Highlight.objects.filter(pk=connected["proust"].pk).update(
+            embedding=far, theme_embedding=theme_of(far)
+        )
         call_command("reconnect", stdout=StringIO())
         assert alice_client.get(reverse("connections")).context["page"].paginator.count == 1
 
