@@ -108,6 +108,9 @@ class ThemeEncoder:
         self._projection_bias = np.concatenate([w[f"proj_b{n}"] for n, _ in BRANCHES])
         self._projection_gain = np.concatenate([w[f"ln_g{n}"] for n, _ in BRANCHES])
         self._projection_shift = np.concatenate([w[f"ln_b{n}"] for n, _ in BRANCHES])
+        for n, _ in BRANCHES:  # held once, side by side, above
+            for name in (f"proj{n}", f"proj_b{n}", f"ln_g{n}", f"ln_b{n}"):
+                del w[name]
         self._eps = float(w["eps"])
 
     @classmethod
