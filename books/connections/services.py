@@ -16,7 +16,7 @@ standalone notes never connect to each other.
 """
 
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
@@ -212,27 +212,16 @@ def _library_pairs(
     main, english = lists(asked)
     others = {n.highlight_id for found in (main, english) for ns in found.values() for n in ns}
     facts |= _load(others - set(asked))
-    # Every candidate pair, with the cosines the lists already hold.
-    cosines: dict[tuple[int, int], float] = {}
-    english_cosines: dict[tuple[int, int], float] = {}
     candidates: set[tuple[int, int]] = set()
     for pk in asked:
-        for found, known in ((main, cosines), (english, english_cosines)):
-            for n in found.get(pk, []):
-                if facts[pk][0].note and facts[n.highlight_id][0].note:
-                    continue  # a note connects to what books say, not to other notes
-                pair = (min(pk, n.highlight_id), max(pk, n.highlight_id))
-                candidates.add(pair)
-                known[pair] = 1.0 - n.distance
-    missing = [p for p in candidates if p not in cosines]
-    cosines |= _pair_cosines(missing, "embedding")
-    both_english = [
-        p for p in candidates if facts[p[0]][0].in_english and facts[p[1]][0].in_english
-    ]
-    english_cosines |= _pair_cosines(
-        [p for p in both_english if p not in english_cosines], ENGLISH_COLUMN
+        for n in (*main.get(pk, []), *english.get(pk, [])):
+            if facts[pk][0].note and facts[n.highlight_id][0].note:
+                continue  # a note connects to what books say, not to other notes
+            candidates.add((min(pk, n.highlight_id), max(pk, n.highlight_id)))
+    # Every candidate's cosine by each vector both sides have, in one statement.
+    cosines, english_cosines, theme_cosines = _pair_cosines(
+        sorted(candidates), ("embedding", ENGLISH_COLUMN, THEME_COLUMN)
     )
-    theme_cosines = _pair_cosines(sorted(candidates), THEME_COLUMN)
     frequency, passages = _library_frequency(reader_id)
 
     ordered = sorted(p for p in candidates if p in cosines)
@@ -273,19 +262,26 @@ def _library_pairs(
     return kept
 
 
-def _pair_cosines(pairs: list[tuple[int, int]], column: str) -> dict[tuple[int, int], float]:
-    """The cosine of each pair of highlights by the vectors of `column`, one statement."""
+def _pair_cosines(
+    pairs: list[tuple[int, int]], columns: Sequence[str]
+) -> list[dict[tuple[int, int], float]]:
+    """For each vector column, the cosine of each pair of highlights that both have one."""
+    found: list[dict[tuple[int, int], float]] = [{} for _ in columns]
     if not pairs:
-        return {}
+        return found
+    cosines = ", ".join(f"1 - (a.{column} <=> b.{column})" for column in columns)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT p.a, p.b, 1 - (a.{column} <=> b.{column}) "
+            f"SELECT p.a, p.b, {cosines} "
             "FROM unnest(%s::bigint[], %s::bigint[]) AS p(a, b) "
-            "JOIN books_highlight a ON a.id = p.a JOIN books_highlight b ON b.id = p.b "
-            f"WHERE a.{column} IS NOT NULL AND b.{column} IS NOT NULL",
+            "JOIN books_highlight a ON a.id = p.a JOIN books_highlight b ON b.id = p.b",
             [[a for a, _ in pairs], [b for _, b in pairs]],
         )
-        return {(a, b): float(cosine) for a, b, cosine in cursor.fetchall()}
+        for a, b, *values in cursor.fetchall():
+            for kept, value in zip(found, values, strict=True):
+                if value is not None:
+                    kept[(a, b)] = float(value)
+    return found
 
 
 def connections_rebuild(*, reader_id: int | None = None, batch: int = 500) -> int:

@@ -328,11 +328,9 @@ def _connects(highlight: Highlight) -> bool:
 
 
 def _judged_in_english(encoders: "Encoders", highlight: Highlight) -> bool:
+    """An English passage or note, when the English model is configured."""
     return (
-        encoders.english_spec is not None
-        and highlight.language == ENGLISH
-        and not highlight.is_word
-        and bool(highlight.text.strip())
+        encoders.english_spec is not None and highlight.language == ENGLISH and _connects(highlight)
     )
 
 
