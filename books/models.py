@@ -173,9 +173,9 @@ class Highlight(models.Model):
     # judges its connections with other English passages; null for every other highlight,
     # and whenever the model judges every pair itself.
     english_embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
-    # A passage's or note's vector from the theme model (books.embedding.theme), which the
-    # pair judge reads; null for the reader's words, and with a model that has none beside it.
-    # Never searched by, so it has no index.
+    # A passage's or note's vector from the theme model (books.embedding.theme): candidates
+    # of connections are sought by it too, and the pair judge reads its cosine; null for the
+    # reader's words, and with a model that has none beside it.
     theme_embedding = VectorField(dimensions=THEME_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
     embedding_status = models.CharField(
@@ -230,6 +230,15 @@ class Highlight(models.Model):
                 ef_construction=128,
                 opclasses=["vector_cosine_ops"],
                 condition=models.Q(english_embedding__isnull=False),
+            ),
+            # Nearest passages by the theme model: connections' candidates in a large library.
+            HnswIndex(
+                name="highlight_theme_hnsw",
+                fields=["theme_embedding"],
+                m=16,
+                ef_construction=128,
+                opclasses=["vector_cosine_ops"],
+                condition=models.Q(theme_embedding__isnull=False),
             ),
             # A reader's library: counts on the home page, exact scans of small libraries.
             models.Index(fields=["reader"], name="highlight_reader"),

@@ -50,8 +50,9 @@ def iterative_scan(ef_search: int) -> Iterator[CursorWrapper]:
         yield cursor
 
 
-# The vectors a neighbour can be sought by: the model's, and the English model's.
-VECTOR_COLUMNS = ("embedding", "english_embedding")
+# The vectors a neighbour can be sought by: the model's, the English model's, the theme
+# model's.
+VECTOR_COLUMNS = ("embedding", "english_embedding", "theme_embedding")
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,10 @@ def nearest_highlights(
 
     `passages_only` leaves the reader's words out (books.vocabulary): connections never
     reach a word. `languages` keeps only highlights in those (books.language). `column` is
-    the vectors compared: "embedding", or "english_embedding" for the English model's (only
-    English passages have one; books.embedding.english). `strategy`
-    is "exact", "hnsw" or "auto" (by library size; pass `size` when it is already known, to
-    save a count per call). `ef_search`: the HNSW scan's candidates per step.
+    the vectors compared (VECTOR_COLUMNS: the model's, the English model's, which only English
+    passages have, or the theme model's). `strategy` is "exact", "hnsw" or "auto" (by library
+    size; pass `size` when it is already known, to save a count per call). `ef_search`: the
+    HNSW scan's candidates per step.
     """
     if column not in VECTOR_COLUMNS:
         raise ValueError(f"unknown vector column {column!r}")
@@ -253,8 +254,8 @@ def nearest_each(
     limit: int,
 ) -> dict[int, list[Neighbour]]:
     """For each query passage, its `limit` nearest passages of the reader's other books in
-    the vectors of `column` ("embedding", or "english_embedding" for the English model's),
-    closest first. The queries' own vectors are read from their rows. Words never answer.
+    the vectors of `column` (VECTOR_COLUMNS), closest first. The queries' own vectors are
+    read from their rows. Words never answer.
 
     One round trip for all the queries: the whole space when that is cheaper (compared in
     numpy, IN_MEMORY_ROWS_PER_QUERY), else one LATERAL statement over the HNSW index (an

@@ -2,10 +2,10 @@
 with the judge's verdict.
 
 Candidates of a passage: its NEIGHBOURS nearest passages of the reader's other books by each
-vector it has (the model's, in every language; the English model's, among English
-passages). Each candidate pair gets its features (books.connections.judge: each model's
-cosine, the theme model's among them, rare shared stems, lengths, languages, same author)
-and the pinned judge's P(related), P(same idea) and strength band.
+vector it has (the model's and the theme model's, in every language; the English model's,
+among English passages). Each candidate pair gets its features (books.connections.judge:
+each model's cosine, rare shared stems, lengths, languages, same author) and the pinned
+judge's P(related), P(same idea) and strength band.
 A passage keeps its best KEPT_PER_HIGHLIGHT pairs from P(related) ≥ NEARBY_BAND: the related
 and same-idea ones are its connections, the nearby ones what the highlight page shows when
 it has none. Reads filter on the stored strength (books.connections.selectors); nothing is
@@ -45,7 +45,8 @@ from books.vocabulary import words_of
 NOTE = Highlight.Kind.NOTE
 # The English model's vectors (books.embedding.english), beside the main model's `embedding`.
 ENGLISH_COLUMN = "english_embedding"
-# The theme model's (books.embedding.theme): read for the judge, never searched by.
+# The theme model's (books.embedding.theme): candidates by it reach across languages and
+# wordings e5 keeps apart (docs/evaluation.md, "theme candidates").
 THEME_COLUMN = "theme_embedding"
 # Pairs a passage keeps, best first by P(related): enough for the page's three of each
 # strength once pairs found from either side meet.
@@ -194,7 +195,7 @@ def _library_pairs(
     facts = _load(asked)
     books = {pk: passage.book_id for pk, (passage, _) in facts.items()}
 
-    def lists(pks: list[int]) -> tuple[dict[int, list[Neighbour]], dict[int, list[Neighbour]]]:
+    def lists(pks: list[int]) -> tuple[dict[int, list[Neighbour]], ...]:
         queries = [Query(pk, books[pk]) for pk in pks]
         main = nearest_each(
             reader_id=reader_id, model_id=model_id, queries=queries, limit=NEIGHBOURS
@@ -207,14 +208,23 @@ def _library_pairs(
             column=ENGLISH_COLUMN,
             limit=NEIGHBOURS,
         )
-        return main, english
+        theme = nearest_each(
+            reader_id=reader_id,
+            model_id=model_id,
+            queries=queries,
+            column=THEME_COLUMN,
+            limit=NEIGHBOURS,
+        )
+        return main, english, theme
 
-    main, english = lists(asked)
-    others = {n.highlight_id for found in (main, english) for ns in found.values() for n in ns}
+    main, english, theme = lists(asked)
+    others = {
+        n.highlight_id for found in (main, english, theme) for ns in found.values() for n in ns
+    }
     facts |= _load(others - set(asked))
     candidates: set[tuple[int, int]] = set()
     for pk in asked:
-        for n in (*main.get(pk, []), *english.get(pk, [])):
+        for n in (*main.get(pk, []), *english.get(pk, []), *theme.get(pk, [])):
             if facts[pk][0].note and facts[n.highlight_id][0].note:
                 continue  # a note connects to what books say, not to other notes
             candidates.add((min(pk, n.highlight_id), max(pk, n.highlight_id)))

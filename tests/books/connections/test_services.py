@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import User
-from books.connections.judge import RELATED, judge_version
+from books.connections.judge import NEIGHBOURS, RELATED, judge_version
 from books.connections.neighbours import nearest_highlights
 from books.connections.selectors import (
     connected_books,
@@ -167,6 +167,34 @@ class HighlightsConnectTests:
         )
         highlights_connect(ids=[sacks.pk])
         assert connections_for(sacks) == []  # its new vector is about something else
+
+    def test_a_passage_the_theme_model_finds_is_judged_too(
+        self, alice: User, memory: np.ndarray
+    ) -> None:
+        asking = _highlight(alice, _book(alice, "Ficciones"), "Funes.", _near(memory, 0.01))
+        # More passages than a passage's candidates by one vector, nearer by the main model
+        # but about something else by the theme model...
+        for i in range(NEIGHBOURS + 1):
+            decoy = _highlight(
+                alice, _book(alice, f"Decoy {i}"), f"Decoy {i}.", _near(memory, 0.02)
+            )
+            decoy.theme_embedding = theme_of(RNG.normal(size=384))
+            decoy.save(update_fields=["theme_embedding"])
+        # ...and one the main model puts behind them all, the theme model beside it.
+        kin = _highlight(alice, _book(alice, "Sacks"), "Memory.", _near(memory, 0.035))
+        kin.theme_embedding = _unit(np.asarray(theme_of(asking.embedding)) + 0.001)
+        kin.save(update_fields=["theme_embedding"])
+        by_main = nearest_highlights(
+            reader_id=alice.pk, vector=asking.embedding, model_id=MODEL, limit=NEIGHBOURS,
+            exclude_book_id=asking.book_id,
+        )  # fmt: skip
+        assert kin.pk not in {n.highlight_id for n in by_main}
+
+        highlights_connect(ids=[asking.pk])
+
+        low, high = sorted((asking.pk, kin.pk))
+        pair = Connection.objects.get(highlight_a_id=low, highlight_b_id=high)
+        assert pair.probability >= current_judge().related_band
 
     def test_it_ranks_the_books_a_book_connects_to(self, library: dict[str, Highlight]) -> None:
         ranked = connected_books(library["funes"].book)
