@@ -57,8 +57,8 @@ class SourceIndex:
 
 def library_sources(shared_dir: Path = SHARED_DATA) -> list[str]:
     """The shared files the realistic library (evaluation.library) and the real Kindle
-    readers measured beside it come from."""
-    from evaluation.library import SOURCES
+    readers measured beside it (its KINDLE_SHELF) come from."""
+    from evaluation.library import KINDLE_SHELF, SOURCES
 
     sources = []
     for _, source, _, kind in SOURCES:
@@ -67,8 +67,7 @@ def library_sources(shared_dir: Path = SHARED_DATA) -> list[str]:
             sources += [f"{source}/{path.name}" for path in sorted(folder.glob("*.fortunes"))]
         else:
             sources.append(source)
-    sources.append("clippings/es/andersonpozo-kc__clippings.txt")
-    return sources
+    return list(dict.fromkeys([*sources, *KINDLE_SHELF]))
 
 
 def traced(index: SourceIndex | None, first: Highlight, second: Highlight) -> dict[str, Any]:

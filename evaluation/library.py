@@ -255,3 +255,38 @@ def clippings_file(library: Library, *, seed: int = 28) -> bytes:
                 note = rng.choice(_NOTES[entry.language])
                 write(title, "Note", f"Location {start + length}", note)
     return clippings_bytes(entries)
+
+
+# Eleven real readers' Kindle files of the shared data, the largest in English, Spanish,
+# German and Brazilian Portuguese (the Japanese one left out: no judge here reads it).
+# Imported as one reader's library (`evaluate_library --shared-kindle`): real books'
+# passages, as the quote-heavy realistic library is not.
+KINDLE_SHELF = (
+    "clippings/en/abuiles-kintrospect__My Clippings.txt",
+    "clippings/en/obruchez-k2md-old__My Clippings (old Kindle).txt",
+    "clippings/es/gmatheu-mkc__My Clippings.txt",
+    "clippings/de/dapepe-kmc__My Clippings.txt",
+    "clippings/en/mattioofr-kcp__My Clippings.txt",
+    "clippings/en/baniol-kmc__My Clippings.txt",
+    "clippings/pt-BR/alexferreira-merge__My Clippings.txt",
+    "clippings/pt-BR/arturcp-kcr__My Clippings.txt",
+    "clippings/es/andersonpozo-kc__clippings.txt",
+    "clippings/en/samuelbalogh-cb__my_clippings.txt",
+    "clippings/en/georgboe-kindleclippings__My Clippings.txt",
+)
+_BOM = "\ufeff".encode()
+
+
+def shared_kindle_file(
+    shared_dir: Path = SHARED_DATA, files: Sequence[str] = KINDLE_SHELF
+) -> bytes:
+    """The files one after another, as one `My Clippings.txt`: each without its byte-order
+    mark, each ending its last line."""
+    parts = []
+    for name in files:
+        path = shared_dir / name
+        if not path.is_file():
+            raise LabelError(f"no {name} under {shared_dir}")
+        data = path.read_bytes().removeprefix(_BOM)
+        parts.append(data if data.endswith(b"\n") else data + b"\r\n")
+    return _BOM + b"".join(parts)

@@ -17,7 +17,7 @@ from books.vocabulary import is_vocabulary
 from evaluation import library
 from evaluation.blind import BlindPair, read_key, read_key_notes, write_sample
 from evaluation.kindle_books import LibraryBook, Passage, add_lookups
-from evaluation.labels import labelled_texts, read_labels
+from evaluation.labels import LabelError, labelled_texts, read_labels
 from evaluation.quote_library import clippings_file, make_books
 
 QUOTES = [
@@ -132,6 +132,29 @@ class LibraryBuildingTests:
                 # Selected in part first, then whole: the whole text written last.
                 assert len(versions) >= 2
                 assert highlights[versions[-1]] == passage.text
+
+    def test_the_shared_kindle_shelf_is_its_files_one_after_another(self, tmp_path: Path) -> None:
+        def entry(title: str, text: str, end: str) -> str:
+            return (
+                f"{title}{end}- Your Highlight on Location 10-12 | Added on Monday, 5 May 2014 "
+                f"10:00:00{end}{end}{text}{end}=========="
+            )
+
+        # Windows files with a byte-order mark each, the first one's last line without an end.
+        (tmp_path / "a.txt").write_bytes(
+            ("\ufeff" + entry("Essays (Seneca)", "On anger.", "\r\n")).encode()
+        )
+        (tmp_path / "b.txt").write_bytes(
+            ("\ufeff" + entry("Ensayos (Montaigne)", "Sobre la ira.", "\r\n") + "\r\n").encode()
+        )
+        found = parse_clippings(library.shared_kindle_file(tmp_path, ["a.txt", "b.txt"]))
+        assert [(c.title, c.text) for c in found.clippings] == [
+            ("Essays", "On anger."),
+            ("Ensayos", "Sobre la ira."),
+        ]
+        assert not found.problems and found.entries == 2
+        with pytest.raises(LabelError, match="no c.txt under"):
+            library.shared_kindle_file(tmp_path, ["a.txt", "c.txt"])
 
 
 @pytest.mark.django_db

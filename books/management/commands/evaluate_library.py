@@ -2,13 +2,15 @@
 
 The library is one of: `--realistic` (evaluation.library: English, Spanish, German,
 Portuguese and French passages from the shared data, a fifth looked-up words,
-re-selections and notes, as a Kindle writes them), `--data DIR` (evaluation.quote_library:
-the English quotes and Spanish sayings of the evaluation data folder), `--clippings FILE`
-(any `My Clippings.txt`), or `--reuse` (a reader imported before). It prints coverage
-(passages, not words, with a connection) by language; `--sample FILE` also writes a fresh
-blind sample for a judge (connections, the first three neighbours of random highlight
-pages, controls) and `--score FILE` reads the judge's verdicts back (evaluation.blind), from
-`<sample>.verdicts.txt` beside it or from `--verdicts FILE`.
+re-selections and notes, as a Kindle writes them), `--shared-kindle` (eleven real readers'
+Kindle files of the shared data as one library, evaluation.library.KINDLE_SHELF),
+`--data DIR` (evaluation.quote_library: the English quotes and Spanish sayings of the
+evaluation data folder), `--clippings FILE` (any `My Clippings.txt`), or `--reuse` (a
+reader imported before). It prints coverage (passages, not words, with a connection) by
+language; `--sample FILE` also writes a fresh blind sample for a judge (connections, the
+first three neighbours of random highlight pages, controls) and `--score FILE` reads the
+judge's verdicts back (evaluation.blind), from `<sample>.verdicts.txt` beside it or from
+`--verdicts FILE`.
 """
 
 import json
@@ -39,6 +41,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group()
         source.add_argument("--realistic", action="store_true", help="the many-language library")
+        source.add_argument(
+            "--shared-kindle", action="store_true", help="eleven real Kindle files as one library"
+        )
         source.add_argument("--data", type=Path, help="the evaluation data folder (quotable/, …)")
         source.add_argument("--clippings", type=Path, help="a My Clippings.txt to import")
         source.add_argument("--reuse", action="store_true", help="measure an existing reader")
@@ -142,8 +147,12 @@ class Command(BaseCommand):
             return path.read_bytes()
         if options["realistic"]:
             return library.clippings_file(library.build_library(SHARED_DATA))
+        if options["shared_kindle"]:
+            return library.shared_kindle_file(SHARED_DATA)
         if options["data"] is None:
-            raise CommandError("Pass --realistic, --data DIR, --clippings FILE or --reuse.")
+            raise CommandError(
+                "Pass --realistic, --shared-kindle, --data DIR, --clippings FILE or --reuse."
+            )
         if not 0 <= options["words"] < 1:
             raise CommandError("--words is a share in [0, 1).")
         seed = options["seed"]
