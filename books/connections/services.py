@@ -36,7 +36,7 @@ from books.connections.judge import (
     stem_frequency,
     stems,
 )
-from books.connections.neighbours import Neighbour, Query, nearest_each
+from books.connections.neighbours import Query, nearest_each
 from books.importing import identity
 from books.language import ENGLISH
 from books.models import Connection, Highlight
@@ -156,9 +156,16 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
     )
     for pk, book_id, language, text, kind, in_english, authors in values:
         passage = _Passage(
-            pk, book_id, language, len(words_of(text)), kind == NOTE, bool(in_english),
-            stems(text), numbers_of(text), negated(text),
-        )  # fmt: skip
+            pk,
+            book_id,
+            language,
+            len(words_of(text)),
+            kind == NOTE,
+            bool(in_english),
+            stems(text),
+            numbers_of(text),
+            negated(text),
+        )
         found[pk] = (passage, authors or "")
     return found
 
@@ -195,36 +202,28 @@ def _library_pairs(
     facts = _load(asked)
     books = {pk: passage.book_id for pk, (passage, _) in facts.items()}
 
-    def lists(pks: list[int]) -> tuple[dict[int, list[Neighbour]], ...]:
-        queries = [Query(pk, books[pk]) for pk in pks]
-        main = nearest_each(
-            reader_id=reader_id, model_id=model_id, queries=queries, limit=NEIGHBOURS
-        )
-        english_queries = [q for q in queries if facts[q.highlight_id][0].in_english]
-        english = nearest_each(
+    queries = [Query(pk, books[pk]) for pk in asked]
+    english = [q for q in queries if facts[q.highlight_id][0].in_english]
+    # Each passage's nearest in other books by each vector it has.
+    found = [
+        nearest_each(
             reader_id=reader_id,
             model_id=model_id,
-            queries=english_queries,
-            column=ENGLISH_COLUMN,
+            queries=asking,
+            column=column,
             limit=NEIGHBOURS,
         )
-        theme = nearest_each(
-            reader_id=reader_id,
-            model_id=model_id,
-            queries=queries,
-            column=THEME_COLUMN,
-            limit=NEIGHBOURS,
+        for column, asking in (
+            ("embedding", queries),
+            (ENGLISH_COLUMN, english),
+            (THEME_COLUMN, queries),
         )
-        return main, english, theme
-
-    main, english, theme = lists(asked)
-    others = {
-        n.highlight_id for found in (main, english, theme) for ns in found.values() for n in ns
-    }
+    ]
+    others = {n.highlight_id for lists in found for ns in lists.values() for n in ns}
     facts |= _load(others - set(asked))
     candidates: set[tuple[int, int]] = set()
     for pk in asked:
-        for n in (*main.get(pk, []), *english.get(pk, []), *theme.get(pk, [])):
+        for n in (n for lists in found for n in lists.get(pk, [])):
             if facts[pk][0].note and facts[n.highlight_id][0].note:
                 continue  # a note connects to what books say, not to other notes
             candidates.add((min(pk, n.highlight_id), max(pk, n.highlight_id)))
