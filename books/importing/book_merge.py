@@ -32,6 +32,7 @@ from books.importing.identity import (
     normalize_title,
     oriented_title_author,
     same_author,
+    turned_by_its_own_words,
 )
 from books.models import Book, Connection, Highlight, HighlightMerge
 
@@ -147,11 +148,16 @@ def _turn_round(books: list[Book], report: BookMergeReport) -> None:
             titles_by_author[normalize_author(book.authors)].add(normalize_title(book.title))
     families = family_names(titles_by_author)
     for book in books:
-        if not may_name_a_known_author(book.title, book.authors, families):
-            continue
-        own = normalize_title(book.title)
-        known = [name for name, titles in titles_by_author.items() if titles - {own}]
-        title, authors = oriented_title_author(book.title, book.authors, known)
+        title, authors = turned_by_its_own_words(book.title, book.authors) or (
+            book.title,
+            book.authors,
+        )
+        if (title, authors) == (book.title, book.authors) and may_name_a_known_author(
+            book.title, book.authors, families
+        ):
+            own = normalize_title(book.title)
+            known = [name for name, titles in titles_by_author.items() if titles - {own}]
+            title, authors = oriented_title_author(book.title, book.authors, known)
         if (title, authors) != (book.title, book.authors):
             report.turned.append(title)
             book.title, book.authors = title[:1000], authors[:1000]

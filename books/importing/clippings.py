@@ -32,7 +32,12 @@ from functools import lru_cache
 from itertools import pairwise
 
 # Book and author identity live in their own module; these names are re-exported here.
-from books.importing.identity import normalize_author, normalize_title, split_authors
+from books.importing.identity import (
+    names_its_author_first,
+    normalize_author,
+    normalize_title,
+    split_authors,
+)
 from books.importing.marks import gettext_noop
 
 __all__ = [
@@ -700,6 +705,9 @@ def split_title_author(line: str) -> tuple[str, str]:
         if title and not _NOT_AN_AUTHOR_RE.match(author):
             return title, author
         return line, ""
+    left, dash, right = line.partition(" - ")
+    if dash and names_its_author_first(left.strip(), right.strip()):
+        return right.strip(), left.strip()
     dashed = _DASHED_AUTHOR_RE.match(line)
     if dashed:
         title, author = dashed["title"].strip(), dashed["author"].strip()

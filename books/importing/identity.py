@@ -44,12 +44,14 @@ __all__ = [
     "highlight_dedupe_key",
     "may_be_reversed",
     "may_name_a_known_author",
+    "names_its_author_first",
     "normalize_author",
     "normalize_title",
     "oriented_title_author",
     "person_keys",
     "same_author",
     "split_authors",
+    "turned_by_its_own_words",
 ]
 
 # Zero-width characters and BOMs that some devices leave inside title lines.
@@ -296,14 +298,62 @@ def may_be_reversed(title: str, author: str) -> bool:
 _NAME_PARTICLES = frozenset("de del della der di da das dos du la le van von y".split())
 
 
+# `God's Debris`, `Ender’s Game`: a possessive belongs to a title, never to a name.
+_POSSESSIVE_RE = re.compile(r"\w['’]s\b", flags=re.IGNORECASE)
+# `H.`, `J.R.`, and a bare `P` (`P Hernan Alessandri`); not the one-letter words that open
+# titles (`A Fine Balance`, `O Alquimista`, `Y ...`).
+_INITIAL_RE = re.compile(r"^(?:[A-Z]\.|(?:[A-Z]\.){2,}|[B-DF-HJ-NP-XZ])$")
+_NAME_SUFFIXES = frozenset("jr jr. sr sr. ii iii iv".split())
+
+
 def _looks_like_a_name(text: str) -> bool:
     """`Walter Isaacson`, `Ludwig van Beethoven`: two to four words, each capitalised or a
     particle. `Steve Jobs (Walter Isaacson)` must never turn round, even when the reader
-    also has a book by Steve Jobs; `La Fête de l'insignifiance` is no name."""
+    also has a book by Steve Jobs; `La Fête de l'insignifiance` and `God's Debris` are no
+    names."""
     words = text.split()
-    return 2 <= len(words) <= 4 and all(
-        word[:1].isupper() or word.casefold() in _NAME_PARTICLES for word in words
+    return (
+        2 <= len(words) <= 4 + any(word.casefold() in _NAME_SUFFIXES for word in words)
+        and all(word[:1].isupper() or word.casefold() in _NAME_PARTICLES for word in words)
+        and not _POSSESSIVE_RE.search(text)
     )
+
+
+def _marked_as_a_name(text: str) -> bool:
+    """A name by more than its shape: an initial before its last word (`James H. Laros`,
+    `P Hernan Alessandri`) or a suffix (`III`, `Jr.`)."""
+    words = text.split()
+    return bool(words) and (
+        any(_INITIAL_RE.match(word) for word in words[:-1])
+        or words[-1].casefold() in _NAME_SUFFIXES
+    )
+
+
+def names_its_author_first(left: str, right: str) -> bool:
+    """Whether a dashed title line `left - right` names its author first, by its own words:
+    `Scott Adams - God's Debris` (a possessive is a title's), `James H. Laros III -
+    PowerInsight` (an initial or a suffix is a name's). Most such lines put the author
+    last, and a line whose right side could be a name is read that way."""
+    return (
+        _looks_like_a_name(left)
+        and not _looks_like_a_name(right)
+        and (_marked_as_a_name(left) or bool(_POSSESSIVE_RE.search(right)))
+    )
+
+
+def turned_by_its_own_words(title: str, author: str) -> tuple[str, str] | None:
+    """A book's (title, author) the right way round when an earlier reading of its dashed
+    title line put them the wrong way (`Scott Adams` by `God's Debris`, or the whole line
+    as a title with no author); None when its words do not say so. An author given in
+    parentheses turns only for a possessive, the one mark no name carries."""
+    if author:
+        if _POSSESSIVE_RE.search(author) and names_its_author_first(title, author):
+            return author, title
+        return None
+    left, dash, right = title.partition(" - ")
+    if dash and names_its_author_first(left.strip(), right.strip()):
+        return right.strip(), left.strip()
+    return None
 
 
 def oriented_title_author(title: str, author: str, known: Iterable[str]) -> tuple[str, str]:

@@ -185,6 +185,32 @@ class BookMergeTests:
         fete = Book.objects.get(reader=alice, title="La Fête de l'insignifiance")
         assert (fete.authors, fete.authors_normalized) == ("Milan Kundera", "milan kundera")
 
+    def test_a_line_naming_its_author_first_is_turned_and_read_again_as_one_book(
+        self, alice: User
+    ) -> None:
+        # Stored by the older rule: the author as the title, the title as the author.
+        line = "Ira Vance - Ada's Lantern"
+        old_key = "ira vance\x1fada s lantern"
+        old = Book.objects.create(
+            reader=alice, key=old_key, title="Ira Vance", authors="Ada's Lantern",
+            authors_normalized="ada s lantern",
+        )  # fmt: skip
+        Highlight.objects.create(
+            reader=alice, book=old, text=HOURS, location_start=200, location_end=202,
+            dedupe_key=highlight_dedupe_key(
+                book_key=old_key, kind="highlight", page="", start=200, end=202, text=HOURS
+            ),
+        )  # fmt: skip
+
+        out = _merge()
+        report = _import(alice, Entry(line, HOURS, location="200-202"))
+
+        assert 'turned round: "Ada\'s Lantern"' in out
+        book = Book.objects.get(reader=alice)
+        assert (book.title, book.authors) == ("Ada's Lantern", "Ira Vance")
+        assert report.counts["new_highlights"] == 0
+        assert Highlight.objects.filter(book=book).count() == 1
+
     def test_it_removes_books_with_no_highlight_and_renormalizes_authors(
         self, alice: User, bob: User
     ) -> None:

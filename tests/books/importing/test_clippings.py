@@ -915,6 +915,17 @@ class TitleAuthorTests:
         assert (clipping.title, clipping.author) == ("Tidewater Almanac", "P Quillon Harte")
         assert (clipping.page, clipping.location_start) == ("125", None)
 
+    def test_it_reads_a_dashed_line_that_names_its_author_first(self) -> None:
+        assert split_title_author("Ira Vance - Ada's Lantern") == ("Ada's Lantern", "Ira Vance")
+        assert split_title_author("Hal J. Moreno III - TideMeter") == (
+            "TideMeter",
+            "Hal J. Moreno III",
+        )
+        assert split_title_author("Jornada del Faro - K Lisbet Orm") == (
+            "Jornada del Faro",
+            "K Lisbet Orm",
+        )
+
     def test_it_takes_the_author_of_a_downloaded_file_name_from_the_parentheses(self) -> None:
         line = (
             "La Mer -- Morel, Camille -- Éditions du Port -- 35a59d26 -- Archive (Morel, Camille)"

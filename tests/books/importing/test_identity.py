@@ -13,6 +13,7 @@ from books.importing.identity import (
     oriented_title_author,
     same_author,
     split_authors,
+    turned_by_its_own_words,
 )
 
 # Two title lines of one book: the key must agree.
@@ -209,6 +210,31 @@ class OrientationTests:
             "P Quillon Harte",
         )
         assert oriented_title_author("Milan Kundera", "La Fête", []) == ("Milan Kundera", "La Fête")
+
+    @pytest.mark.parametrize(
+        ("title", "author", "turned"),
+        [
+            # Shapes seen in real files: a possessive is a title's, an initial or a
+            # suffix a name's.
+            ("Ira Vance", "Ada's Lantern", ("Ada's Lantern", "Ira Vance")),
+            ("Ira Vance", "Ada\u2019s Lantern", ("Ada\u2019s Lantern", "Ira Vance")),
+            ("Hal J. Moreno III - TideMeter", "", ("TideMeter", "Hal J. Moreno III")),
+            ("K Lisbet Orm - Harbours of the North", "", ("Harbours of the North", "K Lisbet Orm")),
+            # Nothing marks the left side as a name, or the right could be one.
+            ("Microsoft Word - deathanddying", "", None),
+            ("A Fine Balance - Mistral", "", None),
+            ("Plan B - Ostrowski", "", None),
+            ("Tidewater Almanac - P Quillon Harte", "", None),
+            ("J. Edgar", "Clint Eastwood", None),
+            # An author given in parentheses turns only for a possessive.
+            ("J. K. Rowling", "Pottermore", None),
+            ("Ender's Game", "Orson Scott Card", None),
+        ],
+    )
+    def test_a_dashed_line_says_by_its_own_words_which_side_is_the_author(
+        self, title: str, author: str, turned: tuple[str, str] | None
+    ) -> None:
+        assert turned_by_its_own_words(title, author) == turned
 
     def test_it_never_turns_a_book_about_an_author_written_by_another(self) -> None:
         # A biography titled with a name the reader also has books by.
