@@ -9,6 +9,7 @@ out) until the new one lands. The stored map is what the browser draws: integer
 positions, a book per point, the point's code for tap-to-read, and the named regions.
 """
 
+import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -216,6 +217,12 @@ def library_map_refresh(*, reader: User) -> LibraryMap:
         },
     )
     return the_map
+
+
+def map_version(the_map: LibraryMap) -> str:
+    """Which layout of the reader's map a page draws: a point is asked for by its index in
+    that layout, and a layout drawn since places other highlights at those indexes."""
+    return hashlib.sha256(the_map.signature.encode()).hexdigest()[:12]
 
 
 def map_point(the_map: LibraryMap, index: int) -> str | None:

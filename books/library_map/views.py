@@ -18,7 +18,10 @@ from books.library_map.services import (
     library_map_state,
     map_counts,
     map_point,
+    map_version,
 )
+
+MAP_REDRAWN = "The map was drawn again since the page loaded it."
 
 
 def _summary(request: HttpRequest, state: MapState, counts: MapCounts) -> str:
@@ -73,6 +76,7 @@ def map_data(request: HttpRequest) -> JsonResponse:
             "books": the_map.books,
             "regions": the_map.regions,
             "summary": summary,
+            "version": map_version(the_map),
         }
     )
 
@@ -80,8 +84,15 @@ def map_data(request: HttpRequest) -> JsonResponse:
 @require_GET
 @login_required
 def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
-    """One point of the reader's own map, to read on tap: its text, book and link."""
+    """One point of the reader's own map, to read on tap: its text, book and link.
+
+    The page says which layout it drew (`?map=`): a layout drawn since then places other
+    highlights at that index, so the page is told to draw the new one (409) rather than
+    shown the wrong highlight."""
     the_map = get_library_map_for_user(request)
+    drawn = request.GET.get("map")
+    if drawn and drawn != map_version(the_map):
+        return JsonResponse({"error": MAP_REDRAWN}, status=409)
     code = map_point(the_map, index)
     if code is None:
         raise Http404("No such point on your map.")

@@ -13,6 +13,7 @@
     read: root.dataset.textRead,
     close: root.dataset.textClose,
     pointFailed: root.dataset.textPointFailed,
+    redrawn: root.dataset.textRedrawn,
     more: root.dataset.textMore,
     placed: root.dataset.textPlaced,
     failed: root.dataset.textFailed,
@@ -214,9 +215,22 @@
     selected = index;
     draw();
     if (index < 0) { card.hidden = true; return; }
-    const url = root.dataset.pointUrl.replace(/\/0\/$/, "/" + index + "/");
+    const url = root.dataset.pointUrl.replace(/\/0\/$/, "/" + index + "/")
+      + "?map=" + encodeURIComponent(data.version);
     fetch(url, { credentials: "same-origin" })
-      .then((response) => response.ok ? response.json() : Promise.reject(response.status))
+      .then((response) => {
+        if (response.status === 409) {
+          // A newer layout than the one drawn: draw it, and ask for the tap again.
+          card.textContent = words.redrawn;
+          card.hidden = false;
+          placeCard(index);
+          selected = -1;
+          data = null;
+          load();
+          return Promise.reject("redrawn");
+        }
+        return response.ok ? response.json() : Promise.reject(response.status);
+      })
       .then((point) => {
         card.replaceChildren();
         const quote = document.createElement("blockquote");
@@ -237,7 +251,8 @@
         card.hidden = false;
         placeCard(index);
       })
-      .catch(() => {
+      .catch((reason) => {
+        if (reason === "redrawn") return;
         card.textContent = words.pointFailed;
         card.hidden = false;
         placeCard(index);
@@ -355,6 +370,7 @@
           if (first) resetView();
           legend();
           canvas.dataset.points = String(payload.points.x.length);
+          canvas.dataset.version = payload.version;
           canvas.setAttribute("aria-label", words.placed
             .replace("{highlights}", String(payload.points.x.length))
             .replace("{books}", String(payload.books.length)));

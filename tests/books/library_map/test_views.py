@@ -132,6 +132,25 @@ class MapPointTests:
             assert point["title"] == highlight.book.title
             assert point["url"] == highlight.get_absolute_url()
 
+    def test_it_reads_a_point_of_the_layout_the_page_drew(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        embedded = _embedded_library(alice)
+        drawn = alice_client.get(reverse("map_data")).json()["version"]
+        url = reverse("map_point", args=[0])
+
+        assert alice_client.get(url, {"map": drawn}).status_code == 200
+        # A layout drawn since (a highlight deleted) holds other highlights at the indexes.
+        embedded[0].deleted_at = embedded[0].updated
+        embedded[0].save(update_fields=["deleted_at", "updated"])
+        newer = alice_client.get(reverse("map_data")).json()["version"]
+        response = alice_client.get(url, {"map": drawn})
+
+        assert newer != drawn
+        assert response.status_code == 409
+        assert "drawn again" in response.json()["error"]
+        assert alice_client.get(url, {"map": newer}).status_code == 200
+
     def test_it_is_not_found_past_the_last_point(self, alice: User, alice_client: Client) -> None:
         _embedded_library(alice)
         alice_client.get(reverse("map_data"))
