@@ -27,6 +27,7 @@ from books.importing.identity import (
     book_key,
     family_names,
     highlight_dedupe_key,
+    looks_like_a_file_name,
     may_name_a_known_author,
     normalize_author,
     normalize_title,
@@ -83,6 +84,9 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
                 report.authors_renormalized += 1
             if absorbed:
                 report.merged[kept.title] = [book.title for book in absorbed]
+                titled = [b for b in absorbed if not looks_like_a_file_name(b.title)]
+                if looks_like_a_file_name(kept.title) and titled:
+                    kept.title = titled[0].title  # the book's own title, not its file's name
                 Highlight.objects.filter(book__in=absorbed).update(book=kept)
                 _keep_exclusions(kept, absorbed)
                 Book.objects.filter(pk__in=[book.pk for book in absorbed]).delete()

@@ -11,6 +11,8 @@ import matches books by. Variants it folds, all seen in real files:
   español)`, `(AmazonClassics Edition)`, `(Vozes de Bolso)`, `(图灵程序设计丛书)`, an
   ISBN; a numbered one stays (`(The Nexus Trilogy Book 3)` is not Book 2, and a year
   `(2015)` may be an anthology's);
+- a downloaded file's name: `Oreilly.Developing.Backbone.js.Applications.Apr.2012` is
+  `Developing Backbone.js Applications` (a publisher before, a date or format after);
 - a subtitle written twice: `"Surely You're Joking, Mr. Feynman!": Adventures of a
   Curious Character: Adventures of a Curious Character`;
 - authors as in `authors_normalized` (credentials, initials, `Last, First`, co-authors in
@@ -42,6 +44,7 @@ __all__ = [
     "book_key",
     "family_names",
     "highlight_dedupe_key",
+    "looks_like_a_file_name",
     "may_be_reversed",
     "may_name_a_known_author",
     "names_its_author_first",
@@ -77,6 +80,22 @@ _EDITION_WORDS = (
 _EDITION_RE = re.compile(
     rf"(?:^|[\W_])(?:{_EDITION_WORDS})(?:$|[\W_])|丛书|系列|文库|文庫|新書", re.IGNORECASE
 )
+# A downloaded file's name for a title, `Oreilly.Developing.Backbone.js.Applications.Apr.2012`
+# beside `Developing Backbone.js Applications` in one reader's file: dots or underscores
+# for spaces, a publisher before the title, a date, an edition or a format after it.
+_FILE_NAME_RE = re.compile(r"^[^\s._]+(?:[._][^\s._]+){2,}$")
+_FILE_NAME_PUBLISHERS = frozenset(
+    "apress manning nostarch oreilly o'reilly packt peachpit pragmatic sams sitepoint wiley "
+    "wrox".split()
+)
+_FILE_NAME_TAIL_RE = re.compile(
+    r"^(?:e?book|epub|mobi|pdf|azw3?|retail|v\d+|edition|\d+(?:st|nd|rd|th)(?:ed|edition)?)$"
+)
+_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+_MONTHS = frozenset(
+    "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april june "
+    "july august september october november december".split()
+)
 # An ISBN, not a year: `Best American Essays (2015)` and `(2016)` are two books.
 _ISBN_RE = re.compile(r"^[0-9]{9}[0-9xX]$|^97[89][0-9]{10}$")
 _TRAILING_GROUP_RE = re.compile(r"\s*[(\[（［]([^()\[\]（）［］]*)[)\]）］]\s*$")
@@ -99,12 +118,35 @@ def _trailing_edition(title: str) -> str | None:
     return None
 
 
+def looks_like_a_file_name(title: str) -> bool:
+    return bool(_FILE_NAME_RE.match(title.strip()))
+
+
+def _title_of_a_file_name(title: str) -> str:
+    """`Oreilly.Developing.Backbone.js.Applications.Apr.2012` → `Developing Backbone js
+    Applications`; any other title as it is."""
+    if not looks_like_a_file_name(title):
+        return title
+    words = re.split(r"[._]", title.strip())
+    published = words[0].casefold() in _FILE_NAME_PUBLISHERS
+    if published:
+        words = words[1:]
+    while len(words) > 1 and _FILE_NAME_TAIL_RE.match(words[-1].casefold()):
+        words.pop()
+    # A year goes when it dates the file (after a month or a publisher's name); in
+    # `original_res_1075_2011` it names the document.
+    dated = len(words) > 2 and words[-2].casefold() in _MONTHS
+    if len(words) > 1 and _YEAR_RE.match(words[-1]) and (dated or published):
+        words = words[:-2] if dated else words[:-1]
+    return " ".join(words)
+
+
 @lru_cache(maxsize=8192)
 def normalize_title(title: str) -> str:
     """A matching key for a title: the same book gives the same key, whatever the device
     wrote (see the module's docstring for the variants)."""
     title = unicodedata.normalize("NFKC", title.translate(_INVISIBLE))
-    title = _WHITESPACE_RE.sub(" ", title).strip()
+    title = _title_of_a_file_name(_WHITESPACE_RE.sub(" ", title).strip())
     while (shorter := _trailing_edition(title)) is not None:
         title = shorter.rstrip()
     # A subtitle the store repeated: `X: Adventures of Y: Adventures of Y`.

@@ -17,6 +17,7 @@ from books.importing.clippings import Clipping
 from books.importing.identity import (
     book_key,
     family_names,
+    looks_like_a_file_name,
     may_name_a_known_author,
     normalize_author,
     normalize_title,
@@ -120,13 +121,23 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     entries: defaultdict[str, list[Clipping]] = defaultdict(list)
     for clipping in clippings:
         key = book_key_of(clipping)
-        wanted.setdefault(key, clipping)
+        first = wanted.setdefault(key, clipping)
+        if looks_like_a_file_name(first.title) and not looks_like_a_file_name(clipping.title):
+            wanted[key] = clipping  # the book's own title, not its file's name
         entries[key].append(clipping)
         # What the import keeps: highlights (an image highlight has no text but a place
         # and a date) and notes; not bookmarks, not a placeholder with nothing before it.
         if clipping.kind != "bookmark" and not (clipping.truncated and not clipping.text):
             kept.add(key)
     books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
+    retitled = [
+        book
+        for key, book in books.items()
+        if looks_like_a_file_name(book.title) and not looks_like_a_file_name(wanted[key].title)
+    ]
+    for book in retitled:
+        book.title = wanted[book.key].title.strip()[:1000]  # its own title, not its file's
+    Book.objects.bulk_update(retitled, ["title"])
     empty = {
         wanted[key].title.strip() or "Untitled": _why_empty(entries[key])
         for key in wanted

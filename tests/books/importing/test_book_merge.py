@@ -211,6 +211,19 @@ class BookMergeTests:
         assert report.counts["new_highlights"] == 0
         assert Highlight.objects.filter(book=book).count() == 1
 
+    def test_a_book_named_by_its_file_joins_the_book_by_its_title(self, alice: User) -> None:
+        old_key = "oreilly charting the tides apr 2012\x1fines marlow"
+        older = Book.objects.create(
+            reader=alice, key=old_key, title="Oreilly.Charting.the.Tides.Apr.2012",
+            authors="Ines Marlow", authors_normalized="ines marlow",
+        )  # fmt: skip
+        Highlight.objects.create(reader=alice, book=older, text=HOURS, dedupe_key="x")
+        _import(alice, Entry("Charting the Tides (Ines Marlow)", OTHER, location="40"))
+
+        book = Book.objects.get(reader=alice)
+        assert (book.pk, book.title) == (older.pk, "Charting the Tides")
+        assert book.highlights.count() == 2
+
     def test_it_removes_books_with_no_highlight_and_renormalizes_authors(
         self, alice: User, bob: User
     ) -> None:

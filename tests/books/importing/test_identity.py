@@ -67,6 +67,12 @@ SAME_BOOK = [
     # dashes, spacing and case
     (("The 4-Hour Workweek", "Ferriss, Timothy"), ("The 4 – Hour  Workweek", "Timothy Ferriss")),
     (("How Not to Die", "Michael Greger"), ("HOW NOT TO DIE", "Michael Greger, M.D., FACLM")),
+    # a downloaded file's name beside the book's title, in one reader's file
+    (
+        ("Oreilly.Developing.Backbone.js.Applications.Apr.2012", "Addy Osmani"),
+        ("Developing Backbone.js Applications", "Addy Osmani"),
+    ),
+    (("Tide_Tables_2nd_Edition_epub", "Ines Marlow"), ("Tide Tables", "Ines Marlow")),
     # a family name first with no comma
     (("Stupeur et tremblements", "Nothomb Amélie"), ("Stupeur et tremblements", "Amélie Nothomb")),
 ]
@@ -80,6 +86,9 @@ OTHER_BOOKS = [
     (("Best American Essays (2015)", "Various"), ("Best American Essays (2016)", "Various")),
     (("How Not to Die", "Michael Greger"), ("How Not to Diet", "Michael Greger")),
     (("p39-chen", "alexrabeloferreira.com@gmail.com"), ("p39-chen", "arf92@live.com")),
+    # a file's name keeps what is not a publisher, a date or a format
+    (("Manning.Dune.Messiah.2019", "Frank Herbert"), ("Dune", "Frank Herbert")),
+    (("original_res_1075_2011", "Ana Ferreira"), ("original_res_1075_2012", "Ana Ferreira")),
     (
         ("Голодные игры - 01 - Рассвет Жатвы", "Сьюзен Коллинз"),
         ("Голодные игры - 03 - Сойка-пересмешница", "Сьюзен Коллинз"),

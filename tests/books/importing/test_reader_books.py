@@ -69,6 +69,20 @@ class BookIdentityImportTests:
 
         assert Book.objects.filter(reader=alice, title="Poems").count() == 2
 
+    def test_it_makes_one_book_of_a_title_and_its_files_name(self, alice: User) -> None:
+        file_name = "Oreilly.Charting.the.Tides.Apr.2012 (Ines Marlow)"
+        _import(
+            alice,
+            Entry(file_name, "The tide waits for the moon.", location="10-11"),
+            Entry("Charting the Tides (Ines Marlow)", "Charts lie at low water.", location="40"),
+        )
+        again = _import(alice, Entry(file_name, "A new one.", location="70"), name="2")
+
+        book = Book.objects.get(reader=alice)
+        assert (book.title, book.authors) == ("Charting the Tides", "Ines Marlow")
+        assert book.highlights.count() == 3
+        assert again.counts["new_books"] == 0
+
     def test_it_reads_a_dashed_title_line_by_the_files_other_books(self, alice: User) -> None:
         _import(
             alice,
