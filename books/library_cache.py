@@ -36,6 +36,7 @@ from django.core.cache import cache, caches
 from django.db import models, transaction
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 T = TypeVar("T")
 M = TypeVar("M", bound=models.Model)
@@ -152,8 +153,12 @@ class LibraryCache:
     ) -> SafeString:
         """`template` rendered with `context()`, kept as `get` keeps a value. Only for a
         partial that holds nothing of the request (no form, no CSRF token); the template
-        escaped what it shows, so the kept HTML is marked safe."""
-        return mark_safe(self.get(name, lambda: render_to_string(template, context()), *parts))
+        escaped what it shows, so the kept HTML is marked safe. Kept per language: the
+        page is rendered in the reader's, and a reader may switch."""
+        rendered = self.get(
+            name, lambda: render_to_string(template, context()), get_language() or "", *parts
+        )
+        return mark_safe(rendered)
 
 
 def _current(entry: Any, versions: tuple[str, str], now: float) -> Any:

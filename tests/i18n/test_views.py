@@ -44,6 +44,20 @@ class BrowserLanguageTests:
         assert "Descargar tu biblioteca:" in library
         assert "2 subrayados" in library  # Ficciones holds two of the three
 
+    def test_it_serves_the_kept_book_list_in_the_language_asked(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        library_of(alice, 3)
+        url = reverse("library")
+        english = alice_client.get(url).content.decode()
+        spanish = alice_client.get(url, headers=SPANISH).content.decode()
+        again = alice_client.get(url).content.decode()
+
+        assert "2 highlights" in english
+        assert "2 subrayados" in spanish
+        assert "2 highlights" in again
+        assert "subrayados" not in again
+
     def test_it_localizes_dates(self, alice: User, alice_client: Client) -> None:
         highlight = library_of(alice, 1)[0]
         highlight.added_at = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
