@@ -113,10 +113,13 @@ def check_upload(data: bytes) -> None:
         )
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected(FILE_EMPTY)
-    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose.
+    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A
+    # clippings file with a few damaged bytes is text: its damaged entries are reported.
     expected_nuls = is_utf16(data) or is_device_binary(data)
     sample = data[:8192]
-    if not expected_nuls and (b"\x00" in sample or len(_BINARY_CONTROL.findall(sample)) > 8):
+    controls = len(_BINARY_CONTROL.findall(sample))
+    damaged_text = b"\n==========" in data and controls <= 8
+    if not expected_nuls and (controls > 8 or (b"\x00" in sample and not damaged_text)):
         raise ImportRejected(FILE_BINARY)
 
 

@@ -251,6 +251,19 @@ class ImportTests:
         assert len(the_import.problems) == 1
         assert the_import.problems[0]["line"] in (11, 12)
 
+    def test_it_imports_a_file_with_a_few_damaged_bytes_in_one_entry(self, alice: User) -> None:
+        good = clippings_file(*MEMORY_LIBRARY[:2]).decode("utf-8")
+        damaged = "Ficciones (Borges)\r\n- Your Highlight on Location 9-10 | Added on Monday, "
+        damaged += "March 4, 2024 9:01:22 PM\r\n\r\nlo\x00\x00st\r\n==========\r\n"
+        data = (good + damaged + clippings_file(MEMORY_LIBRARY[4]).decode("utf-8")).encode()
+
+        the_import = clippings_import(reader=alice, data=data, file_name="damaged.txt")
+
+        # Not refused as a binary file: the damaged bytes go, every entry stays.
+        assert the_import.status == Import.Status.DONE
+        assert Highlight.objects.filter(reader=alice, text="lost").exists()
+        assert Highlight.objects.filter(reader=alice).count() == 4
+
 
 @pytest.mark.django_db
 class BadInputTests:
