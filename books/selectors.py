@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
@@ -246,9 +246,9 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
 
 # The kinds of a reader's words as a book page lists them, in this order.
 WORD_KIND_LABELS = {
-    WordKind.LOOK_UP: "Words you looked up",
-    WordKind.HEADING: "Headings",
-    WordKind.FRAGMENT: "Fragments",
+    WordKind.LOOK_UP: gettext_lazy("Words you looked up"),
+    WordKind.HEADING: gettext_lazy("Headings"),
+    WordKind.FRAGMENT: gettext_lazy("Fragments"),
 }
 
 

@@ -176,6 +176,9 @@ class BookWordsTests:
         assert groups == [("look-up", ["ineffable"], 1), ("fragment", ["sine qua non"], 1)]
         assert b"Words you looked up" in response.content
         assert b"Fragments" in response.content
+        spanish = alice_client.get(borges.get_absolute_url(), headers={"Accept-Language": "es"})
+        assert "Palabras que buscaste" in spanish.content.decode()
+        assert "Fragmentos" in spanish.content.decode()
 
     def test_it_is_404_for_another_reader(self, alice: User, bob_client: Client) -> None:
         _import(alice, *WORDS_LIBRARY)

@@ -8,6 +8,7 @@ from pathlib import Path
 @dataclass
 class Entry:
     msgid: str = ""
+    msgctxt: str = ""  # a context that tells two uses of one msgid apart
     msgid_plural: str = ""
     msgstr: dict[int, str] = field(default_factory=dict)
     flags: set[str] = field(default_factory=set)
@@ -59,12 +60,16 @@ def po_entries(path: Path) -> list[Entry]:
             elif keyword.startswith("msgstr["):
                 target = ("msgstr", int(keyword[7:-1]))
             elif keyword == "msgctxt":
+                if entry.msgstr:
+                    close()
                 target = ("msgctxt", 0)
             if target is None:
                 continue
             name, index = target
             if name == "msgid":
                 entry.msgid += text
+            elif name == "msgctxt":
+                entry.msgctxt += text
             elif name == "msgid_plural":
                 entry.msgid_plural += text
             elif name == "msgstr":

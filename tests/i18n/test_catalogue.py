@@ -63,6 +63,9 @@ class SpanishCatalogueTests:
                 for n, index in ((1, 0), (2, 1)):
                     got = catalogue.ngettext(entry.msgid, entry.msgid_plural, n)
                     assert got == entry.msgstr[index], entry.msgid
+            elif entry.msgctxt:
+                got = catalogue.pgettext(entry.msgctxt, entry.msgid)
+                assert got == entry.msgstr[0], entry.msgid
             else:
                 assert catalogue.gettext(entry.msgid) == entry.msgstr[0], entry.msgid
 
