@@ -126,3 +126,9 @@ def test_the_words_deck_holds_look_ups_and_the_book_page_the_rest(
     snapshot(page, "29-words-02-deck")
     page.set_viewport_size(PHONE)
     assert fits_the_screen(page), "the words deck is wider than a phone"
+    # The words page's table, with a long title and a long look-up, fits a phone too.
+    long_book = book_of(alice, "Incentives, Motivation and the Workplace: " * 3, "Kohn, Alfie")
+    word_in(long_book, "antidisestablishmentarianistically", location=40)
+    page.goto(f"{base}/words/")
+    expect(page.get_by_text("antidisestablishmentarianistically")).to_be_visible()
+    assert fits_the_screen(page), "the words page is wider than a phone"
