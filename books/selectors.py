@@ -261,7 +261,7 @@ def words_by_kind(
     for word in words:
         groups[word.word_kind].append(word)
     return [
-        (kind, WORD_KIND_LABELS[kind], found[:shown], len(found))
+        (kind, str(WORD_KIND_LABELS[kind]), found[:shown], len(found))
         for kind, found in groups.items()
         if found
     ]
