@@ -33,10 +33,10 @@ from itertools import pairwise
 
 # Book and author identity live in their own module; these names are re-exported here.
 from books.importing.identity import (
-    names_its_author_first,
     normalize_author,
     normalize_title,
     split_authors,
+    turned_by_its_own_words,
 )
 from books.importing.marks import gettext_noop
 
@@ -705,9 +705,8 @@ def split_title_author(line: str) -> tuple[str, str]:
         if title and not _NOT_AN_AUTHOR_RE.match(author):
             return title, author
         return line, ""
-    left, dash, right = line.partition(" - ")
-    if dash and names_its_author_first(left.strip(), right.strip()):
-        return right.strip(), left.strip()
+    if (turned := turned_by_its_own_words(line, "")) is not None:
+        return turned
     dashed = _DASHED_AUTHOR_RE.match(line)
     if dashed:
         title, author = dashed["title"].strip(), dashed["author"].strip()

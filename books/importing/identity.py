@@ -47,7 +47,6 @@ __all__ = [
     "looks_like_a_file_name",
     "may_be_reversed",
     "may_name_a_known_author",
-    "names_its_author_first",
     "normalize_author",
     "normalize_title",
     "oriented_title_author",
@@ -371,7 +370,7 @@ def _marked_as_a_name(text: str) -> bool:
     )
 
 
-def names_its_author_first(left: str, right: str) -> bool:
+def _names_its_author_first(left: str, right: str) -> bool:
     """Whether a dashed title line `left - right` names its author first, by its own words:
     `Scott Adams - God's Debris` (a possessive is a title's), `James H. Laros III -
     PowerInsight` (an initial or a suffix is a name's). Most such lines put the author
@@ -384,16 +383,16 @@ def names_its_author_first(left: str, right: str) -> bool:
 
 
 def turned_by_its_own_words(title: str, author: str) -> tuple[str, str] | None:
-    """A book's (title, author) the right way round when an earlier reading of its dashed
-    title line put them the wrong way (`Scott Adams` by `God's Debris`, or the whole line
-    as a title with no author); None when its words do not say so. An author given in
+    """A book's (title, author) the right way round when a dashed title line, as read or as
+    an earlier reading stored it, has them the wrong way (`Scott Adams` by `God's Debris`,
+    or the whole line as a title with no author); None when its words do not say so. An author given in
     parentheses turns only for a possessive, the one mark no name carries."""
     if author:
-        if _POSSESSIVE_RE.search(author) and names_its_author_first(title, author):
+        if _POSSESSIVE_RE.search(author) and _names_its_author_first(title, author):
             return author, title
         return None
     left, dash, right = title.partition(" - ")
-    if dash and names_its_author_first(left.strip(), right.strip()):
+    if dash and _names_its_author_first(left.strip(), right.strip()):
         return right.strip(), left.strip()
     return None
 

@@ -50,6 +50,20 @@ def _old_rule_twin(reader: User) -> Book:
     return twin
 
 
+def _stored_book(reader: User, *, key: str, title: str, authors: str, normalized: str) -> Book:
+    """A book as an older rule stored it, under its own key, with the HOURS passage."""
+    book = Book.objects.create(
+        reader=reader, key=key, title=title, authors=authors, authors_normalized=normalized
+    )
+    Highlight.objects.create(
+        reader=reader, book=book, text=HOURS, location_start=200, location_end=202,
+        dedupe_key=highlight_dedupe_key(
+            book_key=key, kind="highlight", page="", start=200, end=202, text=HOURS
+        ),
+    )  # fmt: skip
+    return book
+
+
 @pytest.fixture
 def twins(alice: User) -> tuple[Book, Book]:
     _import(
@@ -153,15 +167,9 @@ class BookMergeTests:
         title = "\u201cSurely You\u2019re Joking, Mr. Feynman\u201d"
         authors = "Richard Phillips Feynman; Edward Hutchings; Ralph Leighton"
         key = "surely you re joking mr feynman\x1fedward hutchings; feynman phillips richard"
-        twin = Book.objects.create(
-            reader=alice, key=key, title=title, authors=authors,
-            authors_normalized="richard phillips feynman; edward hutchings; ralph leighton",
-        )  # fmt: skip
-        Highlight.objects.create(
-            reader=alice, book=twin, text=HOURS, location_start=200, location_end=202,
-            dedupe_key=highlight_dedupe_key(
-                book_key=key, kind="highlight", page="", start=200, end=202, text=HOURS
-            ),
+        _stored_book(
+            alice, key=key, title=title, authors=authors,
+            normalized="richard phillips feynman; edward hutchings; ralph leighton",
         )  # fmt: skip
 
         out = _merge()
@@ -190,16 +198,9 @@ class BookMergeTests:
     ) -> None:
         # Stored by the older rule: the author as the title, the title as the author.
         line = "Ira Vance - Ada's Lantern"
-        old_key = "ira vance\x1fada s lantern"
-        old = Book.objects.create(
-            reader=alice, key=old_key, title="Ira Vance", authors="Ada's Lantern",
-            authors_normalized="ada s lantern",
-        )  # fmt: skip
-        Highlight.objects.create(
-            reader=alice, book=old, text=HOURS, location_start=200, location_end=202,
-            dedupe_key=highlight_dedupe_key(
-                book_key=old_key, kind="highlight", page="", start=200, end=202, text=HOURS
-            ),
+        _stored_book(
+            alice, key="ira vance\x1fada s lantern", title="Ira Vance", authors="Ada's Lantern",
+            normalized="ada s lantern",
         )  # fmt: skip
 
         out = _merge()
