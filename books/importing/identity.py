@@ -385,8 +385,8 @@ def _names_its_author_first(left: str, right: str) -> bool:
 def turned_by_its_own_words(title: str, author: str) -> tuple[str, str] | None:
     """A book's (title, author) the right way round when a dashed title line, as read or as
     an earlier reading stored it, has them the wrong way (`Scott Adams` by `God's Debris`,
-    or the whole line as a title with no author); None when its words do not say so. An author given in
-    parentheses turns only for a possessive, the one mark no name carries."""
+    or the whole line as a title with no author); None when its words do not say so. An
+    author given in parentheses turns only for a possessive, the one mark no name carries."""
     if author:
         if _POSSESSIVE_RE.search(author) and _names_its_author_first(title, author):
             return author, title
