@@ -9,8 +9,10 @@ Judgement (`bridge_judgement`, the one place that says how close a pair is): a p
 weighed by the pair judge that judges connections (books.connections.judge: both models'
 cosines, the lengths, the languages), so "same idea" and "related" mean the same on the
 kindred page as on a highlight's. A pair of two readers is never a stored Connection (those
-join one reader's highlights), so it is judged here, when shown; the likeliest pairs are
-shown, with their strength when they have one.
+join one reader's highlights), so it is judged here, when shown. Only pairs the judge calls
+related or the same idea are shown: two passages on the same broad topic sit at 0.85 by e5
+whether they share an idea or not, and "89 % alike" under two unrelated passages was a
+claim the page could not keep.
 """
 
 from dataclasses import dataclass
@@ -27,7 +29,9 @@ from books.connections.judge import (
     negated,
     numbers_differ,
     numbers_of,
+    same_words,
     stems,
+    wording,
 )
 from books.connections.selectors import Strength
 from books.connections.services import current_judge
@@ -54,12 +58,8 @@ class Bridge:
     theirs: Highlight
     # The distance the pair was judged by (the English model's for two English passages).
     distance: float
-    # Same idea or related, as a connection would be; None: only the closest there is.
-    strength: Strength | None = None
-
-    @property
-    def similarity(self) -> float:
-        return max(0.0, 1.0 - self.distance)
+    # Same idea or related, as a connection would be.
+    strength: Strength
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
                 same_author=False,
                 numbers_differ=numbers_differ(numbers_of(first), numbers_of(second)),
                 negation_differs=negated(first) != negated(second),
+                same_words=same_words(wording(first), wording(second)),
             )
         )
     judged = []
@@ -211,13 +212,15 @@ def bridges_between(
         candidates, bridge_judgement(candidates), strict=True
     ):
         judged.setdefault(candidate.reader_id, []).append((graded, distance, strength, candidate))
-    chosen: dict[int, list[tuple[int, int, float, Strength | None]]] = {}
+    chosen: dict[int, list[tuple[int, int, float, Strength]]] = {}
     for reader_id, pairs in judged.items():
         picked = chosen.setdefault(reader_id, [])
         seen: set[int] = set()
         for _, distance, strength, pair in sorted(
             pairs, key=lambda p: (p[0], p[3].mine, p[3].theirs)
         ):
+            if strength is None:
+                continue
             # One highlight in one bridge only: five bridges from one passage explain little.
             if len(picked) < shown and pair.mine not in seen and pair.theirs not in seen:
                 picked.append((pair.mine, pair.theirs, distance, strength))

@@ -65,7 +65,7 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 if discoverable:
                     messages.success(
                         request,
-                        gettext("You share your reading as %(name)s.")
+                        gettext("You share your reading as “%(name)s”.")
                         % {"name": form.cleaned_data["display_name"]},
                     )
                     return redirect("kindred")

@@ -135,8 +135,8 @@ def kindred_pair(alice: User, bob: User) -> dict[str, list[Highlight]]:
     made = {
         "alice": library(alice, centre, rng),
         "bob": library(bob, centre, rng),
-        "alice_idea": highlights(book(alice, "Ficciones"), near(idea, 0.1, rng, 1)),
-        "bob_idea": highlights(book(bob, "El Aleph"), near(idea, 0.1, rng, 1)),
+        "alice_idea": highlights(book(alice, "Ficciones"), near(idea, 0.1, rng, 2)),
+        "bob_idea": highlights(book(bob, "El Aleph"), near(idea, 0.1, rng, 2)),
         "bob_private": highlights(book(bob, "Bob's Diary"), near(idea, 0.01, rng, 1)),
         # one passage of one book both read: the closest pair, but it explains nothing
         "alice_same": highlights(
@@ -160,15 +160,14 @@ class BridgesTests:
         self, alice: User, bob: User, kindred_pair: dict[str, list[Highlight]]
     ) -> None:
         bridges = bridges_between(_centroid(alice), [_centroid(bob)])[bob.pk]
-        assert 3 <= len(bridges) <= 5
-        first = bridges[0]
-        assert (first.mine, first.theirs) == (
-            kindred_pair["alice_idea"][0],
-            kindred_pair["bob_idea"][0],
-        )
-        # Best judged first: the closest pair leads; the rest in the judge's order, which
-        # weighs the theme model's distance beside this one.
-        assert first.distance == min(b.distance for b in bridges)
+        # The two pairs of the one idea, each highlight once; the passages around the
+        # libraries' centre sit closer to each other than any random two, but the judge
+        # calls none of them related, and a pair it does not call related is never shown.
+        assert len(bridges) == 2
+        assert {b.mine for b in bridges} == set(kindred_pair["alice_idea"])
+        assert {b.theirs for b in bridges} == set(kindred_pair["bob_idea"])
+        assert all(b.strength is not None for b in bridges)
+        assert bridges[0].distance <= bridges[1].distance
         same = {kindred_pair["alice_same"][0].pk, kindred_pair["bob_same"][0].pk}
         assert not any({b.mine.pk, b.theirs.pk} == same for b in bridges)
         for bridge in bridges:
@@ -206,7 +205,7 @@ class BridgesTests:
         [found] = kindred_readers(standing_for(alice))
         assert found.profile.reader_id == bob.pk
         assert found.books_in_common == ["Shared Book"]
-        assert found.bridges[0].theirs == kindred_pair["bob_idea"][0]
+        assert found.bridges[0].theirs in kindred_pair["bob_idea"]
         assert 0 < found.percent <= 100
 
 
@@ -216,8 +215,8 @@ class PublicProfileTests:
         self, bob: User, kindred_pair: dict[str, list[Highlight]]
     ) -> None:
         public = public_profile(SharingProfile.objects.get(reader=bob))
-        # library (3 books, 24) + El Aleph + Shared Book; not the diary, not the notebook
-        assert (public.books, public.highlights) == (5, 26)
+        # library (3 books, 24) + El Aleph (2) + Shared Book; not the diary, not the notebook
+        assert (public.books, public.highlights) == (5, 27)
         titles = [top.book.title for top in public.top_books]
         assert "Bob's Diary" not in titles
         assert "Notebook" not in titles

@@ -75,7 +75,8 @@ class SharingSettingsPageTests:
         profile = SharingProfile.objects.get(reader=alice)
         assert (profile.discoverable, profile.display_name) == (True, "Alice L.")
         assert list(profile.excluded_books.all()) == [shelf]
-        assert "You share your reading as Alice L." in response.content.decode()
+        # In quotes: a name that ends with a full stop ("Alice L.") is not followed by another.
+        assert "You share your reading as “Alice L.”." in response.content.decode()
 
     def test_it_needs_a_display_name_to_share(self, alice: User, alice_client: Client) -> None:
         response = alice_client.post(reverse("sharing_settings"), {"discoverable": "on"})
@@ -148,8 +149,10 @@ class KindredPageTests:
         assert "Bob&#x27;s Aleph passage" in content
         assert "% alike" in content
         # Judged as a connection would be: the Aleph pair (cosine 0.99, one names a number,
-        # the other none) is shown with its strength, the pairs around the centre without.
+        # the other none) is shown with its strength; the pairs around the centre, which
+        # the judge does not call related, are not shown at all (nor a cosine as "% alike").
         assert content.count('class="strength strength-') == 1
+        assert content.count('class="pair-sides') == 1
         # never the reader who does not share, never an excluded book
         assert "dave" not in content.casefold()
         assert "A secret from the diary" not in content

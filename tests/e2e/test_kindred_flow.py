@@ -113,7 +113,7 @@ def test_a_reader_turns_sharing_on_and_meets_a_kindred_reader(
     page.get_by_label("Display name").fill("Funes")
     page.get_by_role("button", name="Save").click()
     expect(page).to_have_url(re.compile(r"/kindred/$"))
-    expect(page.get_by_text("You share your reading as Funes.")).to_be_visible()
+    expect(page.get_by_text("You share your reading as “Funes”.")).to_be_visible()
 
     readers = page.locator("ol.pairs > li.pair")
     expect(readers).to_have_count(2)
