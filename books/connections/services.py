@@ -32,9 +32,11 @@ from books.connections.judge import (
     negated,
     numbers_differ,
     numbers_of,
+    same_words,
     shared_rarity,
     stem_frequency,
     stems,
+    wording,
 )
 from books.connections.neighbours import Query, nearest_each
 from books.importing import identity
@@ -89,6 +91,7 @@ class _Passage:
     stems: frozenset[str]
     numbers: frozenset[str]
     negated: bool
+    wording: tuple[str, ...]
 
 
 def highlights_connect(*, ids: list[int]) -> int:
@@ -165,6 +168,7 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
             stems(text),
             numbers_of(text),
             negated(text),
+            wording(text),
         )
         found[pk] = (passage, authors or "")
     return found
@@ -253,6 +257,7 @@ def _library_pairs(
                 same_author=same_author(first_authors, second_authors),
                 numbers_differ=numbers_differ(first.numbers, second.numbers),
                 negation_differs=first.negated != second.negated,
+                same_words=same_words(first.wording, second.wording),
             )
         )
     verdicts = dict(zip(ordered, judge.judge(judged_facts), strict=True))

@@ -22,10 +22,12 @@ from books.connections.judge import (
     negated,
     numbers_differ,
     numbers_of,
+    same_words,
     shared_rarity,
     stem_frequency,
     stems,
     strength_of,
+    wording,
 )
 
 E5 = "multilingual-e5-small"
@@ -146,6 +148,23 @@ class ProbabilityTests:
         data = judge.as_json()
         assert data["bands"] == {"same_idea": 0.7, "related": 0.4}
         assert judge_from_json(data) == judge
+
+    def test_two_passages_of_the_same_words_are_the_same_idea(self) -> None:
+        # Two Spanish copies of one saying, an accent apart: the features gave P(same idea)
+        # 0.98, under the band, and the page called them only related.
+        a, b = "Oír a todos, creer a pocos.", "Oir a todos creer a pocos"
+        assert wording(a) == wording(b) == ("oir", "a", "todos", "creer", "a", "pocos")
+        assert same_words(wording(a), wording(b))
+        assert not same_words(wording(a), wording("Oír a pocos, creer a todos."))
+        assert not same_words((), ())
+        sayings = replace(
+            PAIR, main=0.9, english=None, language_a="es", language_b="es", words_a=6, words_b=6
+        )
+        judge = _judge()
+        [(_, same, strength)] = judge.judge([sayings])
+        assert same < judge.same_idea_band
+        assert strength != SAME_IDEA
+        assert judge.judge([replace(sayings, same_words=True)]) == [(1.0, 1.0, SAME_IDEA)]
 
     def test_other_numbers_and_a_negation_lower_the_same_idea(self) -> None:
         judge = _judge()

@@ -129,3 +129,21 @@ class LanguagesTests:
         before = stored()
         connections_rebuild()
         assert stored() == before
+
+
+@pytest.mark.django_db
+def test_one_saying_in_two_anthologies_is_the_same_idea(alice: User) -> None:
+    """Copied an accent and a comma apart: the features alone gave P(same idea) 0.98 and
+    called the pair related; the same words are the same idea."""
+    rows = embedded_library(
+        alice,
+        Entry("Refranero (Sbarbi, José María)", "Oír a todos, creer a pocos.", location="5"),
+        Entry("Dichos y refranes (Correas, Gonzalo)", "Oir a todos creer a pocos", location="9"),
+        Entry("The Well-Tempered Garden (Lloyd, Christopher)", ROSES, location="88"),
+    )
+    pair = connection_between(
+        rows["Oír a todos, creer a pocos."], rows["Oir a todos creer a pocos"]
+    )
+    assert pair is not None
+    assert (pair.strength, pair.same_probability) == (SAME_IDEA, 1.0)
+    assert connections_for(rows[ROSES]) == []
