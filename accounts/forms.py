@@ -26,7 +26,13 @@ class ThrottleMessageMixin(AuthenticationForm):
 
 
 class LoginForm(ThrottleMessageMixin, AuthenticationForm):
-    pass
+    # Django's own wording is formal in Spanish ("introduzca"); the pages speak as "tú".
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": _(
+            "No account has that username and password. Both tell capitals from small letters."
+        ),
+    }
 
 
 class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):

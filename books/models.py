@@ -6,6 +6,7 @@ from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.db.models.expressions import Expression
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
@@ -369,6 +370,16 @@ class HighlightMerge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.how}: {self.merged_text[:60]}"
+
+    @property
+    def place(self) -> str:
+        """`where` in the reader's language: it is stored as "location 210-212" or "page 5"."""
+        kind, _, number = self.where.partition(" ")
+        if kind == "location" and number:
+            return gettext("location %(number)s") % {"number": number.replace("-", "\N{EN DASH}")}
+        if kind == "page" and number:
+            return gettext("page %(number)s") % {"number": number}
+        return self.where
 
 
 class ImportUpload(models.Model):

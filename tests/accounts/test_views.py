@@ -57,7 +57,7 @@ class LoginLogoutTests:
     def test_it_rejects_a_wrong_password(self, client: Client, alice: User) -> None:
         response = client.post(reverse("login"), {"username": "alice", "password": "nope"})
         assert response.status_code == 200
-        assert b"correct username and password" in response.content
+        assert b"No account has that username and password." in response.content
 
 
 @pytest.mark.django_db

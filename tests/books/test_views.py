@@ -105,9 +105,23 @@ class HighlightMergesTests:
         content = alice_client.get(highlight.get_absolute_url()).content.decode()
 
         assert highlight.text == "He remembered every leaf of every tree of every wood."
-        assert "Extended 2 times" in content
+        assert "Extended 2 times: later versions of this highlight were merged into it" in content
         assert "import of leaves.txt" in content
         assert "Re-selected" in content
+        assert "location 380\N{EN DASH}381" in content
+
+    def test_it_says_how_a_highlight_was_extended_in_spanish(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        highlight = self._extended_twice(alice)
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+
+        assert "Ampliado 2 veces: versiones posteriores de este subrayado" in content
+        assert "posición 380\N{EN DASH}381" in content
+        assert "location" not in content
 
     def test_it_says_nothing_of_a_highlight_never_extended(
         self, alice: User, alice_client: Client

@@ -27,6 +27,16 @@ class BrowserLanguageTests:
         assert "¿Has olvidado tu contraseña?" in page
         assert "Nombre de usuario" in page  # Django's own form labels come in Spanish too
 
+    def test_it_refuses_a_wrong_password_in_the_pages_own_spanish(
+        self, client: Client, alice: User
+    ) -> None:
+        response = client.post(
+            reverse("login"), {"username": "alice", "password": "nope"}, headers=SPANISH
+        )
+        page = response.content.decode()
+        assert "Ninguna cuenta tiene ese nombre de usuario y esa contraseña." in page
+        assert "introduzca" not in page  # Django's own, formal wording
+
     def test_it_keeps_english_without_a_spanish_browser(self, client: Client) -> None:
         for headers in ({}, {"Accept-Language": "fr-FR,de;q=0.8"}):
             response = client.get(reverse("login"), headers=headers)
