@@ -53,6 +53,13 @@ class BrowserLanguageTests:
         library = alice_client.get(reverse("library"), headers=SPANISH).content.decode()
         assert "Descargar tu biblioteca:" in library
         assert "2 subrayados" in library  # Ficciones holds two of the three
+        connections = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
+        # One sentence to translate, not seven pieces stitched in English order.
+        assert (
+            "Pasajes de libros distintos que comparten una idea: la <strong>misma idea</strong>"
+            " dicha dos veces, o <strong>relacionados</strong>"
+        ) in connections
+        assert f'<a href="{reverse("words")}">tus palabras</a>, y nunca se conectan.' in connections
 
     def test_it_serves_the_kept_book_list_in_the_language_asked(
         self, alice: User, alice_client: Client
@@ -139,7 +146,7 @@ class SpanishEmailTests:
         assert review_emails_send(today=date(2026, 12, 4)) == 1
         message = mail.outbox[0]
         assert message.subject == "Tu repaso diario: 3 subrayados"
-        assert message.body.startswith("Tu repaso diario, viernes 4 diciembre")
+        assert message.body.startswith("Tu repaso diario, viernes 4 de diciembre")
         assert "Recibes esto porque activaste el correo del repaso diario." in message.body
         assert isinstance(message, EmailMultiAlternatives)
         html = message.alternatives[0][0]
