@@ -15,7 +15,7 @@ from datetime import datetime
 
 from books.connections.neighbours import Neighbour
 from books.embedding.profiles import profile_for_model_id
-from books.search.query import ParsedQuery
+from books.search.query import ParsedQuery, is_few_words
 
 # Reciprocal rank fusion: k = 60 (Cormack et al.), over the top 100 of each half.
 RRF_K = 60
@@ -25,8 +25,7 @@ RECENCY_WEIGHT = 0.15
 RECENCY_HALF_LIFE_DAYS = 14.0
 # Fusion weights (fusion_weights), chosen on the paraphrase and remembered-words tasks of
 # evaluate_search together (half the queries each way gave the same choice) and checked on
-# the names task. A query of this many words or fewer is "a few words"; more, a sentence.
-FEW_WORDS = 4
+# the names task. A few words or a sentence: books.search.query.is_few_words.
 SENTENCE_KEYWORD_WEIGHT = 0.25
 SOME_WORDS_WEIGHT = 1.0
 PHRASE_WEIGHT = 2.0
@@ -88,14 +87,14 @@ def fusion_weights(
       few words that all matched.
     - A few words ("habit entrance ramp"): remembered words, so a highlight with only some
       of them (a typo, a word misremembered) counts as much as one with all.
-    - A sentence (more than FEW_WORDS words): words shared with it say little; highlights
-      with only some of them do not count at all.
+    - A sentence (not `is_few_words`: more than four words besides stop words, or more than
+      five in all): words shared with it say little; highlights with only some of them do
+      not count at all.
     Measured on the three tasks of `evaluate_search` (see the README): with equal weights,
     hybrid search lost 1.5 points of MRR@10 to meaning alone on paraphrases and 1.3 to
     keyword alone on remembered words.
     """
-    words = sum(len(words) for _, words in parsed.units)
-    few = words <= FEW_WORDS
+    few = is_few_words(parsed)
     if not model_reads:
         return FusionWeights(1.0, FOREIGN_MEANING_WEIGHT, "a language the model reads poorly")
     if parsed.phrases:

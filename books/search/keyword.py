@@ -276,9 +276,16 @@ def keyword_hits(
     stems = stems_of({word for words in units for word in words})
     patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
     matching_sql = _matching_sql(library)
-    # Pass 1: the reader's own query, every term required (and their or / - / quotes).
+    # Pass 1: the reader's own query, every term required (and their or / - / quotes) but
+    # the stop words standing alone, which are looked for in what the others find.
+    required = [i for i in everything if i not in terms.optional]
     candidates = _candidates(
-        matching_sql, [terms.everything], KEYWORD_CANDIDATES, [everything], patterns
+        matching_sql,
+        [terms.informative],
+        KEYWORD_CANDIDATES,
+        [required],
+        patterns,
+        terms.optional,
     )
     passed = "all"
     reads_by_unit: dict[str, int] = {}

@@ -22,6 +22,9 @@ from books.models import SEARCH_STEM_CONFIGS
 from books.text import fold
 
 QUERY_MAX_LENGTH = 500
+# A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
+# (is_few_words; books.search.fusion weighs the two apart).
+FEW_WORDS = 4
 # A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
 WORD = re.compile(r"[^\W_]+")
 # The web's search syntax: "a phrase", -word, -"a phrase", or.
@@ -130,6 +133,8 @@ def meaning_text(query: str) -> str:
 
 
 _stems: dict[str, tuple[str, ...]] = {}
+# The words either snowball dictionary calls a stop word ("the", "of", "de", "la").
+_stop_words: set[str] = set()
 _stems_lock = threading.Lock()
 
 
@@ -148,10 +153,30 @@ def stems_of(words: Collection[str]) -> dict[str, tuple[str, ...]]:
         with _stems_lock:
             if len(_stems) > STEMS_CACHE_SIZE:
                 _stems.clear()
+                _stop_words.clear()
             for word, *found in rows:
                 stems = (s for lexemes in found for s in (lexemes or ()) if s != word)
                 _stems[word] = tuple(dict.fromkeys(stems))
+                # A stop word lexizes to no lexeme at all (an empty array, not NULL).
+                if any(lexemes == [] for lexemes in found):
+                    _stop_words.add(word)
     return {w: _stems.get(w, ()) for w in words}
+
+
+def stop_words(words: Collection[str]) -> frozenset[str]:
+    """Those of `words` that English or Spanish calls a stop word."""
+    stems_of(words)
+    return frozenset(w for w in words if w in _stop_words)
+
+
+def is_few_words(parsed: ParsedQuery) -> bool:
+    """Whether the query is a few words rather than a sentence: at most FEW_WORDS words that
+    are not stop words, and at most one more in all. "the fear of death" and "la memoria y el
+    olvido" are a few words; "why do I always forget the names of people" is a sentence."""
+    words = [word for _, unit in parsed.units for word in unit]
+    stop = stop_words(words)
+    content = [word for word in words if word not in stop] or words
+    return len(content) <= FEW_WORDS and len(words) <= FEW_WORDS + 1
 
 
 def known_stems(word: str) -> tuple[str, ...]:
@@ -183,6 +208,12 @@ class QueryTerms:
     # The units every result must have (quoted phrases), with the exclusions: what the
     # meaning half must respect too. "" when the query has neither.
     constraint: str
+    # For a few words, `everything` less the stop words standing alone ("the fear of death"
+    # asks for "fear" and "death"), and those stop words' units: a result need not have
+    # them, and ranks higher if it does. The same as `everything` and () for a sentence, or
+    # a query of stop words only.
+    informative: str
+    optional: tuple[int, ...]
 
 
 def query_terms(parsed: ParsedQuery) -> QueryTerms:
@@ -197,11 +228,27 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     )
     clauses = [" | ".join(units[i] for i in clause) for clause in parsed.clauses]
     everything = " & ".join(f"({clause})" for clause in clauses) + exclusions
+    stop = stop_words({words[0] for _, words in parsed.units if len(words) == 1})
+    alone = [
+        clause
+        for clause in parsed.clauses
+        if len(clause) == 1
+        and not parsed.units[clause[0]][0].startswith('"')
+        and parsed.units[clause[0]][1] in {(word,) for word in stop}
+    ]
+    optional: tuple[int, ...] = ()
+    informative = everything
+    # A sentence's words are all asked for, as typed: its stop words are many, and sentences
+    # ranked no better without them (evaluate_search's paraphrases, docs/evaluation.md).
+    if alone and len(alone) < len(parsed.clauses) and is_few_words(parsed):
+        optional = tuple(i for (i,) in alone)
+        kept = [c for c, clause in zip(clauses, parsed.clauses, strict=True) if clause not in alone]
+        informative = " & ".join(f"({clause})" for clause in kept) + exclusions
     required = [units[i] for i in parsed.phrases if (i,) in parsed.clauses]
     constraint = " & ".join(required) + exclusions
     if not required and exclusions:
         constraint = exclusions.removeprefix(" & ")
-    return QueryTerms(units, exclusions, everything, constraint)
+    return QueryTerms(units, exclusions, everything, constraint, informative, optional)
 
 
 def tsquery(text: str) -> SearchQuery:

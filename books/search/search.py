@@ -36,7 +36,6 @@ from books.models import Book, Highlight, search_document
 from books.search.filters import SearchFilters, reader_library
 from books.search.fusion import (
     DEPTH,
-    FEW_WORDS,
     RRF_K,
     Fused,
     FusionWeights,
@@ -60,6 +59,7 @@ from books.search.names import (
 from books.search.query import (
     QUERY_MAX_LENGTH,
     ParsedQuery,
+    is_few_words,
     meaning_text,
     parse_query,
     query_terms,
@@ -240,12 +240,11 @@ def _rank(
         )
     mode_used = _mode_used(request.mode, vector, meaning)
     keyword = KeywordHits([], "")
-    words = sum(len(words) for _, words in parsed.units)
     if mode_used != "meaning":
         # In a hybrid search of a sentence, highlights with only some of its words (the
         # any-word fallback) outvote the meaning half rather than add to it: the fallback
         # runs for a few words only (see fusion_weights).
-        fallback = mode_used == "keyword" or words <= FEW_WORDS
+        fallback = mode_used == "keyword" or is_few_words(parsed)
         # Where the model could answer too, a highlight that shares only "and" with the
         # query is no match, even when the meaning half found nothing close.
         common_alone = vector is None or request.mode == Mode.KEYWORD

@@ -165,6 +165,33 @@ class KeywordPassTests:
         assert found.results[0].highlight.text == "A cartographer drew it."
         assert found.total == 7
 
+    def test_it_asks_for_the_words_of_a_query_but_not_its_stop_words(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        _highlight(alice, ficciones, "All tremble at violence; all fear death.")
+        _highlight(alice, ficciones, "The fear of death is the beginning of wisdom.")
+        _highlight(alice, ficciones, "The fear of the dark.")
+        found = search(alice, "the fear of death", mode="keyword")
+        # Every word that says something is required ("fear", "death"); "the" and "of"
+        # are not, and rank the passage that has them too first.
+        assert found.keyword_pass == "all"
+        assert [r.highlight.text for r in found.results] == [
+            "The fear of death is the beginning of wisdom.",
+            "All tremble at violence; all fear death.",
+        ]
+        _highlight(alice, ficciones, "Memoria y olvido son hermanos.")
+        assert _texts(alice, "la memoria y el olvido", mode="keyword") == [
+            "Memoria y olvido son hermanos."
+        ]
+        # Quoted, a stop word is asked for; a query of stop words alone asks for them all.
+        assert _texts(alice, '"the" fear death', mode="keyword") == [
+            "The fear of death is the beginning of wisdom."
+        ]
+        assert _texts(alice, "of the", mode="keyword") == [
+            "The fear of the dark.",
+            "The fear of death is the beginning of wisdom.",
+        ]
+
     def test_the_fallback_does_not_read_words_most_highlights_have(
         self, alice: User, ficciones: Book
     ) -> None:
@@ -685,6 +712,7 @@ class FieldsTests:
         assert [r.highlight for r in found.results] == [quoting]
 
 
+@pytest.mark.django_db  # stop words are PostgreSQL's own (books.search.query.stop_words)
 class AdaptiveFusionTests:
     def test_it_weights_the_halves_by_what_the_query_is(self) -> None:
         cases = {
@@ -697,7 +725,12 @@ class AdaptiveFusionTests:
             ("why do we forget the names of the people we meet", "any"): (
                 0.0, 1.0, "some words of a sentence",
             ),
+            ("why do I always forget the names of people", "any"): (
+                0.0, 1.0, "some words of a sentence",
+            ),
             ("habit entrance ramp", "all"): (1.0, 1.0, "a few words"),
+            # Stop words aside, two words: a few, whose fallback counts.
+            ("la memoria y el olvido", "any"): (SOME_WORDS_WEIGHT, 1.0, "some of a few words"),
             ("habit entrnce ramp", "any"): (SOME_WORDS_WEIGHT, 1.0, "some of a few words"),
             ('"entrance ramp" habit', "all"): (PHRASE_WEIGHT, 1.0, "a quoted phrase"),
         }  # fmt: skip
