@@ -266,7 +266,7 @@ class ImportReportMergesTests:
 
         assert "1 entry was merged into highlights" in content
         assert "Re-selected" in content
-        assert "location 100-101" in content
+        assert "location 100\N{EN DASH}101" in content
         assert "w0x2 w0x3 w0x4 w0x5 w0x6 w0x7" in content
         assert f'href="{highlight.get_absolute_url()}"' in content
         assert highlight.text == " ".join(f"w0x{i}" for i in range(8))
