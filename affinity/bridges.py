@@ -30,7 +30,7 @@ from books.connections.judge import (
     numbers_differ,
     numbers_of,
     same_words,
-    stems,
+    stems_of_wording,
     wording,
 )
 from books.connections.selectors import Strength
@@ -89,7 +89,8 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
     for c in candidates:
         first, second = texts.get(c.mine, ""), texts.get(c.theirs, "")
         english = c.english_distance is not None and c.languages == ("en", "en")
-        shared = stems(first) & stems(second)
+        first_words, second_words = wording(first), wording(second)
+        shared = stems_of_wording(first_words) & stems_of_wording(second_words)
         facts.append(
             PairFacts(
                 main=1.0 - c.distance,
@@ -108,7 +109,7 @@ def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, St
                 same_author=False,
                 numbers_differ=numbers_differ(numbers_of(first), numbers_of(second)),
                 negation_differs=negated(first) != negated(second),
-                same_words=same_words(wording(first), wording(second)),
+                same_words=same_words(first_words, second_words),
             )
         )
     judged = []

@@ -143,9 +143,12 @@ def same_words(a: Sequence[str], b: Sequence[str]) -> bool:
 
 
 def stems(text: str) -> frozenset[str]:
-    return frozenset(
-        word[:STEM_LETTERS] for word in _WORD.findall(fold(text)) if len(word) >= MIN_STEM
-    )
+    return stems_of_wording(wording(text))
+
+
+def stems_of_wording(words: Sequence[str]) -> frozenset[str]:
+    """`stems` of a text whose `wording` is already read."""
+    return frozenset(word[:STEM_LETTERS] for word in words if len(word) >= MIN_STEM)
 
 
 def shared_rarity(

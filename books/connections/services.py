@@ -36,6 +36,7 @@ from books.connections.judge import (
     shared_rarity,
     stem_frequency,
     stems,
+    stems_of_wording,
     wording,
 )
 from books.connections.neighbours import Query, nearest_each
@@ -158,6 +159,7 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
         "pk", "book_id", "language", "text", "kind", "in_english", "book__authors_normalized"
     )
     for pk, book_id, language, text, kind, in_english, authors in values:
+        folded = wording(text)
         passage = _Passage(
             pk,
             book_id,
@@ -165,10 +167,10 @@ def _load(ids: Iterable[int]) -> dict[int, tuple[_Passage, str]]:
             len(words_of(text)),
             kind == NOTE,
             bool(in_english),
-            stems(text),
+            stems_of_wording(folded),
             numbers_of(text),
             negated(text),
-            wording(text),
+            folded,
         )
         found[pk] = (passage, authors or "")
     return found

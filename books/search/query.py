@@ -230,11 +230,12 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     everything = " & ".join(f"({clause})" for clause in clauses) + exclusions
     stop = stop_words({words[0] for _, words in parsed.units if len(words) == 1})
     alone = [
-        clause
-        for clause in parsed.clauses
-        if len(clause) == 1
-        and not parsed.units[clause[0]][0].startswith('"')
-        and parsed.units[clause[0]][1] in {(word,) for word in stop}
+        (i,)
+        for (i, *more) in parsed.clauses
+        if not more
+        and not parsed.units[i][0].startswith('"')
+        and len(parsed.units[i][1]) == 1
+        and parsed.units[i][1][0] in stop
     ]
     optional: tuple[int, ...] = ()
     informative = everything
