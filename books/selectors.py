@@ -10,7 +10,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
-from books.text import author_sort_key, fold, title_sort_key
+from books.text import author_sort_key, fold
 from books.vocabulary import WordKind
 
 # When the time left is worth showing (EmbeddingProgress.remaining).
@@ -143,18 +143,18 @@ def library_counts(reader: User) -> LibraryCounts:
 
 
 BOOK_SORTS = {
-    "title": ("title",),
-    "author": ("title",),
-    "highlights": ("-highlight_count", "title"),
-    "recent": (F("last_added").desc(nulls_last=True), "title"),
+    "title": ("title_sort", "pk"),
+    "author": ("title_sort", "pk"),
+    "highlights": ("-highlight_count", "title_sort", "pk"),
+    "recent": (F("last_added").desc(nulls_last=True), "title_sort", "pk"),
 }
 
 
 def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Book]:
     """The reader's books with their highlight count and last highlight date.
 
-    Titles sort without their leading article and authors by family name, both in Python:
-    the folding rules (books.text) are not PostgreSQL's collation.
+    Titles sort by their stored key (no leading article, numbers by value); authors by
+    family name, in Python: the folding rules (books.text) are not PostgreSQL's collation.
     """
     alive = Q(highlights__deleted_at__isnull=True)
     books = (
@@ -176,13 +176,9 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
             key=lambda b: (
                 not b.authors_normalized,
                 author_sort_key(b.authors_normalized),
-                title_sort_key(b.title),
+                b.title_sort,
             )
         )
-    elif sort == "highlights":
-        found.sort(key=lambda b: (-b.highlight_count, title_sort_key(b.title)))  # type: ignore[attr-defined]
-    elif sort != "recent":
-        found.sort(key=lambda b: title_sort_key(b.title))
     return found
 
 
@@ -224,7 +220,7 @@ def favourites_for(reader: User) -> QuerySet[Highlight]:
         .filter(reader=reader, favourite=True)
         .select_related("book")
         .prefetch_related("tags")
-        .order_by("book__title", "location_start", "created")
+        .order_by("book__title_sort", "book_id", "location_start", "created", "pk")
     )
 
 
@@ -241,7 +237,7 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     words = Highlight.objects.alive().words().filter(reader=reader)
     if book is not None:
         words = words.filter(book=book)
-    return words.select_related("book").order_by("book__title", "book", "location_start", "pk")
+    return words.select_related("book").order_by("book__title_sort", "book", "location_start", "pk")
 
 
 # The kinds of a reader's words as a book page lists them, in this order.

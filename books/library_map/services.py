@@ -175,7 +175,7 @@ def library_map_refresh(*, reader: User) -> LibraryMap:
     _, signature = _signature(reader)
     rows = list(
         _placed(reader)
-        .order_by("book__title", "book_id", "location_start", "pk")
+        .order_by("book__title_sort", "book_id", "location_start", "pk")
         .values_list("code", "text", "note", "book_id", "book__title", "book__authors", "embedding")
     )
     book_index: dict[int, int] = {}
