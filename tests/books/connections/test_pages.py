@@ -138,8 +138,8 @@ class PerBookPairTests:
         kin = _highlight(alice, socrates, "Sólo el conocimiento que llega desde dentro.")
         for i, text in enumerate(["True knowledge is knowing nothing.", "Wisdom knows nothing."]):
             _pair(kin, _highlight(alice, isocrates, text), 0.9 - i / 10, STRENGTH.RELATED)
-        _pair(_highlight(alice, isocrates, "Rule your pleasures."),
-              _highlight(alice, socrates, "Domina tus placeres."), 0.6, STRENGTH.RELATED)  # fmt: skip
+        rule = _highlight(alice, isocrates, "Rule your pleasures.")
+        _pair(rule, _highlight(alice, socrates, "Domina tus placeres."), 0.6, STRENGTH.RELATED)
         feed = alice_client.get(reverse("home")).context["fresh_connections"]
         assert [round(pair.probability, 1) for pair in feed] == [0.9, 0.6]
         sides = [h for pair in feed for h in (pair.highlight_a_id, pair.highlight_b_id)]
