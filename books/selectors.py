@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
+from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
@@ -47,7 +48,7 @@ class EmbeddingProgress:
     @property
     def what(self) -> str:
         """ "8 notes", "1 highlight", "12 highlights and notes"."""
-        return f"{self.highlights} {self.noun}"
+        return f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
 
     @property
     def pending(self) -> int:
