@@ -12,7 +12,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold
-from books.vocabulary import WordKind
+from books.vocabulary import WordKind, word_key
 
 # When the time left is worth showing (EmbeddingProgress.remaining).
 ETA_SETTLE_SECONDS = 20
@@ -253,10 +253,18 @@ def words_by_kind(
     words: Iterable[Highlight], *, shown: int
 ) -> list[tuple[str, str, list[Highlight], int]]:
     """A book's words grouped by what they are (books.vocabulary.word_kind): (kind, label,
-    the first `shown`, how many in all) for each kind the book has."""
+    the first `shown`, how many in all) for each kind the book has. A word looked up twice
+    ("oneself", "Oneself,") is one word, as in the words deck: listed once, where first."""
     groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
+    looked_up: set[str] = set()
     for word in words:
-        groups[word.word_kind].append(word)
+        kind = word.word_kind
+        if kind == WordKind.LOOK_UP:
+            key = word_key(word.text)
+            if key in looked_up:
+                continue
+            looked_up.add(key)
+        groups[kind].append(word)
     return [
         (kind, str(WORD_KIND_LABELS[kind]), found[:shown], len(found))
         for kind, found in groups.items()
