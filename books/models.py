@@ -1,5 +1,5 @@
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -42,14 +42,14 @@ class BookQuerySet(models.QuerySet["Book"]):
         return super().bulk_create(books, *args, **kwargs)
 
     def bulk_update(
-        self, objs: Iterable["Book"], fields: Sequence[str], *args: Any, **kwargs: Any
+        self, objs: Iterable["Book"], fields: Iterable[str], batch_size: int | None = None
     ) -> int:
-        books = list(objs)
-        if "title" in fields:
+        books, names = list(objs), list(fields)
+        if "title" in names:
             for book in books:
                 book.title_sort = title_sort_key(book.title)
-            fields = [*fields, "title_sort"]
-        return super().bulk_update(books, fields, *args, **kwargs)
+            names.append("title_sort")
+        return super().bulk_update(books, names, batch_size=batch_size)
 
 
 class Book(models.Model):
