@@ -33,7 +33,7 @@ class SharingForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.reader = reader
         # Only the reader's own books can be chosen: another reader's book id is invalid.
-        books: QuerySet[Book] = Book.objects.filter(reader=reader).order_by("title", "pk")
+        books: QuerySet[Book] = Book.objects.filter(reader=reader).order_by("title_sort", "pk")
         field = self.fields["excluded_books"]
         assert isinstance(field, forms.ModelMultipleChoiceField)
         field.queryset = books

@@ -179,7 +179,7 @@ def books_in_common(reader_id: int, other_ids: list[int]) -> dict[int, list[str]
         JOIN books_book t ON t.key = m.key AND t.reader_id = ANY(%(others)s)
         WHERE m.reader_id = %(reader)s AND {_shared_book("m")} AND {_shared_book("t")}
           AND {discoverable_sql("t")}
-        ORDER BY t.reader_id, m.title
+        ORDER BY t.reader_id, m.title_sort, m.id
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, {"reader": reader_id, "others": other_ids})

@@ -84,9 +84,9 @@ def run() -> dict[str, Any]:
         from django.test import Client
 
         from accounts.models import User
+        from books.vocabulary import word_key
         from review.models import WordState
         from review.services import word_queue
-        from review.words import word_key
 
         reader = User.objects.create_user("bench-reader", password="x")
         _library(reader, rng)

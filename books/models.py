@@ -1,4 +1,6 @@
 import uuid
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
@@ -10,7 +12,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
-from books.text import fold
+from books.text import fold, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
 # The theme model's vectors (books.embedding.theme.THEME_DIMENSIONS).
@@ -30,6 +32,26 @@ def search_document() -> Expression:
     return document
 
 
+class BookQuerySet(models.QuerySet["Book"]):
+    """Bulk writes keep each book's sort key in step with its title, as Book.save does."""
+
+    def bulk_create(self, objs: Iterable["Book"], *args: Any, **kwargs: Any) -> list["Book"]:
+        books = list(objs)
+        for book in books:
+            book.title_sort = title_sort_key(book.title)
+        return super().bulk_create(books, *args, **kwargs)
+
+    def bulk_update(
+        self, objs: Iterable["Book"], fields: Iterable[str], batch_size: int | None = None
+    ) -> int:
+        books, names = list(objs), list(fields)
+        if "title" in names:
+            for book in books:
+                book.title_sort = title_sort_key(book.title)
+            names.append("title_sort")
+        return super().bulk_update(books, names, batch_size=batch_size)
+
+
 class Book(models.Model):
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="books"
@@ -40,16 +62,32 @@ class Book(models.Model):
     authors_normalized = models.CharField(max_length=1000, blank=True)
     # Normalized title + authors: the same book from two files (or two devices) is one book.
     key = models.CharField(max_length=600)
+    # The title as lists sort it (books.text.title_sort_key: no leading article, accents
+    # and case folded, numbers by value), kept in step with `title` by save() and the
+    # queryset's bulk writes, so that lists of highlights by book sort and page in the
+    # database. "C": byte order, the order Python gives the same keys on every server.
+    title_sort = models.TextField(blank=True, editable=False, db_collation="C")
     created = models.DateTimeField(auto_now_add=True)
 
+    objects = BookQuerySet.as_manager()
+
     class Meta:
-        ordering = ["title"]
+        ordering = ["title_sort", "pk"]
         constraints = [
             models.UniqueConstraint(fields=["reader", "key"], name="book_unique_key_per_reader"),
         ]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.authors})" if self.authors else self.title
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # The sort key is the title's shadow, not a rule of its own: every save of the
+        # title writes it too (a save of named fields that names the title included).
+        self.title_sort = title_sort_key(self.title)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "title" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "title_sort"}
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         return reverse("book", args=[self.code])

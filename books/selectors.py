@@ -6,12 +6,13 @@ from datetime import datetime
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
+from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
-from books.text import author_sort_key, fold, title_sort_key
-from books.vocabulary import WordKind
+from books.text import author_sort_key, fold
+from books.vocabulary import WordKind, word_key
 
 # When the time left is worth showing (EmbeddingProgress.remaining).
 ETA_SETTLE_SECONDS = 20
@@ -47,7 +48,7 @@ class EmbeddingProgress:
     @property
     def what(self) -> str:
         """ "8 notes", "1 highlight", "12 highlights and notes"."""
-        return f"{self.highlights} {self.noun}"
+        return f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
 
     @property
     def pending(self) -> int:
@@ -143,18 +144,18 @@ def library_counts(reader: User) -> LibraryCounts:
 
 
 BOOK_SORTS = {
-    "title": ("title",),
-    "author": ("title",),
-    "highlights": ("-highlight_count", "title"),
-    "recent": (F("last_added").desc(nulls_last=True), "title"),
+    "title": ("title_sort", "pk"),
+    "author": ("title_sort", "pk"),
+    "highlights": ("-highlight_count", "title_sort", "pk"),
+    "recent": (F("last_added").desc(nulls_last=True), "title_sort", "pk"),
 }
 
 
 def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Book]:
     """The reader's books with their highlight count and last highlight date.
 
-    Titles sort without their leading article and authors by family name, both in Python:
-    the folding rules (books.text) are not PostgreSQL's collation.
+    Titles sort by their stored key (no leading article, numbers by value); authors by
+    family name, in Python: the folding rules (books.text) are not PostgreSQL's collation.
     """
     alive = Q(highlights__deleted_at__isnull=True)
     books = (
@@ -176,13 +177,9 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
             key=lambda b: (
                 not b.authors_normalized,
                 author_sort_key(b.authors_normalized),
-                title_sort_key(b.title),
+                b.title_sort,
             )
         )
-    elif sort == "highlights":
-        found.sort(key=lambda b: (-b.highlight_count, title_sort_key(b.title)))  # type: ignore[attr-defined]
-    elif sort != "recent":
-        found.sort(key=lambda b: title_sort_key(b.title))
     return found
 
 
@@ -224,7 +221,7 @@ def favourites_for(reader: User) -> QuerySet[Highlight]:
         .filter(reader=reader, favourite=True)
         .select_related("book")
         .prefetch_related("tags")
-        .order_by("book__title", "location_start", "created")
+        .order_by("book__title_sort", "book_id", "location_start", "created", "pk")
     )
 
 
@@ -241,7 +238,7 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     words = Highlight.objects.alive().words().filter(reader=reader)
     if book is not None:
         words = words.filter(book=book)
-    return words.select_related("book").order_by("book__title", "book", "location_start", "pk")
+    return words.select_related("book").order_by("book__title_sort", "book", "location_start", "pk")
 
 
 # The kinds of a reader's words as a book page lists them, in this order.
@@ -256,10 +253,18 @@ def words_by_kind(
     words: Iterable[Highlight], *, shown: int
 ) -> list[tuple[str, str, list[Highlight], int]]:
     """A book's words grouped by what they are (books.vocabulary.word_kind): (kind, label,
-    the first `shown`, how many in all) for each kind the book has."""
+    the first `shown`, how many in all) for each kind the book has. A word looked up twice
+    ("oneself", "Oneself,") is one word, as in the words deck: listed once, where first."""
     groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
+    looked_up: set[str] = set()
     for word in words:
-        groups[word.word_kind].append(word)
+        kind = word.word_kind
+        if kind == WordKind.LOOK_UP:
+            key = word_key(word.text)
+            if key in looked_up:
+                continue
+            looked_up.add(key)
+        groups[kind].append(word)
     return [
         (kind, str(WORD_KIND_LABELS[kind]), found[:shown], len(found))
         for kind, found in groups.items()

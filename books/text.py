@@ -15,6 +15,7 @@ ignores (tests/books/test_text.py holds the table of what each one does).
   the evaluation finds a passage in the shared data by it.
 """
 
+import re
 import unicodedata
 
 BYTE_ORDER_MARK = "\ufeff"
@@ -66,15 +67,29 @@ LEADING_ARTICLES = frozenset(
 ELIDED_ARTICLES = ("l'", "l\u2019")
 
 
+# A title's numbers are written this wide in its sort key, so that they compare by value
+# as text does, character by character, in Python and in any database collation: "vol. 2"
+# before "vol. 10". Twelve digits hold any volume, part or year; a longer number sorts last.
+NUMBER_WIDTH = 12
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def _padded_number(number: re.Match[str]) -> str:
+    return (number.group().lstrip("0") or "0").rjust(NUMBER_WIDTH, "0")
+
+
 def title_sort_key(title: str) -> str:
-    """`The Name of the Rose` sorts under N, `La casa de los espíritus` under C."""
+    """`The Name of the Rose` sorts under N, `La casa de los espíritus` under C, and
+    `Vol. 2` before `Vol. 10` (its numbers by value). Stored as `Book.title_sort`, which
+    every list of books by title orders by."""
     folded = fold(title).strip()
     if folded.startswith(ELIDED_ARTICLES):
-        return folded[2:].lstrip()
-    first, _, rest = folded.partition(" ")
-    if rest and first in LEADING_ARTICLES:
-        return rest.lstrip()
-    return folded
+        folded = folded[2:].lstrip()
+    else:
+        first, _, rest = folded.partition(" ")
+        if rest and first in LEADING_ARTICLES:
+            folded = rest.lstrip()
+    return _NUMBER.sub(_padded_number, folded)
 
 
 def author_sort_key(authors_normalized: str) -> str:

@@ -120,7 +120,9 @@ def tags(request: HttpRequest) -> HttpResponse:
 def tag(request: HttpRequest, name: str) -> HttpResponse:
     the_tag = get_tag_for_user(request, name)
     highlights = (
-        the_tag.highlights.alive().select_related("book").order_by("book__title", "location_start")
+        the_tag.highlights.alive()
+        .select_related("book")
+        .order_by("book__title_sort", "book_id", "location_start", "created", "pk")
     )
     page = Paginator(highlights, 50).get_page(request.GET.get("page"))
     context = {

@@ -39,6 +39,8 @@ and found by keyword, never in the deck.
 import re
 import unicodedata
 
+from books.text import fold
+
 # A highlight of this many words or fewer is vocabulary, whatever the words.
 WORD_MAX_WORDS = 3
 # Up to this many words, a highlight is vocabulary unless something in it marks a verb.
@@ -191,6 +193,19 @@ _HEADING_WORDS_BY_LANGUAGE = (
 _HEADING_WORDS = frozenset(word for line in _HEADING_WORDS_BY_LANGUAGE for word in line.split())
 _DIGIT = re.compile(r"\d")
 _QUOTED_EDGE = re.compile(r"^\W+|\W+$")
+
+
+def word_key(text: str) -> str:
+    """The word a highlight is, as the words deck and a book's list of words know it: its
+    tokens with a letter, edge punctuation stripped, accent- and case-folded ("10,000
+    items" is "items", as numbers are no words here; "“Allay,”" is "allay"). "" for a
+    highlight with no letter ("6.", "[20]."). A word looked up twice is one word."""
+    tokens = []
+    for token in unicodedata.normalize("NFC", text).translate(_APOSTROPHES).split():
+        token = _QUOTED_EDGE.sub("", token)
+        if any(ch.isalpha() for ch in token):
+            tokens.append(token)
+    return fold(" ".join(tokens))
 
 
 def word_kind(text: str) -> str:

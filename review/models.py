@@ -130,7 +130,7 @@ class ReviewCard(DayCard):
 
 class WordState(Schedule):
     """Where one of the reader's words stands in its own spaced repetition. Kept per word
-    (review.words.word_key), not per highlight: a word looked up in two books is one word
+    (books.vocabulary.word_key), not per highlight: a word looked up in two books is one word
     to learn, and knowing it in one book is knowing it."""
 
     reader = models.ForeignKey(

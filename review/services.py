@@ -18,10 +18,10 @@ from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Highlight
-from books.vocabulary import is_look_up
+from books.vocabulary import is_look_up, word_key
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
-from review.words import WordEntry, word_key, words_choose
+from review.words import WordEntry, words_choose
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@ where a word sits in the sentence it was looked up in. Pure, no Django.
 
 A deck of words is a deck of *words*, not of highlights: a reader who looked up "allay"
 in two books, or twice in one (66 repeats among the 906 words of the shared Kindle files),
-has one word to learn, so the schedule is kept per word (`word_key`) and the day shows each
-word once, from one of its highlights.
+has one word to learn, so the schedule is kept per word (books.vocabulary.word_key) and
+the day shows each word once, from one of its highlights.
 """
 
 import hashlib
@@ -17,8 +17,6 @@ from datetime import date
 from books.text import fold
 from books.vocabulary import cjk_characters
 
-# Typographic apostrophes read as the plain one, as in books.vocabulary.
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'"})
 # Punctuation and quotes at either end of a token: "ostensibly," "“allay”" "(iota)".
 _EDGE = re.compile(r"^\W+|\W+$")
 
@@ -34,18 +32,6 @@ def word_as_written(text: str) -> str:
     """A word highlight as a card shows it: without the punctuation and quotes the
     selection caught at either end ("“ostensibly,”" -> "ostensibly")."""
     return _EDGE.sub("", " ".join(unicodedata.normalize("NFC", text).split()))
-
-
-def word_key(text: str) -> str:
-    """The word a highlight is, as the schedule knows it: its tokens with a letter, edge
-    punctuation stripped, accent- and case-folded ("10,000 items" is "items", as numbers
-    are no words in books.vocabulary). "" for a highlight with no letter ("6.", "[20].")."""
-    tokens = []
-    for token in unicodedata.normalize("NFC", text).translate(_APOSTROPHES).split():
-        token = _EDGE.sub("", token)
-        if any(ch.isalpha() for ch in token):
-            tokens.append(token)
-    return fold(" ".join(tokens))
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ REVIEWED = {
         "a word count per highlight, batched; only changed languages are written; the "
         "judge's new version re-judges stored pairs in the background"
     ),
+    ("books", "0028_book_title_sort"): "a sort key per book (not per highlight), batched",
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

@@ -336,14 +336,25 @@ def library_connections(
 
 def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
     """The home feed: of the newest connections, those across authors first, most probable
-    first, at most PER_BOOK_PAIR of one pair of books."""
+    first, at most PER_BOOK_PAIR of one pair of books, and each passage in one pair only: a
+    passage with two kin ("The only true wisdom…" and "True knowledge…" both beside one
+    Spanish line) would fill the feed with itself."""
     newest = list(
         _alive(Connection.objects.filter(reader=reader, strength__gte=STORED.RELATED))
         .order_by("-created", "-probability")
         .values_list("pk", flat=True)[:FRESH_POOL]
     )
     pairs = library_connections(reader, per_book_pair=PER_BOOK_PAIR).filter(pk__in=newest)
-    return list(pairs[:limit])
+    shown: list[Connection] = []
+    seen: set[int] = set()
+    for pair in pairs:
+        sides = {pair.highlight_a_id, pair.highlight_b_id}
+        if sides.isdisjoint(seen):
+            shown.append(pair)
+            seen |= sides
+            if len(shown) == limit:
+                break
+    return shown
 
 
 def import_connections_count(the_import: Import) -> int:

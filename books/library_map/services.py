@@ -99,6 +99,13 @@ class MapCounts:
     # nothing to embed or that could not be embedded.
     words: int
     unplaceable: int
+    # Notes of a few words (Highlight.is_word): kept off the map as words are, but not
+    # listed among the words.
+    short_notes: int = 0
+    # Every highlight of the library, as the home page counts them (books.selectors.
+    # library_counts): the summary says how many of them the map shows, and why the rest
+    # are not on it, so that the two pages' numbers add up.
+    highlights: int = 0
 
 
 def map_counts(reader: User, the_map: LibraryMap | None) -> MapCounts:
@@ -114,6 +121,10 @@ def map_counts(reader: User, the_map: LibraryMap | None) -> MapCounts:
             & ~Q(text=""),
         ),
         unplaceable=Count("id", filter=Q(embedding_status=status.FAILED)),
+        short_notes=Count(
+            "id", filter=Q(is_word=True, kind=Highlight.Kind.NOTE, embedding_status=status.DONE)
+        ),
+        highlights=Count("id"),
     )
     placed = len(the_map.points.get("code", [])) if the_map and the_map.points else 0
     return MapCounts(
@@ -122,6 +133,8 @@ def map_counts(reader: User, the_map: LibraryMap | None) -> MapCounts:
         embedding=totals["embedding"],
         words=totals["words"],
         unplaceable=totals["unplaceable"],
+        short_notes=totals["short_notes"],
+        highlights=totals["highlights"],
     )
 
 
@@ -175,7 +188,7 @@ def library_map_refresh(*, reader: User) -> LibraryMap:
     _, signature = _signature(reader)
     rows = list(
         _placed(reader)
-        .order_by("book__title", "book_id", "location_start", "pk")
+        .order_by("book__title_sort", "book_id", "location_start", "pk")
         .values_list("code", "text", "note", "book_id", "book__title", "book__authors", "embedding")
     )
     book_index: dict[int, int] = {}

@@ -20,6 +20,7 @@ from books.library_map.services import (
     map_point,
     map_version,
 )
+from books.text import title_sort_key
 
 MAP_REDRAWN = "The map was drawn again since the page loaded it."
 
@@ -46,7 +47,9 @@ def semantic_map(request: HttpRequest) -> HttpResponse:
     counts = _counts(reader, state)
     context = {
         "state": state,
-        "books": sorted(enumerate(books), key=lambda item: (-item[1]["count"], item[1]["title"])),
+        "books": sorted(
+            enumerate(books), key=lambda item: (-item[1]["count"], title_sort_key(item[1]["title"]))
+        ),
         "placed": sum(book["count"] for book in books),
         "counts": counts,
         "summary": _summary(request, state, counts),

@@ -278,7 +278,7 @@ def _rank(
 def _listing(library: QuerySet[Highlight]) -> _Ranked:
     """A name with no other words ("Pessoa", "author:borges"): the books' highlights in
     reading order, as their book pages list them."""
-    ordered = library.order_by("book__title", "location_start", "pk")
+    ordered = library.order_by("book__title_sort", "book_id", "location_start", "pk")
     ids = list(ordered.values_list("pk", flat=True)[:LISTING_MAX])
     fused = {pk: Fused(score=1 / (RRF_K + rank)) for rank, pk in enumerate(ids, start=1)}
     return _Ranked(fused, ids, KeywordHits([], ""), "keyword")

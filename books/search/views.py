@@ -9,7 +9,7 @@ from uuid import UUID
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -30,7 +30,11 @@ from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
 _WORD = re.compile(r"[\w\u0300-\u036f]+")
 # A word of the query outside quotes and prefixes, to quote when it named a book.
 _NAME_TOKEN = re.compile(r'"[^"]*"?|\b(?:author|book|title):\S+|[\w\u0300-\u036f]+')
+# A query that is one quoted phrase, in straight or typographic quotes.
+_ONE_PHRASE = re.compile(r'["“”«»]([^"“”«»]+)["“”«»]')
 JSON_MAX_LIMIT = 100
+# The highest page a URL asks for; the page shows the last one past the last.
+PAGE_MAX = 1000
 FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 
@@ -58,7 +62,7 @@ class SearchForm(forms.Form):
         ],
     )
     recency = forms.BooleanField(required=False, label=_("Favour recent highlights"))
-    page = forms.IntegerField(required=False, min_value=1, max_value=1000)
+    page = forms.IntegerField(required=False, min_value=1, max_value=PAGE_MAX)
     limit = forms.IntegerField(required=False, min_value=1, max_value=JSON_MAX_LIMIT)
 
     def clean_mode(self) -> str:
@@ -132,6 +136,29 @@ def _run(
         )
 
 
+def _readable(params: QueryDict) -> QueryDict:
+    """The page's parameters with a page or mode it cannot read set aside, rather than
+    refusing the whole search (a hand-edited or old link): a page that is no number, or
+    below 1, is the first; one past PAGE_MAX is past the last (search() shows the last); a
+    mode of no known name is words and meaning. search.json refuses them instead (400)."""
+    readable = params.copy()
+    if readable.get("mode", "") not in ("", *MODES):
+        readable.pop("mode")
+    page = readable.get("page", "")
+    if not re.fullmatch(r"0*[1-9][0-9]*", page):
+        readable.pop("page", None)
+    elif len(page.lstrip("0")) > len(str(PAGE_MAX)) or int(page) > PAGE_MAX:
+        readable["page"] = str(PAGE_MAX)
+    return readable
+
+
+def _quotable(query: str) -> str:
+    """The query as the page quotes it back (“…”): a phrase already in quotes loses its own,
+    or the reader would read `“"the river"”`."""
+    phrase = _ONE_PHRASE.fullmatch(query.strip())
+    return phrase.group(1).strip() if phrase else query
+
+
 def _page_link(request: HttpRequest, page: int) -> str:
     params = request.GET.copy()
     params["page"] = str(page)
@@ -186,7 +213,7 @@ BUSY = _("Your other searches are still running. Try again in a moment.")
 @_busy_refused
 def search(request: HttpRequest) -> HttpResponse:
     reader = reader_of(request)
-    form = SearchForm(request.GET or None)
+    form = SearchForm(_readable(request.GET) if request.GET else None)
     found = None
     if form.is_bound and form.is_valid():
         found = _run(request, form, limit=PAGE_SIZE)
@@ -199,6 +226,7 @@ def search(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "found": found,
+        "quoted_query": _quotable(found.query) if found else "",
         "mode": mode if mode in MODES else "auto",
         "rows": [(result, MarkedHighlight(result)) for result in found.results] if found else [],
         "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),

@@ -372,8 +372,8 @@
           canvas.dataset.points = String(payload.points.x.length);
           canvas.dataset.version = payload.version;
           canvas.setAttribute("aria-label", words.placed
-            .replace("{highlights}", String(payload.points.x.length))
-            .replace("{books}", String(payload.books.length)));
+            .replace("{highlights}", payload.points.x.length.toLocaleString(document.documentElement.lang))
+            .replace("{books}", payload.books.length.toLocaleString(document.documentElement.lang)));
         }
         if (payload.summary) {
           const summary = document.getElementById("map-summary");

@@ -53,12 +53,13 @@ def library_of(reader: User, count: int) -> list[Highlight]:
 
 _LISTED_BOOK = re.compile(
     r'<a href="/books/[^"]+/"><strong>(.*?)</strong></a>\s*'
-    r'<div class="meta">(?:[^<]*? · )?(\d+) highlights?'
+    r'<div class="meta">(?:[^<]*? · )?(\d[\d,]*) highlights?'
 )
 
 
 def listed_books(page: bytes) -> list[tuple[str, int]]:
     """The books the library page lists, in its order, with the count each shows."""
     return [
-        (html.unescape(title), int(count)) for title, count in _LISTED_BOOK.findall(page.decode())
+        (html.unescape(title), int(count.replace(",", "")))
+        for title, count in _LISTED_BOOK.findall(page.decode())
     ]

@@ -93,6 +93,18 @@ class TitleSortKeyTests:
     def test_it_ignores_a_leading_article(self, title: str, key: str) -> None:
         assert title_sort_key(title) == key
 
+    def test_it_sorts_numbers_by_value(self) -> None:
+        titles = ["Vol. 10", "10 Days", "Vol. 2", "2 Days", "Vol. 02 bis", "1984", "Vol. 1"]
+        assert sorted(titles, key=title_sort_key) == [
+            "2 Days",
+            "10 Days",
+            "1984",
+            "Vol. 1",
+            "Vol. 2",
+            "Vol. 02 bis",
+            "Vol. 10",
+        ]
+
 
 class AuthorSortKeyTests:
     def test_it_sorts_by_family_name(self) -> None:

@@ -26,6 +26,25 @@ class HomeTests:
         assert (counts.books, counts.highlights, counts.embedded, counts.pending) == (2, 5, 1, 4)
         assert b"1 of 5" in response.content
 
+    def test_it_writes_large_counts_as_the_readers_language_does(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = Book.objects.create(reader=alice, title="Ficciones", key="ficciones")
+        Highlight.objects.bulk_create(
+            Highlight(reader=alice, book=book, text=f"Line {n}.", dedupe_key=str(n))
+            for n in range(1234)
+        )
+        starting = alice_client.get(reverse("home")).content.decode()
+        assert '<span class="number">1,234</span>' in starting
+        assert "1,234 highlights waiting for the embedding model" in starting
+        embedded = Highlight.objects.filter(pk__in=Highlight.objects.values("pk")[:1001])
+        embedded.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        english = alice_client.get(reverse("home")).content.decode()
+        assert "<strong>1,001 of 1,234</strong>" in english
+        spanish = alice_client.get(reverse("home"), headers={"Accept-Language": "es"})
+        # Spanish groups with a no-break space (Django's es format, as the RAE advises).
+        assert '<span class="number">1\xa0234</span>' in spanish.content.decode()
+
     def test_it_counts_only_the_readers_own_rows(self, alice: User, bob_client: Client) -> None:
         _library(alice)
         counts = bob_client.get(reverse("home")).context["counts"]

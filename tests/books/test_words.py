@@ -180,6 +180,26 @@ class BookWordsTests:
         assert "Palabras que buscaste" in spanish.content.decode()
         assert "Fragmentos" in spanish.content.decode()
 
+    def test_the_book_page_shows_a_word_looked_up_twice_once(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _import(
+            alice,
+            *WORDS_LIBRARY,
+            Entry(BORGES, "ineffable,", location="640"),
+            Entry(BORGES, "“ineffable”", location="700"),
+        )
+        borges = Book.objects.get(title="Ficciones")
+        response = alice_client.get(borges.get_absolute_url())
+        groups = [
+            (kind, [w.text for w in shown], count)
+            for kind, _, shown, count in response.context["word_groups"]
+        ]
+        assert groups == [("look-up", ["ineffable"], 1), ("fragment", ["sine qua non"], 1)]
+        # The words page lists each highlight, where it is in the book.
+        listed = alice_client.get(reverse("book_words", args=[borges.code])).context["page"]
+        assert len([h for h in listed.object_list if "neffable" in h.text]) == 3
+
     def test_it_is_404_for_another_reader(self, alice: User, bob_client: Client) -> None:
         _import(alice, *WORDS_LIBRARY)
         borges = Book.objects.get(title="Ficciones")

@@ -15,12 +15,12 @@ from accounts.models import User
 from books.importing.clippings import Clipping, parse_clippings
 from books.importing.services import clippings_import
 from books.models import Highlight
-from books.vocabulary import is_look_up, is_vocabulary
+from books.vocabulary import is_look_up, is_vocabulary, word_key
 from review.models import ReviewSettings
 from review.scheduler import DEFAULT_EASE, PASSAGE_ANSWERS, Answer, next_schedule
 from review.selectors import word_cards_shown
 from review.services import review_answer, review_queue, word_answer, word_queue
-from review.words import Passage, word_context, word_key
+from review.words import Passage, word_context
 from tests.corpus import require_clippings
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).

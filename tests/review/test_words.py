@@ -5,13 +5,13 @@ from datetime import date, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from books.vocabulary import word_key
 from review.words import (
     ChosenWord,
     Passage,
     WordEntry,
     word_as_written,
     word_context,
-    word_key,
     word_marked,
     words_choose,
 )

@@ -130,6 +130,21 @@ class PerBookPairTests:
             0.88, 0.89, 0.9,
         ]  # fmt: skip
 
+    def test_the_feed_shows_each_passage_in_one_pair_only(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        socrates = _book(alice, "Dichos de Sócrates", "Sócrates")
+        isocrates = _book(alice, "Sayings", "Isocrates")
+        kin = _highlight(alice, socrates, "Sólo el conocimiento que llega desde dentro.")
+        for i, text in enumerate(["True knowledge is knowing nothing.", "Wisdom knows nothing."]):
+            _pair(kin, _highlight(alice, isocrates, text), 0.9 - i / 10, STRENGTH.RELATED)
+        rule = _highlight(alice, isocrates, "Rule your pleasures.")
+        _pair(rule, _highlight(alice, socrates, "Domina tus placeres."), 0.6, STRENGTH.RELATED)
+        feed = alice_client.get(reverse("home")).context["fresh_connections"]
+        assert [round(pair.probability, 1) for pair in feed] == [0.9, 0.6]
+        sides = [h for pair in feed for h in (pair.highlight_a_id, pair.highlight_b_id)]
+        assert len(sides) == len(set(sides))
+
     def test_the_connections_page_shows_at_most_three_and_a_book_shows_all(
         self, echoes: dict[str, Book], alice_client: Client
     ) -> None:

@@ -242,7 +242,7 @@ class StoredVerdictReadTests:
         assert not any(p.near_copy for p in across[:-1])
         # Stored before its wording was measured: a pair like any other until re-judged.
         Connection.objects.filter(pk=copy.pk).update(wording_shared=None)
-        assert [p for p in library_connections(reader) if not p.same_author][0].pk == copy.pk
+        assert next(p for p in library_connections(reader) if not p.same_author).pk == copy.pk
 
     def test_a_far_pair_the_judge_called_the_same_idea_is_one(
         self, library: dict[str, Highlight]

@@ -35,7 +35,7 @@ class MapPageTests:
         response = alice_client.get(reverse("map"))
         assert b'id="map-canvas"' in response.content
         assert b"Ficciones (3)" in response.content
-        assert b"5 highlights from 2 books on the map" in response.content
+        assert b"All your 5 highlights are on the map." in response.content
 
     def test_it_says_how_many_highlights_wait_to_be_placed(
         self, alice: User, alice_client: Client
@@ -66,6 +66,26 @@ class MapPageTests:
         response = alice_client.get(reverse("map"))
         assert words == 1
         assert b"1 word is kept off the map" in response.content
+
+    def test_its_counts_add_up_to_the_libraries(self, alice: User, alice_client: Client) -> None:
+        """The home page counts every highlight; the map says how many of those it shows
+        and why each of the others is not on it."""
+        _embedded_library(alice)
+        book = "Ficciones (Borges, Jorge Luis)"
+        extra = [
+            Entry(book, "labyrinth", location="700"),
+            Entry(book, "Read again.", kind="Note", location="900"),
+        ]
+        clippings_import(reader=alice, data=clippings_file(*extra), file_name="more.txt")
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        home = alice_client.get(reverse("home")).context["counts"]
+        content = alice_client.get(reverse("map")).content.decode()
+        assert home.highlights == 7
+        assert "5 of your 7 highlights are on the map." in content
+        assert "1 word is kept off the map" in content
+        assert "1 note of a few words is kept off the map, as words are." in content
 
     def test_it_sends_anonymous_readers_to_log_in(self, client: Client) -> None:
         for name, args in (("map", []), ("map_data", []), ("map_point", [0])):

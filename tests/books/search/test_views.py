@@ -166,6 +166,45 @@ class SearchPageTests:
         past_the_end = alice_client.get(reverse("search"), {**params, "page": "9"})
         assert past_the_end.context["found"].page == 2
 
+    @pytest.mark.parametrize("page", ["abc", "0", "-2", "1.5", "²", ""])
+    def test_it_shows_the_first_page_for_a_page_it_cannot_read(
+        self, alice_client: Client, shelf: dict[str, Highlight], page: str
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "memory", "page": page})
+        assert response.status_code == 200
+        assert response.context["found"].page == 1
+        assert "Memory</mark> is our life-story." in response.content.decode()
+
+    @pytest.mark.parametrize("page", ["1001", "99999999999999999999999999"])
+    def test_it_shows_the_last_page_for_a_page_far_past_it(
+        self, alice: User, alice_client: Client, page: str
+    ) -> None:
+        book = _book(alice, "Rivers")
+        for number in range(25):
+            _highlight(alice, book, f"River number {number}.")
+        response = alice_client.get(reverse("search"), {"q": "river", "page": page})
+        assert response.status_code == 200
+        assert (response.context["found"].page, len(response.context["found"].results)) == (2, 5)
+
+    def test_it_searches_by_words_and_meaning_for_a_mode_it_does_not_know(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "memory", "mode": "psychic"})
+        assert response.status_code == 200
+        assert response.context["found"].mode == "auto"
+        assert response.context["found"].results
+        assert 'value="auto" checked' in response.content.decode()
+
+    def test_it_quotes_a_phrase_that_found_nothing_once(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        for query in ['"zebra crossing"', "“zebra crossing”"]:
+            params = {"q": query, "mode": "keyword"}
+            english = alice_client.get(reverse("search"), params).content.decode()
+            assert "Nothing found for “zebra crossing”." in english
+            spanish = alice_client.get(reverse("search"), params, headers={"Accept-Language": "es"})
+            assert "No se ha encontrado nada para “zebra crossing”." in spanish.content.decode()
+
     @pytest.mark.parametrize("mode", ["keyword", "auto"])
     def test_its_queries_do_not_grow_with_the_results(
         self, alice: User, alice_client: Client, mode: str
