@@ -1,5 +1,6 @@
 """Pages and e-mails in Spanish: from the browser's Accept-Language or the reader's setting."""
 
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -9,8 +10,10 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from review.models import ReviewSettings
 from review.services import review_emails_send
+from tests.books.kindle import BORGES, Entry, clippings_file
 from tests.books.library import library_of
 
 SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
@@ -171,3 +174,24 @@ class SpanishEmailTests:
         spanish, english = mail.outbox
         assert spanish.subject == "Restablece tu contraseña de Exogram"
         assert english.subject == "Reset your Exogram password"
+
+
+@pytest.mark.django_db
+class WordsPageTests:
+    def test_it_names_every_kind_of_word_in_spanish(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        entries = [
+            Entry(BORGES, "ineffable", location="500"),  # a word looked up
+            Entry(BORGES, "Why Incentives Fail", location="510"),  # a heading
+            Entry(BORGES, "continue to", location="520"),  # a piece of a sentence
+        ]
+        clippings_import(reader=alice, data=clippings_file(*entries), file_name="c.txt")
+        page = alice_client.get(reverse("words"), headers=SPANISH).content.decode()
+        assert "buscada · en el mazo" in page
+        assert "un encabezado" in page
+        assert "un fragmento de frase" in page
+        assert not re.search(r">\s*(heading|fragment|look-up)\s*<", page)
+        english = alice_client.get(reverse("words")).content.decode()
+        assert "a heading" in english
+        assert "a piece of a sentence" in english

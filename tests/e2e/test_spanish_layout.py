@@ -1,12 +1,14 @@
-"""The header of a reader who chose Spanish, whose words are longer than English's: one
-line at 1280 px (the sections, the search box with its whole placeholder, the reader's
-name, which opens "Ajustes" and "Cerrar sesión"), and at 390 px nothing wider than the
-screen."""
+"""The pages of a reader who chose Spanish, whose words are longer than English's. The
+header: one line at 1280 px (the sections, the search box with its whole placeholder, the
+reader's name, which opens "Ajustes" and "Cerrar sesión"), and at 390 px nothing wider
+than the screen. The words page on a phone: each word on the screen's width."""
 
 import pytest
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import User
+from books.importing.services import clippings_import
+from tests.books.kindle import BORGES, Entry, clippings_file
 from tests.e2e.pages import DESKTOP, PHONE, fits_the_screen, snapshot
 
 # A long name of the kind readers choose: cut with an ellipsis, never wrapping the header.
@@ -111,3 +113,28 @@ def test_the_spanish_header_fits_a_phone(spanish_reader_page: Page, live_server:
     _open_account_menu(page, PHONE["width"])
     page.get_by_role("button", name="Menú").click()
     assert fits_the_screen(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_words_page_reads_on_a_phone(spanish_reader_page: Page, live_server: object) -> None:
+    reader = User.objects.get(username=READER)
+    entries = [
+        Entry(BORGES, "palimpsesto", location="500"),
+        Entry(BORGES, "Why Incentives Fail", location="510"),
+        Entry(BORGES, "continue to", location="520"),
+    ]
+    clippings_import(reader=reader, data=clippings_file(*entries), file_name="c.txt")
+    page = spanish_reader_page
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server}/words/")
+    assert fits_the_screen(page)
+    table = _box(page.locator(".words-table"))
+    for row in page.locator(".words-table tbody tr").all():
+        word = _box(row.locator("td").first)
+        what_it_is = _box(row.locator("td").nth(1))
+        # The word has the row's whole width; what it is and where sit on a line below.
+        assert word["width"] >= table["width"] - 1
+        assert what_it_is["y"] >= word["y"] + word["height"] - 1
+    expect(page.get_by_text("un encabezado", exact=True)).to_be_visible()
+    expect(page.get_by_text("un fragmento de frase", exact=True)).to_be_visible()
+    snapshot(page, "es-words")
