@@ -8,6 +8,8 @@ from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
+from django.utils.formats import date_format
 
 from accounts.models import User
 from books.importing.services import clippings_import
@@ -85,7 +87,18 @@ class BrowserLanguageTests:
         url = highlight.get_absolute_url()
         assert "4 Dec 2026" in alice_client.get(url).content.decode()
         page = alice_client.get(url, headers=SPANISH).content.decode()
-        assert "añadido el 4 Dic 2026" in page
+        # Spanish writes a month's abbreviation in small letters; English capitalises it.
+        assert "añadido el 4 dic 2026" in page
+        assert "Dic" not in page
+
+    def test_it_writes_dates_and_times_each_languages_way(self) -> None:
+        moment = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
+        with translation.override("es"):
+            assert date_format(moment) == "4 dic 2026"
+            assert date_format(moment, "DATETIME_FORMAT") == "4 dic 2026, 09:30"
+        with translation.override("en"):
+            assert date_format(moment) == "4 Dec 2026"
+            assert date_format(moment, "DATETIME_FORMAT") == "4 Dec 2026, 09:30"
 
 
 @pytest.mark.django_db
