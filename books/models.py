@@ -431,6 +431,12 @@ class Connection(models.Model):
     judge_version = models.PositiveIntegerField(
         default=0, help_text="The version of the pair judge's weights that judged the pair."
     )
+    wording_shared = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The share of their words the two passages have in common (1 for one passage "
+        "quoted in two books); empty until measured.",
+    )
     embedding_model = models.CharField(max_length=100)
     created = models.DateTimeField(auto_now_add=True)
 

@@ -142,6 +142,15 @@ def same_words(a: Sequence[str], b: Sequence[str]) -> bool:
     return bool(a) and tuple(a) == tuple(b)
 
 
+def shared_wording(a: Sequence[str], b: Sequence[str]) -> float:
+    """The share of their words two wordings have in common (of all the words either has):
+    1.0 for one passage quoted twice, about 0.8 for a quote and its variant ("you'll" for
+    "you will", "tiny" for "small"), under 0.5 for a paraphrase."""
+    first, second = set(a), set(b)
+    either = first | second
+    return len(first & second) / len(either) if either else 0.0
+
+
 def stems(text: str) -> frozenset[str]:
     return stems_of_wording(wording(text))
 

@@ -34,6 +34,7 @@ from books.connections.judge import (
     numbers_of,
     same_words,
     shared_rarity,
+    shared_wording,
     stem_frequency,
     stems,
     stems_of_wording,
@@ -55,7 +56,14 @@ THEME_COLUMN = "theme_embedding"
 # strength once pairs found from either side meet.
 KEPT_PER_HIGHLIGHT = 6
 # Stored fields a new verdict rewrites.
-VERDICT_FIELDS = ["distance", "probability", "same_probability", "strength", "judge_version"]
+VERDICT_FIELDS = [
+    "distance",
+    "probability",
+    "same_probability",
+    "strength",
+    "judge_version",
+    "wording_shared",
+]
 
 
 def current_judge() -> Judge:
@@ -118,18 +126,17 @@ def highlights_connect(*, ids: list[int]) -> int:
     version = judge_version()
     pairs: dict[tuple[int, int], Connection] = {}
     for (reader_id, model_id), found in libraries.items():
-        for (a, b), (distance, verdict) in _library_pairs(
-            reader_id, model_id, found, judge
-        ).items():
+        for (a, b), kept in _library_pairs(reader_id, model_id, found, judge).items():
             pairs[(a, b)] = Connection(
                 reader_id=reader_id,
                 highlight_a_id=a,
                 highlight_b_id=b,
-                distance=distance,
-                probability=verdict[0],
-                same_probability=verdict[1],
-                strength=verdict[2],
+                distance=kept.distance,
+                probability=kept.verdict[0],
+                same_probability=kept.verdict[1],
+                strength=kept.verdict[2],
                 judge_version=version,
+                wording_shared=kept.wording_shared,
                 embedding_model=model_id,
             )
     existing = set(
@@ -200,11 +207,19 @@ def _library_frequency(reader_id: int) -> tuple[dict[str, int], int]:
     return found
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A judged pair a passage keeps."""
+
+    distance: float  # by the main model
+    verdict: tuple[float, float, int]  # P(related), P(same idea), strength
+    wording_shared: float
+
+
 def _library_pairs(
     reader_id: int, model_id: str, asked: list[int], judge: Judge
-) -> dict[tuple[int, int], tuple[float, tuple[float, float, int]]]:
-    """The judged pairs these passages of one library keep: (a, b) lower id first ->
-    (the main model's distance, (P(related), P(same idea), strength))."""
+) -> dict[tuple[int, int], _Kept]:
+    """The judged pairs these passages of one library keep, (a, b) lower id first."""
     facts = _load(asked)
     books = {pk: passage.book_id for pk, (passage, _) in facts.items()}
 
@@ -264,7 +279,7 @@ def _library_pairs(
         )
     verdicts = dict(zip(ordered, judge.judge(judged_facts), strict=True))
     # Each asking passage keeps its best few.
-    kept: dict[tuple[int, int], tuple[float, tuple[float, float, int]]] = {}
+    kept: dict[tuple[int, int], _Kept] = {}
     by_passage: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for pair, verdict in verdicts.items():
         if verdict[0] < NEARBY_BAND:
@@ -274,7 +289,8 @@ def _library_pairs(
     for pk in asked:
         best = sorted(by_passage.get(pk, []), key=lambda p: (-verdicts[p][0], p))
         for pair in best[:KEPT_PER_HIGHLIGHT]:
-            kept[pair] = (1.0 - cosines[pair], verdicts[pair])
+            shared = shared_wording(facts[pair[0]][0].wording, facts[pair[1]][0].wording)
+            kept[pair] = _Kept(1.0 - cosines[pair], verdicts[pair], shared)
     return kept
 
 
@@ -319,8 +335,11 @@ def connections_rebuild(*, reader_id: int | None = None, batch: int = 500) -> in
 
 
 def stale_connections(*, reader_id: int | None = None) -> QuerySet[Connection]:
-    """Stored pairs judged by another version of the judge."""
-    pairs = Connection.objects.exclude(judge_version=judge_version())
+    """Stored pairs judged by another version of the judge, or before their wording was
+    measured."""
+    pairs = Connection.objects.filter(
+        ~Q(judge_version=judge_version()) | Q(wording_shared__isnull=True)
+    )
     return pairs if reader_id is None else pairs.filter(reader_id=reader_id)
 
 

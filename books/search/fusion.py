@@ -47,15 +47,17 @@ def fuse(
     *,
     keyword_weight: float = 1.0,
     meaning_weight: float = 1.0,
+    depth: int | None = DEPTH,
 ) -> dict[int, Fused]:
-    """Weighted reciprocal rank fusion: sum of weight / (RRF_K + rank) over the lists an id
-    is in."""
+    """Weighted reciprocal rank fusion: sum of weight / (RRF_K + rank) over the first
+    `depth` of each list an id is in (all of them with None: one half alone is its own
+    ranking, and every match it read is a result)."""
     fused: dict[int, Fused] = {}
-    for rank, pk in enumerate(keyword[:DEPTH], start=1):
+    for rank, pk in enumerate(keyword[:depth], start=1):
         entry = fused.setdefault(pk, Fused())
         entry.score += keyword_weight / (RRF_K + rank)
         entry.keyword_rank = rank
-    for rank, neighbour in enumerate(meaning[:DEPTH], start=1):
+    for rank, neighbour in enumerate(meaning[:depth], start=1):
         entry = fused.setdefault(neighbour.highlight_id, Fused())
         entry.score += meaning_weight / (RRF_K + rank)
         entry.meaning_rank = rank

@@ -23,7 +23,6 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from books.models import Highlight, search_document
-from books.search.fusion import DEPTH
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
 from books.search.refreshed import Refreshed
 from books.statements import execute_with_settings
@@ -48,9 +47,10 @@ _STAND_IN = "\x1fexogram-query\x1f"
 
 @dataclass(frozen=True)
 class KeywordHits:
+    # Every highlight read that matches, best first: a search by words pages through all
+    # of them, a hybrid search fuses the first DEPTH.
     ranked: list[int]
     passed: str  # "all", "any" or ""
-    matched: int = 0  # highlights read that match, DEPTH or more when there are many
     capped: bool = False  # more match than were read
     # The any-word pass's candidates, and the units it read whole (fewer matches than
     # TERM_CANDIDATES) by their tsquery text: every highlight of the library with one of
@@ -345,4 +345,4 @@ def _ranked_hits(
     ]
     ranked = _bm25(candidates, idf)
     kept = candidates if read_whole else {}  # for a name query's second ranking (`known`)
-    return KeywordHits(ranked[:DEPTH], passed, len(ranked), capped, kept, read_whole)
+    return KeywordHits(ranked, passed, capped, kept, read_whole)

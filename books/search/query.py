@@ -33,7 +33,7 @@ _UNIT = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 _PREFIX = re.compile(r'(?<!\S)(author|book|title):(?:"([^"]*)"?|(\S+))')
 STEMS_CACHE_SIZE = 20_000
 # What the meaning half leaves out of the text it embeds: prefixes and exclusions, as typed.
-_NOT_MEANING = re.compile(
+NOT_MEANING = re.compile(
     r'(?<!\S)(?:(?:author|book|title):(?:"[^"]*"?|\S+)|-"[^"]*"?|-\S+)', re.IGNORECASE
 )
 
@@ -129,7 +129,7 @@ def meaning_text(query: str) -> str:
     """The query as the model should read it: without `author:`/`book:` prefixes, which are
     filters, and without `-excluded` words, which pulled the query's vector towards what the
     reader left out ("memory -palaces" sat nearer "a palace of rooms" than "memory" does)."""
-    return " ".join(_NOT_MEANING.sub(" ", query[:QUERY_MAX_LENGTH]).split())
+    return " ".join(NOT_MEANING.sub(" ", query[:QUERY_MAX_LENGTH]).split())
 
 
 _stems: dict[str, tuple[str, ...]] = {}

@@ -257,7 +257,7 @@ def _rank(
             book_ids=named or (),
         )
     if mode_used != "hybrid":
-        fused = fuse(keyword.ranked, meaning)
+        fused = fuse(keyword.ranked, meaning, depth=None)
         return _Ranked(fused, fused_order(fused), keyword, mode_used, None, len(meaning) >= DEPTH)
     weights = fusion_weights(
         parsed,
@@ -427,7 +427,9 @@ def search_run(request: SearchRequest) -> SearchResults:
         named=scope.named.names if named_first else (),
         named_words=scope.named.words if named_first else frozenset(),
         named_first=named_first,
-        keyword_capped=ranked.keyword.capped,
+        # A hybrid search fuses the words' first DEPTH: beyond them, more have the words.
+        keyword_capped=ranked.keyword.capped
+        or (ranked.mode_used == "hybrid" and len(ranked.keyword.ranked) > DEPTH),
         meaning_capped=ranked.meaning_capped,
         fusion=ranked.weights.why if ranked.weights else "",
     )

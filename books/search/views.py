@@ -22,6 +22,7 @@ from books.choices import author_choices, book_choices
 from books.library_cache import LibraryCache
 from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
 from books.search.search import search as search_highlights
+from books.search.spelling import suggestion
 from books.text import fold
 from exogram import form_messages
 from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
@@ -173,6 +174,11 @@ def _unnamed_link(request: HttpRequest, found: SearchResults) -> str:
         lambda m: f'"{m.group()}"' if fold(m.group()) in found.named_words else m.group(),
         found.query,
     )
+    return _query_link(request, query)
+
+
+def _query_link(request: HttpRequest, query: str) -> str:
+    """The same search, from its first page, for `query`."""
     params = request.GET.copy()
     params["q"] = query
     params.pop("page", None)
@@ -216,6 +222,7 @@ def search(request: HttpRequest) -> HttpResponse:
             found = _run(request, form, limit=PAGE_SIZE, page=found.pages)
     partial = bool(request.headers.get("HX-Request"))
     mode = found.mode if found else request.GET.get("mode", "auto")
+    suggested = _suggested(reader, found)
     context = {
         "form": form,
         "found": found,
@@ -228,6 +235,8 @@ def search(request: HttpRequest) -> HttpResponse:
         "keyword_link": _mode_link(request, "keyword"),
         "unnamed_link": _unnamed_link(request, found) if found else "",
         "meaning_link": _mode_link(request, "meaning"),
+        "suggested": suggested,
+        "suggested_link": _query_link(request, suggested) if suggested else "",
     }
     if not partial:
         shelf = LibraryCache(reader.pk)
@@ -238,6 +247,17 @@ def search(request: HttpRequest) -> HttpResponse:
     # htmx swaps the results only; the URL, and the full page it gives, are the same.
     template = "books/search.html#results" if partial else "books/search.html"
     return render(request, template, context)
+
+
+def _suggested(reader: User, found: SearchResults | None) -> str:
+    """The query written with the reader's own words for those their library lacks
+    ("happines"): a slip of the keyboard, when a word found nothing (no result, or only
+    some of the words)."""
+    if found is None or not found.mode_used:
+        return ""
+    if found.total and found.keyword_pass != "any":
+        return ""
+    return suggestion(reader.pk, found.query)
 
 
 def _chosen_book(reader: User, form: SearchForm, found: SearchResults | None) -> UUID | None:
@@ -268,4 +288,7 @@ def search_json(request: HttpRequest) -> HttpResponse:
         response["X-Search-Named"] = quote("; ".join(found.named))
     if found.notice:
         response["X-Search-Notice"] = found.notice
+    suggested = _suggested(reader_of(request), found)
+    if suggested:
+        response["X-Search-Suggestion"] = quote(suggested)
     return response

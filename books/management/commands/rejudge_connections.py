@@ -1,5 +1,6 @@
 """`manage.py rejudge_connections`: re-judge the stored pairs an older version of the pair
-judge judged, in the background (or --now, here), or show how many are left (--status)."""
+judge judged (or stored before their shared wording was measured), in the background (or
+--now, here), or show how many are left (--status)."""
 
 from typing import Any
 
@@ -10,8 +11,9 @@ from accounts.commands import reader_named
 
 class Command(BaseCommand):
     help = (
-        "Re-judge stored connections judged by another version of the pair judge: sent to "
-        "the worker (default), done here (--now), or counted (--status)."
+        "Re-judge stored connections judged by another version of the pair judge, or stored "
+        "before their shared wording was measured: sent to the worker (default), done here "
+        "(--now), or counted (--status)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,7 +29,9 @@ class Command(BaseCommand):
         reader_id = reader_named(options["user"]).pk if options["user"] else None
         left = stale_connections(reader_id=reader_id).count()
         if options["status"]:
-            self.stdout.write(f"{left} stored pair(s) not yet judged by judge v{judge_version()}.")
+            self.stdout.write(
+                f"{left} stored pair(s) left to re-judge by judge v{judge_version()}."
+            )
             return
         if not options["now"]:
             rejudge_connections.delay(reader_id)

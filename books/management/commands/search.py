@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
 from books.search.search import MODES, search
+from books.search.spelling import suggestion
 
 
 class Command(BaseCommand):
@@ -41,7 +42,11 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(found.notice))
         if not found.results:
             self.stdout.write("No results." if found.mode_used else "Nothing to search for.")
+            if found.mode_used and (suggested := suggestion(reader.pk, found.query)):
+                self.stdout.write(f"Did you mean: {suggested}")
             return
+        if found.keyword_pass == "any" and (suggested := suggestion(reader.pk, found.query)):
+            self.stdout.write(f"Did you mean: {suggested}")
         how = {"hybrid": "words and meaning", "keyword": "words", "meaning": "meaning"}
         if found.named:
             self.stdout.write(f"Highlights from {'; '.join(found.named)} come first.")

@@ -24,6 +24,7 @@ from books.connections.judge import (
     numbers_of,
     same_words,
     shared_rarity,
+    shared_wording,
     stem_frequency,
     stems,
     strength_of,
@@ -165,6 +166,27 @@ class ProbabilityTests:
         assert same < judge.same_idea_band
         assert strength != SAME_IDEA
         assert judge.judge([replace(sayings, same_words=True)]) == [(1.0, 1.0, SAME_IDEA)]
+
+    def test_the_words_two_passages_share_tell_a_quote_from_a_paraphrase(self) -> None:
+        def shared(a: str, b: str) -> float:
+            return shared_wording(wording(a), wording(b))
+
+        assert shared("Oír a todos, creer a pocos.", "Oir a todos creer a pocos") == 1.0
+        # One quote and its variant: a word changed, a contraction.
+        assert shared(
+            "What lies behind us and what lies before us are small matters.",
+            "What lies behind us and what lies before us are tiny matters.",
+        ) == pytest.approx(8 / 10)
+        # A paraphrase of the same idea is no copy.
+        assert (
+            shared(
+                "Friendship often ends in love, but love in friendship - never.",
+                "Friendship may, and often does, grow into love, but love never subsides into"
+                " friendship.",
+            )
+            < 0.5
+        )
+        assert shared("", "") == 0.0
 
     def test_other_numbers_and_a_negation_lower_the_same_idea(self) -> None:
         judge = _judge()

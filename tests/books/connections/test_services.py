@@ -221,6 +221,29 @@ class StoredVerdictReadTests:
             for p in library_connections(sacks.reader)
         )
 
+    def test_one_passage_quoted_in_two_books_comes_after_the_other_pairs(
+        self, library: dict[str, Highlight], memory: np.ndarray
+    ) -> None:
+        reader = library["funes"].reader
+        quoted = _highlight(
+            reader, _book(reader, "An Anthology", "Editor, An"),
+            "Funes remembered everything he ever saw!", _near(memory, 0.02),
+        )  # fmt: skip
+        highlights_connect(ids=[quoted.pk])
+        low, high = sorted((library["funes"].pk, quoted.pk))
+        copy = Connection.objects.get(highlight_a_id=low, highlight_b_id=high)
+        assert copy.wording_shared == 1.0  # the same words, punctuation aside
+        # However probable, it is listed after the pairs that say something new.
+        Connection.objects.filter(pk=copy.pk).update(probability=1.0, same_probability=1.0)
+        pairs = list(library_connections(reader))
+        across = [p for p in pairs if not p.same_author]
+        assert across[-1].pk == copy.pk
+        assert across[-1].near_copy
+        assert not any(p.near_copy for p in across[:-1])
+        # Stored before its wording was measured: a pair like any other until re-judged.
+        Connection.objects.filter(pk=copy.pk).update(wording_shared=None)
+        assert [p for p in library_connections(reader) if not p.same_author][0].pk == copy.pk
+
     def test_a_far_pair_the_judge_called_the_same_idea_is_one(
         self, library: dict[str, Highlight]
     ) -> None:
@@ -274,6 +297,17 @@ class RejudgeTests:
         # Once more: nothing left, nothing changed.
         assert connections_rejudge() == 0
         assert _verdicts() == before
+
+    def test_a_pair_stored_before_its_wording_was_measured_is_measured_again(
+        self, library: dict[str, Highlight]
+    ) -> None:
+        measured = dict(Connection.objects.values_list("pk", "wording_shared"))
+        assert all(share is not None and 0 <= share <= 1 for share in measured.values())
+        Connection.objects.update(wording_shared=None)
+        assert stale_connections().count() == len(measured)
+        while connections_rejudge(batch=2):
+            pass
+        assert dict(Connection.objects.values_list("pk", "wording_shared")) == measured
 
     def test_the_command_rejudges_here_or_counts(self, library: dict[str, Highlight]) -> None:
         Connection.objects.update(judge_version=0)

@@ -213,6 +213,22 @@ class KeywordPassTests:
         # Where the model answers too, sharing only "the" with the query is no match.
         assert search(alice, "the sleeps").total == 0
 
+    def test_a_search_by_words_pages_through_every_match(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        rows = [Highlight(reader=alice, book=ficciones, text=f"The river {n}.") for n in range(115)]
+        for number, row in enumerate(rows):
+            row.dedupe_key = str(number)
+            row.refresh_search_text()
+        Highlight.objects.bulk_create(rows)
+        # More than the DEPTH a hybrid search fuses: by words, all of them, counted exactly.
+        found = search(alice, "river", mode="keyword")
+        assert found.total == 115 > DEPTH
+        assert found.count_label == "115 highlights"
+        last = search(alice, "river", mode="keyword", page=6)
+        assert len(last.results) == 15
+        assert not set(last.ids[:100]) & {r.highlight.pk for r in last.results}
+
     def test_it_matches_a_quoted_phrase_in_order_only(self, alice: User, sacks: Book) -> None:
         _highlight(alice, sacks, "We each have an inner narrative.")
         _highlight(alice, sacks, "The narrative is inner and silent.")

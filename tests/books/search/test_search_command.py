@@ -75,6 +75,12 @@ class SearchCommandTests:
         out, _ = _run("search", "--user", "alice", "zebra", "--mode", "keyword")
         assert out.strip() == "No results."
 
+    def test_it_offers_the_readers_word_for_a_slip(self, library: None) -> None:
+        out, _ = _run("search", "--user", "alice", "distractd", "--mode", "keyword")
+        assert out.splitlines() == ["No results.", "Did you mean: distracted"]
+        out, _ = _run("search", "--user", "alice", "remembered evrey", "--mode", "keyword")
+        assert out.splitlines()[0] == "Did you mean: remembered every"
+
     def test_it_falls_back_to_words_without_the_model(
         self, library: None, settings: object, tmp_path: Path
     ) -> None:

@@ -81,6 +81,27 @@ class SearchPageTests:
         meaning = alice_client.get(reverse("search"), {"q": "zebra", "mode": "meaning"})
         assert "Search by words instead" in meaning.content.decode()
 
+    def test_nothing_found_offers_the_readers_own_word_for_a_slip(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "memmory", "mode": "keyword"})
+        assert response.context["found"].total == 0
+        assert response.context["suggested"] == "memory"
+        assert "mode=keyword" in response.context["suggested_link"]
+        assert "q=memory" in response.context["suggested_link"]
+        page = response.content.decode()
+        assert "Did you mean" in page
+        assert f'href="{response.context["suggested_link"].replace("&", "&amp;")}"' in page
+        # Found by every word: no suggestion. Found by some words only: the slip is offered.
+        found = alice_client.get(reverse("search"), {"q": "memory", "mode": "keyword"})
+        assert found.context["suggested"] == ""
+        some = alice_client.get(reverse("search"), {"q": "memory storry", "mode": "keyword"})
+        assert some.context["found"].keyword_pass == "any"
+        assert some.context["suggested"] == "memory story"
+        assert "Did you mean" in some.content.decode()
+        as_json = alice_client.get(reverse("search_json"), {"q": "memmory", "mode": "keyword"})
+        assert as_json["X-Search-Suggestion"] == "memory"
+
     def test_it_says_when_the_model_is_unavailable(
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
