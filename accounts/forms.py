@@ -1,16 +1,23 @@
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
+from django.contrib.auth.forms import (
+    AuthenticationForm,
+    PasswordChangeForm,
+    PasswordResetForm,
+    SetPasswordForm,
+    UserCreationForm,
+)
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from accounts.email_verification import email_is_verified
 from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
+from exogram import form_messages
 
 
 class ThrottleMessageMixin(AuthenticationForm):
@@ -54,10 +61,40 @@ class SignupForm(UserCreationForm[User]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["username"].help_text = _("Letters, digits and @ . + - _ only.")
+        # The username validator's own message is formal in Spanish ("Introduzca…").
+        self.fields["username"].error_messages["invalid"] = _(
+            "Enter a valid username: letters, digits and @ . + - _ only."
+        )
         self.fields["username"].widget.attrs.update({"autocomplete": "username"})
         self.fields["password1"].help_text = PASSWORD_HINT
         self.fields["password2"].label = _("Password again")
         self.fields["password2"].help_text = ""
+
+
+if TYPE_CHECKING:
+    _SetPasswordForm = SetPasswordForm[User]
+else:  # generic in django-stubs only: no __class_getitem__ at run time
+    _SetPasswordForm = SetPasswordForm
+
+
+class ReaderSetPasswordForm(_SetPasswordForm):
+    """Django's new-password form (a reset link), in the pages' voice: one short hint under
+    the new password instead of Django's list of rules, whose Spanish is formal ("Su
+    contraseña…", "introduzca…")."""
+
+    error_messages = {**SetPasswordForm.error_messages, **form_messages.PASSWORDS}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["new_password1"].help_text = PASSWORD_HINT
+        self.fields["new_password2"].label = _("New password again")
+        self.fields["new_password2"].help_text = ""
+
+
+class ReaderPasswordChangeForm(ReaderSetPasswordForm, PasswordChangeForm):
+    """Django's password change, worded like the rest of the pages."""
+
+    error_messages = {**PasswordChangeForm.error_messages, **form_messages.PASSWORDS}
 
 
 class _PasswordConfirmed(forms.Form):

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from accounts import views
+from accounts.forms import ReaderPasswordChangeForm, ReaderSetPasswordForm
 
 urlpatterns = [
     path("signup/", views.signup, name="signup"),
@@ -20,7 +21,7 @@ urlpatterns = [
     # Django's own views for passwords; the templates are in templates/registration/.
     path(
         "settings/password/",
-        auth_views.PasswordChangeView.as_view(),
+        auth_views.PasswordChangeView.as_view(form_class=ReaderPasswordChangeForm),
         name="password_change",
     ),
     path(
@@ -36,7 +37,7 @@ urlpatterns = [
     ),
     path(
         "password-reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        auth_views.PasswordResetConfirmView.as_view(form_class=ReaderSetPasswordForm),
         name="password_reset_confirm",
     ),
     path(

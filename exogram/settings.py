@@ -144,6 +144,8 @@ LANGUAGE_CODE = "en"
 # own setting (User.language). No URL prefixes: every URL stays as it is.
 LANGUAGES = [("en", "English"), ("es", "Español")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Each language's way of writing a date ("5 Dec 2026", "5 dic 2026"): exogram/formats/.
+FORMAT_MODULE_PATH = ["exogram.formats"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -154,7 +154,7 @@ def _answered(
     """The card answered in place (htmx, with the day's count out of band), or the deck's
     page again with what happened. `noted`: a word's definition was just written (its
     answer may stay what it was), so the card shows it open."""
-    status = deck.status[Answer(card.answer)].format(due=date_format(state.due, "j M Y"))
+    status = deck.status[Answer(card.answer)].format(due=date_format(state.due))
     if not request.headers.get("HX-Request"):
         messages.success(request, status)
         return redirect(deck.page)

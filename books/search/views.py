@@ -24,6 +24,7 @@ from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult
 from books.search.search import search as search_highlights
 from books.search.spelling import suggestion
 from books.text import fold
+from exogram import form_messages
 from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
 
 # Letters, digits and combining accents: a word written decomposed (A + U+0308) stays whole.
@@ -39,7 +40,8 @@ FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(required=False, max_length=QUERY_MAX_LENGTH, label=_("Search for"))
+    # No max_length: a longer query is cut to QUERY_MAX_LENGTH and searched (clean_q).
+    q = forms.CharField(required=False, label=_("Search for"))
     mode = forms.ChoiceField(
         required=False,
         choices=[
@@ -47,11 +49,18 @@ class SearchForm(forms.Form):
             ("keyword", _("Words")),
             ("meaning", _("Meaning")),
         ],
+        error_messages=form_messages.CHOICE,
     )
-    book = forms.UUIDField(required=False)
-    author = forms.CharField(required=False, max_length=200)
-    added_from = forms.DateField(required=False, label=_("Added from"))
-    added_to = forms.DateField(required=False, label=_("Added until"))
+    book = forms.UUIDField(required=False, error_messages=form_messages.BOOK)
+    author = forms.CharField(
+        required=False, max_length=200, label=_("Author"), error_messages=form_messages.TEXT
+    )
+    added_from = forms.DateField(
+        required=False, label=_("Added from"), error_messages=form_messages.DATE
+    )
+    added_to = forms.DateField(
+        required=False, label=_("Added until"), error_messages=form_messages.DATE
+    )
     has_note = forms.ChoiceField(
         required=False,
         label=_("Note"),
@@ -60,10 +69,28 @@ class SearchForm(forms.Form):
             ("yes", _("With a note")),
             ("no", _("Without a note")),
         ],
+        error_messages=form_messages.CHOICE,
     )
     recency = forms.BooleanField(required=False, label=_("Favour recent highlights"))
-    page = forms.IntegerField(required=False, min_value=1, max_value=PAGE_MAX)
-    limit = forms.IntegerField(required=False, min_value=1, max_value=JSON_MAX_LIMIT)
+    page = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=PAGE_MAX,
+        label=_("Page"),
+        error_messages=form_messages.WHOLE_NUMBER,
+    )
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=JSON_MAX_LIMIT,
+        error_messages=form_messages.WHOLE_NUMBER,
+    )
+
+    def clean_q(self) -> str:
+        """A query pasted whole from a long passage is searched by its first 500
+        characters, which say what it is about, rather than refused."""
+        query: str = self.cleaned_data["q"]
+        return query[:QUERY_MAX_LENGTH]
 
     def clean_mode(self) -> str:
         mode: str = self.cleaned_data["mode"] or "auto"

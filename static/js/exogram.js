@@ -26,6 +26,17 @@ document.addEventListener("click", (event) => {
   menu.classList.toggle("open", open);
 });
 
+// The account's menu (a <details>) closes on a click elsewhere or on Escape.
+const closeAccountMenus = (except) => {
+  document.querySelectorAll("details.account[open]").forEach((menu) => {
+    if (menu !== except) menu.open = false;
+  });
+};
+document.addEventListener("click", (event) => closeAccountMenus(event.target.closest("details.account")));
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") closeAccountMenus(null);
+});
+
 (() => {
   "use strict";
 

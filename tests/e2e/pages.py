@@ -50,6 +50,11 @@ def log_in(page: Page, base: str, username: str, password: str = PASSWORD) -> No
     expect(page.get_by_role("heading", name="Your reading memory")).to_be_visible()
 
 
+def open_account_menu(page: Page) -> None:
+    """The reader's name in the header opens their menu: their settings and "Log out"."""
+    page.locator("header.site details.account summary").click()
+
+
 def fits_the_screen(page: Page) -> bool:
     return bool(
         page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")

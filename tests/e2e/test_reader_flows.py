@@ -10,7 +10,7 @@ from books.library_map.services import map_version
 from books.models import Highlight, LibraryMap
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
-from tests.e2e.pages import assert_accessible, path_of, snapshot
+from tests.e2e.pages import assert_accessible, open_account_menu, path_of, snapshot
 
 BORGES = "Ficciones (Borges, Jorge Luis)"
 SACKS = "The Man Who Mistook His Wife for a Hat (Sacks, Oliver)"
@@ -183,10 +183,12 @@ def test_a_new_reader_imports_explores_and_leaves(
     page.get_by_role("link", name="Read this highlight").click()
     expect(page).to_have_url(re.compile(re.escape(think.get_absolute_url()) + "$"))
 
-    page.get_by_role("link", name="reader", exact=True).click()
+    open_account_menu(page)
+    page.get_by_role("link", name="Settings", exact=True).click()
     assert_accessible(page, axe_source)
     snapshot(page, "14-settings")
 
+    open_account_menu(page)
     page.get_by_role("button", name="Log out").click()
     expect(page).to_have_url(re.compile(r"/login/$"))
     page.goto(f"{base}{think.get_absolute_url()}")

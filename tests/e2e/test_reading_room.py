@@ -23,6 +23,7 @@ from tests.e2e.pages import (
     assert_accessible,
     fits_the_screen,
     log_in,
+    open_account_menu,
     path_of,
     snapshot,
 )
@@ -133,6 +134,7 @@ def test_a_reader_reviews_the_days_highlights(
     expect(page.get_by_text("3 a day, by e-mail too")).to_be_visible()
 
     # the e-mail's unsubscribe link, opened logged out: it asks, then stops the e-mail
+    open_account_menu(page)
     page.get_by_role("button", name="Log out").click()
     page.goto(f"{base}{reverse('review_unsubscribe', args=[unsubscribe_token(alice)])}")
     assert_accessible(page, axe_source)
@@ -276,7 +278,8 @@ def test_a_reader_resets_a_forgotten_password_by_email(
     page.get_by_role("link", name="Log in").click()
     log_in(page, base, "alice", new_password)
 
-    page.get_by_role("link", name="alice", exact=True).click()
+    open_account_menu(page)
+    page.get_by_role("link", name="Settings", exact=True).click()
     page.get_by_role("link", name="Change your password").click()
     assert_accessible(page, axe_source)
     page.locator("#id_old_password").fill(new_password)

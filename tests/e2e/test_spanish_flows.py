@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 from books.models import Highlight
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
-from tests.e2e.pages import assert_accessible, snapshot
+from tests.e2e.pages import assert_accessible, open_account_menu, snapshot
 
 BORGES = "Ficciones (Borges, Jorge Luis)"
 SACKS = "The Man Who Mistook His Wife for a Hat (Sacks, Oliver)"
@@ -117,7 +117,8 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     snapshot(page, "es-09-review-answered")
 
     # The reader's own setting, then English again
-    page.get_by_role("link", name="lectora", exact=True).click()
+    open_account_menu(page)
+    page.get_by_role("link", name="Ajustes", exact=True).click()
     expect(page.get_by_role("heading", name="Ajustes", exact=True)).to_be_visible()
     snapshot(page, "es-10-settings")
     page.get_by_label("Idioma").select_option("en")

@@ -1,5 +1,6 @@
 """Pages and e-mails in Spanish: from the browser's Accept-Language or the reader's setting."""
 
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -7,10 +8,14 @@ from django.core import mail
 from django.core.mail import EmailMultiAlternatives
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
+from django.utils.formats import date_format
 
 from accounts.models import User
+from books.importing.services import clippings_import
 from review.models import ReviewSettings
 from review.services import review_emails_send
+from tests.books.kindle import BORGES, Entry, clippings_file
 from tests.books.library import library_of
 
 SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
@@ -82,7 +87,18 @@ class BrowserLanguageTests:
         url = highlight.get_absolute_url()
         assert "4 Dec 2026" in alice_client.get(url).content.decode()
         page = alice_client.get(url, headers=SPANISH).content.decode()
-        assert "añadido el 4 Dic 2026" in page
+        # Spanish writes a month's abbreviation in small letters; English capitalises it.
+        assert "añadido el 4 dic 2026" in page
+        assert "Dic" not in page
+
+    def test_it_writes_dates_and_times_each_languages_way(self) -> None:
+        moment = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
+        with translation.override("es"):
+            assert date_format(moment) == "4 dic 2026"
+            assert date_format(moment, "DATETIME_FORMAT") == "4 dic 2026, 09:30"
+        with translation.override("en"):
+            assert date_format(moment) == "4 Dec 2026"
+            assert date_format(moment, "DATETIME_FORMAT") == "4 Dec 2026, 09:30"
 
 
 @pytest.mark.django_db
@@ -171,3 +187,24 @@ class SpanishEmailTests:
         spanish, english = mail.outbox
         assert spanish.subject == "Restablece tu contraseña de Exogram"
         assert english.subject == "Reset your Exogram password"
+
+
+@pytest.mark.django_db
+class WordsPageTests:
+    def test_it_names_every_kind_of_word_in_spanish(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        entries = [
+            Entry(BORGES, "ineffable", location="500"),  # a word looked up
+            Entry(BORGES, "Why Incentives Fail", location="510"),  # a heading
+            Entry(BORGES, "continue to", location="520"),  # a piece of a sentence
+        ]
+        clippings_import(reader=alice, data=clippings_file(*entries), file_name="c.txt")
+        page = alice_client.get(reverse("words"), headers=SPANISH).content.decode()
+        assert "buscada · en el mazo" in page
+        assert "un encabezado" in page
+        assert "un fragmento de frase" in page
+        assert not re.search(r">\s*(heading|fragment|look-up)\s*<", page)
+        english = alice_client.get(reverse("words")).content.decode()
+        assert "a heading" in english
+        assert "a piece of a sentence" in english
