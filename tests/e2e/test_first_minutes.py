@@ -154,7 +154,7 @@ def test_the_map_is_laid_out_before_it_is_asked_for(
     page.goto(f"{base}/map/")
     canvas = page.locator("#map-canvas")
     expect(canvas).to_have_attribute("data-points", str(placed))
-    expect(page.locator("#map-summary")).to_contain_text("32 highlights from 4 books on the map")
+    expect(page.locator("#map-summary")).to_contain_text("All your 32 highlights are on the map.")
     expect(page.locator("#map-summary")).not_to_contain_text("being embedded")
     _labels_apart_inside(canvas)
     assert_accessible(page, axe_source)
