@@ -279,11 +279,11 @@ def search(request: HttpRequest) -> HttpResponse:
 
 def _suggested(reader: User, found: SearchResults | None) -> str:
     """The query written with the reader's own words for those their library lacks
-    ("happines"): a slip of the keyboard, when a word found nothing (no result, or only
-    some of the words)."""
-    if found is None or not found.mode_used:
+    ("happines"): a slip of the keyboard, when the words did not all match. A search by
+    meaning alone that found something asked for no words: none."""
+    if found is None or not found.mode_used or found.keyword_pass == "all":
         return ""
-    if found.total and found.keyword_pass != "any":
+    if found.total and found.mode_used == "meaning":
         return ""
     return suggestion(reader.pk, found.query)
 

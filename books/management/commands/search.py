@@ -45,7 +45,8 @@ class Command(BaseCommand):
             if found.mode_used and (suggested := suggestion(reader.pk, found.query)):
                 self.stdout.write(f"Did you mean: {suggested}")
             return
-        if found.keyword_pass == "any" and (suggested := suggestion(reader.pk, found.query)):
+        words_missed = found.keyword_pass != "all" and found.mode_used != "meaning"
+        if words_missed and (suggested := suggestion(reader.pk, found.query)):
             self.stdout.write(f"Did you mean: {suggested}")
         how = {"hybrid": "words and meaning", "keyword": "words", "meaning": "meaning"}
         if found.named:

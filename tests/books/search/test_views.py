@@ -102,6 +102,22 @@ class SearchPageTests:
         as_json = alice_client.get(reverse("search_json"), {"q": "memmory", "mode": "keyword"})
         assert as_json["X-Search-Suggestion"] == "memory"
 
+    def test_a_slip_is_offered_even_when_the_meaning_found_something(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        highlights_embed(ids=[h.pk for h in shelf.values()])
+        both = alice_client.get(reverse("search"), {"q": "memmory recollections"})
+        assert both.context["found"].mode_used == "hybrid"
+        assert both.context["found"].total  # by meaning
+        assert both.context["found"].keyword_pass == ""
+        assert both.context["suggested"] == "memory recollections"
+        # By meaning alone, no words were asked for: a result is an answer.
+        meaning = alice_client.get(
+            reverse("search"), {"q": "Memory is our lyfe-story.", "mode": "meaning"}
+        )
+        assert meaning.context["found"].total
+        assert meaning.context["suggested"] == ""
+
     def test_it_says_when_the_model_is_unavailable(
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
