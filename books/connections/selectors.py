@@ -162,6 +162,14 @@ class HighlightConnections:
     def nearest_judged(self) -> bool:
         return any(c.probability is not None for c in self.nearest)
 
+    @property
+    def connection_percent(self) -> int:
+        """The likelihood a pair needs to be a connection, in percent: the judge's related
+        band, which the nearest (shown with theirs) did not reach."""
+        from books.connections.services import current_judge
+
+        return round(100 * current_judge().related_band)
+
 
 def highlight_connections(
     highlight: Highlight, *, per_strength: int = 3, shelf: LibraryCache | None = None

@@ -9,6 +9,7 @@ from django.urls import reverse
 from accounts.models import User
 from books.connections.judge import judge_version
 from books.connections.selectors import PER_BOOK_PAIR, fresh_connections
+from books.connections.services import current_judge
 from books.models import Book, Connection, Highlight
 
 MODEL = "test-model@00000000"
@@ -75,6 +76,9 @@ class HighlightPageTests:
         # likely it thinks each one is.
         assert "shares this idea closely enough" not in content
         assert content.index("41% likely") < content.index("33% likely")
+        # And what a connection needs, so a number under it reads as what it is.
+        band = round(100 * current_judge().related_band)
+        assert f"A connection needs {band}% or more, and none reaches it" in content
 
     def test_a_related_pair_is_a_connection_not_a_nearest(
         self, anger: dict[str, Highlight], alice_client: Client
