@@ -28,7 +28,7 @@ from django.db.models import (
     When,
     Window,
 )
-from django.db.models.functions import Greatest, Least, RowNumber
+from django.db.models.functions import Greatest, Least, Length, RowNumber
 
 from accounts.models import User
 from books.connections.services import same_author
@@ -38,6 +38,11 @@ from books.models import Book, Connection, Highlight, Import
 # A listing of the whole library (the feed, the connections page) shows at most this many
 # pairs of one pair of books.
 PER_BOOK_PAIR = 3
+# A passage longer than this (characters, about 170 words) is a chapter's summary or a list
+# of contents more than a passage: near many others on many themes, it took 6 of the 25 pairs
+# of a real reader's first page (one of 549 words in 3 of the first 4). Such pairs are
+# listed after the rest; 65 of 7,703 passages of the shared Kindle files are that long.
+LONG_PASSAGE = 1000
 # The newest connections the home feed chooses from.
 FRESH_POOL = 50
 # A pair sharing this share of its words or more is one passage quoted twice, nearly word
@@ -53,6 +58,7 @@ class PairAnnotations(TypedDict):
     same_idea: bool
     same_author: bool
     near_copy: bool
+    long_side: bool
 
 
 if TYPE_CHECKING:
@@ -289,9 +295,10 @@ def library_connections(
     per_book_pair: int | None = None,
 ) -> "QuerySet[JudgedPair]":
     """A reader's connections (related or the same idea): both sides alive passages, each
-    pair once; pairs across authors first, one passage quoted twice after the others
-    (NEAR_COPY), then most probable first. Annotated with `same_idea`, `same_author` and
-    `near_copy` (PairAnnotations). `per_book_pair`: at most that many of
+    pair once; pairs across authors first, one passage quoted twice (NEAR_COPY) and pairs
+    with a side longer than a passage (LONG_PASSAGE) after the others, then most probable
+    first. Annotated with `same_idea`, `same_author`, `near_copy` and `long_side`
+    (PairAnnotations). `per_book_pair`: at most that many of
     one pair of books (the best ones)."""
     pairs = _alive(Connection.objects.filter(reader=reader))
     if strength == Strength.SAME_IDEA:
@@ -315,6 +322,9 @@ def library_connections(
         Greatest("highlight_a__book_id", "highlight_b__book_id"),
     )
     judged = pairs.annotate(
+        longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text"))
+    ).annotate(
+        long_side=ExpressionWrapper(Q(longest__gt=LONG_PASSAGE), output_field=BooleanField()),
         same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
         # Not yet measured (stored before it was), a pair is no copy until re-judged.
         near_copy=ExpressionWrapper(
@@ -338,7 +348,7 @@ def library_connections(
             )
         ).filter(book_pair_rank__lte=per_book_pair)
     return judged.select_related("highlight_a__book", "highlight_b__book").order_by(
-        "same_author", "near_copy", "-probability", "pk"
+        "same_author", "near_copy", "long_side", "-probability", "pk"
     )
 
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from books.connections.judge import judge_version
-from books.connections.selectors import PER_BOOK_PAIR, fresh_connections
+from books.connections.selectors import LONG_PASSAGE, PER_BOOK_PAIR, fresh_connections
 from books.connections.services import current_judge
 from books.models import Book, Connection, Highlight
 
@@ -27,7 +27,7 @@ def _book(reader: User, title: str, authors: str) -> Book:
 def _highlight(reader: User, book: Book, text: str) -> Highlight:
     vector = RNG.normal(size=384)
     return Highlight.objects.create(
-        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}",
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}"[:64],
         embedding=(vector / np.linalg.norm(vector)).tolist(), embedding_model=MODEL,
         embedding_status=Highlight.EmbeddingStatus.DONE,
     )  # fmt: skip
@@ -157,6 +157,24 @@ class PerBookPairTests:
         assert page.paginator.count == PER_BOOK_PAIR + 1
         of_book = alice_client.get(reverse("connections"), {"book": str(echoes["a"].code)})
         assert len(of_book.context["page"].object_list) == 6
+
+    def test_a_chapter_summary_comes_after_the_passages_and_is_cut_short(
+        self, alice: User, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        summary = " ".join(f"Chapter {i}: on habits, goals, focus and time." for i in range(40))
+        assert len(summary) > LONG_PASSAGE
+        hub = _highlight(alice, _book(alice, "Indistractable", "Eyal, Nir"), summary)
+        _pair(hub, _highlight(alice, echoes["a"], "Habits shape the day."), 0.99, STRENGTH.RELATED)
+        response = alice_client.get(reverse("connections"))
+        pairs = list(response.context["page"].object_list)
+        # However likely, after the pairs of passages.
+        assert summary in (pairs[-1].highlight_a.text, pairs[-1].highlight_b.text)
+        assert pairs[-1].long_side
+        assert not any(p.long_side for p in pairs[:-1])
+        content = response.content.decode()
+        assert summary not in content
+        assert "Chapter 0: on habits, goals, focus and time. Chapter 1:" in content
+        assert "Read all" in content
 
     def test_the_page_filters_by_strength(
         self, echoes: dict[str, Book], alice_client: Client
