@@ -3,6 +3,7 @@
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -11,7 +12,7 @@ from accounts.models import User
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map import services
-from books.models import Highlight, LibraryMap
+from books.models import THEME_DIMENSIONS, Book, Highlight, LibraryMap
 from books.tasks import embed_highlights, refresh_library_map
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
@@ -294,3 +295,63 @@ class LayoutWhenEmbeddedTests:
             second.points,
             second.regions,
         )
+
+
+def _clustered(reader: User, *, theme_vectors: bool = True) -> dict[str, list[str]]:
+    """Two ideas in two languages: e5 puts the languages apart, the theme model the ideas.
+    Returns the codes of each idea and each language."""
+    rng = np.random.default_rng(7)
+    book = Book.objects.create(reader=reader, title="Mixed", key="mixed")
+    e5_centres = {lang: rng.normal(size=384) for lang in ("en", "es")}
+    theme_centres = {idea: rng.normal(size=THEME_DIMENSIONS) for idea in ("sea", "time")}
+    groups: dict[str, list[str]] = {"sea": [], "time": [], "en": [], "es": []}
+    for idea in ("sea", "time"):
+        for lang in ("en", "es"):
+            for n in range(10):
+                e5 = e5_centres[lang] + rng.normal(scale=0.3, size=384)
+                theme = theme_centres[idea] + rng.normal(scale=0.3, size=THEME_DIMENSIONS)
+                highlight = Highlight.objects.create(
+                    reader=reader, book=book, text=f"{idea} {lang} {n}", language=lang,
+                    dedupe_key=f"{idea}{lang}{n}", embedding=(e5 / np.linalg.norm(e5)).tolist(),
+                    theme_embedding=(theme / np.linalg.norm(theme)).tolist()
+                    if theme_vectors else None,
+                    embedding_model="m", embedding_status=Highlight.EmbeddingStatus.DONE,
+                )  # fmt: skip
+                groups[idea].append(str(highlight.code))
+                groups[lang].append(str(highlight.code))
+    return groups
+
+
+def _spread(the_map: LibraryMap, codes: list[str]) -> float:
+    """The mean distance between the map points of `codes`."""
+    index = {code: i for i, code in enumerate(the_map.points["code"])}
+    points = np.array(
+        [(the_map.points["x"][index[c]], the_map.points["y"][index[c]]) for c in codes], float
+    )
+    return float(np.linalg.norm(points[:, None] - points[None, :], axis=-1).mean())
+
+
+@pytest.mark.django_db
+class LayoutTests:
+    def test_it_places_one_idea_together_across_languages(self, alice: User) -> None:
+        groups = _clustered(alice)
+        the_map = services.library_map_refresh(reader=alice)
+        by_idea = _spread(the_map, groups["sea"]) + _spread(the_map, groups["time"])
+        by_language = _spread(the_map, groups["en"]) + _spread(the_map, groups["es"])
+        assert by_idea < by_language / 2
+
+    def test_without_every_theme_vector_it_places_by_the_main_model(self, alice: User) -> None:
+        groups = _clustered(alice, theme_vectors=False)
+        the_map = services.library_map_refresh(reader=alice)
+        by_idea = _spread(the_map, groups["sea"]) + _spread(the_map, groups["time"])
+        by_language = _spread(the_map, groups["en"]) + _spread(the_map, groups["es"])
+        assert by_language < by_idea / 2
+
+    def test_a_map_of_an_older_layout_is_laid_out_again(self, alice: User) -> None:
+        _clustered(alice)
+        services.library_map_refresh(reader=alice)
+        assert not services.library_map_state(alice, refresh=False).stale
+        the_map = LibraryMap.objects.get(reader=alice)
+        older = the_map.signature.replace(f"{services.LAYOUT_VERSION}|", "1|", 1)
+        LibraryMap.objects.filter(pk=the_map.pk).update(signature=older)
+        assert services.library_map_state(alice, refresh=False).stale
