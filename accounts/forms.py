@@ -41,6 +41,11 @@ class LoginForm(ThrottleMessageMixin, AuthenticationForm):
         ),
     }
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["username"].error_messages.update(form_messages.TEXT)
+        self.fields["password"].error_messages.update(form_messages.PASSWORD)
+
 
 class AdminLoginForm(ThrottleMessageMixin, AdminAuthenticationForm):
     pass
@@ -54,6 +59,8 @@ class SignupForm(UserCreationForm[User]):
     """Django's sign-up, worded for a reader: one short line under each field instead of
     Django's list of password rules."""
 
+    error_messages = {**UserCreationForm.error_messages, **form_messages.PASSWORDS}
+
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username",)
@@ -62,11 +69,11 @@ class SignupForm(UserCreationForm[User]):
         super().__init__(*args, **kwargs)
         self.fields["username"].help_text = _("Letters, digits and @ . + - _ only.")
         # The username validator's own message is formal in Spanish ("Introduzca…").
-        self.fields["username"].error_messages["invalid"] = _(
-            "Enter a valid username: letters, digits and @ . + - _ only."
-        )
+        self.fields["username"].error_messages.update(form_messages.USERNAME)
         self.fields["username"].widget.attrs.update({"autocomplete": "username"})
         self.fields["password1"].help_text = PASSWORD_HINT
+        self.fields["password1"].error_messages.update(form_messages.NEW_PASSWORD)
+        self.fields["password2"].error_messages.update(form_messages.NEW_PASSWORD_AGAIN)
         self.fields["password2"].label = _("Password again")
         self.fields["password2"].help_text = ""
 
@@ -87,6 +94,8 @@ class ReaderSetPasswordForm(_SetPasswordForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["new_password1"].help_text = PASSWORD_HINT
+        self.fields["new_password1"].error_messages.update(form_messages.NEW_PASSWORD)
+        self.fields["new_password2"].error_messages.update(form_messages.NEW_PASSWORD_AGAIN)
         self.fields["new_password2"].label = _("New password again")
         self.fields["new_password2"].help_text = ""
 
@@ -95,6 +104,10 @@ class ReaderPasswordChangeForm(ReaderSetPasswordForm, PasswordChangeForm):
     """Django's password change, worded like the rest of the pages."""
 
     error_messages = {**PasswordChangeForm.error_messages, **form_messages.PASSWORDS}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["old_password"].error_messages.update(form_messages.PASSWORD)
 
 
 class _PasswordConfirmed(forms.Form):
@@ -105,6 +118,7 @@ class _PasswordConfirmed(forms.Form):
         label=_("Your password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        error_messages=form_messages.PASSWORD,
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
@@ -122,6 +136,7 @@ class DeleteAccountForm(_PasswordConfirmed):
     confirm = forms.CharField(
         label=_("Type your username to confirm"),
         help_text=_("This deletes your account and every book, highlight, note and import in it."),
+        error_messages=form_messages.TEXT,
     )
     field_order = ["confirm", "password"]
 
@@ -140,6 +155,7 @@ class EmailForm(_PasswordConfirmed):
             "Where a password reset link and the daily review e-mail go, once you follow "
             "the link mailed to it. Never shown."
         ),
+        error_messages=form_messages.EMAIL,
     )
     field_order = ["email", "password"]
 
@@ -150,12 +166,17 @@ class LanguageForm(forms.Form):
         required=False,
         choices=[("", _("Your browser's language")), *settings.LANGUAGES],
         help_text=_("The language of every page and of the e-mails Exogram sends you."),
+        error_messages=form_messages.CHOICE,
     )
 
 
 class VerifiedPasswordResetForm(PasswordResetForm):
     """Django's reset form, mailing only addresses their reader verified, in the reader's
     chosen language (without one, in the language of the page that asked for it)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["email"].error_messages.update(form_messages.EMAIL)
 
     def get_users(self, email: str) -> Iterator[Any]:
         for user in super().get_users(email):

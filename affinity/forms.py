@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import User
 from affinity.models import SharingProfile
 from books.models import Book
+from exogram import form_messages
 
 
 class SharingForm(forms.Form):
@@ -20,6 +21,7 @@ class SharingForm(forms.Form):
         max_length=60,
         required=False,
         help_text=_("The only name other readers see. Your username and email are never shown."),
+        error_messages=form_messages.TEXT,
     )
     excluded_books = forms.ModelMultipleChoiceField(
         label=_("Books to keep to yourself"),
@@ -27,6 +29,7 @@ class SharingForm(forms.Form):
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Never counted in where your reading sits, never shown to anyone."),
+        error_messages=form_messages.BOOKS,
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:

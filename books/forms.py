@@ -1,7 +1,15 @@
+import math
+from decimal import Decimal
+
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
+
+from exogram import form_messages
+
+MEGABYTE = 1024 * 1024
 
 
 class ImportForm(forms.Form):
@@ -11,16 +19,26 @@ class ImportForm(forms.Form):
             "'My Clippings.txt' from your Kindle's documents folder, or a file (or zip) from "
             "KOReader, a Kobo or Apple Books."
         ),
+        error_messages=form_messages.FILE,
     )
 
     def clean_file(self) -> UploadedFile[bytes]:
         upload: UploadedFile[bytes] = self.cleaned_data["file"]
         limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-        if upload.size is not None and upload.size > limit_mb * 1024 * 1024:
+        if upload.size is not None and upload.size > limit_mb * MEGABYTE:
             raise forms.ValidationError(
-                f"The file is {upload.size / 1024 / 1024:.1f} MB; the limit is {limit_mb} MB."
+                _("The file is %(size)s MB; the limit is %(limit)s MB."),
+                code="too_big",
+                params={"size": _megabytes(upload.size), "limit": number_format(limit_mb)},
             )
         return upload
+
+
+def _megabytes(size: int) -> str:
+    """A size in MB with one decimal, as the reader's language writes numbers ("1,234.5";
+    "1 234,5" in Spanish), rounded up: a file just over a 1 MB limit reads "1.1", not "1.0"."""
+    tenths = Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
+    return number_format(tenths, 1, force_grouping=True)
 
 
 class NoteForm(forms.Form):
@@ -29,11 +47,12 @@ class NoteForm(forms.Form):
         required=False,
         max_length=10_000,
         widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages=form_messages.TEXT,
     )
 
 
 class TagForm(forms.Form):
-    name = forms.CharField(label=_("Add a tag"), max_length=64)
+    name = forms.CharField(label=_("Add a tag"), max_length=64, error_messages=form_messages.TEXT)
 
     def clean_name(self) -> str:
         name = " ".join(self.cleaned_data["name"].split())
@@ -43,4 +62,4 @@ class TagForm(forms.Form):
 
 
 class TagRenameForm(TagForm):
-    name = forms.CharField(label=_("New name"), max_length=64)
+    name = forms.CharField(label=_("New name"), max_length=64, error_messages=form_messages.TEXT)

@@ -4,19 +4,24 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from exogram import form_messages
 from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
 from review.scheduler import Answer
 
 
 class ReviewSettingsForm(forms.Form):
     cards_per_day = forms.IntegerField(
-        label=_("Highlights a day"), min_value=1, max_value=MAX_CARDS_PER_DAY
+        label=_("Highlights a day"),
+        min_value=1,
+        max_value=MAX_CARDS_PER_DAY,
+        error_messages=form_messages.WHOLE_NUMBER,
     )
     words_per_day = forms.IntegerField(
         label=_("Words a day"),
         min_value=0,
         max_value=MAX_WORDS_PER_DAY,
         help_text=_("Your looked-up words, in a deck of their own. 0 turns the words deck off."),
+        error_messages=form_messages.WHOLE_NUMBER,
     )
     daily_email = forms.BooleanField(
         label=_("Send me the day's highlights by e-mail each morning"), required=False
@@ -25,6 +30,7 @@ class ReviewSettingsForm(forms.Form):
         label=_("E-mail address"),
         required=False,
         help_text=_("Also where a password reset link goes."),
+        error_messages=form_messages.EMAIL,
     )
 
     password = forms.CharField(
@@ -32,6 +38,7 @@ class ReviewSettingsForm(forms.Form):
         required=False,
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        error_messages=form_messages.PASSWORD,
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
@@ -52,15 +59,19 @@ class ReviewSettingsForm(forms.Form):
 class AnswerForm(forms.Form):
     answer = forms.ChoiceField(
         choices=[(a.value, a.value) for a in (Answer.KEEP, Answer.LESS_OFTEN, Answer.FAVOURITE)]
-        + [(Answer.OPEN.value, Answer.OPEN.value)]
+        + [(Answer.OPEN.value, Answer.OPEN.value)],
+        error_messages=form_messages.CHOICE,
     )
 
 
 class WordAnswerForm(forms.Form):
     answer = forms.ChoiceField(
-        choices=[(a.value, a.value) for a in (Answer.KNOW, Answer.AGAIN, Answer.OPEN)]
+        choices=[(a.value, a.value) for a in (Answer.KNOW, Answer.AGAIN, Answer.OPEN)],
+        error_messages=form_messages.CHOICE,
     )
 
 
 class CardNoteForm(forms.Form):
-    note = forms.CharField(label=_("Your note"), max_length=10_000, required=False)
+    note = forms.CharField(
+        label=_("Your note"), max_length=10_000, required=False, error_messages=form_messages.TEXT
+    )

@@ -124,6 +124,18 @@ def _tasks_run_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
     app.conf.task_always_eager = False
 
 
+@pytest.fixture(autouse=True)
+def _language_left_as_it_was(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A request through the test client leaves its language (a Spanish reader's "es")
+    active in the thread; the next test starts in the default language, whatever ran
+    before it."""
+    yield
+    if request.config.pluginmanager.hasplugin("django"):
+        from django.utils import translation
+
+        translation.deactivate()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _static_files_from_the_source(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tests run with DEBUG off, as `make run` does, but never run collectstatic: pages

@@ -321,25 +321,27 @@ def library_connections(
         Least("highlight_a__book_id", "highlight_b__book_id"),
         Greatest("highlight_a__book_id", "highlight_b__book_id"),
     )
-    judged = pairs.annotate(
-        longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text"))
-    ).annotate(
-        long_side=ExpressionWrapper(Q(longest__gt=LONG_PASSAGE), output_field=BooleanField()),
-        same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
-        # Not yet measured (stored before it was), a pair is no copy until re-judged.
-        near_copy=ExpressionWrapper(
-            Q(wording_shared__gte=NEAR_COPY, wording_shared__isnull=False),
-            output_field=BooleanField(),
-        ),
-        book_pair=ExpressionWrapper(
-            books[0] * BOOK_PAIR_KEY + books[1], output_field=BigIntegerField()
-        ),
-    ).annotate(
-        same_author=Case(
-            When(book_pair__in=same_author_book_pairs(reader), then=Value(True)),
-            default=Value(False),
-            output_field=BooleanField(),
-        ),
+    judged = (
+        pairs.annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
+        .annotate(
+            long_side=ExpressionWrapper(Q(longest__gt=LONG_PASSAGE), output_field=BooleanField()),
+            same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
+            # Not yet measured (stored before it was), a pair is no copy until re-judged.
+            near_copy=ExpressionWrapper(
+                Q(wording_shared__gte=NEAR_COPY, wording_shared__isnull=False),
+                output_field=BooleanField(),
+            ),
+            book_pair=ExpressionWrapper(
+                books[0] * BOOK_PAIR_KEY + books[1], output_field=BigIntegerField()
+            ),
+        )
+        .annotate(
+            same_author=Case(
+                When(book_pair__in=same_author_book_pairs(reader), then=Value(True)),
+                default=Value(False),
+                output_field=BooleanField(),
+            ),
+        )
     )
     if per_book_pair is not None:
         judged = judged.annotate(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 
 from books.models import Highlight
@@ -101,25 +102,27 @@ class SearchResults:
     @property
     def count_label(self) -> str:
         """The number of results as what it is: exact, unless a half read no further than
-        its cap ("More than" for words, "About" for meaning)."""
+        its cap ("More than" for words, "About" for meaning). The number is grouped as the
+        reader's language writes it ("1,234"; "1 234" in Spanish, with a no-break space);
+        the plural is still chosen by the number itself."""
         if not self.total:
             return gettext("No results")
         keyword = self.mode_used == "keyword"
         if keyword and (self.keyword_capped or self.total >= LISTING_MAX):
             text = ngettext(
-                "More than %(count)d highlight", "More than %(count)d highlights", self.total
+                "More than %(count)s highlight", "More than %(count)s highlights", self.total
             )
         elif keyword:
-            text = ngettext("%(count)d highlight", "%(count)d highlights", self.total)
+            text = ngettext("%(count)s highlight", "%(count)s highlights", self.total)
         # The close matches are counted, not guessed: "About" only when the meaning half
         # stopped at DEPTH, or the words at theirs.
         elif self.meaning_capped or self.keyword_capped:
             text = ngettext(
-                "About %(count)d close match", "About %(count)d close matches", self.total
+                "About %(count)s close match", "About %(count)s close matches", self.total
             )
         else:
-            text = ngettext("%(count)d close match", "%(count)d close matches", self.total)
-        return text % {"count": self.total}
+            text = ngettext("%(count)s close match", "%(count)s close matches", self.total)
+        return text % {"count": number_format(self.total, force_grouping=True)}
 
     @property
     def page(self) -> int:

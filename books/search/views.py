@@ -41,7 +41,7 @@ FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 class SearchForm(forms.Form):
     # No max_length: a longer query is cut to QUERY_MAX_LENGTH and searched (clean_q).
-    q = forms.CharField(required=False, label=_("Search for"))
+    q = forms.CharField(required=False, label=_("Search for"), error_messages=form_messages.TEXT)
     mode = forms.ChoiceField(
         required=False,
         choices=[
@@ -310,6 +310,8 @@ def search_json(request: HttpRequest) -> HttpResponse:
     response = JsonResponse([result.as_json() for result in found.results], safe=False)
     response["X-Search-Mode"] = found.mode_used
     response["X-Search-Total"] = str(found.total)
+    # The page's words, in the reader's language ("1,234 highlights"; Spanish groups with a
+    # no-break space, which latin-1 holds); X-Search-Total is the bare number for scripts.
     response["X-Search-Count"] = found.count_label
     if found.named:
         # Header values are latin-1: the titles ride percent-encoded.

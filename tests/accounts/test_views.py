@@ -36,7 +36,7 @@ class SignupTests:
             {"username": "carol", "password1": PASSWORD, "password2": PASSWORD + "x"},
         )
         assert response.status_code == 200
-        assert b"didn" in response.content  # the two passwords did not match
+        assert b"The two passwords are not the same." in response.content
         assert not User.objects.filter(username="carol").exists()
 
     def test_it_sends_a_logged_in_reader_home(self, alice_client: Client) -> None:

@@ -102,7 +102,7 @@ class SharingSettingsPageTests:
             {"discoverable": "on", "display_name": "Alice", "excluded_books": [bobs.pk]},
         )
         assert response.status_code == 200
-        assert "Select a valid choice" in response.content.decode()
+        assert "One of those is not one of your books." in response.content.decode()
         assert not SharingProfile.objects.filter(reader=alice, discoverable=True).exists()
 
     def test_it_says_so_when_sharing_is_turned_off(self, alice: User, alice_client: Client) -> None:

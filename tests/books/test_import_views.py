@@ -62,7 +62,7 @@ class ImportUploadTests:
     @pytest.mark.parametrize(
         ("data", "message"),
         [
-            (b"", "The submitted file is empty"),
+            (b"", "That file is empty."),
             (b"\x00\x01\x02\x03binary\x00\x00", "binary file"),
             (b"just some notes\nnothing else\n", "not a Kindle"),
         ],

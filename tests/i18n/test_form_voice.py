@@ -1,20 +1,36 @@
 """The forms' errors speak to a Spanish reader as "tú", like the pages around them, never in
 Django's own formal Spanish ("Su contraseña…", "introduzca…", "Asegúrese de que…")."""
 
+import importlib
+import importlib.util
+import inspect
 import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
-from django.test import Client
-from django.urls import reverse
+from django import forms
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client, override_settings
+from django.urls import get_resolver, reverse
+from django.utils import translation
 
+from accounts.forms import AdminLoginForm, ThrottleMessageMixin
 from accounts.models import User
+from books.forms import ImportForm
+from exogram import form_messages
 from tests.books.library import library_of
 from tests.conftest import PASSWORD
 
 SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
 # Words of Django's formal Spanish: "usted" and its imperatives and possessive.
 FORMAL = re.compile(
-    r"\b(usted|[Ss]u contraseña|[Ii]ntroduzca|[Aa]segúrese|[Ee]scoja|[Vv]uelva|[Ii]ngrese)\b"
+    r"\b(usted|Su |[Ss]u contraseña|[Ii]ntroduzca|[Aa]segúrese|[Ee]scoja|[Ss]eleccione|"
+    r"[Pp]or favor|[Vv]uelva a introducir|[Ii]ngrese|[Cc]ompruebe|[Cc]orrija|[Ee]nvíe)"
 )
 
 
@@ -107,3 +123,209 @@ class SearchFormTests:
         found = alice_client.get(reverse("search_json"), {"q": long_query, "mode": "keyword"})
         assert found.status_code == 200
         assert len(found.json()) == 2
+
+
+def _project_forms() -> list[type[forms.BaseForm]]:
+    """Every form class in the project's own apps, found by walking Form's subclasses once
+    every view (through the URLs) and every app's forms module is imported: a form added
+    later is walked without being listed here."""
+    get_resolver().url_patterns  # noqa: B018 (imports every view, and so its forms)
+    own = [
+        config.name
+        for config in apps.get_app_configs()
+        if Path(config.path).is_relative_to(settings.BASE_DIR)
+    ]
+    for app in own:
+        if importlib.util.find_spec(f"{app}.forms"):
+            importlib.import_module(f"{app}.forms")
+    found: set[type[forms.BaseForm]] = set()
+    to_walk: list[type[forms.BaseForm]] = [forms.BaseForm]
+    while to_walk:
+        for subclass in to_walk.pop().__subclasses__():
+            to_walk.append(subclass)
+            if subclass.__module__.split(".")[0] in own and subclass not in NOT_READERS_FORMS:
+                found.add(subclass)
+    return sorted(found, key=lambda form_class: form_class.__qualname__)
+
+
+# Not shown to a reader: the admin's sign-in is for staff, in the admin's own (Django's)
+# wording, and the throttle's mixin is only a base of the two sign-in forms.
+NOT_READERS_FORMS = {AdminLoginForm, ThrottleMessageMixin}
+READER_FORMS = _project_forms()
+# Every message form_messages gives, in English: a field's message must be one of them.
+OWN_MESSAGES = {
+    str(message)
+    for messages in vars(form_messages).values()
+    if isinstance(messages, dict)
+    for message in messages.values()
+}
+
+
+def _form(
+    form_class: type[forms.BaseForm],
+    reader: User,
+    data: dict[str, Any] | None = None,
+    files: dict[str, Any] | None = None,
+) -> forms.BaseForm:
+    """The form as its view makes it: Django's auth forms take the request or the user
+    first; the project's account forms take the reader by name."""
+    if issubclass(form_class, AuthenticationForm):
+        return form_class(None, data=data)
+    if issubclass(form_class, SetPasswordForm):
+        return form_class(reader, data)
+    if "reader" in inspect.signature(form_class.__init__).parameters:
+        return form_class(data, files, reader=reader)
+    return form_class(data, files)
+
+
+def _wrong_values(field: forms.Field) -> Iterator[tuple[str, object]]:
+    """(what is wrong, a value): each something a reader or a hand-made request can send,
+    and the field refuses."""
+    if isinstance(field, forms.FileField):
+        yield "empty file", SimpleUploadedFile("My Clippings.txt", b"")
+        yield "not a file", "My Clippings.txt"
+        return
+    if isinstance(field, forms.ModelMultipleChoiceField):
+        yield "not a list", "1"
+        yield "not an id", ["one"]
+        yield "not a choice", ["0"]
+        return
+    if isinstance(field, forms.ChoiceField):
+        yield "not a choice", "maybe"
+    if isinstance(field, forms.IntegerField):
+        yield "not a number", "many"
+        if field.min_value is not None:
+            yield "too small", str(field.min_value - 1)
+        if field.max_value is not None:
+            yield "too large", str(field.max_value + 1)
+    if isinstance(field, forms.DateField):
+        yield "not a date", "ayer"
+    if isinstance(field, forms.UUIDField):
+        yield "not a code", "not-a-code"
+    if isinstance(field, forms.EmailField):
+        yield "not an address", "lectora at home"
+    if isinstance(field, forms.CharField):
+        yield "a null character", "a\x00b"
+        if field.max_length is not None:
+            yield "too long", "x" * (field.max_length + 1)
+
+
+def _cases() -> Iterator[Any]:
+    for form_class in READER_FORMS:
+        for name, field in form_class.base_fields.items():
+            for wrong, value in _wrong_values(field):
+                sent: dict[str, Any] = {name: value}
+                data, files = ({}, sent) if isinstance(field, forms.FileField) else (sent, {})
+                case = f"{form_class.__name__}-{name}-{wrong}"
+                yield pytest.param(form_class, name, data, files, id=case)
+
+
+def _messages(form: forms.BaseForm) -> list[str]:
+    return [error["message"] for errors in form.errors.get_json_data().values() for error in errors]
+
+
+@pytest.mark.django_db
+class EveryFormTests:
+    """Every form a reader can submit: each field's errors are the project's own, and none
+    reaches a Spanish reader in Django's formal Spanish."""
+
+    def test_it_walks_the_forms_readers_submit(self) -> None:
+        names = {form_class.__name__ for form_class in READER_FORMS}
+        assert {
+            "LoginForm", "SignupForm", "ReaderPasswordChangeForm", "ReaderSetPasswordForm",
+            "VerifiedPasswordResetForm", "EmailForm", "DeleteAccountForm", "LanguageForm",
+            "ImportForm", "NoteForm", "TagForm", "TagRenameForm", "SearchForm",
+            "ReviewSettingsForm", "AnswerForm", "WordAnswerForm", "CardNoteForm",
+            "SharingForm", "TokenForm",
+        } <= names  # fmt: skip
+        assert not names & {"AdminLoginForm", "ThrottleMessageMixin"}
+
+    @pytest.mark.parametrize("form_class", READER_FORMS, ids=lambda c: c.__name__)
+    def test_every_field_message_is_the_projects_own(
+        self, alice: User, form_class: type[forms.BaseForm]
+    ) -> None:
+        form = _form(form_class, alice)
+        for name, field in form.fields.items():
+            # A validator's message gives way to the field's message of the same code.
+            codes = {getattr(v, "code", None) for v in field.validators} - {None}
+            assert codes <= set(field.error_messages), (name, codes)
+            for code, message in field.error_messages.items():
+                if code == "required" and not field.required:
+                    continue  # an optional field never says it
+                with translation.override("en"):
+                    assert str(message) in OWN_MESSAGES, (name, code, str(message))
+                with translation.override("es"):
+                    assert not FORMAL.search(str(message)), (name, code, str(message))
+        for code, message in getattr(form, "error_messages", {}).items():
+            with translation.override("es"):
+                assert not FORMAL.search(str(message)), (code, str(message))
+
+    @pytest.mark.parametrize("form_class", READER_FORMS, ids=lambda c: c.__name__)
+    def test_an_empty_form_asks_for_its_fields_as_tu(
+        self, alice: User, form_class: type[forms.BaseForm]
+    ) -> None:
+        with translation.override("es"):
+            form = _form(form_class, alice, data={}, files={})
+            form.is_valid()
+            messages = _messages(form)
+        required = [name for name, field in form.fields.items() if field.required]
+        assert set(required) <= set(form.errors)
+        assert [m for m in messages if FORMAL.search(m)] == []
+
+    @pytest.mark.parametrize(("form_class", "name", "data", "files"), list(_cases()))
+    def test_a_wrong_value_is_refused_as_tu(
+        self,
+        alice: User,
+        form_class: type[forms.BaseForm],
+        name: str,
+        data: dict[str, Any],
+        files: dict[str, Any],
+    ) -> None:
+        with translation.override("es"):
+            form = _form(form_class, alice, data=data, files=files)
+            form.is_valid()
+            messages = _messages(form)
+        assert name in form.errors
+        assert [m for m in messages if FORMAL.search(m)] == []
+
+
+@pytest.mark.django_db
+class ImportFormTests:
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_says_the_size_as_the_language_writes_numbers(self) -> None:
+        upload = b"x" * (1024 * 1024 + 100)  # 1.0001 MB reads 1.1, never the limit itself
+        said = {}
+        for language in ("en", "es"):
+            with translation.override(language):
+                form = ImportForm({}, {"file": SimpleUploadedFile("My Clippings.txt", upload)})
+                assert not form.is_valid()
+                said[language] = form.errors["file"][0]
+        assert said == {
+            "en": "The file is 1.1 MB; the limit is 1 MB.",
+            "es": "El archivo ocupa 1,1 MB; el límite es 1 MB.",
+        }
+
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_the_upload_page_refuses_a_large_file_in_spanish(
+        self, lectora: User, alice_client: Client
+    ) -> None:
+        upload = SimpleUploadedFile("My Clippings.txt", b"x" * (1024 * 1024 + 100))
+        response = alice_client.post(reverse("import"), {"file": upload})
+        page = response.content.decode()
+        assert "El archivo ocupa 1,1 MB; el límite es 1 MB." in page
+        assert _formal(page) == []
+
+
+@pytest.mark.django_db
+class EmailFieldTests:
+    def test_review_settings_refuse_a_bad_address_as_tu(
+        self, lectora: User, alice_client: Client
+    ) -> None:
+        response = alice_client.post(
+            reverse("review_settings"),
+            {"cards_per_day": "0", "words_per_day": "10", "email": "lectora at home"},
+        )
+        page = response.content.decode()
+        assert "Escribe una dirección de correo, por ejemplo lectora@example.com." in page
+        assert "Como mínimo 1." in page
+        assert _formal(page) == []

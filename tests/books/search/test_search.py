@@ -10,7 +10,7 @@ from uuid import uuid4
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from accounts.models import User
 from books.connections.neighbours import Neighbour, nearest_highlights
@@ -814,6 +814,27 @@ class CountTests:
             "q", "auto", "hybrid", [], total=120, offset=0, limit=20, meaning_capped=True
         )
         assert capped.count_label == "About 120 close matches"
+
+    def test_the_count_groups_its_digits_as_the_language_writes_them(self) -> None:
+        def results(total: int, mode_used: str, **capped: bool) -> str:
+            found = SearchResults("q", "auto", mode_used, [], total, offset=0, limit=20, **capped)
+            return found.count_label
+
+        with translation.override("en"):
+            assert results(1234, "hybrid") == "1,234 close matches"
+            assert results(1234, "keyword", keyword_capped=True) == "More than 1,234 highlights"
+            assert results(1234, "hybrid", meaning_capped=True) == "About 1,234 close matches"
+            assert results(1_234_567, "meaning") == "1,234,567 close matches"
+            assert results(999, "keyword") == "999 highlights"
+        # Django's Spanish groups with a no-break space; the plural follows the number.
+        with translation.override("es"):
+            assert results(1234, "hybrid") == "1\xa0234 coincidencias cercanas"
+            assert results(1234, "keyword") == "Más de 1\xa0234 subrayados"
+            assert results(1234, "hybrid", meaning_capped=True) == (
+                "Unas 1\xa0234 coincidencias cercanas"
+            )
+            assert results(1, "meaning") == "1 coincidencia cercana"
+            assert results(12, "keyword") == "12 subrayados"
 
     def test_the_e5_floor_and_margin_are_its_own(self) -> None:
         found = [Neighbour(n, d) for n, d in enumerate([0.05, 0.12, 0.14, 0.16, 0.2])]

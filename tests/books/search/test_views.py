@@ -333,6 +333,15 @@ class SearchJsonTests:
         assert response["X-Search-Count"] == "1 highlight"
         assert [row["text"] for row in response.json()] == ["Memory is our life-story."]
 
+    def test_it_counts_in_the_readers_language(
+        self, alice: User, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        response = alice_client.get(reverse("search_json"), {"q": "memory", "mode": "keyword"})
+        assert response["X-Search-Count"] == "2 subrayados"  # memory, memoria
+        assert response["X-Search-Total"] == "2"
+
 
 class MarkWordsTests:
     def test_it_escapes_before_marking(self) -> None:
