@@ -11,7 +11,7 @@ from books.importing.services import IMPORT_FAILED, clippings_import
 from books.models import Import
 from tests.books.kindle import SACKS, Entry, clippings_file
 from tests.conftest import PASSWORD
-from tests.e2e.pages import DESKTOP, PHONE, fits_the_screen, snapshot
+from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, fits_the_screen, snapshot
 
 LONG_NAME = "kobosyncy__aed08a3__metadata.epub.lua__My_Clippings_from_the_old_Kindle.txt"
 
@@ -56,7 +56,7 @@ def _log_in(page: Page, base: str, username: str) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("language", ["en", "es"])
 def test_the_import_page_and_report_fit_a_phone(
-    page: Page, live_server: object, language: str
+    page: Page, live_server: object, language: str, axe_source: str
 ) -> None:
     reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
     report = _library_of(reader)
@@ -71,13 +71,23 @@ def test_the_import_page_and_report_fit_a_phone(
         box = _box(cell)
         assert box["x"] >= 0, cell.inner_text()
         assert box["x"] + box["width"] <= PHONE["width"], cell.inner_text()
+    assert_accessible(page, axe_source)
     snapshot(page, f"import-{language}")
 
     page.goto(f"{base}{report.get_absolute_url()}")
     page.locator("details.sha summary").click()  # the fingerprint shown
     assert page.locator("details.sha code").is_visible()
     assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    assert_accessible(page, axe_source)
     snapshot(page, f"import-report-{language}")
+
+    # The failed import's report says why, in the page's language, and fits too.
+    page.goto(f"{base}/import/")
+    page.locator("table.imports a[href$='#why']").click()
+    assert page.locator("#why").is_visible()
+    assert "title_sort" not in page.content()
+    assert fits_the_screen(page)
+    assert_accessible(page, axe_source)
 
 
 @pytest.mark.django_db(transaction=True)
