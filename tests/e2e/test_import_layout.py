@@ -4,7 +4,7 @@ path, the file's fingerprint), and at 1280 px the Import button sits inside the 
 zone with the file it imports."""
 
 import pytest
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import User
 from books.importing.services import IMPORT_FAILED, clippings_import
@@ -84,7 +84,8 @@ def test_the_import_page_and_report_fit_a_phone(
     # The failed import's report says why, in the page's language, and fits too.
     page.goto(f"{base}/import/")
     page.locator("table.imports a[href$='#why']").click()
-    assert page.locator("#why").is_visible()
+    page.wait_for_url("**/imports/*/#why")
+    expect(page.locator("#why")).to_be_visible()
     assert "title_sort" not in page.content()
     assert fits_the_screen(page)
     assert_accessible(page, axe_source)
