@@ -16,7 +16,7 @@ class ImportForm(forms.Form):
     file = forms.FileField(
         label=_("Your clippings file"),
         help_text=_(
-            "'My Clippings.txt' from your Kindle's documents folder, or a file (or zip) from "
+            "“My Clippings.txt” from your Kindle's documents folder, or a file (or zip) from "
             "KOReader, a Kobo or Apple Books."
         ),
         error_messages=form_messages.FILE,

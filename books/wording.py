@@ -11,6 +11,8 @@ template and says it in the active language. Here: which modules hold the templa
 
 from types import ModuleType
 
+from django.utils.translation import gettext
+
 from books import tasks
 from books.embedding import pipeline, spec
 from books.importing import (
@@ -31,7 +33,7 @@ from books.importing import (
 )
 from exogram.wording import StoredMessages
 
-__all__ = ["translated"]
+__all__ = ["import_failure", "translated"]
 
 
 def _modules() -> list[ModuleType]:
@@ -55,3 +57,17 @@ def _templates() -> list[str]:
 def translated(message: str) -> str:
     """The stored English message in the active language, or as stored."""
     return _MESSAGES.translated(message)
+
+
+def import_failure(error: str) -> str:
+    """Why an import failed, as its reader is told, in their language.
+
+    A file's problem (what is wrong, and where) is said as stored. Anything else, an
+    exception's or the database's own words among them, is the server's failure: the
+    reader is told so, never its text, which stays in Import.error for the admin and in
+    the log.
+    """
+    template = _MESSAGES.template_of(error) if error else None
+    if template is None or template == services.IMPORT_FAILED:
+        return gettext(services.IMPORT_FAILED_ON_THE_SERVER)
+    return translated(error)

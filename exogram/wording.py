@@ -63,6 +63,14 @@ class StoredMessages:
                 continue
         return patterns
 
+    def template_of(self, message: str) -> str | None:
+        """The template `message` was built from, or None for text of no known template
+        (an exception's own words, SQL)."""
+        for template, pattern in self._patterns:
+            if pattern.match(message) is not None:
+                return template
+        return None
+
     def translated(self, message: str, *, depth: int = 0) -> str:
         """The stored English message in the active language, or as stored."""
         if not message or depth > 3:

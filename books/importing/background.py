@@ -30,6 +30,7 @@ from books.importing.services import (
     ImportRejected,
     check_upload,
     parsed_clippings_save,
+    problems_record,
     upload_parse,
 )
 from books.library_cache import library_version_bump
@@ -208,6 +209,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         return upload_parse(data)
     clippings: list[Clipping] = []
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     entries = 0
     lines = 0
     for piece in _pieces(data):
@@ -216,13 +218,17 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         if lines:
             clippings += [replace(c, line=c.line + lines) for c in parsed.clippings]
             problems += [Problem(p.line + lines, p.message) for p in parsed.problems]
+            warnings += [Problem(w.line + lines, w.message) for w in parsed.warnings]
         else:
             clippings += parsed.clippings
             problems += parsed.problems
+            warnings += parsed.warnings
         # Universal newlines, as the parser counts them: CRLF, LF and a lone CR.
         lines += piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
         del parsed
-    result = screen_entries(ParseResult(clippings=clippings, problems=problems, entries=entries))
+    result = screen_entries(
+        ParseResult(clippings=clippings, problems=problems, entries=entries, warnings=warnings)
+    )
     if not result.clippings:
         return upload_parse(data)  # raises ImportRejected, with the usual reason
     return result
@@ -259,7 +265,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     clippings_orient(reader=the_import.reader, clippings=result.clippings)
     clippings_unify_authors(reader=the_import.reader, clippings=result.clippings)
     parts = _parts_by_book(result.clippings)
-    problems = [{"line": p.line, "message": p.message} for p in result.problems]
+    problems = problems_record(result)
     result.clippings = []
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()

@@ -96,6 +96,9 @@ class ParseResult:
     # …or was skipped on purpose, counted by reason ("deleted", "hidden", "empty"): rows a
     # device database keeps for what the reader removed.
     skipped: dict[str, int] = field(default_factory=dict)
+    # Entries kept, but with something in them read the parser's own way (a date it could
+    # not read, a range written backwards): the report lists them so the reader can check.
+    warnings: list[Problem] = field(default_factory=list)
 
 
 NOT_A_CLIPPINGS_FILE = gettext_noop(
@@ -106,6 +109,9 @@ NO_METADATA_LINE = gettext_noop("entry has a title but no metadata line (%(line)
 BLANK_METADATA_LINE = gettext_noop("expected the metadata line after the title, found a blank line")
 UNRECOGNISED_METADATA = gettext_noop("unrecognised metadata line %(line)s")
 BEYOND_THE_END = gettext_noop("location %(location)s is beyond any book's end (%(line)s)")
+# Warnings: the entry is kept all the same.
+UNREADABLE_DATE = gettext_noop("the date %(date)s could not be read; the entry is kept without one")
+REVERSED_LOCATION = gettext_noop("location %(written)s is reversed; read as %(read)s")
 
 # A separator is exactly ten `=` on a line of its own. Matching it with the newline before
 # it lets one C-level split cut a 3 MB file into entries; a "\n" is put in front of the
@@ -146,7 +152,7 @@ def parse_clippings(data: bytes) -> ParseResult:
             continue
         result.entries += 1
         if isinstance(parsed, Clipping):
-            result.clippings.append(parsed)
+            result.clippings.append(_with_warnings(parsed, result.warnings))
         else:
             result.problems.append(parsed)
     if result.entries == 1 and not result.clippings and len(pieces) == 1:
@@ -331,6 +337,28 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
         line=title_number,
         truncated=truncated,
     )
+
+
+def _with_warnings(clipping: Clipping, warnings: list[Problem]) -> Clipping:
+    """The clipping as it is kept, with a warning for what in it was read our own way.
+
+    Never seen on a device, but a hand-edited file has them: `Added on Blursday, Foo 99`
+    (kept without a date) and `Location 99-98` (kept as 98-99). Either is kept rather than
+    lost, and said, rather than kept silently.
+    """
+    meta_line = clipping.line + 1
+    if clipping.added_at is None and clipping.added_raw.strip():
+        warnings.append(Problem(meta_line, UNREADABLE_DATE % {"date": _quote(clipping.added_raw)}))
+    start, end = clipping.location_start, clipping.location_end
+    if start is not None and end is not None and end < start:
+        warnings.append(
+            Problem(
+                meta_line,
+                REVERSED_LOCATION % {"written": f"{start}-{end}", "read": f"{end}-{start}"},
+            )
+        )
+        clipping.location_start, clipping.location_end = end, start
+    return clipping
 
 
 def _quote(line: str, limit: int = 80) -> str:

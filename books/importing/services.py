@@ -63,9 +63,26 @@ class ImportRejected(Exception):
     """The file is not something we can import; nothing was written."""
 
 
+class ImportFailed(Exception):
+    """Writing an import failed and was rolled back; `the_import` is the failed record.
+
+    The cause (an exception's own text, SQL) is chained as `__cause__`, kept in
+    `Import.error` for the admin and logged; a reader is told it in plain words.
+    """
+
+    def __init__(self, the_import: Import) -> None:
+        super().__init__(the_import.error)
+        self.the_import = the_import
+
+
 @dataclass
 class ImportReport:
+    # The books the file holds something of to keep, changed or not…
     books_touched: int = 0
+    # …and those it added a highlight or a note to, or changed one in: what the report
+    # shows (a file imported again touches every book and changes none). An Import saved
+    # before this count was kept has none: its report shows the books touched instead.
+    books_changed: int = 0
     # Of those, the books the import added to the library. An Import saved before this
     # count was kept has none in its counts: its report leaves the line out, not a wrong 0.
     new_books: int = 0
@@ -102,6 +119,12 @@ NOT_CLIPPINGS = gettext_noop(
     "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
 )
 IMPORT_FAILED = gettext_noop("The import failed and nothing was saved: %(error)s")
+# What a reader is told of IMPORT_FAILED, whose error is the server's, not the file's.
+IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
+    "The server could not save this import; nothing was saved, and your file is not the "
+    "cause. Try again in a while. If it fails again, the server's operator can find the "
+    "details in its log."
+)
 
 
 def check_upload(data: bytes) -> None:
@@ -142,6 +165,14 @@ def upload_parse(data: bytes) -> ParseResult:
     return result
 
 
+def problems_record(result: ParseResult) -> list[dict[str, Any]]:
+    """What an Import keeps of a file's problems, in the order of the file: the entries it
+    could not read, and the entries it kept with a warning (`"kept": True`)."""
+    unread = [{"line": p.line, "message": p.message} for p in result.problems]
+    kept = [{"line": w.line, "message": w.message, "kept": True} for w in result.warnings]
+    return sorted([*unread, *kept], key=lambda problem: problem["line"])
+
+
 def _newer(a: datetime | None, b: datetime | None) -> bool:
     return a is not None and (b is None or a >= b)
 
@@ -150,7 +181,8 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     """Import a clippings file for a reader: one transaction, idempotent, lossless.
 
     Raises ImportRejected (nothing written) for input that is not a clippings file. A
-    failure while writing rolls everything back and leaves a failed Import saying why.
+    failure while writing rolls everything back, leaves a failed Import saying why and
+    raises ImportFailed with it.
     """
     result = upload_parse(data)
     sha256 = hashlib.sha256(data).hexdigest()
@@ -167,23 +199,25 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
         # in the cache table until the import commits, and a note saved meanwhile would wait.
         library_version_bump(reader_ids={reader.pk})
     except Exception as error:
-        # The reason in one line (the command prints no traceback); the trace when debugging.
-        logger.error(
-            "import of %s for %s failed: %s",
-            file_name,
-            reader,
-            error,
-            exc_info=logger.isEnabledFor(logging.DEBUG),
-        )
-        Import.objects.create(
+        failed = Import.objects.create(
             reader=reader,
-            file_name=file_name,
+            file_name=file_name[:255],
             sha256=sha256,
             status=Import.Status.FAILED,
             error=IMPORT_FAILED % {"error": error},
             finished_at=timezone.now(),
         )
-        raise
+        # The reason in one line (the command prints no traceback); the trace when debugging.
+        # The import's code is the one in its report's address, so an operator finds it here.
+        logger.error(
+            "import %s of %s for %s failed: %s",
+            failed.code,
+            file_name,
+            reader,
+            error,
+            exc_info=logger.isEnabledFor(logging.DEBUG),
+        )
+        raise ImportFailed(failed) from error
     return the_import
 
 
@@ -207,9 +241,7 @@ def parsed_clippings_save(
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK, reader.pk])
     if the_import is None:
         the_import = Import.objects.create(reader=reader, file_name=file_name[:255], sha256=sha256)
-    report = ImportReport(
-        problems=[{"line": p.line, "message": p.message} for p in result.problems]
-    )
+    report = ImportReport(problems=problems_record(result))
     # Books the library holds twice under an older rule become one first (a no-op once
     # done), so that this file's books are matched against one book each.
     books_merge_duplicates(reader=reader)
@@ -628,6 +660,9 @@ def _finish_report(
     )
     truncated_books = {b.pk for b in books.values() if work.truncated[b.title]}
     report.books_touched = len(work.touched | truncated_books)
+    report.books_changed = len(
+        {h.book_id for h in [*work.created.values(), *work.changed.values()]}
+    )
     report.truncated_by_book = dict(sorted(work.truncated.items()))
     the_import.counts = {k: v for k, v in report.as_dict().items() if k != "problems"}
     the_import.problems = report.problems

@@ -1,5 +1,6 @@
 """The import page (upload a file), an import's report and its progress."""
 
+import logging
 from uuid import UUID
 
 from django.conf import settings
@@ -17,10 +18,18 @@ from books.connections.selectors import import_connections_count
 from books.forms import ImportForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import merges_of
-from books.importing.services import ImportRejected, check_upload, clippings_import
+from books.importing.services import (
+    IMPORT_FAILED_ON_THE_SERVER,
+    ImportFailed,
+    ImportRejected,
+    check_upload,
+    clippings_import,
+)
 from books.models import Import
 from books.selectors import import_progress
 from books.wording import translated
+
+logger = logging.getLogger(__name__)
 
 
 @require_http_methods(["GET", "POST"])
@@ -53,8 +62,19 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                 the_import = clippings_import(reader=reader, data=data, file_name=file_name)
             except ImportRejected as rejection:
                 form.add_error("file", translated(str(rejection)))
+            except ImportFailed as failure:
+                # Its report says why, in the reader's words, and stays in "Past imports".
+                failed = failure.the_import
+                messages.error(
+                    request,
+                    gettext("%(file)s could not be imported.") % {"file": failed.file_name},
+                )
+                return redirect(failed)
             except Exception:
-                messages.error(request, gettext("The import failed and nothing was saved."))
+                # Before any Import was recorded (the upload could not be queued): logged for
+                # the operator, said to the reader as the server's failure it is.
+                logger.exception("an upload of %s for %s failed", file_name, reader)
+                messages.error(request, gettext(IMPORT_FAILED_ON_THE_SERVER))
                 return redirect("import")
             else:
                 messages.success(request, _import_message(the_import))
@@ -83,6 +103,9 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     merges = Paginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
     context = {
         "import": the_import,
+        # Entries the file could not give, and entries kept with a warning.
+        "unread": [p for p in the_import.problems if not p.get("kept")],
+        "kept_with_warnings": [p for p in the_import.problems if p.get("kept")],
         "under_way": Import.UNDER_WAY,
         "progress": progress,
         "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),

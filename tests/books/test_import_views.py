@@ -5,7 +5,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
@@ -157,6 +157,107 @@ class OversizedBodyTests:
         assert "Line 12: unrecognised metadata line" in report
 
 
+def _refuse_poison() -> None:
+    """A real failure while writing: the database refuses the highlight 'Poison.'."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION refuse_poison() RETURNS trigger AS $$ BEGIN "
+            "IF NEW.text = 'Poison.' THEN RAISE EXCEPTION 'disk on fire'; END IF; "
+            "RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        cursor.execute(
+            "CREATE TRIGGER refuse_poison BEFORE INSERT ON books_highlight "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_poison()"
+        )
+
+
+POISONED = clippings_file(*MEMORY_LIBRARY[:2], Entry(SACKS, "Poison.", location="90"))
+
+
+@pytest.mark.django_db
+class ImportFailureTests:
+    def test_a_failed_upload_leads_to_its_report_saying_it_is_the_servers_fault(
+        self, alice_client: Client
+    ) -> None:
+        _refuse_poison()
+
+        response = alice_client.post(reverse("import"), _upload(POISONED), follow=True)
+
+        failed = Import.objects.get(status=Import.Status.FAILED)
+        assert response.redirect_chain == [(failed.get_absolute_url(), 302)]
+        page = response.content.decode()
+        assert "My Clippings.txt could not be imported." in page
+        assert "The server could not save this import; nothing was saved" in page
+        assert "the server&#x27;s operator can find the details in its log" in page
+        # The database's words stay with the operator (the admin, the log).
+        assert "disk on fire" in failed.error
+        for raw in ("disk on fire", "COPY", "CONTEXT", "books_highlight"):
+            assert raw not in page
+        assert not Highlight.objects.exists()
+
+    def test_a_failed_import_is_listed_with_a_link_to_why(self, alice_client: Client) -> None:
+        _refuse_poison()
+        alice_client.post(reverse("import"), _upload(POISONED))
+        failed = Import.objects.get()
+
+        page = alice_client.get(reverse("import")).content.decode()
+
+        assert f'<a href="{failed.get_absolute_url()}#why">Failed: see why</a>' in page
+
+    def test_it_says_why_in_spanish(self, alice_client: Client) -> None:
+        _refuse_poison()
+        alice_client.post(reverse("import"), _upload(POISONED))
+        failed = Import.objects.get()
+
+        page = alice_client.get(
+            failed.get_absolute_url(), headers={"Accept-Language": "es-ES,es;q=0.9"}
+        ).content.decode()
+
+        assert "El servidor no ha podido guardar esta importación" in page
+        assert "disk on fire" not in page
+
+    def test_a_file_problem_is_said_as_it_is(self, alice: User, alice_client: Client) -> None:
+        failed = Import.objects.create(
+            reader=alice,
+            file_name="notes.txt",
+            sha256="0" * 64,
+            status=Import.Status.FAILED,
+            error="No clipping in this file could be read (1 problem(s); the first, at line "
+            "2: unrecognised metadata line '- not metadata').",
+        )
+
+        page = alice_client.get(failed.get_absolute_url()).content.decode()
+
+        assert "at line 2: unrecognised metadata line" in page
+        assert "The server could not save" not in page
+
+
+@pytest.mark.django_db
+class ImportWarningTests:
+    def test_it_keeps_an_entry_with_a_bad_date_or_reversed_range_and_lists_it(
+        self, alice_client: Client
+    ) -> None:
+        data = clippings_file(
+            Entry(SACKS, "A good one.", location="10-11"),
+            Entry(SACKS, "Kept all the same.", location="99-98", added="Blursday, Foo 99"),
+        )
+
+        alice_client.post(reverse("import"), _upload(data))
+
+        the_import = Import.objects.get()
+        kept = Highlight.objects.get(text="Kept all the same.")
+        assert (kept.location_start, kept.location_end, kept.added_at) == (98, 99, None)
+        report = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "2 warnings about entries that were kept" in report
+        assert (
+            "Line 7: the date &#x27;Blursday, Foo 99&#x27; could not be read; "
+            "the entry is kept without one" in report
+        )
+        assert "Line 7: location 99-98 is reversed; read as 98-99" in report
+        assert "entry could not be read" not in report
+        assert "entries could not be read" not in report
+
+
 @pytest.mark.django_db
 class ImportReportCountsTests:
     def test_it_says_how_many_books_the_import_added(
@@ -167,7 +268,9 @@ class ImportReportCountsTests:
             reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="b.txt"
         )
         page = alice_client.get(later.get_absolute_url()).content.decode()
-        assert '<th scope="row">Books touched</th><td class="n">2</td>' in page
+        assert (
+            '<th scope="row">Books with something new or changed</th><td class="n">2</td>' in page
+        )
         assert '<th scope="row">New books</th><td class="n">1</td>' in page
         spanish = alice_client.get(
             later.get_absolute_url(), headers={"Accept-Language": "es-ES,es;q=0.9"}
@@ -183,6 +286,11 @@ class ImportReportCountsTests:
         )
         page = alice_client.get(again.get_absolute_url()).content.decode()
         assert '<th scope="row">New books</th><td class="n">0</td>' in page
+        # The same file again names both books and changes neither: it says so.
+        assert (
+            '<th scope="row">Books with something new or changed</th><td class="n">0</td>' in page
+        )
+        assert "Books touched" not in page
 
     def test_it_leaves_the_line_out_for_an_import_made_before_it_was_counted(
         self, alice: User, alice_client: Client
@@ -191,6 +299,7 @@ class ImportReportCountsTests:
             reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="old.txt"
         )
         the_import.counts.pop("new_books")  # as an older Import's counts read
+        the_import.counts.pop("books_changed")
         the_import.save(update_fields=["counts"])
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert '<th scope="row">Books touched</th><td class="n">2</td>' in page
@@ -270,6 +379,24 @@ class ImportReportMergesTests:
         assert "w0x2 w0x3 w0x4 w0x5 w0x6 w0x7" in content
         assert f'href="{highlight.get_absolute_url()}"' in content
         assert highlight.text == " ".join(f"w0x{i}" for i in range(8))
+
+    def test_it_shows_the_whole_highlight_an_entry_went_into(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A long passage, selected again from its middle on: the reader checks every word.
+        words = [f"word{i}" for i in range(120)]
+        data = clippings_file(
+            Entry(SACKS, " ".join(words[:100]), location="100-110"),
+            Entry(SACKS, " ".join(words[40:]), location="104-112"),
+        )
+        the_import = clippings_import(reader=alice, data=data, file_name="alice.txt")
+        highlight = Highlight.objects.get(reader=alice)
+        assert len(highlight.text) > 600
+
+        content = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "1 entry was merged into highlights" in content
+        assert f'<blockquote class="highlight went-into">{highlight.text}</blockquote>' in content
 
     def test_it_pages_through_many_merges(self, alice: User, alice_client: Client) -> None:
         the_import = clippings_import(

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from accounts.commands import reader_named
-from books.importing.services import ImportRejected, clippings_import
+from books.importing.services import ImportFailed, ImportRejected, clippings_import
 from books.models import Import
 
 
@@ -35,9 +35,11 @@ class Command(BaseCommand):
             the_import = clippings_import(reader=reader, data=data, file_name=path.name)
         except ImportRejected as rejection:
             raise CommandError(f"{path}: {rejection}") from None
-        except DatabaseError as error:
+        except ImportFailed as failure:
+            if not isinstance(failure.__cause__, DatabaseError):
+                raise  # a bug: its traceback is what the operator needs
             # Said plainly, without a traceback: the failed import is recorded with the reason.
-            message = f"{path}: the import failed and nothing was saved: {error}"
+            message = f"{path}: the import failed and nothing was saved: {failure.__cause__}"
             raise CommandError(message) from None
         if options["json"]:
             self.stdout.write(json.dumps(import_report_json(the_import), ensure_ascii=False))
@@ -50,6 +52,7 @@ class Command(BaseCommand):
         for key in [
             "books_touched",
             "new_books",
+            "books_changed",
             "new_highlights",
             "duplicates_skipped",
             "extended_merged",

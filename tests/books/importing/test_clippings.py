@@ -282,6 +282,54 @@ class ProblemTests:
         assert clipping.added_raw == "Someday, the 40th of Neverember"
         assert (clipping.page, clipping.location_start, clipping.location_end) == ("6", 460, 461)
 
+    def test_it_warns_of_a_date_it_cannot_read_at_its_metadata_line(self) -> None:
+        result = parse_fixture("problems.txt")
+
+        assert result.warnings == [
+            Problem(
+                line=18,
+                message="the date 'Someday, the 40th of Neverember' could not be read; "
+                "the entry is kept without one",
+            )
+        ]
+
+    def test_it_keeps_a_reversed_location_turned_round_and_warns_of_it(self) -> None:
+        data = (
+            b"The Quiet Engine (Okonkwo, Chidi)\n"
+            b"- Your Highlight on Location 99-98 | Added on Blursday, Foo 99\n\n"
+            b"Oil and rust.\n==========\n"
+        )
+
+        result = parse_clippings(data)
+
+        [clipping] = result.clippings
+        assert (clipping.location_start, clipping.location_end) == (98, 99)
+        assert clipping.text == "Oil and rust."
+        assert result.problems == []
+        assert result.warnings == [
+            Problem(
+                line=2,
+                message="the date 'Blursday, Foo 99' could not be read; "
+                "the entry is kept without one",
+            ),
+            Problem(line=2, message="location 99-98 is reversed; read as 98-99"),
+        ]
+
+    def test_it_does_not_warn_of_an_abbreviated_kindle_2_range(self) -> None:
+        data = (
+            b"The Quiet Engine (Okonkwo, Chidi)\n"
+            b"- Highlight Loc. 5444-45 | Added on Saturday, October 31, 2009, 09:25 AM\n\n"
+            b"Oil.\n==========\n"
+        )
+
+        result = parse_clippings(data)
+
+        assert result.warnings == []
+        assert (result.clippings[0].location_start, result.clippings[0].location_end) == (
+            5444,
+            5445,
+        )
+
     def test_it_never_raises_on_a_truncated_file(self) -> None:
         data = (FIXTURES / "ja.txt").read_bytes()
 

@@ -6,7 +6,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from accounts.models import User
-from books.importing.services import ImportRejected, clippings_import
+from books.importing.services import ImportFailed, ImportRejected, clippings_import
 from books.models import Book, Highlight, HighlightMerge, Import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
@@ -31,6 +31,7 @@ class ImportTests:
         assert the_import.sha256 == hashlib.sha256(clippings_file(*MEMORY_LIBRARY)).hexdigest()
         assert the_import.counts == {
             "books_touched": 2,
+            "books_changed": 2,
             "new_books": 2,
             "new_highlights": 5,
             "duplicates_skipped": 0,
@@ -61,6 +62,8 @@ class ImportTests:
             assert again.counts["new_highlights"] == 0
             assert again.counts["duplicates_skipped"] == 6
             assert again.counts["notes_attached"] == 0
+            # The file names both books, and changes neither.
+            assert (again.counts["books_touched"], again.counts["books_changed"]) == (2, 0)
         assert _rows(alice) == before
         assert Book.objects.filter(reader=alice).count() == 2
 
@@ -71,6 +74,8 @@ class ImportTests:
         assert (first.counts["books_touched"], first.counts["new_books"]) == (1, 1)
         later = _import(alice, *MEMORY_LIBRARY)  # Ficciones again, and Sacks
         assert (later.counts["books_touched"], later.counts["new_books"]) == (2, 1)
+        # Ficciones gained a note, Sacks came new: both changed.
+        assert later.counts["books_changed"] == 2
         again = _import(alice, *MEMORY_LIBRARY)
         assert again.counts["new_books"] == 0
         # Her books are not his: the same file adds both to bob's library.
@@ -315,11 +320,14 @@ class BadInputTests:
                 "FOR EACH ROW EXECUTE FUNCTION refuse_poison()"
             )
         data = clippings_file(*MEMORY_LIBRARY[:2], Entry(SACKS, "Poison.", location="90"))
-        with pytest.raises(DatabaseError, match="disk on fire"):
+        with pytest.raises(ImportFailed) as failure:
             clippings_import(reader=alice, data=data, file_name="poisoned.txt")
+        assert isinstance(failure.value.__cause__, DatabaseError)
+        assert "disk on fire" in str(failure.value.__cause__)
         assert not Highlight.objects.exists()
         assert not Book.objects.exists()
         failed = Import.objects.get(reader=alice)
+        assert failure.value.the_import == failed
         assert failed.status == Import.Status.FAILED
         assert "nothing was saved" in failed.error
         assert "disk on fire" in failed.error

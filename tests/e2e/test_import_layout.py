@@ -1,0 +1,111 @@
+"""The import page and an import's report, in English and Spanish: on a 390 px phone
+nothing is wider than the screen (the past imports, a long file name, the Apple Books
+path, the file's fingerprint), and at 1280 px the Import button sits inside the drop
+zone with the file it imports."""
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from accounts.models import User
+from books.importing.services import IMPORT_FAILED, clippings_import
+from books.models import Import
+from tests.books.kindle import SACKS, Entry, clippings_file
+from tests.conftest import PASSWORD
+from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, fits_the_screen, snapshot
+
+LONG_NAME = "kobosyncy__aed08a3__metadata.epub.lua__My_Clippings_from_the_old_Kindle.txt"
+
+
+def _box(locator: Locator) -> dict[str, float]:
+    box = locator.bounding_box()
+    assert box is not None
+    return box
+
+
+def _library_of(reader: User) -> Import:
+    """A few imports, one failed, and one whose report lists a long merged passage."""
+    words = [f"remembering{i}" for i in range(90)]
+    versions = clippings_file(
+        Entry(SACKS, " ".join(words[:70]), location="100-110"),
+        Entry(SACKS, " ".join(words[30:]), location="104-112"),
+    )
+    merged = clippings_import(reader=reader, data=versions, file_name=LONG_NAME)
+    clippings_import(
+        reader=reader,
+        data=clippings_file(Entry(SACKS, "One more.", location="300-301")),
+        file_name="My Clippings.txt",
+    )
+    Import.objects.create(
+        reader=reader,
+        file_name="My Clippings.txt",
+        sha256="0" * 64,
+        status=Import.Status.FAILED,
+        error=IMPORT_FAILED % {"error": 'null value in column "title_sort"'},
+    )
+    return merged
+
+
+def _log_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill(PASSWORD)
+    page.locator("#id_password").press("Enter")
+    page.wait_for_url(f"{base}/")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_the_import_page_and_report_fit_a_phone(
+    page: Page, live_server: object, language: str, axe_source: str
+) -> None:
+    reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
+    report = _library_of(reader)
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    page.set_viewport_size(PHONE)
+
+    page.goto(f"{base}/import/")
+    assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    # Every past import is there to read, its status and count too, not cut off.
+    for cell in page.locator("table.imports td").all():
+        box = _box(cell)
+        assert box["x"] >= 0, cell.inner_text()
+        assert box["x"] + box["width"] <= PHONE["width"], cell.inner_text()
+    assert_accessible(page, axe_source)
+    snapshot(page, f"import-{language}")
+
+    page.goto(f"{base}{report.get_absolute_url()}")
+    page.locator("details.sha summary").click()  # the fingerprint shown
+    assert page.locator("details.sha code").is_visible()
+    assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    assert_accessible(page, axe_source)
+    snapshot(page, f"import-report-{language}")
+
+    # The failed import's report says why, in the page's language, and fits too.
+    page.goto(f"{base}/import/")
+    page.locator("table.imports a[href$='#why']").click()
+    page.wait_for_url("**/imports/*/#why")
+    expect(page.locator("#why")).to_be_visible()
+    assert "title_sort" not in page.content()
+    assert fits_the_screen(page)
+    assert_accessible(page, axe_source)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_import_button_sits_inside_the_drop_zone(page: Page, live_server: object) -> None:
+    reader = User.objects.create_user("reader", password=PASSWORD)
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{base}/import/")
+
+    zone = _box(page.locator("#dropzone"))
+    button = _box(page.get_by_role("button", name="Import", exact=True))
+    assert zone["x"] < button["x"]
+    assert button["x"] + button["width"] < zone["x"] + zone["width"]
+    assert zone["y"] < button["y"]
+    assert button["y"] + button["height"] < zone["y"] + zone["height"]
+    # Centred under the file it imports, as the rest of the zone is.
+    middle = zone["x"] + zone["width"] / 2
+    assert abs(button["x"] + button["width"] / 2 - middle) < 2
+    assert "\u201cMy Clippings.txt\u201d" in page.locator("#dropzone .helptext").inner_text()
