@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
+from books.importing.identity import display_authors
 from books.text import fold, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
@@ -91,6 +92,12 @@ class Book(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("book", args=[self.code])
+
+    @property
+    def authors_display(self) -> str:
+        """The authors as pages and reading exports show them (`Nir Eyal;` reads `Nir
+        Eyal`); `authors` keeps the field as the file wrote it, for the JSON export."""
+        return display_authors(self.authors)
 
     @property
     def cover_tint(self) -> int:
