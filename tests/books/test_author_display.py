@@ -74,6 +74,12 @@ class AuthorsOnPagesTests:
         page = alice_client.get(reverse("search")).content.decode()
         assert '<option value="Thomas J. Stanley; William D. Danko">' in page
 
+    def test_the_sharing_page_names_each_book_with_its_authors_tidily(
+        self, alice_client: Client, stanley: str
+    ) -> None:
+        page = alice_client.get(reverse("sharing_settings")).content.decode()
+        assert "The Millionaire Next Door (Thomas J. Stanley; William D. Danko)" in page
+
     def test_the_field_keeps_what_the_file_wrote(self, alice: User, stanley: str) -> None:
         book = alice.books.get()
         assert book.authors == "Thomas J. Stanley;William D. Danko"
