@@ -277,6 +277,19 @@ class WordsPageTests:
         assert "No words yet." in content
         assert "All done for today." not in content
 
+    def test_it_says_why_the_deck_is_empty_when_every_word_is_a_heading_or_a_fragment(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = book_of(alice, "Indistractable", "Nir Eyal;")
+        for n, text in enumerate(["INTRODUCTION", "Chapter One", "London"]):
+            word_in(book, text, location=10 * (n + 1))
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "No looked-up words yet." in content
+        assert "Your words page lists 3 short highlights" in content
+        assert f'href="{reverse("words")}"' in content
+        assert "No words yet." not in content
+        assert "Import your highlights" not in content
+
     def test_it_says_all_done_when_no_word_is_due_today(
         self, alice: User, alice_client: Client
     ) -> None:
