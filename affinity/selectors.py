@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from accounts.models import User
 from affinity.bridges import Bridge, bridges_between
@@ -78,8 +78,17 @@ class KindredReader:
     profile: SharingProfile
     distance: float
     bridges: list[Bridge]
+    # Every title both read, in the library's order: the first few are named inline, the
+    # rest behind a disclosure ("and 20 more" once left the reader no way to see them).
     books_in_common: list[str]
-    more_books_in_common: int = 0
+
+    @property
+    def books_in_common_shown(self) -> list[str]:
+        return self.books_in_common[:BOOKS_IN_COMMON_SHOWN]
+
+    @property
+    def more_books_in_common(self) -> list[str]:
+        return self.books_in_common[BOOKS_IN_COMMON_SHOWN:]
 
     @property
     def similarity(self) -> float:
@@ -221,8 +230,7 @@ def kindred_readers(standing: Standing, *, limit: int = 10) -> list[KindredReade
                 profile=profiles[reader_id],
                 distance=distance,
                 bridges=bridges.get(reader_id, []),
-                books_in_common=titles[:BOOKS_IN_COMMON_SHOWN],
-                more_books_in_common=max(0, len(titles) - BOOKS_IN_COMMON_SHOWN),
+                books_in_common=titles,
             )
         )
     return found
@@ -264,7 +272,9 @@ class TopBook:
 class PublicProfile:
     profile: SharingProfile
     books: int
+    # Passages and looked-up words apart, as the reader's map and words page count them.
     highlights: int
+    words: int
     top_books: list[TopBook]
 
 
@@ -272,7 +282,11 @@ def public_profile(profile: SharingProfile) -> PublicProfile:
     """What other sharing readers may see: display name, counts and top books, all of the
     shared books only."""
     highlights = shared_highlights(profile.reader_id)
-    totals = highlights.aggregate(n=Count("id"), books=Count("book", distinct=True))
+    totals = highlights.aggregate(
+        n=Count("id", filter=Q(is_word=False)),
+        words=Count("id", filter=Q(is_word=True)),
+        books=Count("book", distinct=True),
+    )
     counts = list(
         highlights.values_list("book_id")
         .annotate(n=Count("id"))
@@ -281,4 +295,4 @@ def public_profile(profile: SharingProfile) -> PublicProfile:
     )
     books = Book.objects.in_bulk([book_id for book_id, _ in counts])
     top = [TopBook(books[book_id], n) for book_id, n in counts]
-    return PublicProfile(profile, totals["books"], totals["n"], top)
+    return PublicProfile(profile, totals["books"], totals["n"], totals["words"], top)

@@ -49,6 +49,10 @@ def author_choices(reader: User, shelf: LibraryCache) -> SafeString:
     """The <option>s of the search page's author list, rendered once per version."""
 
     def context() -> dict[str, object]:
-        return {"authors": sorted({b.authors for b in books_cached(reader, shelf) if b.authors})}
+        return {
+            "authors": sorted(
+                {b.authors_display for b in books_cached(reader, shelf) if b.authors_display}
+            )
+        }
 
     return shelf.html("author-options", "books/_book_options.html#authors", context)

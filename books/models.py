@@ -12,7 +12,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
-from books.text import fold, title_sort_key
+from books.importing.identity import display_authors
+from books.text import fold, title_initial, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
 # The theme model's vectors (books.embedding.theme.THEME_DIMENSIONS).
@@ -78,7 +79,7 @@ class Book(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.title} ({self.authors})" if self.authors else self.title
+        return f"{self.title} ({self.authors_display})" if self.authors_display else self.title
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         # The sort key is the title's shadow, not a rule of its own: every save of the
@@ -91,6 +92,17 @@ class Book(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("book", args=[self.code])
+
+    @property
+    def authors_display(self) -> str:
+        """The authors as pages and reading exports show them (`Nir Eyal;` reads `Nir
+        Eyal`); `authors` keeps the field as the file wrote it, for the JSON export."""
+        return display_authors(self.authors)
+
+    @property
+    def initial(self) -> str:
+        """The letter of the book's tile: where the title order files it (no article)."""
+        return title_initial(self.title)
 
     @property
     def cover_tint(self) -> int:

@@ -82,14 +82,22 @@ def title_sort_key(title: str) -> str:
     """`The Name of the Rose` sorts under N, `La casa de los espíritus` under C, and
     `Vol. 2` before `Vol. 10` (its numbers by value). Stored as `Book.title_sort`, which
     every list of books by title orders by."""
-    folded = fold(title).strip()
+    return _NUMBER.sub(_padded_number, _without_leading_article(fold(title).strip()))
+
+
+def _without_leading_article(folded: str) -> str:
     if folded.startswith(ELIDED_ARTICLES):
-        folded = folded[2:].lstrip()
-    else:
-        first, _, rest = folded.partition(" ")
-        if rest and first in LEADING_ARTICLES:
-            folded = rest.lstrip()
-    return _NUMBER.sub(_padded_number, folded)
+        return folded[2:].lstrip()
+    first, _, rest = folded.partition(" ")
+    return rest.lstrip() if rest and first in LEADING_ARTICLES else folded
+
+
+def title_initial(title: str) -> str:
+    """The letter a book's tile shows: the first letter or digit of the title as lists
+    sort it (`El hombre en busca de sentido` under H, `Épica` under E, `"Surely You're
+    Joking"` under S), so that tiles follow the order. Unpadded: `10 Days` shows 1."""
+    folded = _without_leading_article(fold(title).strip())
+    return next((ch.upper() for ch in folded if ch.isalnum()), title.strip()[:1].upper())
 
 
 def author_sort_key(authors_normalized: str) -> str:

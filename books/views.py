@@ -208,6 +208,11 @@ BOOK_PAGE_SIZE = 50
 BOOK_WORDS_SHOWN = 40
 
 
+def _only_filter(filters: dict[str, object]) -> str:
+    used = [name for name, value in filters.items() if value]
+    return used[0] if len(used) == 1 else "several"
+
+
 @require_GET
 @login_required
 def book(request: HttpRequest, code: UUID) -> HttpResponse:
@@ -229,6 +234,9 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "page": page,
         "total": the_book.highlights.alive().count(),
         "filtered": any(filters.values()),
+        # The one filter an empty page speaks of ("No favourites in this book yet"), or
+        # "several" when they were combined.
+        "only_filter": _only_filter(filters),
         "sort": sort,
         **filters,
         "book_tags": Tag.objects.filter(

@@ -79,6 +79,12 @@ def words_exist(reader: User) -> bool:
     return any(is_look_up(text) for text in words.values_list("text", flat=True).iterator())
 
 
+def words_listed(reader: User) -> int:
+    """How many words the reader's words page lists (headings and fragments included): a
+    reader with some but no look-up is told why the deck stays empty, not "no words yet"."""
+    return Highlight.objects.alive().words().filter(reader=reader).count()
+
+
 def next_word_due(*, reader: User, today: date) -> date | None:
     """When a word comes back next, for the "done for today" line."""
     return (

@@ -19,7 +19,13 @@ from books.services import highlight_note_update
 from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm, WordAnswerForm
 from review.models import ReviewCard, ReviewState, WordCard, WordState
 from review.scheduler import Answer
-from review.selectors import ShownWord, next_word_due, word_cards_shown, words_exist
+from review.selectors import (
+    ShownWord,
+    next_word_due,
+    word_cards_shown,
+    words_exist,
+    words_listed,
+)
 from review.services import (
     reader_for_unsubscribe_token,
     review_answer,
@@ -121,13 +127,15 @@ def review_words(request: HttpRequest) -> HttpResponse:
     today = timezone.localdate()
     cards = word_queue(reader=reader, today=today)
     answered = sum(1 for card in cards if card.answer)
+    has_words = bool(cards) or words_exist(reader)
     context = {
         "shown": word_cards_shown(reader=reader, cards=cards),
         "answered": answered,
         "total": len(cards),
         "today": today,
         "settings": review_settings_for(reader),
-        "has_words": bool(cards) or words_exist(reader),
+        "has_words": has_words,
+        "words_listed": 0 if has_words else words_listed(reader),
         "next_due": next_word_due(reader=reader, today=today)
         if not cards or answered == len(cards)
         else None,

@@ -66,7 +66,7 @@ def book_markdown(export: BookExport) -> str:
     front = [
         "---",
         f"title: {_yaml(book.title)}",
-        f"author: {_yaml(book.authors)}",
+        f"author: {_yaml(book.authors_display)}",
         f"highlights: {sum(1 for h in export.highlights if h.kind == Highlight.Kind.HIGHLIGHT)}",
         f"notes: {export.notes}",
         f"tags: [{', '.join(_yaml(tag) for tag in export.tags)}]",
@@ -76,8 +76,8 @@ def book_markdown(export: BookExport) -> str:
         f"# {_one_line(book.title)}",
         "",
     ]
-    if book.authors:
-        front += [f"*{_one_line(book.authors).replace('*', chr(92) + '*')}*", ""]
+    if book.authors_display:
+        front += [f"*{_one_line(book.authors_display).replace('*', chr(92) + '*')}*", ""]
     parts = ["\n".join(front)]
     for highlight in export.highlights:
         lines = []
@@ -109,7 +109,7 @@ def book_markdown(export: BookExport) -> str:
 
 def file_stem(book: Book) -> str:
     """The book's title (and author) as a file name no system refuses."""
-    base = f"{book.title} - {book.authors}" if book.authors else book.title
+    base = f"{book.title} - {book.authors_display}" if book.authors_display else book.title
     base = _UNSAFE_IN_NAME.sub(" ", base)
     return " ".join(base.split()).strip(". ")[:NAME_MAX_LENGTH].strip() or "Untitled"
 

@@ -41,7 +41,7 @@ def book_rows(export: BookExport) -> Iterator[list[str]]:
         # A standalone note has no highlighted text: its words go in Note.
         text, note = ("", h.text) if h.kind == Highlight.Kind.NOTE else (h.text, h.note)
         added = h.added_at.strftime("%Y-%m-%d %H:%M:%S") if h.added_at else ""
-        row = [text, book.title, book.authors, note, _location(h), added]
+        row = [text, book.title, book.authors_display, note, _location(h), added]
         yield [neutralize(cell) for cell in row]
 
 

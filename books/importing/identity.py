@@ -42,6 +42,7 @@ from books.text import fold_keeping_kana_marks, is_cjk
 __all__ = [
     "author_known",
     "book_key",
+    "display_authors",
     "family_names",
     "highlight_dedupe_key",
     "looks_like_a_file_name",
@@ -192,6 +193,23 @@ def split_authors(author: str) -> list[str]:
             else:
                 pieces.append(part)
     return [name for name in (piece.strip() for piece in pieces) if name]
+
+
+# A comma inside one name reads with one space after it: `Beauvoir de,Simone`.
+_COMMA_RE = re.compile(r"\s*,\s*")
+# Runs of spaces read as one, except a Japanese name's ideographic space (`中島\u3000岳志`).
+_SPACES_RE = re.compile(r"[^\S\u3000]+")
+
+
+@lru_cache(maxsize=8192)
+def display_authors(author: str) -> str:
+    """An author field as a page shows it: the names `split_authors` reads, each with its
+    spacing tidied and no separator left hanging, joined by "; ". `Nir Eyal;` reads `Nir
+    Eyal`, `Thomas J. Stanley;William D. Danko` reads `Thomas J. Stanley; William D.
+    Danko`, `Beauvoir de,Simone` reads `Beauvoir de, Simone`. The names stay as written
+    (no turning round, no folding), so `normalize_author` reads the same people in both."""
+    names = (_COMMA_RE.sub(", ", _SPACES_RE.sub(" ", name)) for name in split_authors(author))
+    return "; ".join(tidy for name in names if (tidy := name.strip(" ,;")))
 
 
 def _joined_by_other_and(part: str) -> list[str]:

@@ -105,7 +105,7 @@ def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
             "text": highlight.text or highlight.note,
             "note": highlight.note if highlight.text else "",
             "title": highlight.book.title,
-            "authors": highlight.book.authors,
+            "authors": highlight.book.authors_display,
             "url": highlight.get_absolute_url(),
         }
     )

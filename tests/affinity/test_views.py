@@ -158,6 +158,22 @@ class KindredPageTests:
         assert "A secret from the diary" not in content
         assert "Bob&#x27;s Diary" not in content
 
+    def test_it_names_every_book_in_common_the_rest_behind_a_disclosure(
+        self, alice: User, bob: User, alice_client: Client, circle: dict[str, Any]
+    ) -> None:
+        rng = np.random.default_rng(43)
+        titles = [f"Shelf {letter}" for letter in "ABCDEFGHIJ"]  # the library's order
+        for who in (alice, bob):
+            for title in titles:
+                highlights(book(who, title), near(direction(rng), 0.1, rng, 1))
+        content = alice_client.get(reverse("kindred")).content.decode()
+        inline, _, disclosed = content.partition('<details class="books-in-common meta">')
+        assert "Books you both read: Shelf A, Shelf B" in inline
+        assert "Shelf H" in inline
+        assert "Shelf I" not in inline
+        assert "<summary>and 2 more</summary>" in disclosed
+        assert "<li>Shelf I</li><li>Shelf J</li>" in disclosed
+
     def test_it_runs_as_many_queries_for_five_readers_as_for_two(
         self,
         alice: User,
@@ -215,6 +231,17 @@ class ReaderProfilePageTests:
         assert "alike to you" in content
         for private in ("Bob&#x27;s Diary", "A secret from the diary", ">bob<", "Bob's Aleph"):
             assert private not in content
+
+    def test_it_counts_looked_up_words_apart_from_highlights(
+        self, alice_client: Client, bob: User, circle: dict[str, Any]
+    ) -> None:
+        aleph = bob.books.get(title="El Aleph")
+        rng = np.random.default_rng(44)
+        [word] = highlights(aleph, near(direction(rng), 0.1, rng, 1), texts=["zahir"])
+        Highlight.objects.filter(pk=word.pk).update(is_word=True)
+        content = alice_client.get(self._url(bob)).content.decode()
+        assert '<span class="number">25</span><span class="label">highlights</span>' in content
+        assert '<span class="number">1</span><span class="label">looked-up word</span>' in content
 
     def test_it_is_404_for_a_reader_who_does_not_share(
         self, alice_client: Client, circle: dict[str, Any]

@@ -81,7 +81,25 @@ class BookPageTests:
             "To think is to forget differences."
         ]
         empty = alice_client.get(url, {"tag": "memory", "favourite": "1"})
-        assert "No highlight of this book matches" in empty.content.decode()
+        assert "No highlight of this book matches all of these filters." in empty.content.decode()
+
+    @pytest.mark.parametrize(
+        ("filters", "said"),
+        [
+            ({"favourite": "1"}, "No favourites in this book yet."),
+            ({"notes": "1"}, "No highlight of this book has a note yet."),
+            ({"tag": "stoic"}, "No highlight of this book is tagged “stoic”."),
+            ({"q": "zebra"}, "Nothing in this book matches “zebra”."),
+        ],
+    )
+    def test_an_empty_filter_says_what_there_is_none_of(
+        self, alice: User, alice_client: Client, filters: dict[str, str], said: str
+    ) -> None:
+        book = book_of(alice, "Walden")
+        highlight_in(book, "Simplify, simplify.", location=1)
+        content = alice_client.get(book.get_absolute_url(), filters).content.decode()
+        assert said in content
+        assert f'<a href="{book.get_absolute_url()}">Show all</a>' in content
 
     def test_each_item_links_by_its_own_words_and_offers_actions(
         self, ficciones: Book, alice_client: Client

@@ -11,6 +11,7 @@ from books.text import (
     fold_keeping_kana_marks,
     fold_spacing,
     fold_spacing_and_bom,
+    title_initial,
     title_sort_key,
 )
 
@@ -104,6 +105,25 @@ class TitleSortKeyTests:
             "Vol. 02 bis",
             "Vol. 10",
         ]
+
+
+class TitleInitialTests:
+    @pytest.mark.parametrize(
+        ("title", "initial"),
+        [
+            ("El hombre en busca de sentido", "H"),
+            ("The Name of the Rose", "N"),
+            ("L'Étranger", "E"),
+            ("Épica", "E"),
+            ("ñandú", "N"),
+            ('"Surely You\'re Joking, Mr. Feynman!"', "S"),
+            ("10 Days", "1"),
+            ("中島岳志", "中"),
+            ("...", "."),
+        ],
+    )
+    def test_it_is_the_first_letter_the_title_sorts_by(self, title: str, initial: str) -> None:
+        assert title_initial(title) == initial
 
 
 class AuthorSortKeyTests:

@@ -1,6 +1,7 @@
 """Lists of books by title sort a title's numbers by value ("Vol. 2" before "Vol. 10"),
 in the database (Book.title_sort), so that pages of highlights by book page correctly."""
 
+import re
 from importlib import import_module
 
 import pytest
@@ -108,3 +109,39 @@ class TitleSortKeptTests:
         Book.objects.update(title_sort="")
         import_module("books.migrations.0028_book_title_sort").fill_title_sort(apps, None)
         assert list(Book.objects.values_list("title_sort", flat=True)) == ["vol. 000000000007"]
+
+
+# Titles with articles, in the order the library files them (the article skipped).
+ARTICLED = ["Antifragile", "La casa verde", "El hombre en busca de sentido", "Indistractable"]
+
+
+@pytest.mark.django_db
+class ArticlesOrderEveryListTests:
+    """Every list of the reader's books files "El hombre…" under H, as the library does."""
+
+    @pytest.fixture(autouse=True)
+    def _shelf(self, alice: User) -> None:
+        _imported(alice, sorted(ARTICLED, reverse=True))
+
+    def test_the_library_tiles_show_the_letter_the_order_files_each_under(
+        self, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("library")).content.decode()
+        tiles = re.findall(r'<span class="cover[^"]*" aria-hidden="true">(.*?)</span>', page)
+        assert tiles == ["A", "C", "H", "I"]
+
+    def test_the_sharing_page_lists_the_books_in_that_order(self, alice_client: Client) -> None:
+        page = alice_client.get(reverse("sharing_settings")).content.decode()
+        assert _in_page_order(page, ARTICLED) == ARTICLED
+
+    @pytest.mark.parametrize("url", ["connections", "search"])
+    def test_the_book_filters_offer_the_books_in_that_order(
+        self, alice_client: Client, url: str
+    ) -> None:
+        page = alice_client.get(reverse(url)).content.decode()
+        assert _in_page_order(page, ARTICLED) == ARTICLED
+
+
+def _in_page_order(page: str, titles: list[str]) -> list[str]:
+    assert all(title in page for title in titles), titles
+    return sorted(titles, key=page.index)

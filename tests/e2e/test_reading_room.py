@@ -85,6 +85,19 @@ def test_a_reader_reviews_the_days_highlights(
     expect(page.locator("#review-count")).to_have_text("1 of 5 reviewed")
     kept = ReviewState.objects.get(highlight_id=queue[0].highlight_id)
     assert kept.due == today + timedelta(days=14)
+    # The answer given shows on the card (a ring round its button), and another changes it.
+    keep = cards.nth(0).get_by_role("button", name="Keep")
+    expect(keep).to_have_attribute("aria-pressed", "true")
+    assert keep.evaluate("b => getComputedStyle(b).boxShadow") != "none"
+    expect(cards.nth(0).get_by_role("status")).to_contain_text("Another answer changes it.")
+    cards.nth(0).get_by_role("button", name="Less often").click()
+    expect(cards.nth(0).get_by_role("status")).to_contain_text("Less often: it comes back on")
+    expect(keep).not_to_have_attribute("aria-pressed", "true")
+    expect(page.locator("#review-count")).to_have_text("1 of 5 reviewed")
+    cards.nth(0).get_by_role("button", name="Keep").click()
+    expect(cards.nth(0).get_by_role("status")).to_contain_text("Kept. It comes back on")
+    kept.refresh_from_db()
+    assert kept.due == today + timedelta(days=14)
 
     cards.nth(1).get_by_role("button", name="Favourite").click()
     expect(cards.nth(1).get_by_role("status")).to_contain_text("A favourite now")

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from accounts.models import User
 from books.models import Highlight
@@ -146,3 +146,34 @@ def test_a_reader_without_words_or_with_none_due_is_told_so(
     expect(page.get_by_text(f"the next one comes back on {later:%-d %b %Y}")).to_be_visible()
     assert_accessible(page, axe_source)
     snapshot(page, "18-16-words-all-done")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_words_pages_log_no_console_error_under_the_sites_policy(
+    browser: Browser, live_server: object
+) -> None:
+    """The Content-Security-Policy enforced (the suite's pages bypass it for axe): an inline
+    style or script the policy refuses shows as a console error, and silently unstyled."""
+    base = str(live_server)
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    _library(alice)
+    walden = book_of(alice, "Walden", "Thoreau, Henry David")
+    context = browser.new_context()  # the policy enforced
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on(
+        "console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None
+    )
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    log_in(page, base, "alice")
+    for path in [
+        "/words/",
+        f"/books/{walden.code}/words/",
+        f"/books/{walden.code}/",
+        "/review/words/",
+    ]:
+        page.goto(base + path)
+        expect(page.locator("h1")).to_be_visible()
+    assert errors == []
+    context.close()

@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -58,6 +59,11 @@ class ReviewPageTests:
             assert response["Location"].startswith(reverse("login"))
 
 
+def _pressed(card: str) -> list[str]:
+    """The answers a card's buttons show as given."""
+    return re.findall(r'value="(\w+)"[^>]*aria-pressed="true"', card)
+
+
 @pytest.mark.django_db
 class CardAnswerTests:
     def test_it_keeps_a_card_inline(self, alice: User, alice_client: Client) -> None:
@@ -72,6 +78,22 @@ class CardAnswerTests:
         )
         state = ReviewState.objects.get(highlight=card.highlight)
         assert (state.due - timezone.localdate()).days == 14
+
+    def test_an_answered_card_shows_its_answer_and_takes_another(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        card = _first_card(alice)
+        url = reverse("review_card_answer", args=[card.code])
+        kept = alice_client.post(url, {"answer": "keep"}, **HTMX).content.decode()
+        assert _pressed(kept) == ["keep"]
+        assert "Another answer changes it." in kept
+        changed = alice_client.post(url, {"answer": "less"}, **HTMX).content.decode()
+        assert _pressed(changed) == ["less"]
+        assert "Less often: it comes back on" in changed
+        assert "1 of 5 reviewed" in changed  # one card, answered once
+        state = ReviewState.objects.get(highlight=card.highlight)
+        # "Less often" sends it further than "keep" did, counted as one review.
+        assert (state.reviews, (state.due - timezone.localdate()).days > 14) == (1, True)
 
     def test_it_favourites_without_js(self, alice: User, alice_client: Client) -> None:
         card = _first_card(alice)
@@ -276,6 +298,19 @@ class WordsPageTests:
         content = alice_client.get(reverse("review_words")).content.decode()
         assert "No words yet." in content
         assert "All done for today." not in content
+
+    def test_it_says_why_the_deck_is_empty_when_every_word_is_a_heading_or_a_fragment(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = book_of(alice, "Indistractable", "Nir Eyal;")
+        for n, text in enumerate(["INTRODUCTION", "Chapter One", "London"]):
+            word_in(book, text, location=10 * (n + 1))
+        content = alice_client.get(reverse("review_words")).content.decode()
+        assert "No looked-up words yet." in content
+        assert "Your words page lists 3 short highlights" in content
+        assert f'href="{reverse("words")}"' in content
+        assert "No words yet." not in content
+        assert "Import your highlights" not in content
 
     def test_it_says_all_done_when_no_word_is_due_today(
         self, alice: User, alice_client: Client

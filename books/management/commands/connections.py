@@ -40,7 +40,7 @@ class Command(BaseCommand):
             {
                 "code": str(c.highlight.code),
                 "book": c.highlight.book.title,
-                "author": c.highlight.book.authors,
+                "author": c.highlight.book.authors_display,
                 "text": c.highlight.text,
                 "distance": round(c.distance, 4),
                 "strength": str(c.strength),

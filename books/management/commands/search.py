@@ -56,9 +56,10 @@ class Command(BaseCommand):
             highlight = result.highlight
             where = f", location {result.location()}" if result.location() else ""
             matched = " + ".join(result.halves)
+            authors = highlight.book.authors_display
             self.stdout.write(
                 f"{number:>3}. {highlight.book.title}"
-                f"{f' ({highlight.book.authors})' if highlight.book.authors else ''}{where}"
+                f"{f' ({authors})' if authors else ''}{where}"
                 f"  [{matched}, {result.score:.4f}]"
             )
             self.stdout.write(f"     {(highlight.text or highlight.note)[:200]}")
