@@ -81,6 +81,8 @@ class KindredReader:
     # Every title both read, in the library's order: the first few are named inline, the
     # rest behind a disclosure ("and 20 more" once left the reader no way to see them).
     books_in_common: list[str]
+    # Passages both highlighted word for word, in the books both read and share.
+    passages_in_common: int = 0
 
     @property
     def books_in_common_shown(self) -> list[str]:
@@ -199,6 +201,29 @@ def books_in_common(reader_id: int, other_ids: list[int]) -> dict[int, list[str]
     return common
 
 
+def passages_in_common(reader_id: int, other_ids: list[int]) -> dict[int, int]:
+    """How many passages the reader highlighted word for word as each other reader did, in
+    the books both read and share: two readers of one book who marked the same lines are
+    kindred in the plainest way, which bridges (pairs from different books) never show."""
+    if not other_ids:
+        return {}
+    sql = f"""
+        SELECT t.reader_id, count(DISTINCT m.id) FROM books_book mb
+        JOIN books_book tb ON tb.key = mb.key AND tb.reader_id = ANY(%(others)s)
+        JOIN books_highlight m ON m.book_id = mb.id
+        JOIN books_highlight t ON t.book_id = tb.id AND t.text = m.text
+        WHERE mb.reader_id = %(reader)s AND {_shared_book("mb")} AND {_shared_book("tb")}
+          AND {discoverable_sql("tb")}
+          AND m.deleted_at IS NULL AND t.deleted_at IS NULL
+          AND m.kind = 'highlight' AND t.kind = 'highlight'
+          AND NOT m.is_word AND NOT t.is_word AND m.text <> ''
+        GROUP BY t.reader_id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"reader": reader_id, "others": other_ids})
+        return {int(reader_id): int(count) for reader_id, count in cursor.fetchall()}
+
+
 # --- the list and the profile -----------------------------------------------------------------
 
 
@@ -220,6 +245,7 @@ def kindred_readers(standing: Standing, *, limit: int = 10) -> list[KindredReade
     centroids = list(ReaderCentroid.objects.filter(reader_id__in=list(profiles)))
     bridges = bridges_between(centroid, centroids)
     common = books_in_common(standing.profile.reader_id, list(profiles))
+    same_passages = passages_in_common(standing.profile.reader_id, list(profiles))
     found = []
     for reader_id, distance in nearest:
         if reader_id not in profiles:  # stopped sharing since the first query
@@ -231,6 +257,7 @@ def kindred_readers(standing: Standing, *, limit: int = 10) -> list[KindredReade
                 distance=distance,
                 bridges=bridges.get(reader_id, []),
                 books_in_common=titles,
+                passages_in_common=same_passages.get(reader_id, 0),
             )
         )
     return found

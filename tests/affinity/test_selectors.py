@@ -11,6 +11,7 @@ from affinity.selectors import (
     books_in_common,
     kindred_readers,
     nearest_readers,
+    passages_in_common,
     public_profile,
     standing_for,
 )
@@ -198,6 +199,19 @@ class BridgesTests:
         sharing_update(reader=alice, discoverable=True, display_name="A", excluded_books=[private])
         assert books_in_common(alice.pk, [bob.pk]) == {}
         assert books_in_common(bob.pk, [alice.pk]) == {}
+
+    def test_it_counts_the_passages_both_highlighted_word_for_word(
+        self, alice: User, bob: User, kindred_pair: dict[str, list[Highlight]]
+    ) -> None:
+        # "Shared Book, passage 0" in the one book both read; the rest differ.
+        assert passages_in_common(alice.pk, [bob.pk]) == {bob.pk: 1}
+        assert passages_in_common(bob.pk, [alice.pk]) == {alice.pk: 1}
+        [found] = kindred_readers(standing_for(alice))
+        assert found.passages_in_common == 1
+        # A book left out of sharing shares none of its passages.
+        private = kindred_pair["alice_same"][0].book
+        sharing_update(reader=alice, discoverable=True, display_name="A", excluded_books=[private])
+        assert passages_in_common(bob.pk, [alice.pk]) == {}
 
     def test_it_explains_each_reader_of_the_kindred_list(
         self, alice: User, bob: User, kindred_pair: dict[str, list[Highlight]]

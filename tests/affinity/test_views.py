@@ -174,6 +174,23 @@ class KindredPageTests:
         assert "<summary>and 2 more</summary>" in disclosed
         assert "<li>Shelf I</li><li>Shelf J</li>" in disclosed
 
+    def test_it_says_how_many_passages_both_highlighted_word_for_word(
+        self, alice: User, bob: User, alice_client: Client, circle: dict[str, Any]
+    ) -> None:
+        rng = np.random.default_rng(44)
+        line = ["The sea is the same everywhere."]
+        for who in (alice, bob):
+            highlights(
+                book(who, "The Sea", "Banville"), near(direction(rng), 0.1, rng, 1), texts=line
+            )
+        content = alice_client.get(reverse("kindred")).content.decode()
+        assert "You both highlighted 1 passage word for word." in content
+        # Bob's diary, kept from sharing, holds nothing in common whatever its text.
+        highlights(circle["diary"], near(direction(rng), 0.1, rng, 1), texts=line)
+        highlights(book(alice, "Bob's Diary"), near(direction(rng), 0.1, rng, 1), texts=line)
+        content = alice_client.get(reverse("kindred")).content.decode()
+        assert "You both highlighted 1 passage word for word." in content
+
     def test_it_runs_as_many_queries_for_five_readers_as_for_two(
         self,
         alice: User,
@@ -193,11 +210,11 @@ class KindredPageTests:
             centroid_refresh(reader=more)
         # session, user, profile, centroid, the count that chooses the scan, nearest,
         # profiles, centroids, bridges, their texts for the pair judge, their highlights,
-        # books in common
-        with django_assert_num_queries(12):
+        # books in common, passages in common
+        with django_assert_num_queries(13):
             response = alice_client.get(reverse("kindred"))
         assert len(response.context["kindred"]) == 5
-        assert len(few) == 12
+        assert len(few) == 13
 
 
 @pytest.mark.django_db
