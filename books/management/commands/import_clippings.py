@@ -41,6 +41,10 @@ class Command(BaseCommand):
             # Said plainly, without a traceback: the failed import is recorded with the reason.
             message = f"{path}: the import failed and nothing was saved: {failure.__cause__}"
             raise CommandError(message) from None
+        except DatabaseError as error:
+            # The database went away: not even the failed import could be recorded.
+            message = f"{path}: the import failed and nothing was saved: {error}"
+            raise CommandError(message) from None
         if options["json"]:
             self.stdout.write(json.dumps(import_report_json(the_import), ensure_ascii=False))
         else:
