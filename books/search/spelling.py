@@ -24,6 +24,7 @@ from django.db import connection
 from books.library_cache import LibraryCache
 from books.models import Highlight
 from books.search.query import NOT_MEANING, WORD
+from books.search.results import SearchResults
 from books.text import fold
 
 # Shorter words are too easily another word ("cat" → "car", "hat", "cut"): left alone.
@@ -138,3 +139,14 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
         start = kept.end()
     pieces.append(WORD.sub(correct, query[start:]))
     return "".join(pieces) if changed else ""
+
+
+def suggestion_for(reader_id: int, found: SearchResults) -> str:
+    """What a search offers instead, for the page, search.json and the command alike: a
+    suggestion when the words did not all match. A search by meaning alone that found
+    something asked for no words: none."""
+    if not found.mode_used or found.keyword_pass == "all":
+        return ""
+    if found.total and found.mode_used == "meaning":
+        return ""
+    return suggestion(reader_id, found.query)

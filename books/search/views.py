@@ -22,7 +22,7 @@ from books.choices import author_choices, book_choices
 from books.library_cache import LibraryCache
 from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
 from books.search.search import search as search_highlights
-from books.search.spelling import suggestion
+from books.search.spelling import suggestion_for
 from books.text import fold
 from exogram import form_messages
 from exogram.reader_slots import ReaderBusy, reader_slot, searches_at_once
@@ -249,7 +249,7 @@ def search(request: HttpRequest) -> HttpResponse:
             found = _run(request, form, limit=PAGE_SIZE, page=found.pages)
     partial = bool(request.headers.get("HX-Request"))
     mode = found.mode if found else request.GET.get("mode", "auto")
-    suggested = _suggested(reader, found)
+    suggested = suggestion_for(reader.pk, found) if found else ""
     context = {
         "form": form,
         "found": found,
@@ -275,17 +275,6 @@ def search(request: HttpRequest) -> HttpResponse:
     # htmx swaps the results only; the URL, and the full page it gives, are the same.
     template = "books/search.html#results" if partial else "books/search.html"
     return render(request, template, context)
-
-
-def _suggested(reader: User, found: SearchResults | None) -> str:
-    """The query written with the reader's own words for those their library lacks
-    ("happines"): a slip of the keyboard, when the words did not all match. A search by
-    meaning alone that found something asked for no words: none."""
-    if found is None or not found.mode_used or found.keyword_pass == "all":
-        return ""
-    if found.total and found.mode_used == "meaning":
-        return ""
-    return suggestion(reader.pk, found.query)
 
 
 def _chosen_book(reader: User, form: SearchForm, found: SearchResults | None) -> UUID | None:
@@ -318,7 +307,7 @@ def search_json(request: HttpRequest) -> HttpResponse:
         response["X-Search-Named"] = quote("; ".join(found.named))
     if found.notice:
         response["X-Search-Notice"] = found.notice
-    suggested = _suggested(reader_of(request), found)
+    suggested = suggestion_for(reader_of(request).pk, found)
     if suggested:
         response["X-Search-Suggestion"] = quote(suggested)
     return response

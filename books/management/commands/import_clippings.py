@@ -35,15 +35,13 @@ class Command(BaseCommand):
             the_import = clippings_import(reader=reader, data=data, file_name=path.name)
         except ImportRejected as rejection:
             raise CommandError(f"{path}: {rejection}") from None
-        except ImportFailed as failure:
-            if not isinstance(failure.__cause__, DatabaseError):
+        except (ImportFailed, DatabaseError) as failure:
+            # The database's failure is said plainly, without a traceback: the failed import
+            # is recorded with the reason (unless the database went away before that too).
+            cause = failure.__cause__ if isinstance(failure, ImportFailed) else failure
+            if not isinstance(cause, DatabaseError):
                 raise  # a bug: its traceback is what the operator needs
-            # Said plainly, without a traceback: the failed import is recorded with the reason.
-            message = f"{path}: the import failed and nothing was saved: {failure.__cause__}"
-            raise CommandError(message) from None
-        except DatabaseError as error:
-            # The database went away: not even the failed import could be recorded.
-            message = f"{path}: the import failed and nothing was saved: {error}"
+            message = f"{path}: the import failed and nothing was saved: {cause}"
             raise CommandError(message) from None
         if options["json"]:
             self.stdout.write(json.dumps(import_report_json(the_import), ensure_ascii=False))

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
 from books.search.search import MODES, search
-from books.search.spelling import suggestion
+from books.search.spelling import suggestion_for
 
 
 class Command(BaseCommand):
@@ -40,13 +40,13 @@ class Command(BaseCommand):
             return
         if found.notice:
             self.stdout.write(self.style.WARNING(found.notice))
+        suggested = suggestion_for(reader.pk, found)
         if not found.results:
             self.stdout.write("No results." if found.mode_used else "Nothing to search for.")
-            if found.mode_used and (suggested := suggestion(reader.pk, found.query)):
+            if suggested:
                 self.stdout.write(f"Did you mean: {suggested}")
             return
-        words_missed = found.keyword_pass != "all" and found.mode_used != "meaning"
-        if words_missed and (suggested := suggestion(reader.pk, found.query)):
+        if suggested:
             self.stdout.write(f"Did you mean: {suggested}")
         how = {"hybrid": "words and meaning", "keyword": "words", "meaning": "meaning"}
         if found.named:
