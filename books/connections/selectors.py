@@ -8,7 +8,7 @@ books, so that two books that echo each other do not fill the page.
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, TypedDict
@@ -31,6 +31,7 @@ from django.db.models import (
 from django.db.models.functions import Greatest, Least, Length, RowNumber
 
 from accounts.models import User
+from books.connections.judge import wording
 from books.connections.services import same_author
 from books.library_cache import LibraryCache
 from books.models import Book, Connection, Highlight, Import
@@ -94,6 +95,9 @@ class ConnectedHighlight:
     strength: Strength | None = None  # None: a nearest passage the judge never saw
     same_author: bool = False
     probability: float | None = None  # P(related), when judged
+    # Passages of other books in the very same words (a saying kept in two anthologies):
+    # named beside this one instead of read again.
+    copies: tuple[Highlight, ...] = ()
 
     @property
     def percent(self) -> int | None:
@@ -181,7 +185,7 @@ def highlight_connections(
     highlight: Highlight, *, per_strength: int = 3, shelf: LibraryCache | None = None
 ) -> HighlightConnections:
     """`shelf`: the request's cached reads of the reader's library, if it has them."""
-    found = connections_for(highlight, limit=100, nearby=True)
+    found = _one_per_wording(connections_for(highlight, limit=100, nearby=True))
     judged = [c for c in found if c.strength != Strength.NEARBY]
     others = [c for c in judged if not c.same_author]
     nearest: list[ConnectedHighlight] = []
@@ -189,15 +193,32 @@ def highlight_connections(
         # Never a dead end, never a page that contradicts itself: the judge's best other
         # candidates, each with its verdict; only with none, the nearest by the vectors.
         nearest = [c for c in found if c.strength == Strength.NEARBY and not c.same_author]
-        nearest = nearest[:per_strength] or nearest_in_library(
-            highlight, limit=per_strength, shelf=shelf
-        )
+        if not nearest:
+            unjudged = nearest_in_library(highlight, limit=2 * per_strength, shelf=shelf)
+            nearest = _one_per_wording(unjudged)
+        nearest = nearest[:per_strength]
     return HighlightConnections(
         same_idea=[c for c in others if c.strength == Strength.SAME_IDEA][:per_strength],
         related=[c for c in others if c.strength == Strength.RELATED][:per_strength],
         same_author=[c for c in judged if c.same_author][: 2 * per_strength],
         nearest=nearest,
     )
+
+
+def _one_per_wording(found: list[ConnectedHighlight]) -> list[ConnectedHighlight]:
+    """The first of each wording (case, accents and punctuation aside), in `found`'s order;
+    the later ones become its `copies`."""
+    kept: list[ConnectedHighlight] = []
+    first: dict[tuple[str, ...], int] = {}
+    for connected in found:
+        words = wording(connected.highlight.text)
+        if words and words in first:
+            at = first[words]
+            kept[at] = replace(kept[at], copies=(*kept[at].copies, connected.highlight))
+            continue
+        first[words] = len(kept)
+        kept.append(connected)
+    return kept
 
 
 def nearest_in_library(

@@ -88,6 +88,25 @@ class HighlightPageTests:
         assert "We rebuild each memory as we recall it." in content
         assert "Nearest in your library" not in content
 
+    def test_one_saying_in_two_books_is_read_once_and_the_other_book_named(
+        self, alice: User, anger: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        future = _highlight(alice, _book(alice, "Sayings", "Lincoln"), "Take it one day at a time.")
+        einstein = _book(alice, "Collected Sayings", "Einstein, Albert")
+        again = _book(alice, "Quotations, vol. 2", "Various")
+        soon = _highlight(alice, einstein, "I never think of the future. It comes soon enough.")
+        copy = _highlight(alice, again, "I never think of the future - it comes soon enough!")
+        other = _highlight(alice, again, "The best way to predict the future is to create it.")
+        _pair(future, soon, 0.84, STRENGTH.RELATED)
+        _pair(future, copy, 0.82, STRENGTH.RELATED)
+        _pair(future, other, 0.75, STRENGTH.RELATED)
+        content = alice_client.get(future.get_absolute_url()).content.decode()
+        assert content.count("I never think of the future") == 1
+        assert "The best way to predict the future is to create it." in content
+        assert "Word for word also in" in content
+        assert f'href="{copy.get_absolute_url()}"' in content
+        assert content.index("It comes soon enough.") < content.index("Word for word")
+
     def test_with_no_judged_candidate_it_says_the_nearest_are_unweighed(
         self, alice: User, anger: dict[str, Highlight], alice_client: Client
     ) -> None:
