@@ -7,6 +7,7 @@ probable; a listing of the whole library shows at most PER_BOOK_PAIR pairs of on
 books, so that two books that echo each other do not fill the page.
 """
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -101,7 +102,9 @@ class ConnectedHighlight:
 
     @property
     def percent(self) -> int | None:
-        return None if self.probability is None else round(100 * self.probability)
+        """Rounded down, so a candidate just under the related band never reads as the
+        band itself above "a connection needs 70% or more"."""
+        return None if self.probability is None else math.floor(round(100 * self.probability, 6))
 
 
 def connections_for(

@@ -80,6 +80,16 @@ class HighlightPageTests:
         band = round(100 * current_judge().related_band)
         assert f"A connection needs {band}% or more, and none reaches it" in content
 
+    def test_a_candidate_just_under_the_band_never_reads_as_the_band(
+        self, alice: User, anger: dict[str, Highlight], alice_client: Client
+    ) -> None:
+        band = current_judge().related_band
+        near = _highlight(alice, _book(alice, "Choices", "Robbins"), "Commit to your decisions.")
+        _pair(anger["anger"], near, band - 0.004, STRENGTH.NEARBY)
+        content = alice_client.get(anger["anger"].get_absolute_url()).content.decode()
+        assert f"{round(100 * band) - 1}% likely related" in content
+        assert f"{round(100 * band)}% likely related" not in content
+
     def test_a_related_pair_is_a_connection_not_a_nearest(
         self, anger: dict[str, Highlight], alice_client: Client
     ) -> None:
