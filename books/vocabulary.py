@@ -21,10 +21,13 @@ reading ("allay", "ostensibly", "iota") and made 78 % of all connections ("allay
   up to 6 of their characters ("孙权", "共感の危うさ") is a word or a phrase; the corpus's
   short CJK passages start at about 9 ("人は怒りを捏造する", "people fabricate anger").
 
-Six or more words are always a passage: from there on the corpus's highlights are
-sentences or parts of one. And **a short sentence with a verb** is a passage however short
-("Knowledge is power.", "our struggles determine our successes."): a verb marker and a
-sentence's end, or four words or more and a full stop.
+Six or more words are a passage: from there on the corpus's highlights are sentences or
+parts of one, but for a book's headings. A **heading** of any length (`is_heading`: in
+capitals, in Title Case or a labelled part, with no sentence's punctuation) is one of the
+reader's words too; `Highlight.refresh_is_word` applies it to highlights, never to notes.
+And **a short sentence with a verb** is a passage however short ("Knowledge is power.",
+"our struggles determine our successes."): a verb marker and a sentence's end, or four
+words or more and a full stop.
 
 Among the reader's words, `word_kind` tells what each one is (docs/words.md has the rule
 measured on the shared corpus): a **look-up** ("allay", "perlocutionary", "fazzoletto":
