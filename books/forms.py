@@ -1,15 +1,11 @@
-import math
-from decimal import Decimal
-
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
+from books.importing.services import MEGABYTE, megabytes
 from exogram import form_messages
-
-MEGABYTE = 1024 * 1024
 
 
 class ImportForm(forms.Form):
@@ -37,8 +33,7 @@ class ImportForm(forms.Form):
 def _megabytes(size: int) -> str:
     """A size in MB with one decimal, as the reader's language writes numbers ("1,234.5";
     "1 234,5" in Spanish), rounded up: a file just over a 1 MB limit reads "1.1", not "1.0"."""
-    tenths = Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
-    return number_format(tenths, 1, force_grouping=True)
+    return number_format(megabytes(size), 1, force_grouping=True)
 
 
 class NoteForm(forms.Form):

@@ -202,7 +202,8 @@ class Highlight(models.Model):
     deleted_at = models.DateTimeField(null=True, blank=True)
     favourite = models.BooleanField(default=False)
     # Too short to carry an idea (books.vocabulary): a word or short phrase looked up while
-    # reading, listed as the reader's words, or a note of a few words ("tutaj", "aaa"):
+    # reading, listed as the reader's words, a note of a few words ("tutaj", "aaa"), or a
+    # book's heading however long ("CHAPTER SEVEN: THE POWER OF HABIT AND THE BRAIN"):
     # never connected, never ranked by meaning. Set wherever the text is set.
     is_word = models.BooleanField(default=False)
     # "en", "es", "de", "pt", "fr", "it" or "unknown" (books.language): the pair judge
@@ -326,12 +327,14 @@ class Highlight(models.Model):
         return word_kind(self.text)
 
     def refresh_is_word(self) -> None:
-        from books.vocabulary import is_vocabulary
+        from books.vocabulary import is_heading, is_vocabulary
 
         # Notes too: on a real library, standalone notes such as "tutaj" and "tu koniec"
         # were the top "same idea" pairs of /connections/. Only highlights are listed as
-        # words (HighlightQuerySet.words).
-        self.is_word = is_vocabulary(self.text)
+        # words (HighlightQuerySet.words). A heading is a book's, never a note's: a note the
+        # reader typed in capitals is their thought, and connects.
+        heading = self.kind == self.Kind.HIGHLIGHT and is_heading(self.text)
+        self.is_word = heading or is_vocabulary(self.text)
 
     def refresh_language(self) -> None:
         from books.language import language_of

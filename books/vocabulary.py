@@ -21,10 +21,13 @@ reading ("allay", "ostensibly", "iota") and made 78 % of all connections ("allay
   up to 6 of their characters ("孙权", "共感の危うさ") is a word or a phrase; the corpus's
   short CJK passages start at about 9 ("人は怒りを捏造する", "people fabricate anger").
 
-Six or more words are always a passage: from there on the corpus's highlights are
-sentences or parts of one. And **a short sentence with a verb** is a passage however short
-("Knowledge is power.", "our struggles determine our successes."): a verb marker and a
-sentence's end, or four words or more and a full stop.
+Six or more words are a passage: from there on the corpus's highlights are sentences or
+parts of one, but for a book's headings. A **heading** of any length (`is_heading`: in
+capitals, in Title Case or a labelled part, with no sentence's punctuation) is one of the
+reader's words too; `Highlight.refresh_is_word` applies it to highlights, never to notes.
+And **a short sentence with a verb** is a passage however short ("Knowledge is power.",
+"our struggles determine our successes."): a verb marker and a sentence's end, or four
+words or more and a full stop.
 
 Among the reader's words, `word_kind` tells what each one is (docs/words.md has the rule
 measured on the shared corpus): a **look-up** ("allay", "perlocutionary", "fazzoletto":
@@ -213,6 +216,8 @@ def word_kind(text: str) -> str:
     fragment (see the module's docstring)."""
     text = unicodedata.normalize("NFC", text).strip()
     words = words_of(text)
+    if is_heading(text) and len(words) > PHRASE_MAX_WORDS:
+        return WordKind.HEADING  # "CHAPTER SEVEN: THE POWER OF HABIT AND THE BRAIN"
     if cjk_characters(text):
         # Two to four characters: "孙权", "俯瞰"; not a kana alone, not a phrase with its
         # particles ("共感の危うさ").
@@ -248,6 +253,110 @@ def word_kind(text: str) -> str:
     # two-word selections of lower-case letters was looked up ("redressement productif");
     # the others were terms and bits of sentences ("access log", "climate grief").
     return WordKind.FRAGMENT
+
+
+# Headings longer than a phrase. Measured on the shared corpus (docs/words.md): 96 of its
+# 12,570 highlights were a book's headings of four words or more that read as passages: a
+# part's or chapter's title in capitals ("CHAPTER SEVEN: THE POWER OF HABIT AND THE BRAIN")
+# or in Title Case ("How Habits Shape the Architecture of Everyday Life"). As passages they
+# were embedded and connected, heading to heading (chapter one's title to chapter two's).
+# The longest was 19 words; past HEADING_MAX_WORDS a highlight is a passage whatever its case.
+HEADING_MAX_WORDS = 20
+# The words that label a book's parts when a number follows ("Chapter 7:", "Parte II.",
+# "Kapitel 3"), in the languages of the markers above. Not "Step 2:" or "Lesson 3:": the
+# corpus's steps go on as instructions in sentence case, a passage's words.
+_LABELS_BY_LANGUAGE = (
+    "chapter part book section appendix",
+    "capítulo capitulo parte libro sección seccion apéndice título titulo",
+    "chapitre partie livre section annexe titre",
+    "kapitel teil buch abschnitt anhang",
+    "capitolo sezione appendice titolo",
+    "livro seção secção apêndice",
+)
+_LABELS = frozenset(word for line in _LABELS_BY_LANGUAGE for word in line.split())
+# A labelled heading in sentence case has no other sign of one: kept short.
+LABELLED_MAX_WORDS = 12
+_NUMBER_WORDS_BY_LANGUAGE = (
+    "one two three four five six seven eight nine ten eleven twelve first second third"
+    " fourth fifth sixth seventh eighth ninth tenth last final",
+    "uno una dos tres cuatro cinco seis siete ocho nueve diez primero primera segundo"
+    " segunda tercero tercera cuarto cuarta quinto quinta último última",
+    "un deux trois quatre cinq six sept huit neuf dix premier première deuxième troisième",
+    "eins zwei drei vier fünf sechs sieben acht neun zehn erster erste zweiter zweite"
+    " dritter dritte letzter letzte",
+)
+_NUMBER_WORDS = frozenset(word for line in _NUMBER_WORDS_BY_LANGUAGE for word in line.split())
+# A number as a heading numbers: "7", "7:", "1.2.", "II.", "IX", "A.", "#4:".
+_NUMERAL = re.compile(r"^#?(?:\d+(?:\.\d+)*|[ivxlcdm]+|[a-z])[.:)]?$", re.IGNORECASE)
+# "U.S.", "e.g.": letters and dots, not the end of a sentence.
+_ABBREVIATION = re.compile(r"^(?:\w\.){2,}$")
+_CLOSING = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb)]"
+_OPENING_QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u201e"
+
+
+def is_heading(text: str) -> bool:
+    """True when a highlight is a book's heading however long: in capitals or Title Case, or
+    a labelled part ("Parte II. La construcción del yo"), with no sentence's punctuation in
+    it. Headings are the reader's words (`word_kind` HEADING): kept, listed, never connected.
+
+    A sentence is not a heading in any case: one that ends on ".", "!" or "…", holds two
+    sentences ("TAXES ARE A PRICE. THE STATE …"), exclaims ("¡…!"), or is speech wholly in quotes
+    (a character's shouted line, “STOP THE CAR, YOU FOOL,”). A question is allowed: headings
+    ask ("WHAT IS A HABIT?", "CHAPTER X WHY DO WE FORGET?").
+    """
+    text = unicodedata.normalize("NFC", text).strip()
+    words = words_of(text)
+    if not words or len(words) > HEADING_MAX_WORDS or cjk_characters(text):
+        return False
+    if "!" in text or "\u00a1" in text or ";" in text or "\u2026" in text:
+        return False
+    if text[:1] in "\u2014\u2013-" or (
+        text[:1] in _OPENING_QUOTES and text.rstrip(_CLOSING) != text
+    ):
+        return False  # speech: a dialogue's dash ("—NO VOY A VOLVER"), or wholly quoted
+    tokens = text.translate(_APOSTROPHES).split()
+    if tokens[-1].rstrip(_CLOSING).endswith(".") and not _ABBREVIATION.match(tokens[-1]):
+        return False
+    for token in tokens[:-1]:
+        bare = token.rstrip(_CLOSING)
+        if bare.endswith("?") or (
+            bare.endswith(".")
+            and any(ch.isalnum() for ch in bare)
+            and not _NUMERAL.match(bare)
+            and not _ABBREVIATION.match(bare)
+        ):
+            return False  # two sentences, or a sentence and more
+    letters = [ch for ch in text if ch.isalpha()]
+    if not any(ch.islower() for ch in letters) and len(words) >= 2:
+        return True  # "PARTE II. LA CONSTRUCCIÓN DEL YO EN LA INFANCIA"
+    if _labelled(tokens):
+        return True  # "Capítulo 3. La memoria del agua", "Kapitel 7: Die Macht der Gewohnheit"
+    return _capitalised_words(tokens)
+
+
+def _labelled(tokens: list[str]) -> bool:
+    """A label and its number ("Chapter 7:", "PARTE II.", "Kapitel drei -"), then a
+    capital; "Part 2 of the plan" and "Appendix B (page 301) lists" are sentences."""
+    if not 3 <= len(tokens) <= LABELLED_MAX_WORDS + 1:
+        return False
+    if _QUOTED_EDGE.sub("", tokens[0]).lower() not in _LABELS:
+        return False
+    number = tokens[1].lower()
+    if not (_NUMERAL.match(number) or number.rstrip(".:)") in _NUMBER_WORDS):
+        return False
+    rest = [token for token in tokens[2:] if token not in ("-", "\u2013", "\u2014", ":")]
+    return bool(rest) and rest[0][:1].isupper()
+
+
+def _capitalised_words(tokens: list[str]) -> bool:
+    """Title Case: every word but the little ones opens on a capital, the first too, and at
+    least three do (a sentence has a verb in lower case)."""
+    bare = [_QUOTED_EDGE.sub("", token) for token in tokens]
+    lettered = [t for t in bare if t[:1].isalpha()]
+    if not lettered or not lettered[0][:1].isupper():
+        return False
+    content = [t for t in lettered if t.lower() not in _LITTLE_WORDS]
+    return len(content) >= 3 and all(t[:1].isupper() for t in content)
 
 
 def _camel_case(token: str) -> bool:

@@ -47,7 +47,12 @@ def _modules() -> list[ModuleType]:
 # The placeholders whose value is a message of its own, said in the reader's language too:
 # a nested problem or error, a Lua token as a KOReader file wrote it (or what it was), a
 # model's file and the fix of a model that cannot load.
-_MESSAGES = StoredMessages(_modules, nested={"problem", "error", "found", "what", "fix"})
+# And those whose value is a size in MB ("1.1"), said as the reader's language writes it.
+_MESSAGES = StoredMessages(
+    _modules,
+    nested={"problem", "error", "found", "what", "fix"},
+    numbers=frozenset({"size"}),
+)
 
 
 def _templates() -> list[str]:
@@ -62,12 +67,14 @@ def translated(message: str) -> str:
 def import_failure(error: str) -> str:
     """Why an import failed, as its reader is told, in their language.
 
-    A file's problem (what is wrong, and where) is said as stored. Anything else, an
-    exception's or the database's own words among them, is the server's failure: the
-    reader is told so, never its text, which stays in Import.error for the admin and in
-    the log.
+    A file's problem (what is wrong, and where) is said as stored; a file a parser raised
+    on, in plain words. Anything else, an exception's or the database's own words among
+    them, is the server's failure: the reader is told so. An exception's text or name never
+    reaches the reader; it stays in Import.error for the admin and in the log.
     """
     template = _MESSAGES.template_of(error) if error else None
     if template is None or template == services.IMPORT_FAILED:
         return gettext(services.IMPORT_FAILED_ON_THE_SERVER)
+    if template == background.IMPORT_UNREADABLE:
+        return gettext(background.FILE_UNREADABLE)
     return translated(error)

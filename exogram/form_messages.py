@@ -11,6 +11,10 @@ Each dict covers every error its kind of field can raise, its validators' includ
 validator's message gives way to the field's message of the same code), so a field given
 one says nothing in Django's words. `tests/i18n/test_form_voice.py` walks every form a
 reader can submit and fails on a message that is not from here.
+
+The password validators' messages are the exception: the validators raise them whatever the
+field, so their Spanish is in the project's catalogue under Django's msgids (read before
+Django's own, LOCALE_PATHS), and the same test (PasswordRuleTests) fails if it is lost.
 """
 
 from django.utils.translation import gettext_lazy as _

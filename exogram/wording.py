@@ -5,20 +5,25 @@ A message is built from a template with named placeholders, marked for the catal
 it is written (`gettext_noop`). Here a stored message is matched back to its template, its
 placeholders read out, and the template said in the active language with them. A
 placeholder that is itself a message (`%(problem)s` after a zip member's name) is said the
-same way. A message no template matches is shown as it was stored.
+same way, and a decimal number in one of the `numbers` placeholders as the language writes
+it ("1.1 MB" is "1,1 MB" in Spanish). A message no template matches is shown as it was
+stored.
 """
 
 import re
 from collections.abc import Callable, Iterable
+from decimal import Decimal
 from functools import cached_property
 from types import ModuleType
 
+from django.utils.formats import number_format
 from django.utils.translation import gettext
 
 __all__ = ["StoredMessages"]
 
 _TWO_WORDS = re.compile(r"[A-Za-z]+ [A-Za-z]+")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_DECIMAL = re.compile(r"\d+\.(\d+)")
 
 
 def _is_wording(value: str) -> bool:
@@ -29,12 +34,19 @@ def _is_wording(value: str) -> bool:
 
 
 class StoredMessages:
-    """The templates of `modules` (their upper-case string constants that are wording), and
-    `nested`: the placeholders whose value is a message of its own."""
+    """The templates of `modules` (their upper-case string constants that are wording),
+    `nested`: the placeholders whose value is a message of its own, and `numbers`: those
+    whose value, a decimal number, is written as the active language writes numbers."""
 
-    def __init__(self, modules: Callable[[], Iterable[ModuleType]], nested: set[str]) -> None:
+    def __init__(
+        self,
+        modules: Callable[[], Iterable[ModuleType]],
+        nested: set[str],
+        numbers: frozenset[str] = frozenset(),
+    ) -> None:
         self._modules = modules
         self._nested = frozenset(nested)
+        self._numbers = numbers
 
     def templates(self) -> list[str]:
         """Every template, the most specific first: a template that is only a prefix and a
@@ -80,8 +92,7 @@ class StoredMessages:
             if found is None:
                 continue
             values: dict[str, str] = {
-                name: self.translated(value, depth=depth + 1) if name in self._nested else value
-                for name, value in found.groupdict().items()
+                name: self._said(name, value, depth) for name, value in found.groupdict().items()
             }
             wording = gettext(template)
             try:
@@ -89,3 +100,11 @@ class StoredMessages:
             except (KeyError, ValueError, TypeError):  # a translation that lost a placeholder
                 return message
         return message
+
+    def _said(self, name: str, value: str, depth: int) -> str:
+        if name in self._nested:
+            return self.translated(value, depth=depth + 1)
+        decimal = _DECIMAL.fullmatch(value) if name in self._numbers else None
+        if decimal is not None:
+            return number_format(Decimal(value), len(decimal.group(1)), force_grouping=True)
+        return value

@@ -13,10 +13,12 @@ same file again, or a longer copy of it after a shorter one, changes nothing it 
 
 import hashlib
 import logging
+import math
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -127,13 +129,21 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 )
 
 
+MEGABYTE = 1024 * 1024
+
+
+def megabytes(size: int) -> Decimal:
+    """A size in MB to one decimal, rounded up: a file just over a 1 MB limit is 1.1 MB,
+    never "1.0 MB; the limit is 1 MB". A page says it as the reader's language writes
+    numbers ("1,1" in Spanish: books.wording)."""
+    return Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
+
+
 def check_upload(data: bytes) -> None:
     """Refuse what is not a clippings file before anything is parsed or written."""
     limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-    if len(data) > limit_mb * 1024 * 1024:
-        raise ImportRejected(
-            FILE_TOO_LARGE % {"size": f"{len(data) / 1024 / 1024:.1f}", "limit": limit_mb}
-        )
+    if len(data) > limit_mb * MEGABYTE:
+        raise ImportRejected(FILE_TOO_LARGE % {"size": megabytes(len(data)), "limit": limit_mb})
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected(FILE_EMPTY)
     # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A

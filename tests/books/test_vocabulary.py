@@ -2,7 +2,14 @@
 
 import pytest
 
-from books.vocabulary import WordKind, cjk_characters, is_vocabulary, word_kind, words_of
+from books.vocabulary import (
+    WordKind,
+    cjk_characters,
+    is_heading,
+    is_vocabulary,
+    word_kind,
+    words_of,
+)
 
 WORDS = [
     "allay",
@@ -149,3 +156,59 @@ class WordKindTests:
     def test_it_tells_a_look_up_from_a_heading_and_a_fragment(self, text: str, kind: str) -> None:
         assert is_vocabulary(text)
         assert word_kind(text) == kind
+
+
+# A book's headings longer than a phrase, written after the shapes of the shared corpus's:
+# capitals, Title Case, a labelled part in sentence case; in English, Spanish and German.
+LONG_HEADINGS = [
+    "CHAPTER SEVEN: THE POWER OF HABIT AND THE BRAIN",
+    "PARTE II. LA CONSTRUCCIÓN DEL YO EN LA INFANCIA",
+    "Parte II. La construcción del yo en la infancia",
+    "Capítulo 4: El cerebro que se cambia a sí mismo",
+    "EJERCICIOS PARA RECUPERAR LA ATENCIÓN EN UN MUNDO LLENO DE DISTRACCIONES",
+    "¿QUÉ ES LA MEMORIA Y POR QUÉ NOS ENGAÑA TANTO?",
+    "KAPITEL 3: DIE MACHT DER GEWOHNHEIT IM ALLTAG",
+    "Teil II. Die Entdeckung der Langsamkeit im Denken",
+    "ERSTER TEIL: WIE DAS GEHIRN JEDEN TAG ENTSCHEIDUNGEN TRIFFT",
+    "How Habits Shape the Architecture of Everyday Life",
+    "Why Smart People Make Poor Decisions About Money?",
+    "LESSON 4: READERS REMEMBER WHAT THEY WRITE IN THE MARGINS",
+    "#2: KEEP A READING LOG (NOT A LIST OF TITLES)",
+    "The Quiet Room\n  LEARNING TO LISTEN BEFORE SPEAKING",
+    "Hero Stories\u2014\u201cIt Was Never About Me\u201d",
+]
+# Passages a heading's rule must leave alone: speech and shouting in capitals, two sentences
+# in capitals, exclamations, acronyms, German nouns, a label that opens a sentence, and a
+# passage too long to be a heading.
+NOT_HEADINGS = [
+    "\u201cGET OUT OF MY HOUSE AND NEVER COME BACK!\u201d",
+    "\u201cSTOP THE CAR RIGHT NOW, YOU STUPID FOOL,\u201d",
+    "\u2014NO VOY A VOLVER A ESA CASA NUNCA MÁS, NUNCA",
+    "¡QUÉ DIFÍCIL ES ACEPTAR QUE EL PASADO NO VUELVE!",
+    "¡Qué difícil es aceptar que el pasado no vuelve!",
+    "¡Nunca Dejes De Aprender Cosas Nuevas Cada Día!",
+    "THE ONLY WAY OUT IS THROUGH THE DOOR YOU FEAR MOST.",
+    "TAXES ARE THE PRICE WE PAY. THE STATE IS THE ONE WHO SETS IT",
+    "The FBI, the CIA and the NSA shared data on the GRU with NATO and the EU",
+    "NASA and ESA plan a joint mission to Mars with JAXA in 2031",
+    "Die Grenzen meiner Sprache bedeuten die Grenzen meiner Welt",
+    "Part 2 of the plan was to leave the city before dawn",
+    "Appendix B (page 301) lists every reading group we met,",
+    "Step Three: measure how long each reader spends on a page",
+    "Where Are We Going? A Question Every Team Should Ask",
+    "THE SOFTWARE IS PROVIDED AS IS WITHOUT WARRANTY OF ANY KIND EXPRESS OR IMPLIED"
+    " INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY",
+    "人は怒りを捏造する",
+]
+
+
+class LongHeadingTests:
+    @pytest.mark.parametrize("text", LONG_HEADINGS)
+    def test_it_takes_a_long_heading_for_a_heading(self, text: str) -> None:
+        assert is_heading(text)
+        assert word_kind(text) == WordKind.HEADING
+
+    @pytest.mark.parametrize("text", NOT_HEADINGS)
+    def test_it_leaves_passages_passages(self, text: str) -> None:
+        assert not is_heading(text)
+        assert not is_vocabulary(text)

@@ -1,6 +1,7 @@
 """The forms' errors speak to a Spanish reader as "tú", like the pages around them, never in
 Django's own formal Spanish ("Su contraseña…", "introduzca…", "Asegúrese de que…")."""
 
+import gettext
 import importlib
 import importlib.util
 import inspect
@@ -13,7 +14,8 @@ import pytest
 from django import forms
 from django.apps import apps
 from django.conf import settings
-from django.contrib.auth.forms import AuthenticationForm, SetPasswordForm
+from django.contrib.auth import password_validation
+from django.contrib.auth.forms import AuthenticationForm, BaseUserCreationForm, SetPasswordForm
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import get_resolver, reverse
@@ -328,4 +330,90 @@ class EmailFieldTests:
         page = response.content.decode()
         assert "Escribe una dirección de correo, por ejemplo lectora@example.com." in page
         assert "Como mínimo 1." in page
+        assert _formal(page) == []
+
+
+def _own_spanish() -> list[re.Pattern[str]]:
+    """Every Spanish message of the project's own catalogue, its placeholders matching
+    any value: what a message a reader gets must be one of."""
+    with (settings.BASE_DIR / "locale/es/LC_MESSAGES/django.mo").open("rb") as compiled:
+        catalogue = gettext.GNUTranslations(compiled)
+    placeholder = re.compile(r"%(?:\([^)]*\))?[sd]")
+    return [
+        re.compile(".+".join(re.escape(part) for part in placeholder.split(message)))
+        for message in catalogue._catalog.values()  # the standard library keeps no other list
+        if message
+    ]
+
+
+OWN_SPANISH = _own_spanish()
+
+
+def _from_own_catalogue(message: str) -> bool:
+    return any(pattern.fullmatch(message) for pattern in OWN_SPANISH)
+
+
+# Forms that take a new password, and so run settings.AUTH_PASSWORD_VALIDATORS.
+NEW_PASSWORD_FORMS = [
+    form_class
+    for form_class in READER_FORMS
+    if issubclass(form_class, SetPasswordForm | BaseUserCreationForm)
+]
+
+
+def _weak_passwords(username: str) -> dict[str, str]:
+    """A password each validator refuses, by the code it refuses it with."""
+    return {
+        "password_too_short": "k9$x",
+        "password_too_common": "password",
+        "password_entirely_numeric": "83920174655",
+        # Within 0.7 of the username by SequenceMatcher's quick ratio.
+        "password_too_similar": f"{username}-x9q",
+    }
+
+
+@pytest.mark.django_db
+class PasswordRuleTests:
+    """The password validators' messages are Django's: the project's catalogue words them
+    in "tú" (Django's Spanish: "Su contraseña no puede…", "Debe contener…")."""
+
+    def test_it_walks_the_forms_that_take_a_new_password(self) -> None:
+        names = {form_class.__name__ for form_class in NEW_PASSWORD_FORMS}
+        assert names == {"SignupForm", "ReaderSetPasswordForm", "ReaderPasswordChangeForm"}
+
+    @pytest.mark.parametrize("form_class", NEW_PASSWORD_FORMS, ids=lambda c: c.__name__)
+    def test_every_rule_refuses_a_password_as_tu(
+        self, alice: User, form_class: type[forms.BaseForm]
+    ) -> None:
+        username = "lectora" if issubclass(form_class, BaseUserCreationForm) else alice.username
+        refused = {}
+        for code, password in _weak_passwords(username).items():
+            data = {"username": username, "old_password": PASSWORD}
+            for field in ("password1", "password2", "new_password1", "new_password2"):
+                data[field] = password
+            with translation.override("es"):
+                form = _form(form_class, alice, data=data)
+                assert not form.is_valid()
+                errors = form.errors.get_json_data()
+            for error in (error for errors in errors.values() for error in errors):
+                refused[error["code"]] = error["message"]
+            assert code in refused, (code, errors)
+        assert [m for m in refused.values() if not _from_own_catalogue(m)] == []
+        assert [m for m in refused.values() if FORMAL.search(m)] == []
+
+    def test_the_rules_themselves_are_worded_as_tu(self) -> None:
+        with translation.override("es"):
+            rules = password_validation.password_validators_help_texts()
+        assert len(rules) == len(settings.AUTH_PASSWORD_VALIDATORS)
+        assert [rule for rule in rules if not _from_own_catalogue(rule)] == []
+        assert [rule for rule in rules if FORMAL.search(rule)] == []
+
+    def test_the_sign_up_page_says_a_weak_password_as_tu(self, client: Client) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": "lectora", "password1": "83920174655", "password2": "83920174655"},
+            headers=SPANISH,
+        )
+        page = response.content.decode()
+        assert "Esa contraseña son solo números: añade alguna letra." in page
         assert _formal(page) == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -90,6 +90,22 @@ class BackgroundImportViewTests:
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert "No clipping in this file could be read" in page
 
+    def test_a_file_over_a_lowered_limit_is_refused_in_the_readers_language(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # Queued under the day's limit; the operator lowers it before a worker takes it.
+        alice_client.post(reverse("import"), _upload(DATA * 800))  # 1.01 MB
+        the_import = Import.objects.get()
+        with override_settings(EXOGRAM_MAX_UPLOAD_MB=1):
+            assert run_import(the_import.pk) == Import.Status.FAILED
+        the_import.refresh_from_db()
+        # Stored in English, for the admin and the log; rounded up, never the limit itself.
+        assert the_import.error == "The file is 1.1 MB; the limit is 1 MB."
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "El archivo ocupa 1,1 MB; el límite es 1 MB." in page
+
     def test_another_reader_cannot_see_the_progress(
         self, alice_client: Client, bob_client: Client
     ) -> None:
@@ -101,6 +117,8 @@ class BackgroundImportViewTests:
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
+UNREADABLE = "The file could not be read: Exogram could not make sense of what is in it."
 
 
 class ParseInPiecesTests:
@@ -234,11 +252,35 @@ class ImportThatBreaksTheWorkerTests:
         the_import = Import.objects.get()
         assert run_import(the_import.pk) == Import.Status.FAILED
         the_import.refresh_from_db()
-        assert "could not be read" in the_import.error
+        # The exception as Python says it, for the admin; plain words for the reader.
+        assert the_import.error.startswith("This file could not be read (RecursionError: ")
         assert not ImportUpload.objects.exists()
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert "could not be read" in page
+        assert UNREADABLE in page
+        assert "RecursionError" not in page
+        assert "recursion" not in page
+        spanish = alice_client.get(the_import.get_absolute_url(), headers=SPANISH)
+        assert (
+            "No se ha podido leer el archivo: Exogram no ha entendido" in spanish.content.decode()
+        )
+        assert "RecursionError" not in spanish.content.decode()
         assert imports_to_resend() == []
+
+    def test_an_import_failed_so_before_is_said_in_plain_words(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # Stored by an earlier version, with the exception's type name alone.
+        the_import = Import.objects.create(
+            reader=alice,
+            file_name="c.json",
+            sha256="0" * 64,
+            status=Import.Status.FAILED,
+            error="This file could not be read (RecursionError); nothing was imported and "
+            "the file was dropped.",
+        )
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert UNREADABLE in page
+        assert "RecursionError" not in page
 
     def test_any_error_while_reading_ends_the_import_as_failed(
         self, alice: User, monkeypatch: pytest.MonkeyPatch
