@@ -19,7 +19,10 @@ KITCHEN = "Bread at Home (Ada Quennell)"
 # floor of 0.15): the theme model puts them first.
 FAILURE = "Courage is going from failure to failure without losing enthusiasm."
 DEFEAT = "He who fears being conquered is sure of defeat."
-FRIENDSHIP = "Rare as is true love, true friendship is rarer."
+# e5: 0.17 from "amistad verdadera", past its floor.
+FRIENDSHIP = (
+    "True friendship is like sound health; the value of it is seldom known until it is lost."
+)
 UNRELATED = (
     "Preheat the oven and knead the dough for ten minutes.",
     "The train to the coast leaves at seven every morning.",
