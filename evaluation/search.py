@@ -6,6 +6,12 @@
    typo in a third of the queries; the answer is that highlight.
 3. **names**: an author's name and a topic ("what did Confucius say about friendship"); the
    answers are that author's quotes with that tag.
+4. **es-en** and **en-es**: the paraphrase task across languages, when the Spanish STS-B
+   file beside --file is there (its rows are translations of the English ones): the
+   library also holds each sentence's Spanish translation; a Spanish sentence is the query
+   and its partner's English sentence the answer (es-en), or the other way round (en-es).
+   The query's own sentence in both languages and its partners in the query's language are
+   left out before ranking: the answer is there only in the other language.
 
 Everything goes into one throw-away library through the app's own path: a clippings file
 built here, imported by books.importing.services.clippings_import, embedded by
@@ -22,7 +28,7 @@ import re
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -40,11 +46,13 @@ from books.importing.services import clippings_import
 from books.models import Highlight
 from books.search.search import forget_word_shares, search
 from books.text import fold
+from evaluation.sts_data import read_stsb
 
 DEFAULT_FILE = "stsb-en-dev.csv"
 DEFAULT_DISTRACTORS = "stsb-en-train.csv"
 DEFAULT_QUOTES = "quotable/quotes.json"
-TASKS = ("paraphrase", "words", "names")
+TASKS = ("paraphrase", "words", "names", "es-en", "en-es")
+LANGUAGE_TASKS = ("es-en", "en-es")
 BOOKS = 20
 CUTOFFS = (1, 5, 10)
 MODES = (("keyword", "keyword"), ("meaning", "meaning"), ("hybrid", "auto"))
@@ -54,6 +62,7 @@ TITLE = "Stsbdev{:02d}"
 AUTHOR = "Stsbeval"
 QUOTES_TITLE = "Quotations of {}"
 DISTRACTOR_TITLE = "Distractors {:02d}"
+SPANISH_TITLE = "Stsbdev{:02d} traducido"
 DISTRACTOR_AUTHOR = "Various"
 ADDED = "Monday, 3 March 2025 10:00:00"
 WORDS_QUERIES = 600
@@ -180,6 +189,8 @@ class EvaluationLibrary:
     paraphrase_start: int = 0
     quotes_start: int = 0
     quotes: list[Quote] = field(default_factory=list)
+    # A paraphrase sentence's number -> its Spanish translation's (the language tasks).
+    spanish: dict[int, int] = field(default_factory=dict)
 
     def add(self, text: str, title: str, author: str) -> int:
         self.texts.append(text)
@@ -187,11 +198,30 @@ class EvaluationLibrary:
         return len(self.texts) - 1
 
 
+def read_translations(english_path: Path, spanish_path: Path) -> dict[str, str]:
+    """Each English sentence of the aligned STS-B files -> its Spanish translation (the
+    first, where a sentence is in several rows)."""
+    english, spanish = read_stsb(english_path), read_stsb(spanish_path)
+    if len(english) != len(spanish) or any(
+        e.score != s.score for e, s in zip(english, spanish, strict=True)
+    ):
+        raise CommandError(f"{english_path} and {spanish_path} are not aligned.")
+    found: dict[str, str] = {}
+    for e, s in zip(english, spanish, strict=True):
+        found.setdefault(e.first.strip(), s.first.strip())
+        found.setdefault(e.second.strip(), s.second.strip())
+    return found
+
+
 def build_library(
-    labelled: LabelledSet, quotes: Sequence[Quote], distractors: Sequence[str]
+    labelled: LabelledSet,
+    quotes: Sequence[Quote],
+    distractors: Sequence[str],
+    translations: dict[str, str] | None = None,
 ) -> EvaluationLibrary:
     """Paraphrases in 20 made-up books, quotes in one book per author, distractors in 20
-    more; a text in two sources is kept once, with the first."""
+    more, and the paraphrases' Spanish translations (when given) in 20 more; a text in two
+    sources is kept once, with the first."""
     library = EvaluationLibrary()
     seen: set[str] = set()
     books = min(BOOKS, max(2, len(labelled.sentences)))
@@ -208,6 +238,11 @@ def build_library(
     for number, sentence in enumerate(s for s in distractors if s not in seen):
         seen.add(sentence)
         library.add(sentence, DISTRACTOR_TITLE.format(number % BOOKS), DISTRACTOR_AUTHOR)
+    for number, (sentence, book) in enumerate(zip(labelled.sentences, shelf, strict=True)):
+        spanish = (translations or {}).get(sentence)
+        if spanish and spanish not in seen:
+            seen.add(spanish)
+            library.spanish[number] = library.add(spanish, SPANISH_TITLE.format(book), AUTHOR)
     return library
 
 
@@ -235,17 +270,45 @@ class Probe:
     exclude: tuple[int, ...] = ()
 
 
+def _spanish_ids(library: EvaluationLibrary, numbers: Iterable[int]) -> tuple[int, ...]:
+    return tuple(library.ids[library.spanish[n]] for n in numbers if n in library.spanish)
+
+
 def paraphrase_probes(library: EvaluationLibrary, labelled: LabelledSet) -> list[Probe]:
     """Each sentence of a pair scored >= min-score; its partner is the answer, its own
-    highlight is left out."""
+    highlight is left out (and, with the Spanish translations in the library, its own
+    and its partners' translations: the task asks what it asked without them)."""
     return [
         Probe(
             labelled.sentences[query],
             frozenset(library.ids[p] for p in partners),
-            (library.ids[query],),
+            (library.ids[query], *_spanish_ids(library, (query, *partners))),
         )
         for query, partners in labelled.answers.items()
     ]
+
+
+def language_probes(
+    library: EvaluationLibrary, labelled: LabelledSet, direction: str
+) -> list[Probe]:
+    """The paraphrase task across languages: "es-en", a Spanish sentence asks for its
+    partners' English sentences; "en-es", an English sentence for its partners' Spanish
+    ones. Left out: the query's sentence in both languages and its partners in the query's
+    language, so the answer is there only in the other language."""
+    probes = []
+    for query, partners in labelled.answers.items():
+        if query not in library.spanish:
+            continue
+        english = frozenset(library.ids[p] for p in partners)
+        spanish = frozenset(_spanish_ids(library, partners))
+        own = (library.ids[query], *_spanish_ids(library, (query,)))
+        if direction == "es-en":
+            text, wanted, same = library.texts[library.spanish[query]], english, spanish
+        else:
+            text, wanted, same = labelled.sentences[query], spanish, english
+        if wanted:
+            probes.append(Probe(text, wanted, (*own, *sorted(same))))
+    return probes
 
 
 _EVAL_WORD = re.compile(r"[^\W\d_]{4,}")
@@ -391,7 +454,7 @@ class EvaluateSearch(BaseCommand):
             "--task",
             choices=[*TASKS, "all"],
             action="append",
-            help="a task to run, repeatable (default: all three)",
+            help="a task to run, repeatable (default: all, those whose data is there)",
         )
         parser.add_argument(
             "--queries", type=int, default=WORDS_QUERIES, help="queries per generated task"
@@ -435,7 +498,18 @@ class EvaluateSearch(BaseCommand):
             # "all" without quotes: the two tasks that need none.
             self.stderr.write(f"No quotes at {quotes_path}: the names task is left out.")
             tasks.remove("names")
-        library = build_library(labelled, quotes, distractors)
+        # The language tasks need the Spanish file beside the English one (stsb-es-dev.csv).
+        spanish_path = options["data"] / options["file"].replace("-en-", "-es-")
+        if spanish_path == path or not spanish_path.is_file():
+            if any(task in asked for task in LANGUAGE_TASKS):
+                raise CommandError(f"No Spanish translations of {path} at {spanish_path}.")
+            if any(task in tasks for task in LANGUAGE_TASKS):
+                self.stderr.write(f"No {spanish_path}: the es-en and en-es tasks are left out.")
+                tasks = [task for task in tasks if task not in LANGUAGE_TASKS]
+        translations = None
+        if any(task in tasks for task in LANGUAGE_TASKS):
+            translations = read_translations(path, spanish_path)
+        library = build_library(labelled, quotes, distractors, translations)
         with transaction.atomic():
             report = self._evaluate(library, labelled, tasks, options)
             report["data"] = str(path)
@@ -481,6 +555,8 @@ class EvaluateSearch(BaseCommand):
             "paraphrase": lambda: paraphrase_probes(library, labelled),
             "words": lambda: words_probes(library, rng, options["queries"]),
             "names": lambda: names_probes(library, rng, options["queries"]),
+            "es-en": lambda: language_probes(library, labelled, "es-en"),
+            "en-es": lambda: language_probes(library, labelled, "en-es"),
         }
         results: dict[str, Any] = {}
         for task in tasks:
@@ -496,7 +572,11 @@ class EvaluateSearch(BaseCommand):
             "embedded": embedded,
             "paraphrase_sentences": len(labelled.sentences),
             "quotes": len(library.quotes),
-            "distractors": len(library.texts) - library.quotes_start - len(library.quotes),
+            "distractors": len(library.texts)
+            - library.quotes_start
+            - len(library.quotes)
+            - len(library.spanish),
+            "spanish_sentences": len(library.spanish),
             "load_seconds": round(loaded, 1),
             "tasks": results,
             "finished": datetime.now().isoformat(timespec="seconds"),
@@ -506,7 +586,12 @@ class EvaluateSearch(BaseCommand):
         self.stdout.write(
             f"{report['data']}: {report['highlights']} highlights "
             f"({report['paraphrase_sentences']} paraphrase sentences, {report['quotes']} "
-            f"quotes, {report['distractors']} distractors)"
+            f"quotes, {report['distractors']} distractors"
+            + (
+                f", {report['spanish_sentences']} Spanish translations)"
+                if report["spanish_sentences"]
+                else ")"
+            )
         )
         header = f"{'task':<11}{'mode':<9}" + "".join(
             f"{k:>11}" for k in ("Recall@1", "Recall@5", "Recall@10", "MRR@10", "ms/query")

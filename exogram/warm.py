@@ -50,11 +50,21 @@ def warm_up() -> dict[str, float]:
 
         get_encoder().encode_one("warm up")
 
+    def theme() -> None:
+        # Search reads the theme model's nearest beside e5's (books.search.meaning): ~0.7 s
+        # of CPU and ~100 MB to load, measured in docs/models.md.
+        from books.embedding.encoder import get_encoders
+
+        encoders = get_encoders()
+        if encoders.with_theme:
+            encoders.encode_theme(["warm up"])
+
     # Every view module imported at once, not inside the first request to each.
     step("urls", lambda: get_resolver().url_patterns)
     step("database", database)
     step("templates", lambda: [get_template(name) for name in TEMPLATES])
     step("encoder", encoder)
+    step("theme", theme)
     return timings
 
 

@@ -17,9 +17,11 @@ class WarmUpTests:
         _encoders.clear()
         _encoder_sets.clear()
         timings = warm_up()
-        assert set(timings) == {"urls", "database", "templates", "encoder"}
+        assert set(timings) == {"urls", "database", "templates", "encoder", "theme"}
         assert _encoders  # the model is loaded: the first search will not load it
         assert get_encoder() is next(iter(_encoders.values()))
+        # And the theme model, which search reads beside it.
+        assert next(iter(_encoder_sets.values()))._theme is not None
 
     def test_the_gunicorn_hook_warms_unless_turned_off(
         self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

@@ -21,6 +21,17 @@ from dataclasses import dataclass
 # match this far behind the best one, for a model that names no figures of its own.
 DEFAULT_SEARCH_MAX_DISTANCE = 0.75
 DEFAULT_SEARCH_MARGIN = 0.35
+# Search by meaning also reads the theme model's nearest (books.embedding.theme), for a model
+# that has it beside it: those nearer than THEME_SEARCH_MAX_DISTANCE and at most
+# THEME_SEARCH_MARGIN behind its best, merged with the model's own close matches by
+# reciprocal rank, the theme's counted THEME_SEARCH_WEIGHT. Measured on the realistic library
+# (docs/evaluation.md, 2026-12-06): 15 queries that mean nothing or nothing the library holds
+# ("xyzzyqwrtplk", "volcanic eruptions in Iceland") had their best at 0.61-0.83; 15 of 20
+# real topics under 0.60 ("friendship" 0.42, "miedo al fracaso" 0.51; "money" 0.60 and
+# "grief" 0.73 left to e5).
+THEME_SEARCH_MAX_DISTANCE = 0.60
+THEME_SEARCH_MARGIN = 0.12
+THEME_SEARCH_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,12 @@ The query's vector comes from the same encoder as the highlights'; the nearest h
 by cosine distance through books.connections.neighbours (exact for small libraries,
 iterative HNSW for large ones, so the reader filter never silently loses recall), cut at a
 relevance floor (per model) so that the count is of close matches, not of the top 100.
+
+Beside e5, the theme model (books.embedding.theme) when the model's profile has it: e5 puts a
+same-language passage on another topic nearer than a passage on the query's theme in another
+language ("miedo al fracaso" found only Spanish passages), the theme model much less so. Its
+nearest within its own floor are merged into the meaning half by reciprocal rank
+(`with_theme`), each result keeping e5's distance, so a percentage means one thing.
 """
 
 from __future__ import annotations
@@ -29,13 +35,16 @@ from books.connections.neighbours import (
 from books.embedding.profiles import (
     DEFAULT_SEARCH_MARGIN,
     DEFAULT_SEARCH_MAX_DISTANCE,
+    THEME_SEARCH_MARGIN,
+    THEME_SEARCH_MAX_DISTANCE,
+    THEME_SEARCH_WEIGHT,
     profile_for_model_id,
 )
 from books.models import Highlight
-from books.search.fusion import DEPTH
+from books.search.fusion import DEPTH, RRF_K
 
 if TYPE_CHECKING:
-    from books.embedding.encoder import Encoder
+    from books.embedding.encoder import Encoder, Encoders
 
 # A meaning result farther than this (cosine distance) shares nothing with the query worth
 # showing, and a close match is at most MEANING_MARGIN behind the best one, unless the
@@ -84,6 +93,31 @@ def query_vector(encoder: Encoder, text: str) -> list[float]:
     return vector
 
 
+def theme_query_vector(encoders: Encoders, text: str) -> list[float] | None:
+    """The query's theme vector (cached like `query_vector`); None when the model has no
+    theme model beside it or its wheel is missing: e5 alone then, as before."""
+    from books.embedding.encoder import EncoderUnavailable
+    from books.embedding.theme import THEME_MODEL_ID
+
+    if not encoders.with_theme:
+        return None
+    key = (THEME_MODEL_ID, text)
+    with _query_vectors_lock:
+        vector = _query_vectors.get(key)
+        if vector is not None:
+            _query_vectors.move_to_end(key)
+            return vector
+    try:
+        vector = [float(x) for x in encoders.encode_theme([text])[0]]
+    except EncoderUnavailable:
+        return None
+    with _query_vectors_lock:
+        _query_vectors[key] = vector
+        while len(_query_vectors) > QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
 def clear_query_cache() -> None:
     with _query_vectors_lock:
         _query_vectors.clear()
@@ -120,10 +154,12 @@ def _nearest_filtered(
     *,
     limit: int,
     bound: int | None = None,
+    column: str = "embedding",
 ) -> list[Neighbour]:
     """The two strategies of books.connections.neighbours, for a library narrowed by filters.
 
-    `bound`, when given, is no fewer than the rows of `library`, counted up to the cut-off."""
+    `bound`, when given, is no fewer than the rows of `library`, counted up to the cut-off.
+    `column`: the vectors compared (e5's, or the theme model's)."""
     if bound is None:
         bound = _rows_up_to(library, FILTERED_EXACT_SCAN_MAX + 1)
     if bound <= FILTERED_EXACT_SCAN_MAX:
@@ -132,7 +168,7 @@ def _nearest_filtered(
         # rows. The distance is computed inside, so the CTE holds 16 bytes a row, not the
         # vector: with the vectors, 6,668 rows spilled 5 MB to disk and took twice as long.
         sql, params = (
-            library.annotate(distance=CosineDistance("embedding", vector))
+            library.annotate(distance=CosineDistance(column, vector))
             .values_list("id", "distance")
             .query.sql_with_params()
         )
@@ -144,9 +180,7 @@ def _nearest_filtered(
             )
             rows = cursor.fetchall()
     else:
-        nearest = library.annotate(distance=CosineDistance("embedding", vector)).order_by(
-            "distance"
-        )
+        nearest = library.annotate(distance=CosineDistance(column, vector)).order_by("distance")
         with iterative_scan(SEARCH_EF_SEARCH):
             rows = list(nearest.values_list("id", "distance")[:limit])
         rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
@@ -195,6 +229,77 @@ def nearest_meaning(
             ef_search=SEARCH_EF_SEARCH,
         )
     return meaning_floor(found, model_id, absolute=absolute_floor)
+
+
+def nearest_theme(
+    reader: User,
+    library: QuerySet[Highlight],
+    filtered: bool,
+    vector: Sequence[float],
+    model_id: str,
+    exclude_ids: Sequence[int],
+    *,
+    book_ids: Collection[int] | None = None,
+) -> list[Neighbour]:
+    """The library's close matches to the query's theme vector: nearer than the theme
+    model's floor and not far behind its best (books.embedding.profiles says why)."""
+    if filtered:
+        embedded = library.filter(is_word=False, theme_embedding__isnull=False).filter(
+            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+        )
+        bound = None
+        if book_ids is not None:
+            bound = _reader_rows_up_to(reader.pk, FILTERED_EXACT_SCAN_MAX + 1, book_ids)
+        found = _nearest_filtered(
+            embedded, vector, limit=DEPTH, bound=bound, column="theme_embedding"
+        )
+    else:
+        found = nearest_highlights(
+            reader_id=reader.pk,
+            vector=vector,
+            model_id=model_id,
+            limit=DEPTH,
+            exclude_ids=exclude_ids,
+            size=_reader_rows_up_to(reader.pk, EXACT_SCAN_MAX + 1),
+            passages_only=True,
+            column="theme_embedding",
+            ef_search=SEARCH_EF_SEARCH,
+        )
+    if not found:
+        return []
+    best = min(n.distance for n in found)
+    return [
+        n
+        for n in found
+        if n.distance < THEME_SEARCH_MAX_DISTANCE and n.distance <= best + THEME_SEARCH_MARGIN
+    ]
+
+
+def with_theme(
+    meaning: Sequence[Neighbour], theme: Sequence[Neighbour], vector: Sequence[float]
+) -> list[Neighbour]:
+    """e5's close matches and the theme model's, in one ranking: reciprocal rank fusion of
+    the two (the theme's weighted THEME_SEARCH_WEIGHT), each with e5's distance to the query
+    (read for those e5 did not find), so the page's percentage is e5's for every result."""
+    if not theme:
+        return list(meaning)
+    distances = {n.highlight_id: n.distance for n in meaning}
+    scores: dict[int, float] = {}
+    for rank, neighbour in enumerate(meaning, start=1):
+        scores[neighbour.highlight_id] = 1 / (RRF_K + rank)
+    for rank, neighbour in enumerate(theme, start=1):
+        pk = neighbour.highlight_id
+        scores[pk] = scores.get(pk, 0.0) + THEME_SEARCH_WEIGHT / (RRF_K + rank)
+    missing = [pk for pk in scores if pk not in distances]
+    if missing:
+        distances |= {
+            int(pk): float(d)
+            for pk, d in Highlight.objects.filter(pk__in=missing)
+            .annotate(distance=CosineDistance("embedding", vector))
+            .values_list("pk", "distance")
+        }
+    order = sorted(scores, key=lambda pk: (-scores[pk], distances[pk], pk))
+    return [Neighbour(highlight_id=pk, distance=distances[pk]) for pk in order]
 
 
 def meaning_floor(

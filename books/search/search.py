@@ -46,7 +46,14 @@ from books.search.fusion import (
 )
 from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, word_pattern
 from books.search.language import language_notice
-from books.search.meaning import clear_query_cache, nearest_meaning, query_vector
+from books.search.meaning import (
+    clear_query_cache,
+    nearest_meaning,
+    nearest_theme,
+    query_vector,
+    theme_query_vector,
+    with_theme,
+)
 from books.search.names import (
     NAME_FILLER,
     NAMED_MARGIN,
@@ -141,6 +148,8 @@ class _QueryMeaning:
     """The query's vector (None without the model or in keyword mode) and what it says."""
 
     vector: list[float] | None = None
+    # The theme model's vector of the query (books.search.meaning.with_theme), if it has one.
+    theme_vector: list[float] | None = None
     model_id: str = ""
     model_reads: bool = True
     notices: tuple[str, ...] = ()
@@ -196,6 +205,7 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     language = language_notice(request.query, encoders)
     return _QueryMeaning(
         vector=query_vector(encoders.main, text),
+        theme_vector=theme_query_vector(encoders, text),
         model_id=encoders.model_id,
         model_reads=not language,
         notices=(language,) if language else (),
@@ -227,6 +237,7 @@ def _rank(
         return _listing(library)
     vector, model_id = meaning_of_query.vector, meaning_of_query.model_id
     meaning: list[Neighbour] = []
+    capped = False
     if vector is not None and request.mode != Mode.KEYWORD:
         meaning = nearest_meaning(
             request.reader,
@@ -238,6 +249,24 @@ def _rank(
             absolute_floor=named is None,
             book_ids=named,
         )
+        theme_vector = meaning_of_query.theme_vector
+        if theme_vector is not None:
+            theme = nearest_theme(
+                request.reader,
+                library,
+                filtered,
+                theme_vector,
+                model_id,
+                request.exclude_ids,
+                book_ids=named,
+            )
+            # Either list read to its depth, or the two together past it: more may be close.
+            capped = len(meaning) >= DEPTH or len(theme) >= DEPTH
+            meaning = with_theme(meaning, theme, vector)
+            capped = capped or len(meaning) > DEPTH
+            meaning = meaning[:DEPTH]
+        else:
+            capped = len(meaning) >= DEPTH
     mode_used = _mode_used(request.mode, vector, meaning)
     keyword = KeywordHits([], "")
     if mode_used != "meaning":
@@ -258,7 +287,7 @@ def _rank(
         )
     if mode_used != "hybrid":
         fused = fuse(keyword.ranked, meaning, depth=None)
-        return _Ranked(fused, fused_order(fused), keyword, mode_used, None, len(meaning) >= DEPTH)
+        return _Ranked(fused, fused_order(fused), keyword, mode_used, None, capped)
     weights = fusion_weights(
         parsed,
         keyword.passed,
@@ -272,7 +301,7 @@ def _rank(
         keyword_weight=weights.keyword,
         meaning_weight=weights.meaning,
     )
-    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, len(meaning) >= DEPTH)
+    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, capped)
 
 
 def _listing(library: QuerySet[Highlight]) -> _Ranked:

@@ -14,7 +14,9 @@ from django.utils import timezone, translation
 
 from accounts.models import User
 from books.connections.neighbours import Neighbour, nearest_highlights
+from books.embedding.encoder import get_encoders
 from books.embedding.pipeline import highlights_embed
+from books.embedding.theme import THEME_MODEL_ID
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
 from books.search.filters import SearchFilters, reader_library
@@ -520,7 +522,11 @@ class MeaningTests:
         clear_query_cache()
         search(alice, "why we forget", mode="meaning")
         search(alice, "why we forget", mode="meaning", page=2)
-        assert len(meaning._query_vectors) == 1
+        # One vector of each model: e5's and the theme model's.
+        assert [model for model, _ in meaning._query_vectors] == [
+            get_encoders().main.vectors_id,
+            THEME_MODEL_ID,
+        ]
 
     def test_it_excludes_given_highlights_before_ranking(
         self, alice: User, embedded: dict[str, Highlight]

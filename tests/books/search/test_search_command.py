@@ -17,10 +17,12 @@ from evaluation.search import (
     assign_books,
     build_library,
     clippings_bytes,
+    language_probes,
     names_probes,
     read_labelled_set,
     read_quotes,
     read_sentences,
+    read_translations,
     typo,
     words_probes,
 )
@@ -48,6 +50,51 @@ def stsb(tmp_path: Path) -> Path:
     lines = [f'"{a}","{b}",{score}' for a, b, score in LABELLED]
     (tmp_path / "stsb-en-dev.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return tmp_path
+
+
+# LABELLED's rows in Spanish, row for row (STS-B's Spanish files are its English ones,
+# translated).
+SPANISH = [
+    ("El viejo farero olvidó todos los nombres.", "El anciano guardián perdió todos los nombres."),
+    ("La lluvia cayó sobre el puerto toda la noche.", "Llovió sobre el puerto durante la noche."),
+    ("Ella horneó pan antes del amanecer.", "Antes del alba hizo las hogazas."),
+    ("Un tren salió de la estación a tiempo.", "El huerto floreció en un invierno templado."),
+    ("Unos niños jugaban al ajedrez en la plaza.", "El mercado vendía pescado y limones."),
+    ("Escribía cartas al tiempo.", "Alguien discutía por escrito con la tormenta."),
+]  # fmt: skip
+
+
+@pytest.fixture
+def stsb_es(stsb: Path) -> Path:
+    lines = [
+        f'"{a}","{b}",{score}' for (a, b), (_, _, score) in zip(SPANISH, LABELLED, strict=True)
+    ]
+    (stsb / "stsb-es-dev.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return stsb
+
+
+class LanguageTaskTests:
+    def test_it_asks_in_one_language_for_the_partner_in_the_other(self, stsb_es: Path) -> None:
+        labelled = read_labelled_set(stsb_es / "stsb-en-dev.csv", 4.0)
+        translations = read_translations(stsb_es / "stsb-en-dev.csv", stsb_es / "stsb-es-dev.csv")
+        library = build_library(labelled, [], [], translations)
+        assert len(library.texts) == 24
+        library.ids = [1000 + n for n in range(len(library.texts))]
+        ids = {text: library.ids[n] for n, text in enumerate(library.texts)}
+        es_en = {p.query: p for p in language_probes(library, labelled, "es-en")}
+        probe = es_en["El viejo farero olvidó todos los nombres."]
+        assert probe.wanted == {ids["The aged keeper lost all names."]}
+        # Its own sentence in both languages and its Spanish partner are left out.
+        assert set(probe.exclude) == {
+            ids["The old lighthouse keeper forgot every name."],
+            ids["El viejo farero olvidó todos los nombres."],
+            ids["El anciano guardián perdió todos los nombres."],
+        }
+        en_es = {p.query: p for p in language_probes(library, labelled, "en-es")}
+        probe = en_es["Before sunrise she made the loaves."]
+        assert probe.wanted == {ids["Ella horneó pan antes del amanecer."]}
+        assert ids["She baked bread before dawn."] in probe.exclude
+        assert len(es_en) == len(en_es) == 6
 
 
 @pytest.mark.django_db
@@ -230,6 +277,20 @@ class EvaluateSearchCommandTests:
         assert not Highlight.objects.exists()
         assert not Book.objects.exists()
         assert not Import.objects.exists()
+
+    def test_it_measures_the_language_tasks_with_the_spanish_file(self, stsb_es: Path) -> None:
+        out, _ = _run("evaluate_search", "--data", str(stsb_es), "--json")
+        report = json.loads(out)
+        assert set(report["tasks"]) == {"paraphrase", "words", "es-en", "en-es"}
+        assert report["spanish_sentences"] == 12
+        assert report["tasks"]["es-en"]["queries"] == 6
+        # Three pairs among a few sentences: the partner in the other language is near.
+        assert report["tasks"]["es-en"]["modes"]["meaning"]["recall@5"] == 1.0
+        assert report["tasks"]["en-es"]["modes"]["meaning"]["recall@5"] == 1.0
+
+    def test_it_refuses_the_language_tasks_without_the_spanish_file(self, stsb: Path) -> None:
+        with pytest.raises(CommandError, match="No Spanish translations"):
+            _run("evaluate_search", "--data", str(stsb), "--task", "es-en")
 
     def test_it_prints_a_table(self, stsb: Path) -> None:
         out, _ = _run("evaluate_search", "--data", str(stsb), "--task", "paraphrase")
