@@ -118,7 +118,7 @@ class _PasswordConfirmed(forms.Form):
     (`id_email_password`, `id_delete_password`), so that a label never points into the
     other form. The fields' names stay the same."""
 
-    id_prefix: str
+    id_prefix = ""
 
     password = forms.CharField(
         label=_("Your password"),
@@ -128,7 +128,8 @@ class _PasswordConfirmed(forms.Form):
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
-        kwargs.setdefault("auto_id", f"id_{self.id_prefix}_%s")
+        if self.id_prefix:
+            kwargs.setdefault("auto_id", f"id_{self.id_prefix}_%s")
         super().__init__(*args, **kwargs)
         self.reader = reader
 
