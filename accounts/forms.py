@@ -112,7 +112,13 @@ class ReaderPasswordChangeForm(ReaderSetPasswordForm, PasswordChangeForm):
 
 class _PasswordConfirmed(forms.Form):
     """A form that changes the account: the reader's password confirms it is them (a
-    session left open on a shared computer is not enough)."""
+    session left open on a shared computer is not enough).
+
+    Two of them share /settings/: each names its fields' ids after itself
+    (`id_email_password`, `id_delete_password`), so that a label never points into the
+    other form. The fields' names stay the same."""
+
+    id_prefix = ""
 
     password = forms.CharField(
         label=_("Your password"),
@@ -122,6 +128,8 @@ class _PasswordConfirmed(forms.Form):
     )
 
     def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
+        if self.id_prefix:
+            kwargs.setdefault("auto_id", f"id_{self.id_prefix}_%s")
         super().__init__(*args, **kwargs)
         self.reader = reader
 
@@ -133,6 +141,7 @@ class _PasswordConfirmed(forms.Form):
 
 
 class DeleteAccountForm(_PasswordConfirmed):
+    id_prefix = "delete"
     confirm = forms.CharField(
         label=_("Type your username to confirm"),
         help_text=_("This deletes your account and every book, highlight, note and import in it."),
@@ -148,6 +157,7 @@ class DeleteAccountForm(_PasswordConfirmed):
 
 
 class EmailForm(_PasswordConfirmed):
+    id_prefix = "email"
     email = forms.EmailField(
         label=_("E-mail address"),
         required=False,

@@ -47,11 +47,12 @@ def _modules() -> list[ModuleType]:
 # The placeholders whose value is a message of its own, said in the reader's language too:
 # a nested problem or error, a Lua token as a KOReader file wrote it (or what it was), a
 # model's file and the fix of a model that cannot load.
-# And those whose value is a size in MB ("1.1"), said as the reader's language writes it.
+# And those whose value is a number (a size in MB, "1.1"; a count of bytes, files or
+# problems, "1,073,741,824"), said as the reader's language writes it.
 _MESSAGES = StoredMessages(
     _modules,
     nested={"problem", "error", "found", "what", "fix"},
-    numbers=frozenset({"size"}),
+    numbers=frozenset({"size", "packed", "count", "limit"}),
 )
 
 

@@ -2,9 +2,12 @@
 
 Django reads a POST body lazily, but the first reader comes early: CsrfViewMiddleware
 parses the form to find the token, which for a multipart upload means the whole file.
-This middleware runs before any view is resolved, so a 60 MB POST to a 50 MB limit is
-answered with a 413 while its body is still unread on the socket. A body without a
-Content-Length is never read at all (Django treats its length as 0).
+This middleware runs before any view is resolved (the CSRF check reads the form in its
+process_view, after every middleware's request half), so a 60 MB POST to a 50 MB limit is
+answered with a 413 while its body is still unread on the socket. It comes after the
+locale, authentication and reader-language middlewares: the page is in the reader's
+language, with the site's navigation. A body without a Content-Length is never read at
+all (Django treats its length as 0).
 """
 
 from collections.abc import Callable
@@ -33,7 +36,7 @@ class RequestSizeLimitMiddleware:
             declared = 0  # Django reads such a body as empty
         if declared > request_size_limit():
             page = render_to_string(
-                "413.html", {"limit_mb": settings.EXOGRAM_MAX_UPLOAD_MB}, request=None
+                "413.html", {"limit_mb": settings.EXOGRAM_MAX_UPLOAD_MB}, request=request
             )
             # The unread body stays on the socket; gunicorn's sync workers close every
             # connection after its response, so it is never mistaken for a next request.

@@ -2,9 +2,11 @@
 
 Starts the embedded PostgreSQL (unless DATABASE_URL is set), applies migrations, then runs
 the web server (gunicorn) and a Celery worker side by side until Ctrl-C, when it stops
-them and the embedded database in that order. The embedded server is watched: started
-again if it dies (the web and worker processes reconnect on their next request, Django's
-CONN_HEALTH_CHECKS), and one left running by an earlier run that was killed is adopted.
+them, then the embedded database if this run started it. The embedded server is watched:
+started again if it dies (the web and worker processes reconnect on their next request,
+Django's CONN_HEALTH_CHECKS). One already running in the data folder (left by a killed run,
+or started by a command, a test session or another run) is adopted, and left running at
+the end: other processes may be using it, and only its starter may take it away.
 With DEBUG on (`make dev`), gunicorn reloads the code when it changes.
 """
 
@@ -51,6 +53,16 @@ def worker_command(data_dir: Path) -> list[str]:
     ]
 
 
+def _start_database(data_dir: Path) -> int | None:
+    """Make sure the embedded server runs; return its pid if this call started it, None if
+    it was already running (adopted)."""
+    from exogram.embedded_postgres import server
+
+    already_running = server.postmaster_pid(data_dir)
+    server.start(data_dir)
+    return server.postmaster_pid(data_dir) if already_running is None else None
+
+
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
     import django
@@ -61,22 +73,25 @@ def main() -> int:
     django.setup()
     embedded = not os.environ.get("DATABASE_URL")
     data_dir = Path(settings.EXOGRAM_DATA_DIR)
+    # The pid of the embedded server this run started, and so stops at the end; None while
+    # it uses one another process started.
+    started_here: int | None = None
     if embedded:
         from exogram.embedded_postgres import server
 
-        left_running = server.postmaster_pid(data_dir)
-        if left_running is not None:
-            # A run or test session ended by SIGKILL or a timeout stops nothing; its server
-            # is this folder's all the same, and this run now stops it on Ctrl-C.
+        already_running = server.postmaster_pid(data_dir)
+        if already_running is not None:
+            # Left by a run ended by SIGKILL, or started by a command, a test session or
+            # another run that may still be using it: this run uses it and leaves it running.
             print(
                 f"Adopting the embedded PostgreSQL already running in {data_dir / 'postgres'} "
-                f"(pid {left_running}), left by an earlier process.",
+                f"(pid {already_running}), started by another process.",
                 flush=True,
             )
         else:
             print(f"Starting the embedded PostgreSQL in {data_dir / 'postgres'} …", flush=True)
         try:
-            server.start(data_dir)
+            started_here = _start_database(data_dir)
         except server.DataFolderVersionMismatch as refusal:
             print(f"\n{refusal}\n", file=sys.stderr, flush=True)
             return 2
@@ -128,7 +143,7 @@ def main() -> int:
             if not server.is_running(data_dir) and not stopping:
                 print("The embedded PostgreSQL has stopped; starting it again …", flush=True)
                 try:
-                    server.start(data_dir)
+                    started_here = _start_database(data_dir)
                 except Exception as error:  # keep serving the pages that need no database
                     print(f"Could not start the embedded PostgreSQL: {error}", flush=True)
 
@@ -142,11 +157,19 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             child.kill()
     if embedded:
-        server.stop(data_dir)
-        if server.is_running(data_dir):
-            print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
+        running = server.postmaster_pid(data_dir)
+        if running is not None and running != started_here:
+            print(
+                f"The embedded PostgreSQL in {data_dir / 'postgres'} (pid {running}) is "
+                "left running: it was started by another process.",
+                flush=True,
+            )
         else:
-            print("The embedded PostgreSQL has stopped.", flush=True)
+            server.stop(data_dir)
+            if server.is_running(data_dir):
+                print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
+            else:
+                print("The embedded PostgreSQL has stopped.", flush=True)
     # A child that died on its own (not stopped by us) makes `make run` fail visibly.
     return 0 if stopping else 1
 

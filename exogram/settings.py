@@ -195,15 +195,19 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Right after SecurityMiddleware, so that what they refuse still gets every header:
-# RequestSizeLimitMiddleware refuses a body larger than the upload limit from its declared
-# length, before anything (the CSRF check included) reads it; NulCharacterMiddleware
-# refuses a NUL in the path or query, which PostgreSQL cannot store or compare.
+# NulCharacterMiddleware refuses a NUL in the path or query, which PostgreSQL cannot store
+# or compare.
 _first = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
 MIDDLEWARE[_first:_first] = [
     "csp.middleware.CSPMiddleware",
-    "exogram.middleware.RequestSizeLimitMiddleware",
     "exogram.middleware.NulCharacterMiddleware",
 ]
+# RequestSizeLimitMiddleware refuses a body larger than the upload limit from its declared
+# length, before anything (the CSRF check in its process_view included) reads it. After the
+# reader's language is chosen: a page answered before LocaleMiddleware would be in whatever
+# language the thread's previous request left active.
+_after_language = MIDDLEWARE.index("accounts.middleware.ReaderLanguageMiddleware") + 1
+MIDDLEWARE.insert(_after_language, "exogram.middleware.RequestSizeLimitMiddleware")
 # Files above this go to a temporary file while the upload is parsed, not into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

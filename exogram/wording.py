@@ -5,9 +5,11 @@ A message is built from a template with named placeholders, marked for the catal
 it is written (`gettext_noop`). Here a stored message is matched back to its template, its
 placeholders read out, and the template said in the active language with them. A
 placeholder that is itself a message (`%(problem)s` after a zip member's name) is said the
-same way, and a decimal number in one of the `numbers` placeholders as the language writes
-it ("1.1 MB" is "1,1 MB" in Spanish). A message no template matches is shown as it was
-stored.
+same way, and a number in one of the `numbers` placeholders as the language writes it
+("1.1 MB" is "1,1 MB" and "1,073,741,824 bytes" "1 073 741 824 bytes" in Spanish). A
+message that counts something is a pair of templates (`plural_noop`), stored in English's
+form for its `%(count)s` and said in the form the active language uses for that count
+(ngettext), never "problem(s)". A message no template matches is shown as it was stored.
 """
 
 import re
@@ -17,13 +19,27 @@ from functools import cached_property
 from types import ModuleType
 
 from django.utils.formats import number_format
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
-__all__ = ["StoredMessages"]
+__all__ = ["StoredMessages", "plural_message", "plural_noop"]
 
 _TWO_WORDS = re.compile(r"[A-Za-z]+ [A-Za-z]+")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 _DECIMAL = re.compile(r"\d+\.(\d+)")
+# A whole number as stored: plain, or grouped by thousands in English ("1,073,741,824").
+_INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+
+
+def plural_noop(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a stored message that counts something: its singular and plural templates, each
+    with `%(count)s`, in one catalogue entry (msgid and msgid_plural)."""
+    return (singular, plural)
+
+
+def plural_message(pair: tuple[str, str], count: int, **values: object) -> str:
+    """The message to store, in English: the singular template for one, the plural else."""
+    singular, plural = pair
+    return (singular if count == 1 else plural) % {"count": count, **values}
 
 
 def _is_wording(value: str) -> bool:
@@ -36,7 +52,8 @@ def _is_wording(value: str) -> bool:
 class StoredMessages:
     """The templates of `modules` (their upper-case string constants that are wording),
     `nested`: the placeholders whose value is a message of its own, and `numbers`: those
-    whose value, a decimal number, is written as the active language writes numbers."""
+    whose value, a whole or decimal number, is written as the active language writes
+    numbers."""
 
     def __init__(
         self,
@@ -50,14 +67,34 @@ class StoredMessages:
 
     def templates(self) -> list[str]:
         """Every template, the most specific first: a template that is only a prefix and a
-        nested message (`%(name)s: %(problem)s`) comes after those with more fixed words."""
+        nested message (`%(name)s: %(problem)s`) comes after those with more fixed words.
+        Both templates of a plural pair are listed."""
         found = {
             value
             for module in self._modules()
             for name, value in vars(module).items()
             if name.isupper() and isinstance(value, str) and _is_wording(value)
         }
+        found |= {template for pair in self.plural_pairs() for template in pair}
         return sorted(found, key=lambda t: (-len(_PLACEHOLDER.sub("", t)), t))
+
+    def plural_pairs(self) -> list[tuple[str, str]]:
+        """The (singular, plural) templates of the messages that count something."""
+        return sorted(
+            {
+                value
+                for module in self._modules()
+                for name, value in vars(module).items()
+                if name.isupper()
+                and isinstance(value, tuple)
+                and len(value) == 2
+                and all(isinstance(part, str) and "%(count)s" in part for part in value)
+            }
+        )
+
+    @cached_property
+    def _pair_of(self) -> dict[str, tuple[str, str]]:
+        return {template: pair for pair in self.plural_pairs() for template in pair}
 
     @cached_property
     def _patterns(self) -> list[tuple[str, re.Pattern[str]]]:
@@ -94,7 +131,12 @@ class StoredMessages:
             values: dict[str, str] = {
                 name: self._said(name, value, depth) for name, value in found.groupdict().items()
             }
-            wording = gettext(template)
+            pair = self._pair_of.get(template)
+            count = _INTEGER.fullmatch(found.groupdict().get("count") or "")
+            if pair is not None and count is not None:
+                wording = ngettext(pair[0], pair[1], int(count.group().replace(",", "")))
+            else:
+                wording = gettext(template)
             try:
                 return wording % values if values else wording
             except (KeyError, ValueError, TypeError):  # a translation that lost a placeholder
@@ -104,7 +146,11 @@ class StoredMessages:
     def _said(self, name: str, value: str, depth: int) -> str:
         if name in self._nested:
             return self.translated(value, depth=depth + 1)
-        decimal = _DECIMAL.fullmatch(value) if name in self._numbers else None
+        if name not in self._numbers:
+            return value
+        if _INTEGER.fullmatch(value):
+            return number_format(int(value.replace(",", "")), force_grouping=True)
+        decimal = _DECIMAL.fullmatch(value)
         if decimal is not None:
             return number_format(Decimal(value), len(decimal.group(1)), force_grouping=True)
         return value

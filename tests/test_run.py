@@ -1,6 +1,7 @@
 """`make run` as a reader runs it (`python -m exogram.run`), on a data folder of its own:
 production mode, its embedded database restarted when it dies, a killed run leaving no web
-server behind and its database adopted by the next run."""
+server behind, and its database adopted by the next run, which leaves it running: a run
+stops only the database it started."""
 
 import json
 import os
@@ -179,12 +180,33 @@ class MakeRunTests:
             )
             assert server.postmaster_pid(data_dir) == pid
             assert (data_dir / "secret_key").read_text() == key.read_text()
+            # A server this run did not start is not its to stop: other processes (a
+            # command, a test session, another run) may be using it.
             second.process.send_signal(signal.SIGINT)
-            # Up to 30 s for each child, a minute for a fast shutdown, then an immediate one.
             assert second.process.wait(timeout=240) == 0, second.output()
-            assert "The embedded PostgreSQL has stopped." in second.output()
-            assert not server.is_running(data_dir)
+            assert "left running: it was started by another process" in second.output()
+            assert "The embedded PostgreSQL has stopped." not in second.output()
+            assert server.postmaster_pid(data_dir) == pid
         finally:
             if second.process.poll() is None:
                 second.process.kill()
                 second.process.wait()
+
+        # A run that starts the server (here, again after the adopted one died) stops it.
+        third = _Run(data_dir, port)
+        try:
+            assert _wait_for(f"{base}/healthz")[0] == 200, third.output()
+            postmaster = psutil.Process(pid)
+            postmaster.send_signal(signal.SIGQUIT)
+            postmaster.wait(timeout=60)
+            assert _wait_for(f"{base}/healthz")[0] == 200, third.output()
+            assert server.postmaster_pid(data_dir) not in {None, pid}
+            third.process.send_signal(signal.SIGINT)
+            # Up to 30 s for each child, a minute for a fast shutdown, then an immediate one.
+            assert third.process.wait(timeout=240) == 0, third.output()
+            assert "The embedded PostgreSQL has stopped." in third.output()
+            assert not server.is_running(data_dir)
+        finally:
+            if third.process.poll() is None:
+                third.process.kill()
+                third.process.wait()

@@ -47,6 +47,7 @@ from books.importing.screening import screen_entries
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
 from books.text import fold_spacing, fold_spacing_and_bom
+from exogram.wording import plural_message, plural_noop
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,13 @@ FILE_BINARY = gettext_noop(
     "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
     "file from your Kindle's documents folder."
 )
-NOTHING_READ = gettext_noop(
+NOTHING_READ = plural_noop(
+    "No clipping in this file could be read (%(count)s problem, at line %(line)s: %(problem)s).",
+    "No clipping in this file could be read "
+    "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
+)
+# As imports that failed before NOTHING_READ counted in words stored it.
+NOTHING_READ_BEFORE_PLURALS = gettext_noop(
     "No clipping in this file could be read "
     "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
 )
@@ -168,8 +175,9 @@ def upload_parse(data: bytes) -> ParseResult:
         if result.problems:
             first = result.problems[0]
             raise ImportRejected(
-                NOTHING_READ
-                % {"count": len(result.problems), "line": first.line, "problem": first.message}
+                plural_message(
+                    NOTHING_READ, len(result.problems), line=first.line, problem=first.message
+                )
             )
         raise ImportRejected(NOT_CLIPPINGS)
     return result

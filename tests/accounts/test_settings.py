@@ -28,6 +28,12 @@ class DeleteAccountTests:
         assert Highlight.objects.filter(reader=bob).count() == 5  # bob keeps everything
         assert alice_client.get(reverse("library")).status_code == 302
 
+    def test_it_suggests_exporting_the_library_first(self, alice_client: Client) -> None:
+        for language, words in (("en", "export your library"), ("es", "exporta tu biblioteca")):
+            page = alice_client.get(reverse("settings"), headers={"Accept-Language": language})
+            section = page.content.decode().split('id="delete-heading"')[1]
+            assert f'<a href="{reverse("library_export")}">{words}</a>' in section
+
     def test_it_needs_the_username_typed(self, alice: User, alice_client: Client) -> None:
         response = alice_client.post(
             reverse("delete_account"), {"confirm": "bob", "password": PASSWORD}

@@ -148,6 +148,44 @@ class OversizedBodyTests:
         assert b"up to 50 MB" in body
         assert not Import.objects.exists()
 
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_answers_in_the_requests_language_not_the_previous_ones(
+        self, alice_client: Client
+    ) -> None:
+        # One thread serves both requests, as a gunicorn thread does: the Spanish page
+        # leaves Spanish active on it.
+        spanish = alice_client.get(reverse("import"), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert "Importar" in spanish.content.decode()
+        response = alice_client.post(
+            reverse("import"),
+            _upload(b"x" * (2 * 1024 * 1024)),
+            HTTP_ACCEPT_LANGUAGE="en-US",
+        )
+        assert response.status_code == 413
+        page = response.content.decode()
+        assert '<html lang="en">' in page
+        assert "That file is too large" in page
+        assert "demasiado grande" not in page
+        # The site's page: its navigation and favicon, not a bare one.
+        assert 'rel="icon"' in page
+        assert f'href="{reverse("library")}"' in page
+
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_answers_in_the_readers_own_language(
+        self, alice_client: Client, alice: User
+    ) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        response = alice_client.post(
+            reverse("import"),
+            _upload(b"x" * (2 * 1024 * 1024)),
+            HTTP_ACCEPT_LANGUAGE="en-US",
+        )
+        assert response.status_code == 413
+        page = response.content.decode()
+        assert '<html lang="es">' in page
+        assert "Ese archivo es demasiado grande" in page
+
     def test_it_shows_problems_with_line_numbers(self, alice_client: Client) -> None:
         good = clippings_file(*MEMORY_LIBRARY[:2])
         broken = b"Ficciones (Borges)\r\n- not metadata\r\n\r\nlost\r\n==========\r\n"

@@ -27,7 +27,7 @@ from books.importing.koreader import ANNOTATION_NO_TEXT, parse_koreader_lua
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import QUEUE_UNREACHABLE
-from books.wording import _templates, translated
+from books.wording import _MESSAGES, _templates, translated
 from tests.books.importing.devices import sidecar
 from tests.books.library import library_of
 
@@ -107,11 +107,22 @@ class WordingTests:
         """A template added without its translation would be shown in English."""
         # The same in both languages: only placeholders and punctuation.
         same = {"%(name)s: %(problem)s"}
+        pairs = _MESSAGES.plural_pairs()
+        in_pairs = {template for pair in pairs for template in pair}
         with translation.override("es"):
             untranslated = [
-                t for t in _templates() if t not in same and translation.gettext(t) == t
+                t
+                for t in _templates()
+                if t not in same and t not in in_pairs and translation.gettext(t) == t
+            ]
+            untranslated += [
+                pair[n > 1]
+                for pair in pairs
+                for n in (1, 2)
+                if translation.ngettext(*pair, n) == pair[n > 1]
             ]
         assert untranslated == []
+        assert pairs  # the messages that count something
         assert len(_templates()) > 50
         backup_same = {"%(kind)s: %(error)s"}
         with translation.override("es"):

@@ -12,6 +12,7 @@ from backups.models import BackupRun
 from backups.nightly import backup_record, folder_name
 from backups.postgres import ClientMissing
 from backups.services import BackupError, backup_create
+from exogram.counting import counted
 
 
 class Command(BaseCommand):
@@ -40,7 +41,8 @@ class Command(BaseCommand):
         highlights = manifest["counts"].get("books_highlight", 0)
         readers = manifest["counts"].get("accounts_user", 0)
         self.stdout.write(
-            f"Backed up {readers} readers and {highlights} highlights to {to} "
+            f"Backed up {counted(readers, 'reader')} and {counted(highlights, 'highlight')} "
+            f"to {to} "
             f"({size / 1e6:.1f} MB in {manifest['seconds']:.1f} s)."
         )
         if manifest["secret_key"] != "file":

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from backups.postgres import ClientMissing
 from backups.services import BackupError, backup_restore
+from exogram.counting import counted
 
 
 class Command(BaseCommand):
@@ -32,8 +33,8 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         counts = manifest["counts"]
         self.stdout.write(
-            f"Restored {counts.get('accounts_user', 0)} readers and "
-            f"{counts.get('books_highlight', 0)} highlights from {source} "
+            f"Restored {counted(counts.get('accounts_user', 0), 'reader')} and "
+            f"{counted(counts.get('books_highlight', 0), 'highlight')} from {source} "
             f"(backed up {manifest['created_at']} by Exogram {manifest['exogram_version']})."
         )
         # A backup of an older Exogram: its migrations are applied now, as `make run` would.

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from books.embedding.pipeline import highlights_embed, pending_highlight_ids
 from books.library_cache import library_background_bump
 from books.tasks import enqueue_embedding
+from exogram.counting import counted
 
 
 class Command(BaseCommand):
@@ -22,7 +23,7 @@ class Command(BaseCommand):
             return
         if not options["now"]:
             enqueue_embedding(ids)
-            self.stdout.write(self.style.SUCCESS(f"Enqueued {len(ids)} highlight(s)."))
+            self.stdout.write(self.style.SUCCESS(f"Enqueued {counted(len(ids), 'highlight')}."))
             return
         done = 0
         for start in range(0, len(ids), 256):
@@ -30,4 +31,4 @@ class Command(BaseCommand):
             done += outcome.embedded
             library_background_bump(reader_ids=outcome.readers)
             self.stdout.write(f"  {min(start + 256, len(ids))}/{len(ids)} processed")
-        self.stdout.write(self.style.SUCCESS(f"Embedded {done} highlight(s)."))
+        self.stdout.write(self.style.SUCCESS(f"Embedded {counted(done, 'highlight')}."))

@@ -7,6 +7,7 @@ from books.embedding.pipeline import embeddings_switch_model, pending_highlight_
 from books.library_cache import library_version_bump
 from books.models import Highlight
 from books.tasks import enqueue_embedding
+from exogram.counting import counted
 
 
 class Command(BaseCommand):
@@ -33,5 +34,7 @@ class Command(BaseCommand):
         ids = pending_highlight_ids()
         enqueue_embedding(ids)
         self.stdout.write(
-            self.style.SUCCESS(f"Enqueued {len(ids)} highlight(s) for embedding with {model_id}.")
+            self.style.SUCCESS(
+                f"Enqueued {counted(len(ids), 'highlight')} for embedding with {model_id}."
+            )
         )

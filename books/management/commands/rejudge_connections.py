@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from accounts.commands import reader_named
+from exogram.counting import counted
 
 
 class Command(BaseCommand):
@@ -30,12 +31,14 @@ class Command(BaseCommand):
         left = stale_connections(reader_id=reader_id).count()
         if options["status"]:
             self.stdout.write(
-                f"{left} stored pair(s) left to re-judge by judge v{judge_version()}."
+                f"{counted(left, 'stored pair')} left to re-judge by judge v{judge_version()}."
             )
             return
         if not options["now"]:
             rejudge_connections.delay(reader_id)
-            self.stdout.write(f"Sent: {left} stored pair(s) to re-judge in the background.")
+            self.stdout.write(
+                f"Sent: {counted(left, 'stored pair')} to re-judge in the background."
+            )
             return
         while left:
             left = connections_rejudge(reader_id=reader_id)

@@ -31,6 +31,7 @@ from books.connections.services import (
 )
 from books.importing.identity import normalize_author
 from books.models import Book, Connection, Highlight
+from exogram.counting import counted
 from tests.theme_vectors import theme_of
 
 MODEL = "test-model@00000000"
@@ -313,7 +314,7 @@ class RejudgeTests:
         Connection.objects.update(judge_version=0)
         out = StringIO()
         call_command("rejudge_connections", "--status", stdout=out)
-        assert out.getvalue().startswith(f"{Connection.objects.count()} stored pair(s)")
+        assert out.getvalue().startswith(counted(Connection.objects.count(), "stored pair"))
         call_command("rejudge_connections", "--now", stdout=StringIO())
         assert stale_connections().count() == 0
 
