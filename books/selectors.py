@@ -10,6 +10,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
+from books.embedding import pipeline
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold
 from books.vocabulary import WordKind, word_key
@@ -34,6 +35,8 @@ class EmbeddingProgress:
     # Of `highlights`, the reader's standalone notes: a file of notes only must not read
     # as "8 highlights waiting" beside "New highlights 0".
     notes: int = 0
+    # They wait while the worker embeds another reader's highlights (the page says so).
+    behind_others: bool = False
 
     @property
     def noun(self) -> str:
@@ -108,7 +111,7 @@ class LibraryCounts(EmbeddingProgress):
     books: int = 0
 
 
-def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
+def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingProgress:
     status = Highlight.EmbeddingStatus
     totals = highlights.aggregate(
         highlights=Count("id"),
@@ -125,16 +128,22 @@ def _progress(highlights: QuerySet[Highlight]) -> EmbeddingProgress:
             .values_list("embedding_error", flat=True)
             .first()
         )
-        progress = EmbeddingProgress(**totals, reason=reason or "")
+        progress = EmbeddingProgress(
+            **totals,
+            reason=reason or "",
+            behind_others=not reason and pipeline.embedding_elsewhere(reader_id=reader_id),
+        )
     return progress
 
 
 def import_progress(the_import: Import) -> EmbeddingProgress:
-    return _progress(Highlight.objects.alive().filter(source_import=the_import))
+    return _progress(
+        Highlight.objects.alive().filter(source_import=the_import), reader_id=the_import.reader_id
+    )
 
 
 def library_counts(reader: User) -> LibraryCounts:
-    progress = _progress(Highlight.objects.alive().filter(reader=reader))
+    progress = _progress(Highlight.objects.alive().filter(reader=reader), reader_id=reader.pk)
     # Books with something to show, as the exports hold them: not a book whose every
     # highlight the reader deleted.
     books = (

@@ -29,7 +29,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
     from books.embedding.encoder import EncoderUnavailable
 
     try:
-        outcome = pipeline.highlights_embed(ids=ids)
+        outcome = pipeline.highlights_embed_turn(ids=ids)
     except EncoderUnavailable as error:
         # Retrying cannot help until someone installs or fixes the model; the highlights
         # stay pending with the reason shown to the reader, and the sweep tries again.

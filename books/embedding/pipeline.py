@@ -8,12 +8,13 @@ only enqueue never load the model's runtime.
 import os
 import socket
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -94,7 +95,7 @@ def _claim(ids: list[int], model_id: str) -> tuple[datetime, list[Highlight]]:
     return now, rows
 
 
-def _take(ids: list[int], model_id: str) -> None:
+def _take(ids: list[int], model_id: str) -> list[int]:
     """Write this process's name on the task's highlights that still need a vector, before
     claiming them a batch at a time: killed between two batches, it leaves the rest pending
     with their task's message gone (a broker that cannot redeliver: the file broker), and
@@ -110,12 +111,22 @@ def _take(ids: list[int], model_id: str) -> None:
             .filter(
                 _needs_embedding(model_id, timezone.now()),
                 pk__in=ids,
-                embedding_status=Highlight.EmbeddingStatus.PENDING,
+                # a dead worker's stale claim too (_needs_embedding), pending again
+                embedding_status__in=[
+                    Highlight.EmbeddingStatus.PENDING,
+                    Highlight.EmbeddingStatus.CLAIMED,
+                ],
             )
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        Highlight.objects.filter(pk__in=taken).update(embedding_claimed_by=_claimer())
+        # When, too: a turn choosing meanwhile leaves them alone (_taken_by_a_live_turn).
+        Highlight.objects.filter(pk__in=taken).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING,
+            embedding_claimed_by=_claimer(),
+            embedding_claimed_at=timezone.now(),
+        )
+    return taken
 
 
 def _claimer() -> str:
@@ -247,6 +258,16 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
         ).update(embedding_error=str(error))
         raise
     _take(ids, encoders.model_id)
+    try:
+        _embed_taken(encoders, ids, outcome)
+    except BaseException:
+        with suppress(DatabaseError):  # a database gone cannot be told; the lease then frees them
+            _untake(ids)
+        raise
+    return outcome
+
+
+def _embed_taken(encoders: "Encoders", ids: list[int], outcome: EmbedOutcome) -> None:
     group: list[tuple[datetime, list[Highlight]]] = []
     group_chars = 0
     for start in range(0, len(ids), EMBED_BATCH):
@@ -261,6 +282,96 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             group, group_chars = [], 0
     if group:
         _embed_group(encoders, group, outcome)
+
+
+# The advisory lock (any constant no other advisory lock in the project uses) under which
+# one turn at a time chooses its highlights: a second turn waits a moment and then sees the
+# first one's highlights taken, so two turns never choose the same rows.
+TURN_LOCK = 19_0002
+
+
+def _taken_by_a_live_turn(now: datetime) -> Q:
+    """Pending highlights another turn has chosen (_take writes when) and not yet claimed;
+    after STALE_CLAIM its worker is dead (the task's time limit is shorter) and they are
+    free again."""
+    return Q(
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+        embedding_claimed_at__gte=now - STALE_CLAIM,
+    )
+
+
+def embedding_turn_take(*, ids: list[int], model_id: str, size: int = EMBED_TASK_SIZE) -> list[int]:
+    """Choose, and take, the highlights one embedding task embeds: its turn at the worker.
+
+    A task does not embed the ids it was sent with but the first `size` highlights that need
+    a vector, readers with the fewest first: a reader's 4-highlight import goes at the next
+    turn instead of behind another reader's 8,000, on any broker (the file broker has no
+    priorities). Nothing waits forever: every task sent is one turn, each turn takes `size`
+    highlights or all there are, and every enqueue sends a turn per `size` ids, so the turns
+    sent cover the highlights sent; what is left over (a lost message, a dead worker's
+    claims) the sweep sends again. Highlights of another model are chosen only among the
+    task's own ids: after a model change the sweep sets them pending (embeddings_switch_model),
+    and looking for them in every done row on every turn would read the whole table.
+
+    Returns the chosen ids, the smallest reader's first, each taken by this process
+    (_take), so that a second turn choosing meanwhile leaves them to this one.
+    """
+    now = timezone.now()
+    status = Highlight.EmbeddingStatus
+    # Not even the task's own ids when another turn took them: a turn that chose them
+    # (fairly, before this task's) embeds them; taking them again would race it for every
+    # row (one of them wins each in _claim) and leave this turn's share to the sweep. A
+    # worker that died on another host frees its highlights when the lease runs out.
+    candidates = Highlight.objects.filter(
+        _needs_embedding(model_id, now),
+        Q(embedding_status__in=[status.PENDING, status.CLAIMED]) | Q(pk__in=ids),
+    ).exclude(_taken_by_a_live_turn(now))
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [TURN_LOCK])
+        # Counted per reader, then read a reader at a time, in id order: one sort of every
+        # pending row per turn cost more after a model change of a large instance.
+        backlogs = (
+            candidates.values("reader_id")
+            .annotate(backlog=Count("pk"))
+            .order_by("backlog", "reader_id")
+            .values_list("reader_id", flat=True)
+        )
+        chosen: list[int] = []
+        for reader_id in backlogs:
+            if len(chosen) >= size:
+                break
+            rows = candidates.filter(reader_id=reader_id).order_by("pk")
+            chosen += rows.values_list("pk", flat=True)[: size - len(chosen)]
+        _take(chosen, model_id)
+    return chosen
+
+
+def _untake(ids: list[int]) -> None:
+    """A task that stopped early (an error) frees what it took and did not claim."""
+    Highlight.objects.filter(
+        pk__in=ids,
+        embedding_status=Highlight.EmbeddingStatus.PENDING,
+        embedding_claimed_by=_claimer(),
+    ).update(embedding_claimed_at=None)
+
+
+def highlights_embed_turn(*, ids: list[int]) -> EmbedOutcome:
+    """One embedding task's turn: embed the highlights embedding_turn_take chooses.
+
+    `skipped` counts the task's own ids it left (done already, claimed by another worker,
+    or left to another turn), as highlights_embed counts them.
+    Raises EncoderUnavailable after leaving the task's highlights pending with the reason.
+    """
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
+
+    try:
+        model_id = get_encoders().model_id
+    except EncoderUnavailable:
+        return highlights_embed(ids=ids)  # records the reason on them, and raises
+    outcome = highlights_embed(ids=embedding_turn_take(ids=ids, model_id=model_id))
+    embedded = set(outcome.embedded_ids)
+    outcome.skipped = sum(1 for pk in ids if pk not in embedded)
     return outcome
 
 
@@ -438,6 +549,19 @@ def pending_highlight_ids(*, queued_before: timedelta | None = None) -> list[int
             Q(embedding_enqueued_at__isnull=True) | Q(embedding_enqueued_at__lt=now - queued_before)
         )
     return list(queryset.order_by("pk").values_list("pk", flat=True))
+
+
+def embedding_elsewhere(*, reader_id: int) -> bool:
+    """Whether the worker is embedding another reader's highlights and none of this
+    reader's: what a reader whose highlights wait is told (books.selectors)."""
+    now = timezone.now()
+    busy = Highlight.objects.filter(
+        embedding_status__in=[Highlight.EmbeddingStatus.PENDING, Highlight.EmbeddingStatus.CLAIMED],
+        embedding_claimed_at__gte=now - STALE_CLAIM,  # claimed, or taken by a live turn
+    )
+    return (
+        not busy.filter(reader_id=reader_id).exists() and busy.exclude(reader_id=reader_id).exists()
+    )
 
 
 def highlights_mark_enqueued(*, ids: list[int]) -> None:

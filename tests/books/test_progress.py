@@ -1,7 +1,7 @@
 """The embedding progress a reader watches: it reaches 100 %, explains image highlights,
 says "starting" before the first vector and estimates the time left."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -177,3 +177,70 @@ class LibraryProgressTests:
         home = alice_client.get(reverse("home")).content.decode()
         assert 'id="library-counts">' in home
         assert "hx-swap-oob" not in home
+
+
+def _worker_busy_with(reader: User, *, claimed_at: datetime | None = None) -> None:
+    """The worker holds a claim on one of `reader`'s highlights (now, by default)."""
+    highlight = highlight_in(book_of(reader, "Walden"), "Simplify, simplify.", location=1)
+    Highlight.objects.filter(pk=highlight.pk).update(
+        embedding_status=Highlight.EmbeddingStatus.CLAIMED,
+        embedding_claimed_at=claimed_at or timezone.now(),
+    )
+
+
+OTHER_LIBRARY = "Waiting for the worker: it is reading another library just now."
+SPANISH = {"Accept-Language": "es"}
+
+
+@pytest.mark.django_db
+class WaitingBehindAnotherLibraryTests:
+    def test_the_report_says_the_worker_is_reading_another_library(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert OTHER_LIBRARY in page
+        assert '<span id="import-status">Imported; waiting for the worker</span>' in page
+        assert "waiting for the embedding model" not in page
+        polled = alice_client.get(reverse("library_progress")).content.decode()
+        assert OTHER_LIBRARY in polled
+
+    def test_it_says_so_in_spanish(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        url = reverse("import_progress", args=[the_import.code])
+        page = alice_client.get(url, headers=SPANISH).content.decode()
+        assert "Esperando al proceso de fondo: ahora mismo está leyendo otra biblioteca." in page
+        assert "Tus subrayados están guardados y van después" in page
+        assert "Importado; esperando al proceso de fondo" in page
+
+    def test_it_says_nothing_of_others_while_its_own_are_being_embedded(
+        self, the_import: Import, alice: User, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        assert OTHER_LIBRARY in alice_client.get(the_import.get_absolute_url()).content.decode()
+        _worker_busy_with(alice)  # the worker reads both libraries in one turn
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert OTHER_LIBRARY not in page
+        assert "Imported; embedding is starting" in page
+
+    def test_a_dead_workers_claim_on_another_library_is_not_a_reason(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        assert OTHER_LIBRARY in alice_client.get(the_import.get_absolute_url()).content.decode()
+        Highlight.objects.filter(reader=bob).update(
+            embedding_claimed_at=timezone.now() - timedelta(hours=1)  # past the lease
+        )
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert OTHER_LIBRARY not in page
+        assert "waiting for the embedding model" in page
+
+    def test_it_says_nothing_once_its_highlights_are_embedded(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        assert OTHER_LIBRARY in alice_client.get(the_import.get_absolute_url()).content.decode()
+        _settle(embedded=7)
+        assert OTHER_LIBRARY not in alice_client.get(the_import.get_absolute_url()).content.decode()

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+import psycopg
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
@@ -12,11 +13,19 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.embedding.encoder import get_encoder, get_encoders
-from books.embedding.pipeline import EmbedOutcome, highlights_embed, pending_highlight_ids
+from books.embedding.pipeline import (
+    EMBED_TASK_SIZE,
+    TURN_LOCK,
+    EmbedOutcome,
+    highlights_embed,
+    pending_highlight_ids,
+)
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from books.tasks import embed_highlights, sweep_pending_embeddings
+from tests import worker
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
+from tests.books.library import pending_backlog
 from tests.threads import run_in_threads
 from tests.worker import celery_worker, wait_for
 
@@ -107,6 +116,47 @@ class EmbedTaskTests:
         assert callbacks == []
 
 
+def _big_import(reader: User, count: int) -> Import:
+    entries = [
+        Entry(
+            f"Book {i % 5} (Author {i % 5})",
+            f"Passage {i}: a reader's library is long, and the worker reads it {i} times.",
+            location=f"{10 * i}-{10 * i + 2}",
+        )
+        for i in range(count)
+    ]
+    return clippings_import(reader=reader, data=clippings_file(*entries), file_name="big.txt")
+
+
+def _done(ids: list[int]) -> int:
+    return Highlight.objects.filter(
+        pk__in=ids, embedding_status=Highlight.EmbeddingStatus.DONE
+    ).count()
+
+
+@pytest.mark.django_db
+class FairTurnTests:
+    def test_a_big_imports_task_embeds_another_readers_small_import_first(
+        self, alice: User, bob: User
+    ) -> None:
+        alices = pending_backlog(alice, 300)  # queued first: two tasks
+        bobs = pending_backlog(bob, 3)  # then bob's one task
+        result = embed_highlights(alices[:EMBED_TASK_SIZE])  # the first task in the queue
+        assert _done(bobs) == 3
+        assert _done(alices) == EMBED_TASK_SIZE - 3
+        assert result == {"embedded": EMBED_TASK_SIZE, "skipped": 3}  # 3 of its own left
+
+    def test_the_tasks_sent_embed_every_highlight_once(self, alice: User, bob: User) -> None:
+        alices = pending_backlog(alice, 300)
+        bobs = pending_backlog(bob, 3)
+        queue = [alices[:EMBED_TASK_SIZE], alices[EMBED_TASK_SIZE:], bobs]  # first in, first out
+        embedded = [embed_highlights(ids)["embedded"] for ids in queue]
+        # Bob's went in the first turn, filled up with alice's; his own task found none left.
+        assert embedded == [EMBED_TASK_SIZE, 303 - EMBED_TASK_SIZE, 0]
+        assert not pending_highlight_ids()
+        assert embed_highlights(alices[:EMBED_TASK_SIZE]) == {"embedded": 0, "skipped": 256}
+
+
 @pytest.mark.django_db
 class SweepTests:
     def test_it_picks_up_a_claim_left_by_a_killed_worker(self, alice: User) -> None:
@@ -170,6 +220,55 @@ class PipelineEndToEndTests:
                 what="every highlight to be embedded",
             )
         assert Highlight.objects.filter(reader=alice, embedding__isnull=False).count() == 5
+
+    def test_a_small_import_is_embedded_before_another_readers_backlog(
+        self, alice: User, bob: User, tmp_path: Path
+    ) -> None:
+        # Which highlight was embedded when: a trigger numbers each vector written.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TABLE embed_log (seq bigserial, highlight_id bigint, reader_id bigint);"
+                "CREATE FUNCTION log_embed() RETURNS trigger AS $$ BEGIN "
+                "INSERT INTO embed_log (highlight_id, reader_id) VALUES (NEW.id, NEW.reader_id);"
+                "RETURN NEW; END $$ LANGUAGE plpgsql;"
+                "CREATE TRIGGER log_embed AFTER UPDATE ON books_highlight FOR EACH ROW "
+                "WHEN (NEW.embedding_status = 'done' AND OLD.embedding_status <> 'done') "
+                "EXECUTE FUNCTION log_embed()"
+            )
+        try:
+            with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
+                # The worker's first turn waits (on the lock turns choose under) until both
+                # imports are in its queue, alice's 300 highlights first, then bob's 5:
+                # without it a quick worker could finish alice's before bob imports.
+                with psycopg.connect(worker.test_database_url(), autocommit=True) as holder:
+                    holder.execute("SELECT pg_advisory_lock(%s)", [TURN_LOCK])
+                    _big_import(alice, 300)
+                    _import(bob)
+                    holder.execute("SELECT pg_advisory_unlock(%s)", [TURN_LOCK])
+                wait_for(
+                    lambda: (
+                        not Highlight.objects.exclude(
+                            embedding_status=Highlight.EmbeddingStatus.DONE
+                        ).exists()
+                    ),
+                    timeout=600,
+                    what="every highlight to be embedded",
+                )
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT reader_id, max(seq), count(*), count(DISTINCT highlight_id) "
+                    "FROM embed_log GROUP BY reader_id"
+                )
+                log = {reader: (last, n, distinct) for reader, last, n, distinct in cursor}
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "DROP TRIGGER IF EXISTS log_embed ON books_highlight;"
+                    "DROP FUNCTION IF EXISTS log_embed(); DROP TABLE IF EXISTS embed_log"
+                )
+        assert log[bob.pk][0] < log[alice.pk][0]  # bob's all embedded before alice's last
+        assert log[bob.pk][1:] == (5, 5)  # each once
+        assert log[alice.pk][1:] == (300, 300)
 
     def test_its_processes_embed_task_after_task_without_being_replaced(
         self, alice: User, tmp_path: Path
