@@ -8,20 +8,36 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.models import User
 from affinity.forms import SharingForm
 from affinity.models import SharingProfile
 from affinity.selectors import (
     Standing,
+    closeness_of,
     distance_between,
     kindred_readers,
     public_profile,
+    similarity_spread,
     standing_for,
+    with_closeness,
 )
-from affinity.services import MIN_HIGHLIGHTS, sharing_profile_for, sharing_update
+from affinity.services import (
+    MIN_HIGHLIGHTS,
+    shared_highlights,
+    sharing_profile_for,
+    sharing_update,
+)
 from books.access import reader_of
+from books.models import Highlight
 from books.selectors import library_counts
 
 KINDRED_SHOWN = 10
+
+
+def _embedded_shared(reader: User) -> int:
+    return (
+        shared_highlights(reader.pk).filter(embedding_status=Highlight.EmbeddingStatus.DONE).count()
+    )
 
 
 def _get_sharing_profile_for_sharing_reader(request: HttpRequest, code: UUID) -> SharingProfile:
@@ -92,12 +108,20 @@ def kindred(request: HttpRequest) -> HttpResponse:
     standing: Standing = standing_for(reader)
     if not standing.sharing:
         return _not_sharing(request)
+    # Counted from the highlights themselves, as the home page counts them, not from the
+    # centroid, which the background refresh rewrites a while after the vectors land (it
+    # said "0 so far" with every highlight embedded).
+    embedded = 0 if standing.ready else _embedded_shared(reader)
     context = {
         "standing": standing,
         "min_highlights": MIN_HIGHLIGHTS,
-        "kindred": kindred_readers(standing, limit=KINDRED_SHOWN) if standing.ready else [],
+        "kindred": with_closeness(kindred_readers(standing, limit=KINDRED_SHOWN), standing)
+        if standing.ready
+        else [],
         # Why the list may be empty: highlights still waiting for their vectors.
         "counts": None if standing.ready else library_counts(reader),
+        "embedded": embedded,
+        "missing": max(0, MIN_HIGHLIGHTS - embedded),
     }
     return render(request, "affinity/kindred.html", context)
 
@@ -114,6 +138,8 @@ def reader_profile(request: HttpRequest, code: UUID) -> HttpResponse:
     context = {
         "public": public_profile(other),
         "is_me": is_me,
-        "similarity": None if distance is None else round(100 * max(0.0, 1.0 - distance)),
+        "closer_than": None
+        if distance is None or standing.centroid is None
+        else closeness_of(1.0 - distance, similarity_spread(standing.centroid.embedding_model)),
     }
     return render(request, "affinity/profile.html", context)

@@ -4,14 +4,16 @@ and to their tags (rename, merge, delete).
 Each one bumps the library's version (books.library_cache): the cached pages show it at
 the next request."""
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from books.embedding.pipeline import readers_embeddings_changed
 from books.library_cache import library_version_bump
-from books.models import Highlight, Tag
+from books.models import Book, Highlight, HighlightMerge, Import, Tag
 
 # How long a deleted highlight can be brought back from the undo link.
 UNDO_WINDOW = timedelta(minutes=30)
@@ -70,6 +72,80 @@ def highlight_restore(*, highlight: Highlight) -> bool:
     readers_embeddings_changed(reader_ids={highlight.reader_id})
     library_version_bump(reader_ids={highlight.reader_id})
     return True
+
+
+@dataclass(frozen=True)
+class DeleteCount:
+    """What a delete of many highlights takes (or took): passages and standalone notes, and
+    how many of the passages carry a note of their own."""
+
+    highlights: int
+    notes: int
+    with_notes: int
+
+    @property
+    def total(self) -> int:
+        return self.highlights + self.notes
+
+
+def delete_count(highlights: QuerySet[Highlight]) -> DeleteCount:
+    counts = highlights.aggregate(
+        notes=Count("pk", filter=Q(kind=Highlight.Kind.NOTE)),
+        highlights=Count("pk", filter=~Q(kind=Highlight.Kind.NOTE)),
+        with_notes=Count("pk", filter=~Q(kind=Highlight.Kind.NOTE) & ~Q(note="")),
+    )
+    return DeleteCount(**counts)
+
+
+def book_deletable(*, book: Book) -> QuerySet[Highlight]:
+    """Everything of a book the reader still has: its passages, words and notes."""
+    return book.highlights.alive()
+
+
+def import_deletable(*, the_import: Import) -> QuerySet[Highlight]:
+    """What an import added and nobody changed since, so deleting it loses nothing the
+    reader did: not a highlight whose note the reader wrote or edited here, nor one a later
+    import extended or merged into (it holds more than this file did). A highlight this
+    import only merged into (an older one) was not added by it: it stays too."""
+    later_merge = HighlightMerge.objects.filter(highlight=OuterRef("pk")).exclude(
+        source_import=the_import
+    )
+    return (
+        Highlight.objects.alive()
+        .filter(source_import=the_import, reader_id=the_import.reader_id, note_edited=False)
+        .exclude(Exists(later_merge))
+    )
+
+
+def highlights_delete(
+    *, reader_id: int, highlights: QuerySet[Highlight]
+) -> tuple[DeleteCount, datetime]:
+    """Soft delete many of one reader's highlights at once, as highlight_delete does one:
+    gone from every read path (their connections with them), their dedupe keys kept. Returns
+    what went and the moment stamped on all of them, which the undo brings back."""
+    now = timezone.now()
+    with transaction.atomic():
+        chosen = Highlight.objects.filter(
+            pk__in=list(highlights.filter(reader_id=reader_id).values_list("pk", flat=True))
+        ).select_for_update()
+        counts = delete_count(chosen)
+        chosen.update(deleted_at=now, updated=now)
+    readers_embeddings_changed(reader_ids={reader_id})
+    library_version_bump(reader_ids={reader_id})
+    return counts, now
+
+
+def highlights_bring_back(*, reader_id: int, highlights: QuerySet[Highlight]) -> int:
+    """Bring back deleted highlights of one reader, however long ago deleted (the
+    Recently deleted list, a book's or an import's): they read as before the delete."""
+    now = timezone.now()
+    restored = highlights.filter(reader_id=reader_id, deleted_at__isnull=False).update(
+        deleted_at=None, updated=now
+    )
+    if restored:
+        readers_embeddings_changed(reader_ids={reader_id})
+        library_version_bump(reader_ids={reader_id})
+    return restored
 
 
 def _clean_tag_name(name: str) -> str:

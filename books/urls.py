@@ -1,6 +1,6 @@
 from django.urls import include, path, register_converter
 
-from books import views
+from books import deleting, views
 from books.converters import TagNameConverter
 from books.library_map import views as map_views
 
@@ -18,6 +18,8 @@ urlpatterns = [
     path("tags/<tagname:name>/merge/", views.tag_merge_view, name="tag_merge"),
     path("tags/<tagname:name>/delete/", views.tag_delete_view, name="tag_delete"),
     path("books/<uuid:code>/", views.book, name="book"),
+    path("books/<uuid:code>/delete/", deleting.book_delete, name="book_delete"),
+    path("books/<uuid:code>/bring-back/", deleting.book_bring_back, name="book_bring_back"),
     path("books/<uuid:code>/words/", views.book_words, name="book_words"),
     path("words/", views.words, name="words"),
     path("highlights/<uuid:code>/", views.highlight, name="highlight"),
@@ -33,6 +35,14 @@ urlpatterns = [
     ),
     path("highlights/<uuid:code>/delete/", views.highlight_remove, name="highlight_delete"),
     path("highlights/<uuid:code>/undo/", views.highlight_undo_delete, name="highlight_undo"),
+    path(
+        "highlights/<uuid:code>/bring-back/",
+        deleting.highlight_bring_back,
+        name="highlight_bring_back",
+    ),
+    path("imports/<uuid:code>/delete/", deleting.import_delete, name="import_delete"),
+    path("imports/<uuid:code>/bring-back/", deleting.import_bring_back, name="import_bring_back"),
+    path("deleted/", deleting.deleted, name="deleted"),
     path("progress/", views.library_progress_partial, name="library_progress"),
     # Each capability serves its own pages.
     path("", include("books.connections.urls")),

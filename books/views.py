@@ -26,6 +26,7 @@ from books.access import (
 )
 from books.choices import books_cached
 from books.connections.selectors import connected_books, fresh_connections, highlight_connections
+from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
 from books.library_cache import LibraryCache
 from books.models import Highlight, Import, Tag
@@ -42,6 +43,8 @@ from books.selectors import (
     words_for,
 )
 from books.services import (
+    book_deletable,
+    delete_count,
     highlight_delete,
     highlight_favourite_toggle,
     highlight_note_update,
@@ -204,6 +207,9 @@ def tag_delete_view(request: HttpRequest, name: str) -> HttpResponse:
 BOOK_PAGE_SIZE = 50
 
 
+# Deleted highlights listed on a book's page; the rest are on the Recently deleted page.
+RECENTLY_DELETED_SHOWN = 20
+
 # Words shown on a book's page; the rest are on its words page.
 BOOK_WORDS_SHOWN = 40
 
@@ -247,6 +253,15 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "connected_books": connected_books(the_book),
         # Look-ups, headings, fragments: each listed as what it is (books.vocabulary).
         "word_groups": words_by_kind(words, shown=BOOK_WORDS_SHOWN),
+        # What "Delete this book" takes, said before it does; what was deleted, to bring back.
+        "delete_counts": (counts := delete_count(book_deletable(book=the_book))),
+        "delete_phrase": deleted_phrase(counts),
+        "recently_deleted": list(
+            the_book.highlights.filter(deleted_at__isnull=False).order_by("-deleted_at", "pk")[
+                :RECENTLY_DELETED_SHOWN
+            ]
+        ),
+        "deleted_total": the_book.highlights.filter(deleted_at__isnull=False).count(),
     }
     return render(request, "books/book.html", context)
 

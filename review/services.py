@@ -149,9 +149,28 @@ def review_queue(*, reader: User, today: date) -> list[ReviewCard]:
 
 
 def highlight_of_the_day(*, reader: User, today: date) -> Highlight | None:
-    """The first card of the day's review: the same all day, whatever else changes."""
+    """The first card of the day's review that reads as a sentence, or the first card when
+    none does: the same all day, whatever else changes. A line like "Define and brainstorm
+    your initial persona" (a heading the vocabulary rules keep as a passage) is a poor
+    passage to greet the reader with."""
     cards = review_queue(reader=reader, today=today)
-    return cards[0].highlight if cards else None
+    sentences = [card for card in cards if reads_as_sentence(card.highlight.text)]
+    chosen = sentences[0] if sentences else (cards[0] if cards else None)
+    return chosen.highlight if chosen else None
+
+
+# Eight words or more, or a full stop at the end: a sentence, not a heading or a list line.
+SENTENCE_MIN_WORDS = 8
+# (Japanese and Chinese stops too: U+3002, U+FF01, U+FF1F.)
+SENTENCE_ENDS = (".", "!", "?", "…", "\u3002", "\uff01", "\uff1f")
+CLOSING_QUOTES = "\"'”\u2019»)]"
+
+
+def reads_as_sentence(text: str) -> bool:
+    words = text.split()
+    return len(words) >= SENTENCE_MIN_WORDS or text.strip().rstrip(CLOSING_QUOTES).endswith(
+        SENTENCE_ENDS
+    )
 
 
 def review_answer(*, card: ReviewCard, answer: Answer, today: date, now: datetime) -> ReviewState:

@@ -97,6 +97,12 @@ OWN_ROWS: dict[str, Any] = {
     "tag_rename": lambda lib: {"name": lib.spare_tags["rename"]},
     "tag_merge": lambda lib: {"name": lib.spare_tags["merge"]},
     "tag_delete": lambda lib: {"name": lib.spare_tags["delete"]},
+    # Last: alice deleting her book and her import, then bringing them back.
+    "book_delete": lambda lib: {"code": lib.book_code},
+    "book_bring_back": lambda lib: {"code": lib.book_code},
+    "import_delete": lambda lib: {"code": lib.import_code},
+    "import_bring_back": lambda lib: {"code": lib.import_code},
+    "highlight_bring_back": lambda lib: {"code": lib.deleted_code},
 }
 OWN_ROW_QUERIES = {"book_export": "?format=json"}
 # Pages of the requester's own library, with a query that finds alice's rows for her (a
@@ -127,6 +133,7 @@ READER_PAGES: dict[str, str] = {
     "review_settings": "",
     "review_words": "",
     "api_tokens": "",
+    "deleted": "",
 }
 # Pages for staff only (the instance's backups): another reader gets a 404, as for a row.
 STAFF_PAGES = {"status"}

@@ -592,6 +592,11 @@ def _attach_notes(
         book = books[book_key_of(clipping)]
         work.touched.add(book.pk)
         target = _note_target(library, book, clipping)
+        if target is None and _deleted_with_note(library, book, clipping):
+            # The note was on a highlight the reader deleted (one by one, or with its book
+            # or its import): it goes with it, not back as a note of its own.
+            report.deleted_skipped += 1
+            continue
         if target is None:
             key = _clipping_key(book, clipping, Highlight.Kind.NOTE)
             if key in library.keys:
@@ -775,17 +780,30 @@ def _new_highlight(
     return highlight
 
 
-def _note_target(library: Library, book: Book, clipping: Clipping) -> Highlight | None:
+def _deleted_with_note(library: Library, book: Book, clipping: Clipping) -> bool:
+    """Whether the highlight this note would go to is deleted and holds it already."""
+    gone = _note_target(library, book, clipping, deleted=True)
+    return gone is not None and fold_spacing(gone.note) == fold_spacing(clipping.text.strip())
+
+
+def _note_target(
+    library: Library, book: Book, clipping: Clipping, *, deleted: bool = False
+) -> Highlight | None:
+    """The highlight a note goes to: among the alive ones, or among the deleted ones."""
     if clipping.location_start is None:
         if clipping.page:
-            on_page = [h for h in library.on_page(book.pk, clipping.page) if h.deleted_at is None]
+            on_page = [
+                h
+                for h in library.on_page(book.pk, clipping.page)
+                if (h.deleted_at is not None) == deleted
+            ]
             return on_page[-1] if on_page else None
         return None
     where = clipping.location_end or clipping.location_start
     candidates = [
         h
         for h in library.near(book.pk, where, where, reach_before=NOTE_REACH)
-        if h.deleted_at is None
+        if (h.deleted_at is not None) == deleted
     ]
     containing = [
         h

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from books.access import get_import_for_user, reader_of
 from books.connections.selectors import import_connections_count
+from books.deleting import deleted_phrase
 from books.forms import ImportForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import merges_of
@@ -25,8 +26,9 @@ from books.importing.services import (
     check_upload,
     clippings_import,
 )
-from books.models import Import
+from books.models import Highlight, Import
 from books.selectors import import_progress
+from books.services import delete_count, import_deletable
 from books.wording import translated
 
 logger = logging.getLogger(__name__)
@@ -111,8 +113,22 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
         "page": merges,
+        **_import_delete_context(the_import),
     }
     return render(request, "books/import_report.html", context)
+
+
+def _import_delete_context(the_import: Import) -> dict[str, object]:
+    """What "Delete what this import added" takes, what it leaves (changed since), and
+    what of this import is deleted, to bring back."""
+    deletable = delete_count(import_deletable(the_import=the_import))
+    added = Highlight.objects.filter(source_import=the_import)
+    return {
+        "import_deletable": deletable,
+        "import_delete_phrase": deleted_phrase(deletable),
+        "import_kept": added.alive().count() - deletable.total,
+        "import_deleted": added.filter(deleted_at__isnull=False).count(),
+    }
 
 
 @require_GET

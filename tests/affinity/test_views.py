@@ -2,11 +2,13 @@
 
 import uuid
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 from django.db import connection
+from django.template.loader import render_to_string
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -15,7 +17,16 @@ from accounts.models import User
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.services import centroid_refresh
 from books.models import Highlight
-from tests.affinity.library import book, direction, highlights, library, near, reader, share
+from tests.affinity.library import (
+    book,
+    direction,
+    highlights,
+    library,
+    near,
+    reader,
+    share,
+    unit,
+)
 from tests.conftest import PASSWORD
 
 Capture = Callable[..., Any]
@@ -139,6 +150,51 @@ class KindredPageTests:
         assert "at least 20 embedded highlights" in content
         assert "You have 12 so far: 8 more to go." in content
 
+    def test_it_counts_embedded_highlights_before_the_centroid_is_refreshed(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # The vectors landed; the background refresh of the centroid has not run yet.
+        rng = np.random.default_rng(43)
+        share(alice, "Alice")
+        library(alice, direction(rng), rng, count=12)
+        content = alice_client.get(reverse("kindred")).content.decode()
+        assert "You have 12 so far: 8 more to go." in content
+        library(alice, direction(rng), rng, count=12, titles=("Fourth", "Fifth"))
+        content = alice_client.get(reverse("kindred")).content.decode()
+        assert "You have 24 so far." in content
+        assert "being worked out now" in content
+
+    def test_it_places_a_pair_among_every_pair_of_sharing_readers(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        """Every centroid points nearly the same way (cosines above 0.9, as e5's do): the
+        page says how a pair ranks among all pairs, never a cosine as "99% alike"."""
+        rng = np.random.default_rng(44)
+        common = direction(rng)
+        mine = unit(common + 0.3 * direction(rng))
+        library(alice, mine, rng, noise=0.2)
+        share(alice, "Alice")
+        centroid_refresh(reader=alice)
+        twin = reader("twin")
+        library(twin, mine, rng, noise=0.2)
+        share(twin, "Twin")
+        centroid_refresh(reader=twin)
+        for i in range(5):
+            other = reader(f"other{i}")
+            library(other, unit(common + 0.3 * direction(rng)), rng, noise=0.2)
+            share(other, f"Other {i}")
+            centroid_refresh(reader=other)
+        vectors = np.asarray([c.vector for c in ReaderCentroid.objects.all()], dtype=np.float64)
+        assert (vectors @ vectors.T).min() > 0.85  # every pair "85% alike" or more
+        response = alice_client.get(reverse("kindred"))
+        found = {k.profile.display_name: k.closer_than for k in response.context["kindred"]}
+        # 7 readers, 21 pairs: alice and her twin are the closest of them all.
+        assert found["Twin"] == round(100 * 20 / 21)
+        assert min(found.values()) < 50
+        content = response.content.decode()
+        assert "Closer than 95% of pairs of readers here" in content
+        assert "% alike" not in content
+
     def test_it_lists_sharing_readers_with_what_bridges_them(
         self, alice_client: Client, circle: dict[str, Any]
     ) -> None:
@@ -147,7 +203,9 @@ class KindredPageTests:
         names = [k.profile.display_name for k in response.context["kindred"]]
         assert sorted(names) == ["Bob B.", "Carol C."]
         assert "Bob&#x27;s Aleph passage" in content
-        assert "% alike" in content
+        # Three sharing readers make three pairs: too few to place a pair among them.
+        assert "too few readers share yet to say how close" in content
+        assert "% alike" not in content
         # Judged as a connection would be: the Aleph pair (cosine 0.99, one names a number,
         # the other none) is shown with its strength; the pairs around the centre, which
         # the judge does not call related, are not shown at all (nor a cosine as "% alike").
@@ -210,11 +268,12 @@ class KindredPageTests:
             centroid_refresh(reader=more)
         # session, user, profile, centroid, the count that chooses the scan, nearest,
         # profiles, centroids, bridges, their texts for the pair judge, their highlights,
-        # books in common, passages in common
-        with django_assert_num_queries(13):
+        # books in common, passages in common, every sharing reader's centroid (the spread
+        # a pair is placed in)
+        with django_assert_num_queries(14):
             response = alice_client.get(reverse("kindred"))
         assert len(response.context["kindred"]) == 5
-        assert len(few) == 13
+        assert len(few) == 14
 
 
 @pytest.mark.django_db
@@ -239,13 +298,13 @@ class ReaderProfilePageTests:
         # session, user, viewer's profile and centroid, their profile, counts, top
         # books, the books, the distance
         url = self._url(bob)
-        with django_assert_num_queries(9):
+        with django_assert_num_queries(10):  # and the spread of sharing readers
             response = alice_client.get(url)
         content = response.content.decode()
         assert "Bob B." in content
         assert ">25<" in content  # 24 + El Aleph; the diary is not counted
         assert "El Aleph" in content
-        assert "alike to you" in content
+        assert "alike to you" not in content  # a cosine near 1 for any two libraries
         for private in ("Bob&#x27;s Diary", "A secret from the diary", ">bob<", "Bob's Aleph"):
             assert private not in content
 
@@ -295,3 +354,31 @@ class ReaderProfilePageTests:
         content = alice_client.get(self._url(alice)).content.decode()
         assert "This is how other sharing readers see you." in content
         assert Highlight.objects.filter(reader=alice).count() == 25
+
+
+@pytest.mark.django_db
+class BridgeClampTests:
+    def test_a_long_bridge_passage_is_clamped_with_a_way_to_read_it_all(
+        self, alice: User, bob: User
+    ) -> None:
+        long_mine = " ".join(f"mine{i}" for i in range(600))
+        long_theirs = " ".join(f"theirs{i}" for i in range(600))
+        mine = Highlight(reader=alice, book=book(alice, "The Way of Zen"), text=long_mine)
+        theirs = Highlight(reader=bob, book=book(bob, "Zen Mind"), text=long_theirs)
+        bridge = SimpleNamespace(mine=mine, theirs=theirs, strength="related")
+        relation = SimpleNamespace(
+            bridges=[bridge],
+            profile=SimpleNamespace(display_name="Bob"),
+            passages_in_common=0,
+            books_in_common=[],
+        )
+        html = render_to_string("affinity/_explanation.html", {"relation": relation})
+        # Mine: the first 80 words, and a link to the whole on my highlight's page.
+        assert "mine79" in html
+        assert "mine80" not in html
+        assert f'href="{mine.get_absolute_url()}" class="read-all">Read all</a>' in html
+        # Theirs: the first 80 words in view, the rest behind a disclosure.
+        shown, folded = html.split('<details class="read-all-theirs">')
+        assert "theirs79" in shown
+        assert "theirs80" not in shown
+        assert "theirs599" in folded

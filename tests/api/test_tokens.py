@@ -25,6 +25,16 @@ class TokensPageTests:
         assert raw[:10] in again
         assert response["Cache-Control"].startswith("max-age=0")
 
+    def test_it_shows_the_new_token_whole_with_a_copy_button(
+        self, alice_client: Client, alice: User
+    ) -> None:
+        response = alice_client.post(reverse("api_tokens"), {"name": "laptop"}, follow=True)
+        raw = response.context["new_token"]
+        page = response.content.decode()
+        assert f'class="token-full" spellcheck="false">{raw}</textarea>' in page
+        assert f'class="copy-citation" data-citation="{raw}"' in page
+        assert "Copy token" in page
+
     def test_it_needs_a_name(self, alice_client: Client, alice: User) -> None:
         response = alice_client.post(reverse("api_tokens"), {"name": ""})
         assert response.status_code == 400

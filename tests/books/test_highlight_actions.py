@@ -102,7 +102,10 @@ class DeleteTests:
         response = alice_client.post(reverse("highlight_delete", args=[think.code]))
         assert response["Location"] == think.book.get_absolute_url()
         book_page = alice_client.get(response["Location"]).content.decode()
-        assert "To think is to forget" not in book_page
+        # Listed only under Recently deleted, below the book's highlights.
+        listed, deleted = book_page.split('id="recently-deleted"')
+        assert "To think is to forget" not in listed
+        assert "To think is to forget" in deleted
         assert reverse("highlight_undo", args=[think.code]) in book_page
         assert (
             reverse("highlight_undo", args=[think.code])

@@ -63,6 +63,11 @@ class LibraryTests:
     def test_it_shows_an_empty_state(self, alice_client: Client) -> None:
         assert b"No books yet" in alice_client.get(reverse("library")).content
 
+    def test_the_empty_home_names_every_device_and_export(self, alice_client: Client) -> None:
+        page = alice_client.get(reverse("home")).content.decode()
+        for source in ("Kindle", "KOReader", "Kobo", "Apple Books", "Readwise", "exports"):
+            assert source in page, source
+
     def test_it_never_lists_another_readers_books(self, alice: User, bob_client: Client) -> None:
         _library(alice)
         assert b"Ficciones" not in bob_client.get(reverse("library")).content

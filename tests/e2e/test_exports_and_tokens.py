@@ -57,6 +57,11 @@ def test_a_reader_imports_a_notebook_exports_it_and_reads_it_with_a_token(
     page.get_by_role("button", name="Create token").click()
     token = page.get_by_role("textbox", name="Token", exact=True).input_value()
     assert token.startswith("exo_")
+    # Shown whole, and copied whole by its button.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_role("button", name="Copy token").click()
+    expect(page.locator(".copy-status")).to_have_text("Token copied.")
+    assert page.evaluate("navigator.clipboard.readText()") == token
     assert_accessible(page, axe_source)
     snapshot(page, "20-api-tokens")
 

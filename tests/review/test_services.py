@@ -133,6 +133,19 @@ class HighlightOfTheDayTests:
         highlight_delete(highlight=chosen)
         assert highlight_of_the_day(reader=alice, today=TODAY) not in (None, chosen)
 
+    def test_it_prefers_a_sentence_to_a_heading_like_line(self, alice: User) -> None:
+        book = book_of(alice, "Product Design")
+        heading = highlight_in(book, "Define and brainstorm your initial persona", location=10)
+        sentence = highlight_in(book, "Personas are useful fictions.", location=20)
+        ReviewState.objects.create(reader=alice, highlight=heading, due=TODAY - timedelta(10))
+        ReviewState.objects.create(reader=alice, highlight=sentence, due=TODAY)
+        assert review_queue(reader=alice, today=TODAY)[0].highlight == heading
+        assert highlight_of_the_day(reader=alice, today=TODAY) == sentence
+
+    def test_it_takes_a_heading_like_line_when_there_is_nothing_else(self, alice: User) -> None:
+        heading = highlight_in(book_of(alice, "Product Design"), "Initial persona", location=10)
+        assert highlight_of_the_day(reader=alice, today=TODAY) == heading
+
 
 @pytest.mark.django_db
 class ReviewAnswerTests:

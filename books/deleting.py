@@ -1,0 +1,142 @@
+"""Deleting a whole book or what an import added, and bringing deleted highlights back.
+
+A delete is the highlight delete's soft delete, many rows at once (books.services): the
+rows stay, with their dedupe keys, so a re-import does not bring them back, and the reader
+can from the Recently deleted list, a book's page or the import's report."""
+
+from datetime import datetime
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext, ngettext
+from django.views.decorators.http import require_GET, require_POST
+
+from books.access import (
+    get_book_for_user,
+    get_deleted_or_alive_highlight_for_user,
+    get_import_for_user,
+    reader_of,
+)
+from books.models import Highlight
+from books.services import (
+    DeleteCount,
+    book_deletable,
+    highlights_bring_back,
+    highlights_delete,
+    import_deletable,
+)
+
+
+def deleted_phrase(counts: DeleteCount) -> str:
+    """ "3 highlights and 1 note", in the reader's language."""
+    highlights = ngettext("%(count)d highlight", "%(count)d highlights", counts.highlights) % {
+        "count": counts.highlights
+    }
+    notes = ngettext("%(count)d note", "%(count)d notes", counts.notes) % {"count": counts.notes}
+    return gettext("%(highlights)s and %(notes)s") % {"highlights": highlights, "notes": notes}
+
+
+def _brought_back(count: int) -> str:
+    return ngettext(
+        "Brought back %(count)d highlight.", "Brought back %(count)d highlights.", count
+    ) % {"count": count}
+
+
+@require_POST
+@login_required
+def book_delete(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_book = get_book_for_user(request, code)
+    counts, at = highlights_delete(
+        reader_id=the_book.reader_id, highlights=book_deletable(book=the_book)
+    )
+    # The undo form on the next page reads this (templates/_undo.html): it brings back
+    # what this delete took, not what was deleted before it.
+    request.session["undo_book"] = {
+        "code": str(the_book.code),
+        "at": at.isoformat(),
+        "title": the_book.title,
+    }
+    messages.success(
+        request,
+        gettext("Deleted “%(title)s”: %(went)s.")
+        % {"title": the_book.title, "went": deleted_phrase(counts)},
+    )
+    return redirect("library")
+
+
+@require_POST
+@login_required
+def book_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Every deleted highlight of the book, or those of one delete (`at`, the undo)."""
+    the_book = get_book_for_user(request, code)
+    highlights = the_book.highlights.all()
+    at = request.POST.get("at", "")
+    if at:
+        try:
+            highlights = highlights.filter(deleted_at=datetime.fromisoformat(at))
+        except ValueError:
+            highlights = highlights.none()
+    restored = highlights_bring_back(reader_id=the_book.reader_id, highlights=highlights)
+    messages.success(request, _brought_back(restored))
+    return redirect(the_book)
+
+
+@require_POST
+@login_required
+def highlight_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_highlight = get_deleted_or_alive_highlight_for_user(request, code)
+    restored = highlights_bring_back(
+        reader_id=the_highlight.reader_id, highlights=Highlight.objects.filter(pk=the_highlight.pk)
+    )
+    messages.success(request, _brought_back(restored))
+    if request.POST.get("next") == "deleted":
+        return redirect("deleted")
+    return redirect(the_highlight)
+
+
+@require_POST
+@login_required
+def import_delete(request: HttpRequest, code: UUID) -> HttpResponse:
+    the_import = get_import_for_user(request, code)
+    counts, _at = highlights_delete(
+        reader_id=the_import.reader_id, highlights=import_deletable(the_import=the_import)
+    )
+    messages.success(
+        request,
+        gettext("Deleted what this import added: %(went)s.") % {"went": deleted_phrase(counts)},
+    )
+    return redirect("import_report", code=the_import.code)
+
+
+@require_POST
+@login_required
+def import_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Every deleted highlight this import added, however it was deleted."""
+    the_import = get_import_for_user(request, code)
+    restored = highlights_bring_back(
+        reader_id=the_import.reader_id,
+        highlights=Highlight.objects.filter(source_import=the_import),
+    )
+    messages.success(request, _brought_back(restored))
+    return redirect("import_report", code=the_import.code)
+
+
+# The Recently deleted list's page size.
+DELETED_PAGE_SIZE = 50
+
+
+@require_GET
+@login_required
+def deleted(request: HttpRequest) -> HttpResponse:
+    """The reader's deleted highlights, the latest deleted first, each to bring back."""
+    highlights = (
+        Highlight.objects.filter(reader=reader_of(request), deleted_at__isnull=False)
+        .select_related("book")
+        .order_by("-deleted_at", "book__title_sort", "location_start", "pk")
+    )
+    page = Paginator(highlights, DELETED_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "books/deleted.html", {"page": page})

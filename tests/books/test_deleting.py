@@ -1,0 +1,246 @@
+"""Deleting a whole book or what an import added, and bringing deleted highlights back."""
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from affinity.models import ReaderCentroid
+from books.embedding.pipeline import highlights_embed
+from books.importing.services import clippings_import
+from books.models import Book, Connection, Highlight, Import
+from books.services import highlight_delete, highlight_note_update
+from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
+from tests.books.library import listed_books
+
+EVIL = "<script>alert(1)</script> Evil Book"
+
+
+def _borges(reader: User) -> Book:
+    return Book.objects.get(reader=reader, title="Ficciones")
+
+
+@pytest.fixture
+def first_import(alice: User) -> Import:
+    return clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt")
+
+
+@pytest.fixture
+def evil_import(alice: User, first_import: Import) -> Import:
+    data = clippings_file(
+        Entry(EVIL, "A passage of a book that was never read.", location="10-11"),
+        Entry(EVIL, "Another passage of that wrong book.", location="20-21"),
+        Entry(EVIL, "A note typed on the wrong book.", kind="Note", location="5"),
+        # One more version of a highlight the first import brought: merged into it.
+        *MEMORY_LIBRARY[:1],
+    )
+    return clippings_import(reader=alice, data=data, file_name="wrong.txt")
+
+
+def _alive(reader: User) -> set[str]:
+    return {h.text or h.note for h in Highlight.objects.alive().filter(reader=reader)}
+
+
+@pytest.mark.django_db
+class BookDeleteTests:
+    def test_it_says_what_goes_before_it_deletes(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        page = alice_client.get(_borges(alice).get_absolute_url()).content.decode()
+        assert "Delete this book" in page
+        # Three passages, one of them with the note "Read this twice." attached.
+        assert "This deletes 3 highlights and 0 notes of this book" in page
+        assert "1 of the highlights carries a note of yours." in page
+
+    def test_it_deletes_every_highlight_and_note_and_undo_brings_them_back(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        highlight_delete(highlight=book.highlights.get(location_start=380))  # deleted before
+        before = _alive(alice)
+        response = alice_client.post(reverse("book_delete", args=[book.code]))
+        assert response["Location"] == reverse("library")
+        library = alice_client.get(reverse("library"))
+        assert book.title not in [title for title, _ in listed_books(library.content)]
+        assert "Deleted “Ficciones”" in library.content.decode()
+        assert not book.highlights.alive().exists()
+        assert alice_client.get(reverse("library")).content.decode().count("Undo") == 0
+        undo = library.content.decode().split('class="undo"')[1].split("</form>")[0]
+        at = undo.split('name="at" value="')[1].split('"')[0]
+        alice_client.post(reverse("book_bring_back", args=[book.code]), {"at": at})
+        # What the book delete took is back; the highlight deleted before it is not.
+        assert _alive(alice) == before
+        assert book.highlights.get(location_start=380).deleted_at is not None
+
+    def test_a_reimport_does_not_bring_a_deleted_book_back_and_the_book_page_can(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        again = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="c.txt"
+        )
+        # The three passages, and the note that was on one of them: not back as a note.
+        assert again.counts["deleted_skipped"] == 4
+        assert again.counts["standalone_notes"] == 0
+        assert not book.highlights.alive().exists()
+        report = alice_client.get(reverse("import_report", args=[again.code])).content.decode()
+        assert reverse("deleted") in report
+        page = alice_client.get(book.get_absolute_url()).content.decode()
+        assert "Recently deleted: 3 highlights" in page
+        alice_client.post(reverse("book_bring_back", args=[book.code]))
+        assert book.highlights.alive().count() == 3
+
+    def test_connections_of_a_deleted_book_leave_every_page(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        book = _borges(alice)
+        funes = book.highlights.get(location_start=412)
+        other = Highlight.objects.alive().filter(reader=alice).exclude(book=book).first()
+        assert other is not None
+        low, high = sorted((funes, other), key=lambda h: h.pk)
+        Connection.objects.update_or_create(
+            highlight_a=low, highlight_b=high,
+            defaults={"reader": alice, "distance": 0.1, "probability": 0.9,
+                      "same_probability": 0.5, "strength": Connection.Strength.RELATED,
+                      "embedding_model": funes.embedding_model},
+        )  # fmt: skip
+        assert (
+            "To think is to forget" in alice_client.get(other.get_absolute_url()).content.decode()
+        )
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        for url in (other.get_absolute_url(), reverse("connections"), reverse("home")):
+            assert "To think is to forget" not in alice_client.get(url).content.decode(), url
+
+    def test_it_refreshes_the_readers_centroid(
+        self,
+        alice: User,
+        first_import: Import,
+        alice_client: Client,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        ReaderCentroid.objects.filter(reader=alice).update(refresh_queued_at=None)
+        with django_capture_on_commit_callbacks(execute=True):
+            alice_client.post(reverse("book_delete", args=[_borges(alice).code]))
+        centroid = ReaderCentroid.objects.get(reader=alice)
+        assert (
+            centroid.highlight_count
+            == Highlight.objects.alive()
+            .filter(reader=alice, kind="highlight", is_word=False)
+            .exclude(book=_borges(alice))
+            .count()
+        )
+
+
+@pytest.mark.django_db
+class ImportDeleteTests:
+    def test_it_deletes_only_what_the_import_added_and_nobody_changed(
+        self, alice: User, evil_import: Import, alice_client: Client
+    ) -> None:
+        noted = Highlight.objects.get(reader=alice, text__startswith="Another passage")
+        highlight_note_update(highlight=noted, note="Keep this, I wrote it.")
+        report = alice_client.get(reverse("import_report", args=[evil_import.code]))
+        page = report.content.decode()
+        assert "This deletes 1 highlight and 1 note that this import added" in page
+        assert "1 highlight it added stays" in page
+        alice_client.post(reverse("import_delete", args=[evil_import.code]))
+        alive = _alive(alice)
+        assert "A passage of a book that was never read." not in alive
+        assert "A note typed on the wrong book." not in alive
+        assert "Another passage of that wrong book." in alive
+        # What the first import brought is untouched, the highlight this one merged into too.
+        assert {e.text for e in MEMORY_LIBRARY if e.kind == "Highlight"} <= alive
+
+    def test_a_highlight_a_later_import_added_to_stays(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        short = Entry(BORGES, "To think is to forget differences,", location="412-413")
+        first = clippings_import(reader=alice, data=clippings_file(short), file_name="a.txt")
+        clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="b.txt")
+        alice_client.post(reverse("import_delete", args=[first.code]))
+        assert "To think is to forget differences, to generalize, to abstract." in _alive(alice)
+
+    def test_the_report_brings_back_what_it_deleted(
+        self, alice: User, evil_import: Import, alice_client: Client
+    ) -> None:
+        before = _alive(alice)
+        alice_client.post(reverse("import_delete", args=[evil_import.code]))
+        assert _alive(alice) != before
+        page = alice_client.get(reverse("import_report", args=[evil_import.code])).content.decode()
+        assert "3 highlights this import added are deleted." in page
+        alice_client.post(reverse("import_bring_back", args=[evil_import.code]))
+        assert _alive(alice) == before
+
+
+@pytest.mark.django_db
+class RecentlyDeletedTests:
+    def test_it_lists_deleted_highlights_and_brings_one_back(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+        highlight_delete(highlight=think)
+        page = alice_client.get(reverse("deleted")).content.decode()
+        assert "To think is to forget" in page
+        response = alice_client.post(
+            reverse("highlight_bring_back", args=[think.code]), {"next": "deleted"}
+        )
+        assert response["Location"] == reverse("deleted")
+        think.refresh_from_db()
+        assert think.deleted_at is None
+        assert "To think is to forget" not in alice_client.get(reverse("deleted")).content.decode()
+
+    def test_bob_sees_nothing_of_alices(
+        self, alice: User, first_import: Import, bob_client: Client
+    ) -> None:
+        think = Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+        highlight_delete(highlight=think)
+        assert "To think is to forget" not in bob_client.get(reverse("deleted")).content.decode()
+
+
+@pytest.mark.django_db
+class OwnershipTests:
+    @pytest.mark.parametrize("name", ["book_delete", "book_bring_back"])
+    def test_bob_gets_404_for_alices_book(
+        self, alice: User, first_import: Import, bob_client: Client, name: str
+    ) -> None:
+        book = _borges(alice)
+        assert bob_client.post(reverse(name, args=[book.code])).status_code == 404
+        assert book.highlights.alive().count() == 3
+
+    @pytest.mark.parametrize("name", ["import_delete", "import_bring_back"])
+    def test_bob_gets_404_for_alices_import(
+        self, alice: User, evil_import: Import, bob_client: Client, name: str
+    ) -> None:
+        before = _alive(alice)
+        assert bob_client.post(reverse(name, args=[evil_import.code])).status_code == 404
+        assert _alive(alice) == before
+
+    def test_bob_gets_404_for_alices_deleted_highlight(
+        self, alice: User, first_import: Import, bob_client: Client
+    ) -> None:
+        think = Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+        highlight_delete(highlight=think)
+        response = bob_client.post(reverse("highlight_bring_back", args=[think.code]))
+        assert response.status_code == 404
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+
+    @pytest.mark.parametrize(
+        "name", ["book_delete", "book_bring_back", "import_delete", "import_bring_back"]
+    )
+    def test_they_are_post_only_and_need_a_login(
+        self, alice: User, evil_import: Import, alice_client: Client, client: Client, name: str
+    ) -> None:
+        code = evil_import.code if name.startswith("import") else _borges(alice).code
+        assert alice_client.get(reverse(name, args=[code])).status_code == 405
+        response = client.post(reverse(name, args=[code]))
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
