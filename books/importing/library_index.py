@@ -8,6 +8,7 @@ import re
 from bisect import bisect_right, insort
 
 from accounts.models import User
+from books.importing.merging import shingles
 from books.importing.positions import Span, decode, overlaps, sort_key
 from books.models import Book, Highlight
 from books.text import fold_spacing_and_bom
@@ -59,6 +60,10 @@ class Library:
         self._span_of: dict[int, Span] = {}
         # The longest range per book bounds how far back an overlapping one can start.
         self._longest: dict[int, int] = {}
+        # per book, per run of words (merging.shingles): the highlights holding it, where a
+        # version from a device that places passages another way is looked for
+        self._runs: dict[int, dict[int, list[Highlight]]] = {}
+        self._runs_of: dict[int, set[int]] = {}
         self._serial = 0
         by_pk = {book.pk: book for book in books.values()}
         # Only what merging and notes read: not the vectors (384 floats a row), not the
@@ -80,8 +85,12 @@ class Library:
         self.keys[highlight.dedupe_key] = highlight
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        self._folded[id(highlight)] = fold_spacing_and_bom(highlight.text)
+        self._folded[id(highlight)] = folded = fold_spacing_and_bom(highlight.text)
         self._order.setdefault(id(highlight), len(self._order))
+        runs = self._runs.setdefault(highlight.book_id, {})
+        self._runs_of[id(highlight)] = keys = shingles(folded)
+        for key in keys:
+            runs.setdefault(key, []).append(highlight)
         if highlight.location_start is not None:
             self._serial += 1
             self._at_serial[self._serial] = highlight
@@ -110,6 +119,9 @@ class Library:
             del self.keys[highlight.dedupe_key]
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
+        runs = self._runs.get(highlight.book_id, {})
+        for key in self._runs_of.pop(id(highlight), set()):
+            runs[key] = [h for h in runs.get(key, []) if h is not highlight]
         serial = self._serial_of.pop(id(highlight), None)
         if serial is not None:
             del self._at_serial[serial]
@@ -161,6 +173,17 @@ class Library:
                     found.setdefault(id(highlight), highlight)
         return list(found.values())
 
+    def sharing_words(self, book_id: int, folded: str, *, located: bool) -> list[Highlight]:
+        """Highlights of a book placed the other way (by a device when `located`, by Kindle
+        locations when not) that share a run of words with this text."""
+        runs = self._runs.get(book_id, {})
+        found: dict[int, Highlight] = {}
+        for key in shingles(folded):
+            for highlight in runs.get(key, []):
+                if (highlight.location_start is not None) != located:
+                    found.setdefault(id(highlight), highlight)
+        return list(found.values())
+
     def neighbours(
         self,
         book_id: int,
@@ -168,12 +191,38 @@ class Library:
         end: int | None,
         page: str | None,
         where: str = "",
+        folded: str = "",
     ) -> list[Highlight]:
         """Highlights that could be versions of one here: alive first, in reading order.
 
         `where` is a device's position (`positions.encode`): the highlights placed in an
         overlapping range, and those on the same or the next page that have no position.
+        `folded`, the text: the highlights another device placed (a Kindle's locations and
+        a KOReader's positions do not compare) that share a run of its words.
         """
+        found = self._placed_near(book_id, start, end, page, where)
+        if folded:
+            seen = {id(h) for h in found}
+            found += [
+                h
+                for h in self.sharing_words(book_id, folded, located=start is not None)
+                if id(h) not in seen
+            ]
+        if len(found) < 2:
+            return found
+        return sorted(
+            found,
+            key=lambda h: (
+                h.deleted_at is not None,
+                sort_key(h.position),
+                position(h),
+                self._order[id(h)],
+            ),
+        )
+
+    def _placed_near(
+        self, book_id: int, start: int | None, end: int | None, page: str | None, where: str
+    ) -> list[Highlight]:
         span = decode(where) if start is None else None
         if start is not None:
             found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
@@ -189,17 +238,7 @@ class Library:
             found = self.on_page(book_id, page, reach=ADJACENT)
         else:
             return []
-        if len(found) < 2:
-            return found
-        return sorted(
-            found,
-            key=lambda h: (
-                h.deleted_at is not None,
-                sort_key(h.position),
-                position(h),
-                self._order[id(h)],
-            ),
-        )
+        return found
 
     def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
         found = self.neighbours(
@@ -208,6 +247,7 @@ class Library:
             highlight.location_end,
             highlight.page,
             highlight.position,
+            self._folded.get(id(highlight), ""),
         )
         return [h for h in found if h is not highlight]
 

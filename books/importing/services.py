@@ -35,7 +35,7 @@ from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
-from books.importing.merging import How, merged, page_turn_joined
+from books.importing.merging import How, long_run, merged, page_turn_joined
 from books.importing.positions import decode, encode, sort_key, union
 from books.importing.reader_books import (
     book_key_of,
@@ -393,12 +393,17 @@ def _match_clipping(
             clipping.location_end,
             clipping.page,
             clipping.position,
+            folded,
         )
         # Its words are already in a highlight here: the same passage, selected again (or
         # a version merged before). Alive highlights come first, so a version of one the
-        # reader deleted and of one they kept counts as the kept one's.
+        # reader deleted and of one they kept counts as the kept one's. Another device's
+        # highlight holds it only when its words are a long run (merging.SHARED_RUN_WORDS).
+        located = clipping.location_start is not None
         for neighbour in neighbours:
-            if folded in library.folded(neighbour):
+            if folded in library.folded(neighbour) and (
+                (neighbour.location_start is not None) == located or long_run(folded)
+            ):
                 _count_covered(neighbour, report)
                 return
     highlight = _new_highlight(
@@ -460,6 +465,8 @@ def _settle(
 def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
     """The text of one highlight holding both a and b, and how; None when they are two."""
     folded_a, folded_b = library.folded(a), library.folded(b)
+    if _two_devices(a, b):
+        return _combined_by_words(a, b, folded_a, folded_b)
     if folded_b in folded_a:
         return a.text, How.EXTENDED
     a_first = reads_before(a, b)
@@ -489,6 +496,31 @@ def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] |
     return (joined, How.PAGE_TURN) if joined is not None else None
 
 
+def _two_devices(a: Highlight, b: Highlight) -> bool:
+    """One placed by Kindle locations, the other by a device's position or page: where
+    each is cannot be compared, only their words."""
+    return (a.location_start is None) != (b.location_start is None)
+
+
+def _combined_by_words(
+    a: Highlight, b: Highlight, folded_a: str, folded_b: str
+) -> tuple[str, How] | None:
+    """Two devices' versions of one passage: one holds the other, or they overlap, over a
+    long run of words (merging.SHARED_RUN_WORDS); never a page turn (their pages differ)."""
+    if folded_b in folded_a:
+        return (a.text, How.EXTENDED) if long_run(folded_b) else None
+    if folded_a in folded_b:
+        return (b.text, How.EXTENDED) if long_run(folded_a) else None
+    outcome = merged(a.text, b.text, kept_first=True, folded_kept=folded_a, folded_other=folded_b)
+    if outcome is None:
+        return None
+    folded_text = fold_spacing_and_bom(outcome[0])
+    # The stitched run is the start of the text that comes second.
+    second = folded_b if folded_text.startswith(folded_a) else folded_a
+    shared = len(folded_a) + len(folded_b) - len(folded_text)
+    return outcome if long_run(second[: max(shared, 0)]) else None
+
+
 def _absorb(
     kept: Highlight,
     absorbed: Highlight,
@@ -505,7 +537,11 @@ def _absorb(
     kept.text = text
     kept.refresh_is_word()
     kept.refresh_language()
-    if kept.location_start is not None and absorbed.location_start is not None:
+    if _two_devices(kept, absorbed):
+        # Each keeps its own way of placing it; a device's range is kept for its next upload.
+        if not kept.position and decode(absorbed.position) is not None:
+            kept.position = absorbed.position
+    elif kept.location_start is not None and absorbed.location_start is not None:
         start = min(kept.location_start, absorbed.location_start)
         end = max(position(kept)[1], position(absorbed)[1])
         if absorbed.location_start < kept.location_start and absorbed.page:
