@@ -646,7 +646,7 @@ def _attach_notes(
 # (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
-    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language",
+    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language", "reading_key",
 ]  # fmt: skip
 # …and, on the rows whose words changed, their vectors, reset in one statement.
 _VECTORS_RESET = {
@@ -660,6 +660,7 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     created = list(work.created.values())
     for highlight in [*created, *work.changed.values()]:
         highlight.refresh_search_text()
+        highlight.refresh_reading_key()
     _copy_highlights(created)
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
@@ -750,7 +751,7 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "position", "added_at",
+    "note_added_at", "page", "location_start", "location_end", "position", "reading_key", "added_at",
     "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
     "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
@@ -774,7 +775,7 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                 (
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.position, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
+                    h.location_end, h.position, h.reading_key, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
                     h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )
