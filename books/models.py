@@ -416,6 +416,7 @@ class HighlightMerge(models.Model):
         EXTENDED = "extended", _("Extended")
         OVERLAPPED = "overlapped", _("Re-selected")
         PAGE_TURN = "page_turn", _("Joined at a page turn")
+        CONTAINED = "contained", _("Contained in a longer highlight")
 
     reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source_import = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="merges")

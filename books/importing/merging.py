@@ -74,6 +74,8 @@ _SENTENCE_END = re.compile("[.!?…:;。\uff01\uff1f؟][\"'”\u2019»)\\]]*\\d*
 
 
 class How(enum.StrEnum):
+    # Half of a page-turn split whose every word a longer selection of it then held.
+    CONTAINED = "contained"
     EXTENDED = "extended"
     OVERLAPPED = "overlapped"
     PAGE_TURN = "page_turn"

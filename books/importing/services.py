@@ -110,13 +110,30 @@ class ImportReport:
 FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
 FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
 FILE_BINARY = gettext_noop(
+    "This file cannot be imported: it is neither a text export nor a device's database or "
+    "zip. Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar "
+    "('metadata.epub.lua') or a zip of its '.sdr' folders, a Kobo's 'KoboReader.sqlite', "
+    "a zip of Apple Books' 'AEAnnotation' and 'BKLibrary' folders, and the Kindle "
+    "notebook, Readwise CSV, Bookcision and Exogram JSON exports."
+)
+# Stored before 2026-12-06; still said in the reader's language when an old import shows it.
+FILE_BINARY_BEFORE = gettext_noop(
     "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
     "file from your Kindle's documents folder."
 )
-NOTHING_READ = gettext_noop(
+NOTHING_READ_BEFORE = gettext_noop(
     "No clipping in this file could be read "
     "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
 )
+# Nothing read: one problem of a text file, several, or a database's or zip's (no lines).
+NOTHING_READ_ONE = gettext_noop(
+    "No clipping in this file could be read (at line %(line)s: %(problem)s)."
+)
+NOTHING_READ = gettext_noop(
+    "No clipping in this file could be read "
+    "(%(count)s problems; the first, at line %(line)s: %(problem)s)."
+)
+NOTHING_READ_IN_FILE = gettext_noop("Nothing in this file could be imported: %(problem)s.")
 NOT_CLIPPINGS = gettext_noop(
     "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
 )
@@ -167,8 +184,12 @@ def upload_parse(data: bytes) -> ParseResult:
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
+            if is_device_binary(data):
+                # A database or a zip has no lines: its problem is the whole file's.
+                raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
+            template = NOTHING_READ_ONE if len(result.problems) == 1 else NOTHING_READ
             raise ImportRejected(
-                NOTHING_READ
+                template
                 % {"count": len(result.problems), "line": first.line, "problem": first.message}
             )
         raise ImportRejected(NOT_CLIPPINGS)
@@ -531,6 +552,7 @@ def _absorb(
     report: ImportReport,
 ) -> None:
     """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
+    kept_before = library.folded(kept)
     library.remove(kept)
     library.remove(absorbed)
     text_changed = fold_spacing_and_bom(text) != library.folded(kept)
@@ -588,7 +610,30 @@ def _absorb(
         report.deleted_skipped += len(versions)
         return
     report.extended_merged += 1
-    work.merges.setdefault(id(kept), []).extend(versions)
+    recorded = work.merges.setdefault(id(kept), [])
+    recorded.extend(versions)
+    # The single entries the highlight was: the stored text, or this file's first entry.
+    origin = work.origins.get(id(kept))
+    single = kept_before if kept.pk else (origin.text if origin else "")
+    _label_contained(recorded, [single] if single else [])
+
+
+def _label_contained(recorded: list[tuple[How, _Version]], entries: list[str]) -> None:
+    """Half of a page-turn split whose words all sit in another single entry of the
+    highlight is contained in it: "to help" joined at a page turn, then "to help younger
+    people" selected, is contained in the second; the page turn did not make it. (A part
+    that a longer selection extended stays "Extended".)"""
+    folded = [fold_spacing_and_bom(v.text) for _, v in recorded]
+    others = [fold_spacing_and_bom(text) for text in entries]
+    for index, (how, version) in enumerate(recorded):
+        if how != How.PAGE_TURN:
+            continue
+        mine = folded[index]
+        if any(
+            mine in other and mine != other
+            for other in [*others, *folded[:index], *folded[index + 1 :]]
+        ):
+            recorded[index] = (How.CONTAINED, version)
 
 
 def _free_key(library: Library, highlight: Highlight) -> str:

@@ -277,7 +277,7 @@ class BadInputTests:
         [
             (b"", "empty"),
             (b"\xef\xbb\xbf\r\n  \r\n", "empty"),
-            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"),
+            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "KoboReader.sqlite"),
             (b"title,author,text\nA,B,C\n", "not a Kindle"),
         ],
     )
