@@ -99,6 +99,9 @@ class ImportReport:
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
     books_with_nothing: dict[str, str] = field(default_factory=dict)
+    # The first few titles of the books touched, in title order: what Past imports shows
+    # beside the file's name (every KOReader sidecar is called "metadata.epub.lua").
+    book_titles: list[str] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -147,6 +150,7 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 
 
 MEGABYTE = 1024 * 1024
+BOOK_TITLES_KEPT = 3
 
 
 def megabytes(size: int) -> Decimal:
@@ -752,6 +756,8 @@ def _finish_report(
     )
     truncated_books = {b.pk for b in books.values() if work.truncated[b.title]}
     report.books_touched = len(work.touched | truncated_books)
+    titles = {b.title for b in books.values() if b.pk in work.touched | truncated_books}
+    report.book_titles = sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT]
     report.books_changed = len(
         {h.book_id for h in [*work.created.values(), *work.changed.values()]}
     )

@@ -17,7 +17,7 @@ from books.access import get_import_for_user, reader_of
 from books.connections.selectors import import_connections_count
 from books.forms import ImportForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
-from books.importing.selectors import merges_of
+from books.importing.selectors import imports_listed, merges_of
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
     ImportFailed,
@@ -79,7 +79,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, _import_message(the_import))
                 return redirect(the_import)
-    imports = Import.objects.filter(reader=reader)[:20]
+    imports = imports_listed(reader.pk)
     context = {"form": form, "too_big": too_big, "imports": imports}
     return render(request, "books/import.html", context)
 

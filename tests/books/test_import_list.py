@@ -1,0 +1,67 @@
+"""Past imports: every KOReader sidecar is called "metadata.epub.lua"; the list says which
+book each one held."""
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.importing.services import clippings_import
+from books.models import Import
+
+
+def _sidecar(title: str) -> bytes:
+    return f"""return {{
+    ["annotations"] = {{
+        [1] = {{
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["drawer"] = "lighten",
+            ["pageno"] = 21,
+            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().0",
+            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().30",
+            ["text"] = "A sentence of {title}.",
+        }},
+    }},
+    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
+}}
+""".encode()
+
+
+def _rows(client: Client) -> list[str]:
+    page = client.get(reverse("import")).content.decode()
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    # The first cell of each row: the file, and its books.
+    cells = [row.split("</td>")[0] for row in body.split("<tr>")[1:]]
+    return [re.sub(r"\s+", " ", re.sub("<[^>]+>", "", cell)).strip() for cell in cells]
+
+
+@pytest.mark.django_db
+class PastImportsTests:
+    def test_it_names_the_book_beside_each_sidecar(self, alice: User, alice_client: Client) -> None:
+        for title in ("The Quiet Engine", "Harbour Lights"):
+            clippings_import(reader=alice, data=_sidecar(title), file_name="metadata.epub.lua")
+        # Again: nothing new, still its book.
+        clippings_import(
+            reader=alice, data=_sidecar("Harbour Lights"), file_name="metadata.epub.lua"
+        )
+
+        rows = _rows(alice_client)
+
+        assert rows == [
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · The Quiet Engine",
+        ]
+
+    def test_an_import_kept_before_titles_were_recorded_names_its_books(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=_sidecar("The Quiet Engine"), file_name="metadata.epub.lua"
+        )
+        counts = {k: v for k, v in the_import.counts.items() if k != "book_titles"}
+        Import.objects.filter(pk=the_import.pk).update(counts=counts)
+
+        assert _rows(alice_client) == ["metadata.epub.lua · The Quiet Engine"]
