@@ -4,6 +4,7 @@ book each one held."""
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
@@ -65,3 +66,37 @@ class PastImportsTests:
         Import.objects.filter(pk=the_import.pk).update(counts=counts)
 
         assert _rows(alice_client) == ["metadata.epub.lua · The Quiet Engine"]
+
+
+@pytest.mark.django_db
+class SeveralFilesTests:
+    def test_each_file_is_its_own_import_and_a_refused_one_is_named(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        files = [
+            SimpleUploadedFile("metadata.epub.lua", _sidecar("The Quiet Engine")),
+            SimpleUploadedFile("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40),
+            SimpleUploadedFile("metadata.epub.lua", _sidecar("Harbour Lights")),
+        ]
+
+        response = alice_client.post(reverse("import"), {"file": files}, follow=True)
+
+        page = response.content.decode()
+        assert page.count("Imported metadata.epub.lua.") == 2
+        assert "picture.txt was not imported: This file cannot be imported" in page
+        assert _rows(alice_client) == [
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · The Quiet Engine",
+        ]
+
+    def test_it_is_said_in_spanish(self, alice: User, alice_client: Client) -> None:
+        files = [
+            SimpleUploadedFile("a.lua", _sidecar("The Quiet Engine")),
+            SimpleUploadedFile("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40),
+        ]
+        response = alice_client.post(
+            reverse("import"), {"file": files}, follow=True, HTTP_ACCEPT_LANGUAGE="es"
+        )
+        assert "picture.txt no se ha importado: No se puede importar este archivo" in (
+            response.content.decode()
+        )
