@@ -36,9 +36,9 @@ __all__ = [
     "SHARED_RUN_WORDS",
     "How",
     "long_run",
-    "shingles",
     "merged",
     "page_turn_joined",
+    "shingles",
 ]
 
 # A real stretch of shared text, not a stop word: "Sometimes the blood clot" qualifies,

@@ -802,9 +802,9 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "position", "reading_key", "added_at",
-    "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
-    "embedding_status", "embedding_error", "created", "updated",
+    "note_added_at", "page", "location_start", "location_end", "position", "reading_key",
+    "added_at", "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text",
+    "embedding_model", "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
 
 
@@ -826,7 +826,8 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                 (
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.position, h.reading_key, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
+                    h.location_end, h.position, h.reading_key, h.added_at, h.added_raw,
+                    h.dedupe_key, h.favourite,
                     h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )

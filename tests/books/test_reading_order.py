@@ -40,7 +40,8 @@ def _sidecar() -> bytes:
     return (
         'return {\n    ["annotations"] = {\n'
         + annotations
-        + '    },\n    ["doc_props"] = { ["authors"] = "Chidi Okonkwo", ["title"] = "The Quiet Engine" },\n}\n'
+        + '    },\n    ["doc_props"] = '
+        + '{ ["authors"] = "Chidi Okonkwo", ["title"] = "The Quiet Engine" },\n}\n'
     ).encode()
 
 
