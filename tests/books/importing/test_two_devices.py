@@ -5,7 +5,10 @@ size: where each is cannot be compared, so the versions are found by their words
 must share a long run (merging.SHARED_RUN_WORDS). A short phrase in common is not enough.
 """
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from accounts.models import User
 from books.importing.services import clippings_import
@@ -104,3 +107,28 @@ class TwoDevicesTests:
         update = clippings_import(reader=alice, data=_kindle(short), file_name="My Clippings.txt")
         assert (update.counts["new_highlights"], update.counts["extended_merged"]) == (1, 0)
         assert _texts(alice) == sorted([OTHER, short])
+
+
+@pytest.mark.django_db
+class TwoDevicesRepairTests:
+    def test_merge_duplicate_books_joins_a_passage_kept_twice(self, alice: User) -> None:
+        """A library imported before: the KOReader's and the Kindle's copies are two rows."""
+        clippings_import(reader=alice, data=_koreader(), file_name="metadata.epub.lua")
+        clippings_import(reader=alice, data=_kindle(OTHER), file_name="My Clippings.txt")
+        Highlight.objects.filter(reader=alice, text=OTHER).update(text=LONG)
+        other = clippings_import(
+            reader=alice,
+            data=_kindle("A line of its own, far away.").replace(b"4100-4102", b"9"),
+            file_name="Other.txt",
+        )
+        assert other.counts["new_highlights"] == 1
+        out = io.StringIO()
+
+        call_command("merge_duplicate_books", user="alice", stdout=out)
+
+        assert "alice: 1 highlights kept twice" in out.getvalue()
+        (kept,) = Highlight.objects.filter(reader=alice, text=LONG)
+        assert (kept.location_start, kept.note) == (4100, "koreader note")
+        assert _texts(alice) == sorted([LONG, "A line of its own, far away."])
+        call_command("merge_duplicate_books", user="alice", stdout=io.StringIO())
+        assert len(_texts(alice)) == 2
