@@ -60,9 +60,12 @@ class Library:
         self._span_of: dict[int, Span] = {}
         # The longest range per book bounds how far back an overlapping one can start.
         self._longest: dict[int, int] = {}
-        # per book, per run of words (merging.shingles): the highlights holding it, where a
-        # version from a device that places passages another way is looked for
-        self._runs: dict[int, dict[int, list[Highlight]]] = {}
+        # per book and way of placing (Kindle locations or not), per run of words
+        # (merging.shingles): the highlights holding it, where a version from a device that
+        # places passages the other way is looked for. Built for a book when first asked:
+        # a library from one device never pays for it.
+        self._of_book: dict[int, dict[int, Highlight]] = {}
+        self._runs: dict[tuple[int, bool], dict[int, list[Highlight]]] = {}
         self._runs_of: dict[int, set[int]] = {}
         self._serial = 0
         by_pk = {book.pk: book for book in books.values()}
@@ -87,10 +90,10 @@ class Library:
             return
         self._folded[id(highlight)] = folded = fold_spacing_and_bom(highlight.text)
         self._order.setdefault(id(highlight), len(self._order))
-        runs = self._runs.setdefault(highlight.book_id, {})
-        self._runs_of[id(highlight)] = keys = shingles(folded)
-        for key in keys:
-            runs.setdefault(key, []).append(highlight)
+        self._of_book.setdefault(highlight.book_id, {})[id(highlight)] = highlight
+        runs = self._runs.get((highlight.book_id, highlight.location_start is not None))
+        if runs is not None:
+            self._index_words(runs, highlight, folded)
         if highlight.location_start is not None:
             self._serial += 1
             self._at_serial[self._serial] = highlight
@@ -119,7 +122,8 @@ class Library:
             del self.keys[highlight.dedupe_key]
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        runs = self._runs.get(highlight.book_id, {})
+        self._of_book.get(highlight.book_id, {}).pop(id(highlight), None)
+        runs = self._runs.get((highlight.book_id, highlight.location_start is not None), {})
         for key in self._runs_of.pop(id(highlight), set()):
             runs[key] = [h for h in runs.get(key, []) if h is not highlight]
         serial = self._serial_of.pop(id(highlight), None)
@@ -176,13 +180,26 @@ class Library:
     def sharing_words(self, book_id: int, folded: str, *, located: bool) -> list[Highlight]:
         """Highlights of a book placed the other way (by a device when `located`, by Kindle
         locations when not) that share a run of words with this text."""
-        runs = self._runs.get(book_id, {})
+        runs = self._runs.get((book_id, not located))
+        if runs is None:
+            runs = self._runs[(book_id, not located)] = {}
+            for highlight in self._of_book.get(book_id, {}).values():
+                if (highlight.location_start is not None) != located:
+                    self._index_words(runs, highlight, self._folded[id(highlight)])
+        if not runs:
+            return []
         found: dict[int, Highlight] = {}
         for key in shingles(folded):
             for highlight in runs.get(key, []):
-                if (highlight.location_start is not None) != located:
-                    found.setdefault(id(highlight), highlight)
+                found.setdefault(id(highlight), highlight)
         return list(found.values())
+
+    def _index_words(
+        self, runs: dict[int, list[Highlight]], highlight: Highlight, folded: str
+    ) -> None:
+        self._runs_of[id(highlight)] = keys = shingles(folded)
+        for key in keys:
+            runs.setdefault(key, []).append(highlight)
 
     def neighbours(
         self,
