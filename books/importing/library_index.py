@@ -102,13 +102,16 @@ class Library:
             insort(starts, (highlight.location_start, self._serial))
             length = (highlight.location_end or highlight.location_start) - highlight.location_start
             self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
-            return
+        # A device's range; a Kindle highlight has one too when another device's version of
+        # it merged in, so that device's next upload finds it where it put it.
         span = decode(highlight.position)
         if span is not None:
             self._span_of[id(highlight)] = span
             parts = self._parts.setdefault(highlight.book_id, {})
             for part in {span[0][0], span[1][0]}:
                 parts.setdefault(part, []).append(highlight)
+        if highlight.location_start is not None:
+            return
         # A KOReader highlight has a page too: a version from before positions were kept
         # (or from KOReader's JSON export, which has none) finds it by its page.
         if highlight.page:
@@ -129,12 +132,13 @@ class Library:
         serial = self._serial_of.pop(id(highlight), None)
         if serial is not None:
             del self._at_serial[serial]
-            return
         span = self._span_of.pop(id(highlight), None)
         if span is not None:
             parts = self._parts.get(highlight.book_id, {})
             for part in {span[0][0], span[1][0]}:
                 parts[part] = [h for h in parts.get(part, []) if h is not highlight]
+        if serial is not None:
+            return
         if highlight.page:
             pages = self._pages.get(highlight.book_id, {})
             for page in _page_keys(highlight.page):

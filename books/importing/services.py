@@ -564,7 +564,14 @@ def _absorb(
     kept.refresh_is_word()
     kept.refresh_language()
     if _two_devices(kept, absorbed):
-        # Each keeps its own way of placing it; a device's range is kept for its next upload.
+        # Pages of two devices do not compare: the kept one's stays. The Kindle's locations
+        # (its notes find their highlight by them) and the device's range (for its next
+        # upload) are both kept.
+        if kept.location_start is None:
+            kept.location_start, kept.location_end = (
+                absorbed.location_start,
+                absorbed.location_end,
+            )
         if not kept.position and decode(absorbed.position) is not None:
             kept.position = absorbed.position
     elif kept.location_start is not None and absorbed.location_start is not None:

@@ -43,13 +43,22 @@ def _koreader(text: str = SHORT) -> bytes:
     return _SIDECAR.format(text=text).encode()
 
 
-def _kindle(text: str = LONG) -> bytes:
+def _kindle(text: str = LONG, note: str = "") -> bytes:
     return (
         "The Quiet Engine (Okonkwo, Chidi)\r\n"
         "- Your Highlight on page 346 | Location 4100-4102 | "
         "Added on Friday, May 19, 2023 11:42:17 PM\r\n\r\n"
         f"{text}\r\n==========\r\n"
-    ).encode()
+    ).encode() + (
+        (
+            "The Quiet Engine (Okonkwo, Chidi)\r\n"
+            "- Your Note on page 346 | Location 4102 | "
+            "Added on Friday, May 19, 2023 11:43:00 PM\r\n\r\n"
+            f"{note}\r\n==========\r\n"
+        ).encode()
+        if note
+        else b""
+    )
 
 
 def _texts(reader: User) -> list[str]:
@@ -62,14 +71,23 @@ class TwoDevicesTests:
         clippings_import(reader=alice, data=_koreader(), file_name="metadata.epub.lua")
         (first,) = Highlight.objects.filter(reader=alice)
 
-        update = clippings_import(reader=alice, data=_kindle(), file_name="My Clippings.txt")
+        kindle = _kindle(note="kindle note")
+        update = clippings_import(reader=alice, data=kindle, file_name="My Clippings.txt")
 
         assert (update.counts["new_highlights"], update.counts["extended_merged"]) == (0, 1)
+        # The Kindle's note finds the highlight by its locations, which it now has too (and,
+        # older than the KOReader's note, does not replace it).
+        assert update.counts["standalone_notes"] == 0
         (merged,) = Highlight.objects.filter(reader=alice)
         assert (merged.pk, merged.text, merged.note) == (first.pk, LONG, "koreader note")
+        assert (merged.location_start, merged.page, merged.position) == (
+            4100,
+            "346",
+            first.position,
+        )
         (merge,) = HighlightMerge.objects.filter(source_import=update)
         assert merge.merged_text == LONG
-        for data, name in [(_koreader(), "metadata.epub.lua"), (_kindle(), "My Clippings.txt")]:
+        for data, name in [(_koreader(), "metadata.epub.lua"), (kindle, "My Clippings.txt")]:
             again = clippings_import(reader=alice, data=data, file_name=name)
             assert (again.counts["new_highlights"], again.counts["extended_merged"]) == (0, 0)
         assert _texts(alice) == [LONG]
