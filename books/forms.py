@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -8,8 +10,26 @@ from books.importing.services import MEGABYTE, megabytes
 from exogram import form_messages
 
 
+class _Files(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class _FilesField(forms.FileField):
+    """One file or several (a KOReader reader drops a sidecar per book): a list of them."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", _Files())
+        super().__init__(**kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile[bytes]]:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(one, initial) for one in data] or [single(None, initial)]
+        return [single(data, initial)]
+
+
 class ImportForm(forms.Form):
-    file = forms.FileField(
+    file = _FilesField(
         label=_("Your clippings file"),
         help_text=_(
             "“My Clippings.txt” from your Kindle's documents folder, or a file (or zip) from "
@@ -18,16 +38,17 @@ class ImportForm(forms.Form):
         error_messages=form_messages.FILE,
     )
 
-    def clean_file(self) -> UploadedFile[bytes]:
-        upload: UploadedFile[bytes] = self.cleaned_data["file"]
+    def clean_file(self) -> list[UploadedFile[bytes]]:
+        uploads: list[UploadedFile[bytes]] = self.cleaned_data["file"]
         limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-        if upload.size is not None and upload.size > limit_mb * MEGABYTE:
-            raise forms.ValidationError(
-                _("The file is %(size)s MB; the limit is %(limit)s MB."),
-                code="too_big",
-                params={"size": _megabytes(upload.size), "limit": number_format(limit_mb)},
-            )
-        return upload
+        for upload in uploads:
+            if upload.size is not None and upload.size > limit_mb * MEGABYTE:
+                raise forms.ValidationError(
+                    _("The file is %(size)s MB; the limit is %(limit)s MB."),
+                    code="too_big",
+                    params={"size": _megabytes(upload.size), "limit": number_format(limit_mb)},
+                )
+        return uploads
 
 
 def _megabytes(size: int) -> str:

@@ -196,7 +196,7 @@ def library_book_highlights(
         book.highlights.alive()
         .select_related("book")
         .listed()
-        .order_by("location_start", "page", "created", "pk")
+        .order_by("location_start", "reading_key", "page", "created", "pk")
     )
     total = highlights.count()
     page = highlights[offset : offset + limit]

@@ -193,6 +193,11 @@ class Highlight(models.Model):
     # Where a KOReader, Kobo or Apple Books highlight is in the book's markup, for finding a
     # later version of it (books.importing.positions); "" for the Kindle's, which has locations.
     position = models.CharField(max_length=500, blank=True, default="", db_default="")
+    # The order of highlights without locations (positions.reading_key): the device's
+    # position step by step as numbers, else the page as a number; "" for the Kindle's.
+    reading_key = models.CharField(
+        max_length=300, blank=True, default="", db_default="", db_collation="C"
+    )
     added_at = models.DateTimeField(null=True, blank=True)
     added_raw = models.CharField(max_length=200, blank=True)
     # Stable across imports: book + location range + normalized text (see books.importing.services).
@@ -249,7 +254,7 @@ class Highlight(models.Model):
     objects = HighlightQuerySet.as_manager()
 
     class Meta:
-        ordering = ["book", "location_start", "created"]
+        ordering = ["book", "location_start", "reading_key", "created"]
         constraints = [
             models.UniqueConstraint(
                 fields=["reader", "dedupe_key"], name="highlight_unique_dedupe_key_per_reader"
@@ -344,6 +349,11 @@ class Highlight(models.Model):
     def refresh_search_text(self) -> None:
         self.search_text = search_text_of(self.text, self.note)
 
+    def refresh_reading_key(self) -> None:
+        from books.importing.positions import reading_key
+
+        self.reading_key = reading_key(self.position, self.page)
+
 
 def search_text_of(text: str, note: str) -> str:
     return fold(" ".join(part for part in (text, note) if part))
@@ -406,6 +416,7 @@ class HighlightMerge(models.Model):
         EXTENDED = "extended", _("Extended")
         OVERLAPPED = "overlapped", _("Re-selected")
         PAGE_TURN = "page_turn", _("Joined at a page turn")
+        CONTAINED = "contained", _("Contained in a longer highlight")
 
     reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source_import = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="merges")

@@ -193,9 +193,9 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
 
 
 BOOK_HIGHLIGHT_SORTS: dict[str, tuple[str | OrderBy, ...]] = {
-    "location": ("location_start", "page", "created"),
-    "added": (F("added_at").desc(nulls_last=True), "location_start", "created"),
-    "favourites": ("-favourite", "location_start", "created"),
+    "location": ("location_start", "reading_key", "created"),
+    "added": (F("added_at").desc(nulls_last=True), "location_start", "reading_key", "created"),
+    "favourites": ("-favourite", "location_start", "reading_key", "created"),
 }
 
 
@@ -230,7 +230,7 @@ def favourites_for(reader: User) -> QuerySet[Highlight]:
         .filter(reader=reader, favourite=True)
         .select_related("book")
         .prefetch_related("tags")
-        .order_by("book__title_sort", "book_id", "location_start", "created", "pk")
+        .order_by("book__title_sort", "book_id", "location_start", "reading_key", "created", "pk")
     )
 
 
@@ -247,7 +247,9 @@ def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     words = Highlight.objects.alive().words().filter(reader=reader)
     if book is not None:
         words = words.filter(book=book)
-    return words.select_related("book").order_by("book__title_sort", "book", "location_start", "pk")
+    return words.select_related("book").order_by(
+        "book__title_sort", "book", "location_start", "reading_key", "pk"
+    )
 
 
 # The kinds of a reader's words as a book page lists them, in this order.

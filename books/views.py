@@ -125,7 +125,7 @@ def tag(request: HttpRequest, name: str) -> HttpResponse:
     highlights = (
         the_tag.highlights.alive()
         .select_related("book")
-        .order_by("book__title_sort", "book_id", "location_start", "created", "pk")
+        .order_by("book__title_sort", "book_id", "location_start", "reading_key", "created", "pk")
     )
     page = Paginator(highlights, 50).get_page(request.GET.get("page"))
     context = {

@@ -32,6 +32,14 @@ REVIEWED = {
         "a string test per passage, batched; set-based updates and deletes of the few "
         "headings found (96 of 12,570 highlights on the shared corpus)"
     ),
+    ("books", "0030_highlight_reading_key"): (
+        "a key per highlight without Kindle locations (a JSON decode or a page number), "
+        "batched; Kindle highlights are not read"
+    ),
+    ("books", "0031_merge_contained"): (
+        "a string test per merge record, grouped by highlight in memory; one batched UPDATE "
+        "of the few relabelled (3 of 81 page-turn rows on the development database)"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

@@ -30,7 +30,9 @@ def books_to_export(reader: User, *, book: Book | None = None) -> Iterator[BookE
         .filter(reader=reader)
         .defer("embedding", "english_embedding", "search_text")
         .prefetch_related(Prefetch("tags", queryset=Tag.objects.order_by("name")))
-        .order_by("book__title_sort", "book_id", "location_start", "page", "created", "pk")
+        .order_by(
+            "book__title_sort", "book_id", "location_start", "reading_key", "page", "created", "pk"
+        )
     )
     if book is not None:
         highlights = highlights.filter(book=book)

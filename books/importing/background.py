@@ -26,6 +26,7 @@ from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.screening import screen_entries
 from books.importing.services import (
+    BOOK_TITLES_KEPT,
     IMPORT_FAILED,
     ImportRejected,
     check_upload,
@@ -283,6 +284,7 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()
     nothing: dict[str, str] = {}
+    titles: set[str] = set()
     started = timezone.now()
     while parts:
         part = parts.pop(0)
@@ -303,12 +305,15 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
                 truncated.update(value)
             elif key == "books_with_nothing":
                 nothing.update(value)
+            elif key == "book_titles":
+                titles.update(value)
             else:
                 totals[key] += value
     the_import.counts = {
         **totals,
         "truncated_by_book": dict(sorted(truncated.items())),
         "books_with_nothing": dict(sorted(nothing.items())),
+        "book_titles": sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT],
     }
     if result.skipped:
         the_import.counts["skipped_in_file"] = dict(result.skipped)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import CharField, F, Q, Value
+from django.db.models import CharField, Count, F, Q, Value
 from django.db.models.functions import Cast, Concat
 
 from accounts.models import User
@@ -253,3 +253,66 @@ def _move_connections(survivor: Highlight, copy: Highlight) -> None:
         connection.highlight_a_id, connection.highlight_b_id = pair
         connection.save(update_fields=["highlight_a", "highlight_b"])
         existing.add(pair)
+
+
+def two_devices_pairs(*, reader: User) -> list[tuple[Highlight, Highlight]]:
+    """Highlights of one book kept twice by imports before 2026-12-06: one placed by a
+    Kindle's locations, the other by a device's position or page, one holding every word of
+    the other over a long run (merging.SHARED_RUN_WORDS). As (the longer, the one it holds);
+    each highlight in one pair at most."""
+    from books.importing.merging import long_run, shingles
+    from books.text import fold_spacing_and_bom
+
+    mixed = (
+        Highlight.objects.filter(reader=reader, kind=Highlight.Kind.HIGHLIGHT)
+        .values("book_id")
+        .annotate(
+            located=Count("pk", filter=Q(location_start__isnull=False)),
+            placed=Count("pk", filter=Q(location_start__isnull=True)),
+        )
+        .filter(located__gt=0, placed__gt=0)
+        .values_list("book_id", flat=True)
+    )
+    rows = Highlight.objects.filter(
+        reader=reader, kind=Highlight.Kind.HIGHLIGHT, book_id__in=list(mixed)
+    ).only("book_id", "text", "location_start", "deleted_at")
+    by_book: defaultdict[int, list[Highlight]] = defaultdict(list)
+    for highlight in rows.order_by("deleted_at", "pk"):
+        by_book[highlight.book_id].append(highlight)
+    pairs: list[tuple[Highlight, Highlight]] = []
+    for highlights in by_book.values():
+        folded = {h.pk: fold_spacing_and_bom(h.text) for h in highlights}
+        runs: defaultdict[int, list[Highlight]] = defaultdict(list)
+        for highlight in highlights:
+            for key in shingles(folded[highlight.pk]):
+                runs[key].append(highlight)
+        used: set[int] = set()
+        # Shortest first: each is held by the longest other-device highlight holding it.
+        for short in sorted(highlights, key=lambda h: len(folded[h.pk])):
+            mine = folded[short.pk]
+            if short.pk in used or not long_run(mine):
+                continue
+            holders = {
+                h.pk: h
+                for key in shingles(mine)
+                for h in runs[key]
+                if h.pk not in used
+                and h.pk != short.pk
+                and (h.location_start is None) != (short.location_start is None)
+                and mine in folded[h.pk]
+            }
+            if holders:
+                longer = max(holders.values(), key=lambda h: (len(folded[h.pk]), -h.pk))
+                pairs.append((longer, short))
+                used.update({longer.pk, short.pk})
+    return pairs
+
+
+def highlights_join_two_devices(*, reader: User) -> int:
+    """Join the pairs of two_devices_pairs: the longer highlight keeps its words and takes
+    the other's note, tags, favourite, review history and connections. Returns how many."""
+    pairs = two_devices_pairs(reader=reader)
+    with transaction.atomic():
+        for longer, short in pairs:
+            _join(longer, short)
+    return len(pairs)

@@ -8,6 +8,7 @@ import re
 from bisect import bisect_right, insort
 
 from accounts.models import User
+from books.importing.merging import shingles
 from books.importing.positions import Span, decode, overlaps, sort_key
 from books.models import Book, Highlight
 from books.text import fold_spacing_and_bom
@@ -59,6 +60,13 @@ class Library:
         self._span_of: dict[int, Span] = {}
         # The longest range per book bounds how far back an overlapping one can start.
         self._longest: dict[int, int] = {}
+        # per book and way of placing (Kindle locations or not), per run of words
+        # (merging.shingles): the highlights holding it, where a version from a device that
+        # places passages the other way is looked for. Built for a book when first asked:
+        # a library from one device never pays for it.
+        self._of_book: dict[int, dict[int, Highlight]] = {}
+        self._runs: dict[tuple[int, bool], dict[int, list[Highlight]]] = {}
+        self._runs_of: dict[int, set[int]] = {}
         self._serial = 0
         by_pk = {book.pk: book for book in books.values()}
         # Only what merging and notes read: not the vectors (384 floats a row), not the
@@ -80,8 +88,12 @@ class Library:
         self.keys[highlight.dedupe_key] = highlight
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
-        self._folded[id(highlight)] = fold_spacing_and_bom(highlight.text)
+        self._folded[id(highlight)] = folded = fold_spacing_and_bom(highlight.text)
         self._order.setdefault(id(highlight), len(self._order))
+        self._of_book.setdefault(highlight.book_id, {})[id(highlight)] = highlight
+        runs = self._runs.get((highlight.book_id, highlight.location_start is not None))
+        if runs is not None:
+            self._index_words(runs, highlight, folded)
         if highlight.location_start is not None:
             self._serial += 1
             self._at_serial[self._serial] = highlight
@@ -90,13 +102,16 @@ class Library:
             insort(starts, (highlight.location_start, self._serial))
             length = (highlight.location_end or highlight.location_start) - highlight.location_start
             self._longest[highlight.book_id] = max(self._longest.get(highlight.book_id, 0), length)
-            return
+        # A device's range; a Kindle highlight has one too when another device's version of
+        # it merged in, so that device's next upload finds it where it put it.
         span = decode(highlight.position)
         if span is not None:
             self._span_of[id(highlight)] = span
             parts = self._parts.setdefault(highlight.book_id, {})
             for part in {span[0][0], span[1][0]}:
                 parts.setdefault(part, []).append(highlight)
+        if highlight.location_start is not None:
+            return
         # A KOReader highlight has a page too: a version from before positions were kept
         # (or from KOReader's JSON export, which has none) finds it by its page.
         if highlight.page:
@@ -110,15 +125,20 @@ class Library:
             del self.keys[highlight.dedupe_key]
         if highlight.kind != Highlight.Kind.HIGHLIGHT:
             return
+        self._of_book.get(highlight.book_id, {}).pop(id(highlight), None)
+        runs = self._runs.get((highlight.book_id, highlight.location_start is not None), {})
+        for key in self._runs_of.pop(id(highlight), set()):
+            runs[key] = [h for h in runs.get(key, []) if h is not highlight]
         serial = self._serial_of.pop(id(highlight), None)
         if serial is not None:
             del self._at_serial[serial]
-            return
         span = self._span_of.pop(id(highlight), None)
         if span is not None:
             parts = self._parts.get(highlight.book_id, {})
             for part in {span[0][0], span[1][0]}:
                 parts[part] = [h for h in parts.get(part, []) if h is not highlight]
+        if serial is not None:
+            return
         if highlight.page:
             pages = self._pages.get(highlight.book_id, {})
             for page in _page_keys(highlight.page):
@@ -161,6 +181,30 @@ class Library:
                     found.setdefault(id(highlight), highlight)
         return list(found.values())
 
+    def sharing_words(self, book_id: int, folded: str, *, located: bool) -> list[Highlight]:
+        """Highlights of a book placed the other way (by a device when `located`, by Kindle
+        locations when not) that share a run of words with this text."""
+        runs = self._runs.get((book_id, not located))
+        if runs is None:
+            runs = self._runs[(book_id, not located)] = {}
+            for highlight in self._of_book.get(book_id, {}).values():
+                if (highlight.location_start is not None) != located:
+                    self._index_words(runs, highlight, self._folded[id(highlight)])
+        if not runs:
+            return []
+        found: dict[int, Highlight] = {}
+        for key in shingles(folded):
+            for highlight in runs.get(key, []):
+                found.setdefault(id(highlight), highlight)
+        return list(found.values())
+
+    def _index_words(
+        self, runs: dict[int, list[Highlight]], highlight: Highlight, folded: str
+    ) -> None:
+        self._runs_of[id(highlight)] = keys = shingles(folded)
+        for key in keys:
+            runs.setdefault(key, []).append(highlight)
+
     def neighbours(
         self,
         book_id: int,
@@ -168,12 +212,38 @@ class Library:
         end: int | None,
         page: str | None,
         where: str = "",
+        folded: str = "",
     ) -> list[Highlight]:
         """Highlights that could be versions of one here: alive first, in reading order.
 
         `where` is a device's position (`positions.encode`): the highlights placed in an
         overlapping range, and those on the same or the next page that have no position.
+        `folded`, the text: the highlights another device placed (a Kindle's locations and
+        a KOReader's positions do not compare) that share a run of its words.
         """
+        found = self._placed_near(book_id, start, end, page, where)
+        if folded:
+            seen = {id(h) for h in found}
+            found += [
+                h
+                for h in self.sharing_words(book_id, folded, located=start is not None)
+                if id(h) not in seen
+            ]
+        if len(found) < 2:
+            return found
+        return sorted(
+            found,
+            key=lambda h: (
+                h.deleted_at is not None,
+                sort_key(h.position),
+                position(h),
+                self._order[id(h)],
+            ),
+        )
+
+    def _placed_near(
+        self, book_id: int, start: int | None, end: int | None, page: str | None, where: str
+    ) -> list[Highlight]:
         span = decode(where) if start is None else None
         if start is not None:
             found = self.near(book_id, start - ADJACENT, (end or start) + ADJACENT)
@@ -189,17 +259,7 @@ class Library:
             found = self.on_page(book_id, page, reach=ADJACENT)
         else:
             return []
-        if len(found) < 2:
-            return found
-        return sorted(
-            found,
-            key=lambda h: (
-                h.deleted_at is not None,
-                sort_key(h.position),
-                position(h),
-                self._order[id(h)],
-            ),
-        )
+        return found
 
     def neighbours_of(self, highlight: Highlight) -> list[Highlight]:
         found = self.neighbours(
@@ -208,6 +268,7 @@ class Library:
             highlight.location_end,
             highlight.page,
             highlight.position,
+            self._folded.get(id(highlight), ""),
         )
         return [h for h in found if h is not highlight]
 

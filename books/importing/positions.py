@@ -30,6 +30,7 @@ __all__ = [
     "encode",
     "kobo_span",
     "overlaps",
+    "reading_key",
     "sort_key",
     "union",
     "xpointer_span",
@@ -215,3 +216,23 @@ def sort_key(text: str) -> str:
         return ""
     part, steps = span[0]
     return part + "\x00" + ".".join(f"{n:09d}" for n in steps)
+
+
+_PAGE_NUMBER = re.compile(r"^\s*(\d{1,9})")
+# Stored in Highlight.reading_key (300 characters).
+_READING_KEY_LENGTH = 300
+
+
+def reading_key(position: str, page: str) -> str:
+    """Where a highlight without Kindle locations is, as text that sorts in reading order:
+    its device's position, compared step by step as numbers ([1, 1, 22, …] before
+    [1, 1, 34], a spine item before the next), else its page as a number ("13" before
+    "125"), else "". A font change moves KOReader's pages, not its positions."""
+    span = decode(position)
+    if span is not None:
+        part, steps = span[0]
+        # Compared byte by byte (the column's collation is "C"); no NUL, which PostgreSQL
+        # refuses in text.
+        return f"{part} {'.'.join(f'{n:09d}' for n in steps)}"[:_READING_KEY_LENGTH]
+    found = _PAGE_NUMBER.match(page)
+    return f"~{int(found.group(1)):09d}" if found else ""

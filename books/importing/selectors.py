@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 
-from books.models import HighlightMerge, Import
+from books.models import Highlight, HighlightMerge, Import
 
 
 def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
@@ -15,3 +15,25 @@ def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
         .select_related("highlight", "highlight__book")
         .order_by("id")
     )
+
+
+def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:
+    """The reader's latest imports, each with `book_titles`: the titles of the books it
+    held (an import kept before they were recorded: of the highlights it added)."""
+    imports = list(Import.objects.filter(reader_id=reader_id)[:limit])
+    older = [i.pk for i in imports if "book_titles" not in i.counts]
+    found: dict[int, set[str]] = {}
+    if older:
+        rows = (
+            Highlight.objects.filter(source_import_id__in=older)
+            .values_list("source_import_id", "book__title")
+            .distinct()
+        )
+        for import_id, title in rows:
+            found.setdefault(import_id, set()).add(title)
+    for the_import in imports:
+        titles = the_import.counts.get("book_titles")
+        if titles is None:
+            titles = sorted(found.get(the_import.pk, set()), key=str.casefold)[:3]
+        the_import.book_titles = titles  # type: ignore[attr-defined]
+    return imports

@@ -35,7 +35,7 @@ from books.importing.clippings import Clipping, ParseResult, is_utf16
 from books.importing.devices import is_device_binary
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
-from books.importing.merging import How, merged, page_turn_joined
+from books.importing.merging import How, long_run, merged, page_turn_joined
 from books.importing.positions import decode, encode, sort_key, union
 from books.importing.reader_books import (
     book_key_of,
@@ -100,6 +100,9 @@ class ImportReport:
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
     books_with_nothing: dict[str, str] = field(default_factory=dict)
+    # The first few titles of the books touched, in title order: what Past imports shows
+    # beside the file's name (every KOReader sidecar is called "metadata.epub.lua").
+    book_titles: list[str] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -111,6 +114,14 @@ class ImportReport:
 FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
 FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
 FILE_BINARY = gettext_noop(
+    "This file cannot be imported: it is neither a text export nor a device's database or "
+    "zip. Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar "
+    "('metadata.epub.lua') or a zip of its '.sdr' folders, a Kobo's 'KoboReader.sqlite', "
+    "a zip of Apple Books' 'AEAnnotation' and 'BKLibrary' folders, and the Kindle "
+    "notebook, Readwise CSV, Bookcision and Exogram JSON exports."
+)
+# Stored before 2026-12-06; still said in the reader's language when an old import shows it.
+FILE_BINARY_BEFORE = gettext_noop(
     "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
     "file from your Kindle's documents folder."
 )
@@ -124,6 +135,8 @@ NOTHING_READ_BEFORE_PLURALS = gettext_noop(
     "No clipping in this file could be read "
     "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
 )
+# Nothing read from a database or a zip: its problem is the whole file's (no lines).
+NOTHING_READ_IN_FILE = gettext_noop("Nothing in this file could be imported: %(problem)s.")
 NOT_CLIPPINGS = gettext_noop(
     "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
 )
@@ -137,6 +150,7 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 
 
 MEGABYTE = 1024 * 1024
+BOOK_TITLES_KEPT = 3
 
 
 def megabytes(size: int) -> Decimal:
@@ -174,6 +188,9 @@ def upload_parse(data: bytes) -> ParseResult:
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
+            if is_device_binary(data):
+                # A database or a zip has no lines: its problem is the whole file's.
+                raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
             raise ImportRejected(
                 plural_message(
                     NOTHING_READ, len(result.problems), line=first.line, problem=first.message
@@ -401,12 +418,17 @@ def _match_clipping(
             clipping.location_end,
             clipping.page,
             clipping.position,
+            folded,
         )
         # Its words are already in a highlight here: the same passage, selected again (or
         # a version merged before). Alive highlights come first, so a version of one the
-        # reader deleted and of one they kept counts as the kept one's.
+        # reader deleted and of one they kept counts as the kept one's. Another device's
+        # highlight holds it only when its words are a long run (merging.SHARED_RUN_WORDS).
+        located = clipping.location_start is not None
         for neighbour in neighbours:
-            if folded in library.folded(neighbour):
+            if folded in library.folded(neighbour) and (
+                (neighbour.location_start is not None) == located or long_run(folded)
+            ):
                 _count_covered(neighbour, report)
                 return
     highlight = _new_highlight(
@@ -468,6 +490,8 @@ def _settle(
 def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
     """The text of one highlight holding both a and b, and how; None when they are two."""
     folded_a, folded_b = library.folded(a), library.folded(b)
+    if _two_devices(a, b):
+        return _combined_by_words(a, b, folded_a, folded_b)
     if folded_b in folded_a:
         return a.text, How.EXTENDED
     a_first = reads_before(a, b)
@@ -497,6 +521,31 @@ def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] |
     return (joined, How.PAGE_TURN) if joined is not None else None
 
 
+def _two_devices(a: Highlight, b: Highlight) -> bool:
+    """One placed by Kindle locations, the other by a device's position or page: where
+    each is cannot be compared, only their words."""
+    return (a.location_start is None) != (b.location_start is None)
+
+
+def _combined_by_words(
+    a: Highlight, b: Highlight, folded_a: str, folded_b: str
+) -> tuple[str, How] | None:
+    """Two devices' versions of one passage: one holds the other, or they overlap, over a
+    long run of words (merging.SHARED_RUN_WORDS); never a page turn (their pages differ)."""
+    if folded_b in folded_a:
+        return (a.text, How.EXTENDED) if long_run(folded_b) else None
+    if folded_a in folded_b:
+        return (b.text, How.EXTENDED) if long_run(folded_a) else None
+    outcome = merged(a.text, b.text, kept_first=True, folded_kept=folded_a, folded_other=folded_b)
+    if outcome is None:
+        return None
+    folded_text = fold_spacing_and_bom(outcome[0])
+    # The stitched run is the start of the text that comes second.
+    second = folded_b if folded_text.startswith(folded_a) else folded_a
+    shared = len(folded_a) + len(folded_b) - len(folded_text)
+    return outcome if long_run(second[: max(shared, 0)]) else None
+
+
 def _absorb(
     kept: Highlight,
     absorbed: Highlight,
@@ -507,13 +556,25 @@ def _absorb(
     report: ImportReport,
 ) -> None:
     """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
+    kept_before = library.folded(kept)
     library.remove(kept)
     library.remove(absorbed)
     text_changed = fold_spacing_and_bom(text) != library.folded(kept)
     kept.text = text
     kept.refresh_is_word()
     kept.refresh_language()
-    if kept.location_start is not None and absorbed.location_start is not None:
+    if _two_devices(kept, absorbed):
+        # Pages of two devices do not compare: the kept one's stays. The Kindle's locations
+        # (its notes find their highlight by them) and the device's range (for its next
+        # upload) are both kept.
+        if kept.location_start is None:
+            kept.location_start, kept.location_end = (
+                absorbed.location_start,
+                absorbed.location_end,
+            )
+        if not kept.position and decode(absorbed.position) is not None:
+            kept.position = absorbed.position
+    elif kept.location_start is not None and absorbed.location_start is not None:
         start = min(kept.location_start, absorbed.location_start)
         end = max(position(kept)[1], position(absorbed)[1])
         if absorbed.location_start < kept.location_start and absorbed.page:
@@ -560,7 +621,30 @@ def _absorb(
         report.deleted_skipped += len(versions)
         return
     report.extended_merged += 1
-    work.merges.setdefault(id(kept), []).extend(versions)
+    recorded = work.merges.setdefault(id(kept), [])
+    recorded.extend(versions)
+    # The single entries the highlight was: the stored text, or this file's first entry.
+    origin = work.origins.get(id(kept))
+    single = kept_before if kept.pk else (origin.text if origin else "")
+    _label_contained(recorded, [single] if single else [])
+
+
+def _label_contained(recorded: list[tuple[How, _Version]], entries: list[str]) -> None:
+    """Half of a page-turn split whose words all sit in another single entry of the
+    highlight is contained in it: "to help" joined at a page turn, then "to help younger
+    people" selected, is contained in the second; the page turn did not make it. (A part
+    that a longer selection extended stays "Extended".)"""
+    folded = [fold_spacing_and_bom(v.text) for _, v in recorded]
+    others = [fold_spacing_and_bom(text) for text in entries]
+    for index, (how, version) in enumerate(recorded):
+        if how != How.PAGE_TURN:
+            continue
+        mine = folded[index]
+        if any(
+            mine in other and mine != other
+            for other in [*others, *folded[:index], *folded[index + 1 :]]
+        ):
+            recorded[index] = (How.CONTAINED, version)
 
 
 def _free_key(library: Library, highlight: Highlight) -> str:
@@ -623,7 +707,7 @@ def _attach_notes(
 # (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
-    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language",
+    "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language", "reading_key",
 ]  # fmt: skip
 # …and, on the rows whose words changed, their vectors, reset in one statement.
 _VECTORS_RESET = {
@@ -637,6 +721,7 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     created = list(work.created.values())
     for highlight in [*created, *work.changed.values()]:
         highlight.refresh_search_text()
+        highlight.refresh_reading_key()
     _copy_highlights(created)
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
@@ -683,6 +768,8 @@ def _finish_report(
     )
     truncated_books = {b.pk for b in books.values() if work.truncated[b.title]}
     report.books_touched = len(work.touched | truncated_books)
+    titles = {b.title for b in books.values() if b.pk in work.touched | truncated_books}
+    report.book_titles = sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT]
     report.books_changed = len(
         {h.book_id for h in [*work.created.values(), *work.changed.values()]}
     )
@@ -727,9 +814,9 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
 _COPY_COLUMNS = [
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "position", "added_at",
-    "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text", "embedding_model",
-    "embedding_status", "embedding_error", "created", "updated",
+    "note_added_at", "page", "location_start", "location_end", "position", "reading_key",
+    "added_at", "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text",
+    "embedding_model", "embedding_status", "embedding_error", "created", "updated",
 ]  # fmt: skip
 
 
@@ -751,7 +838,8 @@ def _copy_highlights(highlights: list[Highlight]) -> None:
                 (
                     h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
                     h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.position, h.added_at, h.added_raw, h.dedupe_key, h.favourite,
+                    h.location_end, h.position, h.reading_key, h.added_at, h.added_raw,
+                    h.dedupe_key, h.favourite,
                     h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
                     h.embedding_error, now, now,
                 )

@@ -6,6 +6,7 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -13,12 +14,13 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.models import User
 from books.access import get_import_for_user, reader_of
 from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
-from books.importing.selectors import merges_of
+from books.importing.selectors import imports_listed, merges_of
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
     ImportFailed,
@@ -50,40 +52,65 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         else:
             form = ImportForm(request.POST, request.FILES)
         if form.is_bound and form.is_valid():
-            upload = form.cleaned_data["file"]
-            data, file_name = upload.read(), upload.name or "clippings.txt"
-            try:
-                if len(data) > IMPORT_INLINE_MAX_BYTES:
-                    check_upload(data)
-                    the_import = import_queue(reader=reader, data=data, file_name=file_name)
-                    messages.success(
-                        request,
-                        gettext("%(file)s is being imported.") % {"file": the_import.file_name},
-                    )
-                    return redirect(the_import)
-                the_import = clippings_import(reader=reader, data=data, file_name=file_name)
-            except ImportRejected as rejection:
-                form.add_error("file", translated(str(rejection)))
-            except ImportFailed as failure:
-                # Its report says why, in the reader's words, and stays in "Past imports".
-                failed = failure.the_import
-                messages.error(
-                    request,
-                    gettext("%(file)s could not be imported.") % {"file": failed.file_name},
-                )
-                return redirect(failed)
-            except Exception:
-                # Before any Import was recorded (the upload could not be queued): logged for
-                # the operator, said to the reader as the server's failure it is.
-                logger.exception("an upload of %s for %s failed", file_name, reader)
-                messages.error(request, gettext(IMPORT_FAILED_ON_THE_SERVER))
+            uploads = form.cleaned_data["file"]
+            if len(uploads) > 1:
+                # Several files dropped at once: each is its own import with its own
+                # report, all listed under Past imports; each file's outcome is said.
+                for upload in uploads:
+                    _import_one(request, reader, upload, several=True)
                 return redirect("import")
+            outcome = _import_one(request, reader, uploads[0], several=False)
+            if isinstance(outcome, Import):
+                return redirect(outcome)
+            if outcome is not None:
+                form.add_error("file", outcome)
             else:
-                messages.success(request, _import_message(the_import))
-                return redirect(the_import)
-    imports = Import.objects.filter(reader=reader)[:20]
+                return redirect("import")
+    imports = imports_listed(reader.pk)
     context = {"form": form, "too_big": too_big, "imports": imports}
     return render(request, "books/import.html", context)
+
+
+def _import_one(
+    request: HttpRequest, reader: User, upload: UploadedFile[bytes], *, several: bool
+) -> Import | str | None:
+    """Import one uploaded file: its Import (a report to show), the reason it was refused
+    (said on the form, or as a message naming the file when `several`), or None when the
+    server failed before any Import was recorded (said as a message)."""
+    data, file_name = upload.read(), upload.name or "clippings.txt"
+    try:
+        if len(data) > IMPORT_INLINE_MAX_BYTES:
+            check_upload(data)
+            the_import = import_queue(reader=reader, data=data, file_name=file_name)
+            messages.success(
+                request, gettext("%(file)s is being imported.") % {"file": the_import.file_name}
+            )
+            return the_import
+        the_import = clippings_import(reader=reader, data=data, file_name=file_name)
+    except ImportRejected as rejection:
+        reason = translated(str(rejection))
+        if several:
+            messages.error(
+                request,
+                gettext("%(file)s was not imported: %(reason)s")
+                % {"file": file_name, "reason": reason},
+            )
+        return reason
+    except ImportFailed as failure:
+        # Its report says why, in the reader's words, and stays in "Past imports".
+        failed = failure.the_import
+        messages.error(
+            request, gettext("%(file)s could not be imported.") % {"file": failed.file_name}
+        )
+        return failed
+    except Exception:
+        # Before any Import was recorded (the upload could not be queued): logged for
+        # the operator, said to the reader as the server's failure it is.
+        logger.exception("an upload of %s for %s failed", file_name, reader)
+        messages.error(request, gettext(IMPORT_FAILED_ON_THE_SERVER))
+        return None
+    messages.success(request, _import_message(the_import))
+    return the_import
 
 
 def _import_message(the_import: Import) -> str:

@@ -60,7 +60,8 @@ document.addEventListener("keydown", (event) => {
     });
   };
 
-  // The import page: drop a file on the zone to upload it.
+  // The import page: drop files on the zone to upload them (the input takes several:
+  // each becomes an import of its own).
   const dropzone = () => {
     const zone = document.getElementById("dropzone");
     const form = document.getElementById("import-form");

@@ -63,7 +63,7 @@ class ImportUploadTests:
         ("data", "message"),
         [
             (b"", "That file is empty."),
-            (b"\x00\x01\x02\x03binary\x00\x00", "binary file"),
+            (b"\x00\x01\x02\x03binary\x00\x00", "KoboReader.sqlite"),
             (b"just some notes\nnothing else\n", "not a Kindle"),
         ],
     )

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from accounts.commands import reader_named
 from accounts.models import User
-from books.importing.book_merge import books_merge_duplicates
+from books.importing.book_merge import books_merge_duplicates, highlights_join_two_devices
 from books.library_cache import library_version_bump
 
 
@@ -15,8 +15,9 @@ class Command(BaseCommand):
         "book and author identity rule: books that are one book become one (highlights, "
         "notes, tags, favourites, review state and connections move to the kept book), "
         "title lines read the wrong way round are turned, authors are normalized again, "
-        "and books with no highlight at all go. Run it once after an upgrade; each import "
-        "also does it for its reader."
+        "and books with no highlight at all go; a passage kept twice, from a Kindle and from "
+        "another device (imports before 2026-12-06), becomes one. Run it once after an "
+        "upgrade; each import also does the books' part for its reader."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,6 +31,13 @@ class Command(BaseCommand):
         changed = set()
         for reader in readers:
             report = books_merge_duplicates(reader=reader)
+            joined = highlights_join_two_devices(reader=reader)
+            if joined:
+                changed.add(reader.pk)
+                self.stdout.write(
+                    f"{reader}: {joined} highlights kept twice, from a Kindle and from "
+                    "another device, are now one"
+                )
             if not report.changed:
                 continue
             changed.add(reader.pk)

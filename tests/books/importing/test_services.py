@@ -42,6 +42,7 @@ class ImportTests:
             "deleted_skipped": 0,
             "truncated_by_book": {},
             "books_with_nothing": {},
+            "book_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],
         }
         books = {b.title: b for b in Book.objects.filter(reader=alice)}
         assert set(books) == {"Ficciones", "The Man Who Mistook His Wife for a Hat"}
@@ -277,7 +278,7 @@ class BadInputTests:
         [
             (b"", "empty"),
             (b"\xef\xbb\xbf\r\n  \r\n", "empty"),
-            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"),
+            (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "KoboReader.sqlite"),
             (b"title,author,text\nA,B,C\n", "not a Kindle"),
         ],
     )

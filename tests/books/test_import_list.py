@@ -1,0 +1,102 @@
+"""Past imports: every KOReader sidecar is called "metadata.epub.lua"; the list says which
+book each one held."""
+
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from books.importing.services import clippings_import
+from books.models import Import
+
+
+def _sidecar(title: str) -> bytes:
+    return f"""return {{
+    ["annotations"] = {{
+        [1] = {{
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["drawer"] = "lighten",
+            ["pageno"] = 21,
+            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().0",
+            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().30",
+            ["text"] = "A sentence of {title}.",
+        }},
+    }},
+    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
+}}
+""".encode()
+
+
+def _rows(client: Client) -> list[str]:
+    page = client.get(reverse("import")).content.decode()
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    # The first cell of each row: the file, and its books.
+    cells = [row.split("</td>")[0] for row in body.split("<tr>")[1:]]
+    return [re.sub(r"\s+", " ", re.sub("<[^>]+>", "", cell)).strip() for cell in cells]
+
+
+@pytest.mark.django_db
+class PastImportsTests:
+    def test_it_names_the_book_beside_each_sidecar(self, alice: User, alice_client: Client) -> None:
+        for title in ("The Quiet Engine", "Harbour Lights"):
+            clippings_import(reader=alice, data=_sidecar(title), file_name="metadata.epub.lua")
+        # Again: nothing new, still its book.
+        clippings_import(
+            reader=alice, data=_sidecar("Harbour Lights"), file_name="metadata.epub.lua"
+        )
+
+        rows = _rows(alice_client)
+
+        assert rows == [
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · The Quiet Engine",
+        ]
+
+    def test_an_import_kept_before_titles_were_recorded_names_its_books(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=_sidecar("The Quiet Engine"), file_name="metadata.epub.lua"
+        )
+        counts = {k: v for k, v in the_import.counts.items() if k != "book_titles"}
+        Import.objects.filter(pk=the_import.pk).update(counts=counts)
+
+        assert _rows(alice_client) == ["metadata.epub.lua · The Quiet Engine"]
+
+
+@pytest.mark.django_db
+class SeveralFilesTests:
+    def test_each_file_is_its_own_import_and_a_refused_one_is_named(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        files = [
+            SimpleUploadedFile("metadata.epub.lua", _sidecar("The Quiet Engine")),
+            SimpleUploadedFile("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40),
+            SimpleUploadedFile("metadata.epub.lua", _sidecar("Harbour Lights")),
+        ]
+
+        response = alice_client.post(reverse("import"), {"file": files}, follow=True)
+
+        page = response.content.decode()
+        assert page.count("Imported metadata.epub.lua.") == 2
+        assert "picture.txt was not imported: This file cannot be imported" in page
+        assert _rows(alice_client) == [
+            "metadata.epub.lua · Harbour Lights",
+            "metadata.epub.lua · The Quiet Engine",
+        ]
+
+    def test_it_is_said_in_spanish(self, alice: User, alice_client: Client) -> None:
+        files = [
+            SimpleUploadedFile("a.lua", _sidecar("The Quiet Engine")),
+            SimpleUploadedFile("picture.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40),
+        ]
+        response = alice_client.post(
+            reverse("import"), {"file": files}, follow=True, HTTP_ACCEPT_LANGUAGE="es"
+        )
+        assert "picture.txt no se ha importado: No se puede importar este archivo" in (
+            response.content.decode()
+        )

@@ -1,0 +1,62 @@
+"""A KOReader reader drops several sidecars on the import page at once: each is imported,
+with its own report, and Past imports lists each beside its book."""
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from accounts.models import User
+from books.models import Book, Import
+from tests.conftest import PASSWORD
+from tests.e2e.pages import log_in
+
+
+def _sidecar(title: str) -> str:
+    return f"""return {{
+    ["annotations"] = {{
+        [1] = {{
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["drawer"] = "lighten",
+            ["pageno"] = 21,
+            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().0",
+            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().30",
+            ["text"] = "A sentence of {title}.",
+        }},
+    }},
+    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
+}}
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dropping_two_sidecars_imports_both(page: Page, live_server: object) -> None:
+    reader = User.objects.create_user("reader", password=PASSWORD)
+    base = str(live_server)
+    page.set_default_timeout(30_000)
+    log_in(page, base, reader.username)
+    page.goto(f"{base}/import/")
+    files = [
+        {"name": "metadata.epub.lua", "text": _sidecar("The Quiet Engine")},
+        {"name": "metadata.epub.lua", "text": _sidecar("Harbour Lights")},
+    ]
+    dropped = page.evaluate_handle(
+        """(files) => {
+            const transfer = new DataTransfer();
+            for (const file of files) {
+                transfer.items.add(new File([file.text], file.name, {type: "text/plain"}));
+            }
+            return transfer;
+        }""",
+        files,
+    )
+    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": dropped})
+
+    expect(page.get_by_text("Imported metadata.epub.lua.")).to_have_count(2, timeout=30_000)
+    rows = page.locator("table.imports tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.filter(has_text="The Quiet Engine")).to_have_count(1)
+    expect(rows.filter(has_text="Harbour Lights")).to_have_count(1)
+    assert Import.objects.filter(reader=reader, status=Import.Status.DONE).count() == 2
+    assert sorted(Book.objects.filter(reader=reader).values_list("title", flat=True)) == [
+        "Harbour Lights",
+        "The Quiet Engine",
+    ]
