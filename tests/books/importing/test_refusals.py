@@ -52,7 +52,7 @@ def test_a_zip_bomb_is_a_problem_of_the_whole_file() -> None:
 
 def test_a_text_file_says_its_problems_in_plain_plurals() -> None:
     one, two = _refusal(_broken(1)), _refusal(_broken(2))
-    assert one.startswith("No clipping in this file could be read (at line 2: ")
+    assert one.startswith("No clipping in this file could be read (1 problem, at line 2: ")
     assert two.startswith(
         "No clipping in this file could be read (2 problems; the first, at line 2"
     )
