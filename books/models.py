@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from books.importing.identity import display_authors
-from books.text import fold, title_initial, title_sort_key
+from books.text import search_fold, title_initial, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
 # The theme model's vectors (books.embedding.theme.THEME_DIMENSIONS).
@@ -346,7 +346,7 @@ class Highlight(models.Model):
 
 
 def search_text_of(text: str, note: str) -> str:
-    return fold(" ".join(part for part in (text, note) if part))
+    return search_fold(" ".join(part for part in (text, note) if part))
 
 
 class Import(models.Model):

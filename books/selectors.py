@@ -11,7 +11,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Import, Tag
-from books.text import author_sort_key, fold
+from books.text import author_sort_key, fold, search_words
 from books.vocabulary import WordKind, word_key
 
 # When the time left is worth showing (EmbeddingProgress.remaining).
@@ -204,7 +204,9 @@ def book_highlights(
     highlights = book.highlights.alive().passages()
     if query:
         for word in fold(query).split():
-            highlights = highlights.filter(search_text__contains=word)
+            # As the keyword text stores it: Chinese and Japanese as pairs (books.text).
+            stored = " ".join(search_words([word]))
+            highlights = highlights.filter(search_text__contains=stored)
     if favourite:
         highlights = highlights.filter(favourite=True)
     if notes:

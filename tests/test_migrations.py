@@ -32,6 +32,10 @@ REVIEWED = {
         "a string test per passage, batched; set-based updates and deletes of the few "
         "headings found (96 of 12,570 highlights on the shared corpus)"
     ),
+    ("books", "0030_cjk_search_pairs"): (
+        "one regular-expression scan picks the highlights with Chinese or Japanese; only "
+        "those are folded again, batched"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")
