@@ -324,7 +324,9 @@ class Highlight(models.Model):
         """For one of the reader's words: "look-up", "heading" or "fragment" (books.vocabulary)."""
         from books.vocabulary import word_kind
 
-        return word_kind(self.text)
+        # The book's language where a list read it (books.selectors.book_languages): one
+        # word alone seldom tells its language.
+        return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_heading, is_vocabulary
