@@ -137,7 +137,12 @@ class SearchPageTests:
     def test_the_search_page_lists_a_japanese_word(self, alice: User, alice_client: Client) -> None:
         _library(alice)
         page = alice_client.get("/search/", {"q": "穏やかな状態", "mode": "keyword"})
-        assert JAPANESE[1] in page.content.decode()
+        assert "湖の水面は<mark>穏やかな状態</mark>に戻り" in page.content.decode()
+
+    def test_it_marks_a_single_character(self, alice: User, alice_client: Client) -> None:
+        _library(alice)
+        page = alice_client.get("/search/", {"q": "湖", "mode": "keyword"})
+        assert "<mark>湖</mark>の水面は穏やかな状態" in page.content.decode()
 
 
 @pytest.mark.django_db
