@@ -2,9 +2,10 @@
 so that a word inside a run without spaces is found. Only the highlights whose text or note
 has such a character change: PostgreSQL picks them out, Python folds them again."""
 
+from collections.abc import Callable
 from typing import Any
 
-from django.db import migrations
+from django.db import connections, migrations
 from django.db.models import Q
 
 from books.models import search_text_of
@@ -19,27 +20,36 @@ CJK_CLASS = (
 )
 
 
-def _refold(apps: Any, folded: Any) -> None:
+def _refold(apps: Any, schema_editor: Any, folded: Callable[[str, str], str]) -> None:
     Highlight = apps.get_model("books", "Highlight")
+    table = Highlight._meta.db_table
     cjk = Q(text__regex=CJK_CLASS) | Q(note__regex=CJK_CLASS)
-    ids = list(Highlight.objects.filter(cjk).order_by("pk").values_list("pk", flat=True))
-    for start in range(0, len(ids), BATCH):
-        batch = list(
-            Highlight.objects.filter(pk__in=ids[start : start + BATCH]).only(
-                "pk", "text", "note", "search_text"
+    rows = (
+        Highlight.objects.filter(cjk)
+        .order_by("pk")
+        .values_list("pk", "text", "note", "search_text")
+    )
+    changed = [(pk, new) for pk, text, note, old in rows if (new := folded(text, note)) != old]
+    connection = schema_editor.connection if schema_editor is not None else connections["default"]
+    with connection.cursor() as cursor:
+        for start in range(0, len(changed), BATCH):
+            batch = changed[start : start + BATCH]
+            # One UPDATE a batch from two arrays: bulk_update's CASE of 2,000 branches took
+            # most of the time.
+            cursor.execute(
+                f"UPDATE {table} SET search_text = new.search_text "
+                "FROM unnest(%s::bigint[], %s::text[]) AS new(id, search_text) "
+                f"WHERE {table}.id = new.id",
+                [[pk for pk, _ in batch], [text for _, text in batch]],
             )
-        )
-        for row in batch:
-            row.search_text = folded(row.text, row.note)
-        Highlight.objects.bulk_update(batch, ["search_text"])
 
 
 def pair_search_text(apps: Any, schema_editor: Any) -> None:
-    _refold(apps, search_text_of)
+    _refold(apps, schema_editor, search_text_of)
 
 
 def unpair_search_text(apps: Any, schema_editor: Any) -> None:
-    _refold(apps, lambda text, note: fold(" ".join(part for part in (text, note) if part)))
+    _refold(apps, schema_editor, lambda text, note: fold(" ".join(p for p in (text, note) if p)))
 
 
 class Migration(migrations.Migration):
