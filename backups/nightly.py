@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from backups.models import BackupRun
-from backups.services import MANIFEST, backup_create
+from backups.services import FOLDER_MODE, MANIFEST, backup_create
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,9 @@ def backup_nightly(*, folder: Path, now: datetime) -> BackupRun:
     path = folder / folder_name("nightly", now)
     started = time.monotonic()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            folder.chmod(FOLDER_MODE)  # a folder of the reader's backups: theirs alone
         backup_create(to=path)
     except Exception as error:
         logger.exception("the nightly backup into %s FAILED", path)

@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 FORMAT = 1
 DUMP = "database.dump"
 SECRET_KEY = "secret_key"
+# A backup's folder and files are readable by their owner only (pg_dump wrote 0644).
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
 MANIFEST = "manifest.json"
 # Held while a backup is taken: two at once (the nightly one and one by hand) would each
 # hold a snapshot and double the load for nothing.
@@ -112,13 +115,15 @@ def backup_create(*, to: Path, alias: str = "default") -> dict[str, Any]:
     partial = to.with_name(f".partial-{to.name}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
+    # The dump is the whole library, and the key signs sessions: the reader's alone. The
+    # folder is closed before anything is written into it (mkdir's mode bows to the umask).
+    partial.chmod(FOLDER_MODE)
     try:
         manifest = _dump(partial, target=target, pg_dump=pg_dump, alias=alias)
         manifest["database"]["pg_dump_major"] = dump_major
         key = _key_file()
         if key is not None:
             shutil.copyfile(key, partial / SECRET_KEY)
-            (partial / SECRET_KEY).chmod(0o600)
         manifest["secret_key"] = "file" if key else "environment (SECRET_KEY, not in this backup)"
         manifest["files"] = {
             path.name: {"bytes": path.stat().st_size, "sha256": _sha256(path)}
@@ -126,6 +131,8 @@ def backup_create(*, to: Path, alias: str = "default") -> dict[str, Any]:
         }
         manifest["seconds"] = round(time.monotonic() - started, 2)
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        for path in partial.iterdir():
+            path.chmod(FILE_MODE)
         to.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             to.rmdir()  # an empty folder named by --to

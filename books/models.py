@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from books.importing.identity import display_authors
-from books.text import fold, title_initial, title_sort_key
+from books.text import search_fold, title_initial, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
 # The theme model's vectors (books.embedding.theme.THEME_DIMENSIONS).
@@ -329,7 +329,9 @@ class Highlight(models.Model):
         """For one of the reader's words: "look-up", "heading" or "fragment" (books.vocabulary)."""
         from books.vocabulary import word_kind
 
-        return word_kind(self.text)
+        # The book's language where a list read it (books.selectors.book_languages): one
+        # word alone seldom tells its language.
+        return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_heading, is_vocabulary
@@ -356,7 +358,7 @@ class Highlight(models.Model):
 
 
 def search_text_of(text: str, note: str) -> str:
-    return fold(" ".join(part for part in (text, note) if part))
+    return search_fold(" ".join(part for part in (text, note) if part))
 
 
 class Import(models.Model):

@@ -11,8 +11,9 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from accounts.models import User
 from books.embedding import pipeline
+from books.language import UNKNOWN
 from books.models import Book, Highlight, Import, Tag
-from books.text import author_sort_key, fold
+from books.text import author_sort_key, fold, search_words
 from books.vocabulary import WordKind, word_key
 
 # When the time left is worth showing (EmbeddingProgress.remaining).
@@ -213,7 +214,9 @@ def book_highlights(
     highlights = book.highlights.alive().passages()
     if query:
         for word in fold(query).split():
-            highlights = highlights.filter(search_text__contains=word)
+            # As the keyword text stores it: Chinese and Japanese as pairs (books.text).
+            stored = " ".join(search_words([word]))
+            highlights = highlights.filter(search_text__contains=stored)
     if favourite:
         highlights = highlights.filter(favourite=True)
     if notes:
@@ -242,6 +245,35 @@ def tags_for(reader: User) -> list[Tag]:
     )
 
 
+def book_languages(book_ids: Iterable[int]) -> dict[int, str]:
+    """Each book's language: the one most of its passages are in (books.language), "" for a
+    book whose passages say none. One word alone seldom tells its language ("Menschen"),
+    and German capitalises its nouns: whether a capitalised word was looked up depends on
+    the book's language (books.vocabulary.word_kind)."""
+    rows = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(book_id__in=set(book_ids))
+        .exclude(language=UNKNOWN)
+        .values_list("book_id", "language")
+        .annotate(count=Count("id"))
+        .order_by("book_id", "-count", "language")
+    )
+    languages: dict[int, str] = {}
+    for book_id, language, _ in rows:
+        languages.setdefault(book_id, language)
+    return languages
+
+
+def with_book_languages(words: Iterable[Highlight]) -> list[Highlight]:
+    """The words, each told its book's language (`Highlight.word_kind` reads it)."""
+    listed = list(words)
+    languages = book_languages(word.book_id for word in listed)
+    for word in listed:
+        word.book_language = languages.get(word.book_id, "")  # type: ignore[attr-defined]
+    return listed
+
+
 def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
     """The reader's words (books.vocabulary), by book and in reading order."""
     words = Highlight.objects.alive().words().filter(reader=reader)
@@ -268,7 +300,7 @@ def words_by_kind(
     ("oneself", "Oneself,") is one word, as in the words deck: listed once, where first."""
     groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
     looked_up: set[str] = set()
-    for word in words:
+    for word in with_book_languages(words):
         kind = word.word_kind
         if kind == WordKind.LOOK_UP:
             key = word_key(word.text)

@@ -4,6 +4,10 @@ ignores (tests/books/test_text.py holds the table of what each one does).
 - `fold`: accents and case, for keyword search, names and sorting. Folded in Python
   rather than with PostgreSQL's `unaccent`, which the embedded server does not ship:
   `liquidación` → `liquidacion`, `Ärger` → `arger`, `Straße` → `strasse`.
+- `search_fold`: `fold`, and each run of Chinese or Japanese characters written as its
+  overlapping pairs (`脳を休ませる` → `脳を を休 休ま ませ せる る`): the stored copy that
+  keyword search reads, where a run without spaces would be one word. `search_words`
+  writes a query's words the same way.
 - `fold_keeping_kana_marks`: `fold`, except that kana keep their voicing marks; the
   identity of a book (books.importing.identity) is keyed by it.
 - `collapse_spacing`: whitespace runs only: a richer format's note (books.importing.enrich)
@@ -17,6 +21,7 @@ ignores (tests/books/test_text.py holds the table of what each one does).
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 BYTE_ORDER_MARK = "\ufeff"
 
@@ -27,6 +32,51 @@ def fold(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()
+
+
+# Chinese and Japanese letters as they are after `fold`: hiragana and katakana (not their
+# spacing marks or the middle dot), the iteration marks 々〆〇, and the ideographs. Not
+# Hangul: Korean puts spaces between words, and NFKD has split its syllables into jamo.
+CJK_RUN = re.compile(
+    "[\u3005-\u3007\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\U00020000-\U0002fa1f]+"
+)
+_CJK_RUN_AT_END = re.compile(CJK_RUN.pattern + "$")
+
+
+def _pairs(run: re.Match[str]) -> str:
+    # Each character starts a token (the last one alone), so that a one-character query
+    # finds it as a prefix: `脳` is the start of `脳を`, and the run's last `る` stands alone.
+    text = run.group()
+    return " " + " ".join([text[i : i + 2] for i in range(len(text) - 1)] + [text[-1]]) + " "
+
+
+def search_fold(text: str) -> str:
+    """The keyword text of a highlight: `fold`, with Chinese and Japanese written as pairs
+    of characters, the way full-text engines index languages without spaces (Lucene's CJK
+    bigrams). PostgreSQL's parser reads a run without spaces as one word, so that without
+    the pairs `情報` did not find `情報を集める`."""
+    folded = fold(text)
+    return folded if folded.isascii() else CJK_RUN.sub(_pairs, folded)
+
+
+def search_words(words: Sequence[str]) -> tuple[str, ...]:
+    """A query's folded words (a word, or a phrase's words) as `search_fold` stores them, in
+    order, to be found as a phrase: `休ませる` → `休ま ませ せる`. The last run's lone last
+    character is left out (the text's run may go on: `休ませるため`), unless it is the whole
+    run: a one-character query is a prefix (`is_prefix`)."""
+    written = [token for word in words for token in CJK_RUN.sub(_pairs, word).split()]
+    end = _CJK_RUN_AT_END.search(words[-1]) if words else None
+    if end is not None and len(end.group()) > 1:
+        written.pop()
+    return tuple(written)
+
+
+def is_prefix(words: Sequence[str], index: int) -> bool:
+    """Whether `search_words`' word at `index` stands for every word it starts: a lone
+    Chinese or Japanese character at the end of a query's words."""
+    word = words[index]
+    return index == len(words) - 1 and len(word) == 1 and CJK_RUN.fullmatch(word) is not None
 
 
 def collapse_spacing(text: str) -> str:

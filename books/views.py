@@ -39,6 +39,7 @@ from books.selectors import (
     import_progress,
     library_counts,
     tags_for,
+    with_book_languages,
     words_by_kind,
     words_for,
 )
@@ -271,6 +272,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
 def words(request: HttpRequest) -> HttpResponse:
     """The reader's words across books: highlights too short to carry an idea."""
     page = Paginator(words_for(reader_of(request)), 100).get_page(request.GET.get("page"))
+    page.object_list = with_book_languages(page.object_list)
     return render(request, "books/words.html", {"page": page, "book": None})
 
 
@@ -280,6 +282,7 @@ def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_for_user(request, code)
     words = words_for(reader_of(request), book=the_book)
     page = Paginator(words, 100).get_page(request.GET.get("page"))
+    page.object_list = with_book_languages(page.object_list)
     return render(request, "books/words.html", {"page": page, "book": the_book})
 
 

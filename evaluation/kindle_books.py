@@ -69,7 +69,10 @@ def add_lookups(books: Sequence[LibraryBook], *, share: float, seed: int) -> int
                     if rng.random() < PHRASE_SHARE and position + 2 < len(tokens):
                         candidates.append((index, " ".join(tokens[position : position + 3])))
                     else:
-                        candidates.append((index, token.lower()))
+                        # As a reader selects it: German keeps its nouns' capital
+                        # ("Mädchen"); elsewhere a capital is the sentence's, not the word's.
+                        word = token if book.language == "de" else token.lower()
+                        candidates.append((index, word))
     picked = rng.sample(candidates, min(wanted, len(candidates)))
     for index, lookup in picked:
         entries = books[index].entries

@@ -7,6 +7,7 @@ from django.db.models import Q
 
 from accounts.models import User
 from books.models import Highlight
+from books.selectors import book_languages
 from books.vocabulary import is_look_up
 from review.models import WordCard, WordState
 from review.words import NEAR_LOCATIONS, Part, Passage, word_as_written, word_context
@@ -76,7 +77,11 @@ def word_cards_shown(*, reader: User, cards: list[WordCard]) -> list[ShownWord]:
 def words_exist(reader: User) -> bool:
     """Whether the reader has a word for the deck: a look-up, not only headings."""
     words = Highlight.objects.alive().words().filter(reader=reader)
-    return any(is_look_up(text) for text in words.values_list("text", flat=True).iterator())
+    rows = list(words.values_list("text", "book_id", "language"))
+    languages = book_languages({book_id for _, book_id, _ in rows})
+    return any(
+        is_look_up(text, language=languages.get(book_id) or own) for text, book_id, own in rows
+    )
 
 
 def words_listed(reader: User) -> int:

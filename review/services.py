@@ -18,6 +18,7 @@ from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Highlight
+from books.selectors import book_languages
 from books.vocabulary import is_look_up, word_key
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
@@ -215,14 +216,16 @@ def _word_entries(reader: User) -> list[WordEntry]:
         Highlight.objects.alive()
         .words()
         .filter(reader=reader)
-        .values_list("pk", "text", "favourite", "note")
+        .values_list("pk", "text", "favourite", "note", "book_id", "language")
     )
+    languages = book_languages({row[4] for row in rows})
     # Only what a reader looks up (books.vocabulary.word_kind): headings and fragments of
     # sentences stay listed on their book's page and found by keyword, never in the deck.
+    # A word's key is folded (one word however capitalised); its card shows it as written.
     return [
         WordEntry(highlight_id=pk, key=word_key(text), favourite=favourite, has_note=bool(note))
-        for pk, text, favourite, note in rows
-        if is_look_up(text)
+        for pk, text, favourite, note, book_id, own in rows
+        if is_look_up(text, language=languages.get(book_id) or own)
     ]
 
 

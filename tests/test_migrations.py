@@ -40,6 +40,10 @@ REVIEWED = {
         "a string test per merge record, grouped by highlight in memory; one batched UPDATE "
         "of the few relabelled (3 of 81 page-turn rows on the development database)"
     ),
+    ("books", "0032_cjk_search_pairs"): (
+        "one regular-expression scan picks the highlights with Chinese or Japanese; only "
+        "those are folded again, batched"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

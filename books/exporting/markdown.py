@@ -16,7 +16,12 @@ from collections.abc import Iterable
 from books.exporting.library import BookExport, location_label
 from books.models import Book, Highlight
 
-_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f<>:"/\\|?*#^\[\]]+')
+# Characters no file name should carry: control characters, path separators and what
+# Windows or Obsidian refuse, and the bidirectional controls that make `gpj.exe` read as
+# `exe.jpg` (a title with U+202E was kept in a file name: the walk of 2026-12-06).
+_UNSAFE_IN_NAME = re.compile(
+    r'[\x00-\x1f\x7f-\x9f<>:"/\\|?*#^\[\]\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+'
+)
 NAME_MAX_LENGTH = 120
 # What a reader's words must not become (each escaped with a backslash, which CommonMark
 # and Obsidian show as the character itself): an HTML tag, which viewers that render HTML
@@ -107,11 +112,18 @@ def book_markdown(export: BookExport) -> str:
     return "\n".join(parts)
 
 
+def safe_file_stem(text: str) -> str:
+    """Any text (a title) as a file name no system refuses and none misreads: unsafe
+    characters become spaces, spaces are collapsed, no leading or trailing dot."""
+    safe = " ".join(_UNSAFE_IN_NAME.sub(" ", text).split()).strip(". ")
+    return safe[:NAME_MAX_LENGTH].strip() or "Untitled"
+
+
 def file_stem(book: Book) -> str:
-    """The book's title (and author) as a file name no system refuses."""
+    """The book's title (and author) as a file name: what a zip's Markdown file is called,
+    and what names an export of the book alone (after `exogram-DATE-`)."""
     base = f"{book.title} - {book.authors_display}" if book.authors_display else book.title
-    base = _UNSAFE_IN_NAME.sub(" ", base)
-    return " ".join(base.split()).strip(". ")[:NAME_MAX_LENGTH].strip() or "Untitled"
+    return safe_file_stem(base)
 
 
 def file_name(export: BookExport, taken: set[str]) -> str:

@@ -13,6 +13,17 @@ from books.models import Book
 FORMATS = ("md", "csv", "json")
 
 
+def export_file_name(extension: str, *, book: Book | None = None) -> str:
+    """Every export's name, one scheme: `exogram-DATE.EXT` for the library and
+    `exogram-DATE-Title - Author.EXT` for one book, Markdown or not. Only the Markdown
+    files inside the library's zip are named by the book alone: they are notes, and their
+    name is what Obsidian links by."""
+    stem = f"exogram-{timezone.localdate().isoformat()}"
+    if book is not None:
+        stem = f"{stem}-{markdown.file_stem(book)}"
+    return f"{stem}.{extension}"
+
+
 @dataclass(frozen=True)
 class ExportFile:
     name: str
@@ -37,15 +48,13 @@ def library_export_stream(*, reader: User, format: str, book: Book | None = None
         export = library_export(reader=reader, format=format, book=book)  # one book: small
         return ExportStream(export.name, export.content_type, iter([export.data]))
     exports = books_to_export(reader, book=book)
-    stem = f"exogram-{timezone.localdate().isoformat()}"
     if format == "md":
         chunks = streaming.markdown_zip_chunks(exports)
-        return ExportStream(f"{stem}-markdown.zip", "application/zip", chunks)
-    if book is not None:
-        stem = f"{stem}-{markdown.file_stem(book)}"
+        return ExportStream(export_file_name("markdown.zip"), "application/zip", chunks)
+    name = export_file_name(format, book=book)
     if format == "csv":
-        return ExportStream(f"{stem}.csv", "text/csv; charset=utf-8", streaming.csv_chunks(exports))
-    return ExportStream(f"{stem}.json", "application/json", streaming.json_chunks(exports))
+        return ExportStream(name, "text/csv; charset=utf-8", streaming.csv_chunks(exports))
+    return ExportStream(name, "application/json", streaming.json_chunks(exports))
 
 
 def library_export(*, reader: User, format: str, book: Book | None = None) -> ExportFile:
@@ -55,16 +64,14 @@ def library_export(*, reader: User, format: str, book: Book | None = None) -> Ex
     if book is not None and book.reader_id != reader.pk:
         raise ValueError("the book must be one of the reader's books")
     exports = books_to_export(reader, book=book)
-    stem = f"exogram-{timezone.localdate().isoformat()}"
+    name = export_file_name(format, book=book)
     if format == "md":
         if book is not None:
             export = next(exports, None) or BookExport(book, [])
             text = markdown.book_markdown(export)
-            name = markdown.file_name(export, set())
             return ExportFile(name, "text/markdown; charset=utf-8", text.encode("utf-8"))
-        return ExportFile(f"{stem}-markdown.zip", "application/zip", markdown.library_zip(exports))
-    if book is not None:
-        stem = f"{stem}-{markdown.file_stem(book)}"
+        zipped = markdown.library_zip(exports)
+        return ExportFile(export_file_name("markdown.zip"), "application/zip", zipped)
     if format == "csv":
-        return ExportFile(f"{stem}.csv", "text/csv; charset=utf-8", readwise.library_csv(exports))
-    return ExportFile(f"{stem}.json", "application/json", exogram_json.library_json(exports))
+        return ExportFile(name, "text/csv; charset=utf-8", readwise.library_csv(exports))
+    return ExportFile(name, "application/json", exogram_json.library_json(exports))

@@ -26,6 +26,7 @@ from books.models import Highlight, search_document
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
 from books.search.refreshed import Refreshed
 from books.statements import execute_with_settings
+from books.text import is_prefix
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -66,14 +67,16 @@ def matching(library: QuerySet[Highlight], tsquery: SearchQuery) -> QuerySet[Hig
 
 
 def word_pattern(words: Sequence[str]) -> str:
-    # PostgreSQL's regular expressions: \m and \M are the start and the end of a word.
-    return r"\m" + r"\W+".join(re.escape(word) for word in words) + r"\M"
+    # PostgreSQL's regular expressions: \m and \M are the start and the end of a word. A
+    # lone Chinese or Japanese character at the end is the start of a pair (`search_words`).
+    end = "" if words and is_prefix(words, len(words) - 1) else r"\M"
+    return r"\m" + r"\W+".join(re.escape(word) for word in words) + end
 
 
 def _unit_pattern(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
     """A unit as a regular expression on the folded text: a word, or a word of its stem
     and up to four more letters ("habit" → habits, habitual); a phrase exactly."""
-    if len(words) == 1 and not text.startswith('"'):
+    if len(words) == 1 and not text.startswith('"') and not is_prefix(words, 0):
         forms = [re.escape(words[0]), *(re.escape(stem) + r"\w{0,4}" for stem in stems[words[0]])]
         return r"\m(?:" + "|".join(forms) + r")\M"
     return word_pattern(words)

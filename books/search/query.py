@@ -19,7 +19,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 
 from books.models import SEARCH_STEM_CONFIGS
-from books.text import fold
+from books.text import fold, is_prefix, search_words
 
 QUERY_MAX_LENGTH = 500
 # A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
@@ -98,7 +98,7 @@ def parse_query(query: str) -> ParsedQuery:
             text, negated_word = f"-{' '.join(WORD.findall(word))}", True
         else:
             text, negated_word = " ".join(WORD.findall(word)), False
-        words = tuple(WORD.findall(text))
+        words = unit_words(text)
         if phrase is None and text == "or":
             # "a or b" joins two terms; after an exclusion ("-a or b") it joins nothing.
             joined = bool(clauses) and previous == "term"
@@ -123,6 +123,12 @@ def parse_query(query: str) -> ParsedQuery:
         tuple(dict.fromkeys(authors)),
         tuple(dict.fromkeys(books)),
     )
+
+
+def unit_words(text: str) -> tuple[str, ...]:
+    """A unit's words as the stored keyword text has them (books.text.search_words):
+    Chinese and Japanese as pairs of characters, to be found in order."""
+    return search_words(WORD.findall(text))
 
 
 def meaning_text(query: str) -> str:
@@ -173,7 +179,8 @@ def is_few_words(parsed: ParsedQuery) -> bool:
     """Whether the query is a few words rather than a sentence: at most FEW_WORDS words that
     are not stop words, and at most one more in all. "the fear of death" and "la memoria y el
     olvido" are a few words; "why do I always forget the names of people" is a sentence."""
-    words = [word for _, unit in parsed.units for word in unit]
+    # The words as typed, not as stored: `脳を休ませる` is one word, not five pairs.
+    words = [word for text, _ in parsed.units for word in WORD.findall(text)]
     stop = stop_words(words)
     content = [word for word in words if word not in stop] or words
     return len(content) <= FEW_WORDS and len(words) <= FEW_WORDS + 1
@@ -184,8 +191,15 @@ def known_stems(word: str) -> tuple[str, ...]:
     return _stems.get(word, ())
 
 
+def _lexeme(words: Sequence[str], index: int) -> str:
+    # Lexemes quoted: a folded word is letters and digits only, never a quote. A lone
+    # Chinese or Japanese character finds every pair it starts.
+    return f"'{words[index]}':*" if is_prefix(words, index) else f"'{words[index]}'"
+
+
 def _word_tsquery(word: str, stems: dict[str, tuple[str, ...]]) -> str:
-    # Lexemes quoted: a folded word is letters and digits only, never a quote.
+    if is_prefix([word], 0):
+        return f"({_lexeme([word], 0)})"
     forms = [word, *stems.get(word, ())]
     return "(" + " | ".join(f"'{form}'" for form in forms) + ")"
 
@@ -195,7 +209,7 @@ def _unit_tsquery(text: str, words: Sequence[str], stems: dict[str, tuple[str, .
     written and in order."""
     if len(words) == 1 and not text.lstrip("-").startswith('"'):
         return _word_tsquery(words[0], stems)
-    return "(" + " <-> ".join(f"'{word}'" for word in words) + ")"
+    return "(" + " <-> ".join(_lexeme(words, i) for i in range(len(words))) + ")"
 
 
 @dataclass(frozen=True)
@@ -217,7 +231,7 @@ class QueryTerms:
 
 
 def query_terms(parsed: ParsedQuery) -> QueryTerms:
-    excluded = [tuple(WORD.findall(text)) for text in parsed.exclusions]
+    excluded = [unit_words(text) for text in parsed.exclusions]
     stems = stems_of(
         {w for _, words in parsed.units for w in words} | {w for ws in excluded for w in ws}
     )

@@ -15,7 +15,7 @@ from django.utils.translation import gettext, ngettext
 from books.models import Highlight
 from books.search.fusion import Fused
 from books.search.query import WORD, known_stems
-from books.text import fold
+from books.text import is_prefix, search_fold
 
 PAGE_SIZE = 20
 # A listing (a name with no other words) shows no more than this; a keyword count this
@@ -142,7 +142,8 @@ class SearchResults:
 
 
 def _words_of(highlight: Highlight) -> frozenset[str]:
-    return frozenset(WORD.findall(fold(f"{highlight.text} {highlight.note}")))
+    # As the keyword text has them: Chinese and Japanese as pairs (books.text.search_fold).
+    return frozenset(WORD.findall(search_fold(f"{highlight.text} {highlight.note}")))
 
 
 def _extended(query_words: frozenset[str]) -> re.Pattern[str] | None:
@@ -161,12 +162,18 @@ def _extended(query_words: frozenset[str]) -> re.Pattern[str] | None:
 def _marked(
     query_words: frozenset[str], extended: re.Pattern[str] | None, highlight: Highlight
 ) -> frozenset[str]:
-    """The highlight's folded words that a query word or its stem (`extended`) found."""
-    return frozenset(
+    """The highlight's folded words that a query word or its stem (`extended`) found; a
+    lone Chinese or Japanese character of the query, where it starts a pair."""
+    words = _words_of(highlight)
+    found = {
         word
-        for word in _words_of(highlight)
+        for word in words
         if word in query_words or (extended is not None and extended.fullmatch(word))
-    )
+    }
+    for lone in (word for word in query_words if is_prefix((word,), 0)):
+        if any(word.startswith(lone) for word in words):
+            found.add(lone)
+    return frozenset(found)
 
 
 def page_results(

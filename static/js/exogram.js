@@ -33,8 +33,46 @@ const closeAccountMenus = (except) => {
   });
 };
 document.addEventListener("click", (event) => closeAccountMenus(event.target.closest("details.account")));
+// Escape closes the phone's menu too, and gives the focus back to its button.
+const closeMainMenus = () => {
+  document.querySelectorAll("button.menu-toggle[aria-expanded=true]").forEach((toggle) => {
+    toggle.setAttribute("aria-expanded", "false");
+    document.getElementById(toggle.getAttribute("aria-controls")).classList.remove("open");
+    toggle.focus();
+  });
+};
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape") closeAccountMenus(null);
+  if (event.key !== "Escape") return;
+  closeAccountMenus(null);
+  closeMainMenus();
+});
+
+// The daily review (highlights and words): an answer swaps its card for the answered one,
+// and the button pressed goes with the old card. Focus then moves on to the next card that
+// waits for an answer (its first button), or, after a favourite, a note or the last card,
+// stays on the new card: never dropped on <body>.
+let answering = null;
+document.addEventListener("submit", (event) => {
+  const card = event.target.closest("article.review-card");
+  if (card) answering = { id: card.id, answer: event.submitter ? event.submitter.value : "" };
+}, true);
+document.addEventListener("htmx:afterSettle", () => {
+  if (!answering) return;
+  const { id, answer } = answering;
+  answering = null;
+  const card = document.getElementById(id);
+  if (!card || (document.activeElement && document.activeElement !== document.body)) return;
+  const movesOn = ["keep", "less", "know", "again"].includes(answer);
+  const cards = Array.from(document.querySelectorAll("article.review-card"));
+  const at = cards.indexOf(card);
+  const waiting = [...cards.slice(at + 1), ...cards.slice(0, at)].find((c) => !c.classList.contains("answered"));
+  const next = movesOn && waiting;
+  const target = next
+    ? next.querySelector(".card-actions button")
+    : card.querySelector(`button[value="${answer}"]`) || card.querySelector("h2");
+  if (!target) return;
+  if (target.tagName === "H2") target.setAttribute("tabindex", "-1");
+  target.focus();
 });
 
 (() => {

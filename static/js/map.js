@@ -326,6 +326,9 @@
     chosenBook = select.value === "" ? -1 : Number(select.value);
     canvas.dataset.book = select.value;
     if (selected >= 0 && chosenBook >= 0 && data.points.book[selected] !== chosenBook) show(-1);
+    document.querySelectorAll("#map-legend button[data-book]").forEach((button) => {
+      button.setAttribute("aria-pressed", String(Number(button.dataset.book) === chosenBook));
+    });
     draw();
   });
   window.addEventListener("resize", () => { resize(); if (data) resetView(); });
@@ -347,7 +350,13 @@
       swatch.className = "swatch";
       swatch.style.background = book.colour;
       button.append(swatch, document.createTextNode(book.title.length > 50 ? book.title.slice(0, 49) + "…" : book.title));
-      button.addEventListener("click", () => { select.value = String(index); select.dispatchEvent(new Event("change")); });
+      // A toggle: its pressed state says which book the map shows; pressed again, all.
+      button.dataset.book = String(index);
+      button.setAttribute("aria-pressed", String(chosenBook === index));
+      button.addEventListener("click", () => {
+        select.value = chosenBook === index ? "" : String(index);
+        select.dispatchEvent(new Event("change"));
+      });
       item.append(button);
       list.append(item);
     }

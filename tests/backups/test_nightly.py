@@ -6,15 +6,17 @@ import os
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
 from backups.models import BackupRun
 from backups.nightly import STAMP, backups_prune
-from backups.services import MANIFEST
+from backups.services import DUMP, MANIFEST
 from backups.tasks import nightly_backup
 from tests.worker import ROOT
 
@@ -75,6 +77,32 @@ class NightlyBackupTests:
             + (Path(run.path) / MANIFEST).stat().st_size
         )
         assert f"nightly backup written to {run.path}" in caplog.text
+
+    def test_every_file_of_a_backup_is_its_owners_alone(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        """`manage.py backup --to`: the dump is the whole library and the key signs
+        sessions. pg_dump wrote the dump 0644, readable by every account of the machine,
+        beside a key kept 0600."""
+        data_dir = tmp_path / "data"
+        data_dir.mkdir()
+        (data_dir / "secret_key").write_text(settings.SECRET_KEY + "\n")  # type: ignore[attr-defined]
+        settings.EXOGRAM_DATA_DIR = data_dir  # type: ignore[attr-defined]
+        backup = tmp_path / "backup"
+        call_command("backup", to=backup, stdout=StringIO())
+        modes = {path.name: path.stat().st_mode & 0o777 for path in backup.iterdir()}
+        assert modes == {DUMP: 0o600, MANIFEST: 0o600, "secret_key": 0o600}
+        assert backup.stat().st_mode & 0o777 == 0o700
+
+    def test_the_nightly_folder_and_its_files_are_the_owners_alone(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        settings.EXOGRAM_BACKUP_DIR = tmp_path / "backups"  # type: ignore[attr-defined]
+        nightly_backup()
+        run = Path(BackupRun.objects.get().path)
+        assert (tmp_path / "backups").stat().st_mode & 0o777 == 0o700
+        assert run.stat().st_mode & 0o777 == 0o700
+        assert {path.stat().st_mode & 0o777 for path in run.iterdir()} == {0o600}
 
     def test_a_failed_backup_is_an_error_in_the_log_and_red_on_the_status_page(
         self, tmp_path: Path, settings: object, caplog: pytest.LogCaptureFixture

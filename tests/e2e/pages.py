@@ -55,6 +55,13 @@ def open_account_menu(page: Page) -> None:
     page.locator("header.site details.account summary").click()
 
 
+def import_answered(page: Page) -> None:
+    """After the import form's button: htmx sends the file and swaps the server's answer in
+    (static/js/upload.js), so no navigation holds the click until the file is read, which
+    takes seconds on a busy machine. The answer has come when the upload's status is gone."""
+    expect(page.locator("#upload-status")).to_be_hidden(timeout=60_000)
+
+
 def fits_the_screen(page: Page) -> bool:
     return bool(
         page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")

@@ -17,7 +17,7 @@ from tests.books.importing.devices import (
     hostile_sidecar,
     kobo_database,
 )
-from tests.e2e.pages import assert_accessible, log_in, snapshot
+from tests.e2e.pages import assert_accessible, import_answered, log_in, snapshot
 
 LABEL = "Drop your clippings file here, or choose it:"
 
@@ -26,6 +26,7 @@ def _upload(page: Page, base: str, path: Path) -> None:
     page.goto(f"{base}/import/")
     page.get_by_label(LABEL).set_input_files(path)
     page.get_by_role("button", name="Import", exact=True).click()
+    import_answered(page)
 
 
 def _count(page: Page, row: str) -> str:

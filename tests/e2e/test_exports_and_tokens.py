@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from accounts.models import User
@@ -49,7 +50,9 @@ def test_a_reader_imports_a_notebook_exports_it_and_reads_it_with_a_token(
     page.get_by_role("link", name="The Quiet Engine").click()
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Markdown", exact=True).click()
-    assert download_info.value.suggested_filename == "The Quiet Engine - Okonkwo, Chidi.md"
+    day = timezone.localdate().isoformat()
+    name = f"exogram-{day}-The Quiet Engine - Okonkwo, Chidi.md"
+    assert download_info.value.suggested_filename == name
 
     page.goto(f"{base}/settings/")
     page.get_by_role("link", name="API tokens").click()

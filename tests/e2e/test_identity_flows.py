@@ -14,7 +14,14 @@ from tests.books.importing.test_book_merge import CALM, HOURS, _old_rule_twin
 from tests.books.kindle import Entry, clippings_file
 from tests.books.library import book_of, highlight_in
 from tests.conftest import PASSWORD
-from tests.e2e.pages import PHONE, assert_accessible, fits_the_screen, log_in, snapshot
+from tests.e2e.pages import (
+    PHONE,
+    assert_accessible,
+    fits_the_screen,
+    import_answered,
+    log_in,
+    snapshot,
+)
 from tests.review.vocabulary import word_in
 
 TIMEOUT = 120_000
@@ -60,6 +67,7 @@ def test_a_reader_re_imports_and_finds_one_book_and_no_empty_ones(
     page.get_by_role("link", name="Import", exact=True).click()
     page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(upload)
     page.get_by_role("button", name="Import", exact=True).click()
+    import_answered(page)
     expect(page.get_by_role("heading", name="Import of My Clippings.txt")).to_be_visible()
     not_books = page.locator("ul.books-with-nothing")
     expect(page.get_by_role("heading", name="Not added as books")).to_be_visible()

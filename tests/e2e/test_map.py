@@ -118,6 +118,16 @@ def test_a_reader_explores_the_map(
     page.get_by_label("Book", exact=True).select_option(label="Notes from a Kitchen Garden (8)")
     garden = [book["title"] for book in the_map.books].index("Notes from a Kitchen Garden")
     expect(canvas).to_have_attribute("data-book", str(garden))
+    # The legend's buttons say which book is shown; the pressed one, pressed again, all.
+    legend = page.locator("#map-legend")
+    chosen = legend.get_by_role("button", name="Notes from a Kitchen Garden")
+    expect(chosen).to_have_attribute("aria-pressed", "true")
+    expect(legend.locator("button[aria-pressed=true]")).to_have_count(1)
+    chosen.click()
+    expect(canvas).to_have_attribute("data-book", "")
+    expect(chosen).to_have_attribute("aria-pressed", "false")
+    chosen.click()
+    expect(canvas).to_have_attribute("data-book", str(garden))
     page.get_by_role("button", name="Whole map").click()
     assert_accessible(page, axe_source)
 

@@ -10,7 +10,7 @@ from books.library_map.services import map_version
 from books.models import Highlight, LibraryMap
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
-from tests.e2e.pages import assert_accessible, open_account_menu, path_of, snapshot
+from tests.e2e.pages import assert_accessible, import_answered, open_account_menu, path_of, snapshot
 
 BORGES = "Ficciones (Borges, Jorge Luis)"
 SACKS = "The Man Who Mistook His Wife for a Hat (Sacks, Oliver)"
@@ -107,6 +107,7 @@ def test_a_new_reader_imports_explores_and_leaves(
     snapshot(page, "04-import")
     page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(clippings)
     page.get_by_role("button", name="Import", exact=True).click()
+    import_answered(page)
     expect(page.get_by_role("heading", name="Import of My Clippings.txt")).to_be_visible()
     # the progress bar polls until every highlight has its vector
     expect(page.get_by_text("6 of 6")).to_be_visible(timeout=TIMEOUT)

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 from books.models import Highlight
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
-from tests.e2e.pages import assert_accessible, open_account_menu, snapshot
+from tests.e2e.pages import assert_accessible, import_answered, open_account_menu, snapshot
 
 BORGES = "Ficciones (Borges, Jorge Luis)"
 SACKS = "The Man Who Mistook His Wife for a Hat (Sacks, Oliver)"
@@ -66,6 +66,7 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     snapshot(page, "es-03-import")
     page.get_by_label("Suelta aquí tu archivo de recortes o elígelo:").set_input_files(clippings)
     page.get_by_role("button", name="Importar", exact=True).click()
+    import_answered(page)
     expect(page.get_by_role("heading", name="Importación de My Clippings.txt")).to_be_visible()
     expect(page.get_by_text("4 de 4")).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_text(re.compile(r"Esta importación ha creado \d+ conexi"))).to_be_visible(

@@ -3,14 +3,25 @@ import json
 import zipfile
 
 import pytest
+from django.http import HttpResponse, StreamingHttpResponse
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import User
-from books.models import Highlight
+from books.models import Book, Highlight
 from tests.books.exporting.library import build_library
 
 SPANISH = {"Accept-Language": "es-ES,es;q=0.9"}
+
+
+def _name(response: HttpResponse | StreamingHttpResponse) -> str:
+    """The downloaded file's name, once the download is read to its end (one export at a
+    time: an unread one keeps the reader's slot)."""
+    response.getvalue()
+    disposition = response["Content-Disposition"]
+    assert disposition.startswith('attachment; filename="'), disposition
+    return disposition.removeprefix('attachment; filename="').removesuffix('"')
 
 
 @pytest.fixture
@@ -120,9 +131,35 @@ class BookDownloadTests:
         response = alice_client.get(reverse("book_export", args=[book.code]), {"format": "md"})
         assert response.status_code == 200
         assert response["Content-Type"] == "text/markdown; charset=utf-8"
-        assert 'filename="Ficciones - Borges, Jorge Luis.md"' in response["Content-Disposition"]
+        day = timezone.localdate().isoformat()
+        name = f"exogram-{day}-Ficciones - Borges, Jorge Luis.md"
+        assert f'filename="{name}"' in response["Content-Disposition"]
         assert "He remembered every leaf" in response.getvalue().decode()
         assert "life-story" not in response.getvalue().decode()
+
+    def test_every_format_of_one_book_is_named_the_same_way(
+        self, alice_client: Client, rows: dict[str, Highlight]
+    ) -> None:
+        url = reverse("book_export", args=[rows["To"].book.code])
+        stem = f"exogram-{timezone.localdate().isoformat()}-Ficciones - Borges, Jorge Luis"
+        for chosen in ("md", "csv", "json"):
+            assert _name(alice_client.get(url, {"format": chosen})) == f"{stem}.{chosen}"
+
+    def test_a_title_never_brings_control_characters_or_folders_into_a_name(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        """A right-to-left override turns `1984 gpj.exe` into what reads as `1984 exe.jpg`;
+        a slash would make a folder of the zip's entry (what is left of `..` is no path)."""
+        title = "1984\u202egpj.exe/..\\x\u2066\x07y"
+        book = Book.objects.create(reader=alice, title=title, key="rtl")
+        Highlight.objects.create(reader=alice, book=book, text="War is peace.", dedupe_key="1")
+        url = reverse("book_export", args=[book.code])
+        day = timezone.localdate().isoformat()
+        for chosen in ("md", "json"):
+            name = _name(alice_client.get(url, {"format": chosen}))
+            assert name == f"exogram-{day}-1984 gpj.exe .. x y.{chosen}"
+        zipped = alice_client.get(reverse("library_export"), {"format": "md"}).getvalue()
+        assert zipfile.ZipFile(io.BytesIO(zipped)).namelist() == ["1984 gpj.exe .. x y.md"]
 
     def test_it_downloads_one_book_as_csv_and_json(
         self, alice_client: Client, rows: dict[str, Highlight]
