@@ -558,6 +558,34 @@ class MeaningTests:
 
 
 @pytest.mark.django_db
+class StillEmbeddingTests:
+    def test_meaning_says_how_many_highlights_it_cannot_see_yet(
+        self, alice: User, bob: User, ficciones: Book
+    ) -> None:
+        read = _highlight(alice, ficciones, "Memory is a palace of rooms we keep rebuilding.")
+        highlights_embed(ids=[read.pk])
+        for n in range(2):
+            _highlight(alice, ficciones, f"A passage still waiting for its vector, number {n}.")
+        _highlight(bob, _book(bob, "Other"), "Another reader's passage waits too.")
+        for mode in ["auto", "meaning"]:
+            notice = search(alice, "memory", mode=mode).notice
+            assert "2 of your highlights are still being embedded" in notice
+        assert search(alice, "memory", mode="keyword").notice == ""
+        with translation.override("es"):
+            notice = search(alice, "memory", mode="meaning").notice
+        assert "2 de tus subrayados aún se están procesando" in notice
+
+    def test_it_says_nothing_once_every_passage_has_its_vector(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        rows = [
+            _highlight(alice, ficciones, f"Memory keeps room {n} of the palace.") for n in range(2)
+        ]
+        highlights_embed(ids=[row.pk for row in rows])
+        assert search(alice, "memory", mode="meaning").notice == ""
+
+
+@pytest.mark.django_db
 class ModelUnavailableTests:
     def test_it_answers_with_keyword_results_and_a_notice(
         self, alice: User, ficciones: Book, settings: object, tmp_path: Path
