@@ -6,7 +6,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
-from books.importing.services import MEGABYTE, megabytes
+from books.importing.upload import MEGABYTE, megabytes
 from exogram import form_messages
 
 

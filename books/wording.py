@@ -30,6 +30,7 @@ from books.importing import (
     readwise_csv,
     rich,
     services,
+    upload,
 )
 from exogram.wording import StoredMessages
 
@@ -39,8 +40,8 @@ __all__ = ["import_failure", "translated"]
 def _modules() -> list[ModuleType]:
     return [
         clippings, notebook_html, readwise_csv, bookcision_json, exogram_json, formats,
-        koreader, lua_data, kobo, apple_books, devices, rich, services, background, pipeline,
-        tasks, spec,
+        koreader, lua_data, kobo, apple_books, devices, rich, services, upload, background,
+        pipeline, tasks, spec,
     ]  # fmt: skip
 
 

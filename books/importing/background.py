@@ -25,15 +25,8 @@ from books.importing.clippings import Clipping, ParseResult, Problem, parse_clip
 from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.screening import screen_entries
-from books.importing.services import (
-    BOOK_TITLES_KEPT,
-    IMPORT_FAILED,
-    ImportRejected,
-    check_upload,
-    parsed_clippings_save,
-    problems_record,
-    upload_parse,
-)
+from books.importing.services import BOOK_TITLES_KEPT, IMPORT_FAILED, parsed_clippings_save
+from books.importing.upload import ImportRejected, check_upload, problems_record, upload_parse
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
 

@@ -13,16 +13,12 @@ same file again, or a longer copy of it after a shorter one, changes nothing it 
 
 import hashlib
 import logging
-import math
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -31,8 +27,7 @@ from accounts.models import User
 from books.connections.services import connections_forget
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
-from books.importing.clippings import Clipping, ParseResult, is_utf16
-from books.importing.devices import is_device_binary
+from books.importing.clippings import Clipping, ParseResult
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, long_run, merged, page_turn_joined
@@ -43,27 +38,25 @@ from books.importing.reader_books import (
     clippings_orient,
     clippings_unify_authors,
 )
-from books.importing.screening import screen_entries
+from books.importing.rows import highlights_copy
+
+# ImportRejected is what clippings_import raises for a file it refuses: its callers catch it here.
+from books.importing.upload import ImportRejected as ImportRejected
+from books.importing.upload import problems_record, upload_parse
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
 from books.text import fold_spacing, fold_spacing_and_bom
-from exogram.wording import plural_message, plural_noop
 
 logger = logging.getLogger(__name__)
 
 # A note belongs to the highlight that contains its location or, failing that, to the
 # nearest highlight that ends at most this many locations before it.
 NOTE_REACH = 10
-_BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
 # The first key of the per-reader advisory lock that serializes imports (any constant
 # that no other advisory lock in the project uses).
 IMPORT_LOCK = 19_0001
-
-
-class ImportRejected(Exception):
-    """The file is not something we can import; nothing was written."""
 
 
 class ImportFailed(Exception):
@@ -109,37 +102,8 @@ class ImportReport:
         return asdict(self)
 
 
-# What an upload is refused with, or an import fails with: stored and shown in English
-# here, in the reader's language on a page (books.wording).
-FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
-FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
-FILE_BINARY = gettext_noop(
-    "This file cannot be imported: it is neither a text export nor a device's database or "
-    "zip. Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar "
-    "('metadata.epub.lua') or a zip of its '.sdr' folders, a Kobo's 'KoboReader.sqlite', "
-    "a zip of Apple Books' 'AEAnnotation' and 'BKLibrary' folders, and the Kindle "
-    "notebook, Readwise CSV, Bookcision and Exogram JSON exports."
-)
-# Stored before 2026-12-06; still said in the reader's language when an old import shows it.
-FILE_BINARY_BEFORE = gettext_noop(
-    "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
-    "file from your Kindle's documents folder."
-)
-NOTHING_READ = plural_noop(
-    "No clipping in this file could be read (%(count)s problem, at line %(line)s: %(problem)s).",
-    "No clipping in this file could be read "
-    "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
-)
-# As imports that failed before NOTHING_READ counted in words stored it.
-NOTHING_READ_BEFORE_PLURALS = gettext_noop(
-    "No clipping in this file could be read "
-    "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
-)
-# Nothing read from a database or a zip: its problem is the whole file's (no lines).
-NOTHING_READ_IN_FILE = gettext_noop("Nothing in this file could be imported: %(problem)s.")
-NOT_CLIPPINGS = gettext_noop(
-    "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
-)
+# What an import fails with, stored and shown in English here, in the reader's language on
+# a page (books.wording).
 IMPORT_FAILED = gettext_noop("The import failed and nothing was saved: %(error)s")
 # What a reader is told of IMPORT_FAILED, whose error is the server's, not the file's.
 IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
@@ -149,63 +113,8 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 )
 
 
-MEGABYTE = 1024 * 1024
+# The first few titles of the books touched, kept for Past imports.
 BOOK_TITLES_KEPT = 3
-
-
-def megabytes(size: int) -> Decimal:
-    """A size in MB to one decimal, rounded up: a file just over a 1 MB limit is 1.1 MB,
-    never "1.0 MB; the limit is 1 MB". A page says it as the reader's language writes
-    numbers ("1,1" in Spanish: books.wording)."""
-    return Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
-
-
-def check_upload(data: bytes) -> None:
-    """Refuse what is not a clippings file before anything is parsed or written."""
-    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-    if len(data) > limit_mb * MEGABYTE:
-        raise ImportRejected(FILE_TOO_LARGE % {"size": megabytes(len(data)), "limit": limit_mb})
-    if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
-        raise ImportRejected(FILE_EMPTY)
-    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A
-    # clippings file with a few damaged bytes is text: its damaged entries are reported.
-    expected_nuls = is_utf16(data) or is_device_binary(data)
-    sample = data[:8192]
-    controls = len(_BINARY_CONTROL.findall(sample))
-    damaged_text = b"\n==========" in data and controls <= 8
-    if not expected_nuls and (controls > 8 or (b"\x00" in sample and not damaged_text)):
-        raise ImportRejected(FILE_BINARY)
-
-
-def upload_parse(data: bytes) -> ParseResult:
-    """The upload read in whichever known format it is, screened; ImportRejected, with the
-    reason a reader is shown, when nothing in it can be imported."""
-    check_upload(data)
-    # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
-    from books.importing.formats import parse_upload
-
-    result = screen_entries(parse_upload(data))
-    if not result.clippings:
-        if result.problems:
-            first = result.problems[0]
-            if is_device_binary(data):
-                # A database or a zip has no lines: its problem is the whole file's.
-                raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
-            raise ImportRejected(
-                plural_message(
-                    NOTHING_READ, len(result.problems), line=first.line, problem=first.message
-                )
-            )
-        raise ImportRejected(NOT_CLIPPINGS)
-    return result
-
-
-def problems_record(result: ParseResult) -> list[dict[str, Any]]:
-    """What an Import keeps of a file's problems, in the order of the file: the entries it
-    could not read, and the entries it kept with a warning (`"kept": True`)."""
-    unread = [{"line": p.line, "message": p.message} for p in result.problems]
-    kept = [{"line": w.line, "message": w.message, "kept": True} for w in result.warnings]
-    return sorted([*unread, *kept], key=lambda problem: problem["line"])
 
 
 def _newer(a: datetime | None, b: datetime | None) -> bool:
@@ -722,7 +631,7 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     for highlight in [*created, *work.changed.values()]:
         highlight.refresh_search_text()
         highlight.refresh_reading_key()
-    _copy_highlights(created)
+    highlights_copy(created)
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
     if work.reembed:
@@ -812,40 +721,6 @@ def _clipping_key(book: Book, clipping: Clipping, kind: str) -> str:
 
 # The columns COPY writes, in order. COPY rather than bulk_create: for 10,000 highlights
 # Django's INSERT building and psycopg's parameter handling took ~10x the database's time.
-_COPY_COLUMNS = [
-    "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
-    "note_added_at", "page", "location_start", "location_end", "position", "reading_key",
-    "added_at", "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text",
-    "embedding_model", "embedding_status", "embedding_error", "created", "updated",
-]  # fmt: skip
-
-
-def _copy_highlights(highlights: list[Highlight]) -> None:
-    """Insert new highlights with COPY. Their ids are read back by import afterwards."""
-    if not highlights:
-        return
-    now = timezone.now()
-    table = Highlight._meta.db_table
-    copy_sql = f"COPY {table} ({', '.join(_COPY_COLUMNS)}) FROM STDIN"
-    # wrap_database_errors: psycopg's errors become Django's, as with any ORM call.
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.cursor.copy(copy_sql) as copy,
-    ):
-        for h in highlights:
-            copy.write_row(
-                (
-                    h.reader_id, h.book_id, h.source_import_id, h.code, h.kind, h.text,
-                    h.note, h.note_edited, h.note_added_at, h.page, h.location_start,
-                    h.location_end, h.position, h.reading_key, h.added_at, h.added_raw,
-                    h.dedupe_key, h.favourite,
-                    h.is_word, h.language, h.search_text, h.embedding_model, h.embedding_status,
-                    h.embedding_error, now, now,
-                )
-            )  # fmt: skip
-
-
 def _new_highlight(
     *, book: Book, the_import: Import, clipping: Clipping, key: str, kind: str
 ) -> Highlight:

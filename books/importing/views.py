@@ -21,13 +21,8 @@ from books.deleting import deleted_phrase
 from books.forms import ImportForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import imports_listed, merges_of
-from books.importing.services import (
-    IMPORT_FAILED_ON_THE_SERVER,
-    ImportFailed,
-    ImportRejected,
-    check_upload,
-    clippings_import,
-)
+from books.importing.services import IMPORT_FAILED_ON_THE_SERVER, ImportFailed, clippings_import
+from books.importing.upload import ImportRejected, check_upload
 from books.models import Highlight, Import
 from books.selectors import import_progress
 from books.services import delete_count, import_deletable

@@ -11,7 +11,7 @@ from django.utils import translation
 from accounts.models import User
 from affinity.services import sharing_update
 from books.importing.devices import ZIP_BOMB
-from books.importing.services import NOTHING_READ
+from books.importing.upload import NOTHING_READ
 from books.models import Highlight, Import
 from books.wording import translated
 from exogram.counting import counted

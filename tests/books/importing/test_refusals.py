@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from django.utils import translation
 
-from books.importing.services import ImportRejected, upload_parse
+from books.importing.upload import ImportRejected, upload_parse
 from books.wording import translated
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x06\x00\x00\x00"

@@ -1,0 +1,111 @@
+"""What an upload is refused with before anything is written: too large, empty, binary, or
+nothing in it read. The messages are stored and shown in English here, in the reader's
+language on a page (books.wording)."""
+
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.utils.translation import gettext_noop
+
+from books.importing.clippings import ParseResult, is_utf16
+from books.importing.devices import is_device_binary
+from books.importing.screening import screen_entries
+from exogram.wording import plural_message, plural_noop
+
+_BINARY_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+class ImportRejected(Exception):
+    """The file is not something we can import; nothing was written."""
+
+
+FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
+FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
+FILE_BINARY = gettext_noop(
+    "This file cannot be imported: it is neither a text export nor a device's database or "
+    "zip. Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar "
+    "('metadata.epub.lua') or a zip of its '.sdr' folders, a Kobo's 'KoboReader.sqlite', "
+    "a zip of Apple Books' 'AEAnnotation' and 'BKLibrary' folders, and the Kindle "
+    "notebook, Readwise CSV, Bookcision and Exogram JSON exports."
+)
+# Stored before 2026-12-06; still said in the reader's language when an old import shows it.
+FILE_BINARY_BEFORE = gettext_noop(
+    "This looks like a binary file, not a text file. Upload the 'My Clippings.txt' "
+    "file from your Kindle's documents folder."
+)
+NOTHING_READ = plural_noop(
+    "No clipping in this file could be read (%(count)s problem, at line %(line)s: %(problem)s).",
+    "No clipping in this file could be read "
+    "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
+)
+# As imports that failed before NOTHING_READ counted in words stored it.
+NOTHING_READ_BEFORE_PLURALS = gettext_noop(
+    "No clipping in this file could be read "
+    "(%(count)s problem(s); the first, at line %(line)s: %(problem)s)."
+)
+# Nothing read from a database or a zip: its problem is the whole file's (no lines).
+NOTHING_READ_IN_FILE = gettext_noop("Nothing in this file could be imported: %(problem)s.")
+NOT_CLIPPINGS = gettext_noop(
+    "This is not a Kindle clippings file: no entries separated by '==========' lines were found."
+)
+
+
+MEGABYTE = 1024 * 1024
+
+
+def megabytes(size: int) -> Decimal:
+    """A size in MB to one decimal, rounded up: a file just over a 1 MB limit is 1.1 MB,
+    never "1.0 MB; the limit is 1 MB". A page says it as the reader's language writes
+    numbers ("1,1" in Spanish: books.wording)."""
+    return Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
+
+
+def check_upload(data: bytes) -> None:
+    """Refuse what is not a clippings file before anything is parsed or written."""
+    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
+    if len(data) > limit_mb * MEGABYTE:
+        raise ImportRejected(FILE_TOO_LARGE % {"size": megabytes(len(data)), "limit": limit_mb})
+    if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
+        raise ImportRejected(FILE_EMPTY)
+    # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A
+    # clippings file with a few damaged bytes is text: its damaged entries are reported.
+    expected_nuls = is_utf16(data) or is_device_binary(data)
+    sample = data[:8192]
+    controls = len(_BINARY_CONTROL.findall(sample))
+    damaged_text = b"\n==========" in data and controls <= 8
+    if not expected_nuls and (controls > 8 or (b"\x00" in sample and not damaged_text)):
+        raise ImportRejected(FILE_BINARY)
+
+
+def upload_parse(data: bytes) -> ParseResult:
+    """The upload read in whichever known format it is, screened; ImportRejected, with the
+    reason a reader is shown, when nothing in it can be imported."""
+    check_upload(data)
+    # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
+    from books.importing.formats import parse_upload
+
+    result = screen_entries(parse_upload(data))
+    if not result.clippings:
+        if result.problems:
+            first = result.problems[0]
+            if is_device_binary(data):
+                # A database or a zip has no lines: its problem is the whole file's.
+                raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
+            raise ImportRejected(
+                plural_message(
+                    NOTHING_READ, len(result.problems), line=first.line, problem=first.message
+                )
+            )
+        raise ImportRejected(NOT_CLIPPINGS)
+    return result
+
+
+def problems_record(result: ParseResult) -> list[dict[str, Any]]:
+    """What an Import keeps of a file's problems, in the order of the file: the entries it
+    could not read, and the entries it kept with a warning (`"kept": True`)."""
+    unread = [{"line": p.line, "message": p.message} for p in result.problems]
+    kept = [{"line": w.line, "message": w.message, "kept": True} for w in result.warnings]
+    return sorted([*unread, *kept], key=lambda problem: problem["line"])
