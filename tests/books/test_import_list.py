@@ -11,23 +11,12 @@ from django.urls import reverse
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Import
+from tests.books.importing.devices import sidecar
 
 
 def _sidecar(title: str) -> bytes:
-    return f"""return {{
-    ["annotations"] = {{
-        [1] = {{
-            ["datetime"] = "2026-02-20 18:08:18",
-            ["drawer"] = "lighten",
-            ["pageno"] = 21,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().0",
-            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().30",
-            ["text"] = "A sentence of {title}.",
-        }},
-    }},
-    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
-}}
-""".encode()
+    """One book's KOReader sidecar: what a reader drops, one file a book."""
+    return sidecar(title, "Chidi Okonkwo", [f"A sentence of {title}."])
 
 
 def _rows(client: Client) -> list[str]:

@@ -6,25 +6,14 @@ from playwright.sync_api import Page, expect
 
 from accounts.models import User
 from books.models import Book, Import
+from tests.books.importing.devices import sidecar
 from tests.conftest import PASSWORD
 from tests.e2e.pages import log_in
 
 
 def _sidecar(title: str) -> str:
-    return f"""return {{
-    ["annotations"] = {{
-        [1] = {{
-            ["datetime"] = "2026-02-20 18:08:18",
-            ["drawer"] = "lighten",
-            ["pageno"] = 21,
-            ["pos0"] = "/body/DocFragment[7]/body/div/p[12]/text().0",
-            ["pos1"] = "/body/DocFragment[7]/body/div/p[12]/text().30",
-            ["text"] = "A sentence of {title}.",
-        }},
-    }},
-    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
-}}
-"""
+    """One book's KOReader sidecar: what a reader drops, one file a book."""
+    return sidecar(title, "Chidi Okonkwo", [f"A sentence of {title}."]).decode()
 
 
 @pytest.mark.django_db(transaction=True)
