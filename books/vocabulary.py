@@ -23,8 +23,9 @@ reading ("allay", "ostensibly", "iota") and made 78 % of all connections ("allay
 
 Six or more words are a passage: from there on the corpus's highlights are sentences or
 parts of one, but for a book's headings. A **heading** of any length (`is_heading`: in
-capitals, in Title Case or a labelled part, with no sentence's punctuation) is one of the
-reader's words too; `Highlight.refresh_is_word` applies it to highlights, never to notes.
+capitals, in Title Case, a labelled, numbered or stepped part, or a Spanish-style heading in
+sentence case opening on an article, with no sentence's punctuation) is one of the reader's
+words too; `Highlight.refresh_is_word` applies it to highlights, never to notes.
 And **a short sentence with a verb** is a passage however short ("Knowledge is power.",
 "our struggles determine our successes."): a verb marker and a sentence's end, or four
 words or more and a full stop.
@@ -183,15 +184,24 @@ _LITTLE_WORDS_BY_LANGUAGE = (
     " el la los las un una unos unas de del al en y o que se su sus por para con sin lo"
     " le les des du et ou à au aux ce cette ces qui dans sur pour par"
     " der die das den dem des ein eine und oder zu im am mit von für auf"
-    " o a os as um uma do da dos das no na nos nas e ou em",
+    " o a os as um uma do da dos das no na nos nas e ou em aos às pelo pela pelos pelas",
+    # Title Case keeps these in lower case too ("How Much Reading per Day ?").
+    "per via vs versus",
 )
 _LITTLE_WORDS = frozenset(word for line in _LITTLE_WORDS_BY_LANGUAGE for word in line.split())
 # Words that are headings on their own: a book's parts, not something to look up.
 _HEADING_WORDS_BY_LANGUAGE = (
     "introduction conclusion contents preface prologue epilogue foreword afterword"
     " acknowledgments acknowledgements appendix index bibliography notes summary chapter"
-    " part glossary introducción conclusión prólogo epílogo índice capítulo"
-    " einleitung vorwort kapitel inhalt",
+    " part glossary",
+    "introducción conclusión prólogo epílogo índice capítulo prefacio agradecimientos"
+    " apéndice bibliografía",
+    "introdução conclusão prefácio agradecimentos apêndice sumário posfácio",
+    "préface avant-propos remerciements épilogue sommaire",
+    # German: a book's parts, which a German reader does not look up (a capitalised German
+    # word is otherwise a look-up: German capitalises its nouns).
+    "einleitung vorwort kapitel inhalt einführung nachwort danksagung inhaltsverzeichnis"
+    " literaturverzeichnis anmerkungen zusammenfassung",
 )
 _HEADING_WORDS = frozenset(word for line in _HEADING_WORDS_BY_LANGUAGE for word in line.split())
 _DIGIT = re.compile(r"\d")
@@ -221,25 +231,30 @@ def word_kind(text: str, *, language: str = "") -> str:
     book_languages), else the highlight's own; German capitalises its nouns."""
     text = unicodedata.normalize("NFC", text).strip()
     words = words_of(text)
-    if is_heading(text) and len(words) > PHRASE_MAX_WORDS:
-        return WordKind.HEADING  # "CHAPTER SEVEN: THE POWER OF HABIT AND THE BRAIN"
     if cjk_characters(text):
         # Two to four characters: "孙权", "俯瞰"; not a kana alone, not a phrase with its
         # particles ("共感の危うさ").
         short = 2 <= cjk_characters(text) <= 4
         looked_up = short and not words and not _DIGIT.search(text)
         return WordKind.LOOK_UP if looked_up else WordKind.FRAGMENT
+    if not words:
+        return WordKind.FRAGMENT  # a number or marks: nothing to look up
+    if is_heading(text, language=language):
+        # "Why Readers Stop", "THE QUIET HOURS", "1 Reading From the Margins",
+        # "Step 3: Write it down", "Capítulo tres", "CHAPTER SEVEN: THE POWER OF HABIT …"
+        return WordKind.HEADING
     # Quotes go too: a quoted "Leading Snowflakes" is a title, capitalised.
     tokens = [_QUOTED_EDGE.sub("", token) for token in text.translate(_APOSTROPHES).split()]
     tokens = [token for token in tokens if token]
-    if not words:
-        return WordKind.FRAGMENT  # a number or marks: nothing to look up
-    capitalised = [t for t in tokens if t[:1].isupper() or not t[:1].isalpha()]
     if _DIGIT.search(text):
-        # "TABLE 1.1 Jarrett engagements, 1974/5", "Horizon 1 (or Projects", "Chapter 3"
-        return WordKind.HEADING if tokens[0][:1].isupper() else WordKind.FRAGMENT
+        # "TABLE 1.1 Jarrett engagements, 1974/5", "Chapter 3"; not "Oslo: $1180," (the
+        # comma: a sentence goes on) nor "12. Readers forget names." (a list's sentence).
+        heading = tokens[0][:1].isupper() and not _goes_on(text)
+        return WordKind.HEADING if heading else WordKind.FRAGMENT
     if len(words) == 1:
-        if words[0] in _HEADING_WORDS or (text.isupper() and len(words[0]) > 1):
+        if words[0] in _HEADING_WORDS or (
+            text.isupper() and len(words[0]) > 1 and not _goes_on(text)
+        ):
             return WordKind.HEADING
         word = tokens[0] if tokens else words[0]
         if "/" in word or "@" in word:
@@ -252,12 +267,10 @@ def word_kind(text: str, *, language: str = "") -> str:
             # label. Not in German, where "Mädchen" is a noun as written mid-sentence.
             return WordKind.FRAGMENT
         return WordKind.LOOK_UP
-    content = [t for t in tokens if t.lower() not in _LITTLE_WORDS]
-    if content and all(t[:1].isupper() for t in content) and len(capitalised) >= 2:
-        return WordKind.HEADING  # "Why Incentives Fail", "DEFINITION OF A PLAYER"
     # Two words are a phrase, not a look-up: measured on the shared corpus, 1 in 9 of the
     # two-word selections of lower-case letters was looked up ("redressement productif");
-    # the others were terms and bits of sentences ("access log", "climate grief").
+    # the others were terms and bits of sentences ("access log", "climate grief"). Names and
+    # titles cited inside a sentence ("Maria Lopez's", "Common Ground.") are here too.
     return WordKind.FRAGMENT
 
 
@@ -269,8 +282,8 @@ def word_kind(text: str, *, language: str = "") -> str:
 # The longest was 19 words; past HEADING_MAX_WORDS a highlight is a passage whatever its case.
 HEADING_MAX_WORDS = 20
 # The words that label a book's parts when a number follows ("Chapter 7:", "Parte II.",
-# "Kapitel 3"), in the languages of the markers above. Not "Step 2:" or "Lesson 3:": the
-# corpus's steps go on as instructions in sentence case, a passage's words.
+# "Kapitel 3") or comes first ("Primera parte", "Erster Teil"), in the languages of the
+# markers above.
 _LABELS_BY_LANGUAGE = (
     "chapter part book section appendix",
     "capítulo capitulo parte libro sección seccion apéndice título titulo",
@@ -282,6 +295,27 @@ _LABELS_BY_LANGUAGE = (
 _LABELS = frozenset(word for line in _LABELS_BY_LANGUAGE for word in line.split())
 # A labelled heading in sentence case has no other sign of one: kept short.
 LABELLED_MAX_WORDS = 12
+# The words that number a book's steps, lessons and rules ("Step 3: Write it down", "Fact
+# #4: Silence is an answer", "Paso 2: Elige un hábito"). Measured on the shared corpus: what
+# follows them in sentence case runs long when it is an instruction (13 words and more) and
+# stays short when it is a heading, so they get STEP_MAX_WORDS.
+_STEP_LABELS_BY_LANGUAGE = (
+    "step lesson rule principle fact option phase stage tip law",
+    "paso lección leccion regla principio etapa fase consejo ley",
+    "passo lição licao regra princípio principio dica lei",
+    "étape leçon règle principe",
+    "schritt lektion regel prinzip stufe tipp gesetz",
+    "lezione regola",
+)
+_STEP_LABELS = frozenset(word for line in _STEP_LABELS_BY_LANGUAGE for word in line.split())
+# The words that open an exercise's heading with no number ("Ejercicio: Dibujar el día",
+# "Exercise: Draw your week"); an adjective may come between ("Ejercicio imaginario:").
+_EXERCISE_LABELS_BY_LANGUAGE = (
+    "exercise exercises ejercicio ejercicios exercice exercício exercicio übung esercizio",
+)
+_EXERCISE_LABELS = frozenset(word for line in _EXERCISE_LABELS_BY_LANGUAGE for word in line.split())
+# A numbered or stepped heading in sentence case ("1. Start small", "Step 3: Write it down").
+STEP_MAX_WORDS = 8
 _NUMBER_WORDS_BY_LANGUAGE = (
     "one two three four five six seven eight nine ten eleven twelve first second third"
     " fourth fifth sixth seventh eighth ninth tenth last final",
@@ -294,21 +328,33 @@ _NUMBER_WORDS_BY_LANGUAGE = (
 _NUMBER_WORDS = frozenset(word for line in _NUMBER_WORDS_BY_LANGUAGE for word in line.split())
 # A number as a heading numbers: "7", "7:", "1.2.", "II.", "IX", "A.", "#4:".
 _NUMERAL = re.compile(r"^#?(?:\d+(?:\.\d+)*|[ivxlcdm]+|[a-z])[.:)]?$", re.IGNORECASE)
-# "U.S.", "e.g.": letters and dots, not the end of a sentence.
+# A number that opens a heading with no label ("1 Reading From the Margins", "2. Start small",
+# "#3: KEEP A READING LOG", "(4)", "IV. Endings"): up to three
+# digits (a year opens a sentence: "1984 was"), a Roman numeral only with its mark ("I am").
+_LEADING_NUMBER = re.compile(r"^(?:#?\d{1,3}(?:\.\d+)*[.:)]?|\(\d{1,3}\)|[IVXLC]+[.:)])$")
+# "U.S.", "e.g.": letters and dots, not the end of a sentence; and a few abbreviations.
 _ABBREVIATION = re.compile(r"^(?:\w\.){2,}$")
+_ABBREVIATIONS = frozenset(
+    word for line in ("mr. mrs. ms. dr. st. vs. no. vol. sr. sra.",) for word in line.split()
+)
 _CLOSING = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb)]"
 _OPENING_QUOTES = "\"'\u201c\u201d\u2018\u2019\u00ab\u201e"
+_DASHES = ("-", "\u2013", "\u2014", ":")
 
 
-def is_heading(text: str) -> bool:
-    """True when a highlight is a book's heading however long: in capitals or Title Case, or
-    a labelled part ("Parte II. La construcción del yo"), with no sentence's punctuation in
-    it. Headings are the reader's words (`word_kind` HEADING): kept, listed, never connected.
+def is_heading(text: str, *, language: str = "") -> bool:
+    """True when a highlight is a book's heading however long: in capitals or Title Case, a
+    labelled part ("Parte II. La construcción del yo", "Primera parte"), a numbered one or a
+    step ("1. Start small", "Step 3: Write it down"), with no sentence's punctuation in it.
+    Headings are the reader's words (`word_kind` HEADING): kept, listed, never connected.
+    `language`: in German ("de") capitalised words are no sign of a heading.
 
     A sentence is not a heading in any case: one that ends on ".", "!" or "…", holds two
     sentences ("TAXES ARE A PRICE. THE STATE …"), exclaims ("¡…!"), or is speech wholly in quotes
     (a character's shouted line, “STOP THE CAR, YOU FOOL,”). A question is allowed: headings
-    ask ("WHAT IS A HABIT?", "CHAPTER X WHY DO WE FORGET?").
+    ask ("WHAT IS A HABIT?", "CHAPTER X WHY DO WE FORGET?"). Nor is a selection that goes on
+    (a last comma or dash), a possessive, a citation ("et al."), an address, or a selection
+    wholly in brackets ("(ACME)").
     """
     text = unicodedata.normalize("NFC", text).strip()
     words = words_of(text)
@@ -320,8 +366,10 @@ def is_heading(text: str) -> bool:
         text[:1] in _OPENING_QUOTES and text.rstrip(_CLOSING) != text
     ):
         return False  # speech: a dialogue's dash ("—NO VOY A VOLVER"), or wholly quoted
+    if _goes_on(text):
+        return False
     tokens = text.translate(_APOSTROPHES).split()
-    if tokens[-1].rstrip(_CLOSING).endswith(".") and not _ABBREVIATION.match(tokens[-1]):
+    if tokens[-1].rstrip(_CLOSING).endswith(".") and not _abbreviation(tokens[-1]):
         return False
     for token in tokens[:-1]:
         bare = token.rstrip(_CLOSING)
@@ -329,40 +377,138 @@ def is_heading(text: str) -> bool:
             bare.endswith(".")
             and any(ch.isalnum() for ch in bare)
             and not _NUMERAL.match(bare)
-            and not _ABBREVIATION.match(bare)
+            and not _abbreviation(bare)
         ):
             return False  # two sentences, or a sentence and more
     letters = [ch for ch in text if ch.isalpha()]
     if not any(ch.islower() for ch in letters) and len(words) >= 2:
         return True  # "PARTE II. LA CONSTRUCCIÓN DEL YO EN LA INFANCIA"
-    if _labelled(tokens):
-        return True  # "Capítulo 3. La memoria del agua", "Kapitel 7: Die Macht der Gewohnheit"
-    return _capitalised_words(tokens)
+    if _labelled(tokens) or _numbered(tokens):
+        return True  # "Capítulo 3. La memoria del agua", "1. Start small"
+    if language not in (NOUNS_CAPITALISED, "en") and _article_heading(text, words):
+        return True  # "La regla de los dos minutos"
+    return language != NOUNS_CAPITALISED and _capitalised_words(tokens)
+
+
+# Spanish, Portuguese, Italian and French write their headings in sentence case: "La regla de
+# los dos minutos" has no capital but its first. Such a heading opens on an article; English
+# and German ones do not ("The", "Die" are not here: Title Case and nouns tell those).
+_ROMANCE_ARTICLES_BY_LANGUAGE = (
+    "el la los las lo un una unos unas",
+    "os um uma",
+    "il gli le les une",
+)
+_ROMANCE_ARTICLES = frozenset(
+    word for line in _ROMANCE_ARTICLES_BY_LANGUAGE for word in line.split()
+)
+ARTICLE_HEADING_WORDS = (3, 8)
+
+
+def _article_heading(text: str, words: list[str]) -> bool:
+    """A heading in sentence case ("La regla de los dos minutos", "Los hábitos del cerebro"):
+    a capitalised article first, three to eight words, no verb marker, no mark or number at
+    all (a selection of a sentence has its commas; the shared corpus has one such highlight
+    in 12,570), not cut off on a little word ("La casa de")."""
+    low, high = ARTICLE_HEADING_WORDS
+    return (
+        low <= len(words) <= high
+        and text[:1].isupper()
+        and words[0] in _ROMANCE_ARTICLES
+        and words[-1] not in _LITTLE_WORDS
+        and not has_verb_marker(words)
+        and all(ch.isalpha() or ch.isspace() or ch in "'-" for ch in text)
+    )
+
+
+def _goes_on(text: str) -> bool:
+    """A selection that is part of a sentence however it is capitalised: it ends on a comma
+    or a dash ("The Golden Rule,", "(3) Sheer patience—"), on a possessive ("Maria Lopez's"),
+    cites ("Smith et al."), holds an address, or is wholly in brackets ("(ACME)")."""
+    bare = text.translate(_APOSTROPHES).rstrip(_CLOSING + " ")
+    lowered = text.lower()
+    return (
+        bare.endswith((",", "-", "\u2013", "\u2014", "'s"))
+        or "et al" in lowered
+        or "://" in lowered
+        or "www." in lowered
+        or (text[:1] in "([" and text.rstrip(",.;: ")[-1:] in ")]")
+    )
+
+
+def _abbreviation(token: str) -> bool:
+    return bool(_ABBREVIATION.match(token)) or token.lower() in _ABBREVIATIONS
 
 
 def _labelled(tokens: list[str]) -> bool:
-    """A label and its number ("Chapter 7:", "PARTE II.", "Kapitel drei -"), then a
-    capital; "Part 2 of the plan" and "Appendix B (page 301) lists" are sentences."""
-    if not 3 <= len(tokens) <= LABELLED_MAX_WORDS + 1:
+    """A label and its number ("Chapter 7:", "PARTE II.", "Kapitel drei -", "Step 3:"), or
+    the number first ("Primera parte", "Erster Teil:"), then a capital or nothing more
+    ("Capítulo tres"); "Part 2 of the plan" and "Appendix B (page 301) lists" are sentences,
+    and so is "Step Three: measure how long each reader spends on a page"."""
+    if len(tokens) < 2:
         return False
-    if _QUOTED_EDGE.sub("", tokens[0]).lower() not in _LABELS:
+    first, second = (_QUOTED_EDGE.sub("", token).lower() for token in tokens[:2])
+    if first in _EXERCISE_LABELS and (tokens[0].endswith(":") or tokens[1].endswith(":")):
+        # "Ejercicio: Dibujar el día", "Ejercicio imaginario: Un paseo por la biblioteca"
+        rest = tokens[1:] if tokens[0].endswith(":") else tokens[2:]
+        return _heads(rest, max_words=STEP_MAX_WORDS)
+    if first.rstrip(".:)") in _NUMBER_WORDS and second in _LABELS:
+        # "Primera parte", "Segunda parte: La casa", "Erster Teil"
+        return tokens[0][:1].isupper() and (len(tokens) == 2 or _heads(tokens[2:]))
+    if first in _LABELS:
+        max_words = LABELLED_MAX_WORDS
+    elif first in _STEP_LABELS:
+        max_words = STEP_MAX_WORDS
+    else:
         return False
     number = tokens[1].lower()
     if not (_NUMERAL.match(number) or number.rstrip(".:)") in _NUMBER_WORDS):
         return False
-    rest = [token for token in tokens[2:] if token not in ("-", "\u2013", "\u2014", ":")]
-    return bool(rest) and rest[0][:1].isupper()
+    if len(tokens) == 2:
+        return tokens[0][:1].isupper()  # "Capítulo tres", "Part Two", "Step 3"
+    return len(tokens) <= LABELLED_MAX_WORDS + 1 and _heads(tokens[2:], max_words=max_words)
+
+
+def _numbered(tokens: list[str]) -> bool:
+    """A number, then a heading ("1 Reading From the Margins", "#3: KEEP A READING LOG",
+    "2. Start small"). In sentence case not a question: the corpus's numbered
+    questions are a list's ("7. What are you reading now?")."""
+    if len(tokens) < 2 or not _LEADING_NUMBER.match(tokens[0]):
+        return False
+    return _heads(tokens[1:], max_words=STEP_MAX_WORDS, questions=False)
+
+
+def _heads(
+    tokens: list[str], *, max_words: int = LABELLED_MAX_WORDS, questions: bool = True
+) -> bool:
+    """What follows a label or a number is a heading's: opens on a capital, and is in
+    capitals, in Title Case, or short ("Write it down") and not cut off on a little word
+    ("2. Make a list of the")."""
+    rest = [token for token in tokens if token not in _DASHES]
+    lettered = [t for t in (_QUOTED_EDGE.sub("", token) for token in rest) if t[:1].isalpha()]
+    if not lettered or not lettered[0][:1].isupper():
+        return False
+    words = words_of(" ".join(rest))
+    if not any(ch.islower() for token in lettered for ch in token):
+        return True  # "STEP 2: REST"
+    if _capitalised_words(rest):
+        return True  # "7 Reading Slowly"
+    question = rest[-1].rstrip(_CLOSING).endswith("?")
+    return (
+        len(words) <= max_words and words[-1] not in _LITTLE_WORDS and (questions or not question)
+    )
 
 
 def _capitalised_words(tokens: list[str]) -> bool:
     """Title Case: every word but the little ones opens on a capital, the first too, and at
-    least three do (a sentence has a verb in lower case)."""
+    least two words open on one ("The Lantern", "The Power of Habit"; a sentence has a verb in
+    lower case)."""
     bare = [_QUOTED_EDGE.sub("", token) for token in tokens]
     lettered = [t for t in bare if t[:1].isalpha()]
     if not lettered or not lettered[0][:1].isupper():
         return False
     content = [t for t in lettered if t.lower() not in _LITTLE_WORDS]
-    return len(content) >= 3 and all(t[:1].isupper() for t in content)
+    capitalised = [t for t in lettered if t[:1].isupper()]
+    return bool(content) and len(capitalised) >= 2 and all(t[:1].isupper() for t in content)
 
 
 def _camel_case(token: str) -> bool:

@@ -44,6 +44,11 @@ REVIEWED = {
         "one regular-expression scan picks the highlights with Chinese or Japanese; only "
         "those are folded again, batched"
     ),
+    ("books", "0033_more_headings_are_words"): (
+        "a string test per highlight (passages for headings, words for passages), batched; "
+        "set-based updates and deletes of the few found (24 of 12,570 highlights on the "
+        "shared corpus); the rows it turns into passages are marked pending for the sweep"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")
