@@ -103,11 +103,19 @@ class NearestEachTests:
         monkeypatch.setattr(neighbours, "IN_MEMORY_MAX", 0)
         by_index = ask()
         assert by_index.keys() == in_memory.keys()
+        # The index is approximate (pgvector's HNSW graph is built with random levels, so a
+        # rare run misses a neighbour): the same neighbours nearly always, in the same order,
+        # at the same distances (float32 in numpy, float64 in pgvector).
+        recalls = []
         for query_id, found in by_index.items():
-            # The same neighbours; distances from float32 in numpy, float64 in pgvector.
-            expected = in_memory[query_id]
-            assert [pk for pk, _ in found] == [pk for pk, _ in expected]
-            assert [d for _, d in found] == pytest.approx([d for _, d in expected], abs=1e-5)
+            expected = dict(in_memory[query_id])
+            recalls.append(len(expected.keys() & dict(found).keys()) / len(expected))
+            for pk, distance in found:
+                if pk in expected:
+                    assert distance == pytest.approx(expected[pk], abs=1e-5)
+            assert [d for _, d in found] == sorted(d for _, d in found)
+        assert sum(recalls) / len(recalls) >= 0.97
+        assert sum(r == 1.0 for r in recalls) >= 0.9 * len(recalls)
         words = {h.pk for h in rows if h.is_word}
         books = {h.pk: h.book_id for h in rows}
         for query in queries:
