@@ -67,12 +67,12 @@ SEARCH_EF_SEARCH = 120
 # on the 2 shared cores), exact against iterative HNSW: 1,667 highlights 3.1 / 3.1 ms,
 # 6,668 24 / 81, 13,336 45 / 71, 25,005 113 / 46, 50,010 120 / 27.
 FILTERED_EXACT_SCAN_MAX = 10_000
-# The theme half reads this many nearest first, not DEPTH: its floor keeps few of them (of
-# 200 queries of each kind on an evaluation library of 5,805, a median of 2 and rarely more
-# than 10), and the theme's HNSW scan cost as much as e5's (2.4 ms of PostgreSQL CPU at
-# DEPTH, ef_search 120; 1.4 at 50, ef_search 60). Only when its floor keeps all of them are
-# DEPTH read, so what it finds is what DEPTH would find (docs/evaluation.md, "Search by
-# meaning, the theme half's cost").
+# The theme half reads this many nearest first, not DEPTH: its floor keeps few of them (a
+# median of 1 and at most 34 of 1,639 evaluate_search queries, at most 31 of 130 on the
+# realistic library), and its scan cost by its depth (realistic library, EXPLAIN: 5.4 ms for
+# DEPTH at ef_search 120, 2.2 for 50 at 60). Only when its floor keeps all of them are DEPTH
+# read, so what it finds is what DEPTH would find (docs/evaluation.md, 2026-12-06, "the
+# theme half's cost").
 THEME_FIRST_DEPTH = 50
 THEME_FIRST_EF_SEARCH = 60
 
