@@ -11,7 +11,8 @@ it is copied into the repository): STS-B sentences (English and Spanish) and quo
   embedded by the real model. Highlight i of a library starts with seed i mod SEEDS; the first
   SEEDS highlights are the seed alone with its own vector, the others add one or two further
   sentences and get the seed's vector plus Gaussian noise (cosine ~0.9 to the seed), so a
-  highlight's vector sits where its leading sentence's meaning is.
+  highlight's vector sits where its leading sentence's meaning is. The same for the theme
+  model's vectors, when the model has it beside it: search reads its nearest too.
 - **Queries**, drawn from the same texts, four kinds in turn: single words of four letters or
   more (half as likely as they are frequent, half drawn evenly), two- or three-word runs from
   a highlight, whole sentences from STS-B's other half (paraphrases of seeds, and sentences in
@@ -124,8 +125,24 @@ def make_texts(corpus: Corpus, size: int, rng: random.Random) -> tuple[list[str]
     return texts, seeds
 
 
+def _noisy(seed_vectors: Matrix, seeds: list[int], seeded: int, rng: random.Random) -> Matrix:
+    """Each highlight's vector: its seed's, plus noise past the first `seeded` (cosine ~0.9
+    to the seed whatever the dimensions)."""
+    size, dimensions = len(seeds), seed_vectors.shape[1]
+    scale = NOISE * np.sqrt(384 / dimensions)
+    noise = np.random.default_rng(rng.randrange(2**32)).normal(scale=scale, size=(size, dimensions))
+    vectors = seed_vectors[seeds] + noise.astype(np.float32)
+    vectors[: min(size, seeded)] = seed_vectors[seeds[:seeded]]
+    return _unit(vectors)
+
+
 def load_library(
-    size: int, corpus: Corpus, seed_vectors: Matrix, model_id: str, rng: random.Random
+    size: int,
+    corpus: Corpus,
+    seed_vectors: Matrix,
+    model_id: str,
+    rng: random.Random,
+    theme_vectors: Matrix | None = None,
 ) -> Library:
     """One reader's library, COPYed in: every column the ORM does not compute here comes from
     a template row made by the ORM, so the load follows the model whatever columns it grows."""
@@ -154,10 +171,8 @@ def load_library(
         reader=reader, book=books[0], text="template", dedupe_key="bench-template"
     )
     texts, seeds = make_texts(corpus, size, rng)
-    noise = np.random.default_rng(rng.randrange(2**32)).normal(scale=NOISE, size=(size, 384))
-    vectors = seed_vectors[seeds] + noise.astype(np.float32)
-    vectors[: min(size, len(corpus.seeds))] = seed_vectors[seeds[: len(corpus.seeds)]]
-    vectors = _unit(vectors)
+    vectors = _noisy(seed_vectors, seeds, len(corpus.seeds), rng)
+    themes = None if theme_vectors is None else _noisy(theme_vectors, seeds, len(corpus.seeds), rng)
     now = datetime.now(UTC)
     columns = [str(f.column) for f in Highlight._meta.concrete_fields if not f.primary_key]
     computed = {
@@ -168,6 +183,7 @@ def load_library(
         "added_at": "s.added_at",
         "dedupe_key": "'bench-' || s.n",
         "embedding": "s.embedding",
+        "theme_embedding": "s.theme_embedding",
         "embedding_model": "%(model)s",
         "embedding_status": "%(done)s",
         "source_import_id": "NULL",
@@ -176,21 +192,22 @@ def load_library(
     with transaction.atomic(), connection.cursor() as wrapper:
         wrapper.execute(
             "CREATE TEMPORARY TABLE bench_staging (n bigint PRIMARY KEY, book_id bigint, "
-            "text text, search_text text, added_at timestamptz, embedding vector(384)) "
-            "ON COMMIT DROP"
+            "text text, search_text text, added_at timestamptz, embedding vector(384), "
+            "theme_embedding vector(512)) ON COMMIT DROP"
         )
         cursor = wrapper.cursor
         register_vector_info(cursor, TypeInfo.fetch(connection.connection, "vector"))
         with cursor.copy(
-            "COPY bench_staging (n, book_id, text, search_text, added_at, embedding) "
-            "FROM STDIN (FORMAT BINARY)"
+            "COPY bench_staging (n, book_id, text, search_text, added_at, embedding, "
+            "theme_embedding) FROM STDIN (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["int8", "int8", "text", "text", "timestamptz", "vector"])
+            copy.set_types(["int8", "int8", "text", "text", "timestamptz", "vector", "vector"])
             for n in range(size):
                 book = books[n % BOOKS_PER_LIBRARY]
                 searchable = search_text_of(texts[n], "")
                 added = now - timedelta(days=rng.uniform(0, 730))
-                copy.write_row((n, book.pk, texts[n], searchable, added, vectors[n]))
+                theme = None if themes is None else themes[n]
+                copy.write_row((n, book.pk, texts[n], searchable, added, vectors[n], theme))
         wrapper.execute(
             f"INSERT INTO books_highlight ({', '.join(columns)}) SELECT {select} "
             "FROM bench_staging s CROSS JOIN books_highlight t WHERE t.id = %(template)s "
@@ -302,6 +319,13 @@ def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, An
     seed_vectors: Matrix = _timed(
         f"embed {len(corpus.seeds)} seed texts", lambda: encoder.encode(corpus.seeds)
     )
+    encoders = get_encoders()
+    theme_vectors: Matrix | None = None
+    if encoders.with_theme:
+        theme_vectors = _timed(
+            f"theme vectors of {len(corpus.seeds)} seed texts",
+            lambda: encoders.encode_theme(corpus.seeds),
+        )
     with bench_database(DATABASE) as database:
         from django.db import connection
 
@@ -319,7 +343,15 @@ def run(*, sizes: Sequence[int] = SIZES, queries: int = QUERIES) -> dict[str, An
         libraries = [
             _timed(
                 f"load {size} highlights",
-                partial(load_library, size, corpus, seed_vectors, get_encoders().model_id, rng),
+                partial(
+                    load_library,
+                    size,
+                    corpus,
+                    seed_vectors,
+                    encoders.model_id,
+                    rng,
+                    theme_vectors=theme_vectors,
+                ),
             )
             for size in sizes
         ]

@@ -67,6 +67,14 @@ SEARCH_EF_SEARCH = 120
 # on the 2 shared cores), exact against iterative HNSW: 1,667 highlights 3.1 / 3.1 ms,
 # 6,668 24 / 81, 13,336 45 / 71, 25,005 113 / 46, 50,010 120 / 27.
 FILTERED_EXACT_SCAN_MAX = 10_000
+# The theme half reads this many nearest first, not DEPTH: its floor keeps few of them (a
+# median of 1 and at most 34 of 1,639 evaluate_search queries, at most 31 of 130 on the
+# realistic library), and its scan cost by its depth (realistic library, EXPLAIN: 5.4 ms for
+# DEPTH at ef_search 120, 2.2 for 50 at 60). Only when its floor keeps all of them are DEPTH
+# read, so what it finds is what DEPTH would find (docs/evaluation.md, 2026-12-06, "the
+# theme half's cost").
+THEME_FIRST_DEPTH = 50
+THEME_FIRST_EF_SEARCH = 60
 
 
 _query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
@@ -155,6 +163,7 @@ def _nearest_filtered(
     limit: int,
     bound: int | None = None,
     column: str = "embedding",
+    ef_search: int = SEARCH_EF_SEARCH,
 ) -> list[Neighbour]:
     """The two strategies of books.connections.neighbours, for a library narrowed by filters.
 
@@ -181,7 +190,7 @@ def _nearest_filtered(
             rows = cursor.fetchall()
     else:
         nearest = library.annotate(distance=CosineDistance(column, vector)).order_by("distance")
-        with iterative_scan(SEARCH_EF_SEARCH):
+        with iterative_scan(ef_search):
             rows = list(nearest.values_list("id", "distance")[:limit])
         rows.sort(key=lambda row: row[1])  # relaxed order: nearly sorted, now exactly
     return [Neighbour(highlight_id=int(pk), distance=float(d)) for pk, d in rows]
@@ -197,27 +206,16 @@ def nearest_meaning(
     *,
     absolute_floor: bool = True,
     book_ids: Collection[int] | None = None,
+    size: int | None = None,
 ) -> list[Neighbour]:
     """The library's close matches to `vector`. `book_ids`: the books a filtered library
-    lies within, if it is known (the books a query names)."""
-    # Meaning ranks passages only: a looked-up word (books.vocabulary) sits near anything
-    # on its topic and says nothing; words stay findable by keyword.
+    lies within, if it is known (the books a query names). `size`: `library_bound`'s count,
+    when the caller has it (the theme half reads the same library)."""
+    if size is None:
+        size = library_bound(reader, library, filtered, model_id, book_ids)
     if filtered:
-        embedded = library.filter(is_word=False).filter(
-            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
-        )
-        # Counted from the (reader, book) index alone when the books are known: each row
-        # read to count costs as much as its distance (a named author's 6,668 highlights
-        # among 100,000: 6 ms of PostgreSQL CPU to count them row by row, 0.5 ms by index).
-        bound = None
-        if book_ids is not None:
-            bound = _reader_rows_up_to(reader.pk, FILTERED_EXACT_SCAN_MAX + 1, book_ids)
-        found = _nearest_filtered(embedded, vector, limit=DEPTH, bound=bound)
+        found = _nearest_filtered(_passages(library, model_id), vector, limit=DEPTH, bound=size)
     else:
-        # The reader's rows counted up to the strategy's boundary from the reader index
-        # alone: an upper bound of the embedded ones that needs no row read, where
-        # books.connections.neighbours.library_size reads each row for its status and model.
-        size = _reader_rows_up_to(reader.pk, EXACT_SCAN_MAX + 1)
         found = nearest_highlights(
             reader_id=reader.pk,
             vector=vector,
@@ -240,31 +238,47 @@ def nearest_theme(
     exclude_ids: Sequence[int],
     *,
     book_ids: Collection[int] | None = None,
+    size: int | None = None,
 ) -> list[Neighbour]:
     """The library's close matches to the query's theme vector: nearer than the theme
-    model's floor and not far behind its best (books.embedding.profiles says why)."""
-    if filtered:
-        embedded = library.filter(is_word=False, theme_embedding__isnull=False).filter(
-            embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
-        )
-        bound = None
-        if book_ids is not None:
-            bound = _reader_rows_up_to(reader.pk, FILTERED_EXACT_SCAN_MAX + 1, book_ids)
-        found = _nearest_filtered(
-            embedded, vector, limit=DEPTH, bound=bound, column="theme_embedding"
-        )
-    else:
-        found = nearest_highlights(
+    model's floor and not far behind its best (books.embedding.profiles says why).
+
+    Its THEME_FIRST_DEPTH nearest first; DEPTH only when the floor keeps every one of them
+    (the close matches of the first are the DEPTH nearest's, but for that case)."""
+    if size is None:
+        size = library_bound(reader, library, filtered, model_id, book_ids)
+
+    def nearest(depth: int, ef_search: int) -> list[Neighbour]:
+        if filtered:
+            themed = _passages(library, model_id).filter(theme_embedding__isnull=False)
+            return _nearest_filtered(
+                themed,
+                vector,
+                limit=depth,
+                bound=size,
+                column="theme_embedding",
+                ef_search=ef_search,
+            )
+        return nearest_highlights(
             reader_id=reader.pk,
             vector=vector,
             model_id=model_id,
-            limit=DEPTH,
+            limit=depth,
             exclude_ids=exclude_ids,
-            size=_reader_rows_up_to(reader.pk, EXACT_SCAN_MAX + 1),
+            size=size,
             passages_only=True,
             column="theme_embedding",
-            ef_search=SEARCH_EF_SEARCH,
+            ef_search=ef_search,
         )
+
+    found = nearest(THEME_FIRST_DEPTH, THEME_FIRST_EF_SEARCH)
+    close = _theme_floor(found)
+    if len(close) == THEME_FIRST_DEPTH:
+        close = _theme_floor(nearest(DEPTH, SEARCH_EF_SEARCH))
+    return close
+
+
+def _theme_floor(found: Sequence[Neighbour]) -> list[Neighbour]:
     if not found:
         return []
     best = min(n.distance for n in found)
@@ -273,6 +287,37 @@ def nearest_theme(
         for n in found
         if n.distance < THEME_SEARCH_MAX_DISTANCE and n.distance <= best + THEME_SEARCH_MARGIN
     ]
+
+
+def library_bound(
+    reader: User,
+    library: QuerySet[Highlight],
+    filtered: bool,
+    model_id: str,
+    book_ids: Collection[int] | None = None,
+) -> int:
+    """No fewer than the passages either half ranks, counted only as far as the choice of
+    strategy needs: once a query, for e5's half and the theme's (which ranks fewer)."""
+    if not filtered:
+        # The reader's rows counted up to the strategy's boundary from the reader index
+        # alone: an upper bound of the embedded ones that needs no row read, where
+        # books.connections.neighbours.library_size reads each row for its status and model.
+        return _reader_rows_up_to(reader.pk, EXACT_SCAN_MAX + 1)
+    if book_ids is not None:
+        # Counted from the (reader, book) index alone when the books are known: each row
+        # read to count costs as much as its distance (a named author's 6,668 highlights
+        # among 100,000: 6 ms of PostgreSQL CPU to count them row by row, 0.5 ms by index).
+        return _reader_rows_up_to(reader.pk, FILTERED_EXACT_SCAN_MAX + 1, book_ids)
+    return _rows_up_to(_passages(library, model_id), FILTERED_EXACT_SCAN_MAX + 1)
+
+
+def _passages(library: QuerySet[Highlight], model_id: str) -> QuerySet[Highlight]:
+    """The library's passages with the model's vectors. Meaning ranks passages only: a
+    looked-up word (books.vocabulary) sits near anything on its topic and says nothing;
+    words stay findable by keyword."""
+    return library.filter(is_word=False).filter(
+        embedding_status=Highlight.EmbeddingStatus.DONE, embedding_model=model_id
+    )
 
 
 def with_theme(

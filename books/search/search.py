@@ -49,6 +49,7 @@ from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, 
 from books.search.language import language_notice
 from books.search.meaning import (
     clear_query_cache,
+    library_bound,
     nearest_meaning,
     nearest_theme,
     query_vector,
@@ -263,6 +264,8 @@ def _rank(
     meaning: list[Neighbour] = []
     capped = False
     if vector is not None and request.mode != Mode.KEYWORD:
+        # Counted once for both halves: each would count the same rows.
+        size = library_bound(request.reader, library, filtered, model_id, named)
         meaning = nearest_meaning(
             request.reader,
             library,
@@ -272,6 +275,7 @@ def _rank(
             request.exclude_ids,
             absolute_floor=named is None,
             book_ids=named,
+            size=size,
         )
         theme_vector = meaning_of_query.theme_vector
         if theme_vector is not None:
@@ -283,6 +287,7 @@ def _rank(
                 model_id,
                 request.exclude_ids,
                 book_ids=named,
+                size=size,
             )
             # Either list read to its depth, or the two together past it: more may be close.
             capped = len(meaning) >= DEPTH or len(theme) >= DEPTH
