@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 from django.db.models import Count, Q
+from django.utils.translation import gettext
 
 from accounts.models import User
 from affinity.bridges import Bridge, bridges_between
@@ -89,6 +90,10 @@ class KindredReader:
     # The share of pairs of sharing readers less alike than these two (closeness_of), or
     # None with too few readers to tell.
     closer_than: int | None = None
+
+    @property
+    def closeness(self) -> str:
+        return closeness_said(self.closer_than)
 
     @property
     def books_in_common_shown(self) -> list[str]:
@@ -373,6 +378,14 @@ def closeness_of(similarity: float, spread: list[float]) -> int | None:
     if len(spread) < SPREAD_MIN_PAIRS:
         return None
     return round(100 * bisect.bisect_left(spread, similarity - SAME_COSINE) / len(spread))
+
+
+def closeness_said(closer_than: int | None) -> str:
+    """How alike a kindred reader is, in the reader's language: the words of the Kindred
+    readers page, which `manage.py kindred` prints too."""
+    if closer_than is None:
+        return gettext("Among the nearest to you; too few readers share yet to say how close.")
+    return gettext("Closer than %(share)s%% of pairs of readers here") % {"share": closer_than}
 
 
 def with_closeness(found: list[KindredReader], standing: Standing) -> list[KindredReader]:

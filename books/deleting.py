@@ -1,4 +1,5 @@
-"""Deleting a whole book or what an import added, and bringing deleted highlights back.
+"""Deleting a whole book or what an import added, bringing deleted highlights back, and
+the list of them (kept EXOGRAM_DELETED_DAYS, then removed for good: books.purging).
 
 A delete is the highlight delete's soft delete, many rows at once (books.services): the
 rows stay, with their dedupe keys, so a re-import does not bring them back, and the reader
@@ -10,6 +11,7 @@ from uuid import UUID
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext, ngettext
@@ -22,6 +24,7 @@ from books.access import (
     reader_of,
 )
 from books.models import Highlight
+from books.purging import deleted_kept_for
 from books.services import (
     DeleteCount,
     book_deletable,
@@ -132,11 +135,16 @@ DELETED_PAGE_SIZE = 50
 @require_GET
 @login_required
 def deleted(request: HttpRequest) -> HttpResponse:
-    """The reader's deleted highlights, the latest deleted first, each to bring back."""
+    """The reader's deleted highlights, the latest deleted first, each to bring back, and
+    until when each is kept before the daily purge removes it (books.purging)."""
     highlights = (
         Highlight.objects.filter(reader=reader_of(request), deleted_at__isnull=False)
         .select_related("book")
         .order_by("-deleted_at", "book__title_sort", "location_start", "pk")
     )
+    kept_for = deleted_kept_for()
+    if kept_for is not None:
+        highlights = highlights.annotate(kept_until=F("deleted_at") + kept_for)
     page = Paginator(highlights, DELETED_PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "books/deleted.html", {"page": page})
+    context = {"page": page, "kept_days": kept_for.days if kept_for else 0}
+    return render(request, "books/deleted.html", context)

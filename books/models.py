@@ -307,6 +307,13 @@ class Highlight(models.Model):
                 name="highlight_reader_words",
                 condition=models.Q(is_word=True),
             ),
+            # The bin: a reader's deleted highlights, latest first (/deleted/), and the
+            # daily purge's readers and batches (books.purging). Partial: only the deleted.
+            models.Index(
+                fields=["reader", "-deleted_at"],
+                name="highlight_deleted",
+                condition=models.Q(deleted_at__isnull=False),
+            ),
             # Keyword search: words as written and their stems (search_document()), so
             # the query must use search_document() to read it.
             GinIndex(search_document(), name="highlight_search_stems_gin"),

@@ -6,6 +6,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import InterfaceError, OperationalError
 from django.dispatch import receiver
+from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from books import events
@@ -191,3 +192,25 @@ def refresh_library_map(reader_id: int) -> int:
 def _lay_out_announced_map(*, reader_id: int, **kwargs: object) -> None:
     # celery-types does not know DjangoTask, the app's task class, which adds this.
     refresh_library_map.delay_on_commit(reader_id)  # type: ignore[attr-defined]
+
+
+@shared_task(
+    acks_late=True,  # safe: deleted_purge removes only what is still deleted and due
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=4,
+)
+def purge_deleted() -> dict[str, int]:
+    """The beat's daily purge: highlights deleted more than EXOGRAM_DELETED_DAYS ago (and
+    books left with none) removed for good."""
+    from books.purging import deleted_purge_everyone
+
+    removed = deleted_purge_everyone(now=timezone.now())
+    if removed.total:
+        logger.info(
+            "purged %d deleted highlight(s), %d note(s) and %d book(s)",
+            removed.highlights,
+            removed.notes,
+            removed.books,
+        )
+    return {"highlights": removed.highlights, "notes": removed.notes, "books": removed.books}

@@ -331,6 +331,16 @@ EXOGRAM_MAX_UPLOAD_MB = env_int("EXOGRAM_MAX_UPLOAD_MB", 50, minimum=1)
 EXOGRAM_SEARCHES_PER_READER = env_int("EXOGRAM_SEARCHES_PER_READER", 4, minimum=1)
 # Uploads larger than this are refused before they are read whole.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Days a deleted highlight (one by one, with its book, or with what an import added) is kept
+# on /deleted/ before the beat removes it for good (books.purging); 0: kept until its reader
+# brings it back. Unset or empty: 30, as every variable here reads empty as its default.
+EXOGRAM_DELETED_DAYS = env_int("EXOGRAM_DELETED_DAYS", 30, minimum=0)
+if EXOGRAM_DELETED_DAYS:
+    # Daily, after the nightly backup (03:30 by default), at an hour when few read.
+    CELERY_BEAT_SCHEDULE["purge-deleted"] = {
+        "task": "books.tasks.purge_deleted",
+        "schedule": crontab(hour=4, minute=15),
+    }
 
 # --- E-mail (the daily review, password reset) -------------------------------------------
 # The console backend by default: messages are printed, nothing leaves the machine.

@@ -146,6 +146,11 @@ class SettingsModuleTests:
         assert result.returncode != 0
         assert "EXOGRAM_CONNECTION_THRESHOLD must be between" in result.stderr
 
+    def test_it_fails_loudly_on_a_negative_number_of_days_deleted_highlights_stay(self) -> None:
+        result = _import_settings(DEBUG="1", EXOGRAM_DELETED_DAYS="-1")
+        assert result.returncode != 0
+        assert "EXOGRAM_DELETED_DAYS must be at least 0" in result.stderr
+
     def test_it_fails_loudly_on_an_unknown_embedding_model(self) -> None:
         result = _import_settings(DEBUG="1", EXOGRAM_EMBEDDING_MODEL="gpt")
         assert result.returncode != 0

@@ -8,13 +8,30 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
 
 from accounts.models import User
 from affinity.models import ReaderCentroid, SharingProfile
 from affinity.services import centroid_refresh
 from books.models import Highlight, Import
 from tests.affinity.eval_data import write_eval_data
-from tests.affinity.library import book, direction, highlights, library, near, share
+from tests.affinity.library import (
+    book,
+    direction,
+    highlights,
+    library,
+    near,
+    reader,
+    share,
+    unit,
+)
+
+
+def _client(who: User) -> Client:
+    client = Client()
+    client.force_login(who)
+    return client
 
 
 @pytest.mark.django_db
@@ -55,6 +72,53 @@ class KindredCommandTests:
     def test_it_refuses_an_unknown_reader(self, db: None) -> None:
         with pytest.raises(CommandError, match="No reader named"):
             call_command("kindred", "--user", "nobody", stdout=StringIO())
+
+    def test_it_says_how_close_as_the_page_does_never_a_cosine(self, alice: User) -> None:
+        """Every centroid points nearly the same way: a cosine printed as "99% alike" said
+        nothing. The command places the pair among all pairs, in the page's own words."""
+        rng = np.random.default_rng(44)
+        common = direction(rng)
+        mine = unit(common + 0.3 * direction(rng))
+        library(alice, mine, rng, noise=0.2)
+        share(alice, "Alice")
+        twin = reader("twin")
+        library(twin, mine, rng, noise=0.2)
+        share(twin, "Twin")
+        for i in range(5):
+            other = reader(f"other{i}")
+            library(other, unit(common + 0.3 * direction(rng)), rng, noise=0.2)
+            share(other, f"Other {i}")
+        for who in User.objects.all():
+            centroid_refresh(reader=who)
+        out = StringIO()
+        call_command("kindred", "--user", "alice", stdout=out)
+        printed = out.getvalue()
+        # 7 readers, 21 pairs: alice and her twin are the closest of them all.
+        assert " 1. Twin  Closer than 95% of pairs of readers here\n" in printed
+        assert "alike" not in printed
+        page = _client(alice).get(reverse("kindred"))
+        for kindred in page.context["kindred"]:
+            line = f"{kindred.profile.display_name}  {kindred.closeness}\n"
+            assert line in printed
+            assert kindred.closeness in page.content.decode()
+        out = StringIO()
+        call_command("kindred", "--user", "alice", "--json", stdout=out)
+        rows = {row["display_name"]: row for row in json.loads(out.getvalue())}
+        assert rows["Twin"]["closer_than"] == 95
+        assert rows["Twin"]["closeness"] == "Closer than 95% of pairs of readers here"
+
+    def test_it_says_when_too_few_readers_share_to_tell(self, alice: User, bob: User) -> None:
+        rng = np.random.default_rng(52)
+        centre = direction(rng)
+        for who, name in ((alice, "Alice"), (bob, "Bob")):
+            library(who, centre, rng)
+            share(who, name)
+            centroid_refresh(reader=who)
+        out = StringIO()
+        call_command("kindred", "--user", "alice", stdout=out)
+        assert out.getvalue().startswith(
+            " 1. Bob  Among the nearest to you; too few readers share yet to say how close.\n"
+        )
 
 
 # Real commits: the import's on-commit embedding runs when the import commits, as in the

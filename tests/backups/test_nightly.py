@@ -3,8 +3,6 @@
 import json
 import logging
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
@@ -18,7 +16,7 @@ from backups.models import BackupRun
 from backups.nightly import STAMP, backups_prune
 from backups.services import DUMP, MANIFEST
 from backups.tasks import nightly_backup
-from tests.worker import ROOT
+from tests.beat import beat_schedule
 
 NOW = datetime(2026, 12, 4, 3, 30, tzinfo=UTC)  # a Friday
 
@@ -130,29 +128,12 @@ class NightlyBackupTests:
         assert "No backup written in the last 26 hours" in page
 
 
-def _beat_schedule(**env: str) -> dict[str, object]:
-    code = (
-        "import django, json; django.setup(); from django.conf import settings; "
-        "print(json.dumps({k: str(v['schedule']) for k, v in "
-        "settings.CELERY_BEAT_SCHEDULE.items()}))"
-    )
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "exogram.settings", **env}
-    if "EXOGRAM_BACKUP_DIR" not in env:
-        environment.pop("EXOGRAM_BACKUP_DIR", None)
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True,
-        text=True, check=True, timeout=60,
-    ).stdout  # fmt: skip
-    schedule: dict[str, object] = json.loads(out.strip().splitlines()[-1])
-    return schedule
-
-
 class BeatScheduleTests:
     def test_it_schedules_the_nightly_backup_only_with_a_backup_folder(
         self, tmp_path: Path
     ) -> None:
-        assert "nightly-backup" not in _beat_schedule()
-        schedule = _beat_schedule(EXOGRAM_BACKUP_DIR=str(tmp_path), EXOGRAM_BACKUP_HOUR="4")
+        assert "nightly-backup" not in beat_schedule()
+        schedule = beat_schedule(EXOGRAM_BACKUP_DIR=str(tmp_path), EXOGRAM_BACKUP_HOUR="4")
         assert schedule["nightly-backup"] == "<crontab: 30 4 * * * (m/h/dM/MY/d)>"
 
 

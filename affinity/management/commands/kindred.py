@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
 from affinity.bridges import Bridge
-from affinity.selectors import KindredReader, kindred_readers, standing_for
+from affinity.selectors import KindredReader, kindred_readers, standing_for, with_closeness
 from affinity.services import MIN_HIGHLIGHTS
 
 
@@ -28,6 +28,10 @@ def as_json(found: list[KindredReader]) -> list[dict[str, Any]]:
             "display_name": kindred.profile.display_name,
             "profile": kindred.profile.get_absolute_url(),
             "similarity": round(kindred.similarity, 4),
+            # Placed among every pair of sharing readers, as the page places it (None: too
+            # few readers share to tell), and said in the page's words.
+            "closer_than": kindred.closer_than,
+            "closeness": kindred.closeness,
             "distance": round(kindred.distance, 4),
             "books_in_common": kindred.books_in_common,
             "bridges": [_bridge(b) for b in kindred.bridges],
@@ -60,14 +64,16 @@ class Command(BaseCommand):
                 f"{reader.username} has {standing.highlights} embedded highlight(s) in shared "
                 f"books; kindred readers need at least {MIN_HIGHLIGHTS}."
             )
-        rows = as_json(kindred_readers(standing, limit=options["limit"]))
+        rows = as_json(with_closeness(kindred_readers(standing, limit=options["limit"]), standing))
         if options["json"]:
             self.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2))
             return
         if not rows:
             self.stdout.write("No other reader shares their reading yet.")
         for rank, row in enumerate(rows, start=1):
-            self.stdout.write(f"{rank:>2}. {row['display_name']}  {row['similarity']:.0%} alike")
+            # What the page says: a cosine of two libraries is near 1 for any two
+            # (affinity.selectors.similarity_spread), so never "99% alike".
+            self.stdout.write(f"{rank:>2}. {row['display_name']}  {row['closeness']}")
             for bridge in row["bridges"]:
                 self.stdout.write(f"      you:    {bridge['mine']['text'][:90]}")
                 self.stdout.write(f"      them:   {bridge['theirs']['text'][:90]}")
