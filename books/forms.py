@@ -3,10 +3,9 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
-from books.importing.upload import MEGABYTE, megabytes
+from books.importing.upload import MEGABYTE
 from exogram import form_messages
 
 
@@ -29,6 +28,8 @@ class _FilesField(forms.FileField):
 
 
 class ImportForm(forms.Form):
+    # Each file is refused on its own, by the page (books.importing.upload: too large,
+    # empty, not a file Exogram reads): one bad file of several never refuses the others.
     file = _FilesField(
         label=_("Your clippings file"),
         help_text=_(
@@ -36,25 +37,24 @@ class ImportForm(forms.Form):
             "KOReader, a Kobo or Apple Books."
         ),
         error_messages=form_messages.FILE,
+        allow_empty_file=True,
     )
 
-    def clean_file(self) -> list[UploadedFile[bytes]]:
-        uploads: list[UploadedFile[bytes]] = self.cleaned_data["file"]
+
+class TooLargeForm(forms.Form):
+    """A file the browser did not send because it is larger than the upload limit
+    (static/js/upload.js): its name and size, to be refused and kept in Past imports."""
+
+    name = forms.CharField(max_length=1000, error_messages=form_messages.TEXT)
+    size = forms.IntegerField(min_value=0, error_messages=form_messages.WHOLE_NUMBER)
+
+    def clean_size(self) -> int:
+        size: int = self.cleaned_data["size"]
         limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-        for upload in uploads:
-            if upload.size is not None and upload.size > limit_mb * MEGABYTE:
-                raise forms.ValidationError(
-                    _("The file is %(size)s MB; the limit is %(limit)s MB."),
-                    code="too_big",
-                    params={"size": _megabytes(upload.size), "limit": number_format(limit_mb)},
-                )
-        return uploads
-
-
-def _megabytes(size: int) -> str:
-    """A size in MB with one decimal, as the reader's language writes numbers ("1,234.5";
-    "1 234,5" in Spanish), rounded up: a file just over a 1 MB limit reads "1.1", not "1.0"."""
-    return number_format(megabytes(size), 1, force_grouping=True)
+        if size <= limit_mb * MEGABYTE:
+            # Not too large: the browser sends such a file itself.
+            raise forms.ValidationError(_("This file is within the limit: upload it."))
+        return size
 
 
 class NoteForm(forms.Form):

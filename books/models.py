@@ -377,6 +377,9 @@ class Import(models.Model):
         RUNNING = "running", _("Running")
         DONE = "done", _("Done")
         FAILED = "failed", _("Failed")
+        # Refused at upload (too large, empty, not a file Exogram reads): nothing was
+        # added and nothing of the file is kept, not even its fingerprint; `error` says why.
+        REFUSED = "refused", _("Refused: nothing added")
 
     # Statuses of an import that is still under way (its report polls).
     UNDER_WAY = (Status.QUEUED, Status.READING, Status.SAVING, Status.RUNNING)

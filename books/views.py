@@ -61,7 +61,7 @@ from review.services import highlight_of_the_day
 
 def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
     """The time left, at the pace of the latest import (the one a reader waits for)."""
-    latest = Import.objects.filter(reader=reader).first()
+    latest = Import.objects.filter(reader=reader).exclude(status=Import.Status.REFUSED).first()
     if counts.done or latest is None:
         return ""
     return import_progress(latest).remaining(started_at=latest.started_at, now=timezone.now())

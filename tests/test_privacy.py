@@ -115,6 +115,8 @@ READER_PAGES: dict[str, str] = {
     "connections": "",
     "library_progress": "",
     "import": "",
+    # A refusal of a file too large to send, kept as the requester's own import.
+    "import_too_large": "",
     "search": "?q=counsel",
     "search_json": "?q=counsel&mode=keyword",
     "kindred": "",

@@ -165,6 +165,20 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
     return the_import
 
 
+def refusal_record(*, reader: User, file_name: str, reason: str) -> Import:
+    """Keep a file refused at upload in the reader's Past imports: its name, when, and why
+    (`reason` as ImportRejected stored it, in English; a page says it in the reader's
+    language). Nothing of the file itself is kept, not even its sha256: a refused file may
+    be anything the reader did not mean to give."""
+    return Import.objects.create(
+        reader=reader,
+        file_name=file_name[:255],
+        status=Import.Status.REFUSED,
+        error=reason,
+        finished_at=timezone.now(),
+    )
+
+
 def parsed_clippings_save(
     *,
     reader: User,

@@ -63,11 +63,17 @@ def megabytes(size: int) -> Decimal:
     return Decimal(math.ceil(size * 10 / MEGABYTE)) / 10
 
 
+def check_size(size: int) -> None:
+    """Refuse a file larger than the upload limit, from its size alone: a page checks it
+    before reading the file, and the browser before sending it (books.importing.views)."""
+    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
+    if size > limit_mb * MEGABYTE:
+        raise ImportRejected(FILE_TOO_LARGE % {"size": megabytes(size), "limit": limit_mb})
+
+
 def check_upload(data: bytes) -> None:
     """Refuse what is not a clippings file before anything is parsed or written."""
-    limit_mb: int = settings.EXOGRAM_MAX_UPLOAD_MB
-    if len(data) > limit_mb * MEGABYTE:
-        raise ImportRejected(FILE_TOO_LARGE % {"size": megabytes(len(data)), "limit": limit_mb})
+    check_size(len(data))
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected(FILE_EMPTY)
     # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A

@@ -8,27 +8,37 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
 from books.access import get_import_for_user, reader_of
 from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
-from books.forms import ImportForm
+from books.forms import ImportForm, TooLargeForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
 from books.importing.selectors import imports_listed, merges_of
-from books.importing.services import IMPORT_FAILED_ON_THE_SERVER, ImportFailed, clippings_import
-from books.importing.upload import ImportRejected, check_upload
+from books.importing.services import (
+    IMPORT_FAILED_ON_THE_SERVER,
+    ImportFailed,
+    clippings_import,
+    refusal_record,
+)
+from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
 from books.models import Highlight, Import
 from books.selectors import import_progress
 from books.services import delete_count, import_deletable
 from books.wording import translated
 
 logger = logging.getLogger(__name__)
+
+# Sent by static/js/upload.js with each file of several, one request a file (so that the
+# upload limit is each file's, never the batch's): the answer is no page, and the page
+# that follows the last file says every file's outcome.
+ONE_OF_SEVERAL = "X-Exogram-One-Of-Several"
 
 
 @require_http_methods(["GET", "POST"])
@@ -48,12 +58,14 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             form = ImportForm(request.POST, request.FILES)
         if form.is_bound and form.is_valid():
             uploads = form.cleaned_data["file"]
-            if len(uploads) > 1:
+            one_of_several = ONE_OF_SEVERAL in request.headers
+            if len(uploads) > 1 or one_of_several:
                 # Several files dropped at once: each is its own import with its own
-                # report, all listed under Past imports; each file's outcome is said.
+                # report, all listed under Past imports (a refused one too, alone);
+                # each file's outcome is said.
                 for upload in uploads:
                     _import_one(request, reader, upload, several=True)
-                return redirect("import")
+                return HttpResponse(status=204) if one_of_several else redirect("import")
             outcome = _import_one(request, reader, uploads[0], several=False)
             if isinstance(outcome, Import):
                 return redirect(outcome)
@@ -62,7 +74,13 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             else:
                 return redirect("import")
     imports = imports_listed(reader.pk)
-    context = {"form": form, "too_big": too_big, "imports": imports}
+    context = {
+        "form": form,
+        "too_big": too_big,
+        "imports": imports,
+        # What js/upload.js never sends, refusing it by name instead (import_too_large).
+        "limit_bytes": settings.EXOGRAM_MAX_UPLOAD_MB * MEGABYTE,
+    }
     return render(request, "books/import.html", context)
 
 
@@ -72,8 +90,11 @@ def _import_one(
     """Import one uploaded file: its Import (a report to show), the reason it was refused
     (said on the form, or as a message naming the file when `several`), or None when the
     server failed before any Import was recorded (said as a message)."""
-    data, file_name = upload.read(), upload.name or "clippings.txt"
+    file_name = upload.name or "clippings.txt"
     try:
+        # A file past the limit (in a request of several that fits it) is never read.
+        check_size(upload.size or 0)
+        data = upload.read()
         if len(data) > IMPORT_INLINE_MAX_BYTES:
             check_upload(data)
             the_import = import_queue(reader=reader, data=data, file_name=file_name)
@@ -83,14 +104,7 @@ def _import_one(
             return the_import
         the_import = clippings_import(reader=reader, data=data, file_name=file_name)
     except ImportRejected as rejection:
-        reason = translated(str(rejection))
-        if several:
-            messages.error(
-                request,
-                gettext("%(file)s was not imported: %(reason)s")
-                % {"file": file_name, "reason": reason},
-            )
-        return reason
+        return _refuse(request, reader, file_name, str(rejection), several=several)
     except ImportFailed as failure:
         # Its report says why, in the reader's words, and stays in "Past imports".
         failed = failure.the_import
@@ -106,6 +120,46 @@ def _import_one(
         return None
     messages.success(request, _import_message(the_import))
     return the_import
+
+
+def _refuse(
+    request: HttpRequest, reader: User, file_name: str, reason: str, *, several: bool
+) -> str:
+    """Keep a refused file in Past imports and say why, by its name when `several`: the
+    reason in the reader's language (it is stored in English)."""
+    refusal_record(reader=reader, file_name=file_name, reason=reason)
+    said = translated(reason)
+    if several:
+        messages.error(
+            request,
+            gettext("%(file)s was not imported: %(reason)s") % {"file": file_name, "reason": said},
+        )
+    return said
+
+
+@require_POST
+@login_required
+def import_too_large(request: HttpRequest) -> HttpResponse:
+    """A file of several that static/js/upload.js did not send, being larger than the
+    upload limit: refused alone, kept in Past imports and said by its name with the
+    limit, as the page would refuse it."""
+    form = TooLargeForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest(form.errors.as_text(), content_type="text/plain")
+    file_name = _plain_file_name(form.cleaned_data["name"])
+    try:
+        check_size(form.cleaned_data["size"])
+    except ImportRejected as rejection:
+        _refuse(request, reader_of(request), file_name, str(rejection), several=True)
+    return HttpResponse(status=204)
+
+
+def _plain_file_name(name: str) -> str:
+    """A file's name as the browser gave it, as Django keeps an uploaded file's: no
+    folders, nothing unprintable."""
+    name = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    name = "".join(char for char in name if char.isprintable())
+    return name if name not in {"", ".", ".."} else "clippings.txt"
 
 
 def _import_message(the_import: Import) -> str:

@@ -47,6 +47,68 @@
     }
   });
 
+  // Several files, or one larger than the limit: one request a file, so that the limit is
+  // each file's and one bad file never costs the others. A file past the limit is not
+  // sent; its name and size are, to be refused alone and kept in Past imports. Then the
+  // import page says each file's outcome. Caught before htmx's own listener on the form.
+  const send = (url, body, headers, onProgress) => new Promise((resolve) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", url);
+    Object.entries(headers).forEach(([name, value]) => request.setRequestHeader(name, value));
+    request.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable) onProgress(Math.floor((100 * event.loaded) / event.total));
+    });
+    request.addEventListener("load", () => resolve(request.status === 204));
+    ["error", "abort", "timeout"].forEach((name) => request.addEventListener(name, () => resolve(false)));
+    request.send(body);
+  });
+
+  const sendEach = async (form, files) => {
+    const words = document.getElementById("upload-status").dataset;
+    const limit = Number(form.dataset.limitBytes);
+    const token = form.querySelector("[name=csrfmiddlewaretoken]").value;
+    const button = form.querySelector("button[type=submit]");
+    const page = form.getAttribute("action") || window.location.pathname;
+    const lost = [];
+    button.disabled = true;
+    for (const [index, file] of files.entries()) {
+      const which = words.oneOf
+        .replace("{number}", index + 1).replace("{count}", files.length).replace("{file}", file.name);
+      say(`${words.uploading} ${which}`, 0);
+      const body = new FormData();
+      body.append("csrfmiddlewaretoken", token);
+      let sent;
+      if (file.size > limit) {
+        body.append("name", file.name);
+        body.append("size", String(file.size));
+        sent = await send(form.dataset.tooLargeUrl, body, {}, () => {});
+      } else {
+        body.append("file", file, file.name);
+        sent = await send(page, body, {"X-Exogram-One-Of-Several": "1"}, (percent) => {
+          say(percent < 100 ? `${words.uploading} ${which} ${percent}%` : `${words.reading} ${which}`, percent < 100 ? percent : null);
+        });
+      }
+      if (!sent) lost.push(file.name);
+    }
+    if (lost.length) {
+      button.disabled = false;
+      say(`${words.failedSome} ${lost.join(", ")}`, 0);
+      return;
+    }
+    window.location.assign(page);
+  };
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!isImportForm(form)) return;
+    const files = Array.from(form.querySelector("input[type=file]").files || []);
+    const limit = Number(form.dataset.limitBytes);
+    if (files.length < 2 && !files.some((file) => file.size > limit)) return; // htmx sends it
+    event.preventDefault();
+    event.stopPropagation();
+    sendEach(form, files);
+  }, true);
+
   document.addEventListener("htmx:sendError", (event) => {
     if (!isImportForm(event.target)) return;
     const status = document.getElementById("upload-status");

@@ -75,6 +75,7 @@ class SeveralFilesTests:
         assert "picture.txt was not imported: This file cannot be imported" in page
         assert _rows(alice_client) == [
             "metadata.epub.lua · Harbour Lights",
+            "picture.txt",  # refused, nothing added (tests/books/test_import_refusals.py)
             "metadata.epub.lua · The Quiet Engine",
         ]
 

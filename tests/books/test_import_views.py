@@ -62,19 +62,20 @@ class ImportUploadTests:
     @pytest.mark.parametrize(
         ("data", "message"),
         [
-            (b"", "That file is empty."),
+            (b"", "The file is empty: there is nothing to import."),
             (b"\x00\x01\x02\x03binary\x00\x00", "KoboReader.sqlite"),
             (b"just some notes\nnothing else\n", "not a Kindle"),
         ],
     )
-    def test_it_explains_a_bad_file_and_writes_nothing(
+    def test_it_explains_a_bad_file_and_adds_nothing(
         self, alice_client: Client, data: bytes, message: str
     ) -> None:
         response = alice_client.post(reverse("import"), _upload(data, "bad.txt"))
         assert response.status_code == 200
         assert message in response.content.decode()
         assert not Highlight.objects.exists()
-        assert not Import.objects.exists()
+        # Kept in Past imports as refused (tests/books/test_import_refusals.py).
+        assert Import.objects.get().status == Import.Status.REFUSED
 
     @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
     def test_it_refuses_a_file_over_the_limit(self, alice_client: Client) -> None:
@@ -91,7 +92,7 @@ class ImportUploadTests:
         response = alice_client.post(reverse("import"), _upload(b"x" * (1024 * 1024 + 100)))
         assert response.status_code == 200
         assert "the limit is 1 MB" in response.content.decode()
-        assert not Import.objects.exists()
+        assert Import.objects.get().status == Import.Status.REFUSED
 
     def test_it_never_uses_the_file_name_as_a_path(
         self, alice_client: Client, tmp_path: Path

@@ -1,6 +1,8 @@
 """A KOReader reader drops several sidecars on the import page at once: each is imported,
 with its own report, and Past imports lists each beside its book."""
 
+from typing import Any
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -49,3 +51,44 @@ def test_dropping_two_sidecars_imports_both(page: Page, live_server: object) -> 
         "Harbour Lights",
         "The Quiet Engine",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_file_over_the_limit_refuses_only_itself(
+    page: Page, live_server: object, settings: Any
+) -> None:
+    # The page sends each file alone (static/js/upload.js): the 2 MB file is never sent,
+    # refused by its name with the limit, and the two sidecars are imported.
+    settings.EXOGRAM_MAX_UPLOAD_MB = 1
+    reader = User.objects.create_user("reader", password=PASSWORD)
+    base = str(live_server)
+    page.set_default_timeout(30_000)
+    log_in(page, base, reader.username)
+    page.goto(f"{base}/import/")
+    files = [
+        {"name": "quiet.lua", "text": _sidecar("The Quiet Engine")},
+        {"name": "big.txt", "text": "x" * (2 * 1024 * 1024)},
+        {"name": "harbour.lua", "text": _sidecar("Harbour Lights")},
+    ]
+    dropped = page.evaluate_handle(
+        """(files) => {
+            const transfer = new DataTransfer();
+            for (const file of files) {
+                transfer.items.add(new File([file.text], file.name, {type: "text/plain"}));
+            }
+            return transfer;
+        }""",
+        files,
+    )
+    page.locator("#dropzone").dispatch_event("drop", {"dataTransfer": dropped})
+
+    expect(page.get_by_text("Imported quiet.lua.")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Imported harbour.lua.")).to_be_visible()
+    expect(
+        page.get_by_text("big.txt was not imported: The file is 2 MB; the limit is 1 MB.")
+    ).to_be_visible()
+    refused = page.locator("table.imports tbody tr", has_text="big.txt")
+    expect(refused).to_contain_text("Refused: nothing added")
+    expect(refused).to_contain_text("The file is 2 MB; the limit is 1 MB.")
+    statuses = dict(Import.objects.filter(reader=reader).values_list("file_name", "status"))
+    assert statuses == {"quiet.lua": "done", "harbour.lua": "done", "big.txt": "refused"}
