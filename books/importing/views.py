@@ -140,9 +140,9 @@ def _refuse(
 @require_POST
 @login_required
 def import_too_large(request: HttpRequest) -> HttpResponse:
-    """A file of several that static/js/upload.js did not send, being larger than the
-    upload limit: refused alone, kept in Past imports and said by its name with the
-    limit, as the page would refuse it."""
+    """A file that static/js/upload.js did not send, being larger than the upload limit
+    (alone or one of several): refused alone, kept in Past imports and said by its name
+    with the limit, as the page would refuse it."""
     form = TooLargeForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest(form.errors.as_text(), content_type="text/plain")
