@@ -85,7 +85,7 @@ class NoteField(forms.CharField):
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> str:
-        text: str = super().to_python(value)
+        text: str = super().to_python(value) or ""
         return text.replace("\r\n", "\n").replace("\r", "\n")
 
     def validate(self, value: Any) -> None:

@@ -344,7 +344,7 @@ def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
     form = NoteForm(request.POST)
     if not form.is_valid():
         # Said with the limit and the count, and the typed words kept in the box to shorten.
-        (status,) = form.errors["note"]
+        status = str(form.errors["note"][0])
         # (A null character, which no page can hold either, is the one thing not kept.)
         typed_note = request.POST.get("note", "").replace("\x00", "")
         if request.headers.get("HX-Request"):

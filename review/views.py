@@ -211,7 +211,7 @@ def _note(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
     card = _get_card_for_user(request, deck, code)
     form = deck.note_form(request.POST)
     if not form.is_valid():
-        (status,) = form.errors["note"]
+        status = str(form.errors["note"][0])
         if request.headers.get("HX-Request"):
             # The card again, its note open with what the reader typed, and why it was not kept.
             typed_note = request.POST.get("note", "").replace("\x00", "")
