@@ -96,18 +96,18 @@ class CountedWordsTests:
 @pytest.mark.django_db
 class CitationTests:
     @pytest.mark.parametrize(
-        ("language", "page", "location"),
+        ("language", "by_page", "by_location"),
         [("en", ", p. 136", ", loc. 1378"), ("es", ", pág. 136", ", pos. 1378")],
     )
     def test_it_abbreviates_page_and_location_in_the_readers_language(
-        self, alice: User, alice_client: Client, language: str, page: str, location: str
+        self, alice: User, alice_client: Client, language: str, by_page: str, by_location: str
     ) -> None:
         _in(alice, language)
         book = book_of(alice, "Lean Enterprise", "Jez Humble")
-        by_location = highlight_in(book, "Actions that fit the strategy.", location=1378)
-        by_page = highlight_in(book, "Small batches.", location=1400)
-        Highlight.objects.filter(pk=by_page.pk).update(page="136")
-        for highlight, ending in ((by_location, location), (by_page, page)):
+        on_location = highlight_in(book, "Actions that fit the strategy.", location=1378)
+        on_page = highlight_in(book, "Small batches.", location=1400)
+        Highlight.objects.filter(pk=on_page.pk).update(page="136")
+        for highlight, ending in ((on_location, by_location), (on_page, by_page)):
             content = alice_client.get(highlight.get_absolute_url()).content.decode()
             (citation,) = re.findall(r'data-citation="([^"]*)"', content)
             assert html.unescape(citation).endswith(f"Lean Enterprise{ending}")
