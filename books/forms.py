@@ -3,9 +3,12 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
+from django.utils.formats import number_format
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from books.importing.upload import MEGABYTE
+from books.models import NOTE_MAX_LENGTH
 from exogram import form_messages
 
 
@@ -57,14 +60,44 @@ class TooLargeForm(forms.Form):
         return size
 
 
+def note_too_long(length: int, *, definition: bool = False) -> str:
+    """What the highlight page and the review say of a note over the limit: the limit and
+    how long this one is, as the reader's language writes numbers ("10,000"; "10 000")."""
+    numbers = {
+        "limit": number_format(NOTE_MAX_LENGTH, force_grouping=True),
+        "count": number_format(length, force_grouping=True),
+    }
+    if definition:
+        message = gettext("Definitions can be up to %(limit)s characters; this one has %(count)s.")
+    else:
+        message = gettext("Notes can be up to %(limit)s characters; this one has %(count)s.")
+    return message % numbers
+
+
+class NoteField(forms.CharField):
+    """A note (or a word's definition) as the reader typed it, its line breaks as LF: a
+    browser sends a textarea's as CRLF but counts each as one character for its
+    `maxlength`, so a note the page let through must not be refused for its line breaks."""
+
+    def __init__(self, *, definition: bool = False, **kwargs: Any) -> None:
+        self.definition = definition
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("error_messages", form_messages.TEXT)
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> str:
+        text: str = super().to_python(value) or ""
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if len(value) > NOTE_MAX_LENGTH:
+            message = note_too_long(len(value), definition=self.definition)
+            raise forms.ValidationError(message, code="max_length")
+
+
 class NoteForm(forms.Form):
-    note = forms.CharField(
-        label=_("Your note"),
-        required=False,
-        max_length=10_000,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        error_messages=form_messages.TEXT,
-    )
+    note = NoteField(label=_("Your note"))
 
 
 class TagForm(forms.Form):

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from accounts.models import User
 from books.connections.selectors import connections_for
-from books.models import Book, Highlight
+from books.models import NOTE_MAX_LENGTH, Book, Highlight
 from books.search.search import MODES, QUERY_MAX_LENGTH
 from books.search.search import search as search_library
 from books.selectors import books_for
@@ -24,7 +24,6 @@ CONNECTIONS_MAX_LIMIT = 50
 BOOK_HIGHLIGHTS_MAX_LIMIT = 200
 # Beyond any library (PostgreSQL's bigint ends at 2**63 - 1: a larger offset was a 500).
 OFFSET_MAX = 1_000_000_000
-NOTE_MAX_LENGTH = 10_000
 
 
 class NotFound(LookupError):

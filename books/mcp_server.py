@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from accounts.models import User
 from books import library_api
+from books.models import NOTE_MAX_LENGTH
 from books.search.search import QUERY_MAX_LENGTH
 from exogram.reader_slots import ReaderBusy
 
@@ -88,9 +89,7 @@ class BookHighlightsArguments(_Arguments):
 
 
 class NoteArguments(CodeArguments):
-    text: str = Field(
-        min_length=1, max_length=library_api.NOTE_MAX_LENGTH, description="The note's words."
-    )
+    text: str = Field(min_length=1, max_length=NOTE_MAX_LENGTH, description="The note's words.")
 
 
 class _Tool:

@@ -136,6 +136,10 @@ UNLISTED_FIELDS = (
 )  # fmt: skip
 
 
+# The longest note a reader can write (the pages, the review, the API and the MCP server).
+NOTE_MAX_LENGTH = 10_000
+
+
 class HighlightQuerySet(models.QuerySet["Highlight"]):
     def alive(self) -> "HighlightQuerySet":
         return self.filter(deleted_at__isnull=True)

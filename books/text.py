@@ -17,6 +17,8 @@ ignores (tests/books/test_text.py holds the table of what each one does).
 - `fold_spacing_and_bom`: the same, and byte-order marks dropped: two versions of one
   highlight (a Kindle file's first entry carries the file's mark) compare by this, and
   the evaluation finds a passage in the shared data by it.
+
+Not a fold, but text as it is shown: `without_bidi_controls` (docs/security.md).
 """
 
 import re
@@ -155,3 +157,21 @@ def author_sort_key(authors_normalized: str) -> str:
     first_author = authors_normalized.split(";")[0].strip()
     *given, family = first_author.split() or [""]
     return fold(" ".join([family, *given]))
+
+
+# Explicit bidirectional formatting: the embeddings and overrides (U+202A LRE, U+202B RLE,
+# U+202C PDF, U+202D LRO, U+202E RLO) and the isolates (U+2066 LRI, U+2067 RLI, U+2068 FSI,
+# U+2069 PDI). An override reverses what follows it ("\u202egnp.exe" reads "exe.png") and an
+# unclosed one reaches past its own text into the page around it. The marks (U+200E LRM,
+# U+200F RLM, U+061C ALM) stay: they only place neighbouring punctuation.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def without_bidi_controls(text: str) -> str:
+    """A text to show or to write into a file a person reads: its letters in the order they
+    were written, whatever explicit bidirectional formatting it carried. Arabic and Hebrew
+    still read right to left (the Unicode algorithm orders them by their letters alone); a
+    text without these characters, which is every ordinary one, comes back unchanged."""
+    if text.isascii():
+        return text  # the common case, and much faster
+    return BIDI_CONTROLS.sub("", text)

@@ -289,7 +289,14 @@ def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 @login_required
 def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
-    the_highlight = get_highlight_for_user(request, code)
+    return _highlight_page(request, get_highlight_for_user(request, code))
+
+
+def _highlight_page(
+    request: HttpRequest, the_highlight: Highlight, **note_refused: object
+) -> HttpResponse:
+    """The highlight's page; `note_refused`: the note the reader typed and why it was not
+    kept, shown in its place (a plain post, without JS)."""
     # The merges link to their imports by name: not the imports' problems and counts (JSON
     # that a large file's import makes long).
     merges = the_highlight.merges.select_related("source_import").defer(
@@ -303,6 +310,7 @@ def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
         "show_same_author": request.GET.get("same_author") == "1",
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
         "merges": list(merges.order_by("id")),
+        **note_refused,
     }
     return render(request, "books/highlight.html", context)
 
@@ -335,9 +343,14 @@ def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = get_highlight_for_user(request, code)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        return _after_change(
-            request, the_highlight, "note", gettext("The note is too long."), ok=False
-        )
+        # Said with the limit and the count, and the typed words kept in the box to shorten.
+        status = str(form.errors["note"][0])
+        # (A null character, which no page can hold either, is the one thing not kept.)
+        typed_note = request.POST.get("note", "").replace("\x00", "")
+        if request.headers.get("HX-Request"):
+            context = {"highlight": the_highlight, "status": status, "typed_note": typed_note}
+            return render(request, "books/_highlight_note.html", {**context, "ok": False})
+        return _highlight_page(request, the_highlight, note_status=status, typed_note=typed_note)
     highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
     return _after_change(request, the_highlight, "note", gettext("Note saved."))
 

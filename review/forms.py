@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from books.forms import NoteField
 from exogram import form_messages
 from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
 from review.scheduler import Answer
@@ -72,6 +73,8 @@ class WordAnswerForm(forms.Form):
 
 
 class CardNoteForm(forms.Form):
-    note = forms.CharField(
-        label=_("Your note"), max_length=10_000, required=False, error_messages=form_messages.TEXT
-    )
+    note = NoteField(label=_("Your note"))
+
+
+class WordNoteForm(forms.Form):
+    note = NoteField(label=_("Your definition"), definition=True)

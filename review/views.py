@@ -16,7 +16,13 @@ from django_stubs_ext import StrOrPromise
 from accounts.email_verification import email_is_verified, email_verification_send
 from books.access import reader_of
 from books.services import highlight_note_update
-from review.forms import AnswerForm, CardNoteForm, ReviewSettingsForm, WordAnswerForm
+from review.forms import (
+    AnswerForm,
+    CardNoteForm,
+    ReviewSettingsForm,
+    WordAnswerForm,
+    WordNoteForm,
+)
 from review.models import ReviewCard, ReviewState, WordCard, WordState
 from review.scheduler import Answer
 from review.selectors import (
@@ -62,7 +68,7 @@ class _Deck:
     status: Mapping[Answer, StrOrPromise]
     page: str
     bad_answer: StrOrPromise
-    note_too_long: StrOrPromise
+    note_form: type[CardNoteForm] | type[WordNoteForm]
 
 
 HIGHLIGHTS = _Deck(
@@ -72,7 +78,7 @@ HIGHLIGHTS = _Deck(
     status=STATUS,
     page="review",
     bad_answer=_("That is not an answer a card takes; nothing changed."),
-    note_too_long=_("The note is too long (10,000 characters at most)."),
+    note_form=CardNoteForm,
 )
 WORDS = _Deck(
     card=WordCard,
@@ -81,7 +87,7 @@ WORDS = _Deck(
     status=WORD_STATUS,
     page="review_words",
     bad_answer=_("That is not an answer a word takes; nothing changed."),
-    note_too_long=_("The definition is too long (10,000 characters at most)."),
+    note_form=WordNoteForm,
 )
 
 
@@ -177,6 +183,16 @@ def _answered(
     return render(request, "review/_card_answered.html", context)
 
 
+def _card_refused(
+    request: HttpRequest, card: ReviewCard | WordCard, status: str, *, typed_note: str
+) -> HttpResponse:
+    context = {"status": status, "refused": True, "typed_note": typed_note, **_day_counts(card)}
+    if isinstance(card, WordCard):
+        (context["item"],) = word_cards_shown(reader=reader_of(request), cards=[card])
+        return render(request, "review/words.html#answered", context)
+    return render(request, "review/_card_answered.html", {"card": card, **context})
+
+
 def _answer(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
     card = _get_card_for_user(request, deck, code)
     form = deck.answer_form(request.POST)
@@ -193,9 +209,14 @@ def _answer(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
 def _note(request: HttpRequest, deck: _Deck, code: UUID) -> HttpResponse:
     """The card's note (a word's definition): written, and counted as seeing the card."""
     card = _get_card_for_user(request, deck, code)
-    form = CardNoteForm(request.POST)
+    form = deck.note_form(request.POST)
     if not form.is_valid():
-        messages.error(request, deck.note_too_long)
+        status = str(form.errors["note"][0])
+        if request.headers.get("HX-Request"):
+            # The card again, its note open with what the reader typed, and why it was not kept.
+            typed_note = request.POST.get("note", "").replace("\x00", "")
+            return _card_refused(request, card, status, typed_note=typed_note)
+        messages.error(request, status)
         return redirect(deck.page)
     highlight_note_update(highlight=card.highlight, note=form.cleaned_data["note"])
     today, now = timezone.localdate(), timezone.now()

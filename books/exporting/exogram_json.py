@@ -5,6 +5,10 @@ What the reader made is all here: the text, locations and dates as the device wr
 still merges a highlight extended there), notes (and whether the reader edited them here),
 favourites, tags, chapters, colours. What the machine can recompute is not: vectors,
 connections, search copies.
+
+Explicit bidirectional controls in the reader's words (books.text.BIDI_CONTROLS) are kept,
+written as `\u202e` escapes: the same string to a JSON reader, never a reversed line to a
+person reading the file (docs/security.md).
 """
 
 import json
@@ -16,9 +20,16 @@ from django.utils import timezone
 
 from books.exporting.library import BookExport
 from books.models import Highlight
+from books.text import BIDI_CONTROLS
 
 FORMAT = "exogram"
 VERSION = 1
+
+
+def dumps(value: Any) -> str:
+    # The controls can only stand inside a JSON string, where an escape means the same.
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return BIDI_CONTROLS.sub(lambda control: f"\\u{ord(control[0]):04x}", text)
 
 
 def _when(value: datetime | None) -> str | None:
@@ -64,4 +75,4 @@ def library_json(exports: Iterable[BookExport], *, exported_at: datetime | None 
         "exported_at": (exported_at or timezone.now()).isoformat(),
         "books": books,
     }
-    return json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+    return dumps(document).encode("utf-8")

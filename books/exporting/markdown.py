@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from books.exporting.library import BookExport, location_label
 from books.models import Book, Highlight
+from books.text import without_bidi_controls
 
 # Characters no file name should carry: control characters, path separators and what
 # Windows or Obsidian refuse, and the bidirectional controls that make `gpj.exe` read as
@@ -38,15 +39,20 @@ def block_id(highlight: Highlight) -> str:
 
 
 def _yaml(value: object) -> str:
+    if isinstance(value, str):
+        value = without_bidi_controls(value)
     return json.dumps(value, ensure_ascii=False)
 
 
 def _tag(name: str) -> str:
     # An Obsidian tag is one word: spaces become hyphens.
-    return "#" + "-".join(name.split())
+    return "#" + "-".join(without_bidi_controls(name).split())
 
 
 def _inline(text: str) -> str:
+    # A person reads this file: no explicit bidirectional control reverses a line of it
+    # (docs/security.md); the JSON export keeps them.
+    text = without_bidi_controls(text)
     return _BLOCK_ID.sub(r"\\^", _HTML_START.sub(r"\\<", text))
 
 

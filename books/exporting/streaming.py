@@ -9,7 +9,6 @@ markdown) decide what a record or a row holds; this module only frames them.
 
 import csv
 import io
-import json
 import zipfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -29,7 +28,7 @@ def json_chunks(
         "version": exogram_json.VERSION,
         "exported_at": (exported_at or timezone.now()).isoformat(),
     }
-    opening = json.dumps(head, ensure_ascii=False, indent=1)[:-2]  # without "\n}"
+    opening = exogram_json.dumps(head)[:-2]  # without "\n}"
     yield (opening + ',\n "books": [').encode("utf-8")
     separator = "\n"
     for export in exports:
@@ -39,7 +38,7 @@ def json_chunks(
             "authors": export.book.authors,
             "highlights": [exogram_json.highlight_record(h) for h in export.highlights],
         }
-        yield (separator + json.dumps(book, ensure_ascii=False, indent=1)).encode("utf-8")
+        yield (separator + exogram_json.dumps(book)).encode("utf-8")
         separator = ",\n"
     yield b"\n ]\n}"
 

@@ -20,7 +20,7 @@ from books.library_map.services import (
     map_point,
     map_version,
 )
-from books.text import title_sort_key
+from books.text import title_sort_key, without_bidi_controls
 
 MAP_REDRAWN = "The map was drawn again since the page loaded it."
 
@@ -100,12 +100,14 @@ def map_point_detail(request: HttpRequest, index: int) -> JsonResponse:
     if code is None:
         raise Http404("No such point on your map.")
     highlight = get_highlight_for_user(request, UUID(code))
+    # Shown as it is on the pages: no bidirectional control reverses it (docs/security.md).
+    shown = without_bidi_controls
     return JsonResponse(
         {
-            "text": highlight.text or highlight.note,
-            "note": highlight.note if highlight.text else "",
-            "title": highlight.book.title,
-            "authors": highlight.book.authors_display,
+            "text": shown(highlight.text or highlight.note),
+            "note": shown(highlight.note) if highlight.text else "",
+            "title": shown(highlight.book.title),
+            "authors": shown(highlight.book.authors_display),
             "url": highlight.get_absolute_url(),
         }
     )

@@ -1,5 +1,6 @@
 """The sharing, kindred readers and reader profile pages."""
 
+import re
 import uuid
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -9,9 +10,10 @@ import numpy as np
 import pytest
 from django.db import connection
 from django.template.loader import render_to_string
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import translation
 
 from accounts.models import User
 from affinity.models import ReaderCentroid, SharingProfile
@@ -382,3 +384,58 @@ class BridgeClampTests:
         assert "theirs79" in shown
         assert "theirs80" not in shown
         assert "theirs599" in folded
+
+
+@pytest.mark.django_db
+class ProfileCountsTests:
+    """Each count on a reader's profile is one phrase, its noun and participle agreeing
+    with the number in both languages ("27 libros compartidos", not "libros compartido")."""
+
+    def _cards(self, alice: User, books: int, highlights: int, language: str) -> str:
+        request = RequestFactory().get("/")
+        request.user = alice
+        top = SimpleNamespace(
+            book=SimpleNamespace(initial="F", title="Ficciones", authors_display=""),
+            highlights=highlights,
+        )
+        public = SimpleNamespace(
+            profile=SimpleNamespace(display_name="Ana"),
+            books=books,
+            highlights=highlights,
+            words=0,
+            top_books=[top],
+        )
+        with translation.override(language):
+            html = render_to_string(
+                "affinity/profile.html", {"public": public, "is_me": True}, request=request
+            )
+        return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+    @pytest.mark.parametrize(
+        ("books", "highlights", "language", "said"),
+        [
+            (27, 1_234, "es", "27 libros compartidos 1 234 subrayados Libros más subrayados"),
+            (
+                1,
+                1,
+                "es",
+                "1 libro compartido 1 subrayado Libros más subrayados F Ficciones 1 subrayado",
+            ),
+            (
+                27,
+                2,
+                "en",
+                "27 books shared 2 highlights Most highlighted books F Ficciones 2 highlights",
+            ),
+            (
+                1,
+                1,
+                "en",
+                "1 book shared 1 highlight Most highlighted books F Ficciones 1 highlight",
+            ),
+        ],
+    )
+    def test_it_agrees_with_the_number(
+        self, alice: User, books: int, highlights: int, language: str, said: str
+    ) -> None:
+        assert said in self._cards(alice, books, highlights, language)

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.models import Highlight, Tag
+from books.models import NOTE_MAX_LENGTH, Highlight, Tag
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.books.library import listed_books
 
@@ -47,6 +47,54 @@ class NoteEditTests:
         response = alice_client.post(reverse("highlight_note", args=[think.code]), {"note": "x"})
         assert response.status_code == 302
         assert response["Location"] == think.get_absolute_url()
+
+    def test_a_note_too_long_says_the_limit_and_the_count_and_keeps_the_words(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        think.note = "the old note"
+        think.save(update_fields=["note"])
+        typed = "word " * 4_004  # 20,020 characters, 20,019 once its last space is trimmed
+        url = reverse("highlight_note", args=[think.code])
+        inline = alice_client.post(url, {"note": typed}, **HTMX).content.decode()
+        plain = alice_client.post(url, {"note": typed})  # no JavaScript: the page again
+        assert plain.status_code == 200
+        for content in (inline, plain.content.decode()):
+            assert "Notes can be up to 10,000 characters; this one has 20,019." in content
+            assert f'aria-describedby="note-status">{typed}</textarea>' in content
+        think.refresh_from_db()
+        assert think.note == "the old note"
+
+    def test_it_says_it_in_spanish(self, think: Highlight, alice_client: Client) -> None:
+        response = alice_client.post(
+            reverse("highlight_note", args=[think.code]),
+            {"note": "x" * 10_001},
+            HTTP_ACCEPT_LANGUAGE="es",
+            **HTMX,
+        )
+        assert (
+            "Una nota puede tener hasta 10\u00a0000 caracteres; esta tiene 10\u00a0001."
+            in response.content.decode()
+        )
+
+    def test_the_box_stops_at_the_limit_and_line_breaks_count_once(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        page = alice_client.get(think.get_absolute_url()).content.decode()
+        assert f'maxlength="{NOTE_MAX_LENGTH}"' in page
+        # A browser counts a line break once for `maxlength` and sends it as CRLF.
+        lines = ["x" * 99] * 100  # 9,999 characters with "\n", 10,098 with "\r\n"
+        url = reverse("highlight_note", args=[think.code])
+        response = alice_client.post(url, {"note": "\r\n".join(lines)}, **HTMX)
+        assert "Note saved." in response.content.decode()
+        think.refresh_from_db()
+        assert think.note == "\n".join(lines)
+
+    def test_bob_cannot_write_alices_note(self, think: Highlight, bob_client: Client) -> None:
+        url = reverse("highlight_note", args=[think.code])
+        assert bob_client.post(url, {"note": "x" * 10_001}).status_code == 404
+        assert bob_client.post(url, {"note": "mine"}, **HTMX).status_code == 404
+        think.refresh_from_db()
+        assert think.note != "mine"
 
 
 @pytest.mark.django_db

@@ -237,6 +237,8 @@ class NulCharacterTests:
         response = alice_client.post(
             reverse("highlight_note", args=[highlight.code]), {"note": "bad\x00note"}
         )
-        assert response.status_code == 302
+        assert response.status_code == 200
+        assert "This has a null character in it" in response.content.decode()
+        assert ">badnote</textarea>" in response.content.decode()
         highlight.refresh_from_db()
         assert "\x00" not in highlight.note

@@ -61,7 +61,10 @@ class SpanishCatalogueTests:
         for entry in po_entries(PO):
             if entry.msgid_plural:
                 for n, index in ((1, 0), (2, 1)):
-                    got = catalogue.ngettext(entry.msgid, entry.msgid_plural, n)
+                    if entry.msgctxt:
+                        got = catalogue.npgettext(entry.msgctxt, entry.msgid, entry.msgid_plural, n)
+                    else:
+                        got = catalogue.ngettext(entry.msgid, entry.msgid_plural, n)
                     assert got == entry.msgstr[index], entry.msgid
             elif entry.msgctxt:
                 got = catalogue.pgettext(entry.msgctxt, entry.msgid)

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
-from books.models import Highlight
+from books.models import NOTE_MAX_LENGTH, Highlight
 from books.services import highlight_delete
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.services import review_queue, unsubscribe_token, word_queue
@@ -128,6 +128,29 @@ class CardAnswerTests:
         highlight = Highlight.objects.get(pk=card.highlight_id)
         assert (highlight.note, highlight.note_edited) == ("Still true.", True)
         assert ReviewCard.objects.get(pk=card.pk).answer == "note"
+
+    def test_a_note_too_long_is_refused_as_on_the_highlight_page(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        card = _first_card(alice)
+        page = alice_client.get(reverse("review")).content.decode()
+        assert f'id="note-{card.code}" rows="3" maxlength="{NOTE_MAX_LENGTH}"' in page
+        typed = "y" * 12_345
+        url = reverse("review_card_note", args=[card.code])
+        inline = alice_client.post(url, {"note": typed}, **HTMX).content.decode()
+        highlight_page = alice_client.post(
+            reverse("highlight_note", args=[card.highlight.code]), {"note": typed}, **HTMX
+        ).content.decode()
+        message = "Notes can be up to 10,000 characters; this one has 12,345."
+        assert message in inline
+        assert message in highlight_page
+        assert '<details class="card-note" open>' in inline
+        assert f">{typed}</textarea>" in inline
+        assert 'class="status review-status error"' in inline
+        plain = alice_client.post(url, {"note": typed}, follow=True).content.decode()
+        assert message in plain
+        assert Highlight.objects.get(pk=card.highlight_id).note == ""
+        assert not ReviewCard.objects.get(pk=card.pk).answer
 
     def test_bob_cannot_answer_alices_card(self, alice: User, bob_client: Client) -> None:
         card = _first_card(alice)
@@ -408,8 +431,15 @@ class WordAnswerViewTests:
         card = _first_word_card(alice)
         Highlight.objects.filter(pk=card.highlight_id).update(note="to calm")
         url = reverse("review_word_note", args=[card.code])
+        page = alice_client.get(reverse("review_words")).content.decode()
+        assert f'rows="2" maxlength="{NOTE_MAX_LENGTH}"' in page
         response = alice_client.post(url, {"note": "x" * 10_001}, follow=True)
-        assert "The definition is too long" in response.content.decode()
+        message = "Definitions can be up to 10,000 characters; this one has 10,001."
+        assert message in response.content.decode()
+        inline = alice_client.post(url, {"note": "z" * 10_002}, **HTMX).content.decode()
+        assert "this one has 10,002." in inline
+        assert '<details class="card-note" open>' in inline
+        assert f">{'z' * 10_002}</textarea>" in inline
         assert Highlight.objects.get(pk=card.highlight_id).note == "to calm"
 
     def test_bob_cannot_answer_or_define_alices_word(self, alice: User, bob_client: Client) -> None:
