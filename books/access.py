@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 
 from accounts.models import User
-from books.models import Book, Highlight, Import, LibraryMap, Tag
+from books.models import Book, Deletion, Highlight, Import, LibraryMap, Tag
 
 
 def reader_of(request: HttpRequest) -> User:
@@ -49,6 +49,11 @@ def get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
 def get_deleted_or_alive_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
     """One of the reader's highlights, deleted or not (the undo of a delete looks for it)."""
     return get_object_or_404(Highlight, code=code, reader=reader_of(request))
+
+
+def get_deletion_for_user(request: HttpRequest, code: UUID) -> Deletion:
+    """One delete of a whole book or of what an import added (Recently deleted's groups)."""
+    return get_object_or_404(Deletion, code=code, reader=reader_of(request))
 
 
 def get_import_for_user(request: HttpRequest, code: UUID) -> Import:

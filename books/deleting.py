@@ -10,19 +10,20 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from books.access import (
     get_book_for_user,
     get_deleted_or_alive_highlight_for_user,
+    get_deletion_for_user,
     get_import_for_user,
     reader_of,
 )
+from books.deleted_list import deleted_groups
 from books.models import Highlight
 from books.purging import deleted_kept_for
 from books.services import (
@@ -34,19 +35,26 @@ from books.services import (
 )
 
 
+def _number(count: int) -> str:
+    """1,049 in English, 1.049 in Spanish: as `intcomma` writes it on the pages."""
+    return number_format(count, force_grouping=True)
+
+
 def deleted_phrase(counts: DeleteCount) -> str:
-    """ "3 highlights and 1 note", in the reader's language."""
-    highlights = ngettext("%(count)d highlight", "%(count)d highlights", counts.highlights) % {
-        "count": counts.highlights
+    """ "1,049 highlights and 1 note", in the reader's language."""
+    highlights = ngettext("%(count)s highlight", "%(count)s highlights", counts.highlights) % {
+        "count": _number(counts.highlights)
     }
-    notes = ngettext("%(count)d note", "%(count)d notes", counts.notes) % {"count": counts.notes}
+    notes = ngettext("%(count)s note", "%(count)s notes", counts.notes) % {
+        "count": _number(counts.notes)
+    }
     return gettext("%(highlights)s and %(notes)s") % {"highlights": highlights, "notes": notes}
 
 
 def _brought_back(count: int) -> str:
     return ngettext(
-        "Brought back %(count)d highlight.", "Brought back %(count)d highlights.", count
-    ) % {"count": count}
+        "Brought back %(count)s highlight.", "Brought back %(count)s highlights.", count
+    ) % {"count": _number(count)}
 
 
 @require_POST
@@ -54,7 +62,7 @@ def _brought_back(count: int) -> str:
 def book_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_for_user(request, code)
     counts, at = highlights_delete(
-        reader_id=the_book.reader_id, highlights=book_deletable(book=the_book)
+        reader_id=the_book.reader_id, highlights=book_deletable(book=the_book), book=the_book
     )
     # The undo form on the next page reads this (templates/_undo.html): it brings back
     # what this delete took, not what was deleted before it.
@@ -85,6 +93,8 @@ def book_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
             highlights = highlights.none()
     restored = highlights_bring_back(reader_id=the_book.reader_id, highlights=highlights)
     messages.success(request, _brought_back(restored))
+    if request.POST.get("next") == "deleted":
+        return redirect("deleted")
     return redirect(the_book)
 
 
@@ -106,7 +116,9 @@ def highlight_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
 def import_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = get_import_for_user(request, code)
     counts, _at = highlights_delete(
-        reader_id=the_import.reader_id, highlights=import_deletable(the_import=the_import)
+        reader_id=the_import.reader_id,
+        highlights=import_deletable(the_import=the_import),
+        the_import=the_import,
     )
     messages.success(
         request,
@@ -128,23 +140,28 @@ def import_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     return redirect("import_report", code=the_import.code)
 
 
-# The Recently deleted list's page size.
-DELETED_PAGE_SIZE = 50
+@require_POST
+@login_required
+def deletion_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
+    """Every highlight one delete of a book or of an import took that is still deleted
+    (Recently deleted's "Bring back all")."""
+    deletion = get_deletion_for_user(request, code)
+    restored = highlights_bring_back(
+        reader_id=deletion.reader_id, highlights=Highlight.objects.filter(deletion=deletion)
+    )
+    messages.success(request, _brought_back(restored))
+    return redirect("deleted")
 
 
 @require_GET
 @login_required
 def deleted(request: HttpRequest) -> HttpResponse:
-    """The reader's deleted highlights, the latest deleted first, each to bring back, and
-    until when each is kept before the daily purge removes it (books.purging)."""
-    highlights = (
-        Highlight.objects.filter(reader=reader_of(request), deleted_at__isnull=False)
-        .select_related("book")
-        .order_by("-deleted_at", "book__title_sort", "location_start", "pk")
-    )
+    """The reader's deletes, the latest first, each to bring back whole or highlight by
+    highlight, and until when each is kept before the daily purge removes it
+    (books.purging)."""
     kept_for = deleted_kept_for()
-    if kept_for is not None:
-        highlights = highlights.annotate(kept_until=F("deleted_at") + kept_for)
-    page = Paginator(highlights, DELETED_PAGE_SIZE).get_page(request.GET.get("page"))
-    context = {"page": page, "kept_days": kept_for.days if kept_for else 0}
+    page, groups = deleted_groups(
+        reader=reader_of(request), page_number=request.GET.get("page"), kept_for=kept_for
+    )
+    context = {"page": page, "groups": groups, "kept_days": kept_for.days if kept_for else 0}
     return render(request, "books/deleted.html", context)

@@ -3,6 +3,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector
 from django.db import models
@@ -209,6 +210,16 @@ class Highlight(models.Model):
     # Soft delete: a deleted highlight leaves every read path at once, and the dedupe key
     # stays so that a re-import does not bring it back.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # The delete of a whole book or of what an import added that took it (None: deleted on
+    # its own, or before deletes were recorded): /deleted/ lists and brings them back as one.
+    deletion = models.ForeignKey(
+        "Deletion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="highlights",
+        db_index=False,  # the partial index highlight_deletion
+    )
     favourite = models.BooleanField(default=False)
     # Too short to carry an idea (books.vocabulary): a word or short phrase looked up while
     # reading, listed as the reader's words, a note of a few words ("tutaj", "aaa"), or a
@@ -318,6 +329,12 @@ class Highlight(models.Model):
                 name="highlight_deleted",
                 condition=models.Q(deleted_at__isnull=False),
             ),
+            # The highlights one delete took (bringing them back, a group on /deleted/).
+            models.Index(
+                fields=["deletion"],
+                name="highlight_deletion",
+                condition=models.Q(deletion__isnull=False),
+            ),
             # Keyword search: words as written and their stems (search_document()), so
             # the query must use search_document() to read it.
             GinIndex(search_document(), name="highlight_search_stems_gin"),
@@ -418,6 +435,57 @@ class Import(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("import_report", args=[self.code])
+
+
+class Deletion(models.Model):
+    """One delete of many highlights at once: a whole book, or what an import added
+    (books.deleting). Its highlights point at it while they stay deleted."""
+
+    class Kind(models.TextChoices):
+        BOOK = "book", _("A book")
+        IMPORT = "import", _("What an import added")
+
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    code = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # What was deleted; None once the book or the import itself is gone.
+    book = models.ForeignKey(
+        Book, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_import = models.ForeignKey(
+        Import, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.kind} deleted at {self.at:%Y-%m-%d %H:%M}"
+
+
+class PurgedHighlight(models.Model):
+    """What is kept of a highlight removed for good (books.purging): enough for an import
+    to know it again and leave it out (books.importing.purged), never its words. Hashes of
+    its texts and 4-word runs, not the text: "removed for good" holds for what it said."""
+
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The book's key (Book.key): the book itself goes with its last highlight.
+    book_key = models.CharField(max_length=600)
+    kind = models.CharField(max_length=16, choices=Highlight.Kind.choices)
+    dedupe_key = models.CharField(max_length=64)
+    # books.importing.purged.text_hash of its text, of every entry merged into it and of
+    # its note ("note:" first).
+    text_hashes = ArrayField(models.CharField(max_length=40), default=list)
+    # books.importing.purged.runs of its text: a shorter selection of it is found by them.
+    runs = ArrayField(models.BigIntegerField(), default=list)
+    purged_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            # An import reads those of the books in its file.
+            models.Index(fields=["reader", "book_key"], name="purged_reader_book"),
+        ]
+
+    def __str__(self) -> str:
+        return f"purged {self.kind} {self.dedupe_key[:12]}"
 
 
 class HighlightMerge(models.Model):

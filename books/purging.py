@@ -8,8 +8,10 @@ highlight cascades), a tag left labelling nothing, and a book left with no highl
 Nothing derived needs recounting: a deleted highlight already counts nowhere (the centroid,
 the map, the counts and every other reader's echo weights read only the alive ones).
 
-Once gone, its dedupe key is gone too: a later import of a file that still holds the
-passage adds it again, as the /deleted/ page says.
+Once gone, a trace of it stays (a PurgedHighlight: its dedupe key and hashes, never its
+words), so that a later import of a file that still holds the passage leaves it out
+(books.importing.purged says what is and is not caught). The Deletions its removal leaves
+with no highlight go too.
 """
 
 from collections.abc import Iterator
@@ -20,9 +22,11 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from books.importing.purged import purged_traces
 from books.importing.services import IMPORT_LOCK
 from books.library_cache import library_version_bump
-from books.models import Book, Highlight, Tag
+from books.models import Book, Highlight, PurgedHighlight, Tag
+from books.services import deletions_forget_empty
 
 # Highlights removed per transaction: short transactions, since each holds the reader's
 # import lock (an upload of theirs waits for it) and their row against the embedding
@@ -131,6 +135,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
         tag_ids = list(
             Tag.objects.filter(highlights__in=ids).values_list("pk", flat=True).distinct()
         )
+        PurgedHighlight.objects.bulk_create(purged_traces(ids=ids))
         # Only the key: the cascade would otherwise read every row's three vectors. It
         # deletes the rows that point at them in one statement each (connections, tags'
         # links, merges, echoes, review state and cards), none of them read.
@@ -146,6 +151,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
             .exclude(Exists(Highlight.objects.filter(book=OuterRef("pk"))))
             .delete()
         )
+        deletions_forget_empty(reader_id=reader_id)
     return PurgeCount(
         highlights=len(ids) - notes, notes=notes, books=removed.get(Book._meta.label, 0)
     )

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from books.embedding.pipeline import readers_embeddings_changed
 from books.library_cache import library_version_bump
-from books.models import Book, Highlight, HighlightMerge, Import, Tag
+from books.models import Book, Deletion, Highlight, HighlightMerge, Import, Tag
 
 # How long a deleted highlight can be brought back from the undo link.
 UNDO_WINDOW = timedelta(minutes=30)
@@ -58,7 +58,8 @@ def highlight_delete(*, highlight: Highlight) -> None:
     """Soft delete: gone from every read path at once; its dedupe key keeps a re-import
     from bringing it back, and the undo link can restore it for UNDO_WINDOW."""
     highlight.deleted_at = timezone.now()
-    highlight.save(update_fields=["deleted_at", "updated"])
+    highlight.deletion = None  # on its own, not with the book or import it was once deleted with
+    highlight.save(update_fields=["deleted_at", "deletion", "updated"])
     readers_embeddings_changed(reader_ids={highlight.reader_id})
     library_version_bump(reader_ids={highlight.reader_id})
 
@@ -68,7 +69,8 @@ def highlight_restore(*, highlight: Highlight) -> bool:
     if highlight.deleted_at is None or highlight.deleted_at < timezone.now() - UNDO_WINDOW:
         return False
     highlight.deleted_at = None
-    highlight.save(update_fields=["deleted_at", "updated"])
+    highlight.deletion = None
+    highlight.save(update_fields=["deleted_at", "deletion", "updated"])
     readers_embeddings_changed(reader_ids={highlight.reader_id})
     library_version_bump(reader_ids={highlight.reader_id})
     return True
@@ -118,18 +120,34 @@ def import_deletable(*, the_import: Import) -> QuerySet[Highlight]:
 
 
 def highlights_delete(
-    *, reader_id: int, highlights: QuerySet[Highlight]
+    *,
+    reader_id: int,
+    highlights: QuerySet[Highlight],
+    book: Book | None = None,
+    the_import: Import | None = None,
 ) -> tuple[DeleteCount, datetime]:
     """Soft delete many of one reader's highlights at once, as highlight_delete does one:
     gone from every read path (their connections with them), their dedupe keys kept. Returns
-    what went and the moment stamped on all of them, which the undo brings back."""
+    what went and the moment stamped on all of them, which the undo brings back.
+
+    The delete of a whole `book` or of what `the_import` added is recorded as one Deletion,
+    which /deleted/ lists and brings back as one."""
     now = timezone.now()
     with transaction.atomic():
         chosen = Highlight.objects.filter(
             pk__in=list(highlights.filter(reader_id=reader_id).values_list("pk", flat=True))
         ).select_for_update()
         counts = delete_count(chosen)
-        chosen.update(deleted_at=now, updated=now)
+        deletion = None
+        if counts.total and (book is not None or the_import is not None):
+            deletion = Deletion.objects.create(
+                reader_id=reader_id,
+                kind=Deletion.Kind.BOOK if book is not None else Deletion.Kind.IMPORT,
+                book=book,
+                source_import=the_import,
+                at=now,
+            )
+        chosen.update(deleted_at=now, deletion=deletion, updated=now)
     readers_embeddings_changed(reader_ids={reader_id})
     library_version_bump(reader_ids={reader_id})
     return counts, now
@@ -139,13 +157,28 @@ def highlights_bring_back(*, reader_id: int, highlights: QuerySet[Highlight]) ->
     """Bring back deleted highlights of one reader, however long ago deleted (the
     Recently deleted list, a book's or an import's): they read as before the delete."""
     now = timezone.now()
-    restored = highlights.filter(reader_id=reader_id, deleted_at__isnull=False).update(
-        deleted_at=None, updated=now
-    )
+    with transaction.atomic():
+        chosen = highlights.filter(reader_id=reader_id, deleted_at__isnull=False)
+        deletions = set(chosen.exclude(deletion=None).values_list("deletion_id", flat=True))
+        restored = chosen.update(deleted_at=None, deletion=None, updated=now)
+        deletions_forget_empty(reader_id=reader_id, ids=deletions)
     if restored:
         readers_embeddings_changed(reader_ids={reader_id})
         library_version_bump(reader_ids={reader_id})
     return restored
+
+
+def deletions_forget_empty(*, reader_id: int, ids: set[int] | None = None) -> None:
+    """Remove the reader's Deletions (those of `ids`, or all) that no highlight points at
+    any more: every one of them brought back or removed for good."""
+    empty = Deletion.objects.filter(reader_id=reader_id).exclude(
+        Exists(Highlight.objects.filter(deletion=OuterRef("pk")))
+    )
+    if ids is not None:
+        if not ids:
+            return
+        empty = empty.filter(pk__in=ids)
+    empty.delete()
 
 
 def _clean_tag_name(name: str) -> str:

@@ -43,6 +43,9 @@ urlpatterns = [
     path("imports/<uuid:code>/delete/", deleting.import_delete, name="import_delete"),
     path("imports/<uuid:code>/bring-back/", deleting.import_bring_back, name="import_bring_back"),
     path("deleted/", deleting.deleted, name="deleted"),
+    path(
+        "deleted/<uuid:code>/bring-back/", deleting.deletion_bring_back, name="deletion_bring_back"
+    ),
     path("progress/", views.library_progress_partial, name="library_progress"),
     # Each capability serves its own pages.
     path("", include("books.connections.urls")),

@@ -25,7 +25,7 @@ from api.services import api_token_create
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map.services import library_map_refresh
-from books.models import Highlight, Import, Tag
+from books.models import Deletion, Highlight, Import, Tag
 from books.services import (
     highlight_delete,
     highlight_favourite_toggle,
@@ -45,6 +45,7 @@ class AliceLibrary:
     book_code: str
     highlight_code: str
     deleted_code: str
+    deletion_code: str
     import_code: str
     tag_id: int
     tag_name: str
@@ -103,6 +104,7 @@ OWN_ROWS: dict[str, Any] = {
     "import_delete": lambda lib: {"code": lib.import_code},
     "import_bring_back": lambda lib: {"code": lib.import_code},
     "highlight_bring_back": lambda lib: {"code": lib.deleted_code},
+    "deletion_bring_back": lambda lib: {"code": lib.deletion_code},
 }
 OWN_ROW_QUERIES = {"book_export": "?format=json"}
 # Pages of the requester's own library, with a query that finds alice's rows for her (a
@@ -189,6 +191,11 @@ def alice_library(alice: User) -> AliceLibrary:
     tag = highlight_tag(highlight=highlight, name=f"{SECRET}-tag")
     deleted = Highlight.objects.get(reader=alice, location_start=20)
     highlight_delete(highlight=deleted)
+    # A delete of a whole book, as Recently deleted groups it (its row is enough here).
+    deletion = Deletion.objects.create(
+        reader=alice, kind=Deletion.Kind.BOOK, book=deleted.book, at=timezone.now()
+    )
+    Highlight.objects.filter(pk=deleted.pk).update(deletion=deletion)
     profile = sharing_profile_for(alice)  # not discoverable: nobody may see it
     spare_tags = {}
     for action in ("rename", "merge", "delete"):
@@ -205,6 +212,7 @@ def alice_library(alice: User) -> AliceLibrary:
         book_code=str(highlight.book.code),
         highlight_code=str(highlight.code),
         deleted_code=str(deleted.code),
+        deletion_code=str(deletion.code),
         import_code=str(the_import.code),
         tag_id=tag.pk,
         tag_name=tag.name,

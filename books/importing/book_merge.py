@@ -216,7 +216,8 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
     if survivor.deleted_at is not None and copy.deleted_at is None:
         # Deleted in one copy, kept in the other: kept, nothing of the reader's is lost.
         survivor.deleted_at = None
-        fields.append("deleted_at")
+        survivor.deletion = None
+        fields += ["deleted_at", "deletion"]
     survivor.refresh_search_text()
     survivor.save(update_fields=[*fields, "search_text"])
     survivor.tags.add(*copy.tags.all())

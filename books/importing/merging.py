@@ -23,6 +23,7 @@ there is no merge.
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from datetime import datetime
 
@@ -39,6 +40,7 @@ __all__ = [
     "merged",
     "page_turn_joined",
     "shingles",
+    "stable_runs",
 ]
 
 # A real stretch of shared text, not a stop word: "Sometimes the blood clot" qualifies,
@@ -98,6 +100,21 @@ def shingles(folded: str) -> set[int]:
     tokens = _TOKEN.findall(folded)
     size = SHARED_RUN_WORDS // 2
     return {hash(tuple(tokens[i : i + size])) for i in range(len(tokens) - size + 1)}
+
+
+def stable_runs(folded: str) -> set[int]:
+    """The runs `shingles` hashes, hashed the same in every process (Python's `hash` of a
+    string is not): kept in the database for what was removed for good."""
+    tokens = _TOKEN.findall(folded)
+    size = SHARED_RUN_WORDS // 2
+    return {
+        int.from_bytes(
+            hashlib.blake2b("\x1f".join(tokens[i : i + size]).encode(), digest_size=8).digest(),
+            "big",
+            signed=True,
+        )
+        for i in range(len(tokens) - size + 1)
+    }
 
 
 def _folded_offsets(text: str) -> list[int]:

@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -32,6 +33,7 @@ from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, long_run, merged, page_turn_joined
 from books.importing.positions import decode, encode, sort_key, union
+from books.importing.purged import Purged
 from books.importing.reader_books import (
     book_key_of,
     books_for_file,
@@ -89,6 +91,9 @@ class ImportReport:
     standalone_notes: int = 0
     bookmarks_skipped: int = 0
     deleted_skipped: int = 0
+    # Entries of highlights the reader deleted and the purge removed for good
+    # (books.importing.purged): left out, as a deleted one is.
+    already_deleted: int = 0
     truncated_by_book: dict[str, int] = field(default_factory=dict)
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
@@ -210,10 +215,12 @@ def parsed_clippings_save(
     report.books_with_nothing = file_books.empty
     report.new_books = file_books.created
     library = Library(reader, books)
-    work = _ImportWork()
+    work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=list(books)))
     notes = _match_highlights(result.clippings, books, library, work, report, the_import)
     _attach_notes(notes, books, library, work, report, the_import)
     _write_rows(work, the_import)
+    if report.already_deleted:
+        _drop_books_left_empty(books, work, report)
     _finish_report(the_import, report, books, work)
     _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
@@ -242,6 +249,8 @@ class _ImportWork:
     merges: dict[int, list[tuple[How, _Version]]] = field(default_factory=dict)
     # Existing rows whose words changed: their vectors go (_VECTORS_RESET).
     reembed: set[int] = field(default_factory=set)
+    # What is known of the highlights of these books that were removed for good.
+    purged: Purged | None = None
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
@@ -354,6 +363,10 @@ def _match_clipping(
             ):
                 _count_covered(neighbour, report)
                 return
+    if work.purged and work.purged.holds(book_key=book.key, dedupe_key=key, text=clipping.text):
+        # Deleted, then removed for good: it stays gone, as a deleted one does (above).
+        report.already_deleted += 1
+        return
     highlight = _new_highlight(
         book=book, the_import=the_import, clipping=clipping, key=key, kind=Highlight.Kind.HIGHLIGHT
     )
@@ -609,6 +622,11 @@ def _attach_notes(
             if key in library.keys:
                 report.duplicates_skipped += 1
                 continue
+            if work.purged and work.purged.holds_note(
+                book_key=book.key, dedupe_key=key, text=clipping.text
+            ):
+                report.already_deleted += 1
+                continue
             note = _new_highlight(
                 book=book,
                 the_import=the_import,
@@ -681,6 +699,22 @@ def _record_merges(work: _ImportWork, the_import: Import, created: list[Highligh
             for how, version in versions
         )
     HighlightMerge.objects.bulk_create(rows, batch_size=1000)
+
+
+def _drop_books_left_empty(books: dict[str, Book], work: _ImportWork, report: ImportReport) -> None:
+    """A book this import made for entries that were all removed for good goes again: it
+    would sit in the library with nothing in it. (A book it did not make has a highlight.)"""
+    empty = Book.objects.filter(pk__in=[b.pk for b in books.values()]).exclude(
+        Exists(Highlight.objects.filter(book=OuterRef("pk")))
+    )
+    gone = set(empty.values_list("pk", flat=True))
+    if not gone:
+        return
+    Book.objects.filter(pk__in=gone).delete()
+    for key in [key for key, book in books.items() if book.pk in gone]:
+        del books[key]
+    work.touched -= gone
+    report.new_books -= len(gone)
 
 
 def _finish_report(

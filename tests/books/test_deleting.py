@@ -5,13 +5,15 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.translation import override
 
 from accounts.models import User
 from affinity.models import ReaderCentroid
+from books.deleting import deleted_phrase
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Import
-from books.services import highlight_delete, highlight_note_update
+from books.services import DeleteCount, highlight_delete, highlight_note_update
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
 from tests.books.library import listed_books
 
@@ -138,6 +140,23 @@ class BookDeleteTests:
             .exclude(book=_borges(alice))
             .count()
         )
+
+
+class DeletedPhraseTests:
+    def test_it_groups_thousands_and_says_one_in_the_singular(self) -> None:
+        phrase = deleted_phrase(DeleteCount(highlights=1049, notes=1, with_notes=0))
+        assert phrase == "1,049 highlights and 1 note"
+        assert deleted_phrase(DeleteCount(highlights=1, notes=110938, with_notes=0)) == (
+            "1 highlight and 110,938 notes"
+        )
+
+    def test_it_says_it_in_spanish(self) -> None:
+        with override("es"):
+            phrase = deleted_phrase(DeleteCount(highlights=1049, notes=0, with_notes=0))
+            assert phrase == "1\xa0049 subrayados y 0 notas"
+            assert deleted_phrase(DeleteCount(highlights=1, notes=1, with_notes=0)) == (
+                "1 subrayado y 1 nota"
+            )
 
 
 @pytest.mark.django_db

@@ -62,6 +62,7 @@ class Command(BaseCommand):
             "standalone_notes",
             "bookmarks_skipped",
             "deleted_skipped",
+            "already_deleted",
         ]:
             self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
         for reason, count in counts.get("skipped_in_file", {}).items():

@@ -40,6 +40,7 @@ class ImportTests:
             "standalone_notes": 0,
             "bookmarks_skipped": 1,
             "deleted_skipped": 0,
+            "already_deleted": 0,
             "truncated_by_book": {},
             "books_with_nothing": {},
             "book_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],

@@ -1,0 +1,117 @@
+"""Highlights removed for good, known again: an import leaves out an entry that is one.
+
+The daily purge (books.purging) removes a highlight deleted EXOGRAM_DELETED_DAYS ago, and
+its dedupe key with it; a Kindle keeps every clipping in My Clippings.txt, so the reader's
+next upload would add it back. Each one leaves a PurgedHighlight: hashes, never its words.
+An entry of a later import that would be a new highlight (or a note of its own) is left out,
+and counted as already deleted, when within the same book it has
+
+- the purged highlight's dedupe key: the same entry, from the same file or a later copy;
+- the hash of its folded text: the same words, or an entry that had been merged into the
+  purged highlight (each merged entry's text is hashed too), or its note;
+- every 4-word run among the purged highlight's runs, and at least SHARED_RUN_WORDS words:
+  a shorter selection of it, such as the first version of a highlight a longer one
+  extended, whose own text was not kept.
+
+Not caught, and so imported again: a selection that reaches beyond the purged passage (an
+extended or shifted re-selection that was never merged into it), a part of it shorter than
+SHARED_RUN_WORDS words, and the passage under another title or author (another book).
+"""
+
+import hashlib
+from collections import defaultdict
+
+from books.importing.merging import long_run, stable_runs
+from books.models import Highlight, HighlightMerge, PurgedHighlight
+from books.text import fold_spacing_and_bom
+
+_NOTE = "note:"
+
+
+def text_hash(text: str) -> str:
+    """A text's hash, folded as the import compares texts (spacing, case, byte order mark)."""
+    return hashlib.blake2b(fold_spacing_and_bom(text).encode(), digest_size=16).hexdigest()
+
+
+def _note_hash(text: str) -> str:
+    return _NOTE + text_hash(text.strip())
+
+
+def purged_traces(*, ids: list[int]) -> list[PurgedHighlight]:
+    """What is kept of these highlights once they are removed (unsaved rows)."""
+    merged: defaultdict[int, list[str]] = defaultdict(list)
+    for highlight_id, text in HighlightMerge.objects.filter(highlight_id__in=ids).values_list(
+        "highlight_id", "merged_text"
+    ):
+        merged[highlight_id].append(text)
+    traces = []
+    rows = Highlight.objects.filter(pk__in=ids).values_list(
+        "pk", "reader_id", "kind", "dedupe_key", "text", "note", "book__key"
+    )
+    for pk, reader_id, kind, dedupe_key, text, note, book_key in rows:
+        if kind == Highlight.Kind.NOTE:
+            hashes = {_note_hash(text or note)}
+            runs: set[int] = set()
+        else:
+            hashes = {text_hash(version) for version in [text, *merged[pk]] if version.strip()}
+            if note.strip():
+                hashes.add(_note_hash(note))
+            runs = stable_runs(fold_spacing_and_bom(text))
+        traces.append(
+            PurgedHighlight(
+                reader_id=reader_id,
+                book_key=book_key,
+                kind=kind,
+                dedupe_key=dedupe_key,
+                text_hashes=sorted(hashes),
+                runs=sorted(runs),
+            )
+        )
+    return traces
+
+
+class Purged:
+    """The traces of the reader's highlights removed for good, of the books of one file."""
+
+    def __init__(self, *, reader_id: int, book_keys: list[str]) -> None:
+        self._keys: set[str] = set()
+        self._hashes: set[tuple[str, str]] = set()
+        self._runs: list[frozenset[int]] = []
+        # (book key, a run) -> the traces holding it: the candidates for a shorter selection.
+        self._by_run: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
+        rows = PurgedHighlight.objects.filter(reader_id=reader_id, book_key__in=book_keys)
+        for book_key, dedupe_key, hashes, runs in rows.values_list(
+            "book_key", "dedupe_key", "text_hashes", "runs"
+        ):
+            self._keys.add(dedupe_key)
+            self._hashes.update((book_key, h) for h in hashes)
+            if runs:
+                self._runs.append(frozenset(runs))
+                for run in runs:
+                    self._by_run[(book_key, run)].append(len(self._runs) - 1)
+
+    def __bool__(self) -> bool:
+        return bool(self._keys)
+
+    def holds(self, *, book_key: str, dedupe_key: str, text: str) -> bool:
+        """Whether a highlight entry is one removed for good (its key, its text, or a
+        shorter selection of it)."""
+        if not self._keys:
+            return False
+        if dedupe_key in self._keys or (book_key, text_hash(text)) in self._hashes:
+            return True
+        folded = fold_spacing_and_bom(text)
+        if not long_run(folded):
+            return False
+        runs = stable_runs(folded)
+        first = min(runs, default=None)
+        if first is None:
+            return False
+        return any(runs <= self._runs[index] for index in self._by_run.get((book_key, first), []))
+
+    def holds_note(self, *, book_key: str, dedupe_key: str, text: str) -> bool:
+        """Whether a note entry is a standalone note, or the note of a highlight, removed
+        for good."""
+        if not self._keys:
+            return False
+        return dedupe_key in self._keys or (book_key, _note_hash(text)) in self._hashes
