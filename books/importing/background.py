@@ -107,14 +107,32 @@ def import_send(*, the_import: Import) -> bool:
     return True
 
 
-def _advance(the_import: Import, *, from_statuses: list[str], to: str) -> bool:
+def _advance(
+    the_import: Import, *, from_statuses: list[str], to: str, counts: dict[str, int] | None = None
+) -> bool:
     """Move the import on, only from the statuses given: the guard against a duplicate
     task (acks_late, a sweep) running an import that another task runs or finished."""
-    moved = Import.objects.filter(pk=the_import.pk, status__in=from_statuses).update(
-        status=to, error="", finished_at=timezone.now()
-    )
+    changes: dict[str, object] = {"status": to, "error": "", "finished_at": timezone.now()}
+    if counts is not None:
+        changes["counts"] = counts
+    moved = Import.objects.filter(pk=the_import.pk, status__in=from_statuses).update(**changes)
     the_import.status = to
     return bool(moved)
+
+
+def saving_counts(result: ParseResult) -> dict[str, int]:
+    """What a saving import is saving, for its report and the home page to say.
+
+    The save is one transaction (a file is imported whole or not at all), and the report
+    it writes locks the import's row until the commit: nothing the save does is visible to
+    another connection before it ends, so the page can say how many, not how far. Written
+    when saving starts; the finished report replaces it."""
+    kinds = Counter(clipping.kind for clipping in result.clippings)
+    return {
+        # Bookmarks are counted in the report, never saved.
+        "saving_highlights": sum(n for kind, n in kinds.items() if kind not in ("note", "bookmark")),
+        "saving_notes": kinds["note"],
+    }
 
 
 def import_run(*, import_id: int) -> Import | None:
@@ -153,7 +171,12 @@ def import_run(*, import_id: int) -> Import | None:
         ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     del data
-    _advance(the_import, from_statuses=[Import.Status.READING], to=Import.Status.SAVING)
+    _advance(
+        the_import,
+        from_statuses=[Import.Status.READING],
+        to=Import.Status.SAVING,
+        counts=saving_counts(result),
+    )
     try:
         with transaction.atomic():
             _import_in_parts(the_import, result)
