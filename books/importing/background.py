@@ -128,11 +128,9 @@ def saving_counts(result: ParseResult) -> dict[str, int]:
     another connection before it ends, so the page can say how many, not how far. Written
     when saving starts; the finished report replaces it."""
     kinds = Counter(clipping.kind for clipping in result.clippings)
-    return {
-        # Bookmarks are counted in the report, never saved.
-        "saving_highlights": sum(n for kind, n in kinds.items() if kind not in ("note", "bookmark")),
-        "saving_notes": kinds["note"],
-    }
+    # Bookmarks are counted in the report, never saved.
+    highlights = sum(n for kind, n in kinds.items() if kind not in ("note", "bookmark"))
+    return {"saving_highlights": highlights, "saving_notes": kinds["note"]}
 
 
 def import_run(*, import_id: int) -> Import | None:
