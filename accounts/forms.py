@@ -61,9 +61,25 @@ class SignupForm(UserCreationForm[User]):
 
     error_messages = {**UserCreationForm.error_messages, **form_messages.PASSWORDS}
 
+    # Optional, and only for password resets: without it a reader who forgets the
+    # password can only ask whoever runs the server. Not refused when another account has
+    # it, as in the settings: that would tell anyone which addresses have accounts here;
+    # the address is the reader's once they follow the link mailed to it.
+    email = forms.EmailField(
+        label=_("E-mail address (optional)"),
+        required=False,
+        help_text=_(
+            "Only for password resets: without it, a forgotten password means asking the "
+            "person who runs this Exogram. A link to confirm it is mailed to it. Never shown."
+        ),
+        error_messages=form_messages.EMAIL,
+    )
+
     class Meta(UserCreationForm.Meta):
         model = User
-        fields = ("username",)
+        fields = ("username", "email")
+
+    field_order = ["username", "password1", "password2", "email"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -71,6 +87,7 @@ class SignupForm(UserCreationForm[User]):
         # The username validator's own message is formal in Spanish ("Introduzca…").
         self.fields["username"].error_messages.update(form_messages.USERNAME)
         self.fields["username"].widget.attrs.update({"autocomplete": "username"})
+        self.fields["email"].widget.attrs.update({"autocomplete": "email"})
         self.fields["password1"].help_text = PASSWORD_HINT
         self.fields["password1"].error_messages.update(form_messages.NEW_PASSWORD)
         self.fields["password2"].error_messages.update(form_messages.NEW_PASSWORD_AGAIN)

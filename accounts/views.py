@@ -79,6 +79,15 @@ def signup(request: HttpRequest) -> HttpResponse:
         messages.success(
             request, gettext("Welcome to Exogram, %(name)s.") % {"name": user.username}
         )
+        if user.email and email_verification_send(reader=user, request=request):
+            messages.info(
+                request,
+                gettext(
+                    "Follow the link mailed to %(email)s to confirm it is yours: until then "
+                    "no password reset link goes there."
+                )
+                % {"email": user.email},
+            )
         return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
 

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
@@ -16,10 +16,18 @@ from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, search_words
 from books.vocabulary import WordKind, word_key
 
-# When the time left is worth showing (EmbeddingProgress.remaining).
-ETA_SETTLE_SECONDS = 20
-ETA_SHARE = 0.1
-ETA_PATIENCE_SECONDS = 120
+# The time left is read from the pace of the latest vectors written (EmbeddingProgress.
+# remaining): the last ETA_WRITES groups a worker wrote, each in one statement with one
+# time (books.embedding.pipeline._write_vectors). The pace since the import started said
+# "about 64 hours left" of a 110,938-highlight import: its clock had run through the
+# minutes of saving, the model loading and the first, slowest turns.
+ETA_WRITES = 8
+# At least this many writes (two spans between them) before anything is said: two workers
+# write their first groups a moment apart, and a pace read from that one span is wild.
+ETA_MIN_WRITES = 3
+# Writes older than this are not asked for (the query stays on recent rows); a worker
+# slower than three groups an hour is not estimated at all.
+ETA_LOOKBACK = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -84,19 +92,20 @@ class EmbeddingProgress:
         """The bar's width in steps of 5, a CSS class rather than an inline style (CSP)."""
         return self.percent_embedded // 5 * 5
 
-    def remaining(self, *, started_at: datetime, now: datetime) -> str:
-        """A rough time left, from the pace so far; "" until that pace is worth showing.
+    def remaining(self, *, writes: list[tuple[datetime, int]], now: datetime) -> str:
+        """A rough time left, at the pace of the latest writes; "" until there is one.
 
-        The first seconds are the model loading and the first batch queueing: a pace read
-        then said "about 15 hours" of a five-minute job. So nothing is said before
-        ETA_SETTLE_SECONDS, and then only once ETA_SHARE of the highlights are settled or
-        ETA_PATIENCE has passed (a slow machine still gets told, after a while)."""
-        elapsed = (now - started_at).total_seconds()
-        if self.done or self.settled == 0 or elapsed < ETA_SETTLE_SECONDS:
+        `writes` are (when, how many) of the latest groups of vectors written, newest first
+        (recent_vector_writes). The pace is what the writes after the oldest one brought
+        since it, counted up to now: a worker that stopped makes the time left grow rather
+        than freeze, and the first slow turns (the model loading) leave the window."""
+        if self.done or len(writes) < ETA_MIN_WRITES:
             return ""
-        if self.settled < ETA_SHARE * self.highlights and elapsed < ETA_PATIENCE_SECONDS:
+        since = (now - writes[-1][0]).total_seconds()
+        written = sum(count for _, count in writes[:-1])
+        if since <= 0 or written <= 0:
             return ""
-        seconds = self.pending * elapsed / self.settled
+        seconds = self.pending * since / written
         if seconds < 60:
             return gettext("less than a minute left")
         minutes = round(seconds / 60)
@@ -135,6 +144,33 @@ def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingPr
             behind_others=not reason and pipeline.embedding_elsewhere(reader_id=reader_id),
         )
     return progress
+
+
+def recent_vector_writes(the_import: Import, *, now: datetime) -> list[tuple[datetime, int]]:
+    """The latest groups of the import's vectors written: (when, how many), newest first.
+
+    A group's vectors are written in one statement, which sets one `updated` on them all
+    (PostgreSQL's now() is the transaction's time); a reader's edit meanwhile counts as
+    a group of one, which moves the pace by little."""
+    rows = (
+        Highlight.objects.filter(
+            source_import=the_import,
+            embedding_status=Highlight.EmbeddingStatus.DONE,
+            updated__gte=now - ETA_LOOKBACK,
+        )
+        .values("updated")
+        .annotate(written=Count("id"))
+        .order_by("-updated")
+        .values_list("updated", "written")[:ETA_WRITES]
+    )
+    return list(rows)
+
+
+def import_time_left(the_import: Import, progress: "EmbeddingProgress", *, now: datetime) -> str:
+    """The time left to embed what the import brought, or "" (EmbeddingProgress.remaining)."""
+    if progress.done:
+        return ""
+    return progress.remaining(writes=recent_vector_writes(the_import, now=now), now=now)
 
 
 def import_progress(the_import: Import) -> EmbeddingProgress:

@@ -1,6 +1,7 @@
 """Thin Celery tasks: each takes ids and calls one service."""
 
 import logging
+import time
 
 from celery import shared_task
 from celery.signals import worker_ready
@@ -29,6 +30,7 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
     # onnxruntime itself.
     from books.embedding.encoder import EncoderUnavailable
 
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         outcome = pipeline.highlights_embed_turn(ids=ids)
     except EncoderUnavailable as error:
@@ -41,6 +43,15 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
         # New vectors bring new connections (written with them, committed by now).
         library_background_bump(reader_ids=outcome.readers)
         library_maps_refresh_when_embedded(reader_ids=outcome.readers)
+    # The turn's wall and CPU seconds, for an operator who wonders whether embedding is
+    # slow: a wall time far above the CPU time is other work sharing the cores, not the
+    # turn (docs/operations.md, 2026-12-06).
+    logger.info(
+        "embedding turn: %d embedded in %.1f s (%.1f CPU s in this process)",
+        outcome.embedded,
+        time.perf_counter() - started,
+        time.process_time() - cpu_started,
+    )
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 
 

@@ -37,6 +37,7 @@ from books.selectors import (
     book_highlights,
     favourites_for,
     import_progress,
+    import_time_left,
     library_counts,
     tags_for,
     with_book_languages,
@@ -64,7 +65,7 @@ def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
     latest = Import.objects.filter(reader=reader).exclude(status=Import.Status.REFUSED).first()
     if counts.done or latest is None:
         return ""
-    return import_progress(latest).remaining(started_at=latest.started_at, now=timezone.now())
+    return import_time_left(latest, import_progress(latest), now=timezone.now())
 
 
 @require_GET
@@ -77,6 +78,11 @@ def home(request: HttpRequest) -> HttpResponse:
         "counts": counts,
         "eta": _library_eta(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
+        # A background import still reading or saving: the page says so instead of "Your
+        # library is empty", which invited a second upload of the same file.
+        "import_under_way": Import.objects.filter(
+            reader=reader, status__in=Import.UNDER_WAY
+        ).first(),
         "fresh_connections": fresh_connections(reader),
         "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }

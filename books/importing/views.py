@@ -29,7 +29,7 @@ from books.importing.services import (
 )
 from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
 from books.models import Highlight, Import
-from books.selectors import import_progress
+from books.selectors import import_progress, import_time_left
 from books.services import delete_count, import_deletable
 from books.wording import translated
 
@@ -186,7 +186,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "kept_with_warnings": [p for p in the_import.problems if p.get("kept")],
         "under_way": Import.UNDER_WAY,
         "progress": progress,
-        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
+        "eta": import_time_left(the_import, progress, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
         "page": merges,
         **_import_delete_context(the_import),
@@ -215,11 +215,12 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
         # The background import finished: reload the report to show what it did.
         return HttpResponse(headers={"HX-Refresh": "true"})
     if the_import.status in Import.UNDER_WAY:
-        return render(request, "books/_import_stage.html", {"import": the_import})
+        context = {"import": the_import, "on_home": bool(request.GET.get("home"))}
+        return render(request, "books/_import_stage.html", context)
     progress = import_progress(the_import)
     context = {
         "progress": progress,
-        "eta": progress.remaining(started_at=the_import.started_at, now=timezone.now()),
+        "eta": import_time_left(the_import, progress, now=timezone.now()),
         "poll_url": request.path,
         # The header's phrase rides along (hx-swap-oob): the page says one thing.
         "import": the_import,

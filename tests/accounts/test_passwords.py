@@ -68,6 +68,23 @@ class PasswordResetTests:
         assert response["Location"] == reverse("password_reset_done")
         assert mail.outbox == []
 
+    def test_it_tells_a_reader_without_an_email_whom_to_ask(self, client: Client) -> None:
+        page = client.get(reverse("password_reset")).content.decode()
+        assert "ask the person who runs this Exogram to set a new password" in page
+        assert "python manage.py changepassword" in page
+
+    def test_its_reply_says_the_same_for_an_account_without_an_email(
+        self, alice: User, client: Client
+    ) -> None:
+        # alice has no address: the reply is the one an unknown address gets, word for word.
+        unknown = client.post(reverse("password_reset"), {"email": "nobody@example.org"})
+        alices = client.post(reverse("password_reset"), {"email": "alice@example.org"})
+        assert unknown["Location"] == alices["Location"] == reverse("password_reset_done")
+        done = client.get(reverse("password_reset_done")).content.decode()
+        assert "An account with no confirmed e-mail address gets no mail" in done
+        assert "alice" not in done
+        assert mail.outbox == []
+
     def test_it_mails_only_an_address_its_reader_confirmed(
         self, alice: User, client: Client
     ) -> None:

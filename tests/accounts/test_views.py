@@ -1,4 +1,7 @@
+import re
+
 import pytest
+from django.core import mail
 from django.test import Client
 from django.urls import reverse
 
@@ -38,6 +41,72 @@ class SignupTests:
         assert response.status_code == 200
         assert b"The two passwords are not the same." in response.content
         assert not User.objects.filter(username="carol").exists()
+
+    def test_it_asks_for_an_optional_email_only_for_password_resets(self, client: Client) -> None:
+        content = client.get(reverse("signup")).content.decode()
+        assert 'name="email"' in content
+        assert "E-mail address (optional)" in content
+        assert "Only for password resets" in content
+
+    def test_an_email_given_at_sign_up_is_confirmed_by_a_mailed_link(self, client: Client) -> None:
+        response = client.post(
+            reverse("signup"),
+            {
+                "username": "carol",
+                "password1": PASSWORD,
+                "password2": PASSWORD,
+                "email": "carol@example.org",
+            },
+            follow=True,
+        )
+        assert "Follow the link mailed to carol@example.org" in response.content.decode()
+        carol = User.objects.get(username="carol")
+        assert (carol.email, carol.verified_email) == ("carol@example.org", "")
+        [message] = mail.outbox
+        assert message.to == ["carol@example.org"]
+        link = re.search(r"https?://[^/\s]+(/settings/email/verify/\S+/)", message.body)
+        assert link is not None
+        client.get(link.group(1))
+        carol.refresh_from_db()
+        assert carol.verified_email == "carol@example.org"
+        # Now a forgotten password can be reset.
+        client.logout()
+        client.post(reverse("password_reset"), {"email": "carol@example.org"})
+        assert mail.outbox[-1].subject == "Reset your Exogram password"
+
+    def test_it_signs_up_without_an_email_and_mails_nothing(self, client: Client) -> None:
+        client.post(
+            reverse("signup"),
+            {"username": "carol", "password1": PASSWORD, "password2": PASSWORD, "email": ""},
+        )
+        assert User.objects.get(username="carol").email == ""
+        assert mail.outbox == []
+
+    def test_it_refuses_a_bad_email(self, client: Client) -> None:
+        response = client.post(
+            reverse("signup"),
+            {"username": "carol", "password1": PASSWORD, "password2": PASSWORD, "email": "carol"},
+        )
+        assert response.status_code == 200
+        assert "Write an e-mail address, such as reader@example.com." in response.content.decode()
+        assert not User.objects.filter(username="carol").exists()
+
+    def test_an_email_another_account_has_is_not_refused(self, alice: User, client: Client) -> None:
+        # Refusing it would tell anyone which addresses have an account here; it is the
+        # new reader's only once they follow the link mailed to it.
+        alice.email = alice.verified_email = "shared@example.org"
+        alice.save()
+        response = client.post(
+            reverse("signup"),
+            {
+                "username": "carol",
+                "password1": PASSWORD,
+                "password2": PASSWORD,
+                "email": "shared@example.org",
+            },
+        )
+        assert response.status_code == 302
+        assert User.objects.get(username="carol").verified_email == ""
 
     def test_it_sends_a_logged_in_reader_home(self, alice_client: Client) -> None:
         assert alice_client.get(reverse("signup"))["Location"] == reverse("home")

@@ -57,39 +57,55 @@ class EmbeddingProgressTests:
         _settle(embedded=0)
         assert not import_progress(the_import).starting
 
-    def test_it_estimates_the_time_left_from_the_pace(self) -> None:
+    def test_it_estimates_the_time_left_from_the_latest_writes(self) -> None:
         now = timezone.now()
-        progress = EmbeddingProgress(highlights=100, embedded=25, failed=0)
-        assert progress.remaining(started_at=now - timedelta(minutes=2), now=now) == (
-            "about 6 minutes left"
-        )
-        assert progress.remaining(started_at=now - timedelta(seconds=30), now=now) == (
-            "about 2 minutes left"
-        )
-        quick = EmbeddingProgress(highlights=100, embedded=90, failed=0)
-        assert quick.remaining(started_at=now - timedelta(seconds=30), now=now) == (
-            "less than a minute left"
-        )
-        slow = EmbeddingProgress(highlights=1000, embedded=10, failed=0)
-        assert slow.remaining(started_at=now - timedelta(minutes=10), now=now) == (
-            "about 16 hours left"
-        )
-        nothing_yet = EmbeddingProgress(highlights=100, embedded=0, failed=0)
-        assert nothing_yet.remaining(started_at=now - timedelta(minutes=2), now=now) == ""
+        progress = EmbeddingProgress(highlights=1000, embedded=100, failed=0)
+        # 100 written in the 70 s since the oldest write of the window: 900 more take 630 s.
+        writes = _writes(now, (10, 50), (40, 50), (70, 50))
+        assert progress.remaining(writes=writes, now=now) == "about 10 minutes left"
+        quick = EmbeddingProgress(highlights=1000, embedded=990, failed=0)
+        assert quick.remaining(writes=writes, now=now) == "less than a minute left"
+        slow = EmbeddingProgress(highlights=100_000, embedded=100, failed=0)
+        assert slow.remaining(writes=writes, now=now) == "about 19 hours left"
 
-    def test_it_says_nothing_until_the_pace_is_worth_showing(self) -> None:
-        # The first 25 s of a five-minute job: the model loading, one batch landed. The
-        # pace then said "about 15 hours left".
+    def test_it_says_nothing_before_three_writes(self) -> None:
+        # Two workers write their first groups a second apart: a pace read from that one
+        # span said "less than a minute" of an hour's work.
         now = timezone.now()
-        first_seconds = EmbeddingProgress(highlights=4713, embedded=32, failed=0)
-        assert first_seconds.remaining(started_at=now - timedelta(seconds=25), now=now) == ""
-        # Half done in 10 s: still too early to say.
-        early = EmbeddingProgress(highlights=100, embedded=50, failed=0)
-        assert early.remaining(started_at=now - timedelta(seconds=10), now=now) == ""
-        # A tenth done after 30 s: worth saying, and it is about right.
-        tenth = EmbeddingProgress(highlights=4713, embedded=480, failed=0)
-        assert tenth.remaining(started_at=now - timedelta(seconds=30), now=now) == (
-            "about 4 minutes left"
+        progress = EmbeddingProgress(highlights=10_000, embedded=512, failed=0)
+        assert progress.remaining(writes=_writes(now, (1, 256), (2, 256)), now=now) == ""
+        assert progress.remaining(writes=[], now=now) == ""
+        done = EmbeddingProgress(highlights=100, embedded=100, failed=0)
+        assert done.remaining(writes=_writes(now, (1, 50), (2, 25), (3, 25)), now=now) == ""
+
+    def test_a_worker_that_stopped_makes_the_time_left_grow(self) -> None:
+        progress = EmbeddingProgress(highlights=1000, embedded=100, failed=0)
+        at = timezone.now()
+        writes = _writes(at, (0, 50), (30, 50), (60, 50))
+        assert progress.remaining(writes=writes, now=at) == "about 9 minutes left"
+        later = at + timedelta(minutes=10)
+        assert progress.remaining(writes=writes, now=later) == "about 2 hours left"
+
+
+def _writes(now: datetime, *ago_counts: tuple[int, int]) -> list[tuple[datetime, int]]:
+    """(when, how many) of groups written `seconds` ago, newest first."""
+    return [(now - timedelta(seconds=ago), count) for ago, count in ago_counts]
+
+
+def _written(the_import: Import, *ago_counts: tuple[int, int]) -> None:
+    """Mark the import's highlights embedded in groups, each written `seconds` ago."""
+    now = timezone.now()
+    pending = list(
+        Highlight.objects.filter(source_import=the_import)
+        .exclude(text="")
+        .exclude(embedding_status=DONE)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for ago, count in ago_counts:
+        group, pending = pending[:count], pending[count:]
+        Highlight.objects.filter(pk__in=group).update(
+            embedding_status=DONE, updated=now - timedelta(seconds=ago)
         )
 
 
@@ -111,12 +127,26 @@ class ImportReportProgressTests:
     def test_it_shows_a_time_estimate_while_embedding(
         self, the_import: Import, alice_client: Client
     ) -> None:
-        Import.objects.filter(pk=the_import.pk).update(
-            started_at=timezone.now() - timedelta(minutes=3)
-        )
-        _settle(embedded=2)
+        _written(the_import, (10, 1), (70, 1), (130, 1))
         url = reverse("import_progress", args=[the_import.code])
-        assert "minutes left" in alice_client.get(url).content.decode()
+        # 2 in the 130 s since the oldest write; 7 more take about 8 minutes.
+        assert "about 8 minutes left" in alice_client.get(url).content.decode()
+
+    def test_the_time_left_leaves_out_the_saving_and_the_first_slow_turns(
+        self, the_import: Import, alice_client: Client
+    ) -> None:
+        # A large import: saved for minutes, then the first turns slow; the pace since it
+        # started said "about 64 hours left" of a 110,938-highlight import.
+        Import.objects.filter(pk=the_import.pk).update(
+            started_at=timezone.now() - timedelta(hours=2)
+        )
+        _written(the_import, (130, 1), (70, 1), (10, 1))
+        url = reverse("import_progress", args=[the_import.code])
+        # 2 in the 130 s since the first write; 7 more take about 8 minutes (the pace
+        # since the start, 3 in 2 hours, said 5 hours).
+        assert "about 8 minutes left" in alice_client.get(url).content.decode()
+        home = alice_client.get(reverse("library_progress")).content.decode()
+        assert "about 8 minutes left" in home
 
     def test_the_polled_progress_updates_the_header_too(
         self, the_import: Import, alice_client: Client
@@ -156,10 +186,7 @@ class LibraryProgressTests:
     def test_home_shows_the_time_left_at_the_latest_imports_pace(
         self, the_import: Import, alice_client: Client
     ) -> None:
-        Import.objects.filter(pk=the_import.pk).update(
-            started_at=timezone.now() - timedelta(minutes=3)
-        )
-        _settle(embedded=2)
+        _written(the_import, (130, 1), (70, 1), (10, 1))
         assert "minutes left" in alice_client.get(reverse("home")).content.decode()
         assert "minutes left" in alice_client.get(reverse("library_progress")).content.decode()
         _settle(embedded=7)

@@ -62,7 +62,10 @@ class BackgroundImportViewTests:
         alice_client.post(reverse("import"), _upload(DATA))
         the_import = Import.objects.get()
         poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
-        assert "Waiting for a worker" in alice_client.get(poll).content.decode()
+        assert (
+            "Importing My Clippings.txt: waiting for a worker"
+            in alice_client.get(poll).content.decode()
+        )
         assert run_import(the_import.pk) == Import.Status.DONE
         assert run_import(the_import.pk) == Import.Status.DONE  # a duplicate does nothing
         assert Highlight.objects.count() == 5

@@ -1,0 +1,120 @@
+"""The home page while a background import reads and saves a large file: it says so (with
+how many it is saving) instead of "Your library is empty", which invited a second upload."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from books.importing import background
+from books.importing.clippings import parse_clippings
+from books.importing.screening import screen_entries
+from books.models import Highlight, Import
+from books.tasks import run_import
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+
+DATA = clippings_file(*MEMORY_LIBRARY)
+
+
+@pytest.fixture
+def small_inline_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any file goes to the background (a real 2 MB file would only make the test slow)."""
+    monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
+
+
+def _upload(data: bytes) -> dict[str, SimpleUploadedFile]:
+    return {"file": SimpleUploadedFile("My Clippings.txt", data, content_type="text/plain")}
+
+
+EMPTY = "Your library is empty."
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("small_inline_limit")
+class HomeDuringImportTests:
+    def test_the_home_page_never_shows_the_empty_state_while_an_import_runs(
+        self, alice_client: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        home = alice_client.get(reverse("home")).content.decode()
+        assert "Importing My Clippings.txt: waiting for a worker…" in home
+        assert EMPTY not in home
+        seen: list[str] = []
+
+        def home_while(step: Any) -> Any:
+            # The real step, with the home page read as it begins.
+            def step_seen(*args: Any, **kwargs: Any) -> Any:
+                seen.append(alice_client.get(reverse("home")).content.decode())
+                return step(*args, **kwargs)
+
+            return step_seen
+
+        monkeypatch.setattr(background, "parse_in_pieces", home_while(background.parse_in_pieces))
+        saving = home_while(background.parsed_clippings_save)
+        monkeypatch.setattr(background, "parsed_clippings_save", saving)
+        assert run_import(Import.objects.get().pk) == Import.Status.DONE
+        reading, saving_page = seen
+        assert "Importing My Clippings.txt: reading the file…" in reading
+        # Bookmarks are never saved; the note goes on its highlight, but it is said.
+        assert "Importing My Clippings.txt: saving 5 highlights and 1 note…" in saving_page
+        assert all(EMPTY not in page for page in seen)
+        assert all('class="button" href="/import/"' not in page for page in seen)
+        done = alice_client.get(reverse("home")).content.decode()
+        assert 'id="import-stage"' not in done
+        assert EMPTY not in done
+
+    def test_the_home_page_polls_the_import_and_reloads_when_it_is_done(
+        self, alice_client: Client
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        the_import = Import.objects.get()
+        poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1&home=1"
+        home = alice_client.get(reverse("home")).content.decode()
+        assert 'hx-get="' + poll.replace("&", "&amp;") + '"' in home
+        stage = alice_client.get(poll).content.decode()
+        assert "Importing My Clippings.txt: waiting for a worker…" in stage
+        assert f'href="{the_import.get_absolute_url()}">See the import' in stage
+        run_import(the_import.pk)
+        assert alice_client.get(poll).headers["HX-Refresh"] == "true"
+
+    def test_the_report_says_how_many_it_is_saving(self, alice_client: Client) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        the_import = Import.objects.get()
+        Import.objects.filter(pk=the_import.pk).update(
+            status=Import.Status.SAVING,
+            counts=background.saving_counts(screen_entries(parse_clippings(DATA))),
+            finished_at=timezone.now() - timedelta(minutes=2),
+        )
+        report = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "saving 5 highlights and 1 note…" in report
+        assert "Saving for 2\xa0minutes" in report
+        assert "See the import" not in report  # the report is the import
+
+    def test_another_readers_import_is_not_on_the_home_page(
+        self, alice_client: Client, bob_client: Client
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        home = bob_client.get(reverse("home")).content.decode()
+        assert "Importing" not in home
+        assert EMPTY in home
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("small_inline_limit")
+class PlannerAfterALargeImportTests:
+    def test_the_planner_counts_the_highlights_a_large_import_saved(
+        self, alice_client: Client
+    ) -> None:
+        # Left to autovacuum, the planner saw a table of 110,938 fresh pending rows as it
+        # was before, and each embedding turn sorted them all (docs/operations.md).
+        alice_client.post(reverse("import"), _upload(DATA))
+        assert run_import(Import.objects.get().pk) == Import.Status.DONE
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'books_highlight'")
+            (estimated,) = cursor.fetchone()
+        assert estimated == Highlight.objects.count() == 5
