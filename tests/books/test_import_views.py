@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.models import Highlight, Import
+from books.models import Highlight, HighlightMerge, Import
 from tests.books.kindle import MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
@@ -417,6 +417,34 @@ class ImportReportMergesTests:
         assert "w0x2 w0x3 w0x4 w0x5 w0x6 w0x7" in content
         assert f'href="{highlight.get_absolute_url()}"' in content
         assert highlight.text == " ".join(f"w0x{i}" for i in range(8))
+
+    @pytest.mark.parametrize(
+        ("language", "single", "stored"),
+        [("en", "location 1201", "location 1201-1201"), ("es", "posición 1201", None)],
+    )
+    def test_a_single_location_reads_as_one_number_as_on_the_highlight_pages(
+        self, alice: User, alice_client: Client, language: str, single: str, stored: str | None
+    ) -> None:
+        # The Kindle writes a one-line highlight's location as "1201-1201"; the report said
+        # the same number twice. Rows stored that way before still read as one number.
+        data = clippings_file(
+            Entry(SACKS, "one two three four five six", location="1201-1201"),
+            Entry(SACKS, "three four five six seven eight", location="1201-1201"),
+        )
+        the_import = clippings_import(reader=alice, data=data, file_name="alice.txt")
+        merge = HighlightMerge.objects.get()
+        assert merge.where == "location 1201"
+        if stored:
+            HighlightMerge.objects.filter(pk=merge.pk).update(where=stored)
+
+        content = alice_client.get(
+            the_import.get_absolute_url(), headers={"Accept-Language": f"{language};q=1"}
+        ).content.decode()
+
+        assert f" · {single} · " in content
+        assert "1201\N{EN DASH}1201" not in content
+        highlight = alice_client.get(merge.highlight.get_absolute_url()).content.decode()
+        assert "1201\N{EN DASH}1201" not in highlight
 
     def test_it_shows_the_whole_highlight_an_entry_went_into(
         self, alice: User, alice_client: Client
