@@ -76,6 +76,43 @@ class ImportUploadTests:
         assert not Highlight.objects.exists()
         assert not Import.objects.exists()
 
+    @pytest.mark.parametrize(
+        ("language", "said"),
+        [
+            ("en", "at line 2: not valid JSON, at column 30: a comma with nothing after it"),
+            ("es", "en la línea 2: JSON no válido, en la columna 30: una coma sin nada detrás"),
+        ],
+    )
+    def test_it_tells_broken_json_its_own_error_where_it_is(
+        self, alice_client: Client, language: str, said: str
+    ) -> None:
+        data = b'{"title": "Salt Roads",\n "highlights": [{"text": "x"},]}\n'
+        response = alice_client.post(
+            reverse("import"),
+            _upload(data, "export.json"),
+            headers={"Accept-Language": f"{language};q=1"},
+        )
+        assert response.status_code == 200
+        assert said in response.content.decode()
+        assert not Import.objects.exists()
+
+    def test_an_unclosed_csv_quote_is_shown_on_its_line_and_the_other_rows_kept(
+        self, alice_client: Client
+    ) -> None:
+        data = (
+            b"Highlight,Title\nThe lamp was lit.,Harbour Notes\n"
+            b'"Left open,Harbour Notes\nThe tide came in.,Harbour Notes\n'
+        )
+        response = alice_client.post(reverse("import"), _upload(data, "readwise.csv"))
+        report = alice_client.get(
+            response["Location"], headers={"Accept-Language": "es-ES,es;q=0.9"}
+        ).content.decode()
+        assert "Línea 3: unas comillas abiertas aquí no se cierran nunca" in report
+        assert sorted(Highlight.objects.values_list("text", flat=True)) == [
+            "The lamp was lit.",
+            "The tide came in.",
+        ]
+
     @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
     def test_it_refuses_a_file_over_the_limit(self, alice_client: Client) -> None:
         response = alice_client.post(reverse("import"), _upload(b"x" * (2 * 1024 * 1024)))
