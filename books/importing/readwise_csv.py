@@ -30,7 +30,6 @@ UNRECOGNISED_DATE = gettext_noop("unrecognised date %(date)s")
 # perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
 _PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_CELL_ENDS = {d: (d, "\n", "\r") for d in ",;\t"}
 # The csv module refuses a cell over 131,072 characters with an error that ends the
 # reading: a row with a 200,000-character highlight lost every row after it. The whole
 # file is in memory already, so a cell may be as long as the file; the import's screening
@@ -122,9 +121,9 @@ def unclosed_quotes(text: str, delimiter: str) -> list[int]:
             if close < 0 or not text.startswith('""', close):
                 break
             close += 2
-        ends_well = close >= 0 and (
-            close + 1 == len(text) or text[close + 1] in _CELL_ENDS[delimiter]
-        )
+        blank = " \t".replace(delimiter, "")
+        after = text[close + 1 : close + 81].lstrip(blank)[:1] if close >= 0 else ""
+        ends_well = close >= 0 and after in ("", delimiter, "\n", "\r")  # spaces may follow
         span = text[at:close] if close >= 0 else text[at:].rstrip()
         if not ends_well and ("\n" in span or "\r" in span):
             line = bisect_right(starts, at)

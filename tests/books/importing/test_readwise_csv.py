@@ -125,3 +125,15 @@ class ReadwiseCsvTests:
         [problem] = result.problems
         assert problem.line == 3
         assert "210,000 characters" in problem.message
+
+    def test_a_closed_multi_line_cell_is_no_unclosed_quote_with_spaces_or_tabs_after_it(
+        self,
+    ) -> None:
+        spaced = parse_readwise_csv(b'Highlight,Title\n"two\nlines" ,A Book\nNext,A Book\n')
+        assert spaced.problems == []
+        assert [c.text for c in spaced.clippings] == ["two\nlines", "Next"]
+        tabbed = parse_readwise_csv(
+            b'Highlight\tTitle\n"two\nlines"\tA Book\n"open\tA Book\nNext\tA Book\n'
+        )
+        assert [c.text for c in tabbed.clippings] == ["two\nlines", "Next"]
+        assert [(p.line, p.message) for p in tabbed.problems] == [(4, UNCLOSED_QUOTE)]
