@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 from books.importing.identity import display_authors
+from books.places import location_span
 from books.text import search_fold, title_initial, title_sort_key
 
 EMBEDDING_DIMENSIONS = 384
@@ -524,7 +525,8 @@ class HighlightMerge(models.Model):
         """`where` in the reader's language: it is stored as "location 210-212" or "page 5"."""
         kind, _, number = self.where.partition(" ")
         if kind == "location" and number:
-            return gettext("location %(number)s") % {"number": number.replace("-", "\N{EN DASH}")}
+            start, _, end = number.partition("-")
+            return gettext("location %(number)s") % {"number": location_span(start, end)}
         if kind == "page" and number:
             return gettext("page %(number)s") % {"number": number}
         return self.where

@@ -10,14 +10,19 @@ import json
 import re
 
 from books.importing.bookcision_json import is_bookcision, parse_bookcision
-from books.importing.clippings import ParseResult, Problem, parse_clippings
+from books.importing.clippings import (
+    NOT_A_CLIPPINGS_FILE,
+    ParseResult,
+    Problem,
+    parse_clippings,
+)
 from books.importing.devices import LABELS as DEVICE_LABELS
 from books.importing.devices import detect_device, parse_device
 from books.importing.exogram_json import is_exogram, parse_exogram_json
 from books.importing.koreader import is_koreader_json, parse_koreader_json
 from books.importing.marks import gettext_noop
 from books.importing.notebook_html import parse_notebook_html
-from books.importing.readwise_csv import parse_readwise_csv
+from books.importing.readwise_csv import KNOWN, lacking_columns, parse_readwise_csv
 from books.importing.rich import decode_text
 
 CLIPPINGS = "clippings"
@@ -45,6 +50,40 @@ UNKNOWN_JSON_FILE = gettext_noop(
     "Bookcision export (a book with 'title' and 'highlights') nor a KOReader "
     "export (a 'documents' list)"
 )
+
+# A file the Kindle parser could read nothing of, which is plainly another format, is
+# told that format's own problem, where it is (the line is the problem's).
+NOT_VALID_JSON = gettext_noop("not valid JSON, at column %(column)s: %(problem)s")
+JSON_TRAILING_COMMA = gettext_noop("a comma with nothing after it")
+JSON_ENDS_EARLY = gettext_noop("the file ends before the data is closed")
+JSON_VALUE_EXPECTED = gettext_noop("a value was expected here")
+JSON_NAME_EXPECTED = gettext_noop("a name in double quotes was expected here")
+JSON_COLON_EXPECTED = gettext_noop("a ':' was expected here")
+JSON_COMMA_EXPECTED = gettext_noop("a ',' was expected here")
+JSON_UNFINISHED_STRING = gettext_noop("a string that never ends (its closing quote is missing)")
+JSON_CONTROL_CHARACTER = gettext_noop("a line break or control character inside a string")
+JSON_BAD_ESCAPE = gettext_noop("an unknown backslash escape")
+JSON_EXTRA_DATA = gettext_noop("more text after the end of the data")
+JSON_SYNTAX = gettext_noop("a syntax error")
+NOT_A_NOTEBOOK = gettext_noop(
+    "an HTML file, but not a Kindle notebook export (it has no 'bookTitle' or "
+    "'noteHeading' entries)"
+)
+_JSON_PROBLEMS = {
+    "Expecting value": JSON_VALUE_EXPECTED,
+    "Expecting property name enclosed in double quotes": JSON_NAME_EXPECTED,
+    "Expecting ':' delimiter": JSON_COLON_EXPECTED,
+    "Expecting ',' delimiter": JSON_COMMA_EXPECTED,
+    "Unterminated string starting at": JSON_UNFINISHED_STRING,
+    "Invalid control character at": JSON_CONTROL_CHARACTER,
+    "Invalid \\escape": JSON_BAD_ESCAPE,
+    "Invalid \\uXXXX escape": JSON_BAD_ESCAPE,
+    "Extra data": JSON_EXTRA_DATA,
+}
+_HTML_START = re.compile(r"<[!?A-Za-z]")
+# Column names a highlights CSV of some other program may have: a header with one of them
+# is a CSV header, whatever else it holds.
+_COLUMN_NAMES = frozenset({*KNOWN, "book", "book title", "text", "quote", "page", "chapter"})
 
 
 def detect_format(data: bytes) -> str:
@@ -109,4 +148,66 @@ def parse_upload(data: bytes) -> ParseResult:
         if kind == BOOKCISION_JSON:
             return parse_bookcision(document)
         return ParseResult([], [Problem(1, UNKNOWN_JSON_FILE)], 1)
-    return parse_clippings(data)
+    result = parse_clippings(data)
+    if result.clippings or [p.message for p in result.problems] != [NOT_A_CLIPPINGS_FILE]:
+        return result
+    return _another_format(data) or result
+
+
+def _another_format(data: bytes) -> ParseResult | None:
+    """What a file that is not a Kindle file at all is, in its own format's terms: None
+    unless it plainly is JSON, HTML or CSV."""
+    text = decode_text(data)
+    head = text[:_SAMPLE].lstrip("\ufeff \t\r\n")
+    if head.startswith(("{", "[")):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as error:
+            return ParseResult([], [_json_problem(error)], 1)
+        except (ValueError, RecursionError):
+            return None
+    if head.startswith("<") and _HTML_START.match(head):
+        if _NOTEBOOK_MARKS.search(text):  # a notebook whose marks come late
+            return parse_notebook_html(data)
+        return ParseResult([], [Problem(1, NOT_A_NOTEBOOK)], 1)
+    header = _csv_header(head)
+    if header is not None:
+        return ParseResult([], [Problem(1, lacking_columns(header))], 1)
+    return None
+
+
+def _json_problem(error: json.JSONDecodeError) -> Problem:
+    """Python's words for a JSON error, said in Exogram's (and so translated), at the line
+    and column where it is. A trailing comma is pointed at itself, not at what follows."""
+    text, at = error.doc, error.pos
+    problem = _JSON_PROBLEMS.get(error.msg, JSON_SYNTAX)
+    if problem != JSON_UNFINISHED_STRING and not text[at:].strip():
+        at, problem = len(text.rstrip()), JSON_ENDS_EARLY  # just after the last character
+    if problem in (JSON_VALUE_EXPECTED, JSON_NAME_EXPECTED) and text[at : at + 1] in ("]", "}"):
+        before = len(text[:at].rstrip())
+        if before and text[before - 1] == ",":
+            at, problem = before - 1, JSON_TRAILING_COMMA
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    return Problem(line, NOT_VALID_JSON % {"problem": problem, "column": column})
+
+
+def _csv_header(head: str) -> list[str] | None:
+    """The header of what plainly is a CSV file: a row of short names with a column name
+    Exogram knows among them, or the first of several rows of three or more cells each."""
+    lines = [line for line in head.splitlines()[:6] if line.strip()]
+    if not lines:
+        return None
+    delimiter = max(",;\t", key=lines[0].count)
+    try:
+        rows = list(csv.reader(lines, delimiter=delimiter))
+    except csv.Error:
+        return None
+    header = rows[0]
+    if len(header) < 2 or any(not cell.strip() or len(cell) > 60 for cell in header):
+        return None
+    if any(cell.strip().casefold() in _COLUMN_NAMES for cell in header):
+        return header
+    if len(rows) >= 3 and all(len(row) == len(header) for row in rows) and len(header) >= 3:
+        return header
+    return None

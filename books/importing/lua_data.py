@@ -92,10 +92,13 @@ class _Token:
 
 
 class _Lexer:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, strict: bool = False) -> None:
         self.text = text
         self.at = 0
         self.line = 1
+        # Strict: a line break inside a quoted string ends it unfinished, as Lua says.
+        self.strict = strict
+        self.bare_line_breaks = False  # a string went on over a line break (not strict)
 
     def next(self) -> _Token:
         while True:
@@ -142,11 +145,20 @@ class _Lexer:
             found = _STRING_STOPS[quote].search(text, at)
             stop = found.start() if found else -1
             if stop < 0:
-                self.at = len(text)
+                if self.strict and "\n" in text[at:]:
+                    self.at = text.index("\n", at)
+                else:
+                    self.at = len(text)
                 return _Token("other", UNFINISHED_STRING, line)
             # Lua wants a line break in a string escaped; an older serialiser (calibre's
-            # KOReader plugin) wrote one bare in `keywords`. Kept: it is still just text.
-            self.line += text.count("\n", at, stop)
+            # KOReader plugin) wrote one bare in `keywords`. Kept: it is still just text,
+            # unless the file does not read that way (read_lua_data reads it again).
+            breaks = text.count("\n", at, stop)
+            if breaks and self.strict:
+                self.at = text.index("\n", at)
+                return _Token("other", UNFINISHED_STRING, line)
+            self.bare_line_breaks = self.bare_line_breaks or breaks > 0
+            self.line += breaks
             parts.append(text[at:stop])
             if text[stop] == quote:
                 self.at = stop + 1
@@ -190,8 +202,9 @@ class _Lexer:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
-        self.lexer = _Lexer(text)
+    def __init__(self, text: str, *, strict: bool = False) -> None:
+        self.lexer = _Lexer(text, strict=strict)
+        self.line_ended = False  # a string left open ended the value with its line
         self.token = self.lexer.next()
 
     def at(self, punct: str) -> bool:
@@ -232,6 +245,12 @@ class _Parser:
             if depth >= MAX_DEPTH:
                 return self.skip_bad(token.line, TOO_DEEP % {"depth": MAX_DEPTH})
             return self.table(depth + 1)
+        if token.kind == "other" and token.value == UNFINISHED_STRING and self.lexer.strict:
+            # Read as Lua reads it, the string ends with its line; the next line is the
+            # next field, as its writer meant, with or without the comma left inside.
+            self.advance()
+            self.line_ended = True
+            return Bad(token.line, NOT_DATA % {"found": UNFINISHED_STRING})
         return self.skip_bad(token.line, NOT_DATA % {"found": _shown(token)})
 
     def table(self, depth: int) -> LuaTable:
@@ -240,6 +259,9 @@ class _Parser:
         position = 1
         while not self.at("}"):
             if self.token.kind == "end":
+                # Never over an entry read already: `[1] = {...}` cut short keeps its words.
+                while position in table:
+                    position += 1
                 table[position] = Bad(self.token.line, ENDS_IN_A_TABLE)
                 return table
             key, value = self.field(depth, position)
@@ -248,9 +270,10 @@ class _Parser:
                 key = position - 1
             if value is not None or isinstance(key, Bad):
                 table[key] = value
+            line_ended, self.line_ended = self.line_ended, False
             if self.token.kind == "punct" and self.token.value in (",", ";"):
                 self.advance()
-            elif self.token.kind != "end" and not self.at("}"):
+            elif self.token.kind != "end" and not self.at("}") and not line_ended:
                 table[f"#bad{self.token.line}:{len(table)}"] = self.skip_bad(
                     self.token.line, SEPARATOR_EXPECTED % {"found": _shown(self.token)}
                 )
@@ -313,8 +336,35 @@ def _shown(token: _Token) -> str:
 
 def read_lua_data(text: str) -> LuaValue:
     """The value a `return {...}` chunk returns, read as data. Raises LuaDataError when the
-    text is not such a chunk; unreadable values inside it are `Bad`."""
-    return _Parser(text).chunk()
+    text is not such a chunk; unreadable values inside it are `Bad`.
+
+    A string that goes on over a line break is kept whole when the file reads cleanly so
+    (calibre's `keywords`). When it does not, the quote was most likely never closed: the
+    string ran on to the next line's quote and everything after it was read askew, each
+    fault a line or more past the real one. The file is then read again as Lua reads it,
+    the string ending unfinished on its own line, and that reading is kept unless it
+    finds more faults.
+    """
+    loose = _Parser(text)
+    try:
+        value, error = loose.chunk(), None
+    except LuaDataError as refused:
+        value, error = None, refused
+    if not loose.lexer.bare_line_breaks or (error is None and not bad_values(value)):
+        if error is not None:
+            raise error
+        return value
+    try:
+        strict, strict_error = _Parser(text, strict=True).chunk(), None
+    except LuaDataError as refused:
+        strict, strict_error = None, refused
+    if error is not None:
+        if strict_error is None:
+            return strict
+        raise strict_error if strict_error.line <= error.line else error
+    if strict_error is None and len(bad_values(strict)) <= len(bad_values(value)):
+        return strict
+    return value
 
 
 def bad_values(value: object) -> list[Bad]:

@@ -9,6 +9,7 @@ formulas (`'=SUM(…)`, as books.exporting.readwise writes it) gets its apostrop
 import csv
 import io
 import re
+from bisect import bisect_right
 
 from books.importing.clippings import ParseResult, Problem
 from books.importing.marks import gettext_noop
@@ -16,7 +17,11 @@ from books.importing.rich import decode_text, location_range, parse_date, rich_c
 
 REQUIRED = "highlight"
 KNOWN = ("highlight", "title", "author", "url", "note", "location", "date", "tags", "color")
-NOT_A_READWISE_CSV = gettext_noop("not a Readwise CSV: the first row has no 'Highlight' column")
+NO_HIGHLIGHT_COLUMN = gettext_noop(
+    "this CSV's header has no Highlight column, which Exogram needs (Title, Author, Note, "
+    "Location, Date, URL, Tags and Color are read too); found: %(found)s"
+)
+UNCLOSED_QUOTE = gettext_noop("a quote opened here is never closed")
 CSV_UNREADABLE = gettext_noop("this CSV could not be read: %(error)s")
 ROW_UNREADABLE = gettext_noop("this row could not be read: %(error)s")
 ROW_WITHOUT_TEXT = gettext_noop("a row without a Highlight (or a Note)")
@@ -24,6 +29,7 @@ UNRECOGNISED_DATE = gettext_noop("unrecognised date %(date)s")
 # An apostrophe before what books.exporting.readwise.neutralize protects: a formula sign,
 # perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
 _PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # The csv module refuses a cell over 131,072 characters with an error that ends the
 # reading: a row with a 200,000-character highlight lost every row after it. The whole
 # file is in memory already, so a cell may be as long as the file; the import's screening
@@ -44,21 +50,101 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
     text = decode_text(data)
     # The delimiter is the header's: a comma, or what a non-English Excel writes instead.
     # (csv.Sniffer guesses from the data and got quoting wrong on quoted multi-line cells.)
-    first_line = text.split("\n", 1)[0]
-    delimiter = max(",;\t", key=first_line.count)
+    delimiter = _delimiter(text)
+    unclosed = unclosed_quotes(text, delimiter)
+    if unclosed and unclosed[0] == 1:
+        return ParseResult([], [Problem(1, UNCLOSED_QUOTE)], 1)
     reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
-    result = ParseResult(clippings=[], problems=[], entries=0)
     try:
         header = next(reader, [])
     except csv.Error as error:
         return ParseResult([], [Problem(1, CSV_UNREADABLE % {"error": error})], 1)
     columns = {name.strip().casefold(): i for i, name in enumerate(header)}
     if REQUIRED not in columns:
-        return ParseResult([], [Problem(1, NOT_A_READWISE_CSV)], 1)
+        return ParseResult([], [Problem(1, lacking_columns(header))], 1)
     at = {name: columns.get(name) for name in KNOWN}
-    line = reader.line_num
+    result = ParseResult(clippings=[], problems=[], entries=0)
+    # A quote never closed would swallow every row after it into one cell: the rows are
+    # read up to its line, the line is a problem of its own, and reading starts again on
+    # the line after it.
+    starts = _line_starts(text)
+    first = reader.line_num + 1
+    for bad in [*unclosed, len(starts) + 1]:
+        begin = starts[first - 1] if first <= len(starts) else len(text)
+        end = starts[bad - 1] if bad <= len(starts) else len(text)
+        _read_rows(text[begin:end], first - 1, delimiter, at, result)
+        if bad <= len(starts):
+            result.entries += 1
+            result.problems.append(Problem(bad, UNCLOSED_QUOTE))
+        first = bad + 1
+    return result
+
+
+def _delimiter(text: str) -> str:
+    first_line = text.split("\n", 1)[0]
+    return max(",;\t", key=first_line.count)
+
+
+def lacking_columns(header: list[str]) -> str:
+    """Why a CSV's header is not one Exogram reads: what it needs, and what it found."""
+    found = ", ".join(cell.strip() for cell in header if cell.strip())[:200]
+    return NO_HIGHLIGHT_COLUMN % {"found": found or "-"}
+
+
+def _line_starts(text: str) -> list[int]:
+    """Where each line starts (line N at index N-1), counted as the csv module counts."""
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text) if match.end() < len(text))]
+
+
+def unclosed_quotes(text: str, delimiter: str) -> list[int]:
+    """The lines where a quoted cell opens and is never properly closed.
+
+    A quote opens a cell only at its start. Its cell ends at the next lone quote (a doubled
+    one is a quote inside the cell), which must be followed by the delimiter, a line break
+    or the end. A cell that runs over a line break and ends otherwise, or never, did not
+    mean to: the quote on its first line was left open, and the file's later quote closed
+    it by accident. (A cell on one line quoted untidily, `"a "word" here"`, the csv
+    module reads as the spreadsheet meant; it is left to it.)
+    """
+    found: list[int] = []
+    if '"' not in text:
+        return found
+    starts = _line_starts(text)
+    at = text.find('"')
+    while at >= 0:
+        if at > 0 and text[at - 1] not in (delimiter, "\n", "\r"):
+            at = text.find('"', at + 1)  # a quote inside an unquoted cell is just a quote
+            continue
+        close = at + 1
+        while True:
+            close = text.find('"', close)
+            if close < 0 or not text.startswith('""', close):
+                break
+            close += 2
+        blank = " \t".replace(delimiter, "")
+        after = text[close + 1 : close + 81].lstrip(blank)[:1] if close >= 0 else ""
+        ends_well = close >= 0 and after in ("", delimiter, "\n", "\r")  # spaces may follow
+        span = text[at:close] if close >= 0 else text[at:].rstrip()
+        if not ends_well and ("\n" in span or "\r" in span):
+            line = bisect_right(starts, at)
+            found.append(line)
+            if line >= len(starts):
+                break
+            at = text.find('"', starts[line])  # read on from the next line
+            continue
+        if close < 0:
+            break
+        at = text.find('"', close + 1)
+    return found
+
+
+def _read_rows(
+    text: str, lines_before: int, delimiter: str, at: dict[str, int | None], result: ParseResult
+) -> None:
+    reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
+    line = 0
     while True:
-        start = line + 1
+        start = lines_before + line + 1
         try:
             row = next(reader)
         except StopIteration:
@@ -104,4 +190,3 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
                 colour=_cell(row, at["color"]).strip().casefold(),
             )
         )
-    return result

@@ -387,7 +387,8 @@ def _count_covered(highlight: Highlight, report: ImportReport) -> None:
 def _where(clipping: Clipping) -> str:
     if clipping.location_start is not None:
         end = clipping.location_end
-        where = f"location {clipping.location_start}" + (f"-{end}" if end is not None else "")
+        single = end is None or end == clipping.location_start
+        where = f"location {clipping.location_start}" + ("" if single else f"-{end}")
     else:
         where = f"page {clipping.page}" if clipping.page else ""
     return where[:64]

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.models import Highlight, Import
+from books.models import Highlight, HighlightMerge, Import
 from tests.books.kindle import MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
@@ -76,6 +76,43 @@ class ImportUploadTests:
         assert not Highlight.objects.exists()
         # Kept in Past imports as refused (tests/books/test_import_refusals.py).
         assert Import.objects.get().status == Import.Status.REFUSED
+
+    @pytest.mark.parametrize(
+        ("language", "said"),
+        [
+            ("en", "at line 2: not valid JSON, at column 30: a comma with nothing after it"),
+            ("es", "en la línea 2: JSON no válido, en la columna 30: una coma sin nada detrás"),
+        ],
+    )
+    def test_it_tells_broken_json_its_own_error_where_it_is(
+        self, alice_client: Client, language: str, said: str
+    ) -> None:
+        data = b'{"title": "Salt Roads",\n "highlights": [{"text": "x"},]}\n'
+        response = alice_client.post(
+            reverse("import"),
+            _upload(data, "export.json"),
+            headers={"Accept-Language": f"{language};q=1"},
+        )
+        assert response.status_code == 200
+        assert said in response.content.decode()
+        assert not Import.objects.exists()
+
+    def test_an_unclosed_csv_quote_is_shown_on_its_line_and_the_other_rows_kept(
+        self, alice_client: Client
+    ) -> None:
+        data = (
+            b"Highlight,Title\nThe lamp was lit.,Harbour Notes\n"
+            b'"Left open,Harbour Notes\nThe tide came in.,Harbour Notes\n'
+        )
+        response = alice_client.post(reverse("import"), _upload(data, "readwise.csv"))
+        report = alice_client.get(
+            response["Location"], headers={"Accept-Language": "es-ES,es;q=0.9"}
+        ).content.decode()
+        assert "Línea 3: unas comillas abiertas aquí no se cierran nunca" in report
+        assert sorted(Highlight.objects.values_list("text", flat=True)) == [
+            "The lamp was lit.",
+            "The tide came in.",
+        ]
 
     @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
     def test_it_refuses_a_file_over_the_limit(self, alice_client: Client) -> None:
@@ -418,6 +455,34 @@ class ImportReportMergesTests:
         assert "w0x2 w0x3 w0x4 w0x5 w0x6 w0x7" in content
         assert f'href="{highlight.get_absolute_url()}"' in content
         assert highlight.text == " ".join(f"w0x{i}" for i in range(8))
+
+    @pytest.mark.parametrize(
+        ("language", "single", "stored"),
+        [("en", "location 1201", "location 1201-1201"), ("es", "posición 1201", None)],
+    )
+    def test_a_single_location_reads_as_one_number_as_on_the_highlight_pages(
+        self, alice: User, alice_client: Client, language: str, single: str, stored: str | None
+    ) -> None:
+        # The Kindle writes a one-line highlight's location as "1201-1201"; the report said
+        # the same number twice. Rows stored that way before still read as one number.
+        data = clippings_file(
+            Entry(SACKS, "one two three four five six", location="1201-1201"),
+            Entry(SACKS, "three four five six seven eight", location="1201-1201"),
+        )
+        the_import = clippings_import(reader=alice, data=data, file_name="alice.txt")
+        merge = HighlightMerge.objects.get()
+        assert merge.where == "location 1201"
+        if stored:
+            HighlightMerge.objects.filter(pk=merge.pk).update(where=stored)
+
+        content = alice_client.get(
+            the_import.get_absolute_url(), headers={"Accept-Language": f"{language};q=1"}
+        ).content.decode()
+
+        assert f" · {single} · " in content
+        assert "1201\N{EN DASH}1201" not in content
+        highlight = alice_client.get(merge.highlight.get_absolute_url()).content.decode()
+        assert "1201\N{EN DASH}1201" not in highlight
 
     def test_it_shows_the_whole_highlight_an_entry_went_into(
         self, alice: User, alice_client: Client

@@ -50,6 +50,19 @@ class ImportCommandTests:
             _run("--user", "alice", str(path))
         assert not Import.objects.exists()
 
+    def test_it_says_what_the_page_says_of_a_file_in_another_format(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "highlights.csv"
+        path.write_bytes(b"Title,Foo,Bar\nA,B,C\n")
+        with pytest.raises(CommandError, match=r"at line 1: this CSV's header has no Highlight"):
+            _run("--user", "alice", str(path))
+        path = tmp_path / "export.json"
+        path.write_bytes(b'[\n  {"text": "x"},\n]\n')
+        with pytest.raises(CommandError, match="at line 2: not valid JSON, at column 16: a comma"):
+            _run("--user", "alice", str(path))
+        assert not Import.objects.exists()
+
     def test_it_fails_on_an_unknown_reader_or_a_missing_file(
         self, alice: User, tmp_path: Path
     ) -> None:

@@ -104,6 +104,66 @@ class KOReaderSidecarTests:
         result = parse_koreader_lua(b'-- x\nreturn { ["annotations"] = {}, ["doc_props"] = {} }')
         assert [p.message for p in result.problems] == [NO_ENTRIES]
 
+    def test_a_string_left_open_is_reported_on_its_own_line_and_the_rest_is_kept(
+        self,
+    ) -> None:
+        # The string on line 6 has no closing quote. Read on over the line break, it ended
+        # at line 7's first quote, and the fault was reported past it.
+        data = (
+            b"-- a sidecar\n"
+            b"return {\n"
+            b'    ["annotations"] = {\n'
+            b"        [1] = {\n"
+            b'            ["chapter"] = "Shore",\n'
+            b'            ["text"] = "The quote is never closed,\n'
+            b'            ["pos0"] = "/body/DocFragment[2]/body/p[1]/text().0",\n'
+            b"        },\n"
+            b"        [2] = {\n"
+            b'            ["text"] = "The second one is whole.",\n'
+            b'            ["pos0"] = "/body/DocFragment[2]/body/p[3]/text().0",\n'
+            b"        },\n"
+            b"    },\n"
+            b'    ["doc_props"] = { ["title"] = "Low Water" },\n'
+            b"}\n"
+        )
+        result = parse_koreader_lua(data)
+        assert [(c.text, c.title) for c in result.clippings] == [
+            ("The second one is whole.", "Low Water")
+        ]
+        assert [(p.line, p.message) for p in result.problems] == [
+            (6, "annotation 1: a string that never ends (only data is read, nothing is run)")
+        ]
+
+    def test_an_older_sidecar_cut_inside_a_string_points_at_that_line_first(self) -> None:
+        data = (
+            b"-- cut short\n"
+            b"return {\n"
+            b'    ["highlight"] = {\n'
+            b"        [4] = {\n"
+            b"            [1] = {\n"
+            b'                ["text"] = "cut here,\n'
+            b'                ["chapter"] = "Two",\n'
+        )
+        result = parse_koreader_lua(data)
+        assert result.clippings == []
+        first = result.problems[0]
+        assert (first.line, first.message) == (
+            6,
+            "highlight 1 of page 4: a string that never ends (only data is read, nothing is run)",
+        )
+
+    def test_a_line_break_inside_a_string_is_kept_when_the_file_reads_cleanly(self) -> None:
+        # calibre's KOReader plugin wrote `keywords` with bare line breaks: still just text.
+        data = (
+            b"return {\n"
+            b'    ["doc_props"] = { ["title"] = "Kept", ["keywords"] = "one\ntwo" },\n'
+            b'    ["annotations"] = { [1] = { ["text"] = "Whole.", ["pos0"] = "/p[1].0" } },\n'
+            b"}\n"
+        )
+        result = parse_koreader_lua(data)
+        assert result.problems == []
+        assert [(c.text, c.title) for c in result.clippings] == [("Whole.", "Kept")]
+
     def test_it_is_told_by_content_under_any_name(self) -> None:
         assert detect_format(SIDECAR_OLD.encode()) == "koreader-lua"
         assert detect_format(b"\xef\xbb\xbf" + SIDECAR_ANNOTATIONS.encode()) == "koreader-lua"

@@ -102,3 +102,17 @@ class LuaDataTests:
             read_lua_data("hello world")
         with pytest.raises(LuaDataError):
             read_lua_data("return { } trailing")
+
+    def test_a_table_cut_short_keeps_the_entry_read_under_its_first_number(self) -> None:
+        value = read_lua_data('return { [1] = { "kept" },\n')
+        assert isinstance(value, dict)
+        assert value[1] == {1: "kept"}
+        assert value[2] == Bad(2, "the file ends inside a table")
+
+    def test_an_unclosed_quote_is_a_bad_value_on_its_own_line(self) -> None:
+        value = read_lua_data('return {\n  "open,\n  "closed",\n  "also",\n}')
+        assert isinstance(value, dict)
+        [bad] = bad_values(value)
+        assert bad.line == 2
+        assert bad.message.startswith("a string that never ends")
+        assert [v for v in value.values() if isinstance(v, str)] == ["closed", "also"]

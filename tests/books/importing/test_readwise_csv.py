@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 from pathlib import Path
 
-from books.importing.readwise_csv import NOT_A_READWISE_CSV, parse_readwise_csv
+from books.importing.readwise_csv import NO_HIGHLIGHT_COLUMN, UNCLOSED_QUOTE, parse_readwise_csv
 from books.importing.rich import RichClipping
 from books.importing.screening import screen_entries
 
@@ -56,10 +56,54 @@ class ReadwiseCsvTests:
         assert clipping.text == "Semicolons, as a Spanish Excel writes them"
         assert clipping.title == "Hojas de cálculo"
 
-    def test_it_needs_a_highlight_column(self) -> None:
+    def test_it_needs_a_highlight_column_and_says_which_columns_it_found(self) -> None:
         result = parse_readwise_csv(b"Title,Author\nA,B\n")
         assert result.clippings == []
-        assert result.problems[0].message == NOT_A_READWISE_CSV
+        [problem] = result.problems
+        assert (problem.line, problem.message) == (
+            1,
+            NO_HIGHLIGHT_COLUMN % {"found": "Title, Author"},
+        )
+        assert "Highlight column, which Exogram needs" in problem.message
+
+    def test_an_unclosed_quote_is_reported_on_its_line_and_every_other_row_is_kept(
+        self,
+    ) -> None:
+        # The quote on line 3 was never closed: the csv module read every later line into
+        # its cell, up to the next quote, and the reader was told of a date two lines on.
+        data = (
+            b"Highlight,Title,Date\r\n"
+            b"The lamp was lit.,Harbour Notes,2022-03-01\r\n"
+            b'"A quote left open,Harbour Notes,2022-03-02\r\n'
+            b"The tide came in.,Harbour Notes,2022-03-03\r\n"
+            b"The gulls left.,Harbour Notes,someday\r\n"
+            b'"Quoted, and closed",Harbour Notes,2022-03-05\r\n'
+            b'"Over two\r\nlines, ""quoted""",Harbour Notes,2022-03-06\r\n'
+        )
+        result = parse_readwise_csv(data)
+        assert [(c.line, c.text) for c in result.clippings] == [
+            (2, "The lamp was lit."),
+            (4, "The tide came in."),
+            (6, "Quoted, and closed"),
+            (7, 'Over two\nlines, "quoted"'),
+        ]
+        assert [(p.line, p.message) for p in result.problems] == [
+            (3, UNCLOSED_QUOTE),
+            (5, "unrecognised date 'someday'"),
+        ]
+        assert result.entries == len(result.clippings) + len(result.problems)
+
+    def test_a_quote_never_closed_keeps_the_rows_before_it_and_after_its_line(self) -> None:
+        data = b'Highlight,Title\nKept.,A Book\nAlso kept.,A Book\n"Open,A Book\nLost,A Book\n'
+        result = parse_readwise_csv(data)
+        assert [c.text for c in result.clippings] == ["Kept.", "Also kept.", "Lost"]
+        assert [(p.line, p.message) for p in result.problems] == [(4, UNCLOSED_QUOTE)]
+
+    def test_untidy_quotes_on_one_line_are_still_read_as_before(self) -> None:
+        data = b'Highlight,Title\n"He said "no" twice",A Book\nNext.,A Book\n'
+        result = parse_readwise_csv(data)
+        assert result.problems == []
+        assert [c.text for c in result.clippings] == ['He said no" twice"', "Next."]
 
     def test_a_huge_cell_is_reported_on_its_row_and_every_later_row_is_kept(self) -> None:
         # The csv module refused a cell over 131,072 characters with an error that ended
@@ -81,3 +125,15 @@ class ReadwiseCsvTests:
         [problem] = result.problems
         assert problem.line == 3
         assert "210,000 characters" in problem.message
+
+    def test_a_closed_multi_line_cell_is_no_unclosed_quote_with_spaces_or_tabs_after_it(
+        self,
+    ) -> None:
+        spaced = parse_readwise_csv(b'Highlight,Title\n"two\nlines" ,A Book\nNext,A Book\n')
+        assert spaced.problems == []
+        assert [c.text for c in spaced.clippings] == ["two\nlines", "Next"]
+        tabbed = parse_readwise_csv(
+            b'Highlight\tTitle\n"two\nlines"\tA Book\n"open\tA Book\nNext\tA Book\n'
+        )
+        assert [c.text for c in tabbed.clippings] == ["two\nlines", "Next"]
+        assert [(p.line, p.message) for p in tabbed.problems] == [(4, UNCLOSED_QUOTE)]
