@@ -95,7 +95,12 @@ class ImportUploadTests:
         )
         assert response.status_code == 200
         assert said in response.content.decode()
-        assert not Import.objects.exists()
+        # Nothing added: the file is only listed among Past imports as refused, and why.
+        refused = Import.objects.get()
+        assert refused.status == Import.Status.REFUSED
+        past = alice_client.get(reverse("import"), headers={"Accept-Language": f"{language};q=1"})
+        assert said in past.content.decode()
+        assert not Highlight.objects.exists()
 
     def test_an_unclosed_csv_quote_is_shown_on_its_line_and_the_other_rows_kept(
         self, alice_client: Client
