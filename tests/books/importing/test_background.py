@@ -79,7 +79,10 @@ class BackgroundImportViewTests:
         response = alice_client.post(reverse("import"), _upload(b"\x00\x01binary" * 64))
         assert response.status_code == 200
         assert "KoboReader.sqlite" in response.content.decode()
-        assert not Import.objects.exists()
+        # Refused before any worker: listed among Past imports as refused, nothing added.
+        assert Import.objects.get().status == Import.Status.REFUSED
+        assert not ImportUpload.objects.exists()
+        assert not Highlight.objects.exists()
 
     def test_a_file_the_worker_cannot_read_fails_with_the_reason(
         self, alice_client: Client
