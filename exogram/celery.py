@@ -1,10 +1,13 @@
 """The Celery app. Tasks subclass DjangoTask, so `task.delay_on_commit(...)` exists."""
 
+import ctypes
 import os
+import signal
+import sys
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_prerun, worker_process_init
+from celery.signals import beat_embedded_init, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
 
@@ -33,3 +36,18 @@ def _yield_the_cores_to_pages(**kwargs: Any) -> None:
 
     if os.getpriority(os.PRIO_PROCESS, 0) < settings.EXOGRAM_WORKER_NICE:
         os.setpriority(os.PRIO_PROCESS, 0, settings.EXOGRAM_WORKER_NICE)
+
+
+@beat_embedded_init.connect
+def _die_with_the_worker(**kwargs: Any) -> None:
+    # The beat of `worker --beat` is a child of the worker's main process. Killed with
+    # SIGKILL (the OOM killer), that process takes nothing with it, and its beat went on
+    # sending the sweeps and the nightly backup beside the next worker's beat. Linux's
+    # parent-death signal ends it with its parent, wherever the worker was started
+    # (exogram/run.py also kills the worker's process group; Docker its container).
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        if os.getppid() != parent:  # the worker died before the line above
+            os._exit(1)

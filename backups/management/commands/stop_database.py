@@ -16,6 +16,15 @@ class Command(BaseCommand):
         from exogram.embedded_postgres import server
 
         data_dir = Path(settings.EXOGRAM_DATA_DIR)
+        # A running `make run` starts the server again within seconds: stopping it under
+        # the run would report "stopped" for a server about to come back.
+        run = server.supervisor(data_dir)
+        if run is not None:
+            raise CommandError(
+                f"make run (pid {run}) is supervising the PostgreSQL in "
+                f"{data_dir / 'postgres'}; stop it first (Ctrl-C in its terminal, or "
+                f"kill {run})"
+            )
         server.stop(data_dir)
         if server.is_running(data_dir):
             raise CommandError(f"the PostgreSQL in {data_dir / 'postgres'} did not stop")
