@@ -135,3 +135,50 @@ class ReaderAdminDeleteTests:
         assert not User.objects.filter(username="bob").exists()
         alice.refresh_from_db()
         assert not alice.is_active and alice.deletion_requested_at is not None
+
+
+@pytest.mark.django_db
+class CreateReaderCommandTests:
+    def _create(self, monkeypatch: pytest.MonkeyPatch, *args: str, password: str) -> str:
+        monkeypatch.setattr("sys.stdin", StringIO(password + "\n"))
+        return _run("create_reader", *args, "--password-stdin")
+
+    def test_it_makes_a_reader_who_is_not_staff_and_can_log_in(
+        self, db: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        out = self._create(
+            monkeypatch, "clara", "--email", "clara@example.org", password="a long walk home"
+        )
+        assert "Made the reader clara." in out
+        clara = User.objects.get(username="clara")
+        assert not clara.is_staff and not clara.is_superuser and clara.is_active
+        assert clara.email == "clara@example.org"
+        assert Client().login(username="clara", password="a long walk home")
+
+    def test_it_mails_a_link_to_confirm_the_address(
+        self, db: None, monkeypatch: pytest.MonkeyPatch, mailoutbox: list[object]
+    ) -> None:
+        out = self._create(
+            monkeypatch, "clara", "--email", "clara@example.org", password="a long walk home"
+        )
+        assert "Mailed clara@example.org a link" in out
+        assert len(mailoutbox) == 1
+
+    def test_it_refuses_what_the_sign_up_page_refuses(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        with pytest.raises(CommandError, match="password"):
+            self._create(monkeypatch, "clara", password="12345678")
+        # "аlice" with a Cyrillic a is drawn like alice.
+        with pytest.raises(CommandError, match="username"):
+            self._create(monkeypatch, "\u0430lice", password="a long walk home")
+        assert not User.objects.exclude(username="alice").exists()
+
+    def test_it_asks_twice_and_refuses_two_different_passwords(
+        self, db: None, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        answers = iter(["a long walk home", "a long walk hone"])
+        monkeypatch.setattr("getpass.getpass", lambda prompt: next(answers))
+        with pytest.raises(CommandError, match="differ"):
+            _run("create_reader", "clara")
+        assert not User.objects.exists()
