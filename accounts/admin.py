@@ -15,7 +15,7 @@ admin.site.login_form = AdminLoginForm
 
 
 @admin.register(User)
-class ReaderAdmin(UserAdmin):
+class ReaderAdmin(UserAdmin[User]):
     """Django's user admin, except that deleting a reader is the reader's own account
     delete (accounts.services.reader_delete_request): closed at once, then deleted in
     batches, in the background for a large library. Django's cascade would delete 200,000

@@ -63,9 +63,11 @@ class DeleteReaderCommandTests:
         library_of(alice, 3)
         with broker_down():
             out = _run("delete_reader", "alice", interactive=False)
-        assert "Closed alice's account" in out and "a worker deletes 3 highlights" in out
+        assert "Closed alice's account" in out
+        assert "a worker deletes 3 highlights" in out
         alice.refresh_from_db()
-        assert not alice.is_active and alice.deletion_requested_at is not None
+        assert not alice.is_active
+        assert alice.deletion_requested_at is not None
 
     def test_it_asks_first_and_deletes_nothing_without_a_yes(
         self, alice: User, monkeypatch: pytest.MonkeyPatch
@@ -112,7 +114,8 @@ class ReaderAdminDeleteTests:
         # Django's cascade would have removed her; the service closed her and left the
         # rows to the worker (and, with the queue down, to the sweep).
         alice.refresh_from_db()
-        assert not alice.is_active and alice.deletion_requested_at is not None
+        assert not alice.is_active
+        assert alice.deletion_requested_at is not None
         assert Highlight.objects.filter(reader=alice).count() == 3
 
     def test_its_delete_action_deletes_the_chosen_readers_only(
@@ -134,7 +137,8 @@ class ReaderAdminDeleteTests:
         # Bob's small library went at once; alice's large one waits for a worker, closed.
         assert not User.objects.filter(username="bob").exists()
         alice.refresh_from_db()
-        assert not alice.is_active and alice.deletion_requested_at is not None
+        assert not alice.is_active
+        assert alice.deletion_requested_at is not None
 
 
 @pytest.mark.django_db
@@ -151,7 +155,9 @@ class CreateReaderCommandTests:
         )
         assert "Made the reader clara." in out
         clara = User.objects.get(username="clara")
-        assert not clara.is_staff and not clara.is_superuser and clara.is_active
+        assert not clara.is_staff
+        assert not clara.is_superuser
+        assert clara.is_active
         assert clara.email == "clara@example.org"
         assert Client().login(username="clara", password="a long walk home")
 
@@ -169,7 +175,7 @@ class CreateReaderCommandTests:
     ) -> None:
         with pytest.raises(CommandError, match="password"):
             self._create(monkeypatch, "clara", password="12345678")
-        # "аlice" with a Cyrillic a is drawn like alice.
+        # alice with a Cyrillic first letter is drawn like alice.
         with pytest.raises(CommandError, match="username"):
             self._create(monkeypatch, "\u0430lice", password="a long walk home")
         assert not User.objects.exclude(username="alice").exists()

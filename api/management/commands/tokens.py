@@ -1,3 +1,4 @@
+from contextlib import suppress
 from typing import Any
 from uuid import UUID
 
@@ -15,10 +16,8 @@ def token_named(reader: User, code_or_prefix: str) -> ApiToken:
     """The reader's one token with this code, or whose prefix (as listed) starts so."""
     text = code_or_prefix.strip()
     match = Q(prefix__startswith=text) if text else Q(pk__in=[])
-    try:
+    with suppress(ValueError):
         match |= Q(code=UUID(text))
-    except ValueError:
-        pass
     found = list(ApiToken.objects.filter(match, reader=reader)[:2])
     if not found:
         raise CommandError(f"{reader.username} has no token {text!r}.")
