@@ -16,6 +16,7 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from books import services
 from books.access import (
     get_book_for_user,
     get_deleted_or_alive_highlight_for_user,
@@ -24,15 +25,8 @@ from books.access import (
     reader_of,
 )
 from books.deleted_list import deleted_groups
-from books.models import Highlight
 from books.purging import deleted_kept_for
-from books.services import (
-    DeleteCount,
-    book_deletable,
-    highlights_bring_back,
-    highlights_delete,
-    import_deletable,
-)
+from books.services import DeleteCount
 
 
 def _number(count: int) -> str:
@@ -61,9 +55,7 @@ def _brought_back(count: int) -> str:
 @login_required
 def book_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_for_user(request, code)
-    counts, at = highlights_delete(
-        reader_id=the_book.reader_id, highlights=book_deletable(book=the_book), book=the_book
-    )
+    counts, at = services.book_delete(book=the_book)
     # The undo form on the next page reads this (templates/_undo.html): it brings back
     # what this delete took, not what was deleted before it.
     request.session["undo_book"] = {
@@ -84,14 +76,13 @@ def book_delete(request: HttpRequest, code: UUID) -> HttpResponse:
 def book_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     """Every deleted highlight of the book, or those of one delete (`at`, the undo)."""
     the_book = get_book_for_user(request, code)
-    highlights = the_book.highlights.all()
     at = request.POST.get("at", "")
-    if at:
-        try:
-            highlights = highlights.filter(deleted_at=datetime.fromisoformat(at))
-        except ValueError:
-            highlights = highlights.none()
-    restored = highlights_bring_back(reader_id=the_book.reader_id, highlights=highlights)
+    try:
+        when = datetime.fromisoformat(at) if at else None
+    except ValueError:
+        restored = 0
+    else:
+        restored = services.book_bring_back(book=the_book, at=when)
     messages.success(request, _brought_back(restored))
     if request.POST.get("next") == "deleted":
         return redirect("deleted")
@@ -102,9 +93,7 @@ def book_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def highlight_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     the_highlight = get_deleted_or_alive_highlight_for_user(request, code)
-    restored = highlights_bring_back(
-        reader_id=the_highlight.reader_id, highlights=Highlight.objects.filter(pk=the_highlight.pk)
-    )
+    restored = services.highlight_bring_back(highlight=the_highlight)
     messages.success(request, _brought_back(restored))
     if request.POST.get("next") == "deleted":
         return redirect("deleted")
@@ -115,11 +104,7 @@ def highlight_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def import_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = get_import_for_user(request, code)
-    counts, _at = highlights_delete(
-        reader_id=the_import.reader_id,
-        highlights=import_deletable(the_import=the_import),
-        the_import=the_import,
-    )
+    counts, _at = services.import_delete(the_import=the_import)
     messages.success(
         request,
         gettext("Deleted what this import added: %(went)s.") % {"went": deleted_phrase(counts)},
@@ -132,10 +117,7 @@ def import_delete(request: HttpRequest, code: UUID) -> HttpResponse:
 def import_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     """Every deleted highlight this import added, however it was deleted."""
     the_import = get_import_for_user(request, code)
-    restored = highlights_bring_back(
-        reader_id=the_import.reader_id,
-        highlights=Highlight.objects.filter(source_import=the_import),
-    )
+    restored = services.import_bring_back(the_import=the_import)
     messages.success(request, _brought_back(restored))
     return redirect("import_report", code=the_import.code)
 
@@ -146,9 +128,7 @@ def deletion_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     """Every highlight one delete of a book or of an import took that is still deleted
     (Recently deleted's "Bring back all")."""
     deletion = get_deletion_for_user(request, code)
-    restored = highlights_bring_back(
-        reader_id=deletion.reader_id, highlights=Highlight.objects.filter(deletion=deletion)
-    )
+    restored = services.deletion_bring_back(deletion=deletion)
     messages.success(request, _brought_back(restored))
     return redirect("deleted")
 

@@ -168,6 +168,59 @@ def highlights_bring_back(*, reader_id: int, highlights: QuerySet[Highlight]) ->
     return restored
 
 
+def book_delete(*, book: Book) -> tuple[DeleteCount, datetime]:
+    """Delete everything of a book the reader still has, as one Deletion; returns what went
+    and the moment stamped on it (book_bring_back's `at`, the undo)."""
+    return highlights_delete(
+        reader_id=book.reader_id, highlights=book_deletable(book=book), book=book
+    )
+
+
+def import_delete(*, the_import: Import) -> tuple[DeleteCount, datetime]:
+    """Delete what an import added and nobody changed since (import_deletable), as one
+    Deletion; returns what went and the moment stamped on it."""
+    return highlights_delete(
+        reader_id=the_import.reader_id,
+        highlights=import_deletable(the_import=the_import),
+        the_import=the_import,
+    )
+
+
+def deletion_at(*, reader_id: int, at: datetime) -> Deletion | None:
+    """The Deletion a book_delete or import_delete at `at` made (None: nothing was left)."""
+    return Deletion.objects.filter(reader_id=reader_id, at=at).first()
+
+
+def highlight_bring_back(*, highlight: Highlight) -> int:
+    """Bring back one deleted highlight, however long ago deleted (1), or nothing (0)."""
+    return highlights_bring_back(
+        reader_id=highlight.reader_id, highlights=Highlight.objects.filter(pk=highlight.pk)
+    )
+
+
+def book_bring_back(*, book: Book, at: datetime | None = None) -> int:
+    """Every deleted highlight of a book, or only those one delete at `at` took (its undo)."""
+    highlights = book.highlights.all()
+    if at is not None:
+        highlights = highlights.filter(deleted_at=at)
+    return highlights_bring_back(reader_id=book.reader_id, highlights=highlights)
+
+
+def import_bring_back(*, the_import: Import) -> int:
+    """Every deleted highlight an import added, however it was deleted."""
+    return highlights_bring_back(
+        reader_id=the_import.reader_id,
+        highlights=Highlight.objects.filter(source_import=the_import),
+    )
+
+
+def deletion_bring_back(*, deletion: Deletion) -> int:
+    """Every highlight one delete of a book or of an import took that is still deleted."""
+    return highlights_bring_back(
+        reader_id=deletion.reader_id, highlights=Highlight.objects.filter(deletion=deletion)
+    )
+
+
 def deletions_forget_empty(*, reader_id: int, ids: set[int] | None = None) -> None:
     """Remove the reader's Deletions (those of `ids`, or all) that no highlight points at
     any more: every one of them brought back or removed for good."""
