@@ -37,6 +37,23 @@ def review_settings_for(reader: User) -> ReviewSettings:
     return review_settings
 
 
+def review_settings_update(
+    *, reader: User, cards_per_day: int, words_per_day: int, daily_email: bool, email: str
+) -> ReviewSettings:
+    """Save what the review settings form checked (review.forms.ReviewSettingsForm), from
+    its page or from `manage.py review_settings`; the address is the reader's own, a new
+    one unconfirmed until its link is followed (accounts.email_verification)."""
+    current = review_settings_for(reader)
+    current.cards_per_day = cards_per_day
+    current.words_per_day = words_per_day
+    current.daily_email = daily_email
+    with transaction.atomic():
+        current.save(update_fields=["cards_per_day", "words_per_day", "daily_email"])
+        reader.email = email
+        reader.save(update_fields=["email"])
+    return current
+
+
 def _reviewable(reader: User) -> QuerySet[Highlight]:
     # Highlights with text only: a standalone note or an image highlight has nothing to read.
     # Passages only: a looked-up word (books.vocabulary) is no card to reflect on; the

@@ -6,7 +6,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from accounts.commands import reader_named
-from books.importing.services import ImportFailed, ImportRejected, clippings_import
+from books.importing.services import (
+    ImportFailed,
+    ImportRejected,
+    clippings_import,
+    refusal_record,
+)
+from books.importing.upload import check_size
 from books.models import Import
 
 
@@ -28,12 +34,12 @@ class Command(BaseCommand):
         path: Path = options["file"]
         reader = reader_named(options["user"])
         try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise CommandError(f"Cannot read {path}: {error.strerror}") from None
-        try:
-            the_import = clippings_import(reader=reader, data=data, file_name=path.name)
+            the_import = clippings_import(reader=reader, data=_file_read(path), file_name=path.name)
         except ImportRejected as rejection:
+            # Kept in the reader's Past imports with its reason, as the page keeps it.
+            refused = refusal_record(reader=reader, file_name=path.name, reason=str(rejection))
+            if options["json"]:
+                self.stdout.write(json.dumps(import_report_json(refused), ensure_ascii=False))
             raise CommandError(f"{path}: {rejection}") from None
         except (ImportFailed, DatabaseError) as failure:
             # The database's failure is said plainly, without a traceback: the failed import
@@ -75,12 +81,23 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"  line {problem['line']}: {problem['message']}"))
 
 
+def _file_read(path: Path) -> bytes:
+    try:
+        # A file past the upload limit is refused from its size, never read (as the page).
+        check_size(path.stat().st_size)
+        return path.read_bytes()
+    except OSError as error:
+        raise CommandError(f"Cannot read {path}: {error.strerror}") from None
+
+
 def import_report_json(the_import: Import) -> dict[str, Any]:
     return {
         "code": str(the_import.code),
         "file_name": the_import.file_name,
         "sha256": the_import.sha256,
         "status": the_import.status,
+        # Why a refused or failed import added nothing (in English, as it is kept).
+        "error": the_import.error,
         **the_import.counts,
         "problems": the_import.problems,
     }

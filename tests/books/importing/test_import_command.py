@@ -1,11 +1,18 @@
+import io
 import json
+import zipfile
 from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.test import Client, override_settings
+from django.urls import reverse
 
 from accounts.models import User
+from books.importing.selectors import imports_listed
+from books.importing.upload import FILE_EMPTY
 from books.models import Highlight, Import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
@@ -43,12 +50,14 @@ class ImportCommandTests:
         assert first["sha256"] == second["sha256"]
         assert Import.objects.filter(reader=alice).count() == 2
 
-    def test_it_fails_on_a_bad_file_and_writes_nothing(self, alice: User, tmp_path: Path) -> None:
+    def test_it_refuses_a_bad_file_and_adds_nothing(self, alice: User, tmp_path: Path) -> None:
         path = tmp_path / "empty.txt"
         path.write_bytes(b"")
         with pytest.raises(CommandError, match="empty"):
             _run("--user", "alice", str(path))
-        assert not Import.objects.exists()
+        # Only the refusal is kept (RefusedImportCommandTests).
+        assert [i.status for i in Import.objects.all()] == [Import.Status.REFUSED]
+        assert not Highlight.objects.exists()
 
     def test_it_says_what_the_page_says_of_a_file_in_another_format(
         self, alice: User, tmp_path: Path
@@ -61,7 +70,7 @@ class ImportCommandTests:
         path.write_bytes(b'[\n  {"text": "x"},\n]\n')
         with pytest.raises(CommandError, match="at line 2: not valid JSON, at column 16: a comma"):
             _run("--user", "alice", str(path))
-        assert not Import.objects.exists()
+        assert not Highlight.objects.exists()
 
     def test_it_fails_on_an_unknown_reader_or_a_missing_file(
         self, alice: User, tmp_path: Path
@@ -70,6 +79,112 @@ class ImportCommandTests:
             _run("--user", "zed", str(tmp_path / "x.txt"))
         with pytest.raises(CommandError, match="Cannot read"):
             _run("--user", "alice", str(tmp_path / "missing.txt"))
+        # A file never read is no refusal of it: nothing is kept.
+        assert not Import.objects.exists()
+
+
+PICTURE = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40
+
+
+def _bomb() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("KoboReader.sqlite", b"\x00" * (16 * 1024 * 1024))
+    return buffer.getvalue()
+
+
+# A file of each kind the page refuses, and what both the page and the command say of it.
+REFUSED_FILES = [
+    ("picture.png", PICTURE, "This file cannot be imported: it is neither a text export"),
+    ("empty.txt", b"", "The file is empty: there is nothing to import."),
+    ("export.json", b'[\n  {"text": "x"},\n]\n', "at line 2: not valid JSON, at column 16"),
+    ("notes.txt", b"just some notes\nnothing else\n", "No clipping in this file could be read"),
+    ("kobo.zip", _bomb(), "Nothing in this file could be imported: 'KoboReader.sqlite'"),
+]
+
+
+def _refusals_listed(client: Client) -> list[tuple[str, str]]:
+    """Past imports as the import page's context gives them: each refused file and why."""
+    imports = client.get(reverse("import")).context["imports"]
+    return [(i.file_name, i.error) for i in imports if i.status == Import.Status.REFUSED]
+
+
+@pytest.mark.django_db
+class RefusedImportCommandTests:
+    """A file the command refuses is kept in Past imports as the page keeps it."""
+
+    @pytest.mark.parametrize(("name", "data", "reason"), REFUSED_FILES)
+    def test_it_lists_a_refused_file_as_the_page_does(
+        self,
+        alice: User,
+        alice_client: Client,
+        tmp_path: Path,
+        name: str,
+        data: bytes,
+        reason: str,
+    ) -> None:
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(CommandError) as refused:
+            _run("--user", "alice", str(path))
+        alice_client.post(reverse("import"), {"file": SimpleUploadedFile(name, data)})
+
+        by_page, by_command = _refusals_listed(alice_client)  # newest first
+        assert by_command == by_page
+        assert reason in by_command[1]
+        # The command says what the page keeps, its line number too.
+        assert str(refused.value) == f"{path}: {by_command[1]}"
+        assert "Refused: nothing added" in alice_client.get(reverse("import")).content.decode()
+        assert not Highlight.objects.exists()
+
+    @override_settings(EXOGRAM_MAX_UPLOAD_MB=1)
+    def test_it_refuses_a_file_over_the_limit_with_the_limit(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "big.txt"
+        path.write_bytes(b"x" * (1024 * 1024 + 100))
+        with pytest.raises(CommandError, match=r"big.txt: The file is 1.1 MB; the limit is 1 MB."):
+            _run("--user", "alice", str(path))
+
+        [listed] = imports_listed(alice.pk)
+        assert (listed.file_name, listed.status) == ("big.txt", Import.Status.REFUSED)
+        assert listed.error == "The file is 1.1 MB; the limit is 1 MB."
+
+    def test_its_json_carries_the_refusal(self, alice: User, tmp_path: Path) -> None:
+        path = tmp_path / "empty.txt"
+        path.write_bytes(b"")
+        out = StringIO()
+        with pytest.raises(CommandError, match="empty"):
+            call_command("import_clippings", "--user", "alice", "--json", str(path), stdout=out)
+
+        report = json.loads(out.getvalue())
+        refused = Import.objects.get(reader=alice)
+        assert report["code"] == str(refused.code)
+        assert (report["file_name"], report["status"]) == ("empty.txt", "refused")
+        assert report["error"] == FILE_EMPTY
+
+    def test_a_good_file_still_imports_beside_a_refused_one(
+        self, alice: User, alice_client: Client, tmp_path: Path
+    ) -> None:
+        (tmp_path / "empty.txt").write_bytes(b"")
+        (tmp_path / "My Clippings.txt").write_bytes(clippings_file(*MEMORY_LIBRARY))
+        with pytest.raises(CommandError):
+            _run("--user", "alice", str(tmp_path / "empty.txt"))
+        report = json.loads(_run("--user", "alice", "--json", str(tmp_path / "My Clippings.txt")))
+
+        assert (report["status"], report["error"], report["new_highlights"]) == ("done", "", 5)
+        statuses = [(i.file_name, i.status) for i in imports_listed(alice.pk)]
+        assert statuses == [("My Clippings.txt", "done"), ("empty.txt", "refused")]
+
+    def test_another_reader_never_sees_it(
+        self, alice_client: Client, bob_client: Client, tmp_path: Path
+    ) -> None:
+        (tmp_path / "picture.png").write_bytes(PICTURE)
+        with pytest.raises(CommandError):
+            _run("--user", "alice", str(tmp_path / "picture.png"))
+
+        assert [name for name, _ in _refusals_listed(alice_client)] == ["picture.png"]
+        assert _refusals_listed(bob_client) == []
 
 
 @pytest.mark.django_db
