@@ -212,9 +212,10 @@ class VerifiedPasswordResetForm(PasswordResetForm):
             if email_is_verified(user):
                 yield user
 
-    def save(self, *args: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
-        self._request = request  # for the link's host while EXOGRAM_BASE_URL is unset
-        super().save(*args, request=request, **kwargs)
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # For the link's host while EXOGRAM_BASE_URL is unset (PasswordResetView passes it).
+        self._request: HttpRequest | None = kwargs.get("request")
+        super().save(*args, **kwargs)
 
     def send_mail(self, *args: Any, **kwargs: Any) -> None:
         context = kwargs.get("context", args[2] if len(args) > 2 else {})

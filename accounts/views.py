@@ -193,6 +193,7 @@ class PasswordResetView(auth_views.PasswordResetView):
             return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
         return super().post(request, *args, **kwargs)
 
+
 @require_http_methods(["POST"])
 @login_required
 def delete_account(request: HttpRequest) -> HttpResponse:

@@ -22,16 +22,12 @@ from tests.conftest import PASSWORD
 # Served under a path, as behind a proxy that hands Exogram /exogram/: the path must
 # survive in every link.
 BASE = "https://books.example.org/exogram"
-THROUGH_THE_PROXY = {"SCRIPT_NAME": "/exogram", "HTTP_HOST": "localhost"}
+THROUGH_THE_PROXY: dict[str, Any] = {"SCRIPT_NAME": "/exogram", "HTTP_HOST": "localhost"}
 LINK = re.compile(r"https?://[^\s\"'<>]+")
 
 
-def _links(text: str) -> list[str]:
-    return LINK.findall(text)
-
-
-def _assert_all_configured(text: str, *, at_least: int) -> list[str]:
-    links = _links(text)
+def _assert_all_configured(text: object, *, at_least: int) -> list[str]:
+    links: list[str] = LINK.findall(str(text))
     assert len(links) >= at_least, text
     assert [link for link in links if not link.startswith(BASE + "/")] == []
     assert not any("//" in link.removeprefix("https://") for link in links)
@@ -98,7 +94,7 @@ class EmailLinkTests:
         [message] = mail.outbox
         # Each card's highlight, its book, the review, the unsubscribe link.
         _assert_all_configured(message.body, at_least=4)
-        [(html, _)] = message.alternatives  # type: ignore[attr-defined]
+        [(html, _)] = message.alternatives  # type: ignore[union-attr]
         _assert_all_configured(str(html), at_least=5)
         assert message.extra_headers["List-Unsubscribe"].startswith(f"<{BASE}/review/")
 
