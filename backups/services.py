@@ -54,7 +54,8 @@ class BackupError(RuntimeError):
 
 
 class RestoreRefused(BackupError):
-    """The target is not empty (or the backup is of a newer Exogram)."""
+    """Nothing was restored, and nothing written: the backup is damaged, incomplete or of
+    a newer Exogram, the target is not empty, or no pg_restore can read the dump."""
 
 
 def _sha256(path: Path) -> str:
@@ -212,10 +213,16 @@ def database_contents(alias: str = "default") -> list[str]:
         return _tables(cursor)
 
 
-def backup_restore(*, source: Path, force: bool = False, alias: str = "default") -> dict[str, Any]:
-    """Bring the backup in `source` back into the configured database, which must be empty
-    unless `force` (then everything in it is replaced). Returns the manifest."""
-    manifest = backup_read(source=source)
+def _restore_checked(
+    *, source: Path, force: bool, alias: str
+) -> tuple[dict[str, Any], postgres.Target, Path]:
+    """The manifest, the target and the pg_restore to use, once every reason to refuse
+    has been ruled out. Nothing is written before this returns: each refusal leaves the
+    database (and the data folder) as it was."""
+    try:
+        manifest = backup_read(source=source)
+    except BackupError as error:
+        raise RestoreRefused(str(error)) from None
     unknown = _unknown_migrations(manifest)
     if unknown:
         raise RestoreRefused(
@@ -231,16 +238,27 @@ def backup_restore(*, source: Path, force: bool = False, alias: str = "default")
             "replaces everything in it. Restore into a new data folder (EXOGRAM_DATA_DIR) or "
             "an empty database, or pass --force to replace this one."
         )
-    connection = connections[alias]
-    if existing:
-        with connection.cursor() as cursor:
-            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     major = postgres.server_major(alias)
     if target.embedded:
-        pg_restore = postgres.embedded_client("pg_restore")
-    else:
-        dumped = int(manifest["database"].get("pg_dump_major", major))
+        return manifest, target, postgres.embedded_client("pg_restore")
+    dumped = int(manifest["database"].get("pg_dump_major", major))
+    try:
+        # Found before --force empties the database: a missing one used to be found after.
         pg_restore, _ = postgres.client("pg_restore", at_least=dumped, prefer=major)
+    except postgres.ClientMissing as error:
+        raise RestoreRefused(str(error)) from None
+    return manifest, target, pg_restore
+
+
+def backup_restore(*, source: Path, force: bool = False, alias: str = "default") -> dict[str, Any]:
+    """Bring the backup in `source` back into the configured database, which must be empty
+    unless `force` (then everything in it is replaced). Returns the manifest. Raises
+    RestoreRefused, having written nothing, when it will not restore."""
+    manifest, target, pg_restore = _restore_checked(source=source, force=force, alias=alias)
+    connection = connections[alias]
+    if force and database_contents(alias):
+        with connection.cursor() as cursor:
+            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
     # The vector type is made anew: this process's connection knows its old type id.
     connection.close()
     result = subprocess.run(

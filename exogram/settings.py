@@ -19,6 +19,7 @@ from exogram.env import (
     env_str,
 )
 from exogram.secret_key import secret_key_load
+from exogram.start_writes import folder_make
 
 # Lets type-annotated generics such as ModelAdmin[Book] work at run time.
 django_stubs_ext.monkeypatch()
@@ -268,7 +269,7 @@ if not CELERY_BROKER_URL:
     # kombu does not create them, and both the web process (sending) and the worker
     # (consuming) need them before their first message.
     for _folder in ("queue", "control"):
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+        folder_make(_broker_dir / _folder)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -7,8 +7,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from backups.postgres import ClientMissing
-from backups.services import BackupError, backup_restore
+from backups.services import BackupError, RestoreRefused, backup_restore
 from exogram.counting import counted
+from exogram.start_writes import start_writes_undo
 
 
 class Command(BaseCommand):
@@ -29,6 +30,11 @@ class Command(BaseCommand):
         source: Path = options["source"].resolve()
         try:
             manifest = backup_restore(source=source, force=options["force"])
+        except RestoreRefused as error:
+            # Nor what this process made on starting (a new data folder, its key): the
+            # next restore, of a good backup, finds the target as the operator left it.
+            start_writes_undo()
+            raise CommandError(f"{str(error).rstrip('.')}. Nothing was written.") from None
         except (BackupError, ClientMissing) as error:
             raise CommandError(str(error)) from None
         counts = manifest["counts"]
