@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from exogram.env import (
     database_from_url,
+    env_backup_dir,
     env_bool,
     env_float,
     env_int,
@@ -423,10 +424,10 @@ EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)
 # --- Backups (backups/; docs/operations.md) -----------------------------------------------
 # Kept together so that it reads (and merges) as one block.
 INSTALLED_APPS.append("backups")
-# Where the worker's beat writes a nightly backup; unset: no nightly backup.
-EXOGRAM_BACKUP_DIR: Path | None = (
-    env_path("EXOGRAM_BACKUP_DIR", EXOGRAM_DATA_DIR) if env_str("EXOGRAM_BACKUP_DIR") else None
-)
+# Where the worker's beat writes a nightly backup: by default `<data dir>-backups` beside
+# the data folder (an instance left running for years is backed up without a setting, and
+# `rm -r var` does not take its backups with it); `off`: no nightly backup.
+EXOGRAM_BACKUP_DIR = env_backup_dir("EXOGRAM_BACKUP_DIR", data_dir=EXOGRAM_DATA_DIR)
 EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
 # Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
 EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)
