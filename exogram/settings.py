@@ -21,6 +21,7 @@ from exogram.env import (
 )
 from exogram.secret_key import secret_key_load
 from exogram.start_writes import folder_make
+from exogram.version import code_version_read
 
 # Lets type-annotated generics such as ModelAdmin[Book] work at run time.
 django_stubs_ext.monkeypatch()
@@ -28,6 +29,8 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
+# The git commit this code came from (exogram/version.py), read once per process.
+EXOGRAM_CODE_VERSION = code_version_read(BASE_DIR)
 EXOGRAM_DATA_DIR = env_path("EXOGRAM_DATA_DIR", BASE_DIR / "var")
 # The embedded PostgreSQL's shared_buffers (exogram/embedded_postgres/server.py), applied
 # at its next start: a size PostgreSQL reads, such as 512MB or 2GB.

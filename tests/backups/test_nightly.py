@@ -189,6 +189,14 @@ class BackupCommandFolderTests:
         assert written.name.startswith("manual-")
         assert (written / MANIFEST).is_file()
 
+    def test_its_manifest_names_the_code_it_came_from(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        call_command("backup", to=tmp_path / "backup", stdout=StringIO())
+        manifest = json.loads((tmp_path / "backup" / MANIFEST).read_text())
+        assert manifest["code_version"] == settings.EXOGRAM_CODE_VERSION  # type: ignore[attr-defined]
+        assert len(manifest["code_version"]) == 40  # a commit: these tests run in a checkout
+
     def test_with_nightly_backups_off_it_writes_where_they_would_go(
         self, tmp_path: Path, settings: object, alice: object
     ) -> None:
