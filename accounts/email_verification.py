@@ -6,13 +6,12 @@ the address itself, so changing the address (here or in the review settings) unv
 it by itself.
 """
 
-from django.conf import settings
 from django.core import signing
 from django.core.mail import send_mail
 from django.http import HttpRequest
-from django.urls import reverse
 
 from accounts.models import User
+from exogram.links import site_link_to
 from exogram.rate_limits import rate_limited
 
 SALT = "exogram.accounts.email-verification"
@@ -25,15 +24,6 @@ def email_is_verified(reader: User) -> bool:
     return bool(reader.email) and reader.verified_email == reader.email
 
 
-def public_url(path: str, request: HttpRequest | None = None) -> str:
-    """An absolute link for an e-mail: from EXOGRAM_BASE_URL when it is set, never from a
-    Host header a client chose; else from the request (whose host ALLOWED_HOSTS checked)."""
-    if settings.EXOGRAM_BASE_URL_SET or request is None:
-        base: str = settings.EXOGRAM_BASE_URL
-        return base.rstrip("/") + path
-    return request.build_absolute_uri(path)
-
-
 def email_verification_send(*, reader: User, request: HttpRequest | None = None) -> bool:
     """Mail a link that verifies the reader's address; False when none was sent (no
     address, already verified, or too many asked for within the hour)."""
@@ -44,7 +34,7 @@ def email_verification_send(*, reader: User, request: HttpRequest | None = None)
     ):
         return False
     token = signing.dumps({"reader": reader.pk, "email": reader.email}, salt=SALT)
-    link = public_url(reverse("email_verify", args=[token]), request)
+    link = site_link_to("email_verify", args=(token,), request=request)
     send_mail(
         "Confirm your e-mail address for Exogram",
         f'Someone set this address on the Exogram account "{reader.username}".\n\n'

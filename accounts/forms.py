@@ -11,6 +11,7 @@ from django.contrib.auth.forms import (
     SetPasswordForm,
     UserCreationForm,
 )
+from django.http import HttpRequest
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
@@ -18,6 +19,7 @@ from accounts.email_verification import email_is_verified
 from accounts.login_throttle import client_address, lockout_message, login_lockout
 from accounts.models import User
 from exogram import form_messages
+from exogram.links import site_link_to
 
 
 class ThrottleMessageMixin(AuthenticationForm):
@@ -210,8 +212,18 @@ class VerifiedPasswordResetForm(PasswordResetForm):
             if email_is_verified(user):
                 yield user
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # For the link's host while EXOGRAM_BASE_URL is unset (PasswordResetView passes it).
+        self._request: HttpRequest | None = kwargs.get("request")
+        super().save(*args, **kwargs)
+
     def send_mail(self, *args: Any, **kwargs: Any) -> None:
         context = kwargs.get("context", args[2] if len(args) > 2 else {})
+        context["reset_url"] = site_link_to(
+            "password_reset_confirm",
+            kwargs={"uidb64": context["uid"], "token": context["token"]},
+            request=getattr(self, "_request", None),
+        )
         language = getattr(context.get("user"), "language", "") or translation.get_language()
         with translation.override(language):
             super().send_mail(*args, **kwargs)

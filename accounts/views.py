@@ -1,5 +1,4 @@
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -17,7 +16,6 @@ from accounts.email_verification import (
     email_is_verified,
     email_verification_confirm,
     email_verification_send,
-    public_url,
 )
 from accounts.forms import (
     DeleteAccountForm,
@@ -181,8 +179,8 @@ def email_verify(request: HttpRequest, token: str) -> HttpResponse:
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    """Django's, with the link built from EXOGRAM_BASE_URL, mail only to a verified
-    address, and a limit on how many mails an address can ask for."""
+    """Django's, with the link built by exogram.links (the form's), mail only to a
+    verified address, and a limit on how many mails an address can ask for."""
 
     form_class = VerifiedPasswordResetForm
 
@@ -194,21 +192,6 @@ class PasswordResetView(auth_views.PasswordResetView):
         ) or rate_limited(kind="reset-to", key=asked_for, limit=limit, window_seconds=3600):
             return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
         return super().post(request, *args, **kwargs)
-
-    def form_valid(self, form: VerifiedPasswordResetForm) -> HttpResponse:  # type: ignore[override]
-        base = urlsplit(public_url("/", self.request))
-        form.save(
-            domain_override=base.netloc,
-            use_https=base.scheme == "https",
-            token_generator=self.token_generator,
-            from_email=self.from_email,
-            email_template_name=self.email_template_name,
-            subject_template_name=self.subject_template_name,
-            request=self.request,
-            html_email_template_name=self.html_email_template_name,
-            extra_email_context=dict(self.extra_email_context or {}),
-        )
-        return redirect(self.get_success_url())
 
 
 @require_http_methods(["POST"])

@@ -33,3 +33,19 @@ class BackupRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} backup {self.status} at {self.finished_at:%Y-%m-%d %H:%M}"
+
+
+class WorkerHeartbeat(models.Model):
+    """A worker (one row per Celery host name) and when it last said it was running:
+    written every minute by a thread of the worker's main process (backups.heartbeat)."""
+
+    hostname = models.CharField(max_length=255, unique=True)
+    code_version = models.CharField(max_length=64, blank=True)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-seen_at"]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} seen at {self.seen_at:%Y-%m-%d %H:%M:%S}"

@@ -1,4 +1,4 @@
-"""The nightly backup (when EXOGRAM_BACKUP_DIR is set), its retention, and its record."""
+"""The nightly backup (unless EXOGRAM_BACKUP_DIR is `off`), its retention, and its record."""
 
 import logging
 import shutil

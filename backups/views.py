@@ -1,5 +1,6 @@
-"""/status/: the instance's keeping (backups), for staff only."""
+"""/status/: the instance's keeping (backups, the worker, the code), for staff only."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -7,6 +8,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from backups.heartbeat import worker_status
 from backups.nightly import LATE_AFTER, backup_status
 
 
@@ -17,8 +19,11 @@ def status(request: HttpRequest) -> HttpResponse:
     # A reader who is not staff learns nothing, not even that the page exists.
     if not request.user.is_staff:
         raise Http404
+    now = timezone.now()
     context = {
-        "status": backup_status(now=timezone.now()),
+        "status": backup_status(now=now),
         "late_hours": int(LATE_AFTER.total_seconds() // 3600),
+        "worker": worker_status(now=now),
+        "code_version": settings.EXOGRAM_CODE_VERSION,
     }
     return render(request, "backups/status.html", context)

@@ -3,11 +3,18 @@
 import ctypes
 import os
 import signal
+import socket
 import sys
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_embedded_init, task_prerun, worker_process_init
+from celery.signals import (
+    beat_embedded_init,
+    task_prerun,
+    worker_process_init,
+    worker_ready,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
 
@@ -51,3 +58,23 @@ def _die_with_the_worker(**kwargs: Any) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
         if os.getppid() != parent:  # the worker died before the line above
             os._exit(1)
+
+
+_heartbeats: list[Any] = []
+
+
+@worker_ready.connect
+def _heartbeat_start(sender: Any = None, **kwargs: Any) -> None:
+    # In the worker's main process, beside the pool: /status/ says when it was last seen
+    # (backups.heartbeat says why a thread and not a task).
+    from backups.heartbeat import Heartbeat
+
+    heartbeat = Heartbeat(hostname=str(getattr(sender, "hostname", "") or socket.gethostname()))
+    heartbeat.start()
+    _heartbeats.append(heartbeat)
+
+
+@worker_shutdown.connect
+def _heartbeat_stop(**kwargs: Any) -> None:
+    for heartbeat in _heartbeats:
+        heartbeat.stop()

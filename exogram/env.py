@@ -74,6 +74,21 @@ def env_path(name: str, default: Path) -> Path:
     return Path(raw).expanduser().resolve() if raw else default.resolve()
 
 
+def backups_beside(data_dir: Path) -> Path:
+    """`/srv/exogram/var` → `/srv/exogram/var-backups`: beside the data folder, not in it,
+    so that `rm -r var` (or moving it) leaves the backups."""
+    return data_dir.with_name(f"{data_dir.name}-backups")
+
+
+def env_backup_dir(name: str, *, data_dir: Path) -> Path | None:
+    """A folder for the nightly backups: `off` for none, unset for the one beside the data
+    folder (backups_beside), else the folder named (relative to the working folder)."""
+    raw = os.environ.get(name, "").strip()
+    if raw.casefold() == "off":
+        return None
+    return env_path(name, backups_beside(data_dir.resolve()))
+
+
 def env_optional_dir(name: str) -> Path | None:
     raw = os.environ.get(name, "").strip()
     if not raw:

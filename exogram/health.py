@@ -1,15 +1,21 @@
 """`GET /healthz`: can this process reach the database and the broker right now?
 
 For Docker's HEALTHCHECK and any monitor: 200 when both answer, 503 (naming the one that
-does not) otherwise. It shows no reader's data and needs no login.
+does not) otherwise. It shows no reader's data and needs no login. It also says whether the
+background worker was seen lately ("ok", "late", "never seen"; backups.heartbeat), without
+changing the status: the web server is healthy without a worker, and restarting it would
+not bring one back.
 """
 
 import logging
 
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from backups.heartbeat import worker_health
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +47,17 @@ def broker_ok() -> bool:
     return True
 
 
+def _worker() -> str:
+    try:
+        return worker_health(now=timezone.now())
+    except DatabaseError:  # a database not migrated yet
+        return "unknown"
+
+
 @require_GET
 @never_cache
 def healthz(request: HttpRequest) -> HttpResponse:
     checks = {"database": database_ok(), "broker": broker_ok()}
     body = {name: "ok" if ok else "unavailable" for name, ok in checks.items()}
+    body["worker"] = _worker() if checks["database"] else "unknown"
     return JsonResponse(body, status=200 if all(checks.values()) else 503)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from exogram.start_writes import file_made, folder_make
+
 FILE_NAME = "secret_key"
 
 
@@ -20,8 +22,9 @@ def secret_key_load(*, data_dir: Path) -> str:
     """Read the key file, creating it (atomically, mode 0600) the first time."""
     path = data_dir / FILE_NAME
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        folder_make(data_dir)
         _create(path)
+        file_made(path)
     except FileExistsError:
         pass
     except OSError as error:

@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from exogram.env import (
     database_from_url,
+    env_backup_dir,
     env_bool,
     env_float,
     env_int,
@@ -19,6 +20,8 @@ from exogram.env import (
     env_str,
 )
 from exogram.secret_key import secret_key_load
+from exogram.start_writes import folder_make
+from exogram.version import code_version_read
 
 # Lets type-annotated generics such as ModelAdmin[Book] work at run time.
 django_stubs_ext.monkeypatch()
@@ -26,6 +29,8 @@ django_stubs_ext.monkeypatch()
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DEBUG", default=False)
+# The git commit this code came from (exogram/version.py), read once per process.
+EXOGRAM_CODE_VERSION = code_version_read(BASE_DIR)
 EXOGRAM_DATA_DIR = env_path("EXOGRAM_DATA_DIR", BASE_DIR / "var")
 # The embedded PostgreSQL's shared_buffers (exogram/embedded_postgres/server.py), applied
 # at its next start: a size PostgreSQL reads, such as 512MB or 2GB.
@@ -268,7 +273,7 @@ if not CELERY_BROKER_URL:
     # kombu does not create them, and both the web process (sending) and the worker
     # (consuming) need them before their first message.
     for _folder in ("queue", "control"):
-        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+        folder_make(_broker_dir / _folder)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -422,10 +427,10 @@ EXOGRAM_WORKER_NICE = env_int("EXOGRAM_WORKER_NICE", 10, minimum=0, maximum=19)
 # --- Backups (backups/; docs/operations.md) -----------------------------------------------
 # Kept together so that it reads (and merges) as one block.
 INSTALLED_APPS.append("backups")
-# Where the worker's beat writes a nightly backup; unset: no nightly backup.
-EXOGRAM_BACKUP_DIR: Path | None = (
-    env_path("EXOGRAM_BACKUP_DIR", EXOGRAM_DATA_DIR) if env_str("EXOGRAM_BACKUP_DIR") else None
-)
+# Where the worker's beat writes a nightly backup: by default `<data dir>-backups` beside
+# the data folder (an instance left running for years is backed up without a setting, and
+# `rm -r var` does not take its backups with it); `off`: no nightly backup.
+EXOGRAM_BACKUP_DIR = env_backup_dir("EXOGRAM_BACKUP_DIR", data_dir=EXOGRAM_DATA_DIR)
 EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
 # Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
 EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)

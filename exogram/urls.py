@@ -15,3 +15,7 @@ urlpatterns = [
     path("", include("review.urls")),
     path("", include("backups.urls")),
 ]
+
+# JSON under /api/, Django's pages elsewhere (exogram/errors.py).
+handler404 = "exogram.errors.page_not_found"
+handler500 = "exogram.errors.server_error"

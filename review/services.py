@@ -3,6 +3,7 @@ them, and the daily e-mail."""
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from django.conf import settings
@@ -12,7 +13,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import MD5, Cast, Concat, Length
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext, ngettext
 
@@ -20,6 +20,7 @@ from accounts.models import User
 from books.models import Highlight
 from books.selectors import book_languages
 from books.vocabulary import is_look_up, word_key
+from exogram.links import site_link, site_link_to
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
 from review.scheduler import DEFAULT_EASE, Answer, next_schedule
 from review.words import WordEntry, words_choose
@@ -388,19 +389,33 @@ def _review_subject(*, cards: int, words: int) -> str:
     return gettext("Your daily review: %(what)s") % {"what": gettext(" and ").join(parts)}
 
 
+@dataclass(frozen=True)
+class MailedCard:
+    """A card as the e-mail shows it, with its absolute links (exogram.links)."""
+
+    highlight: Highlight
+    url: str
+    book_url: str
+
+
 def review_email_build(
     *, reader: User, cards: list[ReviewCard], today: date, words: Sequence[WordCard] = ()
 ) -> EmailMultiAlternatives:
-    base = settings.EXOGRAM_BASE_URL.rstrip("/")
-    unsubscribe = base + reverse("review_unsubscribe", args=[unsubscribe_token(reader)])
+    unsubscribe = site_link_to("review_unsubscribe", args=(unsubscribe_token(reader),))
     context = {
         "reader": reader,
-        "cards": cards,
+        "cards": [
+            MailedCard(
+                highlight=card.highlight,
+                url=site_link(card.highlight.get_absolute_url()),
+                book_url=site_link(card.highlight.book.get_absolute_url()),
+            )
+            for card in cards
+        ],
         "words": words,
         "today": today,
-        "base": base,
-        "review_url": base + reverse("review"),
-        "words_url": base + reverse("review_words"),
+        "review_url": site_link_to("review"),
+        "words_url": site_link_to("review_words"),
         "unsubscribe_url": unsubscribe,
     }
     # In the reader's own language, whatever language the sending process runs in.

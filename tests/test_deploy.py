@@ -102,7 +102,7 @@ class HealthzTests:
     def test_it_answers_ok_when_the_database_and_broker_answer(self, client: Client) -> None:
         response = client.get("/healthz")
         assert response.status_code == 200
-        assert response.json() == {"database": "ok", "broker": "ok"}
+        assert response.json() == {"database": "ok", "broker": "ok", "worker": "never seen"}
         assert "no-cache" in response["Cache-Control"]
 
     def test_it_names_a_broker_that_does_not_answer(self, client: Client) -> None:
@@ -116,7 +116,11 @@ class HealthzTests:
         finally:
             app.conf.update(broker_url=saved[0], broker_transport_options=saved[1])
         assert response.status_code == 503
-        assert response.json() == {"database": "ok", "broker": "unavailable"}
+        assert response.json() == {
+            "database": "ok",
+            "broker": "unavailable",
+            "worker": "never seen",
+        }
 
 
 class EnvExampleTests:

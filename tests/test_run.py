@@ -123,7 +123,10 @@ class MakeRunTests:
         try:
             status, body = _wait_for(f"{base}/healthz")
             assert status == 200, first.output()
-            assert json.loads(body) == {"database": "ok", "broker": "ok"}
+            health = json.loads(body)
+            assert (health["database"], health["broker"]) == ("ok", "ok")
+            # The worker's first heartbeat may come just after the web server's first page.
+            assert health["worker"] in {"ok", "never seen"}
             # Production mode: a kept key, the site's 404 page, hashed static files.
             key = data_dir / "secret_key"
             assert stat.S_IMODE(key.stat().st_mode) == 0o600

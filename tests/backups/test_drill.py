@@ -187,6 +187,24 @@ class RestoreDrillTests:
         clippings_import(reader=alice, data=_clippings("New Book (Someone)", ["A new line."]),
                          file_name="new.txt")  # fmt: skip
 
+    def test_it_says_when_the_backup_came_from_other_code(
+        self, tmp_path: Path, alice: User, settings: object
+    ) -> None:
+        settings.EXOGRAM_DATA_DIR = tmp_path / "data"  # type: ignore[attr-defined]
+        backup = tmp_path / "backup"
+        call_command("backup", to=backup, stdout=StringIO())
+        manifest = json.loads((backup / MANIFEST).read_text())
+        manifest["code_version"] = "0123456789abcdef" * 2 + "01234567"  # not in the sums
+        (backup / MANIFEST).write_text(json.dumps(manifest))
+        with connection.cursor() as cursor:
+            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        out = StringIO()
+        call_command("restore", backup, stdout=out)
+        assert "The backup came from other code: commit 0123456789ab; this is commit " in (
+            out.getvalue()
+        )
+        assert User.objects.filter(username="alice").exists()
+
     def test_it_refuses_a_damaged_backup(self, tmp_path: Path, alice: User) -> None:
         backup = tmp_path / "backup"
         call_command("backup", to=backup, stdout=StringIO())

@@ -3,6 +3,8 @@
 import json
 import logging
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
@@ -17,6 +19,7 @@ from backups.nightly import STAMP, backups_prune
 from backups.services import DUMP, MANIFEST
 from backups.tasks import nightly_backup
 from tests.beat import beat_schedule
+from tests.worker import ROOT
 
 NOW = datetime(2026, 12, 4, 3, 30, tzinfo=UTC)  # a Friday
 
@@ -129,12 +132,80 @@ class NightlyBackupTests:
 
 
 class BeatScheduleTests:
-    def test_it_schedules_the_nightly_backup_only_with_a_backup_folder(
-        self, tmp_path: Path
-    ) -> None:
-        assert "nightly-backup" not in beat_schedule()
+    def test_it_schedules_the_nightly_backup_by_default(self) -> None:
+        assert beat_schedule()["nightly-backup"] == "<crontab: 30 3 * * * (m/h/dM/MY/d)>"
+
+    def test_off_schedules_none(self) -> None:
+        assert "nightly-backup" not in beat_schedule(EXOGRAM_BACKUP_DIR="off")
+        assert "nightly-backup" not in beat_schedule(EXOGRAM_BACKUP_DIR="OFF")
+
+    def test_it_schedules_the_nightly_backup_into_a_folder_named(self, tmp_path: Path) -> None:
         schedule = beat_schedule(EXOGRAM_BACKUP_DIR=str(tmp_path), EXOGRAM_BACKUP_HOUR="4")
         assert schedule["nightly-backup"] == "<crontab: 30 4 * * * (m/h/dM/MY/d)>"
+
+
+def _backup_dir(**env: str) -> str:
+    code = "from django.conf import settings; print(settings.EXOGRAM_BACKUP_DIR)"
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "exogram.settings", **env}
+    if "EXOGRAM_BACKUP_DIR" not in env:
+        environment.pop("EXOGRAM_BACKUP_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True,
+        text=True, check=True, timeout=60,
+    ).stdout.strip().splitlines()[-1]  # fmt: skip
+
+
+class BackupFolderTests:
+    """Beside the data folder by default (`rm -r var` leaves them), `off` for none."""
+
+    def test_it_is_beside_the_data_folder_by_default(self, tmp_path: Path) -> None:
+        data_dir = tmp_path / "var"
+        assert _backup_dir(EXOGRAM_DATA_DIR=str(data_dir)) == str(tmp_path / "var-backups")
+        assert _backup_dir(EXOGRAM_DATA_DIR=str(data_dir), EXOGRAM_BACKUP_DIR="") == str(
+            tmp_path / "var-backups"
+        )
+        assert not (tmp_path / "var-backups").exists()  # made by the first backup
+
+    def test_off_is_none(self, tmp_path: Path) -> None:
+        assert _backup_dir(EXOGRAM_DATA_DIR=str(tmp_path / "var"), EXOGRAM_BACKUP_DIR="off") == (
+            "None"
+        )
+
+    def test_a_folder_named_is_used(self, tmp_path: Path) -> None:
+        named = tmp_path / "elsewhere" / "exogram"
+        assert _backup_dir(
+            EXOGRAM_DATA_DIR=str(tmp_path / "var"), EXOGRAM_BACKUP_DIR=str(named)
+        ) == str(named)
+
+
+@pytest.mark.django_db(transaction=True)
+class BackupCommandFolderTests:
+    def test_by_hand_it_writes_beside_the_nightly_ones(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        settings.EXOGRAM_BACKUP_DIR = tmp_path / "nightly"  # type: ignore[attr-defined]
+        call_command("backup", stdout=StringIO())
+        [written] = (tmp_path / "nightly").iterdir()
+        assert written.name.startswith("manual-")
+        assert (written / MANIFEST).is_file()
+
+    def test_its_manifest_names_the_code_it_came_from(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        call_command("backup", to=tmp_path / "backup", stdout=StringIO())
+        manifest = json.loads((tmp_path / "backup" / MANIFEST).read_text())
+        assert manifest["code_version"] == settings.EXOGRAM_CODE_VERSION  # type: ignore[attr-defined]
+        assert len(manifest["code_version"]) == 40  # a commit: these tests run in a checkout
+
+    def test_with_nightly_backups_off_it_writes_where_they_would_go(
+        self, tmp_path: Path, settings: object, alice: object
+    ) -> None:
+        settings.EXOGRAM_DATA_DIR = tmp_path / "var"  # type: ignore[attr-defined]
+        settings.EXOGRAM_BACKUP_DIR = None  # type: ignore[attr-defined]
+        call_command("backup", stdout=StringIO())
+        [written] = (tmp_path / "var-backups").iterdir()
+        assert written.name.startswith("manual-")
+        assert not (tmp_path / "var").exists()
 
 
 @pytest.mark.django_db
@@ -147,13 +218,13 @@ class StatusPageTests:
     def test_it_is_not_found_for_a_reader_who_is_not_staff(self, alice_client: Client) -> None:
         assert alice_client.get(reverse("status")).status_code == 404
 
-    def test_it_says_no_nightly_backup_is_set_up(self, settings: object) -> None:
+    def test_it_says_nightly_backups_are_off(self, settings: object) -> None:
         from accounts.models import User
 
         settings.EXOGRAM_BACKUP_DIR = None  # type: ignore[attr-defined]
         client = Client()
         client.force_login(User.objects.create_user("keeper", is_staff=True))
         page = client.get(reverse("status")).content.decode()
-        assert "No nightly backup: set <code>EXOGRAM_BACKUP_DIR</code>" in page
+        assert "Nightly backups are off (<code>EXOGRAM_BACKUP_DIR=off</code>)" in page
         assert "No backup has been taken yet." in page
         assert "The last backup failed" not in page

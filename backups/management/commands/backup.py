@@ -13,6 +13,7 @@ from backups.nightly import backup_record, folder_name
 from backups.postgres import ClientMissing
 from backups.services import BackupError, backup_create
 from exogram.counting import counted
+from exogram.env import backups_beside
 
 
 class Command(BaseCommand):
@@ -22,13 +23,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--to",
             type=Path,
-            help="the new folder (default: manual-<time> in EXOGRAM_BACKUP_DIR, or in "
-            "EXOGRAM_DATA_DIR/backups)",
+            help="the new folder (default: manual-<time> in EXOGRAM_BACKUP_DIR, where the "
+            "nightly backups go: <data dir>-backups beside EXOGRAM_DATA_DIR unless set)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         now = timezone.now()
-        parent = settings.EXOGRAM_BACKUP_DIR or Path(settings.EXOGRAM_DATA_DIR) / "backups"
+        # Beside the nightly ones; with them turned off, where they would go.
+        parent = settings.EXOGRAM_BACKUP_DIR or backups_beside(Path(settings.EXOGRAM_DATA_DIR))
         to: Path = (options["to"] or parent / folder_name("manual", now)).resolve()
         started = time.monotonic()
         try:
