@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Min
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
@@ -145,11 +146,25 @@ class BackupStatus:
         return self.last is not None and self.last.status == BackupRun.Status.FAILED
 
 
+def installed_at() -> datetime | None:
+    """When this instance's database was made: its first migration's."""
+    from django.db.migrations.recorder import MigrationRecorder
+
+    first: datetime | None = MigrationRecorder.Migration.objects.aggregate(first=Min("applied"))[
+        "first"
+    ]
+    return first
+
+
 def backup_status(*, now: datetime) -> BackupStatus:
     recent = list(BackupRun.objects.all()[:14])
     last_ok = BackupRun.objects.filter(status=BackupRun.Status.OK).first()
     configured = settings.EXOGRAM_BACKUP_DIR is not None
-    late = configured and (last_ok is None or now - last_ok.finished_at > LATE_AFTER)
+    # With no good backup yet, a failed one is late at once; otherwise the clock starts when
+    # the instance was made, so a new one is not in red before its first night.
+    since = last_ok.finished_at if last_ok else installed_at()
+    failed_only = last_ok is None and bool(recent)
+    late = configured and (failed_only or since is None or now - since > LATE_AFTER)
     return BackupStatus(
         configured=configured,
         folder=str(settings.EXOGRAM_BACKUP_DIR or ""),

@@ -228,3 +228,21 @@ class StatusPageTests:
         assert "Nightly backups are off (<code>EXOGRAM_BACKUP_DIR=off</code>)" in page
         assert "No backup has been taken yet." in page
         assert "The last backup failed" not in page
+
+    def test_a_new_instance_is_not_late_before_its_first_night(self, settings: object) -> None:
+        from django.db.migrations.recorder import MigrationRecorder
+
+        from accounts.models import User
+
+        settings.EXOGRAM_BACKUP_DIR = Path("/nowhere/var-backups")  # type: ignore[attr-defined]
+        client = Client()
+        client.force_login(User.objects.create_user("keeper", is_staff=True))
+        recorded = MigrationRecorder.Migration.objects
+        recorded.update(applied=datetime.now(UTC) - timedelta(hours=2))
+        page = client.get(reverse("status")).content.decode()
+        assert "No backup has been taken yet." in page
+        assert "No backup written in the last" not in page
+        # A day and more later, still none: now it is late.
+        recorded.update(applied=datetime.now(UTC) - timedelta(hours=27))
+        page = client.get(reverse("status")).content.decode()
+        assert "No backup written in the last 26 hours" in page
