@@ -98,6 +98,7 @@ class SearchResults:
     keyword_capped: bool = False  # more highlights have the words than were ranked
     meaning_capped: bool = False  # more highlights may be close than were read
     fusion: str = ""  # which rule weighted the halves (fusion_weights), in a hybrid search
+    library_empty: bool = False  # nothing found, and the reader has no highlights at all
 
     @property
     def count_label(self) -> str:
