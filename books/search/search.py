@@ -47,13 +47,15 @@ from books.search.fusion import (
     recency_factor,
 )
 from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, word_pattern
-from books.search.language import language_notice
+from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
+    close_distance,
     library_bound,
     nearest_meaning,
     nearest_theme,
     query_vector,
+    reads_as_fragments,
     theme_query_vector,
     with_theme,
 )
@@ -109,6 +111,9 @@ MODES = tuple(mode.value for mode in Mode)
 NOTICE_MODEL_UNAVAILABLE = gettext_noop("Keyword results only: the model is unavailable.")
 NOTICE_NO_BOOK = gettext_noop("No book of yours matches %(fields)s.")
 NOTICE_NO_LETTERS = gettext_noop("Searches need letters or digits.")
+NOTICE_FRAGMENTS = gettext_noop(
+    "The model reads “%(query)s” as letters, not words: searched by words only."
+)
 NOTICE_SHORTENED = gettext_noop("Your search was shortened to its first %(count)s characters.")
 NOTICE_STOP_WORDS = gettext_noop(
     "Only common words: searched for “%(phrase)s” as written, by words only."
@@ -220,6 +225,11 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     except EncoderUnavailable:
         return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
+    # Measured for a model of many languages; an English model cuts a Spanish word into
+    # pieces as well (the language notice says what is wrong then).
+    if model_languages(encoders) is None and reads_as_fragments(encoders.main, text):
+        # Its vector means nothing, and sits near short passages all the same.
+        return _QueryMeaning(notices=(gettext(NOTICE_FRAGMENTS) % {"query": text},))
     language = language_notice(request.query, encoders)
     waiting = _waiting_notice(request.reader)
     return _QueryMeaning(
@@ -421,6 +431,27 @@ def _boost_recency(ranked: _Ranked, named_first: int, now: datetime) -> None:
     ranked.order = [*head, *fused_order({pk: fused[pk] for pk in ordered[named_first:]})]
 
 
+def _loosely_related(ranked: _Ranked, named_first: int, model_id: str) -> frozenset[int]:
+    """The results found by meaning alone farther than the model's close distance, moved
+    below the rest, in their order: a reader reads them as "loosely related", apart. The
+    named books' highlights stay first: the reader asked for them."""
+    cut = close_distance(model_id) if model_id else None
+    if cut is None or ranked.mode_used == "keyword":
+        return frozenset()
+    fused = ranked.fused
+
+    def is_loose(pk: int) -> bool:
+        entry = fused[pk]
+        return entry.keyword_rank is None and entry.distance is not None and entry.distance > cut
+
+    rest = ranked.order[named_first:]
+    loose = [pk for pk in rest if is_loose(pk)]
+    if loose:
+        close = [pk for pk in rest if not is_loose(pk)]
+        ranked.order = [*ranked.order[:named_first], *close, *loose]
+    return frozenset(loose)
+
+
 def search(
     reader: User,
     query: str,
@@ -503,6 +534,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         ranked, named_first = _promote_named(request, meaning_of_query, scope, parsed, ranked)
     if request.recency_boost and ranked.fused:
         _boost_recency(ranked, named_first, request.clock())
+    loose = _loosely_related(ranked, named_first, meaning_of_query.model_id)
     page_ids = ranked.order[offset : offset + limit]
     # Nothing found in a library with nothing in it: the reader is told to import, not to
     # try other words. Asked only when nothing was found.
@@ -513,7 +545,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         query=query,
         mode=mode,
         mode_used=ranked.mode_used,
-        results=page_results(ranked.fused, page_ids, parsed.words),
+        results=page_results(ranked.fused, page_ids, parsed.words, loose),
         total=len(ranked.order),
         offset=offset,
         limit=limit,
@@ -530,4 +562,5 @@ def search_run(request: SearchRequest) -> SearchResults:
         meaning_capped=ranked.meaning_capped,
         fusion=ranked.weights.why if ranked.weights else "",
         library_empty=empty,
+        loose=len(loose),
     )

@@ -270,12 +270,17 @@ def search(request: HttpRequest) -> HttpResponse:
     partial = bool(request.headers.get("HX-Request"))
     mode = found.mode if found else request.GET.get("mode", "auto")
     suggested = suggestion_for(reader.pk, found) if found else ""
+    rows = [(r, MarkedHighlight(r)) for r in found.results] if found else []
+    close_rows = [(result, marked) for result, marked in rows if not result.loose]
     context = {
         "form": form,
         "found": found,
         "quoted_query": _quotable(found.query) if found else "",
         "mode": mode if mode in MODES else "auto",
-        "rows": [(result, MarkedHighlight(result)) for result in found.results] if found else [],
+        "rows": close_rows,
+        # Below the close ones, numbered on from them (books.search.search._loosely_related).
+        "loose_rows": [(result, marked) for result, marked in rows if result.loose],
+        "loose_start": (found.offset if found else 0) + len(close_rows) + 1,
         "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),
         "show_filters": any(request.GET.get(key) for key in (*FILTER_PARAMETERS, "recency")),
         "previous_link": _page_link(request, found.page - 1) if found else "",

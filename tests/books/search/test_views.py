@@ -173,6 +173,34 @@ class SearchPageTests:
         assert not response.context["found"].library_empty
         assert "Nothing found for “zebra”." in response.content.decode()
 
+    def test_weak_meaning_results_are_listed_apart_as_loosely_related(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = _book(alice, "Essays")
+        introduced = _highlight(
+            alice, book, "I can never remember the name of someone I have just been introduced to."
+        )
+        names = _highlight(
+            alice, book, "Every night I lose the names of the people I met that day."
+        )
+        highlights_embed(ids=[introduced.pk, names.pk])
+        response = alice_client.get(
+            reverse("search"), {"q": "why can't I remember who I met", "mode": "meaning"}
+        )
+        assert [result.highlight for result, _ in response.context["rows"]] == [introduced]
+        assert [result.highlight for result, _ in response.context["loose_rows"]] == [names]
+        page = response.content.decode()
+        assert page.index("I can never remember") < page.index("Loosely related")
+        assert page.index("Loosely related") < page.index("Every night I lose")
+        assert "1 close match; 1 loosely related" in page
+        assert 'start="2"' in page  # numbered on from the close ones
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(
+            reverse("search"), {"q": "why can't I remember who I met", "mode": "meaning"}
+        )
+        assert "Relacionados de lejos" in spanish.content.decode()
+
     def test_it_says_when_the_model_is_unavailable(
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
