@@ -407,8 +407,11 @@ def _metrics(ranks: list[int | None]) -> dict[str, float]:
 
 
 def measure(reader: User, probes: Sequence[Probe]) -> dict[str, dict[str, float]]:
-    """Each mode's Recall@k and MRR@10 over the probes: the rank of the first answer."""
+    """Each mode's Recall@k and MRR@10 over the probes: the rank of the first answer; and
+    loose@10, the share of probes whose first answer in the first ten is shown as loosely
+    related (books.search.search._loosely_related)."""
     ranks: dict[str, list[int | None]] = {name: [] for name, _ in MODES}
+    loose: dict[str, int] = {name: 0 for name, _ in MODES}
     timings: dict[str, float] = {name: 0.0 for name, _ in MODES}
     for probe in probes:
         for name, mode in MODES:
@@ -418,10 +421,14 @@ def measure(reader: User, probes: Sequence[Probe]) -> dict[str, dict[str, float]
             )
             timings[name] += time.perf_counter() - began
             top = found.ids[: max(CUTOFFS)]
-            ranks[name].append(next((n for n, pk in enumerate(top, 1) if pk in probe.wanted), None))
+            rank = next((n for n, pk in enumerate(top, 1) if pk in probe.wanted), None)
+            ranks[name].append(rank)
+            # The last `loose` of all results are the loosely related ones.
+            loose[name] += rank is not None and rank > found.total - found.loose
     return {
         name: {
             **_metrics(ranks[name]),
+            "loose@10": round(loose[name] / max(1, len(probes)), 4),
             "ms_per_query": round(1000 * timings[name] / max(1, len(probes)), 1),
         }
         for name, _ in MODES
@@ -594,12 +601,16 @@ class EvaluateSearch(BaseCommand):
             )
         )
         header = f"{'task':<11}{'mode':<9}" + "".join(
-            f"{k:>11}" for k in ("Recall@1", "Recall@5", "Recall@10", "MRR@10", "ms/query")
+            f"{k:>11}"
+            for k in ("Recall@1", "Recall@5", "Recall@10", "MRR@10", "Loose@10", "ms/query")
         )
         self.stdout.write(header)
         for task, result in report["tasks"].items():
             for name, row in result["modes"].items():
-                values = [row["recall@1"], row["recall@5"], row["recall@10"], row["mrr@10"]]
+                values = [
+                    row["recall@1"], row["recall@5"], row["recall@10"], row["mrr@10"],
+                    row["loose@10"],
+                ]  # fmt: skip
                 line = f"{task:<11}{name:<9}" + "".join(f"{v:>11.3f}" for v in values)
                 self.stdout.write(line + f"{row['ms_per_query']:>11.1f}")
         for task, result in report["tasks"].items():

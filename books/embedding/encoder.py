@@ -318,6 +318,13 @@ class Encoder:
         vector: Vectors = self.encode([text])[0]
         return vector
 
+    def pieces(self, text: str) -> int:
+        """How many pieces the tokenizer cuts `text` into, its special tokens aside: a word
+        the model knows is one to three; a string of random letters is a piece per letter
+        or two (books.search.meaning.reads_as_fragments)."""
+        encoding = self._tokenizer.encode(text)
+        return sum(1 for special in encoding.special_tokens_mask if not special)
+
     def _windows(self, index: int, text: str) -> list[_Window]:
         """The text as one window, or as overlapping windows when it is longer than the model's."""
         prefix = self.spec.prefix

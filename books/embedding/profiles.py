@@ -32,6 +32,12 @@ DEFAULT_SEARCH_MARGIN = 0.35
 THEME_SEARCH_MAX_DISTANCE = 0.60
 THEME_SEARCH_MARGIN = 0.12
 THEME_SEARCH_WEIGHT = 1.0
+# e5's results found by meaning alone farther than this are shown apart as "loosely
+# related". Measured on evaluate_search's tasks (docs/evaluation.md, 2026-12-06, "Loosely
+# related"): past 0.13, a meaning-only result in the first ten was a paraphrase's answer
+# never, a cross-language answer 3-4 % of the time (11-20 % nearer); the first answer of
+# 7 % of cross-language queries lands there (12-13 % at 0.12, 3 % at 0.14).
+SEARCH_CLOSE_DISTANCE_E5 = 0.13
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,9 @@ class ModelProfile:
     choice: str | None = None
     search_max_distance: float = DEFAULT_SEARCH_MAX_DISTANCE
     search_margin: float = DEFAULT_SEARCH_MARGIN
+    # A result found by meaning alone farther than this is shown apart, as "loosely
+    # related", below the close ones; None: every close match is close.
+    search_close_distance: float | None = None
     # A best match nearer than this is a paraphrase and search's meaning half is sure;
     # None: never sure (measure a model with evaluate_search before giving it one).
     sure_distance: float | None = None
@@ -66,6 +75,7 @@ E5 = ModelProfile(
     related_cut=0.07,
     search_max_distance=0.15,
     search_margin=0.08,
+    search_close_distance=SEARCH_CLOSE_DISTANCE_E5,
     sure_distance=0.08,
     languages=None,
     english_model="minilm-l6",

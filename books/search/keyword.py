@@ -298,20 +298,28 @@ def keyword_hits(
         # a highlight sharing two rare words is never crowded out by the thousands with
         # "the". Common words are not read, only looked for in the candidates the others
         # bring (they would bring thousands that share nothing else with the query), unless
-        # the others find nothing ("the sleeps") and `common_alone` allows it.
+        # the others find nothing and `common_alone` allows it; stop words, never.
+        # Stop words standing alone are never read either, however rare the statistics
+        # say they are: in an English library "de" and "la" are rare, and before ANALYZE
+        # every word is; "the art of war" found passages that had only "the" and "of".
+        content = [i for i in everything if i not in terms.stop_alone] or everything
         shares = word_shares()
         informative = [
             index
-            for index, words in enumerate(units)
-            if min(shares.get(word, 0.0) for word in words) < COMMON_WORD_SHARE
+            for index in content
+            if min(shares.get(word, 0.0) for word in units[index]) < COMMON_WORD_SHARE
         ]
-        reads = [informative, everything] if informative != everything else [everything]
-        if informative and not common_alone:
-            reads = [informative]
+        reads = [informative] if informative else []
+        if common_alone and content != informative:
+            reads.append(content)
+        tsqueries: list[str] = []
+        read: list[int] = []
         for read in reads:
             tsqueries = [f"{terms.units[i]}{terms.exclusions}" for i in read]
             found_by = [[i] for i in read]
-            common = [i for i in everything if i not in read]
+            # A stop word is not looked for either: sharing "the" with the query says
+            # nothing, and counted, it put "The river…" above "A cartographer…".
+            common = [i for i in content if i not in read]
             candidates = _candidates(
                 matching_sql, tsqueries, TERM_CANDIDATES, found_by, patterns, common
             )

@@ -16,6 +16,7 @@ nearest within its own floor are merged into the meaning half by reciprocal rank
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
@@ -42,6 +43,8 @@ from books.embedding.profiles import (
 )
 from books.models import Highlight
 from books.search.fusion import DEPTH, RRF_K
+from books.search.query import WORD
+from books.text import fold
 
 if TYPE_CHECKING:
     from books.embedding.encoder import Encoder, Encoders
@@ -75,6 +78,14 @@ FILTERED_EXACT_SCAN_MAX = 10_000
 # theme half's cost").
 THEME_FIRST_DEPTH = 50
 THEME_FIRST_EF_SEARCH = 60
+# A query whose every word (of FRAGMENT_MIN_LETTERS letters or more, in Latin letters) the
+# model cuts into pieces of FRAGMENT_LETTERS letters or fewer, on average, is letters to
+# it, not words: "xyzzyqwrtplk" is ten pieces, and e5 puts such a vector within its floor
+# of short passages. Such a query has no meaning half. Measured on the evaluation library
+# (docs/evaluation.md, 2026-12-06, "A query that means nothing, again").
+FRAGMENT_LETTERS = 2.0
+FRAGMENT_MIN_LETTERS = 4
+_LATIN_WORD = re.compile(r"[a-z]+")
 
 
 _query_vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
@@ -124,6 +135,20 @@ def theme_query_vector(encoders: Encoders, text: str) -> list[float] | None:
         while len(_query_vectors) > QUERY_CACHE_SIZE:
             _query_vectors.popitem(last=False)
     return vector
+
+
+def reads_as_fragments(encoder: Encoder, text: str) -> bool:
+    """Whether the model reads every word of `text` as letters, not words (FRAGMENT_LETTERS).
+    Words in other scripts (Chinese, Russian) are never counted as fragments."""
+    words = [word for word in WORD.findall(text) if len(word) >= FRAGMENT_MIN_LETTERS]
+    if not words:
+        return False
+    for word in words:
+        if not _LATIN_WORD.fullmatch(fold(word)):
+            return False
+        if len(word) / max(1, encoder.pieces(word)) > FRAGMENT_LETTERS:
+            return False
+    return True
 
 
 def clear_query_cache() -> None:
@@ -378,3 +403,19 @@ def _meaning_max_distance(model_id: str) -> float:
     if encoders.model_id != model_id:
         return MEANING_MAX_DISTANCE
     return encoders.main.spec.profile.search_max_distance
+
+
+def close_distance(model_id: str) -> float | None:
+    """How near a result found by meaning alone must be to show among the close ones, not
+    as loosely related: the active model's profile's `search_close_distance` (a model
+    folder's comes with its name's profile), or the built-in profile of `model_id`'s."""
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
+
+    try:
+        encoders = get_encoders()
+    except EncoderUnavailable:
+        encoders = None
+    if encoders is not None and encoders.model_id == model_id:
+        return encoders.main.spec.profile.search_close_distance
+    profile = profile_for_model_id(model_id)
+    return profile.search_close_distance if profile is not None else None

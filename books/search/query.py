@@ -10,8 +10,10 @@ each word's English and Spanish stems; the tsquery texts the keyword side reads.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +52,10 @@ class ParsedQuery:
     clauses: tuple[tuple[int, ...], ...] = ()
     authors: tuple[str, ...] = ()  # author:… values, folded
     books: tuple[str, ...] = ()  # book:… values, folded
+    # Emoji and other symbols (`symbols_in`), folded: every result has each of `symbols`
+    # and none of `excluded_symbols`. PostgreSQL's parser drops them from the index.
+    symbols: tuple[str, ...] = ()
+    excluded_symbols: tuple[str, ...] = ()
 
     @property
     def words(self) -> frozenset[str]:
@@ -70,7 +76,12 @@ class ParsedQuery:
         )
         units = tuple(self.units[i] for i in keep)
         folded = " ".join([*(text for text, _ in units), *self.exclusions])
-        return ParsedQuery(folded, units, self.exclusions, clauses, self.authors, self.books)
+        return dataclasses.replace(self, folded=folded, units=units, clauses=clauses)
+
+    def as_phrase(self) -> ParsedQuery:
+        """The same query with its words as one quoted phrase: "de la" → `"de la"`."""
+        words = tuple(word for _, unit in self.units for word in unit)
+        return dataclasses.replace(self, units=((f'"{" ".join(words)}"', words),), clauses=((0,),))
 
 
 def parse_query(query: str) -> ParsedQuery:
@@ -88,10 +99,14 @@ def parse_query(query: str) -> ParsedQuery:
     units: dict[str, tuple[str, ...]] = {}
     exclusions: list[str] = []
     clauses: list[list[int]] = []
+    symbols: list[str] = []
+    excluded_symbols: list[str] = []
     joined = False  # the last token was "or"
     previous = ""
     for match in _UNIT.finditer(rest):
         negated, phrase, word = match.group(1), match.group(2), match.group(3)
+        left_out = bool(negated) or (word is not None and word.startswith("-"))
+        (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))
         if phrase is not None:
             text, negated_word = f'"{" ".join(WORD.findall(phrase))}"', bool(negated)
         elif word.startswith("-") and len(word) > 1:
@@ -122,7 +137,44 @@ def parse_query(query: str) -> ParsedQuery:
         tuple(tuple(clause) for clause in clauses),
         tuple(dict.fromkeys(authors)),
         tuple(dict.fromkeys(books)),
+        tuple(dict.fromkeys(symbols)),
+        tuple(dict.fromkeys(excluded_symbols)),
     )
+
+
+# What may follow an emoji within one: variation selectors, the keycap, skin tones, tags.
+_EMOJI_TAIL = re.compile("[\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff\U000e0020-\U000e007f]*")
+_ZERO_WIDTH_JOINER = "\u200d"
+# Presentation selectors: "❤️" and "❤" are one heart to a reader, and texts write either.
+_PRESENTATION = re.compile("[\ufe0e\ufe0f]")
+
+
+def symbols_in(text: str) -> list[str]:
+    """The emoji and other symbols of a query's token (Unicode's "other symbol": 🔥, ♥, ★,
+    ☯, flags), each whole with its skin tone or its zero-width-joined parts (👩‍🔬), without
+    presentation selectors. Letters, digits and punctuation are not symbols."""
+    found: list[str] = []
+    at = 0
+    while at < len(text):
+        if unicodedata.category(text[at]) != "So":
+            at += 1
+            continue
+        start = at
+        at = _EMOJI_TAIL.match(text, at + 1).end()  # type: ignore[union-attr]
+        while (
+            at + 1 < len(text)
+            and text[at] == _ZERO_WIDTH_JOINER
+            and unicodedata.category(text[at + 1]) == "So"
+        ):
+            at = _EMOJI_TAIL.match(text, at + 2).end()  # type: ignore[union-attr]
+        symbol = _PRESENTATION.sub("", text[start:at])
+        if symbol:
+            found.append(symbol)
+    return found
+
+
+def has_letters_or_digits(query: str) -> bool:
+    return WORD.search(query) is not None
 
 
 def unit_words(text: str) -> tuple[str, ...]:
@@ -228,6 +280,9 @@ class QueryTerms:
     # a query of stop words only.
     informative: str
     optional: tuple[int, ...]
+    # The stop words standing alone, in any query: never read on their own when the query
+    # has other words ("the art of war" finds nothing by "the" and "of" alone).
+    stop_alone: tuple[int, ...] = ()
 
 
 def query_terms(parsed: ParsedQuery) -> QueryTerms:
@@ -243,14 +298,7 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     clauses = [" | ".join(units[i] for i in clause) for clause in parsed.clauses]
     everything = " & ".join(f"({clause})" for clause in clauses) + exclusions
     stop = stop_words({words[0] for _, words in parsed.units if len(words) == 1})
-    alone = [
-        (i,)
-        for (i, *more) in parsed.clauses
-        if not more
-        and not parsed.units[i][0].startswith('"')
-        and len(parsed.units[i][1]) == 1
-        and parsed.units[i][1][0] in stop
-    ]
+    alone = [(i,) for i in _stop_alone(parsed, stop)]
     optional: tuple[int, ...] = ()
     informative = everything
     # A sentence's words are all asked for, as typed: its stop words are many, and sentences
@@ -263,7 +311,29 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     constraint = " & ".join(required) + exclusions
     if not required and exclusions:
         constraint = exclusions.removeprefix(" & ")
-    return QueryTerms(units, exclusions, everything, constraint, informative, optional)
+    stop_alone = tuple(i for (i,) in alone)
+    return QueryTerms(units, exclusions, everything, constraint, informative, optional, stop_alone)
+
+
+def _stop_alone(parsed: ParsedQuery, stop: Collection[str]) -> list[int]:
+    """The units that are a stop word on its own: not quoted, not joined by "or"."""
+    return [
+        i
+        for (i, *more) in parsed.clauses
+        if not more
+        and not parsed.units[i][0].startswith('"')
+        and len(parsed.units[i][1]) == 1
+        and parsed.units[i][1][0] in stop
+    ]
+
+
+def only_stop_words(parsed: ParsedQuery) -> bool:
+    """Whether every word of the query is a stop word on its own ("the of", "de la"): it
+    asks for nothing but them, as they stand together."""
+    if not parsed.units:
+        return False
+    stop = stop_words({words[0] for _, words in parsed.units if len(words) == 1})
+    return len(_stop_alone(parsed, stop)) == len(parsed.units)
 
 
 def tsquery(text: str) -> SearchQuery:

@@ -33,6 +33,8 @@ class SearchResult:
     # The folded query words this highlight's text or note has, to mark: only when the
     # keyword half found it.
     marked_words: frozenset[str] = frozenset()
+    # Found by meaning alone, farther than the model's close distance: shown apart.
+    loose: bool = False
 
     @property
     def halves(self) -> tuple[str, ...]:
@@ -71,6 +73,7 @@ class SearchResult:
             "score": round(self.score, 6),
             "matched": list(self.halves),
             "distance": None if self.distance is None else round(self.distance, 4),
+            "loosely_related": self.loose,
             "url": h.get_absolute_url(),
         }
 
@@ -98,6 +101,10 @@ class SearchResults:
     keyword_capped: bool = False  # more highlights have the words than were ranked
     meaning_capped: bool = False  # more highlights may be close than were read
     fusion: str = ""  # which rule weighted the halves (fusion_weights), in a hybrid search
+    library_empty: bool = False  # nothing found, and the reader has no highlights at all
+    # The last `loose` of all results (`ids`) are loosely related: found by meaning alone,
+    # farther than the model's close distance (books.embedding.profiles).
+    loose: int = 0
 
     @property
     def count_label(self) -> str:
@@ -107,22 +114,31 @@ class SearchResults:
         the plural is still chosen by the number itself."""
         if not self.total:
             return gettext("No results")
+        close = self.total - self.loose
+        if not self.loose:
+            return self._close_label(close)
+        loose = ngettext("%(count)s loosely related", "%(count)s loosely related", self.loose) % {
+            "count": number_format(self.loose, force_grouping=True)
+        }
+        if not close:
+            return gettext("No close matches; %(loose)s") % {"loose": loose}
+        return gettext("%(close)s; %(loose)s") % {"close": self._close_label(close), "loose": loose}
+
+    def _close_label(self, count: int) -> str:
         keyword = self.mode_used == "keyword"
-        if keyword and (self.keyword_capped or self.total >= LISTING_MAX):
+        if keyword and (self.keyword_capped or count >= LISTING_MAX):
             text = ngettext(
-                "More than %(count)s highlight", "More than %(count)s highlights", self.total
+                "More than %(count)s highlight", "More than %(count)s highlights", count
             )
         elif keyword:
-            text = ngettext("%(count)s highlight", "%(count)s highlights", self.total)
+            text = ngettext("%(count)s highlight", "%(count)s highlights", count)
         # The close matches are counted, not guessed: "About" only when the meaning half
         # stopped at DEPTH, or the words at theirs.
         elif self.meaning_capped or self.keyword_capped:
-            text = ngettext(
-                "About %(count)s close match", "About %(count)s close matches", self.total
-            )
+            text = ngettext("About %(count)s close match", "About %(count)s close matches", count)
         else:
-            text = ngettext("%(count)s close match", "%(count)s close matches", self.total)
-        return text % {"count": number_format(self.total, force_grouping=True)}
+            text = ngettext("%(count)s close match", "%(count)s close matches", count)
+        return text % {"count": number_format(count, force_grouping=True)}
 
     @property
     def page(self) -> int:
@@ -177,7 +193,10 @@ def _marked(
 
 
 def page_results(
-    fused: dict[int, Fused], page_ids: Sequence[int], query_words: frozenset[str]
+    fused: dict[int, Fused],
+    page_ids: Sequence[int],
+    query_words: frozenset[str],
+    loose: frozenset[int] = frozenset(),
 ) -> list[SearchResult]:
     """The page's results, in order, read in one query."""
     extended = _extended(query_words)
@@ -202,6 +221,7 @@ def page_results(
                 if fused[pk].keyword_rank is not None
                 else frozenset()
             ),
+            loose=pk in loose,
         )
         for pk in page_ids
         if pk in highlights

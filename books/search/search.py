@@ -19,6 +19,7 @@ The service (`search`) and how its parts meet; each part is a module of its own:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,13 +47,15 @@ from books.search.fusion import (
     recency_factor,
 )
 from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, word_pattern
-from books.search.language import language_notice
+from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
+    close_distance,
     library_bound,
     nearest_meaning,
     nearest_theme,
     query_vector,
+    reads_as_fragments,
     theme_query_vector,
     with_theme,
 )
@@ -68,8 +71,10 @@ from books.search.names import (
 from books.search.query import (
     QUERY_MAX_LENGTH,
     ParsedQuery,
+    has_letters_or_digits,
     is_few_words,
     meaning_text,
+    only_stop_words,
     parse_query,
     query_terms,
     tsquery,
@@ -105,6 +110,14 @@ class Mode(StrEnum):
 MODES = tuple(mode.value for mode in Mode)
 NOTICE_MODEL_UNAVAILABLE = gettext_noop("Keyword results only: the model is unavailable.")
 NOTICE_NO_BOOK = gettext_noop("No book of yours matches %(fields)s.")
+NOTICE_NO_LETTERS = gettext_noop("Searches need letters or digits.")
+NOTICE_FRAGMENTS = gettext_noop(
+    "The model reads “%(query)s” as letters, not words: searched by words only."
+)
+NOTICE_SHORTENED = gettext_noop("Your search was shortened to its first %(count)s characters.")
+NOTICE_STOP_WORDS = gettext_noop(
+    "Only common words: searched for “%(phrase)s” as written, by words only."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +190,14 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
     elif parsed.units:
         capitalized = capitalized_words(request.query)
         named = names_in(parsed, books, capitalized=capitalized, library=library)
+    # PostgreSQL's parser leaves emoji and symbols out of the index: the text itself says
+    # whether a highlight has one (read row by row, the reader's rows only).
+    for symbol in parsed.symbols:
+        library = library.filter(search_text__contains=symbol)
+        filtered = True
+    for symbol in parsed.excluded_symbols:
+        library = library.exclude(search_text__contains=symbol)
+        filtered = True
     terms = query_terms(parsed) if parsed.units or parsed.exclusions else None
     if terms and terms.constraint:
         # Quoted phrases and exclusions hold for the meaning half too.
@@ -204,6 +225,11 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     except EncoderUnavailable:
         return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
+    # Measured for a model of many languages; an English model cuts a Spanish word into
+    # pieces as well (the language notice says what is wrong then).
+    if model_languages(encoders) is None and reads_as_fragments(encoders.main, text):
+        # Its vector means nothing, and sits near short passages all the same.
+        return _QueryMeaning(notices=(gettext(NOTICE_FRAGMENTS) % {"query": text},))
     language = language_notice(request.query, encoders)
     waiting = _waiting_notice(request.reader)
     return _QueryMeaning(
@@ -405,6 +431,27 @@ def _boost_recency(ranked: _Ranked, named_first: int, now: datetime) -> None:
     ranked.order = [*head, *fused_order({pk: fused[pk] for pk in ordered[named_first:]})]
 
 
+def _loosely_related(ranked: _Ranked, named_first: int, model_id: str) -> frozenset[int]:
+    """The results found by meaning alone farther than the model's close distance, moved
+    below the rest, in their order: a reader reads them as "loosely related", apart. The
+    named books' highlights stay first: the reader asked for them."""
+    cut = close_distance(model_id) if model_id else None
+    if cut is None or ranked.mode_used == "keyword":
+        return frozenset()
+    fused = ranked.fused
+
+    def is_loose(pk: int) -> bool:
+        entry = fused[pk]
+        return entry.keyword_rank is None and entry.distance is not None and entry.distance > cut
+
+    rest = ranked.order[named_first:]
+    loose = [pk for pk in rest if is_loose(pk)]
+    if loose:
+        close = [pk for pk in rest if not is_loose(pk)]
+        ranked.order = [*ranked.order[:named_first], *close, *loose]
+    return frozenset(loose)
+
+
 def search(
     reader: User,
     query: str,
@@ -452,35 +499,59 @@ def search(
 
 def search_run(request: SearchRequest) -> SearchResults:
     """The steps of a search: scope → rank → promote the named books → recency → page."""
+    said: list[str] = []
+    if len(request.query) > QUERY_MAX_LENGTH:
+        # A passage pasted whole: its first characters say what it is about, and a query
+        # of a hundred words would read each word's matches.
+        request = dataclasses.replace(request, query=request.query[:QUERY_MAX_LENGTH])
+        said.append(gettext(NOTICE_SHORTENED) % {"count": QUERY_MAX_LENGTH})
     query, mode, limit, offset = request.query, request.mode.value, request.limit, request.offset
     parsed = parse_query(query)
-    if not parsed.units and not parsed.authors and not parsed.books:
+    if not (parsed.units or parsed.authors or parsed.books or parsed.symbols):
         # An empty query (or one of exclusions only) finds nothing, never everything.
-        return SearchResults(query, mode, "", [], total=0, offset=offset, limit=limit)
+        if query.strip() and not has_letters_or_digits(query) and not parsed.excluded_symbols:
+            said.append(gettext(NOTICE_NO_LETTERS))  # "!!!", "—"
+        return SearchResults(
+            query, mode, "", [], total=0, offset=offset, limit=limit, notice=" ".join(said)
+        )
+    if request.mode != Mode.MEANING and only_stop_words(parsed):
+        # "the of", "de la": the words of every other passage, and a vector that means
+        # nothing. Where they stand together, as written, is all they can ask for.
+        parsed = parsed.as_phrase()
+        request = dataclasses.replace(request, mode=Mode.KEYWORD)
+        said.append(gettext(NOTICE_STOP_WORDS) % {"phrase": " ".join(parsed.units[0][1])})
     scope = _scope(request, parsed)
     if isinstance(scope, str):
         return SearchResults(
-            query, mode, "keyword", [], total=0, offset=offset, limit=limit, notice=scope
-        )
-    meaning_of_query = _query_meaning(request)
+            query, mode, "keyword", [], total=0, offset=offset, limit=limit,
+            notice=" ".join([*said, scope]),
+        )  # fmt: skip
+    # Emoji alone list the highlights that have them: there are no words to rank by.
+    meaning_of_query = _query_meaning(request) if parsed.units else _QueryMeaning()
     ranked = _rank(request, meaning_of_query, scope.library, parsed, filtered=scope.filtered)
     named_first = 0
     if scope.named.book_ids:
         ranked, named_first = _promote_named(request, meaning_of_query, scope, parsed, ranked)
     if request.recency_boost and ranked.fused:
         _boost_recency(ranked, named_first, request.clock())
+    loose = _loosely_related(ranked, named_first, meaning_of_query.model_id)
     page_ids = ranked.order[offset : offset + limit]
+    # Nothing found in a library with nothing in it: the reader is told to import, not to
+    # try other words. Asked only when nothing was found.
+    empty = (
+        not ranked.order and not Highlight.objects.alive().filter(reader=request.reader).exists()
+    )
     return SearchResults(
         query=query,
         mode=mode,
         mode_used=ranked.mode_used,
-        results=page_results(ranked.fused, page_ids, parsed.words),
+        results=page_results(ranked.fused, page_ids, parsed.words, loose),
         total=len(ranked.order),
         offset=offset,
         limit=limit,
         words=parsed.words,
         keyword_pass=ranked.keyword.passed,
-        notice=" ".join(meaning_of_query.notices),
+        notice=" ".join([*said, *meaning_of_query.notices]),
         ids=ranked.order,
         named=scope.named.names if named_first else (),
         named_words=scope.named.words if named_first else frozenset(),
@@ -490,4 +561,6 @@ def search_run(request: SearchRequest) -> SearchResults:
         or (ranked.mode_used == "hybrid" and len(ranked.keyword.ranked) > DEPTH),
         meaning_capped=ranked.meaning_capped,
         fusion=ranked.weights.why if ranked.weights else "",
+        library_empty=empty,
+        loose=len(loose),
     )

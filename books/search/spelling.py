@@ -3,12 +3,13 @@
 "happines" finds nothing by words (its stem is not "happiness"'s) and nothing close by
 meaning (the model reads it as two unknown pieces). The reader's library has "happiness": a
 word one slip away (a letter left out, added, changed, or two letters swapped), or two for
-a long word, is what they meant, and the most common such word of their library is the one
-offered.
+a long word, is what they meant, and the most common such word of their library in the
+query's language is the one offered (`Lexicons`). Only when the search found a few
+highlights or none (SUGGESTED_UP_TO): a query whose words found many needs no correction.
 
-The library's words come from PostgreSQL (ts_stat over the folded text: 74 ms for 5,500
-highlights, about a second for 100,000) and are kept under the library's version: asked
-only when a search finds nothing. Looked up as SymSpell does: each word and each of its
+The library's words come from PostgreSQL (each highlight's folded words, by the
+highlight's language) and are kept under the library's version: asked only when a search
+finds little. Looked up as SymSpell does: each word and each of its
 one-letter deletions lead to the word, so a word within two slips is found by a handful of
 dictionary reads, not by measuring the query against every word of the library.
 """
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from books.language import UNKNOWN
 from books.library_cache import LibraryCache
 from books.models import Highlight
+from books.search.language import query_language
 from books.search.query import NOT_MEANING, WORD
 from books.search.results import SearchResults
 from books.text import fold
@@ -31,6 +34,9 @@ from books.text import fold
 SHORTEST_CORRECTED = 4
 # A word this long or longer may be two slips from the reader's; a shorter one, one.
 TWO_SLIPS_FROM = 7
+# A search that found more than this has found what the reader meant, or enough of it: a
+# word of theirs in forty highlights is no slip, even when another word is missing.
+SUGGESTED_UP_TO = 3
 
 
 @dataclass(frozen=True)
@@ -103,31 +109,106 @@ def slips(a: str, b: str) -> int:
     return previous[-1]
 
 
+def library_words_by_language(reader_id: int) -> dict[str, dict[str, int]]:
+    """Each folded word of the reader's live highlights and notes, with how many have it,
+    by the language of the highlights (books.language: "en", "es", …, "unknown")."""
+    table = Highlight._meta.db_table
+    by_language: dict[str, dict[str, int]] = defaultdict(dict)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT language, word.lexeme, count(*) FROM {table}, "
+            "unnest(to_tsvector('simple', search_text)) AS word "
+            "WHERE reader_id = %s AND deleted_at IS NULL GROUP BY language, word.lexeme",
+            [reader_id],
+        )
+        for language, word, count in cursor.fetchall():
+            by_language[language][word] = int(count)
+    return dict(by_language)
+
+
 def library_words(reader_id: int) -> dict[str, int]:
     """Each folded word of the reader's live highlights and notes, with how many have it."""
-    table = Highlight._meta.db_table
-    # ts_stat takes its query as text: the reader's id is an integer, written in as one.
-    documents = (
-        f"SELECT to_tsvector('simple', search_text) FROM {table} "
-        f"WHERE reader_id = {int(reader_id)} AND deleted_at IS NULL"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT word, ndoc FROM ts_stat(%s)", [documents])
-        return {word: int(count) for word, count in cursor.fetchall()}
+    counts: dict[str, int] = defaultdict(int)
+    for words in library_words_by_language(reader_id).values():
+        for word, count in words.items():
+            counts[word] += count
+    return dict(counts)
+
+
+@dataclass(frozen=True)
+class Lexicons:
+    """The reader's words as one lexicon, and as one per language: a slip is corrected
+    with a word of its own language ("memorya" in "the memorya of" is "memory", not the
+    Spanish "memoria" the reader has more often). The words of highlights whose language
+    is unknown (a looked-up word, a proverb with no function word) are in every one."""
+
+    every: Lexicon
+    by_language: dict[str, Lexicon]
+    # Each word of a known language's highlights, and those languages.
+    languages_of: dict[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, by_language: dict[str, dict[str, int]]) -> Lexicons:
+        unknown = by_language.get(UNKNOWN, {})
+        every: dict[str, int] = defaultdict(int)
+        languages_of: defaultdict[str, set[str]] = defaultdict(set)
+        for language, words in by_language.items():
+            for word, count in words.items():
+                every[word] += count
+                if language != UNKNOWN:
+                    languages_of[word].add(language)
+        lexicons = {
+            language: Lexicon.of({**unknown, **words})
+            for language, words in by_language.items()
+            if language != UNKNOWN
+        }
+        return cls(
+            Lexicon.of(dict(every)),
+            lexicons,
+            {word: frozenset(languages) for word, languages in languages_of.items()},
+        )
+
+    def language_of(self, query: str) -> str | None:
+        """The query's language, by its common words ("the", "la") or else by the
+        languages of its words that are the reader's; None when they do not tell."""
+        said = query_language(query)
+        if said is not None:
+            return said if said in self.by_language else None
+        votes: defaultdict[str, int] = defaultdict(int)
+        for word in WORD.findall(fold(query)):
+            for language in self.languages_of.get(word, ()):
+                votes[language] += 1
+        if not votes:
+            return None
+        ranked = sorted(votes.values(), reverse=True)
+        if len(ranked) > 1 and ranked[0] == ranked[1]:
+            return None
+        return max(votes, key=lambda language: votes[language])
+
+    def closest(self, word: str, language: str | None) -> str | None:
+        """The reader's closest word to `word` in `language`'s words (in all of theirs when
+        the language is not known); None if `word` is one of theirs, in any language."""
+        if word in self.every.counts:
+            return None
+        lexicon = self.by_language.get(language, self.every) if language else self.every
+        return lexicon.closest(word)
 
 
 def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) -> str:
-    """The query with each word the library lacks written as the reader's closest word, or
-    "" when no word changes. Filters and exclusions ("author:…", "-word") are kept as typed:
-    they name what the reader knows, not what they misspelled."""
+    """The query with each word the library lacks written as the reader's closest word of
+    the query's language, or "" when no word changes. Filters and exclusions ("author:…",
+    "-word") are kept as typed: they name what the reader knows, not what they misspelled."""
     shelf = shelf or LibraryCache(reader_id)
-    lexicon = shelf.get("spelling-lexicon", lambda: Lexicon.of(library_words(reader_id)))
+    lexicons = shelf.get(
+        "spelling-lexicons", lambda: Lexicons.of(library_words_by_language(reader_id))
+    )
+    language = lexicons.language_of(NOT_MEANING.sub(" ", query))
     changed = False
 
     def correct(match: re.Match[str]) -> str:
         nonlocal changed
         written = match.group(0)
-        closest = lexicon.closest(fold(written))
+        closest = lexicons.closest(fold(written), language)
         if closest is None:
             return written
         changed = True
@@ -143,9 +224,9 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
 
 def suggestion_for(reader_id: int, found: SearchResults) -> str:
     """What a search offers instead, for the page, search.json and the command alike: a
-    suggestion when the words did not all match. A search by meaning alone that found
-    something asked for no words: none."""
-    if not found.mode_used or found.keyword_pass == "all":
+    suggestion when the words did not all match and few were found (SUGGESTED_UP_TO). A
+    search by meaning alone that found something asked for no words: none."""
+    if not found.mode_used or found.keyword_pass == "all" or found.total > SUGGESTED_UP_TO:
         return ""
     if found.total and found.mode_used == "meaning":
         return ""

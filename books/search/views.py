@@ -20,7 +20,7 @@ from accounts.models import User
 from books.access import get_book_for_user, owns_book, reader_of
 from books.choices import author_choices, book_choices
 from books.library_cache import LibraryCache
-from books.search.search import MODES, PAGE_SIZE, QUERY_MAX_LENGTH, SearchResult, SearchResults
+from books.search.search import MODES, PAGE_SIZE, SearchResult, SearchResults
 from books.search.search import search as search_highlights
 from books.search.spelling import suggestion_for
 from books.text import CJK_RUN, fold
@@ -40,7 +40,7 @@ FILTER_PARAMETERS = ("book", "author", "added_from", "added_to", "has_note")
 
 
 class SearchForm(forms.Form):
-    # No max_length: a longer query is cut to QUERY_MAX_LENGTH and searched (clean_q).
+    # No max_length: a longer query is cut to QUERY_MAX_LENGTH by the search, which says so.
     q = forms.CharField(required=False, label=_("Search for"), error_messages=form_messages.TEXT)
     mode = forms.ChoiceField(
         required=False,
@@ -85,12 +85,6 @@ class SearchForm(forms.Form):
         max_value=JSON_MAX_LIMIT,
         error_messages=form_messages.WHOLE_NUMBER,
     )
-
-    def clean_q(self) -> str:
-        """A query pasted whole from a long passage is searched by its first 500
-        characters, which say what it is about, rather than refused."""
-        query: str = self.cleaned_data["q"]
-        return query[:QUERY_MAX_LENGTH]
 
     def clean_mode(self) -> str:
         mode: str = self.cleaned_data["mode"] or "auto"
@@ -258,6 +252,7 @@ def _busy_refused(view: Callable[[HttpRequest], HttpResponse]) -> Callable[..., 
 
 
 BUSY = _("Your other searches are still running. Try again in a moment.")
+EMPTY_LIBRARY = _("Your library has no highlights yet: there is nothing to search.")
 
 
 @require_GET
@@ -275,12 +270,17 @@ def search(request: HttpRequest) -> HttpResponse:
     partial = bool(request.headers.get("HX-Request"))
     mode = found.mode if found else request.GET.get("mode", "auto")
     suggested = suggestion_for(reader.pk, found) if found else ""
+    rows = [(r, MarkedHighlight(r)) for r in found.results] if found else []
+    close_rows = [(result, marked) for result, marked in rows if not result.loose]
     context = {
         "form": form,
         "found": found,
         "quoted_query": _quotable(found.query) if found else "",
         "mode": mode if mode in MODES else "auto",
-        "rows": [(result, MarkedHighlight(result)) for result in found.results] if found else [],
+        "rows": close_rows,
+        # Below the close ones, numbered on from them (books.search.search._loosely_related).
+        "loose_rows": [(result, marked) for result, marked in rows if result.loose],
+        "loose_start": (found.offset if found else 0) + len(close_rows) + 1,
         "filtered": any(request.GET.get(key) for key in FILTER_PARAMETERS),
         "show_filters": any(request.GET.get(key) for key in (*FILTER_PARAMETERS, "recency")),
         "previous_link": _page_link(request, found.page - 1) if found else "",
@@ -330,8 +330,10 @@ def search_json(request: HttpRequest) -> HttpResponse:
     if found.named:
         # Header values are latin-1: the titles ride percent-encoded.
         response["X-Search-Named"] = quote("; ".join(found.named))
-    if found.notice:
-        response["X-Search-Notice"] = found.notice
+    empty = str(EMPTY_LIBRARY) if found.library_empty else ""
+    notice = " ".join(said for said in (found.notice, empty) if said)
+    if notice:
+        response["X-Search-Notice"] = notice
     suggested = suggestion_for(reader_of(request).pk, found)
     if suggested:
         response["X-Search-Suggestion"] = quote(suggested)

@@ -13,7 +13,7 @@ from books.connections.neighbours import EXACT_SCAN_MAX
 from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.search.meaning import FILTERED_EXACT_SCAN_MAX
+from books.search.meaning import FILTERED_EXACT_SCAN_MAX, reads_as_fragments
 from books.search.search import search
 
 Vector = npt.NDArray[np.float64]
@@ -88,3 +88,45 @@ class FilteredMeaningTests:
         walks = [q["sql"] for q in queries.captured_queries if "iterative_scan" in q["sql"]]
         assert len(walks) == 2
         assert sum("theme_embedding" in sql for sql in walks) == 1
+
+
+class FragmentsTests:
+    def test_random_letters_read_as_fragments_and_words_do_not(self) -> None:
+        encoder = get_encoders().main
+        for query in ["xyzzyqwrtplk", "bcdfg hjklm", "qwertyuiop", "zxcvbnm"]:
+            assert reads_as_fragments(encoder, query), query
+        for query in [
+            "xyzzyqwrtplk friendship",  # a word among the letters: the model reads it
+            "friendship", "la muerte", "Freiheit", "happines", "memory and forgetting",
+            "fear", "脳を休ませる", "Достоевский", "!!!", "ok",
+        ]:  # fmt: skip
+            assert not reads_as_fragments(encoder, query), query
+
+
+@pytest.mark.django_db
+class NonsenseQueryTests:
+    def test_a_query_of_random_letters_gets_no_results_by_meaning(self, alice: User) -> None:
+        from books.embedding.pipeline import highlights_embed
+
+        book = Book.objects.create(reader=alice, title="Sounds", key="sounds")
+        rows = []
+        # e5 puts "xyzzyqwrtplk" within its floor of short passages like these (0.08-0.14).
+        for text in [
+            "Kwrt zzz qrtz.",
+            "Plop, plop, plop.",
+            "Zzz, said the cat.",
+            "Prune the roses.",
+        ]:
+            highlight = Highlight(reader=alice, book=book, text=text, dedupe_key=uuid4().hex)
+            highlight.refresh_search_text()
+            highlight.save()
+            rows.append(highlight)
+        highlights_embed(ids=[h.pk for h in rows])
+        for mode in ["auto", "meaning"]:
+            found = search(alice, "xyzzyqwrtplk", mode=mode)
+            assert found.total == 0, mode
+            assert found.notice == (
+                "The model reads “xyzzyqwrtplk” as letters, not words: searched by words only."
+            )
+        # A word the model reads still finds its passages by meaning.
+        assert search(alice, "snoring cat", mode="meaning").total

@@ -269,6 +269,7 @@ class EvaluateSearchCommandTests:
             for row in task["modes"].values():
                 assert 0 <= row["recall@1"] <= row["recall@5"] <= row["recall@10"] <= 1
                 assert 0 <= row["mrr@10"] <= 1
+                assert 0 <= row["loose@10"] <= row["recall@10"]
         # Paraphrases among a few sentences: meaning finds every one in its top five.
         assert report["tasks"]["paraphrase"]["modes"]["meaning"]["recall@5"] == 1.0
         # A name and a topic among four quotes: the author's quote on it comes first.
@@ -303,6 +304,7 @@ class EvaluateSearchCommandTests:
             "Recall@5",
             "Recall@10",
             "MRR@10",
+            "Loose@10",
             "ms/query",
         ]
         assert [line.split()[:2] for line in lines[2:5]] == [

@@ -7,13 +7,23 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.models import Book, Highlight
-from books.search.spelling import Lexicon, library_words, slips, suggestion
+from books.search.search import search
+from books.search.spelling import (
+    SUGGESTED_UP_TO,
+    Lexicon,
+    library_words,
+    library_words_by_language,
+    slips,
+    suggestion,
+    suggestion_for,
+)
 
 
 def _highlight(reader: User, text: str, note: str = "") -> Highlight:
     book, _ = Book.objects.get_or_create(reader=reader, title="Essays", key="essays")
     highlight = Highlight(reader=reader, book=book, text=text, note=note, dedupe_key=uuid4().hex)
     highlight.refresh_search_text()
+    highlight.refresh_language()
     highlight.save()
     return highlight
 
@@ -90,3 +100,43 @@ class SuggestionTests:
         )
         assert suggestion(alice.pk, "happiness") == ""
         assert suggestion(alice.pk, "zebra") == ""
+
+    def test_it_corrects_a_word_with_a_word_of_the_querys_language(self, alice: User) -> None:
+        # "memorya" is one slip from "memory" and from "memoria", which is more common here.
+        _highlight(alice, "The memory of the river is long.")
+        for _ in range(3):
+            _highlight(alice, "La memoria de la ciudad es larga y la memoria del río también.")
+        assert library_words_by_language(alice.pk)["en"]["memory"] == 1
+        assert "memory" not in library_words_by_language(alice.pk)["es"]
+        assert suggestion(alice.pk, "the memorya of the river") == "the memory of the river"
+        assert suggestion(alice.pk, "la memorya del río") == "la memoria del río"
+        # No common word says the language: the reader's own words in the query do.
+        assert suggestion(alice.pk, "river memorya") == "river memory"
+        assert suggestion(alice.pk, "ciudad memorya") == "ciudad memoria"
+        # Nothing tells: the reader's most common word a slip away, as before.
+        assert suggestion(alice.pk, "memorya") == "memoria"
+        # A word of the reader's in another language is theirs, never a slip.
+        assert suggestion(alice.pk, "the ciudad") == ""
+
+    def test_a_word_of_unknown_language_is_offered_in_any(self, alice: User) -> None:
+        _highlight(alice, "The river is long.")
+        _highlight(alice, "Serendipity")  # a looked-up word: its language is unknown
+        assert suggestion(alice.pk, "the serendipty") == "the serendipity"
+        assert suggestion(alice.pk, "la serendipty") == "la serendipity"
+
+
+@pytest.mark.django_db
+class SuggestionForTests:
+    def test_it_offers_a_correction_only_when_few_were_found(self, alice: User) -> None:
+        for number in range(SUGGESTED_UP_TO):
+            _highlight(alice, f"Memory is a story, number {number}.")
+        found = search(alice, "memory storry", mode="keyword")
+        assert (found.keyword_pass, found.total) == ("any", SUGGESTED_UP_TO)
+        assert suggestion_for(alice.pk, found) == "memory story"
+        # One more highlight with the reader's word: it is found enough, and no slip offered.
+        _highlight(alice, "Memory is a story, once more.")
+        more = search(alice, "memory storry", mode="keyword")
+        assert (more.keyword_pass, more.total) == ("any", SUGGESTED_UP_TO + 1)
+        assert suggestion_for(alice.pk, more) == ""
+        # Found nothing at all: offered as before.
+        assert suggestion_for(alice.pk, search(alice, "storry", mode="keyword")) == "story"

@@ -118,6 +118,89 @@ class SearchPageTests:
         assert meaning.context["found"].total
         assert meaning.context["suggested"] == ""
 
+    @pytest.mark.parametrize("query", ["!!!", "—"])
+    def test_a_query_with_no_letters_or_digits_says_what_searches_need(
+        self, alice: User, alice_client: Client, shelf: dict[str, Highlight], query: str
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": query})
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "Searches need letters or digits." in page
+        assert "Type a word or a phrase" not in page
+        assert "Nothing found" not in page
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(reverse("search"), {"q": query}).content.decode()
+        assert "Las búsquedas necesitan letras o dígitos." in spanish
+
+    def test_a_long_query_is_shortened_and_the_page_says_so(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        query = "memory " * 100  # 700 characters
+        response = alice_client.get(reverse("search"), {"q": query, "mode": "keyword"})
+        assert response.status_code == 200
+        assert response.context["found"].query == query[:500]
+        assert response.context["found"].total == 2  # memory, memoria
+        assert "Your search was shortened to its first 500 characters." in (
+            response.content.decode()
+        )
+        as_json = alice_client.get(reverse("search_json"), {"q": query, "mode": "keyword"})
+        assert as_json.status_code == 200
+        assert as_json["X-Search-Notice"] == (
+            "Your search was shortened to its first 500 characters."
+        )
+
+    def test_an_empty_library_says_so_and_links_to_import(
+        self, alice_client: Client, bob: User
+    ) -> None:
+        _highlight(bob, _book(bob, "Ficciones"), "Memory is a palace.")  # another reader's
+        response = alice_client.get(reverse("search"), {"q": "memory"})
+        page = response.content.decode()
+        assert response.context["found"].library_empty
+        assert "Your library has no highlights yet: there is nothing to search." in page
+        assert f'href="{reverse("import")}"' in page
+        assert "Nothing found" not in page
+        assert "Search by meaning instead" not in page
+        as_json = alice_client.get(reverse("search_json"), {"q": "memory"})
+        assert as_json["X-Search-Notice"] == (
+            "Your library has no highlights yet: there is nothing to search."
+        )
+
+    def test_a_library_with_highlights_finds_nothing_as_before(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        response = alice_client.get(reverse("search"), {"q": "zebra", "mode": "keyword"})
+        assert not response.context["found"].library_empty
+        assert "Nothing found for “zebra”." in response.content.decode()
+
+    def test_weak_meaning_results_are_listed_apart_as_loosely_related(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        book = _book(alice, "Essays")
+        introduced = _highlight(
+            alice, book, "I can never remember the name of someone I have just been introduced to."
+        )
+        names = _highlight(
+            alice, book, "Every night I lose the names of the people I met that day."
+        )
+        highlights_embed(ids=[introduced.pk, names.pk])
+        response = alice_client.get(
+            reverse("search"), {"q": "why can't I remember who I met", "mode": "meaning"}
+        )
+        assert [result.highlight for result, _ in response.context["rows"]] == [introduced]
+        assert [result.highlight for result, _ in response.context["loose_rows"]] == [names]
+        page = response.content.decode()
+        assert page.index("I can never remember") < page.index("Loosely related")
+        assert page.index("Loosely related") < page.index("Every night I lose")
+        assert "1 close match; 1 loosely related" in page
+        assert 'start="2"' in page  # numbered on from the close ones
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(
+            reverse("search"), {"q": "why can't I remember who I met", "mode": "meaning"}
+        )
+        assert "Relacionados de lejos" in spanish.content.decode()
+
     def test_it_says_when_the_model_is_unavailable(
         self, alice_client: Client, shelf: dict[str, Highlight], settings: object, tmp_path: Path
     ) -> None:
