@@ -147,6 +147,9 @@ class _Ranked:
     weights: FusionWeights | None = None
     # The meaning half found DEPTH close matches: more may be close than were read.
     meaning_capped: bool = False
+    # The theme model's close matches (nearer than its own floor): never loosely related,
+    # whatever e5's distance (a translation's partner, a passage on a one-word topic).
+    theme_close: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,7 @@ def _rank(
         return _listing(library)
     vector, model_id = meaning_of_query.vector, meaning_of_query.model_id
     meaning: list[Neighbour] = []
+    theme_close: frozenset[int] = frozenset()
     capped = False
     if vector is not None and request.mode != Mode.KEYWORD:
         # Counted once for both halves: each would count the same rows.
@@ -317,6 +321,7 @@ def _rank(
             )
             # Either list read to its depth, or the two together past it: more may be close.
             capped = len(meaning) >= DEPTH or len(theme) >= DEPTH
+            theme_close = frozenset(n.highlight_id for n in theme)
             meaning = with_theme(meaning, theme, vector)
             capped = capped or len(meaning) > DEPTH
             meaning = meaning[:DEPTH]
@@ -342,7 +347,7 @@ def _rank(
         )
     if mode_used != "hybrid":
         fused = fuse(keyword.ranked, meaning, depth=None)
-        return _Ranked(fused, fused_order(fused), keyword, mode_used, None, capped)
+        return _Ranked(fused, fused_order(fused), keyword, mode_used, None, capped, theme_close)
     weights = fusion_weights(
         parsed,
         keyword.passed,
@@ -356,7 +361,7 @@ def _rank(
         keyword_weight=weights.keyword,
         meaning_weight=weights.meaning,
     )
-    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, capped)
+    return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, capped, theme_close)
 
 
 def _listing(library: QuerySet[Highlight]) -> _Ranked:
@@ -415,6 +420,7 @@ def _promote_named(
         mode_used=how.mode_used,
         weights=how.weights,
         meaning_capped=ranked.meaning_capped or (first.meaning_capped and bool(topic.units)),
+        theme_close=ranked.theme_close | first.theme_close,
     )
     return promoted, len(first.order)
 
@@ -442,7 +448,12 @@ def _loosely_related(ranked: _Ranked, named_first: int, model_id: str) -> frozen
 
     def is_loose(pk: int) -> bool:
         entry = fused[pk]
-        return entry.keyword_rank is None and entry.distance is not None and entry.distance > cut
+        return (
+            entry.keyword_rank is None
+            and entry.distance is not None
+            and entry.distance > cut
+            and pk not in ranked.theme_close
+        )
 
     rest = ranked.order[named_first:]
     loose = [pk for pk in rest if is_loose(pk)]

@@ -1049,6 +1049,29 @@ class LooselyRelatedTests:
         assert not any(r.loose for r in by_words)
         assert found.results[-1].loose  # "To think is to forget differences.", by meaning
 
+    def test_kin_in_another_language_found_by_the_theme_model_is_close(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        # e5 puts a translation's partner past its close distance; the theme model finds it
+        # near, and a reader asked for exactly that.
+        rows = [
+            _highlight(alice, ficciones, text)
+            for text in (
+                "The fear of failing keeps most people from ever starting anything.",
+                "The river floods the valley every spring.",
+            )
+        ]
+        highlights_embed(ids=[h.pk for h in rows])
+        cut = close_distance(get_encoders().model_id)
+        assert cut is not None
+        for mode in ["meaning", "auto"]:
+            found = search(alice, "miedo al fracaso", mode=mode)
+            first = found.results[0]
+            assert first.highlight == rows[0], mode
+            assert (first.distance or 0) > cut, mode  # e5 alone would call it loose
+            assert not first.loose, mode
+            assert found.loose == 0, mode
+
     def test_a_search_by_words_has_none(self, alice: User, shelf: dict[str, Highlight]) -> None:
         found = search(alice, "why can't I remember who I met", mode="keyword")
         assert found.loose == 0
