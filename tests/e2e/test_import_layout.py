@@ -140,7 +140,7 @@ def test_a_past_imports_count_stays_on_one_line(
     base = str(live_server)
     _log_in(page, base, reader.username)
     for viewport in (DESKTOP, PHONE):
-        page.set_viewport_size(viewport)
+        page.set_viewport_size({"width": viewport["width"], "height": viewport["height"]})
         page.goto(f"{base}/import/")
         count = page.locator("table.imports td.n")
         expect(count).to_contain_text("416")
