@@ -134,7 +134,16 @@ def title_sort_key(title: str) -> str:
     """`The Name of the Rose` sorts under N, `La casa de los espíritus` under C, and
     `Vol. 2` before `Vol. 10` (its numbers by value). Stored as `Book.title_sort`, which
     every list of books by title orders by."""
-    return _NUMBER.sub(_padded_number, _without_leading_article(fold(title).strip()))
+    return _NUMBER.sub(_padded_number, _filed(title))
+
+
+def _filed(title: str) -> str:
+    """The folded title from its first letter or digit, its leading article dropped: a
+    Kindle keeps some titles in quotes (`"Surely You're Joking, Mr. Feynman!"`), which
+    sorted them before every other book, under the S their tile shows."""
+    folded = fold(title).strip()
+    start = next((i for i, ch in enumerate(folded) if ch.isalnum()), 0)
+    return _without_leading_article(folded[start:])
 
 
 def _without_leading_article(folded: str) -> str:
@@ -148,8 +157,7 @@ def title_initial(title: str) -> str:
     """The letter a book's tile shows: the first letter or digit of the title as lists
     sort it (`El hombre en busca de sentido` under H, `Épica` under E, `"Surely You're
     Joking"` under S), so that tiles follow the order. Unpadded: `10 Days` shows 1."""
-    folded = _without_leading_article(fold(title).strip())
-    return next((ch.upper() for ch in folded if ch.isalnum()), title.strip()[:1].upper())
+    return next((ch.upper() for ch in _filed(title) if ch.isalnum()), title.strip()[:1].upper())
 
 
 def author_sort_key(authors_normalized: str) -> str:

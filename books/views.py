@@ -242,6 +242,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     page = Paginator(highlights, BOOK_PAGE_SIZE).get_page(request.GET.get("page"))
     kept = {k: v for k, v in request.GET.items() if k != "page" and v}
     words = words_for(reader_of(request), book=the_book)
+    connected = connected_books(the_book)
     context = {
         "book": the_book,
         "page": page,
@@ -257,7 +258,14 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         ).distinct(),
         "query_string": urlencode(kept),
         "reader_tags": Tag.objects.filter(reader=reader_of(request)),
-        "connected_books": connected_books(the_book),
+        "connected_books": connected,
+        # Read by the model and still paired with no other book: said, not left out, so a
+        # reader does not wonder whether the page forgot (a novel alone in its language).
+        "unconnected": not connected
+        and the_book.highlights.alive()
+        .passages()
+        .filter(embedding_status=Highlight.EmbeddingStatus.DONE)
+        .exists(),
         # Look-ups, headings, fragments: each listed as what it is (books.vocabulary).
         "word_groups": words_by_kind(words, shown=BOOK_WORDS_SHOWN),
         # What "Delete this book" takes, said before it does; what was deleted, to bring back.

@@ -49,6 +49,10 @@ REVIEWED = {
         "set-based updates and deletes of the few found (24 of 12,570 highlights on the "
         "shared corpus); the rows it turns into passages are marked pending for the sweep"
     ),
+    ("books", "0037_title_sort_from_first_letter"): (
+        "a sort key per book (not per highlight), batched; only the changed keys are written "
+        "(the titles that start with a quote or a mark)"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

@@ -86,3 +86,41 @@ class ConnectionsBetweenBooksTests:
         )
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.django_db
+class UnconnectedBookTests:
+    """A book whose passages the model has read, and which connects to no other book, says
+    so where the connected books would be, instead of leaving the reader to wonder."""
+
+    def test_it_says_no_passage_connects_yet(self, alice: User, alice_client: Client) -> None:
+        novel = book_of(alice, "Les vaisseaux du cœur", "Benoîte Groult")
+        read = highlight_in(novel, "Je n'avais pas beaucoup fait l'amour dans ma vie.", location=1)
+        Highlight.objects.filter(pk=read.pk).update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        assert "No passage of this book connects to another book yet." in page
+
+    def test_it_says_nothing_while_the_passages_wait_for_the_model(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        novel = book_of(alice, "Les vaisseaux du cœur", "Benoîte Groult")
+        highlight_in(novel, "Je n'avais pas beaucoup fait l'amour dans ma vie.", location=1)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        assert "connects to another book yet" not in page
+
+    def test_a_connected_book_lists_its_books_instead(
+        self, shelf: dict[str, Book], alice_client: Client
+    ) -> None:
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        page = alice_client.get(shelf["habits"].get_absolute_url()).content.decode()
+        assert "Connects most to" in page
+        assert "connects to another book yet" not in page
+
+    def test_it_says_it_in_spanish(self, alice: User, alice_client: Client) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        novel = book_of(alice, "Les vaisseaux du cœur", "Benoîte Groult")
+        read = highlight_in(novel, "Je n'avais pas beaucoup fait l'amour dans ma vie.", location=1)
+        Highlight.objects.filter(pk=read.pk).update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        assert "Ningún pasaje de este libro conecta todavía con otro libro." in page

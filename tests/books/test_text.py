@@ -94,6 +94,26 @@ class TitleSortKeyTests:
     def test_it_ignores_a_leading_article(self, title: str, key: str) -> None:
         assert title_sort_key(title) == key
 
+    @pytest.mark.parametrize(
+        ("title", "key"),
+        [
+            ('"Surely You\'re Joking, Mr. Feynman!"', "surely you're joking, mr. feynman!\""),
+            (
+                "'What Do You Care What Other People Think?'",
+                "what do you care what other people think?'",
+            ),
+            ("¿Quién se ha llevado mi queso?", "quien se ha llevado mi queso?"),
+            ("“The Name of the Rose”", "name of the rose”"),
+            ("...", "..."),
+        ],
+    )
+    def test_it_files_a_title_under_its_first_letter_not_its_quotes(
+        self, title: str, key: str
+    ) -> None:
+        # As the library's tile shows it (title_initial): "Surely…" under S, not before
+        # every title that starts with a letter or a digit.
+        assert title_sort_key(title) == key
+
     def test_it_sorts_numbers_by_value(self) -> None:
         titles = ["Vol. 10", "10 Days", "Vol. 2", "2 Days", "Vol. 02 bis", "1984", "Vol. 1"]
         assert sorted(titles, key=title_sort_key) == [

@@ -142,6 +142,35 @@ class ArticlesOrderEveryListTests:
         assert _in_page_order(page, ARTICLED) == ARTICLED
 
 
+# Titles a Kindle keeps in quotes, filed as their tiles say: under S and W, after 1984.
+QUOTED = [
+    "1984",
+    "Antifragile",
+    '"Surely You\'re Joking, Mr. Feynman!"',
+    "'What Do You Care What Other People Think?'",
+]
+
+
+@pytest.mark.django_db
+class QuotedTitlesTests:
+    def test_the_library_files_a_quoted_title_under_its_first_letter(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _imported(alice, list(reversed(QUOTED)))
+        page = alice_client.get(reverse("library")).content.decode()
+        tiles = re.findall(r'<span class="cover[^"]*" aria-hidden="true">(.*?)</span>', page)
+        assert tiles == ["1", "A", "S", "W"]
+        assert [title for title, _count in listed_books(page.encode())] == QUOTED
+
+    def test_the_migration_refiles_the_books_already_kept(self, alice: User) -> None:
+        book_of(alice, QUOTED[2])
+        Book.objects.update(title_sort='"surely')
+        import_module("books.migrations.0037_title_sort_from_first_letter").refile(apps, None)
+        assert list(Book.objects.values_list("title_sort", flat=True)) == [
+            "surely you're joking, mr. feynman!\""
+        ]
+
+
 def _in_page_order(page: str, titles: list[str]) -> list[str]:
     assert all(title in page for title in titles), titles
     return sorted(titles, key=page.index)

@@ -109,3 +109,39 @@ def test_the_import_button_sits_inside_the_drop_zone(page: Page, live_server: ob
     middle = zone["x"] + zone["width"] / 2
     assert abs(button["x"] + button["width"] / 2 - middle) < 2
     assert "\u201cMy Clippings.txt\u201d" in page.locator("#dropzone .helptext").inner_text()
+
+
+def _lines_of(cell: Locator) -> int:
+    """How many lines a cell's text takes on the screen."""
+    return int(
+        cell.evaluate(
+            "el => { const r = document.createRange(); r.selectNodeContents(el);"
+            " return new Set([...r.getClientRects()].map(b => Math.round(b.top))).size; }"
+        )
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_a_past_imports_count_stays_on_one_line(
+    page: Page, live_server: object, language: str
+) -> None:
+    """A file of a whole Kindle touches a couple of hundred books: its titles fill the
+    file's cell, and the count of new highlights beside it once broke into "8,41" over "6"."""
+    reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
+    titles = [f"A Long Book Title Number {i}: With a Subtitle That Goes On" for i in range(40)]
+    Import.objects.create(
+        reader=reader,
+        file_name="My Clippings.txt",
+        sha256="1" * 64,
+        status=Import.Status.DONE,
+        counts={"new_highlights": 8416, "books_touched": 209, "book_titles": titles},
+    )
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    for viewport in (DESKTOP, PHONE):
+        page.set_viewport_size({"width": viewport["width"], "height": viewport["height"]})
+        page.goto(f"{base}/import/")
+        count = page.locator("table.imports td.n")
+        expect(count).to_contain_text("416")
+        assert _lines_of(count) == 1, (viewport, count.inner_text())

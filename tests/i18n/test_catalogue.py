@@ -72,6 +72,18 @@ class SpanishCatalogueTests:
             else:
                 assert catalogue.gettext(entry.msgid) == entry.msgstr[0], entry.msgid
 
+    def test_it_never_lets_a_percent_sign_start_a_line(self) -> None:
+        # Spanish writes "70 %"; with a plain space a phone's line broke it into "70" over
+        # "%". The space after a number is a no-break one.
+        spaced = re.compile(r"(\d|%\(\w+\)[sd]) %%")
+        broken = [
+            entry.msgid
+            for entry in po_entries(PO)
+            for text in entry.msgstr.values()
+            if spaced.search(text)
+        ]
+        assert broken == []
+
     def test_it_has_only_entries_for_messages_in_the_sources(self) -> None:
         # Obsolete entries (#~) are what makemessages leaves of a message no longer used.
         assert "\n#~ " not in PO.read_text(encoding="utf-8")
