@@ -415,7 +415,8 @@ class SearchJsonTests:
         # MIME-encoded (=?utf-8?q?...?=), unlike X-Search-Named and X-Search-Suggestion.
         response = alice_client.get(reverse("search_json"), {"q": "de la"})
         header = response["X-Search-Notice"]
-        assert header.isascii() and not header.startswith("=?")
+        assert header.isascii()
+        assert not header.startswith("=?")
         assert (
             unquote(header) == "Only common words: searched for “de la” as written, by words only."
         )
