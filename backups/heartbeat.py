@@ -7,13 +7,14 @@ would arrive hours late from a worker working flat out. The thread beats while t
 is busy, so silence means the worker is not running (stopped, killed, or its host down).
 """
 
+import contextlib
 import logging
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, connection
+from django.db import close_old_connections, connection
 from django.utils import timezone
 from django.utils.timesince import timesince
 from django.utils.translation import gettext
@@ -26,9 +27,13 @@ HEARTBEAT_SECONDS = 60
 # Five beats missed: long enough for a database restart, short enough that a stopped
 # worker is named before a reader wonders why nothing is embedded.
 LATE_AFTER = timedelta(minutes=5)
+# A worker not seen for this long is forgotten: a container's hostname is its id, and each
+# one recreated would otherwise stay listed for good.
+FORGET_AFTER = timedelta(days=7)
 
 
 def heartbeat_record(*, hostname: str, now: datetime, started_at: datetime) -> None:
+    WorkerHeartbeat.objects.filter(seen_at__lt=now - FORGET_AFTER).delete()
     WorkerHeartbeat.objects.update_or_create(
         hostname=hostname,
         defaults={
@@ -55,10 +60,11 @@ class Heartbeat(threading.Thread):
                 heartbeat_record(
                     hostname=self.hostname, now=timezone.now(), started_at=self.started_at
                 )
-            except DatabaseError as error:  # down or restarting: the next beat tries again
-                logger.warning("the worker's heartbeat was not recorded: %s", error)
+            except Exception:  # the database down or restarting: the next beat tries again
+                logger.exception("the worker's heartbeat was not recorded")
             finally:
-                connection.close()  # this thread's own; nothing held between beats
+                with contextlib.suppress(Exception):
+                    connection.close()  # this thread's own; nothing held between beats
             if self.stopping.wait(HEARTBEAT_SECONDS):
                 return
 

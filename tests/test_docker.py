@@ -98,7 +98,7 @@ class ComposeTests:
             service = compose["services"][name]
             mounts = _mounts(service)
             for variable in ("EXOGRAM_DATA_DIR", "EXOGRAM_BACKUP_DIR"):
-                folder = service["environment"][variable]
+                folder = _default(service["environment"][variable])
                 assert mounts.get(folder) in compose["volumes"], (name, variable)
         assert _mounts(compose["services"]["worker"])["/backups"] == "exogram-backups"
         dockerfile = (DOCKER / "Dockerfile").read_text()
@@ -171,3 +171,9 @@ class ImageTests:
         assert '"--config", "python:exogram.gunicorn_conf"' in dockerfile
         assert '"python:exogram.gunicorn_conf"' in run
         assert shlex.split("--error-logfile -")[0] in dockerfile
+
+
+def _default(value: str) -> str:
+    """A compose value as it reads with docker/.env's variable unset: `${NAME:-x}` is x."""
+    found = re.fullmatch(r"\$\{\w+:-(.*)\}", value)
+    return found.group(1) if found else value

@@ -166,3 +166,14 @@ class SettingsModuleTests:
     def test_it_takes_either_built_in_model(self) -> None:
         for name in ("multilingual-e5-small", "minilm-l6"):
             assert _import_settings(DEBUG="1", EXOGRAM_EMBEDDING_MODEL=name).returncode == 0
+
+
+def test_backups_beside_the_data_folder_are_never_committed_nor_built_into_the_image() -> None:
+    # Each holds every reader's highlights and the instance's secret key.
+    root = Path(__file__).resolve().parent.parent
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "var-backups/nightly-20261206T033000Z/database.dump"],
+        cwd=root, check=False,
+    )  # fmt: skip
+    assert ignored.returncode == 0
+    assert "var-backups" in (root / ".dockerignore").read_text().split()

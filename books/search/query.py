@@ -147,6 +147,12 @@ _EMOJI_TAIL = re.compile("[\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff\U000e0020-\U0
 _ZERO_WIDTH_JOINER = "\u200d"
 # Presentation selectors: "❤️" and "❤" are one heart to a reader, and texts write either.
 _PRESENTATION = re.compile("[\ufe0e\ufe0f]")
+# A flag is two regional indicator letters (🇪 🇸 for Spain): one symbol, never two.
+_REGIONAL_INDICATORS = ("\U0001f1e6", "\U0001f1ff")
+
+
+def _is_regional_indicator(character: str) -> bool:
+    return _REGIONAL_INDICATORS[0] <= character <= _REGIONAL_INDICATORS[1]
 
 
 def symbols_in(text: str) -> list[str]:
@@ -160,7 +166,12 @@ def symbols_in(text: str) -> list[str]:
             at += 1
             continue
         start = at
-        at = _EMOJI_TAIL.match(text, at + 1).end()  # type: ignore[union-attr]
+        pair = (
+            _is_regional_indicator(text[at])
+            and at + 1 < len(text)
+            and _is_regional_indicator(text[at + 1])
+        )
+        at = _EMOJI_TAIL.match(text, at + (2 if pair else 1)).end()  # type: ignore[union-attr]
         while (
             at + 1 < len(text)
             and text[at] == _ZERO_WIDTH_JOINER

@@ -333,7 +333,7 @@ def search_json(request: HttpRequest) -> HttpResponse:
     empty = str(EMPTY_LIBRARY) if found.library_empty else ""
     notice = " ".join(said for said in (found.notice, empty) if said)
     if notice:
-        response["X-Search-Notice"] = notice
+        response["X-Search-Notice"] = quote(notice)  # percent-encoded, as the others
     suggested = suggestion_for(reader_of(request).pk, found)
     if suggested:
         response["X-Search-Suggestion"] = quote(suggested)

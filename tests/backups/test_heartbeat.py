@@ -89,7 +89,7 @@ class StatusPageWorkerTests:
             started_at=now, seen_at=now,
         )  # fmt: skip
         page = _staff().get(reverse("status")).content.decode()
-        assert "The worker <code>celery@old</code> runs other code" in page
+        assert "The worker <code>celery@old</code> runs different code" in page
 
     def test_healthz_says_whether_the_worker_was_seen(self, client: Client) -> None:
         now = timezone.now()
@@ -114,6 +114,46 @@ class HeartbeatThreadTests:
             heartbeat.join(timeout=30)
         assert not heartbeat.is_alive()
         assert seen.code_version == settings.EXOGRAM_CODE_VERSION
+
+    def test_an_unexpected_error_does_not_stop_the_beats(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Django's InterfaceError ("connection already closed") is no DatabaseError: it
+        # must not end the thread, or /status/ calls a running worker stopped.
+        from django.db import InterfaceError
+
+        from backups import heartbeat as module
+
+        failures = [InterfaceError("connection already closed")]
+
+        def close_old_connections() -> None:
+            if failures:
+                raise failures.pop()
+
+        monkeypatch.setattr(module, "close_old_connections", close_old_connections)
+        monkeypatch.setattr(module, "HEARTBEAT_SECONDS", 0.2)
+        beat = Heartbeat("celery@unlucky")
+        beat.start()
+        try:
+            wait_for(
+                lambda: WorkerHeartbeat.objects.filter(hostname="celery@unlucky").first(),
+                timeout=30, what="a heartbeat after the failed one",
+            )  # fmt: skip
+            assert beat.is_alive()
+        finally:
+            beat.stop()
+            beat.join(timeout=30)
+        assert not failures
+
+    def test_a_worker_not_seen_for_a_week_is_forgotten(self) -> None:
+        heartbeat_record(hostname="celery@old-container", now=NOW - timedelta(days=8),
+                         started_at=NOW - timedelta(days=9))  # fmt: skip
+        heartbeat_record(hostname="celery@yesterday", now=NOW - timedelta(days=1),
+                         started_at=NOW - timedelta(days=2))  # fmt: skip
+        heartbeat_record(hostname="celery@now", now=NOW, started_at=NOW)
+        assert sorted(WorkerHeartbeat.objects.values_list("hostname", flat=True)) == [
+            "celery@now", "celery@yesterday",
+        ]  # fmt: skip
 
 
 @pytest.mark.slow

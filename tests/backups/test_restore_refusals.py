@@ -113,6 +113,11 @@ class RefusedRestoreTests:
     """In this process: the test database holds alice, the data folder her instance's key."""
 
     @pytest.fixture(autouse=True)
+    def nothing_made_yet(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # What this test process made on reading its settings is not the restore's to undo.
+        monkeypatch.setattr("exogram.start_writes._made", [])
+
+    @pytest.fixture(autouse=True)
     def data_dir(self, tmp_path: Path, settings: Any, alice: User) -> Path:
         folder = tmp_path / "data"
         folder.mkdir()
@@ -222,3 +227,23 @@ class RefusedRestoreIntoANewDataFolderTests:
         assert "pg_restore of PostgreSQL 99 or newer is needed" in refused.stderr
         assert _kept(target_database) == before
         assert not (tmp_path / "data").exists()
+
+
+def test_a_refused_command_takes_back_only_what_it_made_in_its_data_folder(
+    tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test process (or any process) may have made the default data folder's key when
+    # it read its settings; a restore refused for another folder leaves that alone.
+    from exogram import start_writes
+
+    monkeypatch.setattr(start_writes, "_made", [])
+    elsewhere = tmp_path / "var"
+    start_writes.folder_make(elsewhere / "broker")
+    (elsewhere / "secret_key").write_text("kept\n")
+    start_writes.file_made(elsewhere / "secret_key")
+    settings.EXOGRAM_DATA_DIR = tmp_path / "restored"
+    start_writes.folder_make(settings.EXOGRAM_DATA_DIR / "broker")
+    removed = start_writes.start_writes_undo()
+    assert set(removed) == {tmp_path / "restored" / "broker", tmp_path / "restored"}
+    assert (elsewhere / "secret_key").read_text() == "kept\n"
+    assert (elsewhere / "broker").is_dir()

@@ -668,6 +668,8 @@ class SymbolTests:
         assert symbols_in("👩‍🔬 and 👍🏽!") == ["👩‍🔬", "👍🏽"]
         assert symbols_in("❤️ ★ ©") == ["❤", "★", "©"]
         assert symbols_in("!!! — ¿qué? 42 $") == []
+        # A flag is one symbol: 🇪🇸 is not 🇪 and 🇸 (which 🇸🇪 would match too).
+        assert symbols_in("🇪🇸🇸🇪 ok") == ["🇪🇸", "🇸🇪"]
         assert parse_query("fire 🔥 -❤️").symbols == ("🔥",)
         assert parse_query("fire 🔥 -❤️").excluded_symbols == ("❤",)
 
@@ -964,8 +966,8 @@ class CountTests:
         assert results(2, 2) == "No close matches; 2 loosely related"
         assert results(1, 0) == "1 close match"
         with translation.override("es"):
-            assert results(5, 1) == "4 coincidencias cercanas; 1 relacionado de lejos"
-            assert results(2, 2) == "Ninguna coincidencia cercana; 2 relacionados de lejos"
+            assert results(5, 1) == "4 coincidencias cercanas; 1 vagamente relacionado"
+            assert results(2, 2) == "Ninguna coincidencia cercana; 2 vagamente relacionados"
 
     def test_the_count_groups_its_digits_as_the_language_writes_them(self) -> None:
         def results(total: int, mode_used: str, **capped: bool) -> str:
