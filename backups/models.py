@@ -3,12 +3,15 @@ from django.utils.translation import gettext_lazy as _
 
 
 class BackupRun(models.Model):
-    """One backup, nightly or by hand, recorded when it has finished (a row written before
-    would be inside its own dump, and come back from a restore as forever running)."""
+    """One backup, nightly, by hand or before migrating, recorded when it has finished (a
+    row written before would be inside its own dump, and come back from a restore as
+    forever running)."""
 
     class Kind(models.TextChoices):
         NIGHTLY = "nightly", _("nightly")
         MANUAL = "manual", _("by hand")
+        # Taken by `make run` before it applied migrations (backups.pre_migrate).
+        PRE_MIGRATE = "pre-migrate", _("before migrating")
 
     class Status(models.TextChoices):
         OK = "ok", _("written")

@@ -36,6 +36,12 @@ def folder_name(kind: str, now: datetime) -> str:
     return f"{kind}-{now.astimezone(UTC).strftime(STAMP)}"
 
 
+def backups_folder_make(folder: Path) -> None:
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        folder.chmod(FOLDER_MODE)  # a folder of the reader's backups: theirs alone
+
+
 def _nightly_backups(folder: Path) -> list[Kept]:
     """The complete nightly backups in `folder`, newest first (only folders whose manifest
     was written: a half-written one is never counted as kept)."""
@@ -104,9 +110,7 @@ def backup_nightly(*, folder: Path, now: datetime) -> BackupRun:
     path = folder / folder_name("nightly", now)
     started = time.monotonic()
     try:
-        if not folder.exists():
-            folder.mkdir(parents=True)
-            folder.chmod(FOLDER_MODE)  # a folder of the reader's backups: theirs alone
+        backups_folder_make(folder)
         backup_create(to=path)
     except Exception as error:
         logger.exception("the nightly backup into %s FAILED", path)

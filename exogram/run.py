@@ -1,6 +1,7 @@
 """`python -m exogram.run`: everything Exogram needs, in one command.
 
-Starts the embedded PostgreSQL (unless DATABASE_URL is set), applies migrations, then runs
+Starts the embedded PostgreSQL (unless DATABASE_URL is set), applies migrations (after a
+backup when the database already holds a library: backups.pre_migrate), then runs
 the web server (gunicorn) and a Celery worker (with its beat) side by side until Ctrl-C,
 when it stops them, then the embedded database if this run is responsible for it.
 
@@ -162,11 +163,33 @@ def main() -> int:
         server.end_supervision(data_dir)
 
 
+def _stop_database(data_dir: Path) -> None:
+    """Stop the embedded server, unless the process that started it still runs."""
+    from exogram.embedded_postgres import server
+
+    running = server.postmaster_pid(data_dir)
+    starter = server.live_starter(data_dir)
+    if running is not None and starter is not None and starter != os.getpid():
+        print(
+            f"The embedded PostgreSQL in {data_dir / 'postgres'} (pid {running}) is "
+            f"left running: process {starter}, which started it, still runs.",
+            flush=True,
+        )
+    else:
+        server.stop(data_dir)
+        if server.is_running(data_dir):
+            print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
+        else:
+            print("The embedded PostgreSQL has stopped.", flush=True)
+
+
 def _run(data_dir: Path, *, embedded: bool) -> int:
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connections
+    from django.utils import timezone
 
+    from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
     from exogram.embedded_postgres import server
 
     if embedded:
@@ -197,7 +220,15 @@ def _run(data_dir: Path, *, embedded: bool) -> int:
         except server.DataFolderVersionMismatch as refusal:
             print(f"\n{refusal}\n", file=sys.stderr, flush=True)
             return 2
-    call_command("migrate", interactive=False, verbosity=1)
+    try:
+        # A library that holds data is backed up before its migrations are applied.
+        migrate_with_backup(now=timezone.now(), say=lambda line: print(line, flush=True))
+    except PreMigrateBackupFailed as refusal:
+        print(f"\n{refusal}\n", file=sys.stderr, flush=True)
+        if embedded:
+            connections.close_all()
+            _stop_database(data_dir)
+        return 2
     if not settings.DEBUG:
         call_command("collectstatic", interactive=False, verbosity=0)
     connections.close_all()
@@ -285,20 +316,7 @@ def _run(data_dir: Path, *, embedded: bool) -> int:
     for child in children:
         child.wait_and_clean_up()
     if embedded:
-        running = server.postmaster_pid(data_dir)
-        starter = server.live_starter(data_dir)
-        if running is not None and starter is not None and starter != os.getpid():
-            print(
-                f"The embedded PostgreSQL in {data_dir / 'postgres'} (pid {running}) is "
-                f"left running: process {starter}, which started it, still runs.",
-                flush=True,
-            )
-        else:
-            server.stop(data_dir)
-            if server.is_running(data_dir):
-                print("The embedded PostgreSQL did not stop; see the messages above.", flush=True)
-            else:
-                print("The embedded PostgreSQL has stopped.", flush=True)
+        _stop_database(data_dir)
     # Given up on a child: `make run` fails visibly (and systemd's Restart=on-failure acts).
     return 1 if failed else 0
 

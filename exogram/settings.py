@@ -435,6 +435,9 @@ EXOGRAM_BACKUP_HOUR = env_int("EXOGRAM_BACKUP_HOUR", 3, minimum=0, maximum=23)
 # Retention: the newest daily backups, and the newest of each of the latest ISO weeks.
 EXOGRAM_BACKUP_KEEP_DAILY = env_int("EXOGRAM_BACKUP_KEEP_DAILY", 7, minimum=1)
 EXOGRAM_BACKUP_KEEP_WEEKLY = env_int("EXOGRAM_BACKUP_KEEP_WEEKLY", 4, minimum=0)
+# `make run` backs up a library before applying migrations to it (backups.pre_migrate);
+# on: apply them without (after a backup that failed for a reason understood).
+EXOGRAM_SKIP_PRE_MIGRATE_BACKUP = env_bool("EXOGRAM_SKIP_PRE_MIGRATE_BACKUP", default=False)
 if EXOGRAM_BACKUP_DIR is not None:
     CELERY_BEAT_SCHEDULE["nightly-backup"] = {
         "task": "backups.tasks.nightly_backup",
