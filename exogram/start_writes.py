@@ -27,13 +27,14 @@ def file_made(path: Path) -> None:
 
 
 def start_writes_undo() -> list[Path]:
-    """Remove what this process made in its data folder (EXOGRAM_DATA_DIR), the newest
-    first; a folder only while it is empty (another process may have written into it
-    meanwhile). Returns what was removed."""
+    """Remove what this process made for its data folder (EXOGRAM_DATA_DIR: in it, or the
+    folders made to hold it), the newest first; a folder only while it is empty (another
+    process may have written into it meanwhile). Returns what was removed."""
     data_dir = Path(settings.EXOGRAM_DATA_DIR).resolve()
     removed = []
     for path in reversed(_made):
-        if not path.resolve().is_relative_to(data_dir):
+        resolved = path.resolve()
+        if not (resolved.is_relative_to(data_dir) or data_dir.is_relative_to(resolved)):
             continue  # made for another data folder than the one the command acts on
         try:
             if path.is_dir() and not path.is_symlink():

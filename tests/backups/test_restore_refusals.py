@@ -241,9 +241,13 @@ def test_a_refused_command_takes_back_only_what_it_made_in_its_data_folder(
     start_writes.folder_make(elsewhere / "broker")
     (elsewhere / "secret_key").write_text("kept\n")
     start_writes.file_made(elsewhere / "secret_key")
-    settings.EXOGRAM_DATA_DIR = tmp_path / "restored"
+    settings.EXOGRAM_DATA_DIR = tmp_path / "new" / "restored"
     start_writes.folder_make(settings.EXOGRAM_DATA_DIR / "broker")
     removed = start_writes.start_writes_undo()
-    assert set(removed) == {tmp_path / "restored" / "broker", tmp_path / "restored"}
+    assert set(removed) == {
+        tmp_path / "new" / "restored" / "broker",
+        tmp_path / "new" / "restored",
+        tmp_path / "new",  # made to hold the data folder
+    }
     assert (elsewhere / "secret_key").read_text() == "kept\n"
     assert (elsewhere / "broker").is_dir()
