@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import User
 from api.forms import TokenForm
@@ -25,6 +25,7 @@ from api.schema import openapi_schema
 from api.services import api_token_create, api_token_reader, api_token_revoke
 from books import library_api
 from books.access import reader_of
+from exogram.errors import json_error
 from exogram.reader_slots import ReaderBusy
 
 ApiView = Callable[..., dict[str, Any]]
@@ -33,7 +34,7 @@ NUMBER_MAX_DIGITS = 12
 
 
 def _error(status: int, message: str) -> JsonResponse:
-    response = JsonResponse({"error": message}, status=status)
+    response = json_error(status, message)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="exogram"'
     return response
@@ -50,6 +51,20 @@ def _int(request: HttpRequest, name: str, default: int) -> int:
             f"{name} must be a whole number from 0 to {library_api.OFFSET_MAX:,}, not {shown!r}."
         )
     return int(raw)
+
+
+def reads_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """GET (and HEAD) only, and any other method told so in JSON, as every API answer."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = _error(405, f"The API only reads: send GET, not {request.method}.")
+            response["Allow"] = "GET, HEAD"
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
 
 
 def token_required(view: ApiView) -> Callable[..., HttpResponse]:
@@ -77,7 +92,7 @@ def token_required(view: ApiView) -> Callable[..., HttpResponse]:
         response["Cache-Control"] = "private, no-store"
         return response
 
-    return require_GET(wrapper)
+    return reads_only(wrapper)
 
 
 @token_required
@@ -116,8 +131,8 @@ def book_highlights(request: HttpRequest, reader: User, code: str) -> dict[str, 
     )
 
 
-@require_GET
-def schema(request: HttpRequest) -> JsonResponse:
+@reads_only
+def schema(request: HttpRequest) -> HttpResponse:
     """Public: it describes the API, and holds nothing of anyone's."""
     return JsonResponse(openapi_schema(server_url=request.build_absolute_uri("/api")))
 

@@ -24,14 +24,15 @@ def is_api(request: HttpRequest) -> bool:
     return request.path_info.startswith(API_PREFIX)
 
 
-def _json_error(status: int, message: str) -> JsonResponse:
+def json_error(status: int, message: str) -> JsonResponse:
+    """An API error as every API answer is: JSON, never cached."""
     response = JsonResponse({"error": message, "status": status}, status=status)
     response["Cache-Control"] = "no-store"
     return response
 
 
 def service_unavailable() -> JsonResponse:
-    response = _json_error(
+    response = json_error(
         503, "The database does not answer just now (restarting or under maintenance); try again."
     )
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
@@ -45,7 +46,7 @@ def server_error(request: HttpRequest, template_name: str = "500.html") -> HttpR
     error = sys.exc_info()[1]
     if isinstance(error, OperationalError | InterfaceError):
         return service_unavailable()
-    return _json_error(500, "Exogram hit an error it did not expect; it is logged. Try again.")
+    return json_error(500, "Exogram hit an error it did not expect; it is logged. Try again.")
 
 
 def page_not_found(
@@ -53,4 +54,20 @@ def page_not_found(
 ) -> HttpResponse:
     if not is_api(request):
         return defaults.page_not_found(request, exception, template_name)
-    return _json_error(404, "No such address in the API: see /api/schema/.")
+    return json_error(404, "No such address in the API: see /api/schema/.")
+
+
+def bad_request(
+    request: HttpRequest, exception: Exception, template_name: str = "400.html"
+) -> HttpResponse:
+    if not is_api(request):
+        return defaults.bad_request(request, exception, template_name)
+    return json_error(400, "Exogram could not read this request.")
+
+
+def permission_denied(
+    request: HttpRequest, exception: Exception, template_name: str = "403.html"
+) -> HttpResponse:
+    if not is_api(request):
+        return defaults.permission_denied(request, exception, template_name)
+    return json_error(403, "This request is not allowed.")

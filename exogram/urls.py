@@ -17,5 +17,7 @@ urlpatterns = [
 ]
 
 # JSON under /api/, Django's pages elsewhere (exogram/errors.py).
+handler400 = "exogram.errors.bad_request"
+handler403 = "exogram.errors.permission_denied"
 handler404 = "exogram.errors.page_not_found"
 handler500 = "exogram.errors.server_error"

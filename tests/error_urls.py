@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.db import connections
 from django.db.backends.postgresql import base as postgresql
 from django.http import HttpRequest, HttpResponse
@@ -9,9 +10,9 @@ from django.urls import path
 
 from accounts.models import User
 from api.views import token_required
-from exogram.urls import handler404, handler500, urlpatterns
+from exogram.urls import handler400, handler403, handler404, handler500, urlpatterns
 
-__all__ = ["handler404", "handler500", "urlpatterns"]
+__all__ = ["handler400", "handler403", "handler404", "handler500", "urlpatterns"]
 
 
 class Unexpected(RuntimeError):
@@ -36,6 +37,16 @@ def api_database_down(request: HttpRequest, reader: User) -> dict[str, Any]:
     return {}
 
 
+@token_required
+def api_suspicious(request: HttpRequest, reader: User) -> dict[str, Any]:
+    raise SuspiciousOperation("a request Exogram cannot read")
+
+
+@token_required
+def api_denied(request: HttpRequest, reader: User) -> dict[str, Any]:
+    raise PermissionDenied
+
+
 def page_raises(request: HttpRequest) -> HttpResponse:
     raise Unexpected("a bug inside a page")
 
@@ -43,6 +54,8 @@ def page_raises(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("api/test/raises/", api_raises),
     path("api/test/database-down/", api_database_down),
+    path("api/test/suspicious/", api_suspicious),
+    path("api/test/denied/", api_denied),
     path("test/raises/", page_raises),
     *urlpatterns,
 ]

@@ -48,6 +48,28 @@ class ApiErrorTests:
         assert response["Content-Type"] == "application/json"
         assert "/api/schema/" in response.json()["error"]
 
+    def test_a_request_it_cannot_read_is_json_with_400(self, api: Client) -> None:
+        response = api.get("/api/test/suspicious/")
+        assert response.status_code == 400
+        assert response["Content-Type"] == "application/json"
+        assert response.json() == {"error": "Exogram could not read this request.", "status": 400}
+
+    def test_a_refusal_is_json_with_403(self, api: Client) -> None:
+        response = api.get("/api/test/denied/")
+        assert response.status_code == 403
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["status"] == 403
+
+    @pytest.mark.parametrize("address", ["/api/search/?q=x", "/api/schema/"])
+    def test_a_method_other_than_get_is_json_with_405(self, api: Client, address: str) -> None:
+        for method in (api.post, api.put, api.delete):
+            response = method(address)
+            assert response.status_code == 405
+            assert response["Content-Type"] == "application/json"
+            assert response["Allow"] == "GET, HEAD"
+            assert "only reads" in response.json()["error"]
+        assert api.head(address).status_code == 200
+
     def test_a_pages_server_error_is_still_the_html_page(self, alice: User) -> None:
         client = Client(raise_request_exception=False)
         response = client.get("/test/raises/")
