@@ -9,6 +9,7 @@ is shown instead, as for every page.
 """
 
 import sys
+from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -49,25 +50,21 @@ def server_error(request: HttpRequest, template_name: str = "500.html") -> HttpR
     return json_error(500, "Exogram hit an error it did not expect; it is logged. Try again.")
 
 
-def page_not_found(
-    request: HttpRequest, exception: Exception, template_name: str = "404.html"
-) -> HttpResponse:
-    if not is_api(request):
-        return defaults.page_not_found(request, exception, template_name)
-    return json_error(404, "No such address in the API: see /api/schema/.")
+def _json_under_api(
+    page: Callable[..., HttpResponse], status: int, message: str
+) -> Callable[[HttpRequest, Exception], HttpResponse]:
+    """Django's handler `page` for the pages; under /api/, `status` and `message` in JSON."""
+
+    def handler(request: HttpRequest, exception: Exception) -> HttpResponse:
+        if not is_api(request):
+            return page(request, exception)
+        return json_error(status, message)
+
+    return handler
 
 
-def bad_request(
-    request: HttpRequest, exception: Exception, template_name: str = "400.html"
-) -> HttpResponse:
-    if not is_api(request):
-        return defaults.bad_request(request, exception, template_name)
-    return json_error(400, "Exogram could not read this request.")
-
-
-def permission_denied(
-    request: HttpRequest, exception: Exception, template_name: str = "403.html"
-) -> HttpResponse:
-    if not is_api(request):
-        return defaults.permission_denied(request, exception, template_name)
-    return json_error(403, "This request is not allowed.")
+bad_request = _json_under_api(defaults.bad_request, 400, "Exogram could not read this request.")
+permission_denied = _json_under_api(defaults.permission_denied, 403, "This request is not allowed.")
+page_not_found = _json_under_api(
+    defaults.page_not_found, 404, "No such address in the API: see /api/schema/."
+)
