@@ -6,8 +6,9 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import User
 from books.forms import NoteField
 from exogram import form_messages
-from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY
+from review.models import MAX_CARDS_PER_DAY, MAX_WORDS_PER_DAY, ReviewSettings
 from review.scheduler import Answer
+from review.services import review_settings_update
 
 
 class ReviewSettingsForm(forms.Form):
@@ -55,6 +56,17 @@ class ReviewSettingsForm(forms.Form):
             # As in Settings: a session left open is not enough to redirect the mail.
             self.add_error("password", _("Type your password to change the address."))
         return cleaned
+
+    def save(self) -> ReviewSettings:
+        """Save what the form checked: the Settings page and `manage.py review_settings` both."""
+        data = self.cleaned_data
+        return review_settings_update(
+            reader=self.reader,
+            cards_per_day=data["cards_per_day"],
+            words_per_day=data["words_per_day"],
+            daily_email=data["daily_email"],
+            email=data["email"],
+        )
 
 
 class AnswerForm(forms.Form):

@@ -38,7 +38,6 @@ from review.services import (
     review_email_unsubscribe,
     review_queue,
     review_settings_for,
-    review_settings_update,
     word_answer,
     word_queue,
 )
@@ -264,13 +263,7 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         request.POST if request.method == "POST" else None, initial=initial, reader=reader
     )
     if request.method == "POST" and form.is_valid():
-        review_settings_update(
-            reader=reader,
-            cards_per_day=form.cleaned_data["cards_per_day"],
-            words_per_day=form.cleaned_data["words_per_day"],
-            daily_email=form.cleaned_data["daily_email"],
-            email=form.cleaned_data["email"],
-        )
+        form.save()
         messages.success(request, gettext("Review settings saved."))
         if reader.email and not email_is_verified(reader):
             email_verification_send(reader=reader, request=request)

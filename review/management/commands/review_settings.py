@@ -7,7 +7,7 @@ from accounts.commands import reader_named
 from accounts.email_verification import email_is_verified, email_verification_send
 from accounts.models import User
 from review.forms import ReviewSettingsForm
-from review.services import review_settings_for, review_settings_update
+from review.services import review_settings_for
 
 # The review settings form's fields, as this command's options name them.
 OPTIONS = {
@@ -75,13 +75,7 @@ class Command(BaseCommand):
                 for error in errors
             ]
             raise CommandError("Nothing changed. " + " ".join(problems))
-        review_settings_update(
-            reader=reader,
-            cards_per_day=form.cleaned_data["cards_per_day"],
-            words_per_day=form.cleaned_data["words_per_day"],
-            daily_email=form.cleaned_data["daily_email"],
-            email=form.cleaned_data["email"],
-        )
+        form.save()
         self.stdout.write(f"Saved {reader.username}'s review settings.")
         self._show(reader)
         # As the page: an address not yet confirmed is sent its link.
