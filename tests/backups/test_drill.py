@@ -28,6 +28,7 @@ from books.models import Book, Connection, Highlight
 from books.services import highlight_favourite_toggle, highlight_note_update, highlight_tag
 from review.scheduler import Answer
 from review.services import review_answer, review_queue
+from tests.backups.tables import table_rows
 from tests.books.importing.devices import sidecar
 from tests.conftest import PASSWORD
 from tests.external_postgres import ExternalPostgres, external_postgres
@@ -88,20 +89,6 @@ def _build_library() -> dict[str, str]:
     return {"token": raw}
 
 
-def _rows() -> dict[str, tuple[int, str]]:
-    """Each table's row count and a checksum of its rows (in any order)."""
-    found = {}
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-        for (table,) in cursor.fetchall():
-            cursor.execute(
-                f"SELECT count(*), md5(coalesce(string_agg(t::text, chr(10) ORDER BY t::text), "
-                f"'')) FROM \"{table}\" t"
-            )
-            found[table] = cursor.fetchone()
-    return found
-
-
 CSRF = re.compile(
     r'(name="csrfmiddlewaretoken" value="|csrf-token" content="|X-CSRFToken": ")[^"]+'
 )
@@ -155,7 +142,7 @@ class RestoreDrillTests:
         pages = _pages(_logged_in())
         positions = sorted(Highlight.objects.exclude(position="").values_list("pk", "position"))
         assert positions  # the device's position is in the rows the checksums cover
-        before = _rows()
+        before = table_rows()
 
         backup = tmp_path / "backup"
         call_command("backup", to=backup, stdout=StringIO())
@@ -174,7 +161,7 @@ class RestoreDrillTests:
         (data_dir / "secret_key").unlink()
         call_command("restore", backup, stdout=StringIO())
 
-        assert _rows() == before
+        assert table_rows() == before
         assert (
             sorted(Highlight.objects.exclude(position="").values_list("pk", "position"))
             == positions

@@ -20,6 +20,7 @@ from django.db import connection
 from accounts.models import User
 from backups.services import DUMP, FORMAT, MANIFEST, SECRET_KEY
 from tests import worker
+from tests.backups.tables import table_rows
 from tests.worker import ROOT
 
 KEY_IN_BACKUP = "the backed-up instance's key\n"
@@ -95,19 +96,6 @@ def _folder(root: Path) -> dict[str, bytes | None]:
     }
 
 
-def _database() -> dict[str, tuple[int, str]]:
-    found = {}
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-        for (table,) in cursor.fetchall():
-            cursor.execute(
-                f"SELECT count(*), md5(coalesce(string_agg(t::text, chr(10) ORDER BY t::text), "
-                f"'')) FROM \"{table}\" t"
-            )
-            found[table] = cursor.fetchone()
-    return found
-
-
 @pytest.mark.django_db(transaction=True)
 class RefusedRestoreTests:
     """In this process: the test database holds alice, the data folder her instance's key."""
@@ -131,19 +119,19 @@ class RefusedRestoreTests:
     ) -> None:
         make, words = BAD_BACKUPS[kind]
         backup = make(tmp_path / "backup")
-        database, folder = _database(), _folder(data_dir)
+        database, folder = table_rows(), _folder(data_dir)
         with pytest.raises(CommandError, match=words) as refusal:
             call_command("restore", backup, "--force", stdout=StringIO())
         assert "Nothing was written." in str(refusal.value)
-        assert _database() == database
+        assert table_rows() == database
         assert _folder(data_dir) == folder
 
     def test_a_database_that_is_not_empty_is_refused(self, tmp_path: Path, data_dir: Path) -> None:
         backup = _backup(tmp_path / "backup")
-        database, folder = _database(), _folder(data_dir)
+        database, folder = table_rows(), _folder(data_dir)
         with pytest.raises(CommandError, match="is not empty"):
             call_command("restore", backup, stdout=StringIO())
-        assert _database() == database
+        assert table_rows() == database
         assert _folder(data_dir) == folder
 
 
