@@ -67,6 +67,13 @@ def _highlight(
     return highlight
 
 
+def _embedded_shelf(reader: User, book: Book, texts: dict[str, str]) -> dict[str, Highlight]:
+    """A highlight of each text, by its key, embedded."""
+    rows = {key: _highlight(reader, book, text) for key, text in texts.items()}
+    highlights_embed(ids=[h.pk for h in rows.values()])
+    return rows
+
+
 def _texts(reader: User, query: str, **kwargs: object) -> list[str]:
     return [r.highlight.text for r in search(reader, query, **kwargs).results]  # type: ignore[arg-type]
 
@@ -1012,9 +1019,7 @@ class LooselyRelatedTests:
             "roses": "Prune the roses in early March.",
             "river": "The river floods the valley every spring.",
         }
-        rows = {key: _highlight(alice, ficciones, text) for key, text in texts.items()}
-        highlights_embed(ids=[h.pk for h in rows.values()])
-        return rows
+        return _embedded_shelf(alice, ficciones, texts)
 
     def test_weak_meaning_results_come_apart_below_the_close_ones(
         self, alice: User, shelf: dict[str, Highlight]
@@ -1101,9 +1106,7 @@ class HonestCountTests:
             "grapes": "La cosecha de uvas empieza en septiembre.",
             "exercise": "Ejercicio: un día sin quejas.",
         }
-        rows = {key: _highlight(alice, ficciones, text) for key, text in texts.items()}
-        highlights_embed(ids=[h.pk for h in rows.values()])
-        return rows
+        return _embedded_shelf(alice, ficciones, texts)
 
     def _nearest(self, reader: User, query: str) -> list[tuple[int, float]]:
         from books.embedding.encoder import get_encoder, get_encoders
