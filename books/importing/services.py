@@ -32,6 +32,7 @@ from books.importing.clippings import Clipping, ParseResult
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, long_run, merged, page_turn_joined
+from books.importing.notes import note_attach, note_target, note_with_deleted
 from books.importing.positions import decode, encode, sort_key, union
 from books.importing.purged import Purged
 from books.importing.reader_books import (
@@ -47,13 +48,9 @@ from books.importing.upload import ImportRejected as ImportRejected
 from books.importing.upload import problems_record, upload_parse
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
-from books.text import fold_spacing, fold_spacing_and_bom
+from books.text import fold_spacing_and_bom
 
 logger = logging.getLogger(__name__)
-
-# A note belongs to the highlight that contains its location or, failing that, to the
-# nearest highlight that ends at most this many locations before it.
-NOTE_REACH = 10
 
 
 # The first key of the per-reader advisory lock that serializes imports (any constant
@@ -120,10 +117,6 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 
 # The first few titles of the books touched, kept for Past imports.
 BOOK_TITLES_KEPT = 3
-
-
-def _newer(a: datetime | None, b: datetime | None) -> bool:
-    return a is not None and (b is None or a >= b)
 
 
 def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
@@ -612,8 +605,8 @@ def _attach_notes(
     for clipping in notes:
         book = books[book_key_of(clipping)]
         work.touched.add(book.pk)
-        target = _note_target(library, book, clipping)
-        if target is None and _deleted_with_note(library, book, clipping):
+        target = note_target(library, book, clipping)
+        if target is None and note_with_deleted(library, book, clipping):
             # The note was on a highlight the reader deleted (one by one, or with its book
             # or its import): it goes with it, not back as a note of its own.
             report.deleted_skipped += 1
@@ -638,7 +631,7 @@ def _attach_notes(
             library.add(note)
             work.created[id(note)] = note
             report.standalone_notes += 1
-        elif _attach_note(target, clipping):
+        elif note_attach(target, clipping):
             report.notes_attached += 1
             work.change(target)
         else:
@@ -790,55 +783,3 @@ def _new_highlight(
     highlight.refresh_is_word()
     highlight.refresh_language()
     return highlight
-
-
-def _deleted_with_note(library: Library, book: Book, clipping: Clipping) -> bool:
-    """Whether the highlight this note would go to is deleted and holds it already."""
-    gone = _note_target(library, book, clipping, deleted=True)
-    return gone is not None and fold_spacing(gone.note) == fold_spacing(clipping.text.strip())
-
-
-def _note_target(
-    library: Library, book: Book, clipping: Clipping, *, deleted: bool = False
-) -> Highlight | None:
-    """The highlight a note goes to: among the alive ones, or among the deleted ones."""
-    if clipping.location_start is None:
-        if clipping.page:
-            on_page = [
-                h
-                for h in library.on_page(book.pk, clipping.page)
-                if (h.deleted_at is not None) == deleted
-            ]
-            return on_page[-1] if on_page else None
-        return None
-    where = clipping.location_end or clipping.location_start
-    candidates = [
-        h
-        for h in library.near(book.pk, where, where, reach_before=NOTE_REACH)
-        if (h.deleted_at is not None) == deleted
-    ]
-    containing = [
-        h
-        for h in candidates
-        if h.location_start is not None
-        and h.location_start <= where <= (h.location_end or h.location_start)
-    ]
-    if containing:
-        # The narrowest range is the most specific highlight.
-        return min(containing, key=lambda h: (h.location_end or 0) - (h.location_start or 0))
-    preceding = [h for h in candidates if (h.location_end or h.location_start or 0) <= where]
-    if not preceding:
-        return None
-    return max(preceding, key=lambda h: h.location_end or h.location_start or 0)
-
-
-def _attach_note(highlight: Highlight, clipping: Clipping) -> bool:
-    """Attach a note unless the reader edited theirs here or it is already there."""
-    text = clipping.text.strip()
-    if highlight.note_edited or fold_spacing(highlight.note) == fold_spacing(text):
-        return False
-    if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
-        return False
-    highlight.note = text
-    highlight.note_added_at = clipping.added_at
-    return True
