@@ -187,13 +187,22 @@ class EvaluateLibraryTests:
         assert report["by_language"]["en"]["passages"] == 8
         assert report["connections_by_languages"] == {"en-en": report["connections"]}
 
+    @pytest.mark.parametrize("shared", ["as found", "absent"])
     def test_it_samples_blind_and_scores_the_verdicts(
-        self, tmp_path: Path, django_capture_on_commit_callbacks: Any
+        self,
+        shared: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
     ) -> None:
-        monkeypatch = pytest.MonkeyPatch()
-        monkeypatch.setattr(library, "RESELECT_SHARE", 1.0)
+        if shared == "absent":  # a clone without ../shared: the sample is not traced
+            monkeypatch.setattr(
+                "books.management.commands.evaluate_library.SHARED_DATA", tmp_path / "none"
+            )
+        reselect = pytest.MonkeyPatch()
+        reselect.setattr(library, "RESELECT_SHARE", 1.0)
         data = library.clippings_file(_many_languages(_shared(tmp_path / "shared")), seed=2)
-        monkeypatch.undo()
+        reselect.undo()
         (tmp_path / "My Clippings.txt").write_bytes(data)
         with django_capture_on_commit_callbacks(execute=True):
             call_command(
@@ -202,10 +211,12 @@ class EvaluateLibraryTests:
             )  # fmt: skip
         out = StringIO()
         sample = tmp_path / "judge" / "sample.txt"
+        said = StringIO()
         call_command(
             "evaluate_library", "--reuse", "--username", "many", "--sample", str(sample),
-            "--pages", "4", "--json", stdout=out, stderr=StringIO(),
+            "--pages", "4", "--json", stdout=out, stderr=said,
         )  # fmt: skip
+        assert ("the sample is not traced to it" in said.getvalue()) == (shared == "absent")
         report = json.loads(out.getvalue())
         # The re-selections became one highlight each: 14 passages, 4 words.
         assert (report["passages"], report["words"]) == (14, 4)

@@ -92,8 +92,15 @@ class Command(BaseCommand):
             if options["sample"]:
                 # Traced to the shared data where they come from it (the realistic
                 # library does), so that verdicts can be kept as label rows.
-                index = SourceIndex(SHARED_DATA)
-                index.add_sources(library_sources())
+                index = None
+                if SHARED_DATA.is_dir():
+                    index = SourceIndex(SHARED_DATA)
+                    index.add_sources(library_sources())
+                else:
+                    self.stderr.write(
+                        f"No shared data at {SHARED_DATA}: the sample is not traced to it, "
+                        "so its verdicts cannot become label rows."
+                    )
                 pairs, notes = blind_sample(
                     reader,
                     connections=options["connections"],
