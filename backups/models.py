@@ -40,12 +40,15 @@ class BackupRun(models.Model):
 
 class WorkerHeartbeat(models.Model):
     """A worker (one row per Celery host name) and when it last said it was running:
-    written every minute by a thread of the worker's main process (backups.heartbeat)."""
+    written every minute by a thread of the worker's main process (backups.heartbeat), and
+    once more, with `stopped_at`, when the worker stops cleanly."""
 
     hostname = models.CharField(max_length=255, unique=True)
     code_version = models.CharField(max_length=64, blank=True)
     started_at = models.DateTimeField()
     seen_at = models.DateTimeField()
+    # Set (with seen_at) by a clean shutdown, cleared by the next start's first beat.
+    stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-seen_at"]

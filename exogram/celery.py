@@ -1,6 +1,7 @@
 """The Celery app. Tasks subclass DjangoTask, so `task.delay_on_commit(...)` exists."""
 
 import ctypes
+import logging
 import os
 import signal
 import socket
@@ -76,5 +77,13 @@ def _heartbeat_start(sender: Any = None, **kwargs: Any) -> None:
 
 @worker_shutdown.connect
 def _heartbeat_stop(**kwargs: Any) -> None:
+    # A clean stop (SIGTERM, Ctrl-C on make run, docker compose stop) is recorded, so
+    # /status/ says "stopped" at once; a bounded wait, for the database may be down too.
+    # (A cold shutdown or SIGKILL sends no signal: the heartbeat's silence says it.)
+    from backups.heartbeat import STOP_WAIT_SECONDS
+
     for heartbeat in _heartbeats:
-        heartbeat.stop()
+        if not heartbeat.stop(wait_seconds=STOP_WAIT_SECONDS):
+            logging.getLogger(__name__).warning(
+                "the worker's stop was not recorded within %s s", STOP_WAIT_SECONDS
+            )

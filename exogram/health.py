@@ -2,9 +2,9 @@
 
 For Docker's HEALTHCHECK and any monitor: 200 when both answer, 503 (naming the one that
 does not) otherwise. It shows no reader's data and needs no login. It also says whether the
-background worker was seen lately ("ok", "late", "never seen"; backups.heartbeat), without
-changing the status: the web server is healthy without a worker, and restarting it would
-not bring one back.
+background worker was seen lately ("ok", "late", "stopped", "never seen"; backups.heartbeat;
+with "stopped", `worker_stopped_at` says when), without changing the status: the web server
+is healthy without a worker, and restarting it would not bring one back.
 """
 
 import logging
@@ -47,11 +47,14 @@ def broker_ok() -> bool:
     return True
 
 
-def _worker() -> str:
+def _worker() -> dict[str, str]:
     try:
-        return worker_health(now=timezone.now())
+        state, stopped_at = worker_health(now=timezone.now())
     except DatabaseError:  # a database not migrated yet
-        return "unknown"
+        return {"worker": "unknown"}
+    if stopped_at is None:
+        return {"worker": state}
+    return {"worker": state, "worker_stopped_at": stopped_at.isoformat()}
 
 
 @require_GET
@@ -59,5 +62,5 @@ def _worker() -> str:
 def healthz(request: HttpRequest) -> HttpResponse:
     checks = {"database": database_ok(), "broker": broker_ok()}
     body = {name: "ok" if ok else "unavailable" for name, ok in checks.items()}
-    body["worker"] = _worker() if checks["database"] else "unknown"
+    body.update(_worker() if checks["database"] else {"worker": "unknown"})
     return JsonResponse(body, status=200 if all(checks.values()) else 503)
