@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import User
 from bench.synthetic import make_clippings_file
@@ -157,3 +158,50 @@ class SavingProgressTests:
         assert run_import(the_import.pk) == Import.Status.DONE
         assert ImportSaving.objects.get(the_import=the_import).done == 0
         assert Highlight.objects.filter(reader=alice).count() > 1_000
+
+
+def _saving(reader: User, *, done: int, total: int) -> Import:
+    the_import = Import.objects.create(
+        reader=reader,
+        file_name="My Clippings.txt",
+        sha256="0" * 64,
+        status=Import.Status.SAVING,
+        counts={"saving_highlights": total, "saving_notes": 0},
+        finished_at=timezone.now(),  # when saving started (import_run's _advance)
+    )
+    ImportSaving.objects.create(
+        the_import=the_import, done=done, total=total, updated_at=the_import.started_at
+    )
+    return the_import
+
+
+@pytest.mark.django_db
+class SavingShownTests:
+    def test_the_report_and_the_home_page_show_how_far_in_a_bar(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = _saving(alice, done=12_000, total=40_000)
+        poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
+        for url in (the_import.get_absolute_url(), reverse("home"), poll):
+            page = alice_client.get(url).content.decode()
+            assert "12,000 of 40,000 highlights gone through (30%)." in page, url
+            # The width is a class: the bar stands on a page without JavaScript.
+            assert 'aria-valuenow="30"><span class="pct-30"></span>' in page, url
+            assert "there is no count until it is done" not in page, url
+
+    def test_it_says_it_in_spanish(self, alice: User, alice_client: Client) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        the_import = _saving(alice, done=1, total=1)
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "1 de 1 subrayado revisado (99\N{NO-BREAK SPACE}%)." in page
+        assert 'aria-label="Guardando los subrayados"' in page
+
+    def test_an_import_saving_without_a_count_says_so_as_before(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = _saving(alice, done=0, total=10)
+        ImportSaving.objects.all().delete()
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "there is no count until it is done" in page
+        assert "gone through" not in page
