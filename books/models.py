@@ -546,6 +546,38 @@ class ImportUpload(models.Model):
         return f"upload of {self.the_import_id}"
 
 
+class ImportSaving(models.Model):
+    """How far the save of a background import has got (books.importing.saving).
+
+    A row of its own, not columns of the Import: the save is one transaction that writes
+    the import's row (its report, part by part) and so locks it until the commit, while
+    this row is written from another connection as the save goes on. The save never
+    touches it, so those writes neither wait for it nor roll back with it.
+    """
+
+    the_import = models.OneToOneField(
+        Import, on_delete=models.CASCADE, primary_key=True, related_name="saving"
+    )
+    # Highlights of the file gone through, of all it holds (Import.counts' saving_highlights).
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField()
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"saving of {self.the_import_id}: {self.done} of {self.total}"
+
+    @property
+    def percent(self) -> int:
+        """Never 100 while saving: the last part's rows, and the commit, come after the
+        last highlight is gone through; the page reloads on the report when it is done."""
+        return min(99, self.done * 100 // self.total) if self.total else 0
+
+    @property
+    def percent_step(self) -> int:
+        """The percentage in steps of 5: the bar's width is a class (CSP, no inline style)."""
+        return self.percent // 5 * 5
+
+
 class Connection(models.Model):
     """Two highlights of one reader, from different books: a candidate pair and the pair
     judge's verdict on it (books.connections.judge), stored when written.

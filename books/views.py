@@ -28,6 +28,7 @@ from books.choices import books_cached
 from books.connections.selectors import connected_books, fresh_connections, highlight_connections
 from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
+from books.importing.selectors import import_saving
 from books.library_cache import LibraryCache
 from books.models import Highlight, Import, Tag
 from books.selectors import (
@@ -74,15 +75,15 @@ def home(request: HttpRequest) -> HttpResponse:
         return landing(request)
     reader = reader_of(request)
     counts = library_counts(reader)
+    # A background import still reading or saving: the page says so instead of "Your
+    # library is empty", which invited a second upload of the same file.
+    under_way = Import.objects.filter(reader=reader, status__in=Import.UNDER_WAY).first()
     context = {
         "counts": counts,
         "eta": _library_eta(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
-        # A background import still reading or saving: the page says so instead of "Your
-        # library is empty", which invited a second upload of the same file.
-        "import_under_way": Import.objects.filter(
-            reader=reader, status__in=Import.UNDER_WAY
-        ).first(),
+        "import_under_way": under_way,
+        "import_saving": import_saving(under_way),
         "fresh_connections": fresh_connections(reader),
         "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }

@@ -3,7 +3,8 @@
 A 200,000-entry file took longer than the web server's request timeout to import and the
 reader got a bare error with nothing saved. A file above IMPORT_INLINE_MAX_BYTES is now
 stored with a queued Import; a worker reads and saves it (`import_run`) while the report
-page polls its status: waiting for a worker, reading the file, saving, done.
+page polls its status: waiting for a worker, reading the file, saving (how far: the
+highlights gone through, books.importing.saving), done.
 """
 
 import hashlib
@@ -24,6 +25,7 @@ from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
 from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
+from books.importing.saving import SavingProgress
 from books.importing.screening import screen_entries
 from books.importing.services import BOOK_TITLES_KEPT, IMPORT_FAILED, parsed_clippings_save
 from books.importing.upload import ImportRejected, check_upload, problems_record, upload_parse
@@ -123,14 +125,15 @@ def _advance(
 def saving_counts(result: ParseResult) -> dict[str, int]:
     """What a saving import is saving, for its report and the home page to say.
 
-    The save is one transaction (a file is imported whole or not at all), and the report
-    it writes locks the import's row until the commit: nothing the save does is visible to
-    another connection before it ends, so the page can say how many, not how far. Written
-    when saving starts; the finished report replaces it."""
-    kinds = Counter(clipping.kind for clipping in result.clippings)
-    # Bookmarks are counted in the report, never saved.
-    highlights = sum(n for kind, n in kinds.items() if kind not in ("note", "bookmark"))
-    return {"saving_highlights": highlights, "saving_notes": kinds["note"]}
+    Written when saving starts; the finished report replaces it. How far the save has got
+    is written apart, as it goes (books.importing.saving)."""
+    notes = sum(1 for clipping in result.clippings if clipping.kind == "note")
+    return {"saving_highlights": _highlights_in(result.clippings), "saving_notes": notes}
+
+
+def _highlights_in(clippings: list[Clipping]) -> int:
+    # Bookmarks are counted in the report, never saved; notes go on their highlights.
+    return sum(1 for clipping in clippings if clipping.kind not in ("note", "bookmark"))
 
 
 def import_run(*, import_id: int) -> Import | None:
@@ -169,15 +172,18 @@ def import_run(*, import_id: int) -> Import | None:
         ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     del data
+    counts = saving_counts(result)
     _advance(
-        the_import,
-        from_statuses=[Import.Status.READING],
-        to=Import.Status.SAVING,
-        counts=saving_counts(result),
+        the_import, from_statuses=[Import.Status.READING], to=Import.Status.SAVING, counts=counts
     )
     try:
-        with transaction.atomic():
-            _import_in_parts(the_import, result)
+        # The count is written outside the save's transaction (SavingProgress): it starts
+        # before it and goes on from a connection of its own.
+        with (
+            SavingProgress(the_import=the_import, total=counts["saving_highlights"]) as progress,
+            transaction.atomic(),
+        ):
+            _import_in_parts(the_import, result, progress)
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         # After the commit: see clippings_import.
         library_version_bump(reader_ids={the_import.reader_id})
@@ -303,7 +309,7 @@ def _pieces(data: bytes) -> Iterator[bytes]:
         start = cut
 
 
-def _import_in_parts(the_import: Import, result: ParseResult) -> None:
+def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingProgress) -> None:
     """Save a large file a few books at a time, in the caller's one transaction.
 
     Merging and notes never reach across books, so whole books in parts give the same
@@ -331,9 +337,11 @@ def _import_in_parts(the_import: Import, result: ParseResult) -> None:
             sha256=the_import.sha256,
             the_import=the_import,
             enqueue=False,
+            on_match=progress.matched,
         )
         # Notes on the highlight itself, favourites, tags, chapters (richer formats).
         import_enrich(the_import=the_import, result=piece)
+        progress.part_saved(_highlights_in(part))
         del part, piece
         for key, value in the_import.counts.items():
             if key == "truncated_by_book":

@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 
-from books.models import Highlight, HighlightMerge, Import
+from books.models import Highlight, HighlightMerge, Import, ImportSaving
 
 
 def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
@@ -15,6 +15,14 @@ def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
         .select_related("highlight", "highlight__book")
         .order_by("id")
     )
+
+
+def import_saving(the_import: Import | None) -> ImportSaving | None:
+    """How far a saving import has got, for the page that shows it under way; None when
+    it is not saving, or no count was written (an import saved before counts were)."""
+    if the_import is None or the_import.status != Import.Status.SAVING:
+        return None
+    return ImportSaving.objects.filter(the_import=the_import).first()
 
 
 def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:

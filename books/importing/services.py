@@ -14,6 +14,7 @@ same file again, or a longer copy of it after a shorter one, changes nothing it 
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
@@ -185,10 +186,13 @@ def parsed_clippings_save(
     sha256: str,
     the_import: Import | None = None,
     enqueue: bool = True,
+    on_match: Callable[[int], None] | None = None,
 ) -> Import:
     """Save a parsed file in the caller's transaction (clippings_import's, or one part of a
     large file's in books.importing.background). `enqueue=False`: the caller announces the
-    highlights to embed, once for the whole file."""
+    highlights to embed, once for the whole file. `on_match` is told how many highlights
+    of the file have been matched so far, after each (most of the save's time: a few
+    hundred a second), for the page to say how far the save has got."""
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
     # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
@@ -209,7 +213,9 @@ def parsed_clippings_save(
     report.new_books = file_books.created
     library = Library(reader, books)
     work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=list(books)))
-    notes = _match_highlights(result.clippings, books, library, work, report, the_import)
+    notes = _match_highlights(
+        result.clippings, books, library, work, report, the_import, on_match=on_match
+    )
     _attach_notes(notes, books, library, work, report, the_import)
     _write_rows(work, the_import)
     if report.already_deleted:
@@ -277,6 +283,8 @@ def _match_highlights(
     work: _ImportWork,
     report: ImportReport,
     the_import: Import,
+    *,
+    on_match: Callable[[int], None] | None = None,
 ) -> list[Clipping]:
     """Match each highlight clipping to the library: new, duplicate or a version of one.
 
@@ -309,9 +317,13 @@ def _match_highlights(
             continue
         work.touched.add(book.pk)
         per_book.setdefault(book.pk, (book, []))[1].append(clipping)
+    matched = 0
     for book, group in per_book.values():
         for clipping in sorted(group, key=_reading_order):
             _match_clipping(clipping, book, library, work, report, the_import)
+            matched += 1
+            if on_match is not None:
+                on_match(matched)
     return notes
 
 

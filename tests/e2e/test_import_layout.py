@@ -8,7 +8,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import User
 from books.importing.services import IMPORT_FAILED, clippings_import
-from books.models import Import
+from books.models import Import, ImportSaving
 from tests.books.kindle import SACKS, Entry, clippings_file
 from tests.conftest import PASSWORD
 from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, fits_the_screen, snapshot
@@ -145,3 +145,40 @@ def test_a_past_imports_count_stays_on_one_line(
         count = page.locator("table.imports td.n")
         expect(count).to_contain_text("416")
         assert _lines_of(count) == 1, (viewport, count.inner_text())
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_a_saving_import_shows_how_far_in_a_bar_that_moves(
+    page: Page, live_server: object, language: str, axe_source: str
+) -> None:
+    """A large file saving on a worker: its report shows the share of its highlights gone
+    through, as a bar and a percentage, and the bar moves on as the count is written."""
+    reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
+    saving = Import.objects.create(
+        reader=reader,
+        file_name=LONG_NAME,
+        sha256="2" * 64,
+        status=Import.Status.SAVING,
+        counts={"saving_highlights": 40_000, "saving_notes": 1_200},
+    )
+    ImportSaving.objects.create(
+        the_import=saving, done=12_000, total=40_000, updated_at=saving.started_at
+    )
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{base}{saving.get_absolute_url()}")
+    bar = page.get_by_role("progressbar")
+    expect(bar).to_have_attribute("aria-valuenow", "30")
+    filled = _box(bar.locator("span"))["width"] / _box(bar)["width"]
+    assert 0.28 < filled < 0.32, filled
+    snapshot(page, f"import-saving-{language}")
+    assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    assert_accessible(page, axe_source)
+    snapshot(page, f"import-saving-{language}")
+    # The worker writes its next count; the page's poll (every 2 s) shows it.
+    ImportSaving.objects.filter(the_import=saving).update(done=24_000)
+    expect(page.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "60")
+    filled = _box(page.get_by_role("progressbar").locator("span"))["width"] / _box(bar)["width"]
+    assert 0.58 < filled < 0.62, filled
