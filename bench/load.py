@@ -62,6 +62,8 @@ WARM_UP = 10.0
 READER = "loadreader"
 # The seeded library `--reuse` keeps between runs (bench.db.cloned_database).
 SEED_DATABASE = "exogram_bench_load_seed"
+# Raised whenever how a library is seeded or connected changes: a kept seed is made anew.
+SEEDING = 2
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -79,7 +81,7 @@ def _seed_library(reader: Any, entries: int) -> None:
     from books.connections.services import highlights_connect
     from books.embedding.encoder import get_encoders
     from books.importing.services import clippings_import
-    from books.models import Highlight
+    from books.models import THEME_DIMENSIONS, Highlight
 
     sent = books.tasks.enqueue_embedding
     books.tasks.enqueue_embedding = lambda ids: True  # seeding only: nothing is queued
@@ -91,22 +93,26 @@ def _seed_library(reader: Any, entries: int) -> None:
         books.tasks.enqueue_embedding = sent
     model_id = get_encoders().model_id
     ids = list(Highlight.objects.filter(reader=reader).order_by("pk").values_list("pk", flat=True))
+    # Each passage is about one of 200 topics, in both of the spaces the judge reads (the
+    # model's and the theme model's): without theme vectors the judge connects nothing and
+    # /connections/ would be measured empty.
     rng = np.random.default_rng(7)
     topics = rng.normal(size=(200, 384)).astype(np.float32)
+    themes = rng.normal(size=(200, THEME_DIMENSIONS)).astype(np.float32)
     for start in range(0, len(ids), 1000):
         chunk = ids[start : start + 1000]
-        vectors = topics[rng.integers(0, 200, len(chunk))] + 0.35 * rng.normal(
-            size=(len(chunk), 384)
-        ).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        values = ", ".join(["(%s, %s::vector)"] * len(chunk))
+        about = rng.integers(0, 200, len(chunk))
+        vectors = _near(topics[about], rng)
+        theme_vectors = _near(themes[about], rng)
+        values = ", ".join(["(%s, %s::vector, %s::vector)"] * len(chunk))
         params: list[Any] = []
-        for pk, vector in zip(chunk, vectors, strict=True):
-            params += [pk, "[" + ",".join(f"{x:.6g}" for x in vector) + "]"]
+        for pk, vector, theme in zip(chunk, vectors, theme_vectors, strict=True):
+            params += [pk, _literal(vector), _literal(theme)]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"UPDATE books_highlight AS h SET embedding = v.e, embedding_model = %s, "
-                f"embedding_status = 'done' FROM (VALUES {values}) AS v(id, e) WHERE h.id = v.id",
+                f"UPDATE books_highlight AS h SET embedding = v.e, theme_embedding = v.t, "
+                f"embedding_model = %s, embedding_status = 'done' "
+                f"FROM (VALUES {values}) AS v(id, e, t) WHERE h.id = v.id",
                 [model_id, *params],
             )
     for start in range(0, len(ids), 500):
@@ -116,19 +122,28 @@ def _seed_library(reader: Any, entries: int) -> None:
         cursor.execute("ANALYZE")
 
 
+def _near(topics: Any, rng: Any) -> Any:
+    """Unit vectors near each of `topics` (one a row)."""
+    vectors = topics + 0.35 * rng.normal(size=topics.shape).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _literal(vector: Any) -> str:
+    return "[" + ",".join(f"{x:.6g}" for x in vector) + "]"
+
+
 def seeded_library(entries: int, *, reuse: bool, name: str) -> AbstractContextManager[Any]:
     """A throw-away database `name` holding READER's library of `entries` entries.
 
     Without `reuse`, seeded anew (380 s at 25,500 entries on a quiet machine, most of it
     connecting 20,527 highlights). With `reuse`, a copy of the seeded database a previous
-    run kept (SEED_DATABASE), seeded again when `entries` or the model changes; drop it
-    after changing how a library is seeded or connected.
+    run kept (SEED_DATABASE), seeded again when `entries`, the model or SEEDING changes.
     """
     if not reuse:
         return _fresh_library(entries, name=name)
     from books.embedding.encoder import get_encoders
 
-    marker = f"entries={entries} model={get_encoders().model_id}"
+    marker = f"entries={entries} model={get_encoders().model_id} seeding={SEEDING}"
     return cloned_database(
         name, template=SEED_DATABASE, make=partial(_seed, entries), marker=marker
     )
