@@ -1,14 +1,18 @@
 """The connections page: the library's pairs of passages, or one book's."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from books.access import optional_book_for_user, reader_of
 from books.choices import book_choices
-from books.connections.selectors import PER_BOOK_PAIR, Strength, library_connections
+from books.connections.selectors import (
+    PER_BOOK_PAIR,
+    Strength,
+    connections_page,
+    library_connections,
+)
 from books.library_cache import LibraryCache
 from books.models import UNLISTED_FIELDS, Import
 
@@ -43,7 +47,7 @@ def connections(request: HttpRequest) -> HttpResponse:
         strength=strengths.get(strength),
         per_book_pair=None if the_book else PER_BOOK_PAIR,
     ).defer(*_UNSHOWN_PAIR_FIELDS)
-    page = Paginator(pairs, 25).get_page(request.GET.get("page"))
+    page = connections_page(pairs, request.GET.get("page"), per_page=25)
     shelf = LibraryCache(reader.pk)
     context = {
         "page": page,

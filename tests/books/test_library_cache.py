@@ -207,8 +207,9 @@ class ConnectionsPageTests:
         alice_client.get(reverse("connections"))
         library_version_bump(reader_ids=[connected["funes"].reader_id])
         # Session, reader, latest import; the reader's books by one author (compared as the
-        # import compares authors); count, rows (with their books); the versions and the
-        # book filter's choices (cached per version: once they are, one query fewer).
+        # import compares authors); the pairs' ids in order, the page's rows (with their
+        # books); the versions and the book filter's choices (cached per version: once they
+        # are, one query fewer).
         with django_assert_num_queries(8):  # type: ignore[operator]
             alice_client.get(reverse("connections"))
         with django_assert_num_queries(7):  # type: ignore[operator]

@@ -8,7 +8,13 @@ from django.urls import reverse
 
 from accounts.models import User
 from books.connections.judge import judge_version
-from books.connections.selectors import LONG_PASSAGE, PER_BOOK_PAIR, fresh_connections
+from books.connections.selectors import (
+    LONG_PASSAGE,
+    PER_BOOK_PAIR,
+    connections_page,
+    fresh_connections,
+    library_connections,
+)
 from books.connections.services import current_judge
 from books.models import Book, Connection, Highlight
 
@@ -186,6 +192,24 @@ class PerBookPairTests:
         assert page.paginator.count == PER_BOOK_PAIR + 1
         of_book = alice_client.get(reverse("connections"), {"book": str(echoes["a"].code)})
         assert len(of_book.context["page"].object_list) == 6
+
+    def test_pages_of_two_hold_the_first_page_order_and_the_cap(
+        self, alice: User, echoes: dict[str, Book]
+    ) -> None:
+        # Ordered and capped over the pairs' ids, then each page's pairs read whole.
+        hub = _highlight(alice, _book(alice, "Indistractable", "Eyal, Nir"), "x " * 600)
+        _pair(hub, _highlight(alice, echoes["a"], "Habits shape the day."), 0.99, STRENGTH.RELATED)
+        pairs = library_connections(alice, per_book_pair=PER_BOOK_PAIR)
+        whole = [pair.pk for pair in pairs]
+        assert len(whole) == PER_BOOK_PAIR + 2
+        paged = []
+        for number in (1, 2, 3):
+            page = connections_page(pairs, number, per_page=2)
+            assert page.paginator.count == len(whole)
+            assert all(pair.highlight_a.book_id for pair in page.object_list)
+            paged += [pair.pk for pair in page.object_list]
+        assert paged == whole
+        assert connections_page(pairs, 3, per_page=2).object_list[-1].long_side
 
     def test_a_chapter_summary_comes_after_the_passages_and_is_cut_short(
         self, alice: User, echoes: dict[str, Book], alice_client: Client
