@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import partial
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.core.paginator import Page, Paginator
 from django.db import connection
@@ -383,8 +383,8 @@ def library_connections(
 
 def connections_page(
     pairs: "QuerySet[JudgedPair]", number: str | int | None, *, per_page: int
-) -> Page:
-    """The page `number` of `pairs` (library_connections), in their order.
+) -> "Page[Any]":
+    """The page `number` of `pairs` (library_connections), in their order: its pairs.
 
     One query orders, caps and counts the pairs by their ids alone (the keys of the order
     selected beside them, as PostgreSQL sorts by them), then one reads the page's pairs
@@ -395,7 +395,7 @@ def connections_page(
     """
     keys = [key.removeprefix("-") for key in SHOWN_ORDER if key != "pk"]
     ids = [row[0] for row in pairs.values_list("pk", *keys)]
-    page = Paginator(ids, per_page).get_page(number)
+    page: Page[Any] = Paginator(ids, per_page).get_page(number)  # of ids, then of pairs
     page.object_list = list(pairs.filter(pk__in=page.object_list)) if page.object_list else []
     return page
 
