@@ -307,6 +307,17 @@ def same_author(a: str, b: str) -> bool:
     return any(_same_person(x, y) for x in names_a for y in names_b)
 
 
+def author_blocks(authors_normalized: str) -> set[str]:
+    """Keys that two normalized author fields share whenever `same_author` holds: each
+    person's family name (the last word) and words in sorted order. Books need comparing
+    only within a key's group."""
+    keys = set()
+    for name in authors_normalized.split("; "):
+        if words := name.split():
+            keys |= {f"last:{words[-1]}", "all:" + " ".join(sorted(words))}
+    return keys
+
+
 def author_known(name: str, known: Iterable[str]) -> bool:
     """Whether `name` (as written) is one of the `known` normalized author fields."""
     wanted = normalize_author(name)

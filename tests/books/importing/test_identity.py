@@ -5,8 +5,11 @@ shared corpus, FORMAT.md) or reported by a reader, written here by hand."""
 # ruff: noqa: RUF001
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from books.importing.identity import (
+    author_blocks,
     book_key,
     normalize_author,
     normalize_title,
@@ -153,6 +156,9 @@ AUTHORS = [
     ("", ""),
 ]
 
+# Words of normalized names: initials, given and family names, in any order.
+NAME_WORDS = st.sampled_from(["j", "joanne", "k", "rowling", "richard", "r", "feynman"])
+
 # Author fields that name one person (among co-authors, with initials, in either order).
 SAME_AUTHOR = [
     ("Michael Greger", "Michael Greger, M.D., FACLM"),
@@ -185,6 +191,22 @@ class AuthorTests:
     @pytest.mark.parametrize(("one", "other"), OTHER_AUTHORS)
     def test_it_tells_two_authors_apart(self, one: str, other: str) -> None:
         assert not same_author(normalize_author(one), normalize_author(other))
+
+    @pytest.mark.parametrize(("one", "other"), SAME_AUTHOR)
+    def test_one_author_shares_a_block(self, one: str, other: str) -> None:
+        # same_author_book_pairs compares books within a block only.
+        assert author_blocks(normalize_author(one)) & author_blocks(normalize_author(other))
+
+    @given(
+        st.lists(st.lists(NAME_WORDS, min_size=1, max_size=3), min_size=1, max_size=2),
+        st.lists(st.lists(NAME_WORDS, min_size=1, max_size=3), min_size=1, max_size=2),
+    )
+    def test_no_two_fields_of_one_author_are_in_different_blocks(
+        self, one: list[list[str]], other: list[list[str]]
+    ) -> None:
+        a, b = ("; ".join(" ".join(name) for name in field) for field in (one, other))
+        if same_author(a, b):
+            assert author_blocks(a) & author_blocks(b)
 
     def test_it_splits_co_authors_only_between_full_names(self) -> None:
         assert split_authors("José Ortega y Gasset") == ["José Ortega y Gasset"]
