@@ -12,7 +12,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import DatabaseError, connection, transaction
@@ -219,14 +219,19 @@ def highlights_analyze() -> None:
         logger.warning("could not analyze the highlights after a large import", exc_info=True)
 
 
+def _abandoned(now: datetime) -> Q:
+    """Reading or saving, and not heard of for IMPORT_STALE: its worker died. A save cannot
+    touch its import's row (its transaction holds it until the commit) but moves its count
+    (ImportSaving) as it goes: a long save whose count moves is alive."""
+    stale = now - IMPORT_STALE
+    return Q(status__in=[Import.Status.READING, Import.Status.SAVING], finished_at__lt=stale) & ~Q(
+        saving__updated_at__gte=stale
+    )
+
+
 def _claimable(import_id: int) -> QuerySet[Import]:
-    stale = timezone.now() - IMPORT_STALE
     return Import.objects.filter(pk=import_id).filter(
-        status=Import.Status.QUEUED
-    ) | Import.objects.filter(
-        pk=import_id,
-        status__in=[Import.Status.READING, Import.Status.SAVING],
-        finished_at__lt=stale,
+        Q(status=Import.Status.QUEUED) | _abandoned(timezone.now())
     )
 
 
@@ -402,8 +407,5 @@ def imports_to_resend() -> list[int]:
     now = timezone.now()
     lost = Import.objects.filter(
         Q(started_at__lt=now - IMPORT_QUEUED_LEASE) | ~Q(error=""), status=Import.Status.QUEUED
-    ) | Import.objects.filter(
-        status__in=[Import.Status.READING, Import.Status.SAVING],
-        finished_at__lt=now - IMPORT_STALE,
-    )
+    ) | Import.objects.filter(_abandoned(now))
     return list(lost.order_by("pk").values_list("pk", flat=True))

@@ -21,7 +21,7 @@ from books.importing.background import (
 from books.importing.clippings import parse_clippings
 from books.importing.screening import screen_entries
 from books.importing.services import clippings_import
-from books.models import Highlight, Import, ImportUpload
+from books.models import Highlight, Import, ImportSaving, ImportUpload
 from books.tasks import run_import, sweep_pending_imports
 from exogram.celery import app
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
@@ -211,6 +211,22 @@ class BrokerDownTests:
         assert imports_to_resend() == [the_import.pk]
         assert run_import(the_import.pk) == Import.Status.DONE
         assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_a_long_save_whose_count_moves_is_not_taken_for_dead(self, alice: User) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+        Import.objects.filter(pk=the_import.pk).update(
+            status=Import.Status.SAVING, finished_at=long_ago
+        )
+        saving = ImportSaving.objects.create(
+            the_import=the_import, done=250, total=5_000, updated_at=timezone.now()
+        )
+        assert imports_to_resend() == []
+        assert run_import(the_import.pk) == Import.Status.SAVING
+        assert not Highlight.objects.exists()
+        # Its count stopped moving too: the worker died.
+        ImportSaving.objects.filter(pk=saving.pk).update(updated_at=long_ago)
+        assert imports_to_resend() == [the_import.pk]
 
     def test_a_running_import_is_not_taken_twice(self, alice: User) -> None:
         the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
