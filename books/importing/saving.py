@@ -12,7 +12,7 @@ of the library) stays with the failed import.
 import logging
 from types import TracebackType
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, Error, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
@@ -26,8 +26,9 @@ SAVING_WRITES = 50
 # ... and never one for fewer highlights than this: a small file gets a few writes.
 SAVING_STEP_MIN = 250
 # A write that waits for a lock longer than this gives up, and the count with it: the
-# import goes on without it. Nothing should hold the row, but a worker that waited on its
-# own second connection would wait forever.
+# import goes on without it. One thing holds the row: the reader's account deleted during
+# the save (its transaction deletes this row, then waits for the import's, which the save
+# holds), a deadlock PostgreSQL cannot see, one side being this process's other connection.
 SAVING_LOCK_TIMEOUT = "2s"
 
 
@@ -96,8 +97,7 @@ class SavingProgress:
                     "WHERE the_import_id = %s",
                     [done, timezone.now(), self.the_import.pk],
                 )
-        except DatabaseError:
-            # Only the bar stops: the save itself is on the other connection.
+        except Error:  # an InterfaceError too: only the bar stops, the save goes on
             logger.warning("could not write the saving count of an import", exc_info=True)
             self._given_up = True
             self.close()
@@ -108,6 +108,6 @@ class SavingProgress:
         if self._database is not None:
             try:
                 self._database.close()
-            except DatabaseError:
+            except Error:
                 logger.warning("could not close the saving count's connection", exc_info=True)
             self._database = None
