@@ -1,6 +1,9 @@
 """The pages read the judge's stored verdicts: an honest highlight page, at most three pairs
 of two books on the feed and the connections page, and nobody else's pairs."""
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
 import numpy as np
 import pytest
 from django.test import Client
@@ -194,7 +197,10 @@ class PerBookPairTests:
         assert len(of_book.context["page"].object_list) == 6
 
     def test_pages_of_two_hold_the_first_page_order_and_the_cap(
-        self, alice: User, echoes: dict[str, Book]
+        self,
+        alice: User,
+        echoes: dict[str, Book],
+        django_assert_num_queries: Callable[..., AbstractContextManager[object]],
     ) -> None:
         # Ordered and capped over the pairs' ids, then each page's pairs read whole.
         hub = _highlight(alice, _book(alice, "Indistractable", "Eyal, Nir"), "x " * 600)
@@ -206,7 +212,8 @@ class PerBookPairTests:
         for number in (1, 2, 3):
             page = connections_page(pairs, number, per_page=2)
             assert page.paginator.count == len(whole)
-            assert all(pair.highlight_a.book_id for pair in page.object_list)
+            with django_assert_num_queries(0):  # each pair read whole, with its books
+                assert all(p.highlight_a.book.title and p.highlight_b.book.title for p in page)
             paged += [pair.pk for pair in page.object_list]
         assert paged == whole
         assert connections_page(pairs, 3, per_page=2).object_list[-1].long_side
