@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import close_old_connections, connection
@@ -150,10 +151,18 @@ def _spoken_of(workers: list[WorkerHeartbeat], now: datetime) -> WorkerHeartbeat
     return (running or workers)[0] if workers else None
 
 
+class WorkerState(StrEnum):
+    """Of the worker the page's sentence is about (/healthz says RUNNING as "ok")."""
+
+    RUNNING = "running"
+    LATE = "late"
+    STOPPED = "stopped"
+    NEVER_SEEN = "never seen"
+
+
 @dataclass(frozen=True)
 class WorkerStatus:
-    # "running", "late", "stopped" or "never seen": of the worker the message is about.
-    state: str
+    state: WorkerState
     message: str
     workers: list[WorkerHeartbeat]
     # Workers running whose code is not this web process's (one not restarted after an
@@ -162,15 +171,15 @@ class WorkerStatus:
 
     @property
     def running(self) -> bool:
-        return self.state == "running"
+        return self.state == WorkerState.RUNNING
 
 
-def _state(worker: WorkerHeartbeat | None, now: datetime) -> str:
+def _state(worker: WorkerHeartbeat | None, now: datetime) -> WorkerState:
     if worker is None:
-        return "never seen"
+        return WorkerState.NEVER_SEEN
     if worker.stopped_at is not None:
-        return "stopped"
-    return "running" if _running(worker, now) else "late"
+        return WorkerState.STOPPED
+    return WorkerState.RUNNING if _running(worker, now) else WorkerState.LATE
 
 
 def worker_status(*, now: datetime) -> WorkerStatus:
@@ -195,4 +204,5 @@ def worker_health(*, now: datetime) -> tuple[str, datetime | None]:
     """For /healthz: "ok", "late", "stopped" or "never seen", and when it stopped."""
     spoken_of = _spoken_of(list(WorkerHeartbeat.objects.all()[:20]), now)
     state = _state(spoken_of, now)
-    return ("ok" if state == "running" else state), (spoken_of.stopped_at if spoken_of else None)
+    said = "ok" if state == WorkerState.RUNNING else state.value
+    return said, (spoken_of.stopped_at if spoken_of else None)

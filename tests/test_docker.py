@@ -14,6 +14,8 @@ import pytest
 import yaml
 from django.urls import resolve
 
+from backups import heartbeat
+from exogram import run
 from exogram.run import worker_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +118,15 @@ class ComposeTests:
         concurrency = expected.index("--concurrency")
         del expected[concurrency : concurrency + 2]
         assert command == expected
+
+    def test_a_stopped_worker_has_time_to_finish_its_task_and_say_it_stopped(
+        self, compose: dict[str, Any]
+    ) -> None:
+        # Docker's default grace is 10 s: a worker in an embedding turn was killed before it
+        # could record its stop. At least make run's wait, and the stop's own write.
+        grace = compose["services"]["worker"]["stop_grace_period"]
+        assert grace.endswith("s")
+        assert int(grace[:-1]) >= run.STOP_WAIT_SECONDS + heartbeat.STOP_WAIT_SECONDS
 
     def test_the_database_is_pinned_to_a_major_with_pgvector_and_the_same_memory(
         self, compose: dict[str, Any]
