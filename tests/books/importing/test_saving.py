@@ -205,3 +205,11 @@ class SavingShownTests:
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert "there is no count until it is done" in page
         assert "gone through" not in page
+
+    def test_a_file_of_notes_only_shows_no_count_of_highlights(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = _saving(alice, done=0, total=0)
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "gone through" not in page
+        assert "there is no count until it is done" in page
