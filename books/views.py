@@ -28,7 +28,7 @@ from books.choices import books_cached
 from books.connections.selectors import connected_books, fresh_connections, highlight_connections
 from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
-from books.importing.selectors import import_saving
+from books.importing.selectors import import_reading, import_saving
 from books.library_cache import LibraryCache
 from books.models import Highlight, Import, Tag
 from books.selectors import (
@@ -84,6 +84,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "latest_import": Import.objects.filter(reader=reader).first(),
         "import_under_way": under_way,
         "import_saving": import_saving(under_way),
+        "import_reading": import_reading(under_way),
         "fresh_connections": fresh_connections(reader),
         "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }

@@ -3,14 +3,15 @@
 A 200,000-entry file took longer than the web server's request timeout to import and the
 reader got a bare error with nothing saved. A file above IMPORT_INLINE_MAX_BYTES is now
 stored with a queued Import; a worker reads and saves it (`import_run`) while the report
-page polls its status: waiting for a worker, reading the file, saving (how far: the
-highlights gone through, books.importing.saving), done.
+page polls its status: waiting for a worker, reading the file (how far, for a Kindle
+file read in pieces: ReadingCount), saving (how far: the highlights gone through,
+books.importing.saving), done.
 """
 
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -40,6 +41,8 @@ logger = logging.getLogger(__name__)
 IMPORT_INLINE_MAX_BYTES = 2 * 1024 * 1024
 # A large file is parsed this many bytes at a time (see parse_in_pieces).
 PARSE_PIECE_BYTES = 4 * 1024 * 1024
+# At most this many writes of how far the reading of a file in pieces has got (ReadingCount).
+READING_WRITES = 50
 # A large file is saved this many entries (whole books) at a time: the memory of one part.
 IMPORT_PART = 20_000
 # A queued import whose task has not started after this long lost its message (the broker
@@ -157,7 +160,7 @@ def import_run(*, import_id: int) -> Import | None:
     data = bytes(upload.data)
     del upload
     try:
-        result = parse_in_pieces(data)
+        result = parse_in_pieces(data, on_piece=ReadingCount(the_import=the_import, size=len(data)))
     except ImportRejected as rejection:
         _fail(the_import, str(rejection))
         ImportUpload.objects.filter(the_import_id=import_id).delete()
@@ -220,9 +223,10 @@ def highlights_analyze() -> None:
 
 
 def _abandoned(now: datetime) -> Q:
-    """Reading or saving, and not heard of for IMPORT_STALE: its worker died. A save cannot
-    touch its import's row (its transaction holds it until the commit) but moves its count
-    (ImportSaving) as it goes: a long save whose count moves is alive."""
+    """Reading or saving, and not heard of for IMPORT_STALE: its worker died. A reading in
+    pieces moves `finished_at` as it goes (ReadingCount). A save cannot touch its import's
+    row (its transaction holds it until the commit) but moves its count (ImportSaving) as
+    it goes: a long save whose count moves is alive."""
     stale = now - IMPORT_STALE
     return Q(status__in=[Import.Status.READING, Import.Status.SAVING], finished_at__lt=stale) & ~Q(
         saving__updated_at__gte=stale
@@ -245,17 +249,49 @@ def import_claim(*, import_id: int) -> bool:
             error="",
             finished_at=timezone.now(),
             attempts=F("attempts") + 1,
+            counts={},  # a dead worker's count of its reading, or of its save, is not this one's
         )
     )
     return bool(claimed)
 
 
-def parse_in_pieces(data: bytes) -> ParseResult:
+class ReadingCount:
+    """Write how far the reading of a file in pieces has got, into its import's counts:
+    the bytes of the file parsed (`reading_done` of `reading_size`) and the entries read.
+
+    Written on the Import's row itself, not ImportSaving's: reading is in no transaction,
+    so the row is free and each write is seen at once; `_advance` to saving replaces these
+    counts with the save's. Each write moves `finished_at` too, the time of the import's
+    last step: a long reading that moves on is not taken for a dead worker (`_abandoned`).
+    At most READING_WRITES writes for a file.
+    """
+
+    def __init__(self, *, the_import: Import, size: int) -> None:
+        self.the_import = the_import
+        self.size = size
+        self.step = max(1, -(-size // READING_WRITES))
+        self.written = 0
+
+    def __call__(self, done: int, entries: int) -> None:
+        if done - self.written < self.step:
+            return
+        counts = {"reading_done": done, "reading_size": self.size, "reading_entries": entries}
+        Import.objects.filter(pk=self.the_import.pk, status=Import.Status.READING).update(
+            counts=counts, finished_at=timezone.now()
+        )
+        self.written = done
+
+
+def parse_in_pieces(
+    data: bytes, *, on_piece: Callable[[int, int], None] | None = None
+) -> ParseResult:
     """Parse a large UTF-8 file a few megabytes at a time, cut after separator lines.
 
     The same result as parsing it whole (the line numbers carry on from piece to piece),
     without the parser's copies of the whole text at once: parsing 55 MB in one go took the
     worker from 128 to 410 MB. UTF-16 files, and files with no newline, are parsed whole.
+    After each piece, `on_piece` is told the bytes of the file parsed so far and the
+    entries read (a file parsed whole tells nothing).
     """
     from books.importing.formats import CLIPPINGS, detect_format
 
@@ -272,6 +308,7 @@ def parse_in_pieces(data: bytes) -> ParseResult:
     warnings: list[Problem] = []
     entries = 0
     lines = 0
+    done = 0
     for piece in _pieces(data):
         parsed = parse_clippings(piece)
         entries += parsed.entries
@@ -286,6 +323,9 @@ def parse_in_pieces(data: bytes) -> ParseResult:
         # Universal newlines, as the parser counts them: CRLF, LF and a lone CR.
         lines += piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
         del parsed
+        done += len(piece)
+        if on_piece is not None:
+            on_piece(done, entries)
     result = screen_entries(
         ParseResult(clippings=clippings, problems=problems, entries=entries, warnings=warnings)
     )

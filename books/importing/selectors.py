@@ -1,5 +1,7 @@
 """Reads about imports that pages reuse."""
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 
 from books.models import Highlight, HighlightMerge, Import, ImportSaving
@@ -23,6 +25,38 @@ def import_saving(the_import: Import | None) -> ImportSaving | None:
     if the_import is None or the_import.status != Import.Status.SAVING:
         return None
     return ImportSaving.objects.filter(the_import=the_import).first()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How far the reading of a file in pieces has got (background.ReadingCount)."""
+
+    done: int
+    size: int
+    entries: int
+
+    @property
+    def percent(self) -> int:
+        """Never 100 while reading: the entries are screened after the last piece."""
+        return min(99, self.done * 100 // self.size) if self.size else 0
+
+    @property
+    def percent_step(self) -> int:
+        """The percentage in steps of 5: the bar's width is a class (CSP, no inline style)."""
+        return self.percent // 5 * 5
+
+
+def import_reading(the_import: Import | None) -> Reading | None:
+    """How far a reading import has got, for the page that shows it under way; None when
+    it is not reading, or no count was written (a format parsed whole, the first piece)."""
+    if the_import is None or the_import.status != Import.Status.READING:
+        return None
+    counts = the_import.counts
+    if "reading_size" not in counts:
+        return None
+    return Reading(
+        done=counts["reading_done"], size=counts["reading_size"], entries=counts["reading_entries"]
+    )
 
 
 def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:

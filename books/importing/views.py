@@ -20,7 +20,7 @@ from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm, TooLargeForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
-from books.importing.selectors import import_saving, imports_listed, merges_of
+from books.importing.selectors import import_reading, import_saving, imports_listed, merges_of
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
     ImportFailed,
@@ -186,6 +186,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "kept_with_warnings": [p for p in the_import.problems if p.get("kept")],
         "under_way": Import.UNDER_WAY,
         "saving": import_saving(the_import),
+        "reading": import_reading(the_import),
         "progress": progress,
         "eta": import_time_left(the_import, progress, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
@@ -219,6 +220,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
         context: dict[str, object] = {
             "import": the_import,
             "saving": import_saving(the_import),
+            "reading": import_reading(the_import),
             "on_home": bool(request.GET.get("home")),
         }
         return render(request, "books/_import_stage.html", context)
