@@ -182,3 +182,37 @@ def test_a_saving_import_shows_how_far_in_a_bar_that_moves(
     expect(page.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "60")
     filled = _box(page.get_by_role("progressbar").locator("span"))["width"] / _box(bar)["width"]
     assert 0.58 < filled < 0.62, filled
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_a_reading_import_shows_how_far_in_a_bar_that_moves(
+    page: Page, live_server: object, language: str, axe_source: str
+) -> None:
+    """A large Kindle file read on a worker in pieces: its report shows the share of the
+    file read, as a bar and a percentage, and the bar moves on as the count is written."""
+    reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
+    reading = Import.objects.create(
+        reader=reader,
+        file_name=LONG_NAME,
+        sha256="3" * 64,
+        status=Import.Status.READING,
+        counts={"reading_done": 4_000_000, "reading_size": 10_000_000, "reading_entries": 9_000},
+    )
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    page.set_viewport_size(PHONE)
+    page.goto(f"{base}{reading.get_absolute_url()}")
+    bar = page.get_by_role("progressbar")
+    expect(bar).to_have_attribute("aria-valuenow", "40")
+    filled = _box(bar.locator("span"))["width"] / _box(bar)["width"]
+    assert 0.38 < filled < 0.42, filled
+    assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    assert_accessible(page, axe_source)
+    # The worker reads its next pieces; the page's poll (every 2 s) shows it.
+    Import.objects.filter(pk=reading.pk).update(
+        counts={"reading_done": 6_000_000, "reading_size": 10_000_000, "reading_entries": 13_500}
+    )
+    expect(page.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "60")
+    filled = _box(page.get_by_role("progressbar").locator("span"))["width"] / _box(bar)["width"]
+    assert 0.58 < filled < 0.62, filled
