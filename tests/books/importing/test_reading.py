@@ -120,7 +120,7 @@ class ReadingProgressTests:
         )
         run_import(the_import.pk)
         said = re.search(
-            r"Leído el (\d+) % del archivo \(([\d.,\s]+) entradas hasta ahora\)\.", pages[-1]
+            r"Leído el (\d+)\s% del archivo \(([\d.,\s]+) entradas hasta ahora\)\.", pages[-1]
         )
         assert said, pages[-1]
         assert 'aria-label="Leyendo el archivo"' in pages[-1]
