@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import partial
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, Error, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -263,7 +263,9 @@ class ReadingCount:
     so the row is free and each write is seen at once; `_advance` to saving replaces these
     counts with the save's. Each write moves `finished_at` too, the time of the import's
     last step: a long reading that moves on is not taken for a dead worker (`_abandoned`).
-    At most READING_WRITES writes for a file.
+    At most READING_WRITES writes for a file. A write that fails stops the count, never the
+    reading: inside import_run's guard against a parser's crash, it would have called a
+    good file unreadable and dropped it.
     """
 
     def __init__(self, *, the_import: Import, size: int) -> None:
@@ -271,14 +273,20 @@ class ReadingCount:
         self.size = size
         self.step = max(1, -(-size // READING_WRITES))
         self.written = 0
+        self.given_up = False
 
     def __call__(self, done: int, entries: int) -> None:
-        if done - self.written < self.step:
+        if self.given_up or done - self.written < self.step:
             return
         counts = {"reading_done": done, "reading_size": self.size, "reading_entries": entries}
-        Import.objects.filter(pk=self.the_import.pk, status=Import.Status.READING).update(
-            counts=counts, finished_at=timezone.now()
-        )
+        try:
+            Import.objects.filter(pk=self.the_import.pk, status=Import.Status.READING).update(
+                counts=counts, finished_at=timezone.now()
+            )
+        except Error:  # the next step's own query meets the database again, and retries
+            logger.warning("could not write how far import %s is read", self.the_import.code)
+            self.given_up = True
+            return
         self.written = done
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -26,6 +26,7 @@ from books.importing.background import (
     import_queue,
     imports_to_resend,
 )
+from books.importing.selectors import Reading
 from books.models import Highlight, Import
 from books.tasks import run_import
 from exogram.celery import app
@@ -174,3 +175,42 @@ class ReadingProgressTests:
         assert run_import(the_import.pk) == Import.Status.DONE
         assert "Reading the entries of your file." in pages[0]
         assert "% of the file" not in pages[0]
+
+    def test_a_count_that_cannot_be_written_leaves_the_file_to_be_read(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(background, "PARSE_PIECE_BYTES", PIECE)
+        the_import = import_queue(reader=alice, data=DATA, file_name="My Clippings.txt")
+        writes = 0
+
+        def third_count_fails(execute: Callable[..., Any], sql: str, *args: Any) -> Any:
+            nonlocal writes
+            if "reading_done" in repr(args[0]):  # the count, among the query's parameters
+                writes += 1
+                if writes == 3:  # a cancelled statement, a lock that timed out
+                    raise OperationalError("canceling statement due to statement timeout")
+            return execute(sql, *args)
+
+        with connection.execute_wrapper(third_count_fails):
+            assert run_import(the_import.pk) == Import.Status.DONE
+        assert writes == 3  # and no more: the count gave up, the reading went on
+        assert Highlight.objects.filter(reader=alice).count() > 1_000
+
+
+@pytest.mark.django_db
+class ReadingShownTests:
+    def test_the_bar_stops_short_of_the_end_until_the_entries_are_screened(self) -> None:
+        assert Reading(done=500, size=500, entries=10).percent == 99
+        assert Reading(done=250, size=500, entries=5).percent == 50
+
+    def test_the_home_page_shows_how_far_the_reading_is(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        Import.objects.create(
+            reader=alice, file_name="My Clippings.txt", sha256="0" * 64,
+            status=Import.Status.READING, finished_at=timezone.now(),
+            counts={"reading_done": 400, "reading_size": 1_000, "reading_entries": 1_234},
+        )  # fmt: skip
+        page = alice_client.get(reverse("home")).content.decode()
+        assert "Read 40% of the file (1,234 entries so far)." in page
+        assert 'class="pct-40"' in page
