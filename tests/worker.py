@@ -113,6 +113,22 @@ def celery_worker(
         _forget_connections(app)
 
 
+@contextmanager
+def tasks_sent_nowhere() -> Iterator[None]:
+    """While the block runs, tasks are sent (not run eagerly) to a broker in memory that
+    nothing reads: what a task does after is not what is tested, and costs minutes."""
+    from exogram.celery import app
+
+    saved = (app.conf.broker_url, app.conf.task_always_eager)
+    app.conf.update(broker_url="memory://localhost/", task_always_eager=False)
+    _forget_connections(app)
+    try:
+        yield
+    finally:
+        app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
+        _forget_connections(app)
+
+
 def _forget_connections(app: Any) -> None:
     # The app caches its connection and producer pools for the broker it first used; drop
     # them (as Celery itself does after a fork) so the next send uses the current broker.

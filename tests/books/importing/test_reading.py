@@ -29,8 +29,7 @@ from books.importing.background import (
 from books.importing.selectors import Reading
 from books.models import Highlight, Import
 from books.tasks import run_import
-from exogram.celery import app
-from tests.worker import _forget_connections
+from tests.worker import tasks_sent_nowhere
 
 # About 1,200 entries, some 300 KB: read in many pieces of PIECE bytes.
 DATA = make_clippings_file(1_200)
@@ -41,12 +40,8 @@ READWISE = (Path(__file__).parent / "fixtures" / "readwise.csv").read_bytes()
 @pytest.fixture(autouse=True)
 def embedding_left_queued() -> Iterator[None]:
     """The embedding the import sends goes to a broker in memory that nothing reads."""
-    saved = (app.conf.broker_url, app.conf.task_always_eager)
-    app.conf.update(broker_url="memory://localhost/", task_always_eager=False)
-    _forget_connections(app)
-    yield
-    app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
-    _forget_connections(app)
+    with tasks_sent_nowhere():
+        yield
 
 
 def _read_progress(page: str) -> tuple[int, int] | None:

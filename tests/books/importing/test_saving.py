@@ -19,9 +19,8 @@ from books.importing import background, services
 from books.importing.background import import_queue
 from books.models import Book, Highlight, Import, ImportSaving, ImportUpload
 from books.tasks import run_import
-from exogram.celery import app
 from tests.threads import run_in_threads
-from tests.worker import _forget_connections
+from tests.worker import tasks_sent_nowhere
 
 # About 1,100 highlights (and a few notes and bookmarks): a count written every 250.
 DATA = make_clippings_file(1_200)
@@ -35,12 +34,8 @@ EVERY = 100
 def embedding_left_queued() -> Iterator[None]:
     """The embedding the import sends goes to a broker in memory that nothing reads: the
     save is what is tested here, and embedding a thousand highlights takes a minute."""
-    saved = (app.conf.broker_url, app.conf.task_always_eager)
-    app.conf.update(broker_url="memory://localhost/", task_always_eager=False)
-    _forget_connections(app)
-    yield
-    app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
-    _forget_connections(app)
+    with tasks_sent_nowhere():
+        yield
 
 
 def _percent(page: str) -> int | None:
