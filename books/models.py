@@ -546,6 +546,17 @@ class ImportUpload(models.Model):
         return f"upload of {self.the_import_id}"
 
 
+def percent_under_way(done: int, total: int) -> int:
+    """`done` of `total` as a percentage, never 100: what follows the count (the commit, the
+    screening of the entries) is still under way when it reaches the end."""
+    return min(99, done * 100 // total) if total else 0
+
+
+def percent_step(percent: int) -> int:
+    """A percentage in steps of 5: a progress bar's width is a class (CSP, no inline style)."""
+    return percent // 5 * 5
+
+
 class ImportSaving(models.Model):
     """How far the save of a background import has got (books.importing.saving).
 
@@ -568,14 +579,13 @@ class ImportSaving(models.Model):
 
     @property
     def percent(self) -> int:
-        """Never 100 while saving: the last part's rows, and the commit, come after the
-        last highlight is gone through; the page reloads on the report when it is done."""
-        return min(99, self.done * 100 // self.total) if self.total else 0
+        # The last part's rows, and the commit, come after the last highlight is gone
+        # through; the page reloads on the report when it is done.
+        return percent_under_way(self.done, self.total)
 
     @property
     def percent_step(self) -> int:
-        """The percentage in steps of 5: the bar's width is a class (CSP, no inline style)."""
-        return self.percent // 5 * 5
+        return percent_step(self.percent)
 
 
 class Connection(models.Model):

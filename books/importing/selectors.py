@@ -4,7 +4,14 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from books.models import Highlight, HighlightMerge, Import, ImportSaving
+from books.models import (
+    Highlight,
+    HighlightMerge,
+    Import,
+    ImportSaving,
+    percent_step,
+    percent_under_way,
+)
 
 
 def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
@@ -37,13 +44,11 @@ class Reading:
 
     @property
     def percent(self) -> int:
-        """Never 100 while reading: the entries are screened after the last piece."""
-        return min(99, self.done * 100 // self.size) if self.size else 0
+        return percent_under_way(self.done, self.size)  # screened after the last piece
 
     @property
     def percent_step(self) -> int:
-        """The percentage in steps of 5: the bar's width is a class (CSP, no inline style)."""
-        return self.percent // 5 * 5
+        return percent_step(self.percent)
 
 
 def import_reading(the_import: Import | None) -> Reading | None:
