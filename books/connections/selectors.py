@@ -303,13 +303,19 @@ def same_author_book_pairs(reader: User) -> list[int]:
     for index, (_, authors) in enumerate(books):
         for block in identity.author_blocks(authors):
             by_block[block].append(index)
+    # Two books in one block are mostly in another too (a name's family name and its whole
+    # name): each pair is compared once.
+    candidates = {
+        (first, second)
+        for indexes in by_block.values()
+        for i, first in enumerate(indexes)
+        for second in indexes[i + 1 :]
+    }
     found = set()
-    for indexes in by_block.values():
-        for i, first in enumerate(indexes):
-            for second in indexes[i + 1 :]:
-                (a, a_authors), (b, b_authors) = books[first], books[second]
-                if same_author(a_authors, b_authors):
-                    found.add(min(a, b) * BOOK_PAIR_KEY + max(a, b))
+    for first, second in candidates:
+        (a, a_authors), (b, b_authors) = books[first], books[second]
+        if same_author(a_authors, b_authors):
+            found.add(min(a, b) * BOOK_PAIR_KEY + max(a, b))
     return sorted(found)
 
 
