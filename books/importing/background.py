@@ -113,15 +113,26 @@ def import_send(*, the_import: Import) -> bool:
 
 
 def _advance(
-    the_import: Import, *, from_statuses: list[str], to: str, counts: dict[str, int] | None = None
+    the_import: Import,
+    *,
+    attempt: int,
+    from_statuses: list[str],
+    to: str,
+    counts: dict[str, int] | None = None,
 ) -> bool:
-    """Move the import on, only from the statuses given: the guard against a duplicate
-    task (acks_late, a sweep) running an import that another task runs or finished."""
+    """Move the import on, only from the statuses given and only while `attempt` (the
+    worker's take of it, import_claim) holds it: the guard against a duplicate task
+    (acks_late, a sweep) running an import that another task runs or finished, and against
+    a slow worker taken for dead whose import another worker took again. False when
+    nothing moved: the import is no longer this attempt's."""
     changes: dict[str, object] = {"status": to, "error": "", "finished_at": timezone.now()}
     if counts is not None:
         changes["counts"] = counts
-    moved = Import.objects.filter(pk=the_import.pk, status__in=from_statuses).update(**changes)
-    the_import.status = to
+    moved = Import.objects.filter(
+        pk=the_import.pk, status__in=from_statuses, attempts=attempt
+    ).update(**changes)
+    if moved:
+        the_import.status = to
     return bool(moved)
 
 
@@ -143,27 +154,37 @@ def import_run(*, import_id: int) -> Import | None:
     """Read and save a queued import. Idempotent: one that is not queued is left alone.
 
     `finished_at` doubles as the time of the last step while the import is under way, so
-    the sweep can tell a stalled import from a running one.
+    the sweep can tell a stalled import from a running one. Every write of the run is
+    guarded by the attempt it claimed (import_claim): a worker taken for dead whose import
+    another worker took again writes nothing more on it, stops reading when its count
+    finds that out (ImportTakenOver), and saves nothing.
     """
     the_import = Import.objects.select_related("reader").filter(pk=import_id).first()
     if the_import is None:
         return None
-    if not import_claim(import_id=import_id):
-        if _claimable(import_id).exists():  # left to take, but taken too often already
-            _fail(the_import, IMPORT_GAVE_UP % {"attempts": IMPORT_MAX_ATTEMPTS})
+    attempt = import_claim(import_id=import_id)
+    if attempt is None:
+        # Left to take but taken too often already: given up (one not left to take, this
+        # fails nothing).
+        if _fail(the_import, IMPORT_GAVE_UP % {"attempts": IMPORT_MAX_ATTEMPTS}, attempt=None):
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     upload = ImportUpload.objects.filter(the_import_id=import_id).first()
     if upload is None:
-        _fail(the_import, FILE_GONE)
+        _fail(the_import, FILE_GONE, attempt=attempt)
         return the_import
     data = bytes(upload.data)
     del upload
+    count = ReadingCount(the_import=the_import, size=len(data), attempt=attempt)
     try:
-        result = parse_in_pieces(data, on_piece=ReadingCount(the_import=the_import, size=len(data)))
+        result = parse_in_pieces(data, on_piece=count)
+    except ImportTakenOver:
+        _taken_over(the_import, attempt, when="while it read the file")
+        return the_import
     except ImportRejected as rejection:
-        _fail(the_import, str(rejection))
-        ImportUpload.objects.filter(the_import_id=import_id).delete()
+        # The file goes only with a failure that is this attempt's: another one reads it.
+        if _fail(the_import, str(rejection), attempt=attempt):
+            ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     except Exception as error:
         # A parser is documented never to raise but ImportRejected; a file found a way
@@ -171,14 +192,20 @@ def import_run(*, import_id: int) -> Import | None:
         # sweep does not send the same file to the same failure every minute.
         logger.exception("import %s could not be read", the_import.code)
         said = f"{type(error).__name__}: {error}"[:ERROR_KEPT]
-        _fail(the_import, IMPORT_UNREADABLE % {"error": said})
-        ImportUpload.objects.filter(the_import_id=import_id).delete()
+        if _fail(the_import, IMPORT_UNREADABLE % {"error": said}, attempt=attempt):
+            ImportUpload.objects.filter(the_import_id=import_id).delete()
         return the_import
     del data
     counts = saving_counts(result)
-    _advance(
-        the_import, from_statuses=[Import.Status.READING], to=Import.Status.SAVING, counts=counts
-    )
+    if not _advance(
+        the_import,
+        attempt=attempt,
+        from_statuses=[Import.Status.READING],
+        to=Import.Status.SAVING,
+        counts=counts,
+    ):
+        _taken_over(the_import, attempt, when="before it saved")
+        return the_import
     try:
         # The count is written outside the save's transaction (SavingProgress): it starts
         # before it and goes on from a connection of its own.
@@ -193,13 +220,28 @@ def import_run(*, import_id: int) -> Import | None:
         highlights_analyze()
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
-        _fail(the_import, IMPORT_FAILED % {"error": error})
+        failed = _fail(the_import, IMPORT_FAILED % {"error": error}, attempt=attempt)
         try:  # failed for good (a failed import is never taken again): the file goes
-            ImportUpload.objects.filter(the_import_id=import_id).delete()
+            if failed:
+                ImportUpload.objects.filter(the_import_id=import_id).delete()
         except Exception:
             logger.exception("could not drop the upload of import %s", the_import.code)
         raise
     return the_import
+
+
+class ImportTakenOver(Exception):
+    """The import a run reads is no longer its attempt's (ReadingCount found out)."""
+
+
+def _taken_over(the_import: Import, attempt: int, *, when: str) -> None:
+    logger.warning(
+        "import %s stopped being attempt %s's %s (another worker took it again, or it "
+        "ended): this attempt stops and saves nothing",
+        the_import.code,
+        attempt,
+        when,
+    )
 
 
 def highlights_analyze() -> None:
@@ -239,20 +281,28 @@ def _claimable(import_id: int) -> QuerySet[Import]:
     )
 
 
-def import_claim(*, import_id: int) -> bool:
-    """Take a queued import, or one whose worker died, for this worker; count the try."""
-    claimed = (
-        _claimable(import_id)
-        .filter(attempts__lt=IMPORT_MAX_ATTEMPTS)
-        .update(
-            status=Import.Status.READING,
-            error="",
-            finished_at=timezone.now(),
-            attempts=F("attempts") + 1,
-            counts={},  # a dead worker's count of its reading, or of its save, is not this one's
+def import_claim(*, import_id: int) -> int | None:
+    """Take a queued import, or one whose worker died, for this worker; count the try.
+
+    The attempt taken (the import's `attempts` after it), which guards every later write
+    of the run; None when the import is not left to take, or was taken too often."""
+    with transaction.atomic():
+        # counts: a dead worker's count of its reading, or of its save, is not this one's.
+        claimed = (
+            _claimable(import_id)
+            .filter(attempts__lt=IMPORT_MAX_ATTEMPTS)
+            .update(
+                status=Import.Status.READING,
+                error="",
+                finished_at=timezone.now(),
+                attempts=F("attempts") + 1,
+                counts={},
+            )
         )
-    )
-    return bool(claimed)
+        if not claimed:
+            return None
+        # Read in the update's transaction, whose lock on the row no other claim passes.
+        return Import.objects.filter(pk=import_id).values_list("attempts", flat=True).get()
 
 
 class ReadingCount:
@@ -266,11 +316,17 @@ class ReadingCount:
     At most READING_WRITES writes for a file. A write that fails stops the count, never the
     reading: inside import_run's guard against a parser's crash, it would have called a
     good file unreadable and dropped it.
+
+    Each write is guarded by the run's `attempt` (import_claim) as well as the status: a
+    slow worker taken for dead, whose import another worker took again, writes nothing on
+    the new attempt's count. A write that finds the import no longer its attempt's raises
+    ImportTakenOver, and the reading stops there: what it would read is never saved.
     """
 
-    def __init__(self, *, the_import: Import, size: int) -> None:
+    def __init__(self, *, the_import: Import, size: int, attempt: int) -> None:
         self.the_import = the_import
         self.size = size
+        self.attempt = attempt
         self.step = max(1, -(-size // READING_WRITES))
         self.written = 0
         self.given_up = False
@@ -280,13 +336,16 @@ class ReadingCount:
             return
         counts = {"reading_done": done, "reading_size": self.size, "reading_entries": entries}
         try:
-            Import.objects.filter(pk=self.the_import.pk, status=Import.Status.READING).update(
-                counts=counts, finished_at=timezone.now()
-            )
+            written = Import.objects.filter(
+                pk=self.the_import.pk, status=Import.Status.READING, attempts=self.attempt
+            ).update(counts=counts, finished_at=timezone.now())
         except Error:  # the next step's own query meets the database again, and retries
             logger.warning("could not write how far import %s is read", self.the_import.code)
             self.given_up = True
             return
+        if not written:
+            self.given_up = True
+            raise ImportTakenOver(self.the_import.code)
         self.written = done
 
 
@@ -442,12 +501,32 @@ def _parts_by_book(clippings: list[Clipping]) -> list[list[Clipping]]:
     return parts
 
 
-def _fail(the_import: Import, message: str) -> None:
-    Import.objects.filter(pk=the_import.pk).update(
-        status=Import.Status.FAILED, error=message, finished_at=timezone.now()
+def _fail(the_import: Import, message: str, *, attempt: int | None) -> bool:
+    """End the import as failed, saying why; False when it was not this run's to end.
+
+    With the `attempt` the run took (import_claim), only while that attempt holds the
+    import (reading or saving): a slow worker taken for dead fails nothing of the worker
+    that took the import again. With none (no worker could take it: given up), only while
+    it is left to take. The counts go: a failed import has none, as a failed import within
+    the request (clippings_import), and its page says only why (`error`); a reading's
+    count left there would be a count of nothing saved.
+    """
+    if attempt is None:
+        rows = _claimable(the_import.pk)
+    else:
+        rows = Import.objects.filter(
+            pk=the_import.pk,
+            status__in=[Import.Status.READING, Import.Status.SAVING],
+            attempts=attempt,
+        )
+    failed = rows.update(
+        status=Import.Status.FAILED, error=message, finished_at=timezone.now(), counts={}
     )
-    the_import.status = Import.Status.FAILED
-    the_import.error = message
+    if failed:
+        the_import.status = Import.Status.FAILED
+        the_import.error = message
+        the_import.counts = {}
+    return bool(failed)
 
 
 def imports_to_resend() -> list[int]:

@@ -95,6 +95,9 @@ class BackgroundImportViewTests:
         assert "No clipping in this file could be read" in the_import.error
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert "No clipping in this file could be read" in page
+        # Its reading was counted (a Kindle file, read in pieces); a failed import keeps
+        # no count of a reading that saved nothing.
+        assert the_import.counts == {}
 
     def test_a_file_over_a_lowered_limit_is_refused_in_the_readers_language(
         self, alice: User, alice_client: Client
@@ -236,6 +239,65 @@ class BrokerDownTests:
         assert imports_to_resend() == []
         assert run_import(the_import.pk) == Import.Status.SAVING
         assert not Highlight.objects.exists()
+
+
+@pytest.mark.django_db
+class ImportTakenOverTests:
+    """A slow worker is taken for dead (IMPORT_STALE), and another takes its import again:
+    the first one's writes, if it goes on, are not the import's any more."""
+
+    def test_a_run_taken_over_before_its_save_saves_nothing(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+
+        def taken_over_after_reading(result: Any) -> Any:
+            # The whole file is read and counted; then the second worker takes it.
+            long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+            Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+            assert imports_to_resend() == [the_import.pk]
+            assert background.import_claim(import_id=the_import.pk) == 2
+            background.ReadingCount(the_import=the_import, size=len(DATA), attempt=2)(100, 1)
+            return screen_entries(result)
+
+        monkeypatch.setattr(background, "screen_entries", taken_over_after_reading)
+        run_import(the_import.pk)
+        assert not Highlight.objects.exists()
+        assert not ImportSaving.objects.exists()
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.READING
+        assert the_import.attempts == 2
+        assert the_import.counts == {
+            "reading_done": 100, "reading_size": len(DATA), "reading_entries": 1
+        }  # fmt: skip
+        assert bytes(ImportUpload.objects.get(the_import=the_import).data) == DATA
+        assert "stopped being attempt 1's before it saved" in caplog.text
+        # Its file is left whole for the attempt that finishes: here a third, the second
+        # worker having died too.
+        monkeypatch.undo()
+        long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+        Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+        assert run_import(the_import.pk) == Import.Status.DONE
+        assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_a_run_taken_over_fails_nothing_and_keeps_the_file(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+
+        def taken_over_then_broken(data: bytes, **kwargs: Any) -> None:
+            long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+            Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+            assert background.import_claim(import_id=the_import.pk) == 2
+            raise KeyError("a parser's own bug")
+
+        monkeypatch.setattr(background, "parse_in_pieces", taken_over_then_broken)
+        run_import(the_import.pk)
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.READING
+        assert the_import.attempts == 2
+        assert the_import.error == ""
+        assert ImportUpload.objects.filter(the_import=the_import).exists()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -26,6 +26,7 @@ from books.importing.background import (
     import_queue,
     imports_to_resend,
 )
+from books.importing.clippings import parse_clippings
 from books.importing.selectors import Reading
 from books.models import Highlight, Import
 from books.tasks import run_import
@@ -152,7 +153,7 @@ class ReadingProgressTests:
         )
         assert imports_to_resend() == [the_import.pk]
         # The reading moves on: its worker is alive.
-        ReadingCount(the_import=the_import, size=len(DATA))(len(DATA) // 2, 600)
+        ReadingCount(the_import=the_import, size=len(DATA), attempt=0)(len(DATA) // 2, 600)
         assert imports_to_resend() == []
         # Then it stops: its worker died, and the one that starts over counts afresh.
         Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
@@ -160,7 +161,7 @@ class ReadingProgressTests:
         pages: list[str] = []
         poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
 
-        def claim_then_look(*, import_id: int) -> bool:
+        def claim_then_look(*, import_id: int) -> int | None:
             claimed = claim(import_id=import_id)
             pages.append(alice_client.get(poll).content.decode())
             return claimed
@@ -190,6 +191,40 @@ class ReadingProgressTests:
             assert run_import(the_import.pk) == Import.Status.DONE
         assert writes == 3  # and no more: the count gave up, the reading went on
         assert Highlight.objects.filter(reader=alice).count() > 1_000
+
+    def test_a_reading_taken_over_leaves_the_new_attempts_count_alone_and_stops(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        monkeypatch.setattr(background, "PARSE_PIECE_BYTES", PIECE)
+        the_import = import_queue(reader=alice, data=DATA, file_name="My Clippings.txt")
+        pieces = 0
+
+        def taken_over_after_five_pieces(data: bytes) -> Any:
+            # The first worker is slow: the sweep takes it for dead after five pieces, and
+            # a second worker takes the import again and counts its own reading.
+            nonlocal pieces
+            pieces += 1
+            if pieces == 6:
+                long_ago = timezone.now() - IMPORT_STALE - timedelta(minutes=1)
+                Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+                assert imports_to_resend() == [the_import.pk]
+                assert background.import_claim(import_id=the_import.pk) == 2
+                ReadingCount(the_import=the_import, size=len(DATA), attempt=2)(PIECE, 40)
+            return parse_clippings(data)
+
+        monkeypatch.setattr(background, "parse_clippings", taken_over_after_five_pieces)
+        run_import(the_import.pk)
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.READING
+        assert the_import.attempts == 2
+        # The first worker's next count found the import taken: it wrote nothing on the
+        # second's, stopped reading there, and saved nothing.
+        assert the_import.counts == {
+            "reading_done": PIECE, "reading_size": len(DATA), "reading_entries": 40
+        }  # fmt: skip
+        assert pieces < 10, pieces  # of some 30
+        assert not Highlight.objects.exists()
+        assert "stopped being attempt 1's while it read the file" in caplog.text
 
 
 @pytest.mark.django_db
