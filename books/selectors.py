@@ -245,9 +245,10 @@ def book_highlights(
     notes: bool = False,
     tag: str = "",
 ) -> QuerySet[Highlight]:
-    """A book's passages as the book page filters and sorts them (its words are listed
-    apart: words_for)."""
-    highlights = book.highlights.alive().passages()
+    """A book's passages as the book page filters and sorts them, and the short highlights
+    the reader wrote a note on: a note makes it part of the reading, to be read with its
+    note, not a chip among the words (the other words are listed apart: words_for)."""
+    highlights = book.highlights.alive().filter(Q(is_word=False) | ~Q(note=""))
     if query:
         for word in fold(query).split():
             # As the keyword text stores it: Chinese and Japanese as pairs (books.text).

@@ -83,6 +83,22 @@ class BookPageTests:
         empty = alice_client.get(url, {"tag": "memory", "favourite": "1"})
         assert "No highlight of this book matches all of these filters." in empty.content.decode()
 
+    def test_a_short_highlight_with_a_note_is_read_with_its_note_not_as_a_word(
+        self, ficciones: Book, alice_client: Client
+    ) -> None:
+        noted = highlight_in(ficciones, "The girl laughed delightedly", location=200)
+        plain = highlight_in(ficciones, "delightedly", location=210)
+        Highlight.objects.filter(pk__in=[noted.pk, plain.pk]).update(is_word=True)
+        Highlight.objects.filter(pk=noted.pk).update(note="girl, RUN")
+        url = ficciones.get_absolute_url()
+        page = alice_client.get(url)
+        assert "The girl laughed delightedly" in _texts(page)
+        assert "girl, RUN" in page.content.decode()
+        chips = [w.text for _, _, shown, _ in page.context["word_groups"] for w in shown]
+        assert chips == ["delightedly"]
+        with_a_note = _texts(alice_client.get(url, {"notes": "1"}))
+        assert with_a_note == ["Funes had trouble sleeping.", "The girl laughed delightedly"]
+
     @pytest.mark.parametrize(
         ("filters", "said"),
         [
