@@ -1,10 +1,15 @@
 """Deleting a whole book or what an import added, and bringing deleted highlights back."""
 
+import re
+from datetime import timedelta
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import override
 
 from accounts.models import User
@@ -14,6 +19,7 @@ from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Import
 from books.services import DeleteCount, highlight_delete, highlight_note_update
+from books.tasks import purge_deleted
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
 from tests.books.library import listed_books
 
@@ -291,6 +297,10 @@ class RecentlyDeletedTests:
         assert "To think is to forget" not in bob_client.get(reverse("deleted")).content.decode()
 
 
+def _without_tokens(page: str) -> str:
+    return re.sub(r'(csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+', r"\1", page)
+
+
 def _account_menu(page: str) -> str:
     return page.split('<div class="account-menu">', 1)[1].split("</div>", 1)[0]
 
@@ -332,6 +342,83 @@ class RecentlyDeletedLinkTests:
         page = alice_client.get(book.get_absolute_url()).content.decode()
         deleted_part = page.split('id="recently-deleted"')[1].split("</details>")[0]
         assert f'href="{reverse("deleted")}"' in deleted_part
+
+
+@pytest.mark.django_db
+class DeletedHighlightPageTests:
+    """A deleted highlight's own address: its reader learns it was deleted and can bring it
+    back; anyone else gets the plain 404 and learns nothing."""
+
+    def _think(self, alice: User) -> Highlight:
+        return Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+
+    def test_its_reader_learns_when_and_brings_it_back(
+        self, alice: User, first_import: Import
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+        when = date_format(timezone.localtime(think.deleted_at), "DATETIME_FORMAT")
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(alice)
+        response = client.get(think.get_absolute_url())
+        # 404: not here now; a 410 would say gone for good, and it comes back with a click.
+        assert response.status_code == 404
+        page = response.content.decode()
+        assert "You deleted this highlight" in page
+        assert "Nothing here" not in page
+        assert f"You deleted it on {when}, from " in page
+        assert "It is kept until " in page
+        assert "To think is to forget differences" in page
+        assert f'<a href="{reverse("deleted")}">Recently deleted</a>' in page
+        bring_back = reverse("highlight_bring_back", args=[think.code])
+        assert f'action="{bring_back}"' in page
+        # The form's own token, as the browser would send it: without one, it is refused.
+        token = page.split(f'action="{bring_back}"')[1].split('name="csrfmiddlewaretoken" value="')[
+            1
+        ]
+        assert client.post(bring_back).status_code == 403
+        restored = client.post(bring_back, {"csrfmiddlewaretoken": token.split('"')[0]})
+        assert restored["Location"] == think.get_absolute_url()
+        assert client.get(think.get_absolute_url()).status_code == 200
+
+    def test_it_says_it_in_spanish(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        page = alice_client.get(think.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es")
+        assert "Borraste este subrayado" in page.content.decode()
+        assert "Recuperar" in page.content.decode()
+
+    def test_bob_gets_the_plain_404_and_learns_nothing(
+        self, alice: User, first_import: Import, bob_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        response = bob_client.get(think.get_absolute_url())
+        never = bob_client.get(reverse("highlight", args=[uuid4()]))
+        assert response.status_code == never.status_code == 404
+        # The very page of a code that never existed (but for the CSRF tokens, new each time).
+        assert _without_tokens(response.content.decode()) == _without_tokens(never.content.decode())
+        assert "Nothing here" in response.content.decode()
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+
+    def test_once_removed_for_good_it_is_the_plain_404(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        Highlight.objects.filter(pk=think.pk).update(
+            deleted_at=timezone.now() - timedelta(days=365)
+        )
+        purge_deleted()
+        response = alice_client.get(think.get_absolute_url())
+        assert response.status_code == 404
+        assert "Nothing here" in response.content.decode()
+        assert "You deleted this highlight" not in response.content.decode()
 
 
 @pytest.mark.django_db
