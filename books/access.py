@@ -48,7 +48,9 @@ def get_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
 
 def get_deleted_or_alive_highlight_for_user(request: HttpRequest, code: UUID) -> Highlight:
     """One of the reader's highlights, deleted or not (the undo of a delete looks for it)."""
-    return get_object_or_404(Highlight, code=code, reader=reader_of(request))
+    return get_object_or_404(
+        Highlight.objects.select_related("book"), code=code, reader=reader_of(request)
+    )
 
 
 def get_deletion_for_user(request: HttpRequest, code: UUID) -> Deletion:

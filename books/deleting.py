@@ -35,14 +35,37 @@ def _number(count: int) -> str:
 
 
 def deleted_phrase(counts: DeleteCount) -> str:
-    """ "1,049 highlights and 1 note", in the reader's language."""
-    highlights = ngettext("%(count)s highlight", "%(count)s highlights", counts.highlights) % {
+    """What a delete takes, in the reader's language: "29 highlights and the notes on 6 of
+    them", "1 highlight and its note", "3 highlights and 2 standalone notes".
+
+    A note on a highlight goes with it, so it is said as part of it, never as a count of
+    "notes" beside the highlights (which read as though the notes stayed). Standalone notes
+    (a note typed on no passage) are rows of their own, and said only when there are some."""
+    went = ngettext("%(count)s highlight", "%(count)s highlights", counts.highlights) % {
         "count": _number(counts.highlights)
     }
-    notes = ngettext("%(count)s note", "%(count)s notes", counts.notes) % {
+    if counts.with_notes and counts.with_notes == counts.highlights:
+        went = ngettext(
+            "%(highlights)s and its note", "%(highlights)s and their notes", counts.highlights
+        ) % {"highlights": went}
+    elif counts.with_notes:
+        went = ngettext(
+            "%(highlights)s and the note on %(count)s of them",
+            "%(highlights)s and the notes on %(count)s of them",
+            counts.with_notes,
+        ) % {"highlights": went, "count": _number(counts.with_notes)}
+    if not counts.notes:
+        return went
+    notes = ngettext("%(count)s standalone note", "%(count)s standalone notes", counts.notes) % {
         "count": _number(counts.notes)
     }
-    return gettext("%(highlights)s and %(notes)s") % {"highlights": highlights, "notes": notes}
+    if not counts.highlights:
+        return notes
+    if counts.with_notes:
+        # "29 highlights and the notes on 6 of them, and 2 standalone notes": the comma keeps
+        # the standalone notes from reading as more notes on the highlights.
+        return gettext("%(highlights)s, and %(notes)s") % {"highlights": went, "notes": notes}
+    return gettext("%(highlights)s and %(notes)s") % {"highlights": went, "notes": notes}
 
 
 def _brought_back(count: int) -> str:
@@ -57,17 +80,14 @@ def book_delete(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_for_user(request, code)
     counts, at = services.book_delete(book=the_book)
     # The undo form on the next page reads this (templates/_undo.html): it brings back
-    # what this delete took, not what was deleted before it.
+    # what this delete took, not what was deleted before it, and is the one message that
+    # says what went (a second one beside it said the same without the undo).
     request.session["undo_book"] = {
         "code": str(the_book.code),
         "at": at.isoformat(),
         "title": the_book.title,
+        "went": deleted_phrase(counts),
     }
-    messages.success(
-        request,
-        gettext("Deleted “%(title)s”: %(went)s.")
-        % {"title": the_book.title, "went": deleted_phrase(counts)},
-    )
     return redirect("library")
 
 

@@ -31,6 +31,7 @@ from books.forms import NoteForm, TagForm, TagRenameForm
 from books.importing.selectors import import_reading, import_saving
 from books.library_cache import LibraryCache
 from books.models import Highlight, Import, Tag
+from books.purging import deleted_kept_for
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
@@ -306,7 +307,26 @@ def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
 @require_GET
 @login_required
 def highlight(request: HttpRequest, code: UUID) -> HttpResponse:
-    return _highlight_page(request, get_highlight_for_user(request, code))
+    the_highlight = get_deleted_or_alive_highlight_for_user(request, code)
+    if the_highlight.deleted_at is not None:
+        return _deleted_highlight_page(request, the_highlight)
+    return _highlight_page(request, the_highlight)
+
+
+def _deleted_highlight_page(request: HttpRequest, the_highlight: Highlight) -> HttpResponse:
+    """A deleted highlight's address, for its reader only (another reader's 404 comes from
+    the ownership lookup, before this): when it was deleted, and a way to bring it back.
+
+    A 404, not a 410 Gone: 410 says the page is gone for good, and this one comes back
+    with a click. Once the purge removes the row, the plain 404 is all there is."""
+    kept_for = deleted_kept_for()
+    deleted_at = the_highlight.deleted_at
+    assert deleted_at is not None
+    context = {
+        "highlight": the_highlight,
+        "kept_until": deleted_at + kept_for if kept_for is not None else None,
+    }
+    return render(request, "books/highlight_deleted.html", context, status=404)
 
 
 def _highlight_page(

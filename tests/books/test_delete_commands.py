@@ -40,7 +40,7 @@ class DeleteCommandTests:
         before = _alive(alice)
         book = _borges(alice)
         out = _run("delete", "--user", "alice", "--book", str(book.code))
-        assert "Deleted “Ficciones”: 3 highlights and 0 notes." in out
+        assert "Deleted “Ficciones”: 3 highlights (1 with its note)." in out
         deletion = Deletion.objects.get(reader=alice)
         assert f"bring_back --user alice --deletion {deletion.code}" in out
         assert _alive(alice) == before - 3
@@ -61,7 +61,7 @@ class DeleteCommandTests:
         )
         before = _alive(alice)
         out = _run("delete", "--user", "alice", "--import", str(wrong.code))
-        assert "Deleted what wrong.txt added: 1 highlight and 0 notes." in out
+        assert "Deleted what wrong.txt added: 1 highlight." in out
         assert _alive(alice) == before - 1
         assert "Brought back 1 highlight." in _run(
             "bring_back", "--user", "alice", "--import", str(wrong.code)

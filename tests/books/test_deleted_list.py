@@ -115,6 +115,20 @@ class DeletedGroupTests:
         alice_client.post(reverse("deletion_bring_back", args=[deletion.code]))
         assert not Highlight.objects.filter(source_import=wrong, deleted_at__isnull=False).exists()
 
+    def test_a_group_names_its_standalone_notes_as_such(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        wrong = _import(
+            alice,
+            *_wrong_entries(2),
+            Entry(WRONG, "A note typed on no passage.", kind="Note", location="5"),
+            name="wrong.txt",
+        )
+        alice_client.post(reverse("import_delete", args=[wrong.code]))
+        rows = _rows(_deleted_page(alice_client))
+        # Not "1 note": a note on a highlight is never counted apart from it.
+        assert rows[0].startswith("What wrong.txt added 2 highlights · 1 standalone note · ")
+
     def test_a_highlight_deleted_on_its_own_is_a_row_with_no_leading_separator(
         self, alice: User, alice_client: Client
     ) -> None:

@@ -1,10 +1,15 @@
 """Deleting a whole book or what an import added, and bringing deleted highlights back."""
 
+import re
+from datetime import timedelta
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import override
 
 from accounts.models import User
@@ -14,6 +19,7 @@ from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Import
 from books.services import DeleteCount, highlight_delete, highlight_note_update
+from books.tasks import purge_deleted
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
 from tests.books.library import listed_books
 
@@ -52,9 +58,25 @@ class BookDeleteTests:
     ) -> None:
         page = alice_client.get(_borges(alice).get_absolute_url()).content.decode()
         assert "Delete this book" in page
-        # Three passages, one of them with the note "Read this twice." attached.
-        assert "This deletes 3 highlights and 0 notes of this book" in page
-        assert "1 of the highlights carries a note of yours." in page
+        # Three passages, one of them with the note "Read this twice." attached: the note
+        # goes with its highlight, said so, and never as "0 notes" beside it.
+        assert (
+            "This deletes everything of this book: 3 highlights and the note on 1 of them, "
+            "with their tags, favourites and connections." in page
+        )
+        assert "0 notes" not in page
+        assert f'from <a href="{reverse("deleted")}">Recently deleted</a>.' in page
+
+    def test_it_says_what_goes_in_spanish(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        page = alice_client.get(book.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es")
+        assert (
+            "Esto borra todo lo de este libro: 3 subrayados y la nota de 1 de ellos, "
+            "con sus etiquetas, favoritos y conexiones." in page.content.decode()
+        )
+        assert f'<a href="{reverse("deleted")}">Borrados hace poco</a>' in page.content.decode()
 
     def test_it_deletes_every_highlight_and_note_and_undo_brings_them_back(
         self, alice: User, first_import: Import, alice_client: Client
@@ -66,7 +88,13 @@ class BookDeleteTests:
         assert response["Location"] == reverse("library")
         library = alice_client.get(reverse("library"))
         assert book.title not in [title for title, _ in listed_books(library.content)]
-        assert "Deleted “Ficciones”" in library.content.decode()
+        # One message for one delete: the undo's, which says what went (the passage deleted
+        # before is not in it, the note on "To think is to forget" is).
+        assert 'class="messages"' not in library.content.decode()
+        assert (
+            "“Ficciones” deleted: 2 highlights and the note on 1 of them."
+            in library.content.decode()
+        )
         assert not book.highlights.alive().exists()
         assert alice_client.get(reverse("library")).content.decode().count("Undo") == 0
         undo = library.content.decode().split('class="undo"')[1].split("</form>")[0]
@@ -145,17 +173,41 @@ class BookDeleteTests:
 class DeletedPhraseTests:
     def test_it_groups_thousands_and_says_one_in_the_singular(self) -> None:
         phrase = deleted_phrase(DeleteCount(highlights=1049, notes=1, with_notes=0))
-        assert phrase == "1,049 highlights and 1 note"
+        assert phrase == "1,049 highlights and 1 standalone note"
         assert deleted_phrase(DeleteCount(highlights=1, notes=110938, with_notes=0)) == (
-            "1 highlight and 110,938 notes"
+            "1 highlight and 110,938 standalone notes"
         )
+
+    @pytest.mark.parametrize(
+        ("highlights", "notes", "with_notes", "phrase"),
+        [
+            (29, 0, 0, "29 highlights"),
+            (29, 0, 6, "29 highlights and the notes on 6 of them"),
+            (29, 0, 1, "29 highlights and the note on 1 of them"),
+            (1, 0, 1, "1 highlight and its note"),
+            (3, 0, 3, "3 highlights and their notes"),
+            (29, 2, 6, "29 highlights and the notes on 6 of them, and 2 standalone notes"),
+            (0, 2, 0, "2 standalone notes"),
+        ],
+    )
+    def test_the_notes_on_the_highlights_go_with_them(
+        self, highlights: int, notes: int, with_notes: int, phrase: str
+    ) -> None:
+        counts = DeleteCount(highlights=highlights, notes=notes, with_notes=with_notes)
+        assert deleted_phrase(counts) == phrase
 
     def test_it_says_it_in_spanish(self) -> None:
         with override("es"):
             phrase = deleted_phrase(DeleteCount(highlights=1049, notes=0, with_notes=0))
-            assert phrase == "1\xa0049 subrayados y 0 notas"
+            assert phrase == "1\xa0049 subrayados"
             assert deleted_phrase(DeleteCount(highlights=1, notes=1, with_notes=0)) == (
-                "1 subrayado y 1 nota"
+                "1 subrayado y 1 nota suelta"
+            )
+            assert deleted_phrase(DeleteCount(highlights=29, notes=2, with_notes=6)) == (
+                "29 subrayados y las notas de 6 de ellos, y 2 notas sueltas"
+            )
+            assert deleted_phrase(DeleteCount(highlights=1, notes=0, with_notes=1)) == (
+                "1 subrayado y su nota"
             )
 
 
@@ -168,8 +220,14 @@ class ImportDeleteTests:
         highlight_note_update(highlight=noted, note="Keep this, I wrote it.")
         report = alice_client.get(reverse("import_report", args=[evil_import.code]))
         page = report.content.decode()
-        assert "This deletes 1 highlight and 1 note that this import added" in page
+        assert (
+            "This deletes what this import added and nothing changed since: 1 highlight and 1 "
+            "standalone note, with their tags, favourites and connections." in page
+        )
         assert "1 highlight it added stays" in page
+        assert f'from this page or from <a href="{reverse("deleted")}">Recently deleted</a>.' in (
+            page
+        )
         alice_client.post(reverse("import_delete", args=[evil_import.code]))
         alive = _alive(alice)
         assert "A passage of a book that was never read." not in alive
@@ -177,6 +235,21 @@ class ImportDeleteTests:
         assert "Another passage of that wrong book." in alive
         # What the first import brought is untouched, the highlight this one merged into too.
         assert {e.text for e in MEMORY_LIBRARY if e.kind == "Highlight"} <= alive
+
+    def test_it_says_the_notes_on_its_highlights_go_with_them(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        report = alice_client.get(reverse("import_report", args=[first_import.code]))
+        page = report.content.decode()
+        # Five passages; "Read this twice." is a note on one of them, not a standalone one.
+        assert (
+            "This deletes what this import added and nothing changed since: 5 highlights and "
+            "the note on 1 of them, with their tags" in page
+        )
+        assert "0 notes" not in page
+        response = alice_client.post(reverse("import_delete", args=[first_import.code]))
+        after = alice_client.get(response["Location"]).content.decode()
+        assert "Deleted what this import added: 5 highlights and the note on 1 of them." in after
 
     def test_a_highlight_a_later_import_added_to_stays(
         self, alice: User, alice_client: Client
@@ -222,6 +295,130 @@ class RecentlyDeletedTests:
         think = Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
         highlight_delete(highlight=think)
         assert "To think is to forget" not in bob_client.get(reverse("deleted")).content.decode()
+
+
+def _without_tokens(page: str) -> str:
+    return re.sub(r'(csrfmiddlewaretoken" value="|"X-CSRFToken": ")[^"]+', r"\1", page)
+
+
+def _account_menu(page: str) -> str:
+    return page.split('<div class="account-menu">', 1)[1].split("</div>", 1)[0]
+
+
+@pytest.mark.django_db
+class RecentlyDeletedLinkTests:
+    def test_the_account_menu_leads_there_from_every_page_with_nothing_deleted(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+        link = f'<a href="{reverse("deleted")}">Recently deleted</a>'
+        for url in (
+            reverse("home"),
+            reverse("library"),
+            reverse("settings"),
+            reverse("import"),
+            reverse("import_report", args=[first_import.code]),
+            _borges(alice).get_absolute_url(),
+            think.get_absolute_url(),
+            reverse("deleted"),
+        ):
+            assert link in _account_menu(alice_client.get(url).content.decode()), url
+
+    def test_the_library_leads_there_and_says_it_in_spanish(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        main = alice_client.get(reverse("library")).content.decode().split('<main id="content">')[1]
+        assert f'<a href="{reverse("deleted")}">Recently deleted</a>' in main
+        page = alice_client.get(reverse("library"), HTTP_ACCEPT_LANGUAGE="es").content.decode()
+        link = f'<a href="{reverse("deleted")}">Borrados hace poco</a>'
+        assert link in _account_menu(page)
+        assert link in page.split('<main id="content">')[1]
+
+    def test_a_book_page_with_deleted_highlights_always_links_to_the_whole_list(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        highlight_delete(highlight=book.highlights.get(location_start=380))
+        page = alice_client.get(book.get_absolute_url()).content.decode()
+        deleted_part = page.split('id="recently-deleted"')[1].split("</details>")[0]
+        assert f'href="{reverse("deleted")}"' in deleted_part
+
+
+@pytest.mark.django_db
+class DeletedHighlightPageTests:
+    """A deleted highlight's own address: its reader learns it was deleted and can bring it
+    back; anyone else gets the plain 404 and learns nothing."""
+
+    def _think(self, alice: User) -> Highlight:
+        return Highlight.objects.get(reader=alice, location_start=412, kind="highlight")
+
+    def test_its_reader_learns_when_and_brings_it_back(
+        self, alice: User, first_import: Import
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+        when = date_format(timezone.localtime(think.deleted_at), "DATETIME_FORMAT")
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(alice)
+        response = client.get(think.get_absolute_url())
+        # 404: not here now; a 410 would say gone for good, and it comes back with a click.
+        assert response.status_code == 404
+        page = response.content.decode()
+        assert "You deleted this highlight" in page
+        assert "Nothing here" not in page
+        assert f"You deleted it on {when}, from " in page
+        assert "It is kept until " in page
+        assert "To think is to forget differences" in page
+        assert f'<a href="{reverse("deleted")}">Recently deleted</a>' in page
+        bring_back = reverse("highlight_bring_back", args=[think.code])
+        assert f'action="{bring_back}"' in page
+        # The form's own token, as the browser would send it: without one, it is refused.
+        token = page.split(f'action="{bring_back}"')[1].split('name="csrfmiddlewaretoken" value="')[
+            1
+        ]
+        assert client.post(bring_back).status_code == 403
+        restored = client.post(bring_back, {"csrfmiddlewaretoken": token.split('"')[0]})
+        assert restored["Location"] == think.get_absolute_url()
+        assert client.get(think.get_absolute_url()).status_code == 200
+
+    def test_it_says_it_in_spanish(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        page = alice_client.get(think.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es")
+        assert "Borraste este subrayado" in page.content.decode()
+        assert "Recuperar" in page.content.decode()
+
+    def test_bob_gets_the_plain_404_and_learns_nothing(
+        self, alice: User, first_import: Import, bob_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        response = bob_client.get(think.get_absolute_url())
+        never = bob_client.get(reverse("highlight", args=[uuid4()]))
+        assert response.status_code == never.status_code == 404
+        # The very page of a code that never existed (but for the CSRF tokens, new each time).
+        assert _without_tokens(response.content.decode()) == _without_tokens(never.content.decode())
+        assert "Nothing here" in response.content.decode()
+        think.refresh_from_db()
+        assert think.deleted_at is not None
+
+    def test_once_removed_for_good_it_is_the_plain_404(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        think = self._think(alice)
+        highlight_delete(highlight=think)
+        Highlight.objects.filter(pk=think.pk).update(
+            deleted_at=timezone.now() - timedelta(days=365)
+        )
+        purge_deleted()
+        response = alice_client.get(think.get_absolute_url())
+        assert response.status_code == 404
+        assert "Nothing here" in response.content.decode()
+        assert "You deleted this highlight" not in response.content.decode()
 
 
 @pytest.mark.django_db

@@ -9,7 +9,14 @@ from exogram.counting import counted
 
 
 def went(counts: DeleteCount) -> str:
-    return f"{counted(counts.highlights, 'highlight')} and {counted(counts.notes, 'note')}"
+    """As the pages say it (books.deleting.deleted_phrase): a note on a highlight goes with
+    it, and standalone notes are named only when there are some."""
+    said = counted(counts.highlights, "highlight")
+    if counts.with_notes:
+        said += f" ({counted(counts.with_notes, 'with its note', 'with their notes')})"
+    if counts.notes:
+        said += f" and {counted(counts.notes, 'standalone note')}"
+    return said
 
 
 class Command(BaseCommand):
