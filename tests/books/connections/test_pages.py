@@ -253,3 +253,33 @@ class PerBookPairTests:
             == 404
         )
         assert client.get(reverse("connections")).status_code == 302
+
+
+@pytest.fixture
+def many_pairs(alice: User) -> int:
+    """Thirty pairs over ten pairs of books by different authors: two pages of 25."""
+    books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(11)]
+    for i in range(10):
+        for j in range(PER_BOOK_PAIR):
+            a = _highlight(alice, books[i], f"Passage {j} of book {i}, on one theme.")
+            b = _highlight(alice, books[i + 1], f"Passage {j} of book {i + 1}, on the same.")
+            _pair(a, b, 0.9 - i / 100 - j / 1000, STRENGTH.RELATED)
+    return 10 * PER_BOOK_PAIR
+
+
+@pytest.mark.django_db
+class ConnectionsPagingTests:
+    @pytest.mark.parametrize("number", ["0", "-1", "-999", "abc", ""])
+    def test_a_page_below_the_first_or_no_number_is_the_first(
+        self, number: str, many_pairs: int, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections"), {"page": number}).context["page"]
+        assert (page.number, page.paginator.num_pages) == (1, 2)
+
+    @pytest.mark.parametrize("number", ["2", "3", "99999999999999999999"])
+    def test_a_page_past_the_last_is_the_last(
+        self, number: str, many_pairs: int, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections"), {"page": number}).context["page"]
+        assert page.number == 2
+        assert len(page.object_list) == many_pairs - 25
