@@ -1,4 +1,8 @@
-"""The pages of the readers' lists (exogram.paging): a page number below 1 is the first page."""
+"""The pager the readers' lists share (templates/_pagination.html, exogram.paging): the
+first and the last page a click away, and a page number below 1 read as the first page."""
+
+import html
+import re
 
 import pytest
 from django.test import Client
@@ -8,6 +12,10 @@ from accounts.models import User
 from books.models import Book
 from tests.books.library import book_of, highlight_in
 
+SPANISH = {"Accept-Language": "es"}
+PAGER = re.compile(r'<nav class="pagination"[^>]*>(.*?)</nav>', re.S)
+LINK = re.compile(r'<a href="([^"]*)"[^>]*>(.*?)</a>', re.S)
+
 
 @pytest.fixture
 def long_book(alice: User) -> Book:
@@ -16,6 +24,56 @@ def long_book(alice: User) -> Book:
     for i in range(120):
         highlight_in(book, f"Passage {i} of a long book.", location=i + 1, favourite=True)
     return book
+
+
+def _pager_links(content: str) -> list[tuple[str, str]]:
+    """The pager's links, as a reader reads them (what is hidden from a screen reader
+    aside) and where each leads."""
+    (pager,) = PAGER.findall(content)
+    shown = re.sub(r'<span aria-hidden="true">[^<]*</span>', "", pager)
+    return [
+        (" ".join(re.sub(r"<[^>]+>", "", text).split()), html.unescape(href))
+        for href, text in LINK.findall(shown)
+    ]
+
+
+@pytest.mark.django_db
+class FirstAndLastTests:
+    def test_a_middle_page_links_to_the_first_and_the_last_keeping_the_filters(
+        self, long_book: Book, alice_client: Client
+    ) -> None:
+        response = alice_client.get(long_book.get_absolute_url(), {"sort": "date", "page": "2"})
+        content = response.content.decode()
+        assert _pager_links(content) == [
+            ("First", "?sort=date&page=1"),
+            ("← Previous", "?sort=date&page=1"),
+            ("Next →", "?sort=date&page=3"),
+            ("Last", "?sort=date&page=3"),
+        ]
+        assert '<span class="muted" aria-current="page">Page 2 of 3</span>' in content
+        # The arrows are drawn, not read out.
+        assert '<span aria-hidden="true">«</span> First</a>' in content
+        assert 'Last <span aria-hidden="true">»</span></a>' in content
+
+    def test_the_first_page_has_no_first_and_the_last_no_last(
+        self, long_book: Book, alice_client: Client
+    ) -> None:
+        first = alice_client.get(long_book.get_absolute_url()).content.decode()
+        assert _pager_links(first) == [("Next →", "?page=2"), ("Last", "?page=3")]
+        last = alice_client.get(long_book.get_absolute_url(), {"page": "3"}).content.decode()
+        assert _pager_links(last) == [("First", "?page=1"), ("← Previous", "?page=2")]
+
+    def test_it_reads_in_spanish(self, long_book: Book, alice_client: Client) -> None:
+        response = alice_client.get(long_book.get_absolute_url(), {"page": "2"}, headers=SPANISH)
+        assert [text for text, _ in _pager_links(response.content.decode())] == [
+            "Primera", "← Anterior", "Siguiente →", "Última",
+        ]  # fmt: skip
+
+    def test_a_list_of_one_page_has_no_pager(self, alice: User, alice_client: Client) -> None:
+        short = book_of(alice, "A Short Book")
+        highlight_in(short, "Only one passage.", location=1)
+        content = alice_client.get(short.get_absolute_url()).content.decode()
+        assert 'class="pagination"' not in content
 
 
 def _favourites(client: Client, number: str) -> int:
