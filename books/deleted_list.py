@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, When, Window
 from django.db.models.functions import RowNumber
 
 from accounts.models import User
 from books.models import Book, Deletion, Highlight, Import
+from exogram.paging import ListPaginator
 
 # Groups a page lists.
 DELETED_PAGE_SIZE = 50
@@ -84,7 +85,7 @@ def deleted_groups(
         .annotate(highlights=Count("pk", filter=~note), notes=Count("pk", filter=note))
         .order_by("-deleted_at", "deletion_id", "lone_book")
     )
-    page = Paginator(groups, DELETED_PAGE_SIZE).get_page(page_number)
+    page = ListPaginator(groups, DELETED_PAGE_SIZE).get_page(page_number)
     rows: list[dict[str, Any]] = [dict(row) for row in page.object_list]
     deletions = Deletion.objects.select_related("book", "source_import").in_bulk(
         [row["deletion_id"] for row in rows if row["deletion_id"] is not None]

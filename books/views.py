@@ -7,7 +7,6 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -59,6 +58,7 @@ from books.services import (
     tag_merge,
     tag_rename,
 )
+from exogram.paging import ListPaginator
 from review.services import highlight_of_the_day
 
 
@@ -117,7 +117,7 @@ def library(request: HttpRequest) -> HttpResponse:
 
 def _favourites(request: HttpRequest) -> HttpResponse:
     """The library's favourite highlights, across books (/library/?favourite=1)."""
-    page = Paginator(favourites_for(reader_of(request)), 50).get_page(request.GET.get("page"))
+    page = ListPaginator(favourites_for(reader_of(request)), 50).get_page(request.GET.get("page"))
     context = {"page": page, "query_string": "favourite=1"}
     return render(request, "books/favourites.html", context)
 
@@ -137,7 +137,7 @@ def tag(request: HttpRequest, name: str) -> HttpResponse:
         .select_related("book")
         .order_by("book__title_sort", "book_id", "location_start", "reading_key", "created", "pk")
     )
-    page = Paginator(highlights, 50).get_page(request.GET.get("page"))
+    page = ListPaginator(highlights, 50).get_page(request.GET.get("page"))
     context = {
         "tag": the_tag,
         "page": page,
@@ -242,7 +242,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "tag": request.GET.get("tag", "").strip(),
     }
     highlights = book_highlights(the_book, sort=sort, **filters)  # type: ignore[arg-type]
-    page = Paginator(highlights, BOOK_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = ListPaginator(highlights, BOOK_PAGE_SIZE).get_page(request.GET.get("page"))
     kept = {k: v for k, v in request.GET.items() if k != "page" and v}
     # A short highlight with a note is listed with the passages (book_highlights).
     words = words_for(reader_of(request), book=the_book).filter(note="")
@@ -289,7 +289,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def words(request: HttpRequest) -> HttpResponse:
     """The reader's words across books: highlights too short to carry an idea."""
-    page = Paginator(words_for(reader_of(request)), 100).get_page(request.GET.get("page"))
+    page = ListPaginator(words_for(reader_of(request)), 100).get_page(request.GET.get("page"))
     page.object_list = with_book_languages(page.object_list)
     return render(request, "books/words.html", {"page": page, "book": None})
 
@@ -299,7 +299,7 @@ def words(request: HttpRequest) -> HttpResponse:
 def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_for_user(request, code)
     words = words_for(reader_of(request), book=the_book)
-    page = Paginator(words, 100).get_page(request.GET.get("page"))
+    page = ListPaginator(words, 100).get_page(request.GET.get("page"))
     page.object_list = with_book_languages(page.object_list)
     return render(request, "books/words.html", {"page": page, "book": the_book})
 

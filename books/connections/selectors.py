@@ -14,7 +14,7 @@ from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db import connection
 from django.db.models import (
     BigIntegerField,
@@ -38,6 +38,7 @@ from books.connections.services import same_author
 from books.importing import identity
 from books.library_cache import LibraryCache
 from books.models import Book, Connection, Highlight, Import
+from exogram.paging import ListPaginator
 
 # A listing of the whole library (the feed, the connections page) shows at most this many
 # pairs of one pair of books.
@@ -404,7 +405,7 @@ def connections_page(
     """
     keys = [key.removeprefix("-") for key in SHOWN_ORDER if key != "pk"]
     ids = [row[0] for row in pairs.values_list("pk", *keys)]
-    page: Page[Any] = Paginator(ids, per_page).get_page(number)  # of ids, then of pairs
+    page: Page[Any] = ListPaginator(ids, per_page).get_page(number)  # of ids, then of pairs
     page.object_list = list(pairs.filter(pk__in=page.object_list)) if page.object_list else []
     return page
 

@@ -7,7 +7,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -32,6 +31,7 @@ from books.models import Highlight, Import
 from books.selectors import import_progress, import_time_left
 from books.services import delete_count, import_deletable
 from books.wording import translated
+from exogram.paging import ListPaginator
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def _import_message(the_import: Import) -> str:
 def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
     the_import = get_import_for_user(request, code)
     progress = import_progress(the_import)
-    merges = Paginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
+    merges = ListPaginator(merges_of(the_import), 25).get_page(request.GET.get("page"))
     context = {
         "import": the_import,
         # Entries the file could not give, and entries kept with a warning.

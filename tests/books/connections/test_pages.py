@@ -253,3 +253,86 @@ class PerBookPairTests:
             == 404
         )
         assert client.get(reverse("connections")).status_code == 302
+
+
+@pytest.fixture
+def many_pairs(alice: User) -> int:
+    """Thirty pairs over ten pairs of books by different authors: two pages of 25."""
+    books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(11)]
+    for i in range(10):
+        for j in range(PER_BOOK_PAIR):
+            a = _highlight(alice, books[i], f"Passage {j} of book {i}, on one theme.")
+            b = _highlight(alice, books[i + 1], f"Passage {j} of book {i + 1}, on the same.")
+            _pair(a, b, 0.9 - i / 100 - j / 1000, STRENGTH.RELATED)
+    return 10 * PER_BOOK_PAIR
+
+
+@pytest.mark.django_db
+class ConnectionsPagingTests:
+    @pytest.mark.parametrize("number", ["0", "-1", "-999", "abc", ""])
+    def test_a_page_below_the_first_or_no_number_is_the_first(
+        self, number: str, many_pairs: int, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections"), {"page": number}).context["page"]
+        assert (page.number, page.paginator.num_pages) == (1, 2)
+
+    @pytest.mark.parametrize("number", ["2", "3", "99999999999999999999"])
+    def test_a_page_past_the_last_is_the_last(
+        self, number: str, many_pairs: int, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections"), {"page": number}).context["page"]
+        assert page.number == 2
+        assert len(page.object_list) == many_pairs - 25
+
+
+SPANISH = {"Accept-Language": "es"}
+
+
+@pytest.fixture
+def quoted_twice(alice: User) -> Connection:
+    """One saying in two anthologies by two editors: a near copy the judge called related."""
+    first = _book(alice, "An Anthology of Sayings, vol. 12", "Editor, First")
+    second = _book(alice, "An Anthology of Sayings, vol. 15", "Editor, Second")
+    pair = _pair(
+        _highlight(alice, first, "Yesterday is history, tomorrow is a mystery, today is a gift."),
+        _highlight(alice, second, "Yesterday is history. Tomorrow is a mystery. Today is a gift."),
+        0.8, STRENGTH.RELATED,
+    )  # fmt: skip
+    Connection.objects.filter(pk=pair.pk).update(wording_shared=0.9)
+    return pair
+
+
+@pytest.mark.django_db
+class NearCopyTests:
+    """A pair that is one passage in both books is shown as that, not as related or the same
+    idea beside words that say it is a copy."""
+
+    @pytest.mark.parametrize("page", ["connections", "home"])
+    def test_its_badge_names_it_the_same_passage(
+        self, page: str, quoted_twice: Connection, alice_client: Client
+    ) -> None:
+        content = alice_client.get(reverse(page)).content.decode()
+        assert '<span class="strength strength-copy">Same passage</span>' in content
+        assert "nearly word for word in both books" in content
+        assert 'class="strength strength-related"' not in content
+
+    def test_a_pair_of_two_passages_keeps_its_strength(
+        self, quoted_twice: Connection, alice_client: Client
+    ) -> None:
+        Connection.objects.filter(pk=quoted_twice.pk).update(wording_shared=0.4)
+        content = alice_client.get(reverse("connections")).content.decode()
+        assert '<span class="strength strength-related">Related</span>' in content
+        assert "Same passage" not in content
+        assert "word for word" not in content
+
+    def test_it_reads_in_spanish(self, quoted_twice: Connection, alice_client: Client) -> None:
+        content = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
+        assert '<span class="strength strength-copy">El mismo pasaje</span>' in content
+        assert "casi palabra por palabra en los dos libros" in content
+        assert "Relacionados</span>" not in content
+
+    def test_the_page_says_such_pairs_come_last(self, alice_client: Client) -> None:
+        english = alice_client.get(reverse("connections")).content.decode()
+        assert "then pairs with a very long passage, and last the same passage quoted" in english
+        spanish = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
+        assert "al final, un mismo pasaje citado en dos libros" in spanish
