@@ -91,6 +91,9 @@ class SearchResults:
     words: frozenset[str] = frozenset()
     # "all" when every term matched, "any" when the any-term fallback ran, "" otherwise.
     keyword_pass: str = ""
+    # The highlights the words found (the keyword half), in a hybrid search as by words: a
+    # hybrid count is mostly the meaning half's, and says nothing of a slip in the words.
+    words_found: int = 0
     notice: str = ""
     ids: list[int] = field(default_factory=list, repr=False)  # all results' ids, in order
     # The books the query named among its words (their titles), whose highlights come first,

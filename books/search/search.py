@@ -562,6 +562,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         limit=limit,
         words=parsed.words,
         keyword_pass=ranked.keyword.passed,
+        words_found=len(ranked.keyword.ranked),
         notice=" ".join([*said, *meaning_of_query.notices]),
         ids=ranked.order,
         named=scope.named.names if named_first else (),

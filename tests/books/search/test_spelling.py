@@ -17,6 +17,7 @@ from books.search.spelling import (
     suggestion,
     suggestion_for,
 )
+from tests.books.search.sayings import sayings_of
 
 
 def _highlight(reader: User, text: str, note: str = "") -> Highlight:
@@ -140,3 +141,53 @@ class SuggestionForTests:
         assert suggestion_for(alice.pk, more) == ""
         # Found nothing at all: offered as before.
         assert suggestion_for(alice.pk, search(alice, "storry", mode="keyword")) == "story"
+
+
+@pytest.mark.django_db
+class DefaultModeSuggestionTests:
+    """Words and meaning: the meaning half finds something close to almost any query, and
+    the count of close matches says nothing of a slip in the words."""
+
+    def test_it_offers_a_slip_whatever_the_meaning_half_found(self, alice: User) -> None:
+        sayings_of(alice)
+        for query, meant in [
+            ("happines", "happiness"),
+            ("happines in life", "happiness in life"),
+            ("what is happines", "what is happiness"),
+        ]:
+            found = search(alice, query)
+            # More found than a search by words alone may find and still be corrected.
+            assert (found.mode_used, found.total > SUGGESTED_UP_TO) == ("hybrid", True), query
+            assert suggestion_for(alice.pk, found) == meant
+            assert found.words_found <= SUGGESTED_UP_TO
+
+    def test_it_never_corrects_a_word_of_the_library_in_any_language(self, alice: User) -> None:
+        sayings_of(alice)
+        # The same search offers the slip...
+        assert suggestion_for(alice.pk, search(alice, "happines")) == "happiness"
+        # ...and leaves alone the reader's own words, rare ones and other languages' too,
+        # even where the words found less than the meaning did ("freudig" and
+        # "Freundschaft" are in no highlight together; "dicha" is one slip from "dich"
+        # and "nagel" from "nigel").
+        for query in [
+            "happiness",
+            "felicidad",
+            "glücklich",
+            "freudig",
+            "freudig Freundschaft",
+            "la dicha",
+            "dicha amistad",
+            "bonheur",
+            "felicidade",
+        ]:
+            found = search(alice, query)
+            assert found.total, query
+            assert suggestion_for(alice.pk, found) == "", query
+
+    def test_it_never_corrects_a_name_of_the_readers_books(self, alice: User) -> None:
+        # "Nigel" is in no highlight, but Nigel Warburton wrote one of the books, and the
+        # German "Nagel" is a slip away.
+        sayings_of(alice)
+        for mode in ["auto", "keyword"]:
+            found = search(alice, "Nigel Warburton happines", mode=mode)
+            assert suggestion_for(alice.pk, found) == "Nigel Warburton happiness", mode

@@ -16,8 +16,10 @@ from books.embedding.pipeline import highlights_embed
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
 from books.search.search import NOTICE_MODEL_UNAVAILABLE
+from books.search.spelling import SUGGESTED_UP_TO
 from books.search.views import mark_words
 from exogram.reader_slots import reader_slot_release, reader_slot_take, searches_at_once
+from tests.books.search.sayings import sayings_of
 
 
 def _book(reader: User, title: str, authors: str = "") -> Book:
@@ -118,6 +120,30 @@ class SearchPageTests:
         )
         assert meaning.context["found"].total
         assert meaning.context["suggested"] == ""
+
+    def test_words_and_meaning_offer_the_slip_above_what_the_meaning_found(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        sayings_of(alice)
+        asked = {"q": "happines", "mode": "auto", "has_note": "no", "recency": "1"}
+        response = alice_client.get(reverse("search"), asked)
+        found = response.context["found"]
+        # More close matches by meaning than a search by words may find and still offer one.
+        assert (found.mode_used, found.total > SUGGESTED_UP_TO) == ("hybrid", True)
+        assert response.context["suggested"] == "happiness"
+        link = response.context["suggested_link"]
+        assert {"q=happiness", "mode=auto", "has_note=no", "recency=1"} <= set(link[1:].split("&"))
+        page = response.content.decode()
+        offered = page.index(f'Did you mean <a href="{link.replace("&", "&amp;")}">happiness</a>?')
+        assert offered < page.index('<ol class="highlight-list"')
+        as_json = alice_client.get(reverse("search_json"), asked)
+        assert as_json["X-Search-Suggestion"] == "happiness"
+        # The reader's own word, in any of their languages: nothing offered.
+        for word in ["happiness", "felicidad", "glücklich"]:
+            right = alice_client.get(reverse("search"), {**asked, "q": word})
+            assert right.context["found"].total, word
+            assert right.context["suggested"] == "", word
+            assert "Did you mean" not in right.content.decode(), word
 
     @pytest.mark.parametrize("query", ["!!!", "—"])
     def test_a_query_with_no_letters_or_digits_says_what_searches_need(
