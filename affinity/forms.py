@@ -1,13 +1,20 @@
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from affinity.models import SharingProfile
 from books.models import Book
 from exogram import form_messages
+
+# The two buttons of the books' list that tick every book or none, then save: a library of
+# hundreds of books is not ticked one by one, and they work without JavaScript.
+KEEP_ALL = "all"
+KEEP_NONE = "none"
 
 
 class SharingForm(forms.Form):
@@ -32,11 +39,18 @@ class SharingForm(forms.Form):
         error_messages=form_messages.BOOKS,
     )
 
-    def __init__(self, *args: Any, reader: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.reader = reader
+    def __init__(
+        self, data: Mapping[str, Any] | None = None, *args: Any, reader: User, **kwargs: Any
+    ) -> None:
         # Only the reader's own books can be chosen: another reader's book id is invalid.
         books: QuerySet[Book] = Book.objects.filter(reader=reader).order_by("title_sort", "pk")
+        self.keep = data.get("keep", "") if isinstance(data, QueryDict) else ""
+        if isinstance(data, QueryDict) and self.keep in (KEEP_ALL, KEEP_NONE):
+            data = data.copy()
+            chosen = books.values_list("pk", flat=True) if self.keep == KEEP_ALL else []
+            data.setlist("excluded_books", [str(pk) for pk in chosen])
+        super().__init__(data, *args, **kwargs)
+        self.reader = reader
         field = self.fields["excluded_books"]
         assert isinstance(field, forms.ModelMultipleChoiceField)
         field.queryset = books

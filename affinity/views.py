@@ -9,7 +9,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.models import User
-from affinity.forms import SharingForm
+from affinity.forms import KEEP_ALL, SharingForm
 from affinity.models import SharingProfile
 from affinity.selectors import (
     Standing,
@@ -28,10 +28,12 @@ from affinity.services import (
     sharing_update,
 )
 from books.access import reader_of
-from books.models import Highlight
+from books.models import Book, Highlight
 from books.selectors import library_counts
 
 KINDRED_SHOWN = 10
+# The sharing page lists this many books or fewer unfolded.
+BOOKS_LISTED_OPEN = 12
 
 
 def _embedded_shared(reader: User) -> int:
@@ -78,6 +80,16 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                     "display_name", gettext("Another reader shares under this name already.")
                 )
             else:
+                if form.keep:
+                    # Ticked all or none from the books' list: the reader stays on the page
+                    # to see the list as it now is.
+                    messages.success(
+                        request,
+                        gettext("All your books are kept to yourself now.")
+                        if form.keep == KEEP_ALL
+                        else gettext("No book is kept to yourself now."),
+                    )
+                    return redirect("sharing_settings")
                 if discoverable:
                     messages.success(
                         request,
@@ -98,7 +110,17 @@ def sharing_settings(request: HttpRequest) -> HttpResponse:
                 "excluded_books": list(profile.excluded_books.values_list("pk", flat=True)),
             },
         )
-    return render(request, "affinity/sharing.html", {"form": form, "profile": profile})
+    books = Book.objects.filter(reader=reader).count()
+    context = {
+        "form": form,
+        "profile": profile,
+        "books": books,
+        "kept": profile.excluded_books.count(),
+        # A short list is open at once; a long one (a whole Kindle: hundreds of books)
+        # folds, so the page's Save is not thousands of pixels down.
+        "books_open": books <= BOOKS_LISTED_OPEN or bool(form.errors.get("excluded_books")),
+    }
+    return render(request, "affinity/sharing.html", context)
 
 
 @require_GET

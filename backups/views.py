@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -16,9 +16,11 @@ from backups.nightly import LATE_AFTER, backup_status
 @never_cache
 @login_required
 def status(request: HttpRequest) -> HttpResponse:
-    # A reader who is not staff learns nothing, not even that the page exists.
+    # A reader who is not staff is told the page is the operator's, and nothing of what it
+    # shows. Its existence is no secret: the README names it, and a visitor who is not
+    # signed in is sent to log in here as on every page (an unknown address is a 404).
     if not request.user.is_staff:
-        raise Http404
+        return render(request, "backups/operator_only.html", status=403)
     now = timezone.now()
     context = {
         "status": backup_status(now=now),

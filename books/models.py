@@ -490,7 +490,10 @@ class PurgedHighlight(models.Model):
 
 
 class HighlightMerge(models.Model):
-    """A clipping an import merged into a highlight: a later version of the same passage.
+    """A clipping an import merged into a highlight: another version of the same passage.
+
+    In one file, the earlier, shorter selections are the versions recorded (the longest
+    holds them all); from a later import, the entry that extended the stored highlight.
 
     The import report lists them, so a reader can see that nothing was lost: each row is
     one entry of the file, its text as the Kindle wrote it, and the highlight that now

@@ -119,9 +119,38 @@ document.addEventListener("htmx:afterSettle", () => {
     });
   };
 
+  // A filter over a long list of checkboxes (the sharing page's books): rows that do not
+  // match are hidden, never unticked, so their boxes are still sent with the form. Without
+  // JavaScript the filter stays hidden and the whole list is there.
+  const folded = (text) => text.normalize("NFD").replace(/\p{Diacritic}/gu, "").toLowerCase();
+  const listFilters = () => {
+    document.querySelectorAll("input[data-filters]").forEach((input) => {
+      const list = document.getElementById(input.dataset.filters);
+      const box = input.closest("[hidden]");
+      if (!list || !box) return;
+      box.hidden = false;
+      const none = box.querySelector("[data-none]");
+      const rows = Array.from(list.children).map((row) => [row, folded(row.textContent)]);
+      input.addEventListener("input", () => {
+        const words = folded(input.value).split(/\s+/).filter(Boolean);
+        let shown = 0;
+        rows.forEach(([row, text]) => {
+          row.hidden = !words.every((word) => text.includes(word));
+          if (!row.hidden) shown += 1;
+        });
+        if (none) none.hidden = shown > 0;
+      });
+      // Enter in the filter does not save the page half-chosen.
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") event.preventDefault();
+      });
+    });
+  };
+
   const start = () => {
     paint(document);
     dropzone();
+    listFilters();
   };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);

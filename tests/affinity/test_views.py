@@ -127,6 +127,94 @@ class SharingSettingsPageTests:
         assert "Sharing is off" in page
 
 
+def _shelf(who: User, count: int) -> list[Any]:
+    return [book(who, f"Almanac, vol. {i:03d}") for i in range(count)]
+
+
+@pytest.mark.django_db
+class SharingManyBooksTests:
+    """A whole Kindle is hundreds of books: the one Save sat after 295 checkboxes."""
+
+    def test_its_save_comes_before_a_long_list_which_folds(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        shelf = _shelf(alice, 40)
+        share(alice, "Alice", excluded=shelf[:2])
+        page = alice_client.get(reverse("sharing_settings")).content.decode()
+        save = page.index('<button type="submit">Save</button>')
+        assert save < page.index('name="excluded_books"')
+        assert page.count('<button type="submit">Save</button>') == 1
+        assert '<details class="card kept-books">' in page  # folded
+        assert "Books to keep to yourself" in page
+        assert "2 of 40 books kept" in page
+        # Folded, the kept books are still ticked: a Save sends them as they were.
+        assert page.count("checked") == 3  # the sharing switch and the two books
+
+    def test_a_short_list_is_open(self, alice: User, alice_client: Client) -> None:
+        _shelf(alice, 3)
+        page = alice_client.get(reverse("sharing_settings")).content.decode()
+        assert '<details class="card kept-books" open>' in page
+        assert "0 of 3 books kept" in page
+
+    def test_it_keeps_every_book_to_yourself_at_once(
+        self, alice: User, alice_client: Client, bob: User
+    ) -> None:
+        shelf = _shelf(alice, 30)
+        bobs = book(bob, "Bob's Book")
+        response = alice_client.post(
+            reverse("sharing_settings"),
+            {"discoverable": "on", "display_name": "Alice", "keep": "all"},
+            follow=True,
+        )
+        assert response.redirect_chain == [(reverse("sharing_settings"), 302)]
+        profile = SharingProfile.objects.get(reader=alice)
+        assert (profile.discoverable, profile.display_name) == (True, "Alice")
+        assert set(profile.excluded_books.all()) == set(shelf)
+        assert bobs not in profile.excluded_books.all()
+        page = response.content.decode()
+        assert "All your books are kept to yourself now." in page
+        assert "30 of 30 books kept" in page
+
+    def test_it_keeps_none_to_yourself_at_once(self, alice: User, alice_client: Client) -> None:
+        shelf = _shelf(alice, 30)
+        share(alice, "Alice", excluded=shelf[:5])
+        response = alice_client.post(
+            reverse("sharing_settings"),
+            # The boxes ticked on the page do not count: "none" is none.
+            {"discoverable": "on", "display_name": "Alice", "keep": "none",
+             "excluded_books": [b.pk for b in shelf[:5]]},
+            follow=True,
+        )  # fmt: skip
+        profile = SharingProfile.objects.get(reader=alice)
+        assert profile.discoverable
+        assert not profile.excluded_books.exists()
+        assert "No book is kept to yourself now." in response.content.decode()
+
+    def test_keeping_all_needs_the_page_to_be_valid(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _shelf(alice, 3)
+        response = alice_client.post(
+            reverse("sharing_settings"), {"discoverable": "on", "keep": "all"}
+        )
+        assert response.status_code == 200
+        assert "Choose a display name" in response.content.decode()
+        assert not SharingProfile.objects.filter(reader=alice, excluded_books__isnull=False)
+
+    def test_it_says_so_in_spanish(self, alice: User, alice_client: Client) -> None:
+        _shelf(alice, 20)
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        page = alice_client.get(reverse("sharing_settings")).content.decode()
+        assert "te guardas 0 de 20 libros" in page
+        assert "Guárdatelos todos para ti" in page
+        assert "No te guardes ninguno" in page
+        response = alice_client.post(
+            reverse("sharing_settings"), {"display_name": "Alice", "keep": "all"}, follow=True
+        )
+        assert "Ahora te guardas todos tus libros para ti." in response.content.decode()
+
+
 @pytest.mark.django_db
 class KindredPageTests:
     def test_it_sends_an_anonymous_visitor_to_log_in(self, client: Client) -> None:

@@ -215,8 +215,26 @@ class StatusPageTests:
         assert response.status_code == 302
         assert reverse("login") in response["Location"]
 
-    def test_it_is_not_found_for_a_reader_who_is_not_staff(self, alice_client: Client) -> None:
-        assert alice_client.get(reverse("status")).status_code == 404
+    def test_it_tells_a_reader_who_is_not_staff_whose_page_it_is(
+        self, alice_client: Client
+    ) -> None:
+        """Not "this page does not exist, or it belongs to someone else's library": the
+        page is the operator's, and nothing of it is shown."""
+        response = alice_client.get(reverse("status"))
+        assert response.status_code == 403
+        page = response.content.decode()
+        assert "<h1>For the site's operator</h1>" in page
+        assert "for the person who runs this Exogram, signed in with a staff account" in page
+        assert "Nothing here" not in page
+        for operational in ("Background worker", "backup", "Backup", "commit", "EXOGRAM_"):
+            assert operational not in page, operational
+
+    def test_it_says_so_in_spanish(self, alice: object, alice_client: Client) -> None:
+        response = alice_client.get(reverse("status"), headers={"Accept-Language": "es"})
+        assert response.status_code == 403
+        page = response.content.decode()
+        assert "Para quien administra el sitio" in page
+        assert "Esta página es para quien administra este Exogram" in page
 
     def test_it_says_nightly_backups_are_off(self, settings: object) -> None:
         from accounts.models import User

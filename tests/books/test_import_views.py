@@ -157,6 +157,25 @@ class _BodyThatMustNotBeRead:
 
 
 @pytest.mark.django_db
+class PastImportsTests:
+    def test_each_file_name_is_whole_in_its_title(self, alice: User, alice_client: Client) -> None:
+        """A long name is cut with "…" on a wide screen: the whole of it stays at hand."""
+        name = "realistic_clippings_from_the_old_kindle_of_my_grandmother.txt"
+        done = clippings_import(
+            reader=alice,
+            data=clippings_file(Entry(SACKS, "One more.", location="300-301")),
+            file_name=name,
+        )
+        Import.objects.create(
+            reader=alice, file_name="refused_" + name, sha256="0" * 64, status=Import.Status.REFUSED
+        )
+        page = alice_client.get(reverse("import")).content.decode()
+        link = f'<a href="{done.get_absolute_url()}" class="file-name" title="{name}">{name}</a>'
+        assert link in page
+        assert f'<span class="file-name" title="refused_{name}">refused_{name}</span>' in page
+
+
+@pytest.mark.django_db
 class OversizedBodyTests:
     def test_it_refuses_60_mb_before_reading_the_body(self, alice_client: Client) -> None:
         # Through the whole WSGI stack (sessions, CSRF, auth) with a body that explodes

@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.models import Highlight, Import
 from books.selectors import EmbeddingProgress, import_progress
+from books.tasks import QUEUE_UNREACHABLE
 from tests.books.library import book_of, highlight_in
 
 DONE = Highlight.EmbeddingStatus.DONE
@@ -271,3 +272,23 @@ class WaitingBehindAnotherLibraryTests:
         assert OTHER_LIBRARY in alice_client.get(the_import.get_absolute_url()).content.decode()
         _settle(embedded=7)
         assert OTHER_LIBRARY not in alice_client.get(the_import.get_absolute_url()).content.decode()
+
+    def test_waiting_behind_another_library_reads_as_news_not_as_a_problem(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        """512 of 5,485 embedded and a red box beside it: a turn in the queue looked like
+        a failure. It is a plain note; a real problem keeps its warning box."""
+        _worker_busy_with(bob)
+        for url in (the_import.get_absolute_url(), reverse("home")):
+            page = alice_client.get(url).content.decode()
+            assert f'<p class="waiting-note">{OTHER_LIBRARY}' in page, url
+            assert "waiting-reason" not in page, url
+
+    def test_a_queue_that_cannot_be_reached_keeps_its_warning(
+        self, the_import: Import, alice_client: Client, bob: User
+    ) -> None:
+        _worker_busy_with(bob)
+        Highlight.objects.filter(source_import=the_import).update(embedding_error=QUEUE_UNREACHABLE)
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert '<p class="waiting-reason">Waiting: Embedding is delayed' in page
+        assert "waiting-note" not in page

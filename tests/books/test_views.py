@@ -129,7 +129,10 @@ class HighlightMergesTests:
         content = alice_client.get(highlight.get_absolute_url()).content.decode()
 
         assert highlight.text == "He remembered every leaf of every tree of every wood."
-        assert "Extended 2 times: later versions of this highlight were merged into it" in content
+        assert (
+            "2 other versions of this passage were merged into this highlight "
+            "(earlier or later selections); it keeps every word of each"
+        ) in content
         assert "import of leaves.txt" in content
         assert "Re-selected" in content
         assert "location 380\N{EN DASH}381" in content
@@ -143,9 +146,62 @@ class HighlightMergesTests:
 
         content = alice_client.get(highlight.get_absolute_url()).content.decode()
 
-        assert "Ampliado 2 veces: versiones posteriores de este subrayado" in content
+        assert "Otras 2 versiones de este pasaje se fusionaron con este subrayado" in content
+        assert "posteriores de este subrayado" not in content
         assert "posición 380\N{EN DASH}381" in content
         assert "location" not in content
+
+    def test_it_does_not_call_earlier_shorter_selections_later_versions(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        """The two entries a Kindle wrote while the selection grew, then the whole sentence a
+        minute later: the versions listed are the earlier, shorter ones."""
+        at_54, at_55 = "Monday, 3 March 2025 07:54:00", "Monday, 3 March 2025 07:55:00"
+        versions = [
+            Entry(BORGES, "I will give you a definition of", location="1140", added=at_54),
+            Entry(
+                BORGES,
+                "I will give you a definition of a proud man",
+                location="1140-1141",
+                added=at_54,
+            ),
+            Entry(
+                BORGES,
+                "I will give you a definition of a proud man: he is",
+                location="1140-1141",
+                added=at_55,
+            ),
+        ]
+        clippings_import(reader=alice, data=clippings_file(*versions), file_name="proud.txt")
+        highlight = Highlight.objects.get(reader=alice)
+        assert highlight.text.endswith("proud man: he is")
+
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+
+        listed = content.split('<details class="merges">')[1].split("</details>")[0]
+        assert "I will give you a definition of</blockquote>" in listed
+        assert "a proud man</blockquote>" in listed
+        assert "he is</blockquote>" not in listed
+        assert "later versions" not in content
+        assert "earlier or later selections" in content
+
+    def test_it_lists_the_later_selection_that_extended_a_stored_highlight(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        first = Entry(BORGES, "He remembered every leaf", location="380")
+        clippings_import(reader=alice, data=clippings_file(first), file_name="first.txt")
+        later = Entry(BORGES, "He remembered every leaf of every tree", location="380-381")
+        clippings_import(reader=alice, data=clippings_file(later), file_name="later.txt")
+        highlight = Highlight.objects.get(reader=alice)
+
+        content = alice_client.get(highlight.get_absolute_url()).content.decode()
+
+        assert "He remembered every leaf of every tree</blockquote>" in content
+        assert "import of later.txt" in content
+        assert (
+            "Another version of this passage was merged into this highlight "
+            "(an earlier or a later selection); it keeps every word of both"
+        ) in content
 
     def test_it_says_nothing_of_a_highlight_never_extended(
         self, alice: User, alice_client: Client

@@ -8,6 +8,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import User
 from books.importing.services import IMPORT_FAILED, clippings_import
+from books.importing.upload import FILE_BINARY
 from books.models import Import, ImportSaving
 from tests.books.kindle import SACKS, Entry, clippings_file
 from tests.conftest import PASSWORD
@@ -216,3 +217,47 @@ def test_a_reading_import_shows_how_far_in_a_bar_that_moves(
     expect(page.get_by_role("progressbar")).to_have_attribute("aria-valuenow", "60")
     filled = _box(page.get_by_role("progressbar").locator("span"))["width"] / _box(bar)["width"]
     assert 0.58 < filled < 0.62, filled
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_a_past_imports_file_name_stays_whole_beside_a_refusal(
+    page: Page, live_server: object, language: str
+) -> None:
+    """Beside a long refusal the file column was squeezed to the width of a few letters:
+    "realistic_clippings.tx" over "t". The name keeps one line (a very long one is cut,
+    whole in its title); on a phone it wraps, nothing wider than the screen."""
+    reader = User.objects.create_user(f"reader-{language}", password=PASSWORD, language=language)
+    Import.objects.create(
+        reader=reader,
+        file_name="realistic_clippings.txt",
+        sha256="1" * 64,
+        status=Import.Status.DONE,
+        counts={
+            "new_highlights": 5485,
+            "books_touched": 294,
+            "book_titles": ["A arte de ter razão", "A boa sorte", "A coragem de não agradar"],
+        },
+    )
+    Import.objects.create(
+        reader=reader,
+        file_name="My Clippings.txt",
+        sha256="2" * 64,
+        status=Import.Status.REFUSED,
+        error=FILE_BINARY,
+    )
+    Import.objects.create(
+        reader=reader, file_name=LONG_NAME, sha256="3" * 64, status=Import.Status.REFUSED
+    )
+    base = str(live_server)
+    _log_in(page, base, reader.username)
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{base}/import/")
+    name = page.locator("table.imports .file-name", has_text="realistic_clippings.txt")
+    assert _lines_of(name) == 1, name.inner_text()
+    long_one = page.locator(f"table.imports .file-name[title='{LONG_NAME}']")
+    assert _lines_of(long_one) == 1
+    page.set_viewport_size(PHONE)
+    page.goto(f"{base}/import/")
+    assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
+    assert _lines_of(name) == 1, name.inner_text()
