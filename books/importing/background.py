@@ -213,11 +213,19 @@ def import_run(*, import_id: int) -> Import | None:
             SavingProgress(the_import=the_import, total=counts["saving_highlights"]) as progress,
             transaction.atomic(),
         ):
+            # The import's row is held until the commit: a claim of it (the sweep, another
+            # worker) waits for the save, then finds it done. Taken between the move to
+            # saving and here, it is not this attempt's to save.
+            if not _held(the_import, attempt, status=Import.Status.SAVING):
+                raise ImportTakenOver(the_import.code)
             _import_in_parts(the_import, result, progress)
             ImportUpload.objects.filter(the_import_id=import_id).delete()
         # After the commit: see clippings_import.
         library_version_bump(reader_ids={the_import.reader_id})
         highlights_analyze()
+    except ImportTakenOver:
+        _taken_over(the_import, attempt, when="as its save began")
+        return the_import
     except Exception as error:
         logger.exception("import %s failed", the_import.code)
         failed = _fail(the_import, IMPORT_FAILED % {"error": error}, attempt=attempt)
@@ -232,6 +240,15 @@ def import_run(*, import_id: int) -> Import | None:
 
 class ImportTakenOver(Exception):
     """The import a run reads is no longer its attempt's (ReadingCount found out)."""
+
+
+def _held(the_import: Import, attempt: int, *, status: str) -> bool:
+    """Whether `attempt` still holds the import, in `status`; the row locked until the
+    transaction ends."""
+    rows = Import.objects.select_for_update().filter(
+        pk=the_import.pk, status=status, attempts=attempt
+    )
+    return rows.exists()
 
 
 def _taken_over(the_import: Import, attempt: int, *, when: str) -> None:
@@ -506,13 +523,13 @@ def _fail(the_import: Import, message: str, *, attempt: int | None) -> bool:
 
     With the `attempt` the run took (import_claim), only while that attempt holds the
     import (reading or saving): a slow worker taken for dead fails nothing of the worker
-    that took the import again. With none (no worker could take it: given up), only while
-    it is left to take. The counts go: a failed import has none, as a failed import within
-    the request (clippings_import), and its page says only why (`error`); a reading's
-    count left there would be a count of nothing saved.
+    that took the import again. With none (given up), only while it is left to take and was
+    taken IMPORT_MAX_ATTEMPTS times already. The counts go: a failed import has none, as a
+    failed import within the request (clippings_import), and its page says only why
+    (`error`); a reading's count left there would be a count of nothing saved.
     """
     if attempt is None:
-        rows = _claimable(the_import.pk)
+        rows = _claimable(the_import.pk).filter(attempts__gte=IMPORT_MAX_ATTEMPTS)
     else:
         rows = Import.objects.filter(
             pk=the_import.pk,

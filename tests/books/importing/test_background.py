@@ -280,6 +280,37 @@ class ImportTakenOverTests:
         assert run_import(the_import.pk) == Import.Status.DONE
         assert Highlight.objects.filter(reader=alice).count() == 5
 
+    def test_a_run_taken_over_as_its_save_begins_saves_nothing(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        real_progress = background.SavingProgress
+
+        def taken_over_then_saving(**kwargs: Any) -> Any:
+            # Moved to saving; then, before its save's transaction, the second worker takes it.
+            long_ago = timezone.now() - background.IMPORT_STALE - timedelta(minutes=1)
+            Import.objects.filter(pk=the_import.pk).update(finished_at=long_ago)
+            assert background.import_claim(import_id=the_import.pk) == 2
+            return real_progress(**kwargs)
+
+        monkeypatch.setattr(background, "SavingProgress", taken_over_then_saving)
+        run_import(the_import.pk)
+        assert not Highlight.objects.exists()
+        the_import.refresh_from_db()
+        assert (the_import.status, the_import.attempts) == (Import.Status.READING, 2)
+        assert the_import.error == ""
+        assert bytes(ImportUpload.objects.get(the_import=the_import).data) == DATA
+        assert "stopped being attempt 1's as its save began" in caplog.text
+
+    def test_an_import_given_up_is_one_taken_too_often(self, alice: User) -> None:
+        the_import = import_queue(reader=alice, data=DATA, file_name="c.txt")
+        message = background.IMPORT_GAVE_UP % {"attempts": background.IMPORT_MAX_ATTEMPTS}
+        assert not background._fail(the_import, message, attempt=None)
+        Import.objects.filter(pk=the_import.pk).update(attempts=background.IMPORT_MAX_ATTEMPTS)
+        assert background._fail(the_import, message, attempt=None)
+        the_import.refresh_from_db()
+        assert the_import.status == Import.Status.FAILED
+
     def test_a_run_taken_over_fails_nothing_and_keeps_the_file(
         self, alice: User, monkeypatch: pytest.MonkeyPatch
     ) -> None:
