@@ -236,6 +236,11 @@ BOOK_HIGHLIGHT_SORTS: dict[str, tuple[str | OrderBy, ...]] = {
 }
 
 
+# A short highlight the reader wrote a note on is part of the reading: a book page lists it
+# with the passages, to be read with its note, not as a word among the others.
+WITH_A_NOTE = ~Q(note="")
+
+
 def book_highlights(
     book: Book,
     *,
@@ -245,10 +250,9 @@ def book_highlights(
     notes: bool = False,
     tag: str = "",
 ) -> QuerySet[Highlight]:
-    """A book's passages as the book page filters and sorts them, and the short highlights
-    the reader wrote a note on: a note makes it part of the reading, to be read with its
-    note, not a chip among the words (the other words are listed apart: words_for)."""
-    highlights = book.highlights.alive().filter(Q(is_word=False) | ~Q(note=""))
+    """A book's passages as the book page filters and sorts them, and its words with a
+    note (WITH_A_NOTE); its other words are listed apart (words_for)."""
+    highlights = book.highlights.alive().filter(Q(is_word=False) | WITH_A_NOTE)
     if query:
         for word in fold(query).split():
             # As the keyword text stores it: Chinese and Japanese as pairs (books.text).
@@ -311,11 +315,17 @@ def with_book_languages(words: Iterable[Highlight]) -> list[Highlight]:
     return listed
 
 
-def words_for(reader: User, *, book: Book | None = None) -> QuerySet[Highlight]:
-    """The reader's words (books.vocabulary), by book and in reading order."""
+def words_for(
+    reader: User, *, book: Book | None = None, with_a_note: bool = True
+) -> QuerySet[Highlight]:
+    """The reader's words (books.vocabulary), by book and in reading order; without those
+    the reader wrote a note on when not `with_a_note` (a book page lists them as passages:
+    WITH_A_NOTE)."""
     words = Highlight.objects.alive().words().filter(reader=reader)
     if book is not None:
         words = words.filter(book=book)
+    if not with_a_note:
+        words = words.exclude(WITH_A_NOTE)
     return words.select_related("book").order_by(
         "book__title_sort", "book", "location_start", "reading_key", "pk"
     )

@@ -244,8 +244,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     highlights = book_highlights(the_book, sort=sort, **filters)  # type: ignore[arg-type]
     page = ListPaginator(highlights, BOOK_PAGE_SIZE).get_page(request.GET.get("page"))
     kept = {k: v for k, v in request.GET.items() if k != "page" and v}
-    # A short highlight with a note is listed with the passages (book_highlights).
-    words = words_for(reader_of(request), book=the_book).filter(note="")
+    words = words_for(reader_of(request), book=the_book, with_a_note=False)
     connected = connected_books(the_book)
     context = {
         "book": the_book,

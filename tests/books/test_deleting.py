@@ -221,7 +221,7 @@ class ImportDeleteTests:
         report = alice_client.get(reverse("import_report", args=[evil_import.code]))
         page = report.content.decode()
         assert (
-            "This deletes what this import added and nothing changed since: 1 highlight and 1 "
+            "This deletes what this import added that nothing has changed since: 1 highlight and 1 "
             "standalone note, with their tags, favourites and connections." in page
         )
         assert "1 highlight it added stays" in page
@@ -243,7 +243,7 @@ class ImportDeleteTests:
         page = report.content.decode()
         # Five passages; "Read this twice." is a note on one of them, not a standalone one.
         assert (
-            "This deletes what this import added and nothing changed since: 5 highlights and "
+            "This deletes what this import added that nothing has changed since: 5 highlights and "
             "the note on 1 of them, with their tags" in page
         )
         assert "0 notes" not in page

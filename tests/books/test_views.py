@@ -97,12 +97,16 @@ class BookAndHighlightTests:
         assert bob_client.get(book.get_absolute_url()).status_code == 404
         assert bob_client.get(highlight.get_absolute_url()).status_code == 404
 
-    def test_it_hides_a_deleted_highlight(self, alice: User, alice_client: Client) -> None:
+    def test_a_deleted_highlight_is_no_page_of_the_library_but_says_it_was_deleted(
+        self, alice: User, alice_client: Client
+    ) -> None:
         _library(alice)
         highlight = Highlight.objects.get(reader=alice, location_start=412)
         highlight.deleted_at = timezone.now()
         highlight.save(update_fields=["deleted_at"])
-        assert alice_client.get(highlight.get_absolute_url()).status_code == 404
+        response = alice_client.get(highlight.get_absolute_url())
+        assert response.status_code == 404
+        assert "You deleted this highlight" in response.content.decode()
 
     def test_it_sends_anonymous_readers_to_login(self, alice: User, client: Client) -> None:
         _library(alice)
