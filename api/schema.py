@@ -2,7 +2,12 @@
 
 from typing import Any
 
-from books.library_api import BOOK_HIGHLIGHTS_MAX_LIMIT, CONNECTIONS_MAX_LIMIT, SEARCH_MAX_LIMIT
+from books.library_api import (
+    BOOK_HIGHLIGHTS_MAX_LIMIT,
+    CONNECTIONS_MAX_LIMIT,
+    OFFSET_MAX,
+    SEARCH_MAX_LIMIT,
+)
 
 _HIGHLIGHT = {
     "type": "object",
@@ -32,6 +37,16 @@ _CONNECTED = {
             "type": "object",
             "properties": {
                 "strength": {"type": "string", "enum": ["same idea", "related", "nearest"]},
+                "likely_related_percent": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "maximum": 100,
+                    "description": (
+                        "How likely the pair judge thinks a reader would call the two "
+                        "related, as the highlight's page shows it ('73% likely related'); "
+                        "null for a pair it never judged."
+                    ),
+                },
                 "same_author": {"type": "boolean"},
             },
         },
@@ -58,6 +73,24 @@ def _query(
         "schema": schema,
         "description": description,
     }
+
+
+def _offset() -> dict[str, Any]:
+    return _query(
+        "offset",
+        {"type": "integer", "minimum": 0, "maximum": OFFSET_MAX, "default": 0},
+        "Skip this many (the previous answer's `next_offset`).",
+    )
+
+
+_PAGE = {
+    "offset": {"type": "integer"},
+    "limit": {"type": "integer"},
+    "next_offset": {
+        "type": ["integer", "null"],
+        "description": "The offset of the next page; null on the last.",
+    },
+}
 
 
 def _path(name: str) -> dict[str, Any]:
@@ -116,6 +149,7 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                             },
                             "Results.",
                         ),
+                        _offset(),
                         _query("book", {"type": "string", "format": "uuid"}, "Only this book."),
                     ],
                     "responses": {
@@ -130,7 +164,23 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                                         "enum": ["hybrid", "keyword", "meaning", ""],
                                     },
                                     "notice": {"type": "string"},
-                                    "total": {"type": "integer"},
+                                    "total": {
+                                        "type": "integer",
+                                        "description": (
+                                            "Results there are pages of. With `total_capped`, "
+                                            "more highlights match than were ranked and this "
+                                            "is a floor: narrow the query to reach them."
+                                        ),
+                                    },
+                                    "total_capped": {
+                                        "type": "boolean",
+                                        "description": (
+                                            "A search ranks the first few hundred highlights "
+                                            "its words find and the closest by meaning: true "
+                                            "when more match than that."
+                                        ),
+                                    },
+                                    **_PAGE,
                                     "results": {"type": "array", "items": _ref("Highlight")},
                                 },
                             }
@@ -228,11 +278,7 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                     "summary": "A book's highlights in reading order, a page at a time",
                     "parameters": [
                         _path("code"),
-                        _query(
-                            "offset",
-                            {"type": "integer", "minimum": 0, "default": 0},
-                            "Skip this many.",
-                        ),
+                        _offset(),
                         _query(
                             "limit",
                             {
@@ -251,9 +297,7 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                                 "properties": {
                                     "book": {"type": "object"},
                                     "total": {"type": "integer"},
-                                    "offset": {"type": "integer"},
-                                    "limit": {"type": "integer"},
-                                    "next_offset": {"type": ["integer", "null"]},
+                                    **_PAGE,
                                     "highlights": {"type": "array", "items": _ref("Highlight")},
                                 },
                             }

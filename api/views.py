@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.models import User
@@ -40,22 +41,36 @@ def _error(status: int, message: str) -> JsonResponse:
     return response
 
 
-def _int(request: HttpRequest, name: str, default: int) -> int:
+def _int(request: HttpRequest, name: str, default: int, *, lowest: int, highest: int) -> int:
     raw = request.GET.get(name, "")
     if raw == "":
         return default
     # Digits only, and few: int() reads "١٢" and " 12 " too, and a 5,000-digit one is an error.
+    # The range said is the parameter's own; library_api refuses a number outside it.
     if not raw.isascii() or not raw.isdigit() or len(raw) > NUMBER_MAX_DIGITS:
         shown = raw if len(raw) <= 20 else f"{raw[:20]}…"
         raise library_api.BadArgument(
-            f"{name} must be a whole number from 0 to {library_api.OFFSET_MAX:,}, not {shown!r}."
+            f"{name} must be a whole number from {lowest} to {highest:,}, not {shown!r}."
         )
     return int(raw)
 
 
-def reads_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """GET (and HEAD) only, and any other method told so in JSON, as every API answer."""
+def _limit(request: HttpRequest, default: int, highest: int) -> int:
+    return _int(request, "limit", default, lowest=1, highest=highest)
 
+
+def _offset(request: HttpRequest) -> int:
+    return _int(request, "offset", 0, lowest=0, highest=library_api.OFFSET_MAX)
+
+
+def reads_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """GET (and HEAD) only, and any other method told so in JSON, as every API answer.
+
+    Exempt from CSRF: the API reads a token, never the session cookie, so a forged request
+    from another site carries nothing it would accept. Checked, a POST with a good token
+    got Django's HTML "CSRF verification failed" page instead of this 405."""
+
+    @csrf_exempt
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
@@ -101,8 +116,10 @@ def search(request: HttpRequest, reader: User) -> dict[str, Any]:
         reader,
         query=request.GET.get("q", ""),
         mode=request.GET.get("mode", "auto"),
-        limit=_int(request, "limit", 10),
+        limit=_limit(request, 10, library_api.SEARCH_MAX_LIMIT),
+        offset=_offset(request),
         book=request.GET.get("book") or None,
+        query_name="q",
     )
 
 
@@ -113,7 +130,8 @@ def highlight(request: HttpRequest, reader: User, code: str) -> dict[str, Any]:
 
 @token_required
 def connections(request: HttpRequest, reader: User, code: str) -> dict[str, Any]:
-    return library_api.library_connections_of(reader, code=code, limit=_int(request, "limit", 10))
+    limit = _limit(request, 10, library_api.CONNECTIONS_MAX_LIMIT)
+    return library_api.library_connections_of(reader, code=code, limit=limit)
 
 
 @token_required
@@ -126,8 +144,8 @@ def book_highlights(request: HttpRequest, reader: User, code: str) -> dict[str, 
     return library_api.library_book_highlights(
         reader,
         book_code=code,
-        offset=_int(request, "offset", 0),
-        limit=_int(request, "limit", 50),
+        offset=_offset(request),
+        limit=_limit(request, 50, library_api.BOOK_HIGHLIGHTS_MAX_LIMIT),
     )
 
 

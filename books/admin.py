@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from books.models import Book, Highlight, Import
 
@@ -40,9 +41,26 @@ class HighlightAdmin(admin.ModelAdmin[Highlight]):
 
 @admin.register(Import)
 class ImportAdmin(admin.ModelAdmin[Import]):
+    """A record of what happened, for staff to read: nothing is added, changed or deleted
+    here. An import is made by its reader's upload (or `import_clippings`); its status and
+    attempts belong to the worker that runs it (books.importing.background), and a status
+    set by hand would hide a failure or start a sweep over again. Deleting the row would
+    not be the app's "delete what this import added", which takes the highlights away
+    into Recently deleted and keeps the import to bring them back: it would drop the
+    report and the merges, leave every highlight, and lose that undo. The reader's report
+    page is theirs alone (a 404 for staff), so no "View on site" either."""
+
     list_display = ["file_name", "reader", "status", "started_at", "finished_at"]
     list_filter = ["status", "started_at"]
     search_fields = ["file_name", "sha256", "reader__username"]
     list_select_related = ["reader"]
-    raw_id_fields = ["reader"]
-    readonly_fields = ["code", "sha256", "counts", "problems", "error", "started_at", "finished_at"]
+    view_on_site = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Import | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Import | None = None) -> bool:
+        return False

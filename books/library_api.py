@@ -67,6 +67,17 @@ def _limit(value: int, *, maximum: int, name: str = "limit") -> int:
     return value
 
 
+def _offset(value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= OFFSET_MAX:
+        shown = value if not isinstance(value, int) or value < 10**12 else "a larger number"
+        raise BadArgument(f"offset must be a whole number from 0 to {OFFSET_MAX:,}, not {shown!r}.")
+    return value
+
+
+def _next_offset(offset: int, limit: int, total: int) -> int | None:
+    return offset + limit if offset + limit < total else None
+
+
 def location_of(highlight: Highlight) -> str:
     """ "Location 120-124", "page 12", "page 12, location 120" or "" for neither."""
     parts = []
@@ -120,19 +131,33 @@ def book_json(book: Book) -> dict[str, Any]:
 
 
 def library_search(
-    reader: User, *, query: str, mode: str = "auto", limit: int = 10, book: str | None = None
+    reader: User,
+    *,
+    query: str,
+    mode: str = "auto",
+    limit: int = 10,
+    offset: int = 0,
+    book: str | None = None,
+    query_name: str = "query",
 ) -> dict[str, Any]:
-    """The reader's highlights for a query, best first (hybrid words + meaning)."""
+    """The reader's highlights for a query, best first (hybrid words + meaning), a page at
+    a time. `query_name` is what the caller's client calls the query (the API's `q`), for
+    the messages.
+
+    `total` counts the results there are pages of. A search ranks only the first few
+    hundred highlights its words find (books.search.keyword) and the closest by meaning:
+    `total_capped` says more highlights match than were ranked, so `total` is a floor."""
     if mode not in MODES:
         raise BadArgument(f"mode must be one of {', '.join(MODES)}, not {mode!r}.")
     if not isinstance(query, str) or not query.strip():
-        raise BadArgument("query must be some words to search for.")
+        raise BadArgument(f"{query_name} must be some words to search for.")
     if len(query) > QUERY_MAX_LENGTH:
-        raise BadArgument(f"query must be at most {QUERY_MAX_LENGTH} characters.")
+        raise BadArgument(f"{query_name} must be at most {QUERY_MAX_LENGTH} characters.")
     limit = _limit(limit, maximum=SEARCH_MAX_LIMIT)
+    offset = _offset(offset)
     the_book = _book(reader, book) if book else None
     with reader_slot(kind="search", reader_id=reader.pk, limit=searches_at_once()):
-        found = search_library(reader, query, mode=mode, book=the_book, limit=limit)
+        found = search_library(reader, query, mode=mode, book=the_book, limit=limit, offset=offset)
     results = []
     for result in found.results:
         row = highlight_json(result.highlight)
@@ -145,6 +170,10 @@ def library_search(
         "mode_used": found.mode_used,
         "notice": found.notice,
         "total": found.total,
+        "total_capped": found.total_capped,
+        "offset": offset,
+        "limit": limit,
+        "next_offset": _next_offset(offset, limit, found.total),
         "results": results,
     }
 
@@ -153,8 +182,10 @@ def _connections(highlight: Highlight, limit: int) -> list[dict[str, Any]]:
     rows = []
     for connected in connections_for(highlight, limit=limit):
         row = highlight_json(connected.highlight)
-        # The reader's words for it ("same idea", "related"), not a percentage.
+        # The reader's words for it ("same idea", "related"), and the judge's percentage as
+        # the pages show it ("73% likely related"); null for a pair it never judged.
         row["strength"] = str(connected.strength) if connected.strength else "nearest"
+        row["likely_related_percent"] = connected.percent
         row["same_author"] = connected.same_author
         rows.append(row)
     return rows
@@ -187,9 +218,7 @@ def library_book_highlights(
 ) -> dict[str, Any]:
     """A book's highlights in reading order (by location, then page), a page at a time."""
     limit = _limit(limit, maximum=BOOK_HIGHLIGHTS_MAX_LIMIT)
-    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= OFFSET_MAX:
-        shown = offset if not isinstance(offset, int) or offset < 10**12 else "a larger number"
-        raise BadArgument(f"offset must be a whole number from 0 to {OFFSET_MAX:,}, not {shown!r}.")
+    offset = _offset(offset)
     book = _book(reader, book_code)
     highlights = (
         book.highlights.alive()
@@ -205,7 +234,7 @@ def library_book_highlights(
         "offset": offset,
         "limit": limit,
         "highlights": [highlight_json(h) for h in page],
-        "next_offset": offset + limit if offset + limit < total else None,
+        "next_offset": _next_offset(offset, limit, total),
     }
 
 

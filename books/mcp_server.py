@@ -14,7 +14,7 @@ the event loop.
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 import mcp_types as types
@@ -24,6 +24,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from accounts.models import User
@@ -63,6 +64,9 @@ class SearchArguments(_Arguments):
         "meaning (similar ideas in other words).",
     )
     limit: int = Field(10, ge=1, le=library_api.SEARCH_MAX_LIMIT, description="Results (10).")
+    offset: int = Field(
+        0, ge=0, le=library_api.OFFSET_MAX, description="Skip this many (for the next page)."
+    )
     book: str | None = Field(
         None, description="Only this book: a book code from list_books or an earlier result."
     )
@@ -132,10 +136,11 @@ TOOLS = [
         "by their meaning, best first; each result has the text, the reader's note, the "
         "book, the author and the location to cite, and a code for the other tools. When "
         "the embedding model is unavailable it searches by words only and says so in "
-        "`notice`.",
+        "`notice`. `next_offset` is the offset of the next page (null on the last); "
+        "`total_capped` true means more highlights match than were ranked: narrow the query.",
         SearchArguments,
         lambda reader, a: library_api.library_search(
-            reader, query=a.query, mode=a.mode, limit=a.limit, book=a.book
+            reader, query=a.query, mode=a.mode, limit=a.limit, offset=a.offset, book=a.book
         ),
     ),
     _Tool(
@@ -150,8 +155,10 @@ TOOLS = [
     _Tool(
         "find_connections",
         "Passages from the reader's other books that say the same thing as one highlight, "
-        "closest first, with a similarity percentage. Use it to answer 'where else have I "
-        "read this?' or to draw threads between books.",
+        "other authors first, then the likeliest first. Each has `strength` ('same idea' or "
+        "'related') and `likely_related_percent`: how likely (0-100) the pair judge thinks "
+        "a reader would call the two related. Use it to answer 'where else have I read "
+        "this?' or to draw threads between books.",
         ConnectionsArguments,
         lambda reader, a: library_api.library_connections_of(reader, code=a.code, limit=a.limit),
     ),
@@ -249,12 +256,104 @@ def build_server(reader: User) -> Server[Any]:
     )
 
 
+def _refusal(error: Exception) -> types.JSONRPCError | None:
+    """The answer to a line the transport could not read as one JSON-RPC message (None for
+    a blank line): -32700 for a line that is not JSON, -32600 for JSON that is not a message.
+
+    A batch (a JSON array) is -32600 too. JSON-RPC 2.0 allows batches, and MCP 2025-03-26
+    required servers to take them, but 2025-06-18 removed them, and the server answers
+    `initialize` with the client's version or else the SDK's latest, 2025-11-25."""
+    problems = error.errors() if isinstance(error, ValidationError) else []
+    sent = problems[0].get("input") if problems else None
+    if any(problem["type"] == "json_invalid" for problem in problems):
+        if isinstance(sent, str) and not sent.strip():
+            return None
+        code, message = types.PARSE_ERROR, "Parse error: the line is not JSON."
+    elif isinstance(sent, list):
+        code, message = (
+            types.INVALID_REQUEST,
+            "Invalid Request: batches (JSON arrays) are not part of MCP since 2025-06-18; "
+            "send one message a line.",
+        )
+    else:
+        code, message = (
+            types.INVALID_REQUEST,
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response.",
+        )
+    request_id = sent.get("id") if isinstance(sent, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None  # JSON-RPC's "id": null, when the id cannot be read
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+
+
+class _Lines(Protocol):
+    async def receive(self) -> SessionMessage | Exception: ...
+    async def aclose(self) -> None: ...
+
+
+class _Replies(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+
+class _AnsweringUnreadableLines:
+    """The stdio transport's read stream, minus the lines it could not read, each answered
+    here. The SDK hands them to the server as exceptions, which it only logs at debug
+    level: the client heard nothing and waited."""
+
+    def __init__(
+        self,
+        lines: _Lines,
+        replies: _Replies,
+    ) -> None:
+        self._lines = lines
+        self._replies = replies
+
+    @property
+    def last_context(self) -> Any:
+        # The sender's context, which the SDK's dispatcher runs each request in.
+        return getattr(self._lines, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._lines.receive()
+            if isinstance(item, SessionMessage):
+                return item
+            refusal = _refusal(item)
+            if refusal is not None:
+                logger.warning("MCP: %s (code %s)", refusal.error.message, refusal.error.code)
+                await self._replies.send(SessionMessage(refusal))
+
+    async def aclose(self) -> None:
+        await self._lines.aclose()
+
+    def __aiter__(self) -> "_AnsweringUnreadableLines":
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> "_AnsweringUnreadableLines":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 def serve_stdio(reader: User) -> None:
     """Serve one reader's library over stdin/stdout until the client closes the pipe."""
     server = build_server(reader)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(
+                _AnsweringUnreadableLines(read_stream, write_stream),
+                write_stream,
+                server.create_initialization_options(),
+            )
 
     anyio.run(main)

@@ -36,3 +36,57 @@ class AdminTests:
     def test_it_refuses_a_reader_who_is_not_staff(self, alice_client: Client) -> None:
         response = alice_client.get(reverse("admin:books_highlight_changelist"))
         assert response.status_code == 302
+
+
+@pytest.mark.django_db
+class ImportAdminTests:
+    """An import is a record of the past: staff read it, never add, edit or delete one."""
+
+    @pytest.fixture
+    def staff(self, client: Client) -> Client:
+        client.force_login(User.objects.create_superuser("admin", password="x"))
+        return client
+
+    @pytest.fixture
+    def refused(self, alice: User) -> Import:
+        return Import.objects.create(
+            reader=alice,
+            file_name="notes.pdf",
+            sha256="",
+            status=Import.Status.REFUSED,
+            error="Not a file Exogram reads.",
+        )
+
+    def test_it_shows_an_import_with_no_field_to_edit_and_no_link_to_the_readers_page(
+        self, staff: Client, refused: Import
+    ) -> None:
+        response = staff.get(reverse("admin:books_import_change", args=[refused.pk]))
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "Not a file Exogram reads." in page
+        assert 'name="_save"' not in page
+        assert 'name="status"' not in page
+        assert 'name="attempts"' not in page
+        assert 'name="file_name"' not in page
+        # The report is its reader's page alone: staff get a 404 there.
+        assert refused.get_absolute_url() not in page
+        assert "/r/" not in page  # Django's "View on site" redirect
+        assert staff.get(refused.get_absolute_url()).status_code == 404
+
+    def test_it_refuses_a_change_made_anyway(self, staff: Client, refused: Import) -> None:
+        response = staff.post(
+            reverse("admin:books_import_change", args=[refused.pk]),
+            {"status": "done", "attempts": "0", "file_name": "x", "reader": refused.reader_id},
+        )
+        assert response.status_code == 403
+        refused.refresh_from_db()
+        assert (refused.status, refused.file_name) == (Import.Status.REFUSED, "notes.pdf")
+
+    def test_it_adds_and_deletes_none(self, staff: Client, refused: Import) -> None:
+        assert staff.get(reverse("admin:books_import_add")).status_code == 403
+        delete = reverse("admin:books_import_delete", args=[refused.pk])
+        assert staff.post(delete, {"post": "yes"}).status_code == 403
+        listing = staff.get(reverse("admin:books_import_changelist")).content.decode()
+        assert "delete_selected" not in listing
+        assert reverse("admin:books_import_add") not in listing
+        assert Import.objects.filter(pk=refused.pk).exists()

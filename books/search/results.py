@@ -110,6 +110,14 @@ class SearchResults:
     loose: int = 0
 
     @property
+    def total_capped(self) -> bool:
+        """More highlights may match than `total` counts: a half read no further than its
+        cap (a listing stops at LISTING_MAX), so `total` is a floor. The count label says
+        it as "More than" or "About"."""
+        listing_full = self.mode_used == "keyword" and self.total >= LISTING_MAX
+        return self.keyword_capped or self.meaning_capped or listing_full
+
+    @property
     def count_label(self) -> str:
         """The number of results as what it is: exact, unless a half read no further than
         its cap ("More than" for words, "About" for meaning). The number is grouped as the

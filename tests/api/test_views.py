@@ -9,9 +9,12 @@ from django.urls import reverse
 from accounts.models import User
 from api.models import ApiToken
 from api.services import api_token_create, api_token_revoke
+from books.connections.selectors import connections_for
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
+from books.search.keyword import KEYWORD_CANDIDATES
 from exogram.reader_slots import reader_slot_release, reader_slot_take, searches_at_once
+from tests.books.embedded import embedded_library
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 
@@ -80,6 +83,76 @@ class ApiReadsTests:
         assert status == 400
         status, answer = _get(client, reverse("api_search"), alice_token, q="x", mode="psychic")
         assert status == 400
+
+    def test_it_says_the_range_each_number_takes_and_the_parameter_the_client_sent(
+        self, client: Client, alice_token: str, library: dict[str, Highlight]
+    ) -> None:
+        book = reverse("api_book_highlights", args=[library["To"].book.code])
+        for url, params, expected in [
+            (book, {"limit": "abc"}, "limit must be a whole number from 1 to 200, not 'abc'."),
+            (book, {"offset": "x"}, "offset must be a whole number from 0 to 1,000,000,000"),
+            (reverse("api_search"), {"q": "x", "limit": "abc"}, "from 1 to 50, not 'abc'."),
+            (reverse("api_search"), {"q": ""}, "q must be some words to search for."),
+            (reverse("api_search"), {"q": "x" * 1000}, "q must be at most"),
+        ]:
+            status, answer = _get(client, url, alice_token, **params)
+            assert (status, expected in answer["error"]) == (400, True), answer
+
+    def test_it_pages_through_search_results(
+        self, client: Client, alice_token: str, library: dict[str, Highlight]
+    ) -> None:
+        url = reverse("api_search")
+        params = {"q": "every or narrative or sleep", "mode": "keyword"}
+        status, every = _get(client, url, alice_token, **params)
+        assert status == 200
+        codes = [row["code"] for row in every["results"]]
+        assert len(codes) == every["total"] == 4
+        assert (every["offset"], every["next_offset"], every["total_capped"]) == (0, None, False)
+        _, first = _get(client, url, alice_token, **params, limit=3)
+        assert [row["code"] for row in first["results"]] == codes[:3]
+        assert (first["limit"], first["next_offset"]) == (3, 3)
+        _, second = _get(client, url, alice_token, **params, limit=3, offset=3)
+        assert [row["code"] for row in second["results"]] == codes[3:]
+        assert (second["offset"], second["next_offset"], second["total"]) == (3, None, 4)
+        _, past = _get(client, url, alice_token, **params, offset=10)
+        assert (past["results"], past["total"], past["next_offset"]) == ([], 4, None)
+        status, answer = _get(client, url, alice_token, **params, offset="-1")
+        assert status == 400
+        assert "offset must be a whole number from 0 to 1,000,000,000" in answer["error"]
+
+    def test_it_says_when_more_highlights_match_than_a_search_ranks(
+        self, client: Client, alice: User, alice_token: str
+    ) -> None:
+        entries = [
+            Entry(f"Lanterns {i // 50} (Keeper, A.)", f"A lantern, number {i}.", location=str(i))
+            for i in range(KEYWORD_CANDIDATES + 20)
+        ]
+        clippings_import(reader=alice, data=clippings_file(*entries), file_name="many.txt")
+        url = reverse("api_search")
+        _, answer = _get(client, url, alice_token, q="lantern", mode="keyword", limit=50)
+        assert (answer["total"], answer["total_capped"]) == (KEYWORD_CANDIDATES, True)
+        _, last = _get(client, url, alice_token, q="lantern", mode="keyword", offset=290)
+        assert len(last["results"]) == 10
+        assert last["next_offset"] is None
+
+    def test_it_gives_each_connection_the_judges_percentage(
+        self, client: Client, alice: User, alice_token: str
+    ) -> None:
+        yates = embedded_library(
+            alice,
+            Entry("Commonplace (Yates, Frances)", "Memory is the diary that we all carry."),
+            Entry("Diaries (Wilde, Oscar)", "Memory is the diary we all carry about with us."),
+        )["Memory is the diary that we all carry."]
+        judged = connections_for(yates, limit=10)
+        assert judged
+        assert judged[0].percent is not None
+        status, answer = _get(client, reverse("api_connections", args=[yates.code]), alice_token)
+        assert status == 200
+        assert [c["likely_related_percent"] for c in answer["connections"]] == [
+            c.percent for c in judged
+        ]
+        _, full = _get(client, reverse("api_highlight", args=[yates.code]), alice_token)
+        assert full["connections"][0]["likely_related_percent"] == judged[0].percent
 
     @pytest.mark.parametrize(
         "offset", ["99999999999999999999", "1" + "0" * 5000, "-1", "١٢", " 12", "1e3"]
@@ -201,6 +274,15 @@ class ApiSchemaTests:
             "/books/{code}/highlights/",
         }  # fmt: skip
         assert schema["servers"] == [{"url": "http://testserver/api"}]
+        search = schema["paths"]["/search/"]["get"]
+        assert [p["name"] for p in search["parameters"]] == ["q", "mode", "limit", "offset", "book"]
+        answer = search["responses"]["200"]["content"]["application/json"]["schema"]
+        assert {"total", "total_capped", "offset", "limit", "next_offset"} <= set(
+            answer["properties"]
+        )
+        assert "floor" in answer["properties"]["total"]["description"]
+        connected = schema["components"]["schemas"]["ConnectedHighlight"]["allOf"][1]
+        assert "likely_related_percent" in connected["properties"]
         assert schema["components"]["securitySchemes"]["token"]["scheme"] == "bearer"
 
     def test_every_path_in_the_schema_is_served(
@@ -214,9 +296,19 @@ class ApiSchemaTests:
             status, _ = _get(client, url, alice_token, q="forget")
             assert status == 200, url
 
-    def test_it_refuses_writes(self, client: Client, alice_token: str) -> None:
-        response = client.post(
-            reverse("api_books"), headers={"Authorization": f"Bearer {alice_token}"}
-        )
-        assert response.status_code == 405
+    @pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+    @pytest.mark.parametrize("with_token", [True, False])
+    def test_it_refuses_writes_in_json_whatever_the_csrf_check(
+        self, alice_token: str, method: str, with_token: bool
+    ) -> None:
+        # As a tool sends them: no CSRF cookie, no session (the test client skips the check
+        # unless told not to).
+        client = Client(enforce_csrf_checks=True)
+        headers = {"Authorization": f"Bearer {alice_token}"} if with_token else {}
+        for name in ["api_books", "api_search", "api_schema"]:
+            response = getattr(client, method)(reverse(name), headers=headers)
+            assert response.status_code == 405, (name, response.content[:80])
+            assert response["Content-Type"] == "application/json"
+            assert response["Allow"] == "GET, HEAD"
+            assert response.json()["error"].startswith("The API only reads: send GET")
         assert not Book.objects.exists()

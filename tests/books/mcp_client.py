@@ -33,9 +33,13 @@ class McpProcess:
         )  # fmt: skip
         self._id = 0
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | list[Any]) -> None:
+        self.send_line(json.dumps(message).encode())
+
+    def send_line(self, line: bytes) -> None:
+        """One line as written, whether or not it is JSON."""
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.write(line + b"\n")
         self.process.stdin.flush()
 
     def receive(self) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from accounts.models import User
+from books.connections.selectors import connections_for
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from tests.books.kindle import Entry, clippings_file
@@ -75,7 +76,9 @@ class HandshakeTests:
         }  # fmt: skip
         search = tools["search_highlights"]
         assert search["inputSchema"]["required"] == ["query"]
-        assert set(search["inputSchema"]["properties"]) == {"query", "mode", "limit", "book"}
+        assert set(search["inputSchema"]["properties"]) == {
+            "query", "mode", "limit", "offset", "book",
+        }  # fmt: skip
         assert all(len(tool["description"]) > 80 for tool in tools.values())
         assert tools["add_note"]["annotations"]["readOnlyHint"] is False
         assert tools["add_note"]["annotations"]["idempotentHint"] is False
@@ -132,6 +135,12 @@ class ToolTests:
         assert answer["highlight"]["code"] == code
         assert [c["code"] for c in answer["connections"]] == [str(library["diary"].code)]
         assert answer["connections"][0]["strength"] in {"same idea", "related"}
+        # The percentage the description promises: the judge's, as the highlight page shows.
+        assert answer["connections"][0]["likely_related_percent"] == (
+            connections_for(library["wilde"])[0].percent
+        )
+        tools = {tool["name"]: tool for tool in server.request("tools/list")["result"]["tools"]}
+        assert "likely_related_percent" in tools["find_connections"]["description"]
         _cites(answer["connections"][0])
 
     def test_it_lists_books_and_narrows_them(self, server: McpProcess) -> None:
@@ -159,6 +168,15 @@ class ToolTests:
         assert second["next_offset"] is None
         _cites(second["highlights"][0])
 
+    def test_it_pages_through_search_results(self, server: McpProcess) -> None:
+        asked = {"query": "memory", "mode": "keyword"}
+        every = tool_answer(server.call("search_highlights", asked))
+        codes = [row["code"] for row in every["results"]]
+        assert (len(codes), every["total"], every["total_capped"]) == (3, 3, False)
+        second = tool_answer(server.call("search_highlights", {**asked, "limit": 2, "offset": 2}))
+        assert [row["code"] for row in second["results"]] == codes[2:]
+        assert (second["offset"], second["next_offset"]) == (2, None)
+
     def test_it_adds_a_note_and_never_touches_the_text(
         self, server: McpProcess, library: dict[str, Highlight]
     ) -> None:
@@ -171,6 +189,16 @@ class ToolTests:
         assert palace.text == "The palace of memory has many rooms."
         assert palace.note == "Rooms for everything.\n\nSee also Cicero."
         assert palace.note_edited is True
+
+
+# Lines that are not one JSON-RPC message: each answer's id, code and words.
+UNREADABLE_LINES = [
+    (b"{not json", None, -32700, "Parse error"),
+    (b'[{"jsonrpc": "2.0", "id": 9, "method": "ping"}]', None, -32600, "batches"),
+    (b"[]", None, -32600, "batches"),
+    (b'{"jsonrpc": "2.0", "id": 7}', 7, -32600, "Invalid Request"),
+    (b"42", None, -32600, "Invalid Request"),
+]
 
 
 class ErrorTests:
@@ -201,6 +229,35 @@ class ErrorTests:
         assert answer["error"]["code"] == -32602
         assert f"Invalid arguments for {tool}" in answer["error"]["message"]
         assert names in answer["error"]["message"]
+
+    def test_it_answers_each_line_it_cannot_read_and_serves_the_next(
+        self, tmp_path: Path, library: dict[str, Highlight]
+    ) -> None:
+        server = McpProcess("alice", data_dir=tmp_path)
+        try:
+            # The version the client asks for, whose rules hold: 2025-06-18 has no batches.
+            assert server.initialize()["result"]["protocolVersion"] == "2025-06-18"
+            for number, (line, request_id, code, says) in enumerate(UNREADABLE_LINES):
+                server.send_line(line)
+                server.send_line(b"   ")  # a blank line is no message, and no answer
+                server.send({"jsonrpc": "2.0", "id": f"after {number}", "method": "ping"})
+                # Its answer comes first: with none, the first line read is the ping's.
+                refusal = server.receive()
+                assert refusal == {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": code, "message": refusal["error"]["message"]},
+                }, line
+                assert says in refusal["error"]["message"]
+                after = server.receive()
+                assert after == {"jsonrpc": "2.0", "id": f"after {number}", "result": {}}
+            assert tool_answer(server.call("list_books", {}))["books"]
+        finally:
+            exit_code = server.close()
+        assert exit_code == 0
+        log = (tmp_path / "mcp.log").read_text()
+        assert "(code -32700)" in log
+        assert "(code -32600)" in log
 
     def test_it_treats_another_readers_code_as_not_found(
         self, server: McpProcess, bob: User

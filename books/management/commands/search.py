@@ -55,12 +55,17 @@ class Command(BaseCommand):
         for number, result in enumerate(found.results, start=1):
             highlight = result.highlight
             where = f", location {result.location()}" if result.location() else ""
-            matched = " + ".join(result.halves)
+            # Found by neither half: a listing (`book:"1984"`, an author or an emoji alone)
+            # in reading order, whose score is only its place.
+            how_found = (
+                f"{' + '.join(result.halves)}, {result.score:.4f}"
+                if result.halves
+                else "in reading order"
+            )
             authors = highlight.book.authors_display
             self.stdout.write(
                 f"{number:>3}. {highlight.book.title}"
-                f"{f' ({authors})' if authors else ''}{where}"
-                f"  [{matched}, {result.score:.4f}]"
+                f"{f' ({authors})' if authors else ''}{where}  [{how_found}]"
             )
             self.stdout.write(f"     {(highlight.text or highlight.note)[:200]}")
             if highlight.note and highlight.text:

@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -108,6 +109,15 @@ class SearchCommandTests:
         assert "1 highlight by words:" in out
         assert "The Man Who Mistook His Wife for a Hat (Sacks, Oliver), location 1520-1522" in out
         assert "We have each of us a life-story" in out
+
+    def test_it_prints_how_each_result_was_found(self, library: None) -> None:
+        out, _ = _run("search", "--user", "alice", "life-story", "--mode", "keyword")
+        assert "location 1520-1522  [keyword, 0." in out
+        # A book named alone lists its highlights in reading order: neither half found them.
+        out, _ = _run("search", "--user", "alice", 'book:"ficciones" -sleep')
+        listed = [line for line in out.splitlines() if re.match(r" +\d+\. ", line)]
+        assert [line.rsplit("  ", 1)[1] for line in listed] == ["[in reading order]"] * 2
+        assert "[," not in out
 
     def test_it_prints_json(self, library: None) -> None:
         out, _ = _run("search", "--user", "alice", "think forget", "--json")
