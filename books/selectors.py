@@ -1,9 +1,10 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import overload
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
@@ -362,8 +363,7 @@ def word_rows(reader: User, *, book: Book | None = None) -> list[list[int]]:
     fragment is a row of its own, a place in its book. Reads one short row per word."""
     rows = list(words_for(reader, book=book).values_list("pk", "text", "book_id", "language"))
     keys = [word_key(text) for _, text, _, _ in rows]
-    counts = Counter(keys)
-    repeated = {key for key, count in counts.items() if key and count > 1}
+    repeated = {key for key, count in Counter(keys).items() if key and count > 1}
     # The kind is read only where a key repeats: word_kind is the slow part of a long list.
     languages = book_languages(
         {book_id for (_, _, book_id, _), key in zip(rows, keys, strict=True) if key in repeated}
@@ -372,11 +372,9 @@ def word_rows(reader: User, *, book: Book | None = None) -> list[list[int]]:
     words: dict[str, list[int]] = {}
     for (pk, text, book_id, own), key in zip(rows, keys, strict=True):
         if key in repeated and is_look_up(text, language=languages.get(book_id) or own):
-            if key in words:
-                words[key].append(pk)
-                continue
-            words[key] = []
-            listed.append(words[key])
+            if key not in words:
+                words[key] = []
+                listed.append(words[key])
             words[key].append(pk)
         else:
             listed.append([pk])
@@ -391,6 +389,25 @@ def listed_words(rows: Iterable[list[int]]) -> list[ListedWord]:
     found = Highlight.objects.listed().select_related("book").in_bulk(ids)
     by_id = {highlight.pk: highlight for highlight in with_book_languages(found.values())}
     return [ListedWord([by_id[pk] for pk in row if pk in by_id]) for row in rows]
+
+
+class WordPages(Sequence[ListedWord]):
+    """`word_rows` for a Paginator: only the rows of the page shown are read whole."""
+
+    def __init__(self, rows: list[list[int]]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> ListedWord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ListedWord]: ...
+    def __getitem__(self, index: int | slice) -> ListedWord | list[ListedWord]:
+        if isinstance(index, slice):
+            return listed_words(self._rows[index])
+        return listed_words([self._rows[index]])[0]
 
 
 # The kinds of a reader's words as a book page lists them, in this order.

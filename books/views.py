@@ -35,12 +35,12 @@ from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
     EmbeddingProgress,
+    WordPages,
     book_highlights,
     favourites_for,
     import_progress,
     import_time_left,
     library_counts,
-    listed_words,
     tags_for,
     word_rows,
     words_by_kind,
@@ -302,9 +302,8 @@ def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
 
 def _words_page(request: HttpRequest, *, book: Book | None) -> HttpResponse:
     """A word looked up several times is one row, with where it was met (`word_rows`)."""
-    rows = word_rows(reader_of(request), book=book)
+    rows = WordPages(word_rows(reader_of(request), book=book))
     page = ListPaginator(rows, WORDS_PAGE_SIZE).get_page(request.GET.get("page"))
-    page.object_list = listed_words(page.object_list)
     return render(request, "books/words.html", {"page": page, "book": book})
 
 
