@@ -1,8 +1,10 @@
 """Reads of a reader's library that more than one view or command needs."""
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import overload
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
@@ -14,7 +16,7 @@ from books.embedding import pipeline
 from books.language import UNKNOWN
 from books.models import Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, search_words
-from books.vocabulary import WordKind, word_key
+from books.vocabulary import WordKind, is_look_up, word_key
 
 # The time left is read from the pace of the latest vectors written (EmbeddingProgress.
 # remaining): the last ETA_WRITES groups a worker wrote, each in one statement with one
@@ -329,6 +331,93 @@ def words_for(
     return words.select_related("book").order_by(
         "book__title_sort", "book", "location_start", "reading_key", "pk"
     )
+
+
+@dataclass(frozen=True)
+class ListedWord:
+    """One row of a words page: a heading or a fragment, or a word the reader looked up once
+    or more often, with every highlight of it in reading order (the first places the row)."""
+
+    highlights: list[Highlight]
+
+    @property
+    def highlight(self) -> Highlight:
+        return self.highlights[0]
+
+    @property
+    def times(self) -> int:
+        return len(self.highlights)
+
+    @property
+    def several(self) -> bool:
+        return len(self.highlights) > 1
+
+    @property
+    def note(self) -> str:
+        """The reader's definition: the first note among its highlights."""
+        return next((h.note for h in self.highlights if h.note), "")
+
+    @property
+    def books(self) -> list[tuple[Book, list[Highlight]]]:
+        """The books it was met in, in order, each with its highlights there."""
+        found: dict[int, tuple[Book, list[Highlight]]] = {}
+        for highlight in self.highlights:
+            found.setdefault(highlight.book_id, (highlight.book, []))[1].append(highlight)
+        return list(found.values())
+
+
+def word_rows(reader: User, *, book: Book | None = None) -> list[list[int]]:
+    """The ids of the rows a words page lists, in reading order (`words_for`). A word looked
+    up more than once (in one book or several) is one row, where it was first looked up, as
+    it is one card in the words deck (the same `is_look_up` and `word_key`); a heading or a
+    fragment is a row of its own, a place in its book. Reads one short row per word."""
+    rows = list(words_for(reader, book=book).values_list("pk", "text", "book_id", "language"))
+    keys = [word_key(text) for _, text, _, _ in rows]
+    repeated = {key for key, count in Counter(keys).items() if key and count > 1}
+    # The kind is read only where a key repeats: word_kind is the slow part of a long list.
+    languages = book_languages(
+        {book_id for (_, _, book_id, _), key in zip(rows, keys, strict=True) if key in repeated}
+    )
+    listed: list[list[int]] = []
+    words: dict[str, list[int]] = {}
+    for (pk, text, book_id, own), key in zip(rows, keys, strict=True):
+        if key in repeated and is_look_up(text, language=languages.get(book_id) or own):
+            if key not in words:
+                words[key] = []
+                listed.append(words[key])
+            words[key].append(pk)
+        else:
+            listed.append([pk])
+    return listed
+
+
+def listed_words(rows: Iterable[list[int]]) -> list[ListedWord]:
+    """The rows of one page of `word_rows`, with their highlights and books: one query, and
+    one for the books' languages (`Highlight.word_kind`)."""
+    rows = list(rows)
+    ids = [pk for row in rows for pk in row]
+    found = Highlight.objects.listed().select_related("book").in_bulk(ids)
+    by_id = {highlight.pk: highlight for highlight in with_book_languages(found.values())}
+    return [ListedWord([by_id[pk] for pk in row if pk in by_id]) for row in rows]
+
+
+class WordPages(Sequence[ListedWord]):
+    """`word_rows` for a Paginator: only the rows of the page shown are read whole."""
+
+    def __init__(self, rows: list[list[int]]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> ListedWord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ListedWord]: ...
+    def __getitem__(self, index: int | slice) -> ListedWord | list[ListedWord]:
+        if isinstance(index, slice):
+            return listed_words(self._rows[index])
+        return listed_words([self._rows[index]])[0]
 
 
 # The kinds of a reader's words as a book page lists them, in this order.

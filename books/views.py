@@ -29,19 +29,20 @@ from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
 from books.importing.selectors import import_reading, import_saving
 from books.library_cache import LibraryCache
-from books.models import Highlight, Import, Tag
+from books.models import Book, Highlight, Import, Tag
 from books.purging import deleted_kept_for
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
     BOOK_SORTS,
     EmbeddingProgress,
+    WordPages,
     book_highlights,
     favourites_for,
     import_progress,
     import_time_left,
     library_counts,
     tags_for,
-    with_book_languages,
+    word_rows,
     words_by_kind,
     words_for,
 )
@@ -215,6 +216,7 @@ def tag_delete_view(request: HttpRequest, name: str) -> HttpResponse:
 
 
 BOOK_PAGE_SIZE = 50
+WORDS_PAGE_SIZE = 100
 
 
 # Deleted highlights listed on a book's page; the rest are on the Recently deleted page.
@@ -288,19 +290,20 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
 @login_required
 def words(request: HttpRequest) -> HttpResponse:
     """The reader's words across books: highlights too short to carry an idea."""
-    page = ListPaginator(words_for(reader_of(request)), 100).get_page(request.GET.get("page"))
-    page.object_list = with_book_languages(page.object_list)
-    return render(request, "books/words.html", {"page": page, "book": None})
+    return _words_page(request, book=None)
 
 
 @require_GET
 @login_required
 def book_words(request: HttpRequest, code: UUID) -> HttpResponse:
-    the_book = get_book_for_user(request, code)
-    words = words_for(reader_of(request), book=the_book)
-    page = ListPaginator(words, 100).get_page(request.GET.get("page"))
-    page.object_list = with_book_languages(page.object_list)
-    return render(request, "books/words.html", {"page": page, "book": the_book})
+    return _words_page(request, book=get_book_for_user(request, code))
+
+
+def _words_page(request: HttpRequest, *, book: Book | None) -> HttpResponse:
+    """A word looked up several times is one row, with where it was met (`word_rows`)."""
+    rows = WordPages(word_rows(reader_of(request), book=book))
+    page = ListPaginator(rows, WORDS_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "books/words.html", {"page": page, "book": book})
 
 
 @require_GET

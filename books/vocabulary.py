@@ -189,6 +189,11 @@ _LITTLE_WORDS_BY_LANGUAGE = (
     "per via vs versus",
 )
 _LITTLE_WORDS = frozenset(word for line in _LITTLE_WORDS_BY_LANGUAGE for word in line.split())
+# Inside a phrase a reflexive pronoun is a little word ("Introduce yourself"); selected alone
+# it is a word like "himself", "oneself" or "themselves", which were never on the list: a
+# reader learning English looks them up. One rule for all of them (docs/words.md).
+_REFLEXIVE_PRONOUNS = frozenset({"myself", "yourself", "yourselves"})
+_NOT_LOOKED_UP_ALONE = _LITTLE_WORDS - _REFLEXIVE_PRONOUNS
 # Words that are headings on their own: a book's parts, not something to look up.
 _HEADING_WORDS_BY_LANGUAGE = (
     "introduction conclusion contents preface prologue epilogue foreword afterword"
@@ -259,7 +264,7 @@ def word_kind(text: str, *, language: str = "") -> str:
         word = tokens[0] if tokens else words[0]
         if "/" in word or "@" in word:
             return WordKind.FRAGMENT  # an address, a path
-        if words[0] in _LITTLE_WORDS or len(words[0]) < 4 or _camel_case(word):
+        if words[0] in _NOT_LOOKED_UP_ALONE or len(words[0]) < 4 or _camel_case(word):
             return WordKind.FRAGMENT  # "de", "Já", a product's name ("PowerNode")
         if word[:1].isupper() and language != NOUNS_CAPITALISED:
             # Measured: of the corpus's capitalised single words, 2 in 8 were looked up;

@@ -118,6 +118,11 @@ WORD_KINDS = [
     ("inapreensível.", WordKind.LOOK_UP),
     ("vis-à-vis", WordKind.LOOK_UP),
     ("孙权", WordKind.LOOK_UP),
+    # A reflexive pronoun looked up alone is looked up, whichever it is.
+    ("yourself", WordKind.LOOK_UP),
+    ("myself.", WordKind.LOOK_UP),
+    ("yourselves", WordKind.LOOK_UP),
+    ("himself", WordKind.LOOK_UP),
     ("TABLE 1.1 Jarrett engagements, 1974/5", WordKind.HEADING),
     ("Horizon 1 (or Projects", WordKind.HEADING),
     ("Why Incentives Fail", WordKind.HEADING),
@@ -133,6 +138,7 @@ WORD_KINDS = [
     ("Then", WordKind.FRAGMENT),
     ("PowerNode,", WordKind.FRAGMENT),
     ("de", WordKind.FRAGMENT),
+    ("para", WordKind.FRAGMENT),  # a preposition alone: the corpus's one little word of four
     ("6.", WordKind.FRAGMENT),
     ("[20].", WordKind.FRAGMENT),
     ("す", WordKind.FRAGMENT),

@@ -6,7 +6,9 @@ from importlib import import_module
 import numpy as np
 import pytest
 from django.apps import apps
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
@@ -94,7 +96,7 @@ class ShortNotesTests:
     def test_short_notes_are_not_listed_as_words(self, alice: User, alice_client: Client) -> None:
         _import(alice, *SHORT_NOTES, *WORDS_LIBRARY)
         response = alice_client.get(reverse("words"))
-        texts = [h.text for h in response.context["page"].object_list]
+        texts = [w.highlight.text for w in response.context["page"].object_list]
         assert texts == ["ineffable", "sine qua non", "reminiscence"]
 
     def test_the_note_page_says_why_it_has_no_connections(
@@ -119,7 +121,7 @@ class WordsPageTests:
     ) -> None:
         _import(alice, *WORDS_LIBRARY)
         response = alice_client.get(reverse("words"))
-        texts = [h.text for h in response.context["page"].object_list]
+        texts = [w.highlight.text for w in response.context["page"].object_list]
         assert texts == ["ineffable", "sine qua non", "reminiscence"]
         content = response.content.decode()
         assert "Ficciones" in content
@@ -135,6 +137,72 @@ class WordsPageTests:
         assert first.has_next()
         second = alice_client.get(reverse("words"), {"page": 2}).context["page"]
         assert len(second.object_list) == 5
+
+    def test_it_lists_a_word_looked_up_in_several_books_once(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _import(
+            alice,
+            *WORDS_LIBRARY,
+            Entry(BORGES, "Ineffable,", location="640"),  # capitalised: a fragment, apart
+            Entry(SACKS, "ineffable.", location="1700"),
+            Entry(BORGES, "“ineffable”", location="700"),
+            Entry(SACKS, "Why Incentives Fail", location="1710"),
+            Entry(SACKS, "Why Incentives Fail", location="1900"),  # a heading: a place each
+        )
+        response = alice_client.get(reverse("words"))
+        rows = [
+            (w.highlight.text, [(h.book.title[:9], h.location_start) for h in w.highlights])
+            for w in response.context["page"].object_list
+        ]
+        assert rows == [
+            ("ineffable", [("Ficciones", 500), ("Ficciones", 700), ("The Man W", 1700)]),
+            ("sine qua non", [("Ficciones", 520)]),
+            ("Ineffable,", [("Ficciones", 640)]),
+            ("reminiscence", [("The Man W", 1600)]),
+            ("Why Incentives Fail", [("The Man W", 1710)]),
+            ("Why Incentives Fail", [("The Man W", 1900)]),
+        ]
+        assert response.context["page"].paginator.count == 6
+        content = response.content.decode()
+        assert "looked up 3 times · in the deck" in content
+        # Each place links to its highlight, and the row names both books.
+        for highlight in Highlight.objects.filter(text__in=["ineffable.", "“ineffable”"]):
+            assert f'href="{highlight.get_absolute_url()}"' in content
+        spanish = alice_client.get(reverse("words"), headers={"Accept-Language": "es"})
+        assert "buscada 3 veces · en el mazo" in spanish.content.decode()
+
+    def test_it_paginates_words_not_highlights(self, alice: User, alice_client: Client) -> None:
+        looked_up = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(100)]
+        entries = [
+            Entry(BORGES, word, location=str(100 + 5 * i)) for i, word in enumerate(looked_up)
+        ]
+        again = [
+            Entry(SACKS, word, location=str(2000 + i)) for i, word in enumerate(looked_up[:20])
+        ]
+        _import(alice, *entries, *again)
+        page = alice_client.get(reverse("words")).context["page"]
+        assert page.paginator.count == 100
+        assert not page.has_next()
+        assert {w.times for w in page.object_list} == {1, 2}
+
+    def test_it_runs_as_many_queries_for_many_words_as_for_a_few(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _import(alice, *WORDS_LIBRARY, Entry(SACKS, "ineffable", location="1650"))
+        with CaptureQueriesContext(connection) as few:
+            alice_client.get(reverse("words"))
+        _import(
+            alice,
+            *[Entry(SACKS, "ineffable", location=str(3000 + 10 * i)) for i in range(29)],
+            *[Entry(BORGES, f"Part {i}", location=str(4000 + 10 * i)) for i in range(30)],
+        )
+        with CaptureQueriesContext(connection) as many:
+            page = alice_client.get(reverse("words")).context["page"]
+        assert [w.times for w in page.object_list][:1] == [31]
+        # session, user, the words' rows, their books' languages (for the words met more than
+        # once), the page's highlights with their books, and those books' languages
+        assert len(many) == len(few) == 6
 
     def test_it_has_an_empty_state(self, alice_client: Client) -> None:
         assert b"No words yet" in alice_client.get(reverse("words")).content
@@ -155,7 +223,7 @@ class BookWordsTests:
         _import(alice, *WORDS_LIBRARY)
         borges = Book.objects.get(title="Ficciones")
         response = alice_client.get(reverse("book_words", args=[borges.code]))
-        assert [h.text for h in response.context["page"].object_list] == [
+        assert [w.highlight.text for w in response.context["page"].object_list] == [
             "ineffable",
             "sine qua non",
         ]
@@ -196,9 +264,14 @@ class BookWordsTests:
             for kind, _, shown, count in response.context["word_groups"]
         ]
         assert groups == [("look-up", ["ineffable"], 1), ("fragment", ["sine qua non"], 1)]
-        # The words page lists each highlight, where it is in the book.
-        listed = alice_client.get(reverse("book_words", args=[borges.code])).context["page"]
-        assert len([h for h in listed.object_list if "neffable" in h.text]) == 3
+        # The book's words page too: one row, with the three places it was met.
+        response = alice_client.get(reverse("book_words", args=[borges.code]))
+        rows = [
+            (w.highlight.text, [h.location_start for h in w.highlights])
+            for w in response.context["page"].object_list
+        ]
+        assert rows == [("ineffable", [500, 640, 700]), ("sine qua non", [520])]
+        assert "looked up 3 times · in the deck" in response.content.decode()
 
     def test_it_is_404_for_another_reader(self, alice: User, bob_client: Client) -> None:
         _import(alice, *WORDS_LIBRARY)

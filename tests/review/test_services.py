@@ -278,6 +278,17 @@ class WordQueueTests:
         cards = word_queue(reader=alice, today=TODAY)
         assert [(card.word, card.highlight_id) for card in cards] == [("allay", defined.pk)]
 
+    def test_it_shows_a_word_met_often_once_a_reflexive_pronoun_too(self, alice: User) -> None:
+        # A tester's library: "someone" twice in one book, "yourself" six times in two.
+        week = book_of(alice, "The 4-Hour Workweek")
+        word_in(week, "someone", location=620)
+        word_in(week, "someone", location=1460)
+        for n in range(6):
+            word_in(week if n % 2 else book_of(alice, "Peopleware"), "yourself", location=n)
+        word_in(week, "himself", location=2000)
+        cards = word_queue(reader=alice, today=TODAY)
+        assert sorted(card.word for card in cards) == ["himself", "someone", "yourself"]
+
     def test_it_skips_deleted_words_and_words_without_a_letter(self, alice: User) -> None:
         book = book_of(alice, "Ficciones")
         gone = word_in(book, "pyre", location=1)
