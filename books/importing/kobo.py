@@ -84,7 +84,7 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
     result = ParseResult(clippings=[], problems=[], entries=0)
     for row in connection.execute(query):
         rowid, bookmark_id, volume, text, annotation, created = row[:6]
-        _modified, hidden, kind, _progress, title, author, chapter = row[6:13]
+        modified, hidden, kind, _progress, title, author, chapter = row[6:13]
         content_id, start, start_offset, end, end_offset = row[13:]
         result.entries += 1
         if str(hidden).casefold() == "true":
@@ -126,7 +126,8 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
                 added_raw=raw,
                 line=int(rowid),
                 note=note if text else "",
-                note_added_at=added_at if note and text else None,
+                # A note edited on the device moves DateModified on: the newer note wins.
+                note_added_at=(parse_date(_text(modified)) or added_at) if note and text else None,
                 chapter=_text(chapter).strip(),
                 position=encode(
                     kobo_span(

@@ -223,6 +223,7 @@ class KoboRow:
     volume: str = VOLUME
     chapter: int = 1
     created: str = "2024-11-13T20:30:01.000"
+    modified: str | None = None  # DateModified: NULL until the row is edited
     start: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:4)"
     end: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:40)"
 
@@ -259,8 +260,8 @@ def kobo_database(path: Path, rows: list[KoboRow] = KOBO_ROWS) -> bytes:
         connection.execute(
             "INSERT INTO Bookmark (BookmarkID, VolumeID, ContentID, StartContainerPath,"
             " StartContainerChildIndex, StartOffset, EndContainerPath, EndContainerChildIndex,"
-            " EndOffset, Text, Annotation, DateCreated, ChapterProgress, Hidden, Type)"
-            " VALUES (?, ?, ?, ?, -99, 0, ?, -99, 0, ?, ?, ?, 0.25, ?, ?)",
+            " EndOffset, Text, Annotation, DateCreated, DateModified, ChapterProgress, Hidden,"
+            " Type) VALUES (?, ?, ?, ?, -99, 0, ?, -99, 0, ?, ?, ?, ?, 0.25, ?, ?)",
             [
                 row.bookmark_id,
                 row.volume,
@@ -270,6 +271,7 @@ def kobo_database(path: Path, rows: list[KoboRow] = KOBO_ROWS) -> bytes:
                 row.text,
                 row.annotation,
                 row.created,
+                row.modified,
                 row.hidden,
                 row.kind,
             ],
@@ -307,6 +309,7 @@ class AppleRow:
     style: int = 3
     underline: int = 0
     created: float = 530050091.242899  # 2017-10-18
+    modified: float | None = None  # a minute after it was made, unless given
     asset: str = ASSET
     location: str = ""  # its CFI; "" for one made from its row number
 
@@ -371,7 +374,7 @@ def apple_books_zip(
                     row.style,
                     row.kind,
                     row.created,
-                    row.created + 60,
+                    row.created + 60 if row.modified is None else row.modified,
                     row.asset,
                     row.location or f"epubcfi(/6/40[item20]!/4/{row.pk * 2}/3,:0,:9)",
                     row.note,
