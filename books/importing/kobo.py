@@ -25,6 +25,7 @@ NOT_KOBO = gettext_noop(
 KOBO_UNREADABLE = gettext_noop("not a readable Kobo database: %(error)s")
 KOBO_LACKS = gettext_noop("a Kobo database whose '%(table)s' table lacks %(columns)s")
 KOBO_BAD_DATE = gettext_noop("Bookmark row %(row)s (%(bookmark)s): unrecognised date %(date)s")
+KOBO_EMPTY = gettext_noop("This Kobo database has no highlights or notes to import.")
 _NEEDED = {
     "Bookmark": {"BookmarkID", "VolumeID", "ContentID", "Text", "Annotation", "DateCreated"},
     "content": {"ContentID", "Title", "Attribution"},
@@ -140,6 +141,8 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
                 ),
             )
         )
+    if not result.problems and all(c.kind == "bookmark" for c in result.clippings):
+        result.holds_nothing = KOBO_EMPTY
     return result
 
 

@@ -142,6 +142,34 @@ Idris Marrow",
 """
 
 
+# A sidecar KOReader keeps for a book opened but never highlighted in (the shared
+# koreader-v2026.07-basic README.sdr), and one of a book only bookmarked.
+EMPTY_SIDECAR = b"""-- /mnt/onboard/koreader-v2026.07-basic/README.sdr/metadata.md.lua
+return {
+    ["annotations"] = {},
+    ["copt_font_size"] = 22,
+    ["doc_path"] = "/mnt/onboard/koreader-v2026.07-basic/README.md",
+    ["doc_props"] = {
+        ["title"] = "README",
+    },
+}
+"""
+BOOKMARKED_SIDECAR = b"""-- /mnt/onboard/Books/Dune.sdr/metadata.epub.lua
+return {
+    ["annotations"] = {
+        [1] = {
+            ["chapter"] = "Book One",
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["page"] = "/body/DocFragment[4]/body/div/h2/text().0",
+            ["pageno"] = 7,
+            ["text"] = "in Book One",
+        },
+    },
+    ["doc_props"] = { ["authors"] = "Frank Herbert", ["title"] = "Dune" },
+}
+"""
+
+
 def sidecar(title: str, authors: str, texts: list[str]) -> bytes:
     """A current-layout KOReader sidecar of one book: one annotation a text, each on a
     paragraph of its own with its position (an empty text makes a problem line)."""

@@ -101,6 +101,13 @@ HIGHLIGHTS = {
 }
 
 
+# The sidecars with nothing to keep, and the book each names.
+NOTHING_TO_KEEP = {
+    "org-remark-koreader__epub-008-bookmark-offsets__source.sdr": "CorpusGen bookmark offsets",
+    "org-remark-koreader__koreader-v2026.07-basic__README.sdr": "README",
+}
+
+
 def expected_highlights(path: Path) -> int:
     return HIGHLIGHTS.get(path.name, HIGHLIGHTS.get(path.parent.name, -1))
 
@@ -125,9 +132,11 @@ class ReaderFileImportTests:
         self, path: Path, tmp_path: Path, alice: User
     ) -> None:
         data = upload_bytes(path, tmp_path)
-        if not parse_upload(data).clippings:
-            # Nothing to keep (a sidecar of a book never highlighted): refused, saying so.
-            with pytest.raises(ImportRejected, match="without highlights"):
+        if all(c.kind == "bookmark" for c in parse_upload(data).clippings):
+            # Nothing to keep (a sidecar of a book never highlighted, or only bookmarked):
+            # refused, saying so and naming the book.
+            title = NOTHING_TO_KEEP[path.parent.name]
+            with pytest.raises(ImportRejected, match=f"KOReader sidecar of “{title}” holds"):
                 clippings_import(reader=alice, data=data, file_name="upload")
             return
         first = clippings_import(reader=alice, data=data, file_name="upload")
