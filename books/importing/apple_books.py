@@ -26,6 +26,7 @@ ANNOTATIONS_LACK = gettext_noop("%(table)s lacks %(columns)s")
 BOOK_NOT_IN_LIBRARY = gettext_noop(
     "annotation row %(row)s: its book (asset %(asset)s) is not in BKLibrary"
 )
+APPLE_EMPTY = gettext_noop("These Apple Books databases have no highlights or notes to import.")
 ANNOTATIONS_TABLE = "ZAEANNOTATION"
 LIBRARY_TABLE = "ZBKLIBRARYASSET"
 # Core Data counts seconds from the first moment of 2001, UTC.
@@ -136,6 +137,8 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
                 position=encode(cfi_span(location)) if isinstance(location, str) else "",
             )
         )
+    if not result.problems and not result.clippings:
+        result.holds_nothing = APPLE_EMPTY
     return result
 
 

@@ -24,7 +24,6 @@ from django.utils.translation import gettext_noop
 from accounts.models import User
 from books.events import announce, highlights_to_embed, import_queued
 from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
-from books.importing.enrich import import_enrich
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.saving import SavingProgress
 from books.importing.screening import screen_entries
@@ -468,8 +467,6 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
             enqueue=False,
             on_match=progress.matched,
         )
-        # Notes on the highlight itself, favourites, tags, chapters (richer formats).
-        import_enrich(the_import=the_import, result=piece)
         progress.part_saved(_highlights_in(part))
         del part, piece
         for key, value in the_import.counts.items():

@@ -99,6 +99,10 @@ class ParseResult:
     # Entries kept, but with something in them read the parser's own way (a date it could
     # not read, a range written backwards): the report lists them so the reader can check.
     warnings: list[Problem] = field(default_factory=list)
+    # A device's file read without a problem that holds no highlight or note (a KOReader
+    # sidecar of a book read without highlighting): what the refusal says, in the format's
+    # words, naming the book when the file does; "" otherwise.
+    holds_nothing: str = ""
 
 
 NOT_A_CLIPPINGS_FILE = gettext_noop(

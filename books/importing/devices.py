@@ -16,12 +16,7 @@ from dataclasses import dataclass, replace
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
 from books.importing.clippings import ParseResult, Problem
 from books.importing.kobo import NOT_KOBO, is_kobo, parse_kobo
-from books.importing.koreader import (
-    NO_ENTRIES,
-    NOT_A_SIDECAR,
-    is_koreader_lua,
-    parse_koreader_lua,
-)
+from books.importing.koreader import NOT_A_SIDECAR, is_koreader_lua, parse_koreader_lua
 from books.importing.marks import gettext_noop
 from books.importing.rich import decode_text
 from books.importing.sqlite_read import (
@@ -63,6 +58,7 @@ ZIP_NOTHING = gettext_noop(
     "no KOReader sidecar (metadata.<ext>.lua), Kobo database or Apple Books "
     "databases were found in this zip"
 )
+ZIP_EMPTY = gettext_noop("The files in this zip have no highlights or notes to import.")
 ZIP_TOO_MANY = gettext_noop("this zip holds %(count)s files, more than %(limit)s")
 ZIP_TOO_BIG = gettext_noop(
     "this zip would unpack to %(size)s MB, more than %(limit)s MB: it was not unpacked"
@@ -149,15 +145,19 @@ def parse_zip(data: bytes) -> ParseResult:
     except _DAMAGED as error:
         return ParseResult([], [Problem(1, ZIP_UNREADABLE % {"error": error})], 1)
     result = archive.result
+    empty: list[str] = []  # what each file that holds nothing says of itself
     for name, content in archive.sidecars:
         part = parse_koreader_lua(content, source=name)
-        if [p.message for p in part.problems] in ([NO_ENTRIES], [NOT_A_SIDECAR]):
-            continue  # a book without highlights, or KOReader's own settings: nothing to read
-        _add(result, part, name)
-    _read_databases(archive.databases, result)
-    if result.entries == 0:
+        if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
+            continue  # KOReader's own settings: nothing to read
+        _add(result, part, name, empty)
+    _read_databases(archive.databases, result, empty)
+    if result.entries == 0 and not empty:
         result.problems.append(Problem(1, ZIP_NOTHING))
         result.entries += 1
+    elif not result.problems and all(c.kind == "bookmark" for c in result.clippings):
+        # One file says it in its own words (its book's title); several, the zip.
+        result.holds_nothing = empty[0] if len(empty) == 1 else ZIP_EMPTY
     return result
 
 
@@ -230,7 +230,9 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return content
 
 
-def _add(result: ParseResult, part: ParseResult, name: str) -> None:
+def _add(result: ParseResult, part: ParseResult, name: str, empty: list[str]) -> None:
+    if part.holds_nothing:
+        empty.append(part.holds_nothing)
     result.entries += part.entries
     result.clippings += part.clippings
     result.problems += [
@@ -240,7 +242,7 @@ def _add(result: ParseResult, part: ParseResult, name: str) -> None:
         result.skipped[reason] = result.skipped.get(reason, 0) + count
 
 
-def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
+def _read_databases(databases: dict[str, bytes], result: ParseResult, empty: list[str]) -> None:
     annotations: list[tuple[str, Store]] = []
     library: Store | None = None
     for name, content in sorted(databases.items()):
@@ -259,7 +261,7 @@ def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
         elif LIBRARY_TABLE in tables:
             library = store
         elif is_kobo(tables):
-            _add(result, parse_kobo(content), name)
+            _add(result, parse_kobo(content), name, empty)
         else:
             result.entries += 1
             result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": NOT_KOBO}))
@@ -268,4 +270,4 @@ def _read_databases(databases: dict[str, bytes], result: ParseResult) -> None:
             result.entries += 1
             result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": APPLE_ALONE}))
             continue
-        _add(result, parse_apple_books(store, library), name)
+        _add(result, parse_apple_books(store, library), name, empty)

@@ -4,17 +4,20 @@ the highlights: a note on the highlight itself, favourites, tags, chapter and co
 Apart from the merge on purpose: the merge decides which highlight each clipping became;
 this finds that highlight again by the same dedupe key and adds to it. Within the
 import's transaction, so an import is still all or nothing. The reader's own work wins:
-a note edited here is never replaced, a favourite never unset, a tag never removed.
+a note edited here is never replaced, a favourite never unset, a tag never removed. A
+note from the file takes the place of the one held only when it is newer, and is kept
+beside it when no date tells (books.importing.notes.note_kept); a book whose highlight
+gained or changed anything here is one the import changed (its report's count).
 """
 
 from collections import defaultdict
 
 from books.importing.clippings import ParseResult
 from books.importing.identity import book_key, highlight_dedupe_key
+from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
 from books.services import TAG_MAX_LENGTH
-from books.text import collapse_spacing
 
 
 def _key(clipping: RichClipping) -> str:
@@ -33,7 +36,9 @@ def _tag_name(name: str) -> str:
     return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
 
 
-def import_enrich(*, the_import: Import, result: ParseResult) -> None:
+def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set[int]) -> None:
+    """Apply what the file's richer entries carry; `changed_books` are the books the save
+    already counted as changed, so a book is counted once."""
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
     if not rich:
         if result.skipped:
@@ -59,9 +64,12 @@ def import_enrich(*, the_import: Import, result: ParseResult) -> None:
         ["note", "note_edited", "note_added_at", "favourite", "chapter", "colour", "search_text"],
         batch_size=1000,
     )
-    counts["tags_added"] = _tag(the_import.reader_id, tagging)
+    tagged = _tag(the_import.reader_id, tagging)
+    counts["tags_added"] = len(tagged)
+    books = {h.book_id for h in changed} | {h.book_id for h in tagged}
     the_import.counts = {
         **the_import.counts,
+        "books_changed": the_import.counts.get("books_changed", 0) + len(books - changed_books),
         "notes_attached": the_import.counts.get("notes_attached", 0) + counts["notes"],
         "favourites": counts["favourites"],
         "tags_added": counts["tags_added"],
@@ -73,16 +81,18 @@ def import_enrich(*, the_import: Import, result: ParseResult) -> None:
 
 def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]) -> bool:
     changed = False
-    note = clipping.note.strip()
-    if (
-        note
-        and highlight.kind == Highlight.Kind.HIGHLIGHT
-        and not highlight.note_edited
-        and collapse_spacing(highlight.note) != collapse_spacing(note)
-    ):
-        highlight.note = note
+    kept = None
+    if highlight.kind == Highlight.Kind.HIGHLIGHT and not highlight.note_edited:
+        kept = note_kept(
+            held=highlight.note,
+            held_at=highlight.note_added_at,
+            brought=clipping.note,
+            # Formats without a note's own date give the highlight's.
+            brought_at=clipping.note_added_at or clipping.added_at,
+        )
+    if kept is not None:
+        highlight.note, highlight.note_added_at = kept
         highlight.note_edited = clipping.note_edited
-        highlight.note_added_at = clipping.note_added_at or clipping.added_at
         counts["notes"] += 1
         changed = True
     if clipping.favourite and not highlight.favourite:
@@ -98,10 +108,11 @@ def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]
     return changed
 
 
-def _tag(reader_id: int, tagging: list[tuple[Highlight, str]]) -> int:
-    """Add the tags in a few queries, not one per highlight; returns how many were new."""
+def _tag(reader_id: int, tagging: list[tuple[Highlight, str]]) -> list[Highlight]:
+    """Add the tags in a few queries, not one per highlight; returns the highlight of each
+    tag that was new on it."""
     if not tagging:
-        return 0
+        return []
     names = {name for _, name in tagging}
     Tag.objects.bulk_create(
         [Tag(reader_id=reader_id, name=name) for name in names], ignore_conflicts=True
@@ -117,4 +128,5 @@ def _tag(reader_id: int, tagging: list[tuple[Highlight, str]]) -> int:
     through.objects.bulk_create(
         [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
     )
-    return len(wanted)
+    by_pk = {h.pk: h for h, _ in tagging}
+    return [by_pk[h] for h, _ in sorted(wanted)]

@@ -25,6 +25,7 @@ NOT_KOBO = gettext_noop(
 KOBO_UNREADABLE = gettext_noop("not a readable Kobo database: %(error)s")
 KOBO_LACKS = gettext_noop("a Kobo database whose '%(table)s' table lacks %(columns)s")
 KOBO_BAD_DATE = gettext_noop("Bookmark row %(row)s (%(bookmark)s): unrecognised date %(date)s")
+KOBO_EMPTY = gettext_noop("This Kobo database has no highlights or notes to import.")
 _NEEDED = {
     "Bookmark": {"BookmarkID", "VolumeID", "ContentID", "Text", "Annotation", "DateCreated"},
     "content": {"ContentID", "Title", "Attribution"},
@@ -84,7 +85,7 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
     result = ParseResult(clippings=[], problems=[], entries=0)
     for row in connection.execute(query):
         rowid, bookmark_id, volume, text, annotation, created = row[:6]
-        _modified, hidden, kind, _progress, title, author, chapter = row[6:13]
+        modified, hidden, kind, _progress, title, author, chapter = row[6:13]
         content_id, start, start_offset, end, end_offset = row[13:]
         result.entries += 1
         if str(hidden).casefold() == "true":
@@ -126,7 +127,8 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
                 added_raw=raw,
                 line=int(rowid),
                 note=note if text else "",
-                note_added_at=added_at if note and text else None,
+                # A note edited on the device moves DateModified on: the newer note wins.
+                note_added_at=(parse_date(_text(modified)) or added_at) if note and text else None,
                 chapter=_text(chapter).strip(),
                 position=encode(
                     kobo_span(
@@ -139,6 +141,8 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
                 ),
             )
         )
+    if not result.problems and all(c.kind == "bookmark" for c in result.clippings):
+        result.holds_nothing = KOBO_EMPTY
     return result
 
 

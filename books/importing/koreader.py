@@ -24,7 +24,26 @@ from books.importing.positions import encode, xpointer_span
 from books.importing.rich import RichClipping, decode_text, parse_date, rich_clipping
 
 NOT_A_SIDECAR = gettext_noop("not a KOReader sidecar: it has neither 'annotations' nor 'highlight'")
+# Stored before 2026-12-07 as the problem of a sidecar without entries; still said in the
+# reader's language when an old refusal shows it.
 NO_ENTRIES = gettext_noop("a KOReader sidecar without highlights, notes or bookmarks")
+# A sidecar KOReader keeps for every book opened, highlighted in or not: valid, and nothing
+# in it to import; said plainly, naming the book, never as a problem at line 1.
+SIDECAR_EMPTY_OF = gettext_noop(
+    "This KOReader sidecar of “%(title)s” holds no highlights or notes: there is nothing to import."
+)
+SIDECAR_EMPTY = gettext_noop(
+    "This KOReader sidecar holds no highlights or notes: there is nothing to import."
+)
+SIDECAR_BOOKMARKS_OF = gettext_noop(
+    "This KOReader sidecar of “%(title)s” holds only bookmarks, no highlights or notes: "
+    "there is nothing to import."
+)
+SIDECAR_BOOKMARKS = gettext_noop(
+    "This KOReader sidecar holds only bookmarks, no highlights or notes: there is nothing "
+    "to import."
+)
+EXPORT_EMPTY = gettext_noop("This KOReader export has no highlights or notes to import.")
 NOT_LUA_DATA = gettext_noop("not KOReader data: %(problem)s; the file was read, never run")
 OUTSIDE_HIGHLIGHTS = gettext_noop("outside the highlights: %(problem)s")
 TABLE_UNREADABLE = gettext_noop("'%(key)s' cannot be read: %(problem)s")
@@ -55,6 +74,7 @@ _AUTOMATIC_NOTE = re.compile(
     r"\A(?:Hi(?:g|gh)light with note: )?Page \S+ .* @ \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\Z", re.DOTALL
 )
 _NO_AUTHOR = frozenset({"", "n/a", "unknown", "unknown author"})
+UNTITLED = "Untitled"
 
 
 def is_koreader_lua(head: str) -> bool:
@@ -101,9 +121,19 @@ def parse_koreader_lua(data: bytes, *, source: str = "") -> ParseResult:
             result.entries += 1
             message = TABLE_UNREADABLE % {"key": key, "problem": unread.message}
             result.problems.append(Problem(unread.line, message))
-    if result.entries == 0:
-        return ParseResult([], [Problem(1, NO_ENTRIES)], 1)
+    if not _keeps_something(result):
+        bookmarks = bool(result.clippings)
+        if title == UNTITLED:
+            result.holds_nothing = SIDECAR_BOOKMARKS if bookmarks else SIDECAR_EMPTY
+        else:
+            template = SIDECAR_BOOKMARKS_OF if bookmarks else SIDECAR_EMPTY_OF
+            result.holds_nothing = template % {"title": title[:120]}
     return result
+
+
+def _keeps_something(result: ParseResult) -> bool:
+    """Whether the file gave a highlight or a note, or a problem to tell."""
+    return bool(result.problems) or any(c.kind != "bookmark" for c in result.clippings)
 
 
 def _string(value: object) -> str:
@@ -127,7 +157,7 @@ def _book(document: LuaTable, text: str, source: str) -> tuple[str, str]:
         first_line = text.lstrip("\ufeff").split("\n", 1)[0]
         comment_path = first_line[2:].strip() if first_line.startswith("--") else ""
         paths = [_string(document.get("doc_path")), comment_path, source]
-        title = next((name for name in map(_title_from_path, paths) if name), "Untitled")
+        title = next((name for name in map(_title_from_path, paths) if name), UNTITLED)
     return title, author
 
 
@@ -432,4 +462,6 @@ def parse_koreader_json(document: Any) -> ParseResult:
                     colour=_string(entry.get("color")).casefold(),
                 )
             )
+    if not _keeps_something(result):
+        result.holds_nothing = EXPORT_EMPTY
     return result

@@ -1,5 +1,5 @@
 """Where an imported note goes: the highlight that holds its place, alive or deleted, and
-whether it replaces the note already there."""
+what becomes of the note already there (`note_kept`, docs/readers-import.md)."""
 
 from datetime import datetime
 
@@ -13,8 +13,38 @@ from books.text import fold_spacing
 NOTE_REACH = 10
 
 
-def _newer(a: datetime | None, b: datetime | None) -> bool:
-    return a is not None and (b is None or a >= b)
+# A note kept beside another goes after it, on a paragraph of its own.
+NOTES_JOINED = "\n\n"
+
+
+def note_kept(
+    *, held: str, held_at: datetime | None, brought: str, brought_at: datetime | None
+) -> tuple[str, datetime | None] | None:
+    """The note a highlight keeps, and its date, when a file brings `brought` (written at
+    `brought_at`) for a highlight that holds `held` (written at `held_at`); None when the
+    note held stays as it is.
+
+    A reader's words are never lost, and a file imported again changes nothing:
+    - the same words (spacing and case aside) change nothing;
+    - two notes both dated, at different times: the newer one is the reader's latest and
+      wins; an older copy of a file never takes it back;
+    - no date to tell which is newer (a format without one, or two copies that disagree
+      under the same date: Apple Books' "#cynicism" and "#cyn"): the words of both are
+      kept, the one held first; a note whose words the other holds adds nothing.
+    """
+    brought = brought.strip()
+    if not brought or fold_spacing(brought) == fold_spacing(held):
+        return None
+    if not held.strip():
+        return brought, brought_at
+    if held_at is not None and brought_at is not None and held_at != brought_at:
+        return (brought, brought_at) if brought_at > held_at else None
+    latest = max((d for d in (held_at, brought_at) if d is not None), default=None)
+    if fold_spacing(brought) in fold_spacing(held):
+        return None
+    if fold_spacing(held) in fold_spacing(brought):
+        return brought, latest
+    return f"{held.rstrip()}{NOTES_JOINED}{brought}", latest
 
 
 def note_with_deleted(library: Library, book: Book, clipping: Clipping) -> bool:
@@ -58,12 +88,17 @@ def note_target(
 
 
 def note_attach(highlight: Highlight, clipping: Clipping) -> bool:
-    """Attach a note unless the reader edited theirs here or it is already there."""
-    text = clipping.text.strip()
-    if highlight.note_edited or fold_spacing(highlight.note) == fold_spacing(text):
+    """Attach a Kindle note (an entry of its own, dated when it was written) by the rule of
+    `note_kept`, unless the reader edited theirs here; True when the note changed."""
+    if highlight.note_edited:
         return False
-    if highlight.note and not _newer(clipping.added_at, highlight.note_added_at):
+    kept = note_kept(
+        held=highlight.note,
+        held_at=highlight.note_added_at,
+        brought=clipping.text,
+        brought_at=clipping.added_at,
+    )
+    if kept is None:
         return False
-    highlight.note = text
-    highlight.note_added_at = clipping.added_at
+    highlight.note, highlight.note_added_at = kept
     return True

@@ -30,6 +30,7 @@ from books.connections.services import connections_forget
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult
+from books.importing.enrich import import_enrich
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, long_run, merged, page_turn_joined
@@ -134,10 +135,6 @@ def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
             the_import = parsed_clippings_save(
                 reader=reader, result=result, file_name=file_name, sha256=sha256
             )
-            # Notes on the highlight itself, favourites, tags, chapters (richer formats).
-            from books.importing.enrich import import_enrich
-
-            import_enrich(the_import=the_import, result=result)
         # After the transaction, not inside it: a bump there would hold the version's row
         # in the cache table until the import commits, and a note saved meanwhile would wait.
         library_version_bump(reader_ids={reader.pk})
@@ -220,7 +217,9 @@ def parsed_clippings_save(
     _write_rows(work, the_import)
     if report.already_deleted:
         _drop_books_left_empty(books, work, report)
-    _finish_report(the_import, report, books, work)
+    changed_books = _finish_report(the_import, report, books, work)
+    # Notes on the highlight itself, favourites, tags, chapters (richer formats).
+    import_enrich(the_import=the_import, result=result, changed_books=changed_books)
     _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
 
@@ -725,7 +724,8 @@ def _drop_books_left_empty(books: dict[str, Book], work: _ImportWork, report: Im
 
 def _finish_report(
     the_import: Import, report: ImportReport, books: dict[str, Book], work: _ImportWork
-) -> None:
+) -> set[int]:
+    """Write the report; returns the books the import changed (`books_changed`)."""
     report.new_highlights = sum(
         1 for h in work.created.values() if h.kind == Highlight.Kind.HIGHLIGHT
     )
@@ -733,15 +733,15 @@ def _finish_report(
     report.books_touched = len(work.touched | truncated_books)
     titles = {b.title for b in books.values() if b.pk in work.touched | truncated_books}
     report.book_titles = sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT]
-    report.books_changed = len(
-        {h.book_id for h in [*work.created.values(), *work.changed.values()]}
-    )
+    changed_books = {h.book_id for h in [*work.created.values(), *work.changed.values()]}
+    report.books_changed = len(changed_books)
     report.truncated_by_book = dict(sorted(work.truncated.items()))
     the_import.counts = {k: v for k, v in report.as_dict().items() if k != "problems"}
     the_import.problems = report.problems
     the_import.status = Import.Status.DONE
     the_import.finished_at = timezone.now()
     the_import.save(update_fields=["counts", "problems", "status", "finished_at"])
+    return changed_books
 
 
 def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:

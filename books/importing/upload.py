@@ -41,6 +41,13 @@ NOTHING_READ = plural_noop(
     "No clipping in this file could be read "
     "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
 )
+# The same, for a file in a format other than the Kindle's (whose entries are "clippings").
+NOTHING_READ_OF_HIGHLIGHTS = plural_noop(
+    "No highlight or note in this file could be read "
+    "(%(count)s problem, at line %(line)s: %(problem)s).",
+    "No highlight or note in this file could be read "
+    "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
+)
 # As imports that failed before NOTHING_READ counted in words stored it.
 NOTHING_READ_BEFORE_PLURALS = gettext_noop(
     "No clipping in this file could be read "
@@ -91,19 +98,22 @@ def upload_parse(data: bytes) -> ParseResult:
     reason a reader is shown, when nothing in it can be imported."""
     check_upload(data)
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
-    from books.importing.formats import parse_upload
+    from books.importing.formats import CLIPPINGS, detect_format, parse_upload
 
     result = screen_entries(parse_upload(data))
+    if result.holds_nothing and not result.problems:
+        # A device's file with nothing in it to keep (a sidecar of a book read without
+        # highlighting): it says so, in its own words, not as a problem.
+        raise ImportRejected(result.holds_nothing)
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
             if is_device_binary(data):
                 # A database or a zip has no lines: its problem is the whole file's.
                 raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
+            said = NOTHING_READ if detect_format(data) == CLIPPINGS else NOTHING_READ_OF_HIGHLIGHTS
             raise ImportRejected(
-                plural_message(
-                    NOTHING_READ, len(result.problems), line=first.line, problem=first.message
-                )
+                plural_message(said, len(result.problems), line=first.line, problem=first.message)
             )
         raise ImportRejected(NOT_CLIPPINGS)
     return result

@@ -164,9 +164,10 @@ def _plain_file_name(name: str) -> str:
 
 def _import_message(the_import: Import) -> str:
     counts = the_import.counts
-    if not counts.get("new_highlights") and counts.get("duplicates_skipped"):
+    changed = counts.get("books_changed", counts.get("new_highlights"))
+    if not changed and counts.get("duplicates_skipped"):
         # A second submit of the same file (or two tabs at once): it waited for the first
-        # and found everything there.
+        # and found everything there. A file that changed a note changed the library.
         return gettext("%(file)s was already in your library: nothing new to add.") % {
             "file": the_import.file_name
         }

@@ -11,7 +11,7 @@ from django.urls import reverse
 from accounts.models import User
 from books.importing.upload import FILE_BINARY, FILE_EMPTY
 from books.models import Highlight, Import, ImportUpload
-from tests.books.importing.devices import sidecar
+from tests.books.importing.devices import EMPTY_SIDECAR, sidecar
 
 PICTURE = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40
 MEGABYTE = 1024 * 1024
@@ -95,6 +95,18 @@ class RefusedUploadTests:
         assert "The file is empty: there is nothing to import." in report
         assert "File fingerprint" not in report
         assert "Try again" in report
+
+    def test_an_empty_sidecar_is_listed_with_its_book_and_no_problem(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        upload = SimpleUploadedFile("metadata.md.lua", EMPTY_SIDECAR)
+        alice_client.post(reverse("import"), {"file": upload})
+
+        [row] = _refused(alice_client)
+
+        assert "KOReader sidecar of “README” holds no highlights or notes" in row
+        assert "line 1" not in row
+        assert "clipping" not in row
 
     def test_it_says_it_in_spanish(self, alice: User, alice_client: Client) -> None:
         alice.language = "es"

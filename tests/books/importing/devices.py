@@ -142,6 +142,34 @@ Idris Marrow",
 """
 
 
+# A sidecar KOReader keeps for a book opened but never highlighted in (the shared
+# koreader-v2026.07-basic README.sdr), and one of a book only bookmarked.
+EMPTY_SIDECAR = b"""-- /mnt/onboard/koreader-v2026.07-basic/README.sdr/metadata.md.lua
+return {
+    ["annotations"] = {},
+    ["copt_font_size"] = 22,
+    ["doc_path"] = "/mnt/onboard/koreader-v2026.07-basic/README.md",
+    ["doc_props"] = {
+        ["title"] = "README",
+    },
+}
+"""
+BOOKMARKED_SIDECAR = b"""-- /mnt/onboard/Books/Dune.sdr/metadata.epub.lua
+return {
+    ["annotations"] = {
+        [1] = {
+            ["chapter"] = "Book One",
+            ["datetime"] = "2026-02-20 18:08:18",
+            ["page"] = "/body/DocFragment[4]/body/div/h2/text().0",
+            ["pageno"] = 7,
+            ["text"] = "in Book One",
+        },
+    },
+    ["doc_props"] = { ["authors"] = "Frank Herbert", ["title"] = "Dune" },
+}
+"""
+
+
 def sidecar(title: str, authors: str, texts: list[str]) -> bytes:
     """A current-layout KOReader sidecar of one book: one annotation a text, each on a
     paragraph of its own with its position (an empty text makes a problem line)."""
@@ -223,6 +251,7 @@ class KoboRow:
     volume: str = VOLUME
     chapter: int = 1
     created: str = "2024-11-13T20:30:01.000"
+    modified: str | None = None  # DateModified: NULL until the row is edited
     start: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:4)"
     end: str = "OEBPS/Text/ch.xhtml#point(/1/4/2/1:40)"
 
@@ -259,8 +288,8 @@ def kobo_database(path: Path, rows: list[KoboRow] = KOBO_ROWS) -> bytes:
         connection.execute(
             "INSERT INTO Bookmark (BookmarkID, VolumeID, ContentID, StartContainerPath,"
             " StartContainerChildIndex, StartOffset, EndContainerPath, EndContainerChildIndex,"
-            " EndOffset, Text, Annotation, DateCreated, ChapterProgress, Hidden, Type)"
-            " VALUES (?, ?, ?, ?, -99, 0, ?, -99, 0, ?, ?, ?, 0.25, ?, ?)",
+            " EndOffset, Text, Annotation, DateCreated, DateModified, ChapterProgress, Hidden,"
+            " Type) VALUES (?, ?, ?, ?, -99, 0, ?, -99, 0, ?, ?, ?, ?, 0.25, ?, ?)",
             [
                 row.bookmark_id,
                 row.volume,
@@ -270,6 +299,7 @@ def kobo_database(path: Path, rows: list[KoboRow] = KOBO_ROWS) -> bytes:
                 row.text,
                 row.annotation,
                 row.created,
+                row.modified,
                 row.hidden,
                 row.kind,
             ],
@@ -307,6 +337,7 @@ class AppleRow:
     style: int = 3
     underline: int = 0
     created: float = 530050091.242899  # 2017-10-18
+    modified: float | None = None  # a minute after it was made, unless given
     asset: str = ASSET
     location: str = ""  # its CFI; "" for one made from its row number
 
@@ -371,7 +402,7 @@ def apple_books_zip(
                     row.style,
                     row.kind,
                     row.created,
-                    row.created + 60,
+                    row.created + 60 if row.modified is None else row.modified,
                     row.asset,
                     row.location or f"epubcfi(/6/40[item20]!/4/{row.pk * 2}/3,:0,:9)",
                     row.note,

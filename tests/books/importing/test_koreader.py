@@ -5,7 +5,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from books.importing.formats import KOREADER_JSON, detect_format, parse_upload
-from books.importing.koreader import NO_ENTRIES, parse_koreader_json, parse_koreader_lua
+from books.importing.koreader import (
+    SIDECAR_BOOKMARKS_OF,
+    SIDECAR_EMPTY_OF,
+    parse_koreader_json,
+    parse_koreader_lua,
+)
 from books.importing.rich import RichClipping
 from tests.books.importing.devices import SIDECAR_ANNOTATIONS, SIDECAR_OLD, hostile_sidecar
 
@@ -100,9 +105,25 @@ class KOReaderSidecarTests:
         ]
         assert not marker.exists()
 
-    def test_a_sidecar_without_highlights_says_so(self) -> None:
-        result = parse_koreader_lua(b'-- x\nreturn { ["annotations"] = {}, ["doc_props"] = {} }')
-        assert [p.message for p in result.problems] == [NO_ENTRIES]
+    def test_a_sidecar_without_highlights_says_so_naming_its_book(self) -> None:
+        result = parse_koreader_lua(
+            b'-- x\nreturn { ["annotations"] = {}, ["doc_props"] = { ["title"] = "README" } }'
+        )
+        assert (result.clippings, result.problems, result.entries) == ([], [], 0)
+        assert result.holds_nothing == SIDECAR_EMPTY_OF % {"title": "README"}
+
+    def test_a_sidecar_of_only_bookmarks_says_so(self) -> None:
+        result = parse_koreader_lua(
+            b"-- /mnt/onboard/Dune.sdr/metadata.epub.lua\n"
+            b'return { ["annotations"] = { [1] = { ["page"] = "/body/p[1]/text().0",'
+            b' ["pageno"] = 3, ["text"] = "in Chapter 1" } } }'
+        )
+        assert [c.kind for c in result.clippings] == ["bookmark"]
+        assert result.problems == []
+        assert result.holds_nothing == SIDECAR_BOOKMARKS_OF % {"title": "Dune"}
+
+    def test_a_sidecar_with_a_highlight_holds_something(self) -> None:
+        assert parse_koreader_lua(SIDECAR_ANNOTATIONS.encode()).holds_nothing == ""
 
     def test_a_string_left_open_is_reported_on_its_own_line_and_the_rest_is_kept(
         self,

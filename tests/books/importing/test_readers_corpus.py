@@ -18,6 +18,7 @@ import pytest
 from accounts.models import User
 from books.importing.clippings import ParseResult
 from books.importing.formats import detect_format, parse_upload
+from books.importing.rich import RichClipping
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Highlight
 from books.text import fold_spacing_and_bom
@@ -100,6 +101,13 @@ HIGHLIGHTS = {
 }
 
 
+# The sidecars with nothing to keep, and the book each names.
+NOTHING_TO_KEEP = {
+    "org-remark-koreader__epub-008-bookmark-offsets__source.sdr": "CorpusGen bookmark offsets",
+    "org-remark-koreader__koreader-v2026.07-basic__README.sdr": "README",
+}
+
+
 def expected_highlights(path: Path) -> int:
     return HIGHLIGHTS.get(path.name, HIGHLIGHTS.get(path.parent.name, -1))
 
@@ -124,9 +132,11 @@ class ReaderFileImportTests:
         self, path: Path, tmp_path: Path, alice: User
     ) -> None:
         data = upload_bytes(path, tmp_path)
-        if not parse_upload(data).clippings:
-            # Nothing to keep (a sidecar of a book never highlighted): refused, saying so.
-            with pytest.raises(ImportRejected, match="without highlights"):
+        if all(c.kind == "bookmark" for c in parse_upload(data).clippings):
+            # Nothing to keep (a sidecar of a book never highlighted, or only bookmarked):
+            # refused, saying so and naming the book.
+            title = NOTHING_TO_KEEP[path.parent.name]
+            with pytest.raises(ImportRejected, match=f"KOReader sidecar of “{title}” holds"):
                 clippings_import(reader=alice, data=data, file_name="upload")
             return
         first = clippings_import(reader=alice, data=data, file_name="upload")
@@ -177,3 +187,45 @@ def test_a_later_copy_adds_only_what_is_new(name: str, tmp_path: Path, alice: Us
         text for text in seen - stored if not any(fold_spacing_and_bom(text) in f for f in folded)
     }
     assert lost == set()
+
+
+DOCUMENTS = "applebooks/hlts-applebooks__Documents"
+HIGH_SIERRA = "applebooks/hlts-applebooks__Documents_os_highsierra"
+
+
+def _device_notes(data: bytes) -> dict[str, str]:
+    """Each noted highlight's note in a device's file, by its folded text."""
+    return {
+        fold_spacing_and_bom(c.text): c.note.strip()
+        for c in parse_upload(data).clippings
+        if isinstance(c, RichClipping) and c.kind == "highlight" and c.note.strip()
+    }
+
+
+def _stored_notes(reader: User) -> dict[str, str]:
+    return {
+        fold_spacing_and_bom(text): note
+        for text, note in Highlight.objects.filter(reader=reader).values_list("text", "note")
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("order", [(DOCUMENTS, HIGH_SIERRA), (HIGH_SIERRA, DOCUMENTS)])
+def test_two_snapshots_of_apple_books_keep_the_newer_notes_and_settle(
+    order: tuple[str, str], tmp_path: Path, alice: User
+) -> None:
+    """The same Mac's library at two dates, 12 notes differing between them (3 edited in
+    between, 9 differing under one modification date): in either order every word of the
+    newer notes stays, the edited ones alone, and uploading both again changes nothing."""
+    files = {relative: upload_bytes(READERS / relative, tmp_path) for relative in order}
+    for data in files.values():
+        clippings_import(reader=alice, data=data, file_name="library.zip")
+    settled = _stored_notes(alice)
+    newer, older = _device_notes(files[DOCUMENTS]), _device_notes(files[HIGH_SIERRA])
+    assert {t: n for t, n in newer.items() if n not in settled.get(t, n)} == {}
+    [cynic] = [text for text, note in older.items() if note == "#cyn"]
+    assert (newer[cynic], settled[cynic]) == ("#cynicism", "#cynicism")
+    for data in files.values():
+        again = clippings_import(reader=alice, data=data, file_name="library.zip")
+        assert (again.counts["notes_attached"], again.counts["books_changed"]) == (0, 0)
+        assert _stored_notes(alice) == settled
