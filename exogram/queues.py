@@ -1,0 +1,38 @@
+"""Exogram's two task queues: the one a reader waits on, and the one for everything else.
+
+A reader's upload waited "for a worker" more than five minutes behind about 30 embedding
+turns of other readers, for an import that took 1-4 s. The tasks a reader is waiting for
+go to a queue of their own, named after EXOGRAM_TASK_QUEUE (so that instances sharing a
+broker still keep apart), and the worker consumes it before the other: with Redis always
+first (`queue_order_strategy`), with the file broker and RabbitMQ at its next turn or
+the one after (both go round the queues), never behind the whole backlog.
+"""
+
+from typing import Any
+
+from kombu import Queue
+
+# The tasks a reader watches a page for: the import of a file (its report polls until it
+# is done). Short, and each is one reader's, so they never starve the embedding turns.
+READER_WAITS = frozenset({"books.tasks.run_import"})
+
+
+def reader_queue_name(default_queue: str) -> str:
+    return f"{default_queue}-imports"
+
+
+def task_queues(default_queue: str) -> tuple[Queue, Queue]:
+    """What a worker consumes, in the order it prefers them."""
+    return (Queue(reader_queue_name(default_queue)), Queue(default_queue))
+
+
+def route(
+    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **rest: Any
+) -> dict[str, str] | None:
+    """Celery's router (CELERY_TASK_ROUTES): the reader's tasks to the reader's queue,
+    named from the default queue the app sends to now (the tests change it)."""
+    if name not in READER_WAITS:
+        return None
+    from exogram.celery import app
+
+    return {"queue": reader_queue_name(app.conf.task_default_queue)}
