@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
 from books.models import (
@@ -64,10 +65,29 @@ def import_reading(the_import: Import | None) -> Reading | None:
     )
 
 
-def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:
-    """The reader's latest imports, each with `book_titles`: the titles of the books it
-    held (an import kept before they were recorded: of the highlights it added)."""
-    imports = list(Import.objects.filter(reader_id=reader_id)[:limit])
+# Past imports on /import/, a page at a time: a re-upload of 26 files once pushed every
+# import that had added highlights off a list of the latest 20, with no way back to them.
+IMPORTS_PAGE_SIZE = 20
+
+
+def imports_listed(reader_id: int, *, limit: int = IMPORTS_PAGE_SIZE) -> list[Import]:
+    """The reader's latest imports, each with `book_titles` (imports_with_book_titles)."""
+    return imports_with_book_titles(list(Import.objects.filter(reader_id=reader_id)[:limit]))
+
+
+def imports_page(reader_id: int, *, number: str | int | None) -> Page[Import]:
+    """One page of the reader's imports, the latest first, each with `book_titles`; a
+    page past the last is the last (Paginator.get_page)."""
+    # The pk breaks ties, so that no import is on two pages or none.
+    imports = Import.objects.filter(reader_id=reader_id).order_by("-started_at", "-pk")
+    page = Paginator(imports, IMPORTS_PAGE_SIZE).get_page(number)
+    page.object_list = imports_with_book_titles(list(page.object_list))
+    return page
+
+
+def imports_with_book_titles(imports: list[Import]) -> list[Import]:
+    """Each import with `book_titles`: the titles of the books it held (an import kept
+    before they were recorded: of the highlights it added)."""
     older = [i.pk for i in imports if "book_titles" not in i.counts]
     found: dict[int, set[str]] = {}
     if older:
