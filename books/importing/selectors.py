@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 
 from books.models import (
     Highlight,
@@ -104,3 +104,30 @@ def imports_with_book_titles(imports: list[Import]) -> list[Import]:
             titles = sorted(found.get(the_import.pk, set()), key=str.casefold)[:3]
         the_import.book_titles = titles  # type: ignore[attr-defined]
     return imports
+
+
+@dataclass(frozen=True)
+class ImportsUnderWay:
+    """A reader's background imports not done yet: the one the home page follows (one being
+    read or saved before one waiting, the oldest first), and how many of each there are."""
+
+    followed: Import | None
+    working: int
+    waiting: int
+
+    @property
+    def total(self) -> int:
+        return self.working + self.waiting
+
+
+def imports_under_way(reader_id: int) -> ImportsUnderWay:
+    # Four Kobo files queued at once: the home page named only one of them.
+    under_way = Import.objects.filter(reader_id=reader_id, status__in=Import.UNDER_WAY)
+    waiting = Q(status=Import.Status.QUEUED)
+    counts = under_way.aggregate(waiting=Count("pk", filter=waiting), all=Count("pk"))
+    followed = under_way.order_by(
+        Case(When(waiting, then=Value(1)), default=Value(0)), "started_at", "pk"
+    ).first()
+    return ImportsUnderWay(
+        followed=followed, working=counts["all"] - counts["waiting"], waiting=counts["waiting"]
+    )
