@@ -8,9 +8,13 @@ first (`queue_order_strategy`), with the file broker and RabbitMQ at its next tu
 the one after (both go round the queues), never behind the whole backlog.
 """
 
+import contextlib
+import logging
 from typing import Any
 
 from kombu import Queue
+
+logger = logging.getLogger(__name__)
 
 # The tasks a reader watches a page for: the import of a file (its report polls until it
 # is done). Short, and each is one reader's, so they never starve the embedding turns.
@@ -36,3 +40,30 @@ def route(
     from exogram.celery import app
 
     return {"queue": reader_queue_name(app.conf.task_default_queue)}
+
+
+def queued_tasks(*, timeout: float = 3) -> dict[str, int] | None:
+    """How many tasks wait in each of the instance's queues, the reader's first; None when
+    the broker does not answer. Tasks a worker has taken (running, or prefetched) are not
+    counted. The file broker counts its files, Redis the lengths of its lists, RabbitMQ
+    the queue's ready messages: each says it cheaply and exactly."""
+    from exogram.celery import app
+
+    counts: dict[str, int] = {}
+    try:
+        with app.connection_for_read() as broker:
+            broker.ensure_connection(max_retries=1, timeout=timeout)
+            for queue in task_queues(app.conf.task_default_queue):
+                channel = broker.channel()
+                try:
+                    declared = channel.queue_declare(queue=queue.name, passive=True)
+                    counts[queue.name] = declared.message_count
+                except broker.channel_errors:  # never declared: nothing was ever sent to it
+                    counts[queue.name] = 0
+                finally:
+                    with contextlib.suppress(Exception):
+                        channel.close()
+    except Exception as error:  # kombu raises transport-specific errors
+        logger.warning("status: the broker does not answer: %s", error)
+        return None
+    return counts

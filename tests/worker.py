@@ -140,6 +140,27 @@ def tasks_sent_nowhere() -> Iterator[None]:
         _forget_connections(app)
 
 
+@contextmanager
+def tasks_kept_in(folder: Path) -> Iterator[None]:
+    """While the block runs, tasks are sent to a file broker in `folder` that nothing
+    reads: they stay queued, to be counted."""
+    from exogram.celery import app
+
+    names = ("broker_url", "broker_transport_options", "task_always_eager")
+    saved = {name: app.conf[name] for name in names}
+    app.conf.update(
+        broker_url="filesystem://localhost//",
+        broker_transport_options=_filesystem_options(folder),
+        task_always_eager=False,
+    )
+    _forget_connections(app)
+    try:
+        yield
+    finally:
+        app.conf.update(**saved)
+        _forget_connections(app)
+
+
 def _forget_connections(app: Any) -> None:
     # The app caches its connection and producer pools for the broker it first used; drop
     # them (as Celery itself does after a fork) so the next send uses the current broker.

@@ -1,9 +1,10 @@
 """Reads about imports that pages reuse."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Min, Q, QuerySet, Value, When
 
 from books.models import (
     Highlight,
@@ -130,4 +131,27 @@ def imports_under_way(reader_id: int) -> ImportsUnderWay:
     ).first()
     return ImportsUnderWay(
         followed=followed, working=counts["all"] - counts["waiting"], waiting=counts["waiting"]
+    )
+
+
+@dataclass(frozen=True)
+class ImportsWaiting:
+    """Every reader's background imports not done, for an operator (/status/)."""
+
+    waiting: int
+    working: int
+    oldest_waiting: datetime | None
+
+
+def imports_waiting_everyone() -> ImportsWaiting:
+    waiting = Q(status=Import.Status.QUEUED)
+    counts = Import.objects.filter(status__in=Import.UNDER_WAY).aggregate(
+        waiting=Count("pk", filter=waiting),
+        all=Count("pk"),
+        oldest=Min("started_at", filter=waiting),
+    )
+    return ImportsWaiting(
+        waiting=counts["waiting"],
+        working=counts["all"] - counts["waiting"],
+        oldest_waiting=counts["oldest"],
     )
