@@ -42,7 +42,7 @@ def route(
     return {"queue": reader_queue_name(app.conf.task_default_queue)}
 
 
-def queued_tasks(*, timeout: float = 3) -> dict[str, int] | None:
+def queued_tasks(*, timeout: int = 3) -> dict[str, int] | None:
     """How many tasks wait in each of the instance's queues, the reader's first; None when
     the broker does not answer. Tasks a worker has taken (running, or prefetched) are not
     counted. The file broker counts its files, Redis the lengths of its lists, RabbitMQ
@@ -54,7 +54,7 @@ def queued_tasks(*, timeout: float = 3) -> dict[str, int] | None:
         with app.connection_for_read() as broker:
             broker.ensure_connection(max_retries=1, timeout=timeout)
             for queue in task_queues(app.conf.task_default_queue):
-                channel = broker.channel()
+                channel: Any = broker.channel()  # the transport's, typed as the base
                 try:
                     declared = channel.queue_declare(queue=queue.name, passive=True)
                     counts[queue.name] = declared.message_count

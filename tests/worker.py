@@ -99,7 +99,7 @@ def celery_worker(
         task_default_queue=queue,
         task_queues=task_queues(queue),
     )
-    _forget_connections(app)
+    forget_connections(app)
     worker = None
     log = (data_dir / "worker.log").open("w")
     try:
@@ -121,7 +121,7 @@ def celery_worker(
                 worker.kill()
         log.close()
         app.conf.update(**saved)
-        _forget_connections(app)
+        forget_connections(app)
 
 
 @contextmanager
@@ -132,12 +132,12 @@ def tasks_sent_nowhere() -> Iterator[None]:
 
     saved = (app.conf.broker_url, app.conf.task_always_eager)
     app.conf.update(broker_url="memory://localhost/", task_always_eager=False)
-    _forget_connections(app)
+    forget_connections(app)
     try:
         yield
     finally:
         app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
-        _forget_connections(app)
+        forget_connections(app)
 
 
 @contextmanager
@@ -153,15 +153,15 @@ def tasks_kept_in(folder: Path) -> Iterator[None]:
         broker_transport_options=_filesystem_options(folder),
         task_always_eager=False,
     )
-    _forget_connections(app)
+    forget_connections(app)
     try:
         yield
     finally:
         app.conf.update(**saved)
-        _forget_connections(app)
+        forget_connections(app)
 
 
-def _forget_connections(app: Any) -> None:
+def forget_connections(app: Any) -> None:
     # The app caches its connection and producer pools for the broker it first used; drop
     # them (as Celery itself does after a fork) so the next send uses the current broker.
     app._pool = None

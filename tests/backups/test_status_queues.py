@@ -13,7 +13,7 @@ from accounts.models import User
 from books.models import Import
 from books.tasks import embed_highlights, run_import
 from exogram.celery import app
-from tests.worker import tasks_kept_in
+from tests.worker import forget_connections, tasks_kept_in
 
 
 def _status(client: Client) -> str:
@@ -51,9 +51,10 @@ class StatusQueueTests:
         self, client: Client, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
-        app._pool = None
+        forget_connections(app)
         try:
             page = _status(client)
         finally:
-            app._pool = None
+            monkeypatch.undo()
+            forget_connections(app)
         assert "The task queue does not answer" in page
