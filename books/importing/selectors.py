@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db.models import Case, Count, Min, Q, QuerySet, Value, When
 
 from books.models import (
@@ -14,6 +14,7 @@ from books.models import (
     percent_step,
     percent_under_way,
 )
+from exogram.paging import ListPaginator
 
 
 def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
@@ -78,10 +79,10 @@ def imports_listed(reader_id: int, *, limit: int = IMPORTS_PAGE_SIZE) -> list[Im
 
 def imports_page(reader_id: int, *, number: str | int | None) -> Page[Import]:
     """One page of the reader's imports, the latest first, each with `book_titles`; a
-    page past the last is the last (Paginator.get_page)."""
+    page past the last is the last, one below the first the first (ListPaginator)."""
     # The pk breaks ties, so that no import is on two pages or none.
     imports = Import.objects.filter(reader_id=reader_id).order_by("-started_at", "-pk")
-    page = Paginator(imports, IMPORTS_PAGE_SIZE).get_page(number)
+    page = ListPaginator(imports, IMPORTS_PAGE_SIZE).get_page(number)
     page.object_list = imports_with_book_titles(list(page.object_list))
     return page
 
