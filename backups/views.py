@@ -10,6 +10,8 @@ from django.views.decorators.http import require_GET
 
 from backups.heartbeat import worker_status
 from backups.nightly import LATE_AFTER, backup_status
+from books.importing.selectors import imports_waiting_everyone
+from exogram.queues import queued_tasks
 
 
 @require_GET
@@ -27,5 +29,8 @@ def status(request: HttpRequest) -> HttpResponse:
         "late_hours": int(LATE_AFTER.total_seconds() // 3600),
         "worker": worker_status(now=now),
         "code_version": settings.EXOGRAM_CODE_VERSION,
+        # Why imports wait: how many, and what is queued ahead of them.
+        "imports": imports_waiting_everyone(),
+        "queued_tasks": queued_tasks(),
     }
     return render(request, "backups/status.html", context)

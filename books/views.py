@@ -27,7 +27,7 @@ from books.choices import books_cached
 from books.connections.selectors import connected_books, fresh_connections, highlight_connections
 from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
-from books.importing.selectors import import_reading, import_saving
+from books.importing.selectors import import_reading, import_saving, imports_under_way
 from books.library_cache import LibraryCache
 from books.models import Book, Highlight, Import, Tag
 from books.purging import deleted_kept_for
@@ -79,12 +79,14 @@ def home(request: HttpRequest) -> HttpResponse:
     counts = library_counts(reader)
     # A background import still reading or saving: the page says so instead of "Your
     # library is empty", which invited a second upload of the same file.
-    under_way = Import.objects.filter(reader=reader, status__in=Import.UNDER_WAY).first()
+    several = imports_under_way(reader.pk)
+    under_way = several.followed
     context = {
         "counts": counts,
         "eta": _library_eta(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
         "import_under_way": under_way,
+        "imports_under_way": several,
         "import_saving": import_saving(under_way),
         "import_reading": import_reading(under_way),
         "fresh_connections": fresh_connections(reader),

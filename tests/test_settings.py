@@ -177,3 +177,22 @@ def test_backups_beside_the_data_folder_are_never_committed_nor_built_into_the_i
     )  # fmt: skip
     assert ignored.returncode == 0
     assert "var-backups" in (root / ".dockerignore").read_text().split()
+
+
+class TaskQueueSettingsTests:
+    def test_it_names_the_imports_queue_after_the_instances_queue_and_lists_it_first(
+        self,
+    ) -> None:
+        code = (
+            "from exogram import settings as s\n"
+            "print([q.name for q in s.CELERY_TASK_QUEUES])\n"
+            "print(s.CELERY_BROKER_TRANSPORT_OPTIONS)\n"
+        )
+        ran = _run_python(
+            code, EXOGRAM_TASK_QUEUE="exo2", CELERY_BROKER_URL="redis://127.0.0.1:6379/9"
+        )
+        assert ran.returncode == 0, ran.stderr
+        queues, options = ran.stdout.splitlines()
+        assert queues == "['exo2-imports', 'exo2']"
+        # Redis is asked for them in that order, not round the two.
+        assert options == "{'queue_order_strategy': 'priority'}"

@@ -12,7 +12,10 @@ from accounts.models import User
 from affinity.models import ReaderCentroid
 from affinity.tasks import refresh_centroid
 from books.embedding.encoder import active_model_id
-from books.models import Book, Highlight
+from books.importing.background import import_queue
+from books.models import Book, Highlight, Import
+from books.tasks import embed_highlights
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.worker import celery_worker, wait_for
 
 # A Redis database of its own, so a test never consumes another process's messages.
@@ -83,3 +86,75 @@ class WorkerPriorityTests:
             # The parent stays as it was started: it may be the one that starts the
             # embedded PostgreSQL.
             assert psutil.Process(worker.pid).nice() == started_at
+
+
+def _embedding_backlog(reader: User, *, highlights: int) -> list[int]:
+    book = Book.objects.create(reader=reader, title="Ficciones", key="ficciones")
+    made = Highlight.objects.bulk_create(
+        Highlight(
+            reader=reader, book=book, text=f"Un pasaje de Ficciones, el {i}.", dedupe_key=f"f{i}"
+        )
+        for i in range(highlights)
+    )
+    return [highlight.pk for highlight in made]
+
+
+def _succeeded(log: str, task: str) -> list[int]:
+    """Where in the worker's log each run of `task` ended well: the solo worker runs one
+    task at a time, so the log's order is the order they ran in."""
+    lines = log.splitlines()
+    return [n for n, line in enumerate(lines) if f"Task {task}[" in line and "succeeded" in line]
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerQueueTests:
+    """A reader's import is taken before the embedding turns already queued (four Kobo
+    files waited 5.5 minutes behind ~30 turns of other readers, for 1-4 s of work)."""
+
+    TURNS = 4
+
+    def _import_behind_turns(self, alice: User, bob: User, tmp_path: Path, broker: str) -> str:
+        ids = _embedding_backlog(bob, highlights=8)
+
+        def queue_turns_then_the_import() -> None:
+            for _ in range(self.TURNS):
+                embed_highlights.delay(ids)
+            import_queue(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
+
+        with celery_worker(
+            broker_url=broker, data_dir=tmp_path, queued_first=queue_turns_then_the_import
+        ):
+            wait_for(
+                lambda: Import.objects.filter(reader=alice, status="done").exists(),
+                timeout=120,
+                what="the worker to import the file",
+            )
+            wait_for(
+                lambda: (
+                    len(
+                        _succeeded(
+                            (tmp_path / "worker.log").read_text(), "books.tasks.embed_highlights"
+                        )
+                    )
+                    >= self.TURNS
+                ),
+                timeout=120,
+                what="the worker to run the queued embedding turns",
+            )
+        return (tmp_path / "worker.log").read_text()
+
+    def test_an_import_goes_before_the_embedding_turns_queued_ahead_of_it(
+        self, alice: User, bob: User, tmp_path: Path
+    ) -> None:
+        log = self._import_behind_turns(alice, bob, tmp_path, "filesystem://")
+        [imported] = _succeeded(log, "books.tasks.run_import")
+        turns = _succeeded(log, "books.tasks.embed_highlights")
+        # The file broker goes round its queues: the import at the worker's first turn or,
+        # had it just taken a turn, its next; never behind the four.
+        assert len([turn for turn in turns if turn < imported]) <= 1
+
+    def test_over_redis_an_import_goes_first(self, alice: User, bob: User, tmp_path: Path) -> None:
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        log = self._import_behind_turns(alice, bob, tmp_path, REDIS_URL)
+        [imported] = _succeeded(log, "books.tasks.run_import")
+        assert all(imported < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))

@@ -52,15 +52,22 @@ def share_model_folder(data_dir: Path) -> None:
 
 @contextmanager
 def celery_worker(
-    *, broker_url: str, data_dir: Path, concurrency: int = 1, queue: str = "celery"
+    *,
+    broker_url: str,
+    data_dir: Path,
+    concurrency: int = 1,
+    queue: str = "celery",
+    queued_first: Callable[[], object] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
     While the block runs, tasks are really sent (not run eagerly) to `broker_url`; for
     "filesystem://", to folders under `data_dir`. One process (the solo pool) by default;
     with `concurrency` above 1, a prefork pool of that many processes, as `make run` runs.
+    `queued_first` sends tasks before the worker starts: a queue it finds already full.
     """
     from exogram.celery import app
+    from exogram.queues import task_queues
 
     env = {
         **os.environ,
@@ -75,42 +82,46 @@ def celery_worker(
         env.pop("CELERY_BROKER_URL", None)  # the worker's settings then use data_dir/broker
     else:
         env["CELERY_BROKER_URL"] = broker_url
-    saved = (
-        app.conf.broker_url,
-        app.conf.broker_transport_options,
-        app.conf.task_always_eager,
-        app.conf.task_default_queue,
-    )
+    saved = {
+        name: app.conf[name]
+        for name in (
+            "broker_url",
+            "broker_transport_options",
+            "task_always_eager",
+            "task_default_queue",
+            "task_queues",
+        )
+    }
     app.conf.update(
         broker_url="filesystem://localhost//" if options else broker_url,
         broker_transport_options=options,
         task_always_eager=False,
         task_default_queue=queue,
+        task_queues=task_queues(queue),
     )
-    _forget_connections(app)
+    forget_connections(app)
+    worker = None
     log = (data_dir / "worker.log").open("w")
-    pool = ["--pool", "solo"] if concurrency == 1 else ["--concurrency", str(concurrency)]
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "exogram", "worker", *pool,
-         "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
     try:
+        if queued_first is not None:
+            queued_first()
+        pool = ["--pool", "solo"] if concurrency == 1 else ["--concurrency", str(concurrency)]
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "exogram", "worker", *pool,
+             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
         yield worker
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
         log.close()
-        app.conf.update(
-            broker_url=saved[0],
-            broker_transport_options=saved[1],
-            task_always_eager=saved[2],
-            task_default_queue=saved[3],
-        )
-        _forget_connections(app)
+        app.conf.update(**saved)
+        forget_connections(app)
 
 
 @contextmanager
@@ -121,15 +132,36 @@ def tasks_sent_nowhere() -> Iterator[None]:
 
     saved = (app.conf.broker_url, app.conf.task_always_eager)
     app.conf.update(broker_url="memory://localhost/", task_always_eager=False)
-    _forget_connections(app)
+    forget_connections(app)
     try:
         yield
     finally:
         app.conf.update(broker_url=saved[0], task_always_eager=saved[1])
-        _forget_connections(app)
+        forget_connections(app)
 
 
-def _forget_connections(app: Any) -> None:
+@contextmanager
+def tasks_kept_in(folder: Path) -> Iterator[None]:
+    """While the block runs, tasks are sent to a file broker in `folder` that nothing
+    reads: they stay queued, to be counted."""
+    from exogram.celery import app
+
+    names = ("broker_url", "broker_transport_options", "task_always_eager")
+    saved = {name: app.conf[name] for name in names}
+    app.conf.update(
+        broker_url="filesystem://localhost//",
+        broker_transport_options=_filesystem_options(folder),
+        task_always_eager=False,
+    )
+    forget_connections(app)
+    try:
+        yield
+    finally:
+        app.conf.update(**saved)
+        forget_connections(app)
+
+
+def forget_connections(app: Any) -> None:
     # The app caches its connection and producer pools for the broker it first used; drop
     # them (as Celery itself does after a fork) so the next send uses the current broker.
     app._pool = None

@@ -1,8 +1,10 @@
 """Reads about imports that pages reuse."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import QuerySet
+from django.core.paginator import Page
+from django.db.models import Case, Count, Min, Q, QuerySet, Value, When
 
 from books.models import (
     Highlight,
@@ -12,6 +14,7 @@ from books.models import (
     percent_step,
     percent_under_way,
 )
+from exogram.paging import ListPaginator
 
 
 def merges_of(the_import: Import) -> QuerySet[HighlightMerge]:
@@ -64,10 +67,29 @@ def import_reading(the_import: Import | None) -> Reading | None:
     )
 
 
-def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:
-    """The reader's latest imports, each with `book_titles`: the titles of the books it
-    held (an import kept before they were recorded: of the highlights it added)."""
-    imports = list(Import.objects.filter(reader_id=reader_id)[:limit])
+# Past imports on /import/, a page at a time: a re-upload of 26 files once pushed every
+# import that had added highlights off a list of the latest 20, with no way back to them.
+IMPORTS_PAGE_SIZE = 20
+
+
+def imports_listed(reader_id: int, *, limit: int = IMPORTS_PAGE_SIZE) -> list[Import]:
+    """The reader's latest imports, each with `book_titles` (imports_with_book_titles)."""
+    return imports_with_book_titles(list(Import.objects.filter(reader_id=reader_id)[:limit]))
+
+
+def imports_page(reader_id: int, *, number: str | int | None) -> Page[Import]:
+    """One page of the reader's imports, the latest first, each with `book_titles`; a
+    page past the last is the last, one below the first the first (ListPaginator)."""
+    # The pk breaks ties, so that no import is on two pages or none.
+    imports = Import.objects.filter(reader_id=reader_id).order_by("-started_at", "-pk")
+    page = ListPaginator(imports, IMPORTS_PAGE_SIZE).get_page(number)
+    page.object_list = imports_with_book_titles(list(page.object_list))
+    return page
+
+
+def imports_with_book_titles(imports: list[Import]) -> list[Import]:
+    """Each import with `book_titles`: the titles of the books it held (an import kept
+    before they were recorded: of the highlights it added)."""
     older = [i.pk for i in imports if "book_titles" not in i.counts]
     found: dict[int, set[str]] = {}
     if older:
@@ -84,3 +106,53 @@ def imports_listed(reader_id: int, *, limit: int = 20) -> list[Import]:
             titles = sorted(found.get(the_import.pk, set()), key=str.casefold)[:3]
         the_import.book_titles = titles  # type: ignore[attr-defined]
     return imports
+
+
+@dataclass(frozen=True)
+class ImportsUnderWay:
+    """A reader's background imports not done yet: the one the home page follows (one being
+    read or saved before one waiting, the oldest first), and how many of each there are."""
+
+    followed: Import | None
+    working: int
+    waiting: int
+
+    @property
+    def total(self) -> int:
+        return self.working + self.waiting
+
+
+def imports_under_way(reader_id: int) -> ImportsUnderWay:
+    # Four Kobo files queued at once: the home page named only one of them.
+    under_way = Import.objects.filter(reader_id=reader_id, status__in=Import.UNDER_WAY)
+    waiting = Q(status=Import.Status.QUEUED)
+    counts = under_way.aggregate(waiting=Count("pk", filter=waiting), all=Count("pk"))
+    followed = under_way.order_by(
+        Case(When(waiting, then=Value(1)), default=Value(0)), "started_at", "pk"
+    ).first()
+    return ImportsUnderWay(
+        followed=followed, working=counts["all"] - counts["waiting"], waiting=counts["waiting"]
+    )
+
+
+@dataclass(frozen=True)
+class ImportsWaiting:
+    """Every reader's background imports not done, for an operator (/status/)."""
+
+    waiting: int
+    working: int
+    oldest_waiting: datetime | None
+
+
+def imports_waiting_everyone() -> ImportsWaiting:
+    waiting = Q(status=Import.Status.QUEUED)
+    counts = Import.objects.filter(status__in=Import.UNDER_WAY).aggregate(
+        waiting=Count("pk", filter=waiting),
+        all=Count("pk"),
+        oldest=Min("started_at", filter=waiting),
+    )
+    return ImportsWaiting(
+        waiting=counts["waiting"],
+        working=counts["all"] - counts["waiting"],
+        oldest_waiting=counts["oldest"],
+    )

@@ -19,7 +19,7 @@ from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm, TooLargeForm
 from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
-from books.importing.selectors import import_reading, import_saving, imports_listed, merges_of
+from books.importing.selectors import import_reading, import_saving, imports_page, merges_of
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
     ImportFailed,
@@ -73,11 +73,12 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                 form.add_error("file", outcome)
             else:
                 return redirect("import")
-    imports = imports_listed(reader.pk)
+    page = imports_page(reader.pk, number=request.GET.get("page"))
     context = {
         "form": form,
         "too_big": too_big,
-        "imports": imports,
+        "imports": page.object_list,
+        "page": page,
         # What js/upload.js never sends, refusing it by name instead (import_too_large).
         "limit_bytes": settings.EXOGRAM_MAX_UPLOAD_MB * MEGABYTE,
     }

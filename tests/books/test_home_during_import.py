@@ -1,6 +1,7 @@
 """The home page while a background import reads and saves a large file: it says so (with
 how many it is saving) instead of "Your library is empty", which invited a second upload."""
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,14 @@ def small_inline_limit(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _upload(data: bytes) -> dict[str, SimpleUploadedFile]:
     return {"file": SimpleUploadedFile("My Clippings.txt", data, content_type="text/plain")}
+
+
+def _file(name: str) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, DATA, content_type="application/octet-stream")
+
+
+def _text(page: str) -> str:
+    return re.sub(r"\s+", " ", re.sub("<[^>]+>", "", page))
 
 
 EMPTY = "Your library is empty."
@@ -94,6 +103,34 @@ class HomeDuringImportTests:
         assert "saving 5 highlights and 1 note…" in report
         assert "Saving for 2\xa0minutes" in report
         assert "See the import" not in report  # the report is the import
+
+    def test_several_queued_files_are_counted_and_the_one_under_way_is_followed(
+        self, alice_client: Client
+    ) -> None:
+        # Four Kobo databases queued at once: the home page named only one of them.
+        for name in ("a.sqlite", "b.sqlite", "c.sqlite", "d.sqlite"):
+            alice_client.post(reverse("import"), {"file": _file(name)})
+        Import.objects.filter(file_name="c.sqlite").update(status=Import.Status.READING)
+
+        home = _text(alice_client.get(reverse("home")).content.decode())
+
+        assert "Importing 4 files: 1 under way, 3 waiting for a worker. See every import" in home
+        assert "Importing c.sqlite: reading the file…" in home
+        page = alice_client.get(reverse("home")).content.decode()
+        assert 'href="/import/">See every import</a>' in page
+
+    def test_it_says_so_in_spanish(self, alice_client: Client) -> None:
+        alice_client.post(reverse("import"), {"file": _file("a.sqlite")})
+        alice_client.post(reverse("import"), {"file": _file("b.sqlite")})
+        home = alice_client.get(reverse("home"), headers={"accept-language": "es"})
+        assert (
+            "Importando 2 archivos: 2 esperando a un proceso de fondo. Ver todas las importaciones"
+            in _text(home.content.decode())
+        )
+
+    def test_one_file_is_not_counted(self, alice_client: Client) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        assert 'id="imports-under-way"' not in alice_client.get(reverse("home")).content.decode()
 
     def test_another_readers_import_is_not_on_the_home_page(
         self, alice_client: Client, bob_client: Client

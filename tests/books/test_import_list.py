@@ -90,3 +90,28 @@ class SeveralFilesTests:
         assert "picture.txt no se ha importado: No se puede importar este archivo" in (
             response.content.decode()
         )
+
+
+@pytest.mark.django_db
+class PastImportsPagesTests:
+    def test_older_imports_are_on_the_next_pages(self, alice: User, alice_client: Client) -> None:
+        # One re-upload of 26 files pushed every import that had added highlights off the
+        # list of the latest 20: its report, and "delete what an import added", were lost.
+        added = clippings_import(reader=alice, data=_sidecar("Harbour Lights"), file_name="a.lua")
+        for n in range(26):
+            clippings_import(reader=alice, data=_sidecar("Harbour Lights"), file_name=f"{n}.lua")
+
+        first = alice_client.get(reverse("import")).content.decode()
+        second = alice_client.get(reverse("import") + "?page=2").content.decode()
+
+        assert len(_rows(alice_client)) == 20
+        assert added.get_absolute_url() not in first
+        assert 'href="?page=2"' in first
+        assert added.get_absolute_url() in second
+        assert 'href="?page=1"' in second
+        assert "Page 2 of 2" in second
+
+    def test_a_few_imports_are_one_page(self, alice: User, alice_client: Client) -> None:
+        clippings_import(reader=alice, data=_sidecar("Harbour Lights"), file_name="a.lua")
+        page = alice_client.get(reverse("import")).content.decode()
+        assert 'class="pagination"' not in page
