@@ -44,8 +44,9 @@ class SharingForm(forms.Form):
     ) -> None:
         # Only the reader's own books can be chosen: another reader's book id is invalid.
         books: QuerySet[Book] = Book.objects.filter(reader=reader).order_by("title_sort", "pk")
-        self.keep = data.get("keep", "") if isinstance(data, QueryDict) else ""
-        if isinstance(data, QueryDict) and self.keep in (KEEP_ALL, KEEP_NONE):
+        asked = data.get("keep", "") if isinstance(data, QueryDict) else ""
+        self.keep = asked if asked in (KEEP_ALL, KEEP_NONE) else ""  # any other: a plain save
+        if isinstance(data, QueryDict) and self.keep:
             data = data.copy()
             chosen = books.values_list("pk", flat=True) if self.keep == KEEP_ALL else []
             data.setlist("excluded_books", [str(pk) for pk in chosen])

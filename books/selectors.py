@@ -398,7 +398,9 @@ def listed_words(rows: Iterable[list[int]]) -> list[ListedWord]:
     ids = [pk for row in rows for pk in row]
     found = Highlight.objects.listed().select_related("book").in_bulk(ids)
     by_id = {highlight.pk: highlight for highlight in with_book_languages(found.values())}
-    return [ListedWord([by_id[pk] for pk in row if pk in by_id]) for row in rows]
+    # A highlight purged between the two reads leaves its row, or only its place, out.
+    found_rows = ([by_id[pk] for pk in row if pk in by_id] for row in rows)
+    return [ListedWord(highlights) for highlights in found_rows if highlights]
 
 
 class WordPages(Sequence[ListedWord]):

@@ -244,7 +244,7 @@ class ImportTakenOver(Exception):
 def _held(the_import: Import, attempt: int, *, status: str) -> bool:
     """Whether `attempt` still holds the import, in `status`; the row locked until the
     transaction ends."""
-    rows = Import.objects.select_for_update().filter(
+    rows = Import.objects.select_for_update(no_key=True).filter(
         pk=the_import.pk, status=status, attempts=attempt
     )
     return rows.exists()

@@ -190,6 +190,20 @@ class SharingManyBooksTests:
         assert not profile.excluded_books.exists()
         assert "No book is kept to yourself now." in response.content.decode()
 
+    def test_an_unknown_keep_is_a_plain_save(self, alice: User, alice_client: Client) -> None:
+        shelf = _shelf(alice, 3)
+        response = alice_client.post(
+            reverse("sharing_settings"),
+            {"discoverable": "on", "display_name": "Alice", "keep": "bogus",
+             "excluded_books": [shelf[0].pk]},
+            follow=True,
+        )  # fmt: skip
+        profile = SharingProfile.objects.get(reader=alice)
+        assert list(profile.excluded_books.all()) == [shelf[0]]
+        page = response.content.decode()
+        assert "No book is kept to yourself now." not in page
+        assert "All your books are kept to yourself now." not in page
+
     def test_keeping_all_needs_the_page_to_be_valid(
         self, alice: User, alice_client: Client
     ) -> None:
