@@ -48,6 +48,12 @@ def connections(request: HttpRequest) -> HttpResponse:
         per_book_pair=None if the_book else PER_BOOK_PAIR,
     ).defer(*_UNSHOWN_PAIR_FIELDS)
     page = connections_page(pairs, request.GET.get("page"), per_page=25)
+    if the_book is not None:
+        # The chosen book's passage on the left of each pair, whichever side it is stored
+        # on (the lower id first): only the objects shown are turned, never saved.
+        for pair in page.object_list:
+            if pair.highlight_a.book_id != the_book.pk:
+                pair.highlight_a, pair.highlight_b = pair.highlight_b, pair.highlight_a
     shelf = LibraryCache(reader.pk)
     context = {
         "page": page,

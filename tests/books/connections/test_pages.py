@@ -6,6 +6,7 @@ from contextlib import AbstractContextManager
 
 import numpy as np
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.urls import reverse
 
@@ -195,6 +196,25 @@ class PerBookPairTests:
         assert page.paginator.count == PER_BOOK_PAIR + 1
         of_book = alice_client.get(reverse("connections"), {"book": str(echoes["a"].code)})
         assert len(of_book.context["page"].object_list) == 6
+
+    def test_a_books_pairs_show_its_passage_first(
+        self, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        a, b = echoes["a"], echoes["b"]
+        for chosen, other, first_words in ((a, b, "Eat plants"), (b, a, "Mostly plants")):
+            for query in (
+                {"book": str(chosen.code)},
+                {"book": str(chosen.code), "other": str(other.code)},
+            ):
+                page = alice_client.get(reverse("connections"), query)
+                pairs = page.context["page"].object_list
+                assert len(pairs) == 6
+                assert {p.highlight_a.book_id for p in pairs} == {chosen.pk}
+                html = page.content.decode()
+                for pair in pairs:
+                    assert html.index(pair.highlight_a.text) < html.index(pair.highlight_b.text)
+                assert all(p.highlight_a.text.startswith(first_words) for p in pairs)
+        assert not Connection.objects.filter(highlight_a_id__gt=F("highlight_b_id")).exists()
 
     def test_pages_of_two_hold_the_first_page_order_and_the_cap(
         self,
