@@ -142,7 +142,7 @@ def same_words(a: Sequence[str], b: Sequence[str]) -> bool:
     return bool(a) and tuple(a) == tuple(b)
 
 
-def shared_wording(a: Sequence[str], b: Sequence[str]) -> float:
+def shared_wording(a: Iterable[str], b: Iterable[str]) -> float:
     """The share of their words two wordings have in common (of all the words either has):
     1.0 for one passage quoted twice, about 0.8 for a quote and its variant ("you'll" for
     "you will", "tiny" for "small"), under 0.5 for a paraphrase."""

@@ -33,7 +33,7 @@ from django.db.models import (
 from django.db.models.functions import Greatest, Least, Length, RowNumber
 
 from accounts.models import User
-from books.connections.judge import wording
+from books.connections.judge import shared_wording, wording
 from books.connections.services import same_author
 from books.importing import identity
 from books.library_cache import LibraryCache
@@ -212,17 +212,24 @@ def highlight_connections(
 
 
 def _one_per_wording(found: list[ConnectedHighlight]) -> list[ConnectedHighlight]:
-    """The first of each wording (case, accents and punctuation aside), in `found`'s order;
-    the later ones become its `copies`."""
+    """The first of each passage, in `found`'s order; the later ones in its words or
+    nearly (NEAR_COPY of their words shared: "anybody" for "anyone") become its `copies`."""
     kept: list[ConnectedHighlight] = []
-    first: dict[tuple[str, ...], int] = {}
+    seen: list[frozenset[str]] = []  # the words of each kept one
     for connected in found:
-        words = wording(connected.highlight.text)
-        if words and words in first:
-            at = first[words]
+        words = frozenset(wording(connected.highlight.text))
+        at = next(
+            (
+                i
+                for i, other in enumerate(seen)
+                if words and shared_wording(words, other) >= NEAR_COPY
+            ),
+            None,
+        )
+        if at is not None:
             kept[at] = replace(kept[at], copies=(*kept[at].copies, connected.highlight))
             continue
-        first[words] = len(kept)
+        seen.append(words)
         kept.append(connected)
     return kept
 

@@ -123,9 +123,40 @@ class HighlightPageTests:
         content = alice_client.get(future.get_absolute_url()).content.decode()
         assert content.count("I never think of the future") == 1
         assert "The best way to predict the future is to create it." in content
-        assert "Word for word also in" in content
+        assert "The same passage also in" in content
         assert f'href="{copy.get_absolute_url()}"' in content
-        assert content.index("It comes soon enough.") < content.index("Word for word")
+        assert content.index("It comes soon enough.") < content.index("The same passage also in")
+
+    def test_one_saying_in_nearly_the_same_words_is_read_once(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        gift = _highlight(
+            alice, _book(alice, "Sayings, vol. 28", "Editor 225"),
+            "When the world is so complicated, the simple gift of friendship is within reach.",
+        )  # fmt: skip
+        eleanor = _book(alice, "Collected Sayings", "Roosevelt, Eleanor")
+        first = _highlight(
+            alice,
+            eleanor,
+            "Friendship with oneself is all important, because "
+            "without it one cannot be friends with anyone else in the world.",
+        )
+        again = _highlight(
+            alice,
+            eleanor,
+            "Friendship with oneself is all important because "
+            "without it one cannot be friends with anybody else in the world.",
+        )
+        round_ = _highlight(alice, _book(alice, "Sayings, vol. 7", "Editor 204"),
+                            "The world is round so that friendship may encircle it.")  # fmt: skip
+        _pair(gift, first, 0.84, STRENGTH.RELATED)
+        _pair(gift, again, 0.83, STRENGTH.RELATED)
+        _pair(gift, round_, 0.80, STRENGTH.RELATED)
+        content = alice_client.get(gift.get_absolute_url()).content.decode()
+        assert content.count("Friendship with oneself is all important") == 1
+        assert "The world is round so that friendship may encircle it." in content
+        assert f'href="{again.get_absolute_url()}"' in content
+        assert content.index("with anyone else") < content.index("The same passage also in")
 
     def test_with_no_judged_candidate_it_says_the_nearest_are_unweighed(
         self, alice: User, anger: dict[str, Highlight], alice_client: Client
