@@ -64,6 +64,9 @@ class ConnectionsBetweenBooksTests:
         assert "habit loop" in content
         assert "tides follow the moon" not in content
         assert "Pairs between" in content
+        count = between.context["page"].paginator.count
+        assert count >= 1
+        assert f"· {count} pair{'s' if count > 1 else ''} ·" in content
         # Either book may be named first.
         reverse_order = alice_client.get(url, {"book": str(power.code), "other": str(habits.code)})
         assert "habit loop" in reverse_order.content.decode()
