@@ -450,7 +450,7 @@ class ProgressPartialTests:
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         done = alice_client.get(url).content.decode()
         assert "hx-trigger" not in done
-        assert "5 of 5" in done
+        assert "All 5 highlights read." in done
 
     def test_it_shows_why_highlights_wait(self, alice: User, alice_client: Client) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
