@@ -24,7 +24,12 @@ from books.access import (
     reader_of,
 )
 from books.choices import books_cached
-from books.connections.selectors import connected_books, fresh_connections, highlight_connections
+from books.connections.selectors import (
+    connected_books,
+    fresh_connections,
+    highlight_connections,
+    library_connections,
+)
 from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
 from books.importing.selectors import import_reading, import_saving, imports_under_way
@@ -63,6 +68,13 @@ from exogram.paging import ListPaginator
 from review.services import highlight_of_the_day
 
 
+def _connections_found(reader: User, counts: EmbeddingProgress) -> int | None:
+    """The library's connections, said once it is all read; None while it is being read."""
+    if not counts.done:
+        return None
+    return library_connections(reader).order_by().count()
+
+
 def _library_eta(reader: User, counts: EmbeddingProgress) -> str:
     """The time left, at the pace of the latest import (the one a reader waits for)."""
     latest = Import.objects.filter(reader=reader).exclude(status=Import.Status.REFUSED).first()
@@ -84,6 +96,7 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "counts": counts,
         "eta": _library_eta(reader, counts),
+        "connections_found": _connections_found(reader, counts),
         "latest_import": Import.objects.filter(reader=reader).first(),
         "import_under_way": under_way,
         "imports_under_way": several,
@@ -459,6 +472,7 @@ def library_progress_partial(request: HttpRequest) -> HttpResponse:
     context = {
         "progress": counts,
         "eta": _library_eta(reader, counts),
+        "connections_found": _connections_found(reader, counts),
         "poll_url": request.path,
         # The home page's counts ride along (hx-swap-oob): the page says one thing.
         "counts": counts,

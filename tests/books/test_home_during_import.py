@@ -12,9 +12,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.models import User
+from books.connections.selectors import library_connections
+from books.embedding.pipeline import highlights_embed
 from books.importing import background
 from books.importing.clippings import parse_clippings
 from books.importing.screening import screen_entries
+from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from books.tasks import run_import
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
@@ -155,3 +159,36 @@ class PlannerAfterALargeImportTests:
             cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'books_highlight'")
             (estimated,) = cursor.fetchone()
         assert estimated == Highlight.objects.count() == 5
+
+
+@pytest.mark.django_db
+class HomeWhenReadTests:
+    def test_it_says_the_library_is_read_and_connected_instead_of_a_full_bar(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=DATA, file_name="c.txt")
+        under_way = alice_client.get(reverse("home")).content.decode()
+        # Under way, in the reader's words: read, still to read; a bar.
+        assert "<strong>0 of 5</strong> highlights read" not in under_way  # starting
+        assert "still to read" in under_way
+        assert "embedded" not in _text(under_way)
+        assert 'role="progressbar"' in under_way
+        mine = Highlight.objects.filter(reader=alice)
+        highlights_embed(ids=list(mine.values_list("pk", flat=True)))
+        found = library_connections(alice).count()
+        for url in (reverse("home"), reverse("library_progress")):
+            done = _text(alice_client.get(url).content.decode())
+            assert f"All 5 highlights read; {found} connections found." in done
+            assert "still to read" not in done
+        home = alice_client.get(reverse("home")).content.decode()
+        assert 'role="progressbar"' not in home
+        assert "hx-trigger" not in home
+        assert _text(home).count("read;") == 1
+
+    def test_it_says_so_in_spanish(self, alice: User, alice_client: Client) -> None:
+        clippings_import(reader=alice, data=DATA, file_name="c.txt")
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        home = alice_client.get(reverse("home"), HTTP_ACCEPT_LANGUAGE="es-ES").content.decode()
+        assert "Lectura terminada: 5 subrayados; <strong>0</strong> conexiones encontradas." in (
+            home
+        )

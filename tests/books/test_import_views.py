@@ -29,6 +29,15 @@ class ImportUploadTests:
         assert b'type="file"' in response.content
         assert b"old.txt" in response.content
 
+    def test_it_labels_the_drop_zone_for_every_format_not_kindle_clippings_only(
+        self, alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("import")).content.decode()
+        assert "Drop your highlights files here, or choose them:</label>" in page
+        assert "clippings file here" not in page
+        spanish = alice_client.get(reverse("import"), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert "Suelta aquí tus archivos de subrayados o elígelos:" in spanish.content.decode()
+
     def test_it_imports_an_upload_and_shows_the_report(self, alice_client: Client) -> None:
         response = alice_client.post(reverse("import"), _upload(clippings_file(*MEMORY_LIBRARY)))
         the_import = Import.objects.get()
@@ -441,7 +450,7 @@ class ProgressPartialTests:
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         done = alice_client.get(url).content.decode()
         assert "hx-trigger" not in done
-        assert "5 of 5" in done
+        assert "All 5 highlights read." in done
 
     def test_it_shows_why_highlights_wait(self, alice: User, alice_client: Client) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")

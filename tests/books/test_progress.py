@@ -116,14 +116,16 @@ class ImportReportProgressTests:
         self, the_import: Import, alice_client: Client
     ) -> None:
         content = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert "Imported; embedding is starting" in content
+        assert "Imported; starting to read the highlights" in content
         assert "Done</span>" not in content
         assert "<strong>Starting</strong>" in content
         _settle(embedded=7)
         done = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert '<span id="import-status">Done</span>' in done
         assert "3 image highlights have no text" in done
-        assert 'aria-valuenow="100"' in done
+        # Done: said in words, no full bar left standing.
+        assert "<strong>7 of 10</strong> highlights read." in done
+        assert 'role="progressbar"' not in done
 
     def test_it_shows_a_time_estimate_while_embedding(
         self, the_import: Import, alice_client: Client
@@ -155,12 +157,14 @@ class ImportReportProgressTests:
         # A page left open kept "embedding is starting" in its header while the bar moved.
         url = reverse("import_progress", args=[the_import.code])
         starting = alice_client.get(url).content.decode()
-        assert '<span id="import-status" hx-swap-oob="true">Imported; embedding is starting' in (
-            starting
-        )
+        starting_status = "Imported; starting to read the highlights"
+        assert f'<span id="import-status" hx-swap-oob="true">{starting_status}' in starting
         _settle(embedded=2)
         moving = alice_client.get(url).content.decode()
-        assert '<span id="import-status" hx-swap-oob="true">Imported; embedding 50%' in moving
+        assert (
+            '<span id="import-status" hx-swap-oob="true">Imported; reading the highlights: 50%'
+            in moving
+        )
         assert 'aria-valuenow="50"' in moving
         _settle(embedded=7)
         done = alice_client.get(url).content.decode()
@@ -251,7 +255,7 @@ class WaitingBehindAnotherLibraryTests:
         _worker_busy_with(alice)  # the worker reads both libraries in one turn
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY not in page
-        assert "Imported; embedding is starting" in page
+        assert "Imported; starting to read the highlights" in page
 
     def test_a_dead_workers_claim_on_another_library_is_not_a_reason(
         self, the_import: Import, alice_client: Client, bob: User

@@ -19,7 +19,7 @@ from tests.books.importing.devices import (
 )
 from tests.e2e.pages import assert_accessible, import_answered, log_in, snapshot
 
-LABEL = "Drop your clippings file here, or choose it:"
+LABEL = "Drop your highlights files here, or choose them:"
 
 
 def _upload(page: Page, base: str, path: Path) -> None:

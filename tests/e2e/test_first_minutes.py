@@ -317,7 +317,7 @@ def test_a_progress_page_left_open_says_one_thing(
     page.locator("#id_password2").fill(PASSWORD)
     page.get_by_role("button", name="Sign up").click()
     page.goto(f"{base}/import/")
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(
         files=[{"name": "My Clippings.txt", "mimeType": "text/plain", "buffer": _library()}]
     )
     page.get_by_role("button", name="Import", exact=True).click()

@@ -65,7 +65,7 @@ def test_a_reader_re_imports_and_finds_one_book_and_no_empty_ones(
         clippings_file(Entry(CURLY, HOURS, location="200-202"), fete, *locked, bookmark)
     )
     page.get_by_role("link", name="Import", exact=True).click()
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(upload)
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(upload)
     page.get_by_role("button", name="Import", exact=True).click()
     import_answered(page)
     expect(page.get_by_role("heading", name="Import of My Clippings.txt")).to_be_visible()

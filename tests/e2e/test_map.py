@@ -61,7 +61,7 @@ def _sign_in_and_import(page: Page, base: str) -> None:
     page.locator("#id_password2").fill(PASSWORD)
     page.get_by_role("button", name="Sign up").click()
     page.goto(f"{base}/import/")
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(
         files=[{"name": "My Clippings.txt", "mimeType": "text/plain", "buffer": _library()}]
     )
     page.get_by_role("button", name="Import", exact=True).click()

@@ -105,7 +105,7 @@ def test_a_new_reader_imports_explores_and_leaves(
     page.get_by_role("link", name="Import", exact=True).click()
     assert_accessible(page, axe_source)
     snapshot(page, "04-import")
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(clippings)
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(clippings)
     page.get_by_role("button", name="Import", exact=True).click()
     import_answered(page)
     expect(page.get_by_role("heading", name="Import of My Clippings.txt")).to_be_visible()

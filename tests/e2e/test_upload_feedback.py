@@ -31,7 +31,7 @@ def test_the_page_says_the_file_is_uploading_until_the_report(
     User.objects.create_user("alice", password=PASSWORD)
     log_in(page, base, "alice")
     page.goto(f"{base}/import/")
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(
         _clippings(tmp_path)
     )
     # What the page shows while the file goes, recorded as it changes: on this machine the
@@ -69,7 +69,7 @@ def test_without_javascript_the_form_posts_as_ever(
     page.get_by_role("button", name="Log in").click()
     page.goto(f"{base}/import/")
     expect(page.locator("#upload-status")).to_be_hidden()
-    page.get_by_label("Drop your clippings file here, or choose it:").set_input_files(
+    page.get_by_label("Drop your highlights files here, or choose them:").set_input_files(
         _clippings(tmp_path)
     )
     page.get_by_role("button", name="Import", exact=True).click()

@@ -31,8 +31,8 @@ class CountedWordsTests:
     @pytest.mark.parametrize(
         ("language", "one", "two"),
         [
-            ("en", "1 book 1 highlight 0 embedded", "2 books 2 highlights 0 embedded"),
-            ("es", "1 libro 1 subrayado 0 procesados", "2 libros 2 subrayados 0 procesados"),
+            ("en", "1 book 1 highlight 0 read", "2 books 2 highlights 0 read"),
+            ("es", "1 libro 1 subrayado 0 leídos", "2 libros 2 subrayados 0 leídos"),
         ],
     )
     def test_the_home_pages_counts_agree_with_their_numbers(
