@@ -33,7 +33,7 @@ from django.db.models import (
 from django.db.models.functions import Greatest, Least, Length, RowNumber
 
 from accounts.models import User
-from books.connections.judge import shared_wording, wording
+from books.connections.judge import negated, numbers_differ, numbers_of, shared_wording, wording
 from books.connections.services import same_author
 from books.importing import identity
 from books.library_cache import LibraryCache
@@ -190,46 +190,66 @@ class HighlightConnections:
 def highlight_connections(
     highlight: Highlight, *, per_strength: int = 3, shelf: LibraryCache | None = None
 ) -> HighlightConnections:
-    """`shelf`: the request's cached reads of the reader's library, if it has them."""
-    found = _one_per_wording(connections_for(highlight, limit=100, nearby=True))
+    """`shelf`: the request's cached reads of the reader's library, if it has them. One
+    passage in two books is read once within each list shown (_one_per_wording), so a
+    connection is never hidden under a candidate of another list."""
+    found = connections_for(highlight, limit=100, nearby=True)
     judged = [c for c in found if c.strength != Strength.NEARBY]
-    others = [c for c in judged if not c.same_author]
+    others = _one_per_wording([c for c in judged if not c.same_author])
     nearest: list[ConnectedHighlight] = []
     if not others:
         # Never a dead end, never a page that contradicts itself: the judge's best other
         # candidates, each with its verdict; only with none, the nearest by the vectors.
         nearest = [c for c in found if c.strength == Strength.NEARBY and not c.same_author]
         if not nearest:
-            unjudged = nearest_in_library(highlight, limit=2 * per_strength, shelf=shelf)
-            nearest = _one_per_wording(unjudged)
-        nearest = nearest[:per_strength]
+            nearest = nearest_in_library(highlight, limit=2 * per_strength, shelf=shelf)
+        nearest = _one_per_wording(nearest)[:per_strength]
     return HighlightConnections(
         same_idea=[c for c in others if c.strength == Strength.SAME_IDEA][:per_strength],
         related=[c for c in others if c.strength == Strength.RELATED][:per_strength],
-        same_author=[c for c in judged if c.same_author][: 2 * per_strength],
+        same_author=_one_per_wording([c for c in judged if c.same_author])[: 2 * per_strength],
         nearest=nearest,
     )
 
 
-def _one_per_wording(found: list[ConnectedHighlight]) -> list[ConnectedHighlight]:
-    """The first of each passage, in `found`'s order; the later ones in its words or
-    nearly (NEAR_COPY of their words shared: "anybody" for "anyone") become its `copies`."""
-    kept: list[ConnectedHighlight] = []
-    seen: list[frozenset[str]] = []  # the words of each kept one
-    for connected in found:
-        words = frozenset(wording(connected.highlight.text))
-        at = next(
-            (
-                i
-                for i, other in enumerate(seen)
-                if words and shared_wording(words, other) >= NEAR_COPY
-            ),
-            None,
+@dataclass(frozen=True)
+class _Wording:
+    """What tells one passage quoted twice from two passages: its words, whether it
+    negates, the numbers it names."""
+
+    words: frozenset[str]
+    negated: bool
+    numbers: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> "_Wording":
+        return cls(frozenset(wording(text)), negated(text), numbers_of(text))
+
+    def same_passage(self, other: "_Wording") -> bool:
+        """The same words or nearly (NEAR_COPY of them shared: "anybody" for "anyone"),
+        saying the same thing: not one negated ("…is not a choice"), not other numbers."""
+        small, large = sorted((len(self.words), len(other.words)))
+        if not small or small < NEAR_COPY * large:  # the share could not reach NEAR_COPY
+            return False
+        return (
+            shared_wording(self.words, other.words) >= NEAR_COPY
+            and self.negated == other.negated
+            and not numbers_differ(self.numbers, other.numbers)
         )
+
+
+def _one_per_wording(found: list[ConnectedHighlight]) -> list[ConnectedHighlight]:
+    """The first of each passage, in `found`'s order; the later ones that are the same
+    passage (_Wording.same_passage) become its `copies`."""
+    kept: list[ConnectedHighlight] = []
+    seen: list[_Wording] = []
+    for connected in found:
+        this = _Wording.of(connected.highlight.text)
+        at = next((i for i, other in enumerate(seen) if this.same_passage(other)), None)
         if at is not None:
             kept[at] = replace(kept[at], copies=(*kept[at].copies, connected.highlight))
             continue
-        seen.append(words)
+        seen.append(this)
         kept.append(connected)
     return kept
 

@@ -164,7 +164,7 @@ class PlannerAfterALargeImportTests:
 
 @pytest.mark.django_db
 class HomeWhenReadTests:
-    def test_it_says_the_library_is_read_and_connected_instead_of_a_full_bar(
+    def test_it_says_the_library_is_read_instead_of_a_full_bar(
         self, alice: User, alice_client: Client
     ) -> None:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")

@@ -233,7 +233,7 @@ class WaitingBehindAnotherLibraryTests:
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY in page
         assert '<span id="import-status">Imported; waiting for the worker</span>' in page
-        assert "waiting for the embedding model" not in page
+        assert "waiting for the model that reads them" not in page
         polled = alice_client.get(reverse("library_progress")).content.decode()
         assert OTHER_LIBRARY in polled
 
@@ -267,7 +267,7 @@ class WaitingBehindAnotherLibraryTests:
         )
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY not in page
-        assert "waiting for the embedding model" in page
+        assert "waiting for the model that reads them" in page
 
     def test_it_says_nothing_once_its_highlights_are_embedded(
         self, the_import: Import, alice_client: Client, bob: User

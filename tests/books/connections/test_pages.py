@@ -158,6 +158,34 @@ class HighlightPageTests:
         assert f'href="{again.get_absolute_url()}"' in content
         assert content.index("with anyone else") < content.index("The same passage also in")
 
+    def test_a_saying_and_its_negation_are_two_passages(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        mine = _highlight(alice, _book(alice, "Essays", "Montaigne"), "We choose our joys.")
+        said = "Happiness is a choice that we make every day of our lives."
+        denied = "Happiness is not a choice that we make every day of our lives."
+        _pair(mine, _highlight(alice, _book(alice, "A", "Author A"), said), 0.84, STRENGTH.RELATED)
+        _pair(mine, _highlight(alice, _book(alice, "B", "Author B"), denied), 0.8, STRENGTH.RELATED)
+        content = alice_client.get(mine.get_absolute_url()).content.decode()
+        assert said in content
+        assert denied in content
+        assert "The same passage also in" not in content
+
+    def test_a_connection_is_never_folded_under_a_candidate_of_another_list(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        mine = _highlight(alice, _book(alice, "On Anger", "Seneca"), "Anger is brief madness.")
+        nearby = "Anger is a brief madness that ruins the one who feels it, and others too."
+        kin = "Anger is a brief madness that ruins the one who feels it, and the others too."
+        _pair(mine, _highlight(alice, _book(alice, "Sayings", "Editor 1"), nearby), 0.3,
+              STRENGTH.NEARBY)  # fmt: skip
+        _pair(mine, _highlight(alice, _book(alice, "Letters", "Seneca"), kin), 0.8,
+              STRENGTH.RELATED)  # fmt: skip
+        found = alice_client.get(mine.get_absolute_url()).context["connections"]
+        assert [c.highlight.text for c in found.same_author] == [kin]
+        assert [c.highlight.text for c in found.nearest] == [nearby]
+        assert not found.nearest[0].copies
+
     def test_with_no_judged_candidate_it_says_the_nearest_are_unweighed(
         self, alice: User, anger: dict[str, Highlight], alice_client: Client
     ) -> None:
