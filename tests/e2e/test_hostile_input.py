@@ -194,6 +194,10 @@ def test_the_content_security_policy_blocks_nothing_of_the_sites_own(
         header = page.evaluate("() => document.readyState")
         assert header == "complete"
     # The progress bar's width comes from a class (pct-0 … pct-100), never a style attribute.
+    # A bar shows while the library is being read: one passage left to read.
+    Highlight.objects.filter(pk=_first_highlight_pk(hostile_reader)).update(
+        is_word=False, embedding_status=Highlight.EmbeddingStatus.PENDING
+    )
     page.goto(base + "/")
     bars = page.eval_on_selector_all(
         ".progress > span", "bars => bars.map(b => [b.className, b.getAttribute('style')])"
@@ -203,6 +207,12 @@ def test_the_content_security_policy_blocks_nothing_of_the_sites_own(
     assert violations == []
     assert dialogs == []
     context.close()
+
+
+def _first_highlight_pk(reader: User) -> int:
+    first = Highlight.objects.filter(reader=reader).order_by("location_start").first()
+    assert first is not None
+    return first.pk
 
 
 @pytest.fixture(autouse=True)
