@@ -64,11 +64,13 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     expect(page.get_by_role("heading", name="Importar subrayados")).to_be_visible()
     assert_accessible(page, axe_source)
     snapshot(page, "es-03-import")
-    page.get_by_label("Suelta aquí tu archivo de recortes o elígelo:").set_input_files(clippings)
+    page.get_by_label("Suelta aquí tus archivos de subrayados o elígelos:").set_input_files(
+        clippings
+    )
     page.get_by_role("button", name="Importar", exact=True).click()
     import_answered(page)
     expect(page.get_by_role("heading", name="Importación de My Clippings.txt")).to_be_visible()
-    expect(page.get_by_text("4 de 4")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_text("Lectura terminada: 4 subrayados.")).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_text(re.compile(r"Esta importación ha creado \d+ conexi"))).to_be_visible(
         timeout=TIMEOUT
     )
