@@ -88,8 +88,17 @@ def minilm(settings: Any) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_word_shares() -> Iterator[None]:
-    # The statistics are read once per few minutes per process; each test reads its own.
+def _fresh_word_shares(db: None) -> Iterator[None]:
+    # The statistics are PostgreSQL's own, left by the last ANALYZE (the worker's, or
+    # autovacuum's) of rows an earlier test committed: "memory" in most of them, and the
+    # any-word fallback here then read "memory" as common. Each test starts with none, as a
+    # new library does (gone in its transaction, back when it rolls back), and reads them
+    # afresh: they are read once per few minutes per process.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM pg_statistic WHERE starelid = %s::regclass",
+            ["highlight_search_stems_gin"],
+        )
     forget_word_shares()
     yield
     forget_word_shares()
