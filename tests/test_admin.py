@@ -43,11 +43,6 @@ class ImportAdminTests:
     """An import is a record of the past: staff read it, never add, edit or delete one."""
 
     @pytest.fixture
-    def staff(self, client: Client) -> Client:
-        client.force_login(User.objects.create_superuser("admin", password="x"))
-        return client
-
-    @pytest.fixture
     def refused(self, alice: User) -> Import:
         return Import.objects.create(
             reader=alice,
@@ -58,9 +53,9 @@ class ImportAdminTests:
         )
 
     def test_it_shows_an_import_with_no_field_to_edit_and_no_link_to_the_readers_page(
-        self, staff: Client, refused: Import
+        self, admin_client: Client, refused: Import
     ) -> None:
-        response = staff.get(reverse("admin:books_import_change", args=[refused.pk]))
+        response = admin_client.get(reverse("admin:books_import_change", args=[refused.pk]))
         assert response.status_code == 200
         page = response.content.decode()
         assert "Not a file Exogram reads." in page
@@ -71,10 +66,10 @@ class ImportAdminTests:
         # The report is its reader's page alone: staff get a 404 there.
         assert refused.get_absolute_url() not in page
         assert "/r/" not in page  # Django's "View on site" redirect
-        assert staff.get(refused.get_absolute_url()).status_code == 404
+        assert admin_client.get(refused.get_absolute_url()).status_code == 404
 
-    def test_it_refuses_a_change_made_anyway(self, staff: Client, refused: Import) -> None:
-        response = staff.post(
+    def test_it_refuses_a_change_made_anyway(self, admin_client: Client, refused: Import) -> None:
+        response = admin_client.post(
             reverse("admin:books_import_change", args=[refused.pk]),
             {"status": "done", "attempts": "0", "file_name": "x", "reader": refused.reader_id},
         )
@@ -82,11 +77,11 @@ class ImportAdminTests:
         refused.refresh_from_db()
         assert (refused.status, refused.file_name) == (Import.Status.REFUSED, "notes.pdf")
 
-    def test_it_adds_and_deletes_none(self, staff: Client, refused: Import) -> None:
-        assert staff.get(reverse("admin:books_import_add")).status_code == 403
+    def test_it_adds_and_deletes_none(self, admin_client: Client, refused: Import) -> None:
+        assert admin_client.get(reverse("admin:books_import_add")).status_code == 403
         delete = reverse("admin:books_import_delete", args=[refused.pk])
-        assert staff.post(delete, {"post": "yes"}).status_code == 403
-        listing = staff.get(reverse("admin:books_import_changelist")).content.decode()
+        assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+        listing = admin_client.get(reverse("admin:books_import_changelist")).content.decode()
         assert "delete_selected" not in listing
         assert reverse("admin:books_import_add") not in listing
         assert Import.objects.filter(pk=refused.pk).exists()
