@@ -1,10 +1,10 @@
 """Reads of a reader's library that more than one view or command needs."""
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import overload
+from typing import TypeVar, overload
 
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.expressions import OrderBy
@@ -366,29 +366,50 @@ class ListedWord:
         return list(found.values())
 
 
+_T = TypeVar("_T")
+
+
+def _repeated(keys: Iterable[str]) -> set[str]:
+    return {key for key, count in Counter(keys).items() if key and count > 1}
+
+
+def one_row_per_look_up(
+    items: Sequence[_T], keys: Sequence[str], looked_up: Callable[[_T], bool]
+) -> list[list[_T]]:
+    """The items in their order, a row each, but a word looked up more than once (in one
+    book or several: the same `word_key`, each `looked_up`) is one row where it was first
+    looked up, as it is one card in the words deck. A heading or a fragment is a row of its
+    own, a place in its book. `looked_up` is asked only where a key repeats."""
+    repeated = _repeated(keys)
+    rows: list[list[_T]] = []
+    words: dict[str, list[_T]] = {}
+    for item, key in zip(items, keys, strict=True):
+        if key in repeated and looked_up(item):
+            if key not in words:
+                words[key] = []
+                rows.append(words[key])
+            words[key].append(item)
+        else:
+            rows.append([item])
+    return rows
+
+
 def word_rows(reader: User, *, book: Book | None = None) -> list[list[int]]:
-    """The ids of the rows a words page lists, in reading order (`words_for`). A word looked
-    up more than once (in one book or several) is one row, where it was first looked up, as
-    it is one card in the words deck (the same `is_look_up` and `word_key`); a heading or a
-    fragment is a row of its own, a place in its book. Reads one short row per word."""
+    """The ids of the rows a words page lists, in reading order (`words_for`), one per
+    looked-up word (`one_row_per_look_up`). Reads one short row per word."""
     rows = list(words_for(reader, book=book).values_list("pk", "text", "book_id", "language"))
     keys = [word_key(text) for _, text, _, _ in rows]
-    repeated = {key for key, count in Counter(keys).items() if key and count > 1}
     # The kind is read only where a key repeats: word_kind is the slow part of a long list.
+    repeated = _repeated(keys)
     languages = book_languages(
         {book_id for (_, _, book_id, _), key in zip(rows, keys, strict=True) if key in repeated}
     )
-    listed: list[list[int]] = []
-    words: dict[str, list[int]] = {}
-    for (pk, text, book_id, own), key in zip(rows, keys, strict=True):
-        if key in repeated and is_look_up(text, language=languages.get(book_id) or own):
-            if key not in words:
-                words[key] = []
-                listed.append(words[key])
-            words[key].append(pk)
-        else:
-            listed.append([pk])
-    return listed
+    grouped = one_row_per_look_up(
+        rows,
+        keys,
+        lambda row: is_look_up(row[1], language=languages.get(row[2]) or row[3]),
+    )
+    return [[pk for pk, _, _, _ in row] for row in grouped]
 
 
 def listed_words(rows: Iterable[list[int]]) -> list[ListedWord]:
@@ -403,14 +424,19 @@ def listed_words(rows: Iterable[list[int]]) -> list[ListedWord]:
     return [ListedWord(highlights) for highlights in found_rows if highlights]
 
 
-class WordPages(Sequence[ListedWord]):
-    """`word_rows` for a Paginator: only the rows of the page shown are read whole."""
+class WordPages:
+    """`word_rows` for a Paginator, which reads them by slices: only the rows of the page
+    shown are read whole. A row whose highlights were purged between the two reads is left
+    out of its page (`listed_words`)."""
 
     def __init__(self, rows: list[list[int]]) -> None:
         self._rows = rows
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def __iter__(self) -> Iterator[ListedWord]:
+        return iter(self[:])
 
     @overload
     def __getitem__(self, index: int) -> ListedWord: ...
@@ -419,7 +445,10 @@ class WordPages(Sequence[ListedWord]):
     def __getitem__(self, index: int | slice) -> ListedWord | list[ListedWord]:
         if isinstance(index, slice):
             return listed_words(self._rows[index])
-        return listed_words([self._rows[index]])[0]
+        found = listed_words([self._rows[index]])
+        if not found:
+            raise LookupError(f"the words of row {index} were purged after the rows were read")
+        return found[0]
 
 
 # The kinds of a reader's words as a book page lists them, in this order.
@@ -435,16 +464,16 @@ def words_by_kind(
 ) -> list[tuple[str, str, list[Highlight], int]]:
     """A book's words grouped by what they are (books.vocabulary.word_kind): (kind, label,
     the first `shown`, how many in all) for each kind the book has. A word looked up twice
-    ("oneself", "Oneself,") is one word, as in the words deck: listed once, where first."""
+    ("oneself", "Oneself,") is one word, as in the words deck: listed once, where first
+    (`one_row_per_look_up`)."""
+    kinds = [(word, word.word_kind) for word in with_book_languages(words)]
+    rows = one_row_per_look_up(
+        kinds,
+        [word_key(word.text) for word, _ in kinds],
+        lambda word_and_kind: word_and_kind[1] == WordKind.LOOK_UP,
+    )
     groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}
-    looked_up: set[str] = set()
-    for word in with_book_languages(words):
-        kind = word.word_kind
-        if kind == WordKind.LOOK_UP:
-            key = word_key(word.text)
-            if key in looked_up:
-                continue
-            looked_up.add(key)
+    for (word, kind), *_ in rows:
         groups[kind].append(word)
     return [
         (kind, str(WORD_KIND_LABELS[kind]), found[:shown], len(found))

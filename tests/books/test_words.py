@@ -16,6 +16,7 @@ from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map.services import library_map_refresh
 from books.models import Book, Connection, Highlight
+from books.selectors import WordPages, word_rows
 from tests.books.kindle import BORGES, SACKS, Entry, clippings_file
 
 WORDS_LIBRARY = [
@@ -203,6 +204,17 @@ class WordsPageTests:
         # session, user, the words' rows, their books' languages (for the words met more than
         # once), the page's highlights with their books, and those books' languages
         assert len(many) == len(few) == 6
+
+    def test_a_row_purged_between_the_two_reads_is_left_out_of_its_page(self, alice: User) -> None:
+        _import(alice, *WORDS_LIBRARY)
+        pages = WordPages(word_rows(alice))
+        Highlight.objects.filter(reader=alice, text="sine qua non").delete()
+        assert len(pages) == 3  # the rows were read before
+        assert [w.highlight.text for w in pages[0:3]] == ["ineffable", "reminiscence"]
+        assert [w.highlight.text for w in pages] == ["ineffable", "reminiscence"]
+        assert pages[0].highlight.text == "ineffable"
+        with pytest.raises(LookupError, match="row 1 were purged"):
+            pages[1]
 
     def test_it_has_an_empty_state(self, alice_client: Client) -> None:
         assert b"No words yet" in alice_client.get(reverse("words")).content
