@@ -230,6 +230,11 @@ def word_key(text: str) -> str:
 NOUNS_CAPITALISED = "de"
 
 
+# Longer than any word a reader looks up or a chapter is titled with (German's longest,
+# a 63-letter law's name, included).
+LONGEST_WORD = 64
+
+
 def word_kind(text: str, *, language: str = "") -> str:
     """What one of the reader's words (`is_vocabulary`) is: a look-up, a heading or a
     fragment (see the module's docstring). `language`: the book's (books.selectors.
@@ -244,6 +249,8 @@ def word_kind(text: str, *, language: str = "") -> str:
         return WordKind.LOOK_UP if looked_up else WordKind.FRAGMENT
     if not words:
         return WordKind.FRAGMENT  # a number or marks: nothing to look up
+    if max(len(word) for word in words) > LONGEST_WORD:
+        return WordKind.FRAGMENT  # a run of letters pasted or held down: no word, no title
     if is_heading(text, language=language):
         # "Why Readers Stop", "THE QUIET HOURS", "1 Reading From the Margins",
         # "Step 3: Write it down", "Capítulo tres", "CHAPTER SEVEN: THE POWER OF HABIT …"

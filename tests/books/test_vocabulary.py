@@ -144,6 +144,9 @@ WORD_KINDS = [
     ("す", WordKind.FRAGMENT),
     ("共感の危うさ", WordKind.FRAGMENT),
     ("https://www.khanacademy.org/talks", WordKind.FRAGMENT),
+    # Longer than any word: a pasted run of letters, neither a look-up nor a heading.
+    ("W" * 100, WordKind.FRAGMENT),
+    ("abc" * 30, WordKind.FRAGMENT),
     # A title cited inside a sentence (its comma goes on), not a heading.
     ("‘Leading Snowflakes’,", WordKind.FRAGMENT),  # noqa: RUF001
 ]

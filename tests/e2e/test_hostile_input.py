@@ -22,6 +22,7 @@ from books.models import Book, Highlight, Import
 from books.services import highlight_note_update, highlight_tag
 from tests.books.kindle import Entry, clippings_file
 from tests.conftest import PASSWORD
+from tests.e2e.pages import fits_the_screen
 
 SCRIPT = '<script>alert("script")</script>'
 IMG = "<img src=x onerror=alert('img')>"
@@ -31,6 +32,7 @@ TEMPLATE = "{{ 7|add:4242 }} {% now 'Y' %}"
 JS_URL = "javascript:alert('url')"
 RTL = "\u202egnp.exe\u202c harmless"
 HUGE_WORD = "W" * 100_000
+LONG_TITLE = "T" * 2_000
 
 PAYLOADS = [SCRIPT, IMG, SVG, ATTRIBUTE, TEMPLATE, JS_URL, RTL]
 TAGS = [SCRIPT[:64], IMG, TEMPLATE, "a/../b", "..", JS_URL]
@@ -62,6 +64,8 @@ def _hostile_library(reader: User) -> list[str]:
     ]
     entries.append(Entry(f"Long Words ({RTL})", f"{HUGE_WORD} ends here.", location="900"))
     entries.append(Entry(f"{SCRIPT} Notes", f"{IMG} and a note", kind="Note", location="950"))
+    entries.append(Entry(f"{LONG_TITLE} (Long Author)", "A passage under it.", location="960"))
+    entries.append(Entry(f"Long Words ({RTL})", HUGE_WORD[:5_000], location="970"))  # one "word"
     clippings_import(reader=reader, data=clippings_file(*entries), file_name=f"{SCRIPT}{IMG}.txt")
     highlights = list(Highlight.objects.filter(reader=reader).order_by("location_start"))
     for highlight, payload in zip(highlights, PAYLOADS, strict=False):
@@ -169,6 +173,29 @@ def test_hostile_text_stays_text_on_every_page(
     assert TEMPLATE in page.inner_text("body")
     assert dialogs == []
     assert visited > 40
+    context.close()
+
+
+@pytest.mark.parametrize("size", [{"width": 390, "height": 844}, {"width": 1280, "height": 800}])
+def test_a_word_longer_than_the_screen_breaks_instead_of_widening_the_page(
+    browser: Browser, live_server: Any, hostile_reader: User, size: dict[str, int]
+) -> None:
+    base = str(live_server)
+    highlight_urls = _hostile_library(hostile_reader)
+    context = _logged_in_context(browser, base, hostile_reader, viewport=size)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    books = [f"/books/{b.code}/" for b in Book.objects.filter(reader=hostile_reader)]
+    wider = []
+    for url in ["/library/", "/library/?sort=recent", "/words/", *books, *highlight_urls]:
+        page.goto(base + url)
+        if not fits_the_screen(page):
+            wider.append(url)
+    assert wider == []
+    # A run of 5,000 letters is no heading of its book: a fragment.
+    long_words = Book.objects.get(reader=hostile_reader, title__startswith="Long Words")
+    page.goto(f"{base}/books/{long_words.code}/")
+    assert "Fragments" in page.inner_text("main")
     context.close()
 
 
