@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from accounts.models import User
+from books.exporting.markdown import NAME_MAX_LENGTH, file_stem
 from books.exporting.readwise import neutralize
 from books.exporting.services import library_export
 from books.models import Book, Highlight
@@ -70,6 +71,30 @@ class MarkdownExportTests:
         assert "★ favourite" in text
         again = library_export(reader=alice, format="md", book=book).data.decode()
         assert re.findall(r"\^exo-[0-9a-f-]+", again) == re.findall(r"\^exo-[0-9a-f-]+", text)
+
+    def test_its_labels_are_in_the_readers_language(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        book = rows["To"].book
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        assert "> — Posición 412-414 · añadido el 2025-03-03\n" in text
+        assert "**Nota:** Read this twice.\n" in text
+        assert "★ favorito" in text
+        assert "title: " in text  # the front matter's keys are Obsidian's, in English
+        with zipfile.ZipFile(io.BytesIO(library_export(reader=alice, format="md").data)) as zipped:
+            inside = zipped.read("Ficciones - Borges, Jorge Luis.md").decode()
+        assert "**Nota:** Read this twice." in inside
+
+    def test_a_long_title_is_cut_between_two_words_in_its_file_name(self, alice: User) -> None:
+        title = "The 4-Hour Workweek, Expanded and Updated, " + "Cutting-Edge Content " * 8
+        book = Book.objects.create(reader=alice, title=title, authors="Ferriss, Timothy")
+        stem = file_stem(book)
+        assert len(stem) <= NAME_MAX_LENGTH
+        assert title.startswith(stem)
+        assert title[len(stem)] == " "  # the next word was left whole, not cut
+        assert file_stem(Book(title="W" * 500)) == "W" * NAME_MAX_LENGTH
 
     def test_it_keeps_multi_line_highlights_inside_the_quote(
         self, alice: User, rows: dict[str, Highlight]
