@@ -8,6 +8,7 @@ Django, like the parser.
 """
 
 from dataclasses import fields, replace
+from functools import cache
 
 from books.importing.clippings import Clipping, ParseResult, Problem
 from books.text import CONTROL_CHARACTERS, without_controls
@@ -59,14 +60,19 @@ def _without_controls(clipping: Clipping) -> Clipping:
     file, a sync glitch) and the database refuses it; a bell, a backspace or an escape came
     out in the exports (docs/security.md)."""
     changes: dict[str, object] = {}
-    for each in fields(clipping):
-        value = getattr(clipping, each.name)
+    for name in _field_names(type(clipping)):
+        value = getattr(clipping, name)
         if isinstance(value, str):
             if CONTROL_CHARACTERS.search(value):
-                changes[each.name] = without_controls(value)
+                changes[name] = without_controls(value)
         elif isinstance(value, tuple) and any(
             isinstance(item, str) and CONTROL_CHARACTERS.search(item) for item in value
         ):
             kept = (without_controls(item) if isinstance(item, str) else item for item in value)
-            changes[each.name] = tuple(item for item in kept if item != "")
+            changes[name] = tuple(item for item in kept if item != "")
     return replace(clipping, **changes) if changes else clipping  # type: ignore[arg-type]
+
+
+@cache
+def _field_names(kind: type[Clipping]) -> tuple[str, ...]:
+    return tuple(each.name for each in fields(kind))
