@@ -8,7 +8,6 @@ Django, like the parser.
 """
 
 from dataclasses import fields, replace
-from functools import cache
 
 from books.importing.clippings import Clipping, ParseResult, Problem
 from books.text import CONTROL_CHARACTERS, without_controls
@@ -73,6 +72,11 @@ def _without_controls(clipping: Clipping) -> Clipping:
     return replace(clipping, **changes) if changes else clipping  # type: ignore[arg-type]
 
 
-@cache
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _field_names(kind: type[Clipping]) -> tuple[str, ...]:
-    return tuple(each.name for each in fields(kind))
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(each.name for each in fields(kind))
+    return names
