@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from books.exporting.library import BookExport, location_label
 from books.models import Book, Highlight
-from books.text import without_bidi_controls
+from books.text import without_bidi_controls, without_controls
 
 # Characters no file name should carry: control characters, path separators and what
 # Windows or Obsidian refuse, and the bidirectional controls that make `gpj.exe` read as
@@ -43,19 +43,22 @@ def block_id(highlight: Highlight) -> str:
 
 def _yaml(value: object) -> str:
     if isinstance(value, str):
-        value = without_bidi_controls(value)
+        value = without_controls(without_bidi_controls(value))
     return json.dumps(value, ensure_ascii=False)
 
 
 def _tag(name: str) -> str:
-    # An Obsidian tag is one word: spaces become hyphens.
-    return "#" + "-".join(without_bidi_controls(name).split())
+    # An Obsidian tag is one word: spaces become hyphens. The reader's words like any
+    # other's: `<img/src=x/onerror=…>` as a tag was written as HTML (docs/security.md);
+    # an ordinary tag has nothing to escape and stays an Obsidian tag (#tag).
+    return "#" + _inline("-".join(name.split()))
 
 
 def _inline(text: str) -> str:
-    # A person reads this file: no explicit bidirectional control reverses a line of it
+    # A person reads this file: no explicit bidirectional control reverses a line of it,
+    # and no control character (a bell, an escape) is written for a terminal to act on
     # (docs/security.md); the JSON export keeps them.
-    text = without_bidi_controls(text)
+    text = without_controls(without_bidi_controls(text))
     return _BLOCK_ID.sub(r"\\^", _HTML_START.sub(r"\\<", text))
 
 
