@@ -21,11 +21,11 @@ from affinity.services import (
     sharing_update,
 )
 from affinity.tasks import refresh_centroid
-from exogram.queues import reader_queue_name
 from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import embed_highlights
+from exogram.queues import reader_queue_name
 from tests.affinity.library import (
     MODEL,
     book,
