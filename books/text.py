@@ -197,8 +197,9 @@ _BREAKING_CONTROLS = str.maketrans({"\x0b": " ", "\x0c": " ", "\x85": " "})
 
 def without_controls(text: str) -> str:
     """A text without control characters other than tab, line feed and carriage return:
-    what an import keeps (books.importing.screening) and what an export writes of a text
-    stored before."""
+    what the CSV and Markdown exports write. Stored texts keep what the file held (NUL
+    aside, books.importing.screening): a highlight's identity is read from its stored
+    text, and cleaning new imports only would make a library's older entries new again."""
     if CONTROL_CHARACTERS.search(text) is None:
         return text  # every ordinary text, unchanged
     return CONTROL_CHARACTERS.sub("", text.translate(_BREAKING_CONTROLS))
