@@ -52,6 +52,7 @@ from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
     close_distance,
+    in_reading_case,
     library_bound,
     nearest_meaning,
     nearest_theme,
@@ -266,6 +267,7 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     except EncoderUnavailable:
         return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
+    text = in_reading_case(encoders.main, text)
     # Measured for a model of many languages; an English model cuts a Spanish word into
     # pieces as well (the language notice says what is wrong then).
     if model_languages(encoders) is None and reads_as_fragments(encoders.main, text):
