@@ -35,6 +35,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext
 
 from accounts.models import User
 from books.connections.neighbours import Neighbour
+from books.library_cache import LibraryCache
 from books.models import Book, Highlight, Tag, search_document
 from books.search.filters import SearchFilters, reader_library
 from books.search.fusion import (
@@ -71,6 +72,7 @@ from books.search.names import (
     reader_books,
 )
 from books.search.query import (
+    FEW_WORDS,
     PREFIX,
     QUERY_MAX_LENGTH,
     WORD,
@@ -102,6 +104,7 @@ __all__ = [
     "forget_word_shares",
     "search",
     "search_run",
+    "tag_named",
 ]
 
 
@@ -235,6 +238,30 @@ def _typed_prefixes(query: str, fields: tuple[str, ...]) -> str:
         m for m in PREFIX.finditer(query[:QUERY_MAX_LENGTH]) if prefix_field(m.group(1)) in fields
     )
     return " ".join(m.group(0) for m in found)
+
+
+def tag_named(reader: User, query: str, shelf: LibraryCache | None = None) -> str:
+    """The reader's tag whose name is the whole query ("liderazgo" when they have a tag
+    "Liderazgo"), or "": the page offers its filter (`tag:`). A search by words reads the
+    text and notes, never the tags: a tag is the reader's word *about* a highlight, and one
+    named like a common word ("vida", "work") would lead every search for that word. The
+    names are kept under the library's version (a tag's change bumps it): the page reads
+    that version for its book choices anyway."""
+    parsed = parse_query(query)
+    if len(parsed.units) > FEW_WORDS or parsed.authors or parsed.books or parsed.tags:
+        return ""
+    words = " ".join(word for _, unit in parsed.units for word in WORD.findall(" ".join(unit)))
+    if not words or parsed.exclusions:
+        return ""
+    shelf = shelf or LibraryCache(reader.pk)
+    names = shelf.get(
+        "tag-names",
+        lambda: {
+            " ".join(WORD.findall(fold(name))): name
+            for name in Tag.objects.filter(reader=reader).values_list("name", flat=True)
+        },
+    )
+    return names.get(words, "")
 
 
 def _tagged(

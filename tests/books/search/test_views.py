@@ -15,7 +15,7 @@ from django.urls import reverse
 from accounts.models import User
 from books.embedding.pipeline import highlights_embed
 from books.importing.clippings import normalize_author
-from books.models import Book, Highlight
+from books.models import Book, Highlight, Tag
 from books.search.query import parse_query
 from books.search.search import NOTICE_MODEL_UNAVAILABLE
 from books.search.spelling import SUGGESTED_UP_TO
@@ -380,6 +380,26 @@ class SearchPageTests:
                 assert parsed.authors or parsed.books or parsed.tags, code
                 assert not parsed.units, code
         assert " or " not in " ".join(codes)
+
+    def test_a_query_that_is_a_tags_name_offers_the_tag(
+        self, alice: User, bob: User, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        tag = Tag.objects.create(reader=alice, name="Liderazgo")
+        shelf["funes"].tags.add(tag)
+        Tag.objects.create(reader=bob, name="memoria")  # another reader's: never offered
+        response = alice_client.get(reverse("search"), {"q": "LIDERAZGO", "mode": "keyword"})
+        page = unquote(response.content.decode())
+        assert "You have a tag “Liderazgo”" in page
+        assert "q=tag:Liderazgo" in page
+        listed = alice_client.get(reverse("search"), {"q": "tag:liderazgo"})
+        assert [r.highlight for r in listed.context["found"].results] == [shelf["funes"]]
+        for query in ["memoria", "liderazgo memoria", "-liderazgo"]:
+            other = alice_client.get(reverse("search"), {"q": query, "mode": "keyword"})
+            assert "You have a tag" not in other.content.decode(), query
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(reverse("search"), {"q": "liderazgo", "mode": "keyword"})
+        assert "Tienes una etiqueta “Liderazgo”" in spanish.content.decode()
 
     def test_it_counts_what_it_found(
         self, alice_client: Client, shelf: dict[str, Highlight]
