@@ -102,12 +102,15 @@ def prefix_field(name: str) -> str:
     return PREFIXES[fold(name)]
 
 
-def _spanish_ors(query: str) -> frozenset[int]:
+def _spanish_ors(query: str, count: int) -> frozenset[int]:
     """Which of the query's terms (by their place among `_UNIT`'s) are a capital "O" between
-    two others: `or` to a Spanish reader. None in a query with no lower-case letter."""
+    two others: `or` to a Spanish reader. None in a query with no lower-case letter, or when
+    folding changed how many terms there are (a spacing accent, "¨", folds to a space)."""
     if not any(letter.islower() for letter in query):
         return frozenset()
     tokens = [m.group(0) for m in _UNIT.finditer(PREFIX.sub(" ", query))]
+    if len(tokens) != count:
+        return frozenset()
     return frozenset(i for i in range(1, len(tokens) - 1) if tokens[i] == _SPANISH_OR)
 
 
@@ -125,7 +128,8 @@ def parse_query(query: str) -> ParsedQuery:
         return " "
 
     rest = PREFIX.sub(prefix, folded)
-    ors = _spanish_ors(query.strip()[:QUERY_MAX_LENGTH])
+    matches = list(_UNIT.finditer(rest))
+    ors = _spanish_ors(query.strip()[:QUERY_MAX_LENGTH], len(matches))
     units: dict[str, tuple[str, ...]] = {}
     exclusions: list[str] = []
     clauses: list[list[int]] = []
@@ -133,7 +137,7 @@ def parse_query(query: str) -> ParsedQuery:
     excluded_symbols: list[str] = []
     joined = False  # the last token was "or"
     previous = ""
-    for place, match in enumerate(_UNIT.finditer(rest)):
+    for place, match in enumerate(matches):
         negated, phrase, word = match.group(1), match.group(2), match.group(3)
         left_out = bool(negated) or (word is not None and word.startswith("-"))
         (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))

@@ -68,6 +68,8 @@ class SpanishOrTests:
         # Inside quotes, or a prefix's value, it is the text's.
         assert parse_query('"palacio O río"').units[0][1] == ("palacio", "o", "rio")
         assert parse_query('palacio libro:"a O b" río').books == ("a o b",)
+        # Folding made two terms of one ("¨" is a space once folded): no term is taken for O.
+        assert parse_query("palacio O río a¨b").clauses == ((0,), (1,), (2,), (3,), (4,))
 
 
 @pytest.mark.django_db
