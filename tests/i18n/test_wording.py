@@ -58,7 +58,8 @@ class SpanishPageWordingTests:
         self, alice: User, alice_client: Client
     ) -> None:
         page = alice_client.get(reverse("search"), headers=SPANISH).content.decode()
-        assert "<code>palacio or río</code>" in page
+        assert "<code>palacio O río</code>" in page
+        assert "<code>autor:borges</code>" in page
         assert "palace" not in page
 
     def test_the_import_page_leaves_no_space_before_punctuation(
