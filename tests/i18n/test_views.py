@@ -62,7 +62,7 @@ class BrowserLanguageTests:
         # One sentence to translate, not seven pieces stitched in English order.
         assert (
             "Una conexión son dos pasajes de libros distintos que dicen algo parecido: la "
-            "<strong>misma idea</strong> con otras palabras, o un tema <strong>relacionado</strong>"
+            "<strong>misma idea</strong>, o un tema <strong>relacionado</strong>"
         ) in connections
         assert f'<a href="{reverse("words")}">tus palabras</a>, y nunca se conectan.' in connections
 
