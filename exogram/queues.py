@@ -41,6 +41,13 @@ def task_queues(default_queue: str) -> tuple[Queue, Queue]:
     return (Queue(reader_queue_name(default_queue)), Queue(default_queue))
 
 
+# A reader's place among kindred readers (its centroid): a reader who turns sharing on,
+# and every sharing reader's page, waited for it about eight minutes behind another
+# reader's embedding turns. One scan of the reader's rows, and a probe for echoes that
+# stops after a few seconds and queues the rest (affinity.services.ECHO_BUDGET_SECONDS).
+READER_WAITS = READER_WAITS | {"affinity.tasks.refresh_centroid"}
+
+
 def route(
     name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **rest: Any
 ) -> dict[str, str] | None:

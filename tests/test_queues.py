@@ -27,6 +27,7 @@ class TaskRoutingTests:
             "accounts.tasks.delete_reader",
             # The map page says "Laying out your map… a few seconds".
             "books.tasks.refresh_library_map",
+            "affinity.tasks.refresh_centroid",
         ],
     )
     def test_a_task_a_reader_waits_for_goes_to_the_imports_queue(self, task: str) -> None:
@@ -36,7 +37,6 @@ class TaskRoutingTests:
         "task",
         [
             "books.tasks.embed_highlights",
-            "affinity.tasks.refresh_centroid",
             "books.tasks.rejudge_connections",
             "backups.tasks.nightly_backup",
         ],

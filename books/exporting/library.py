@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db.models import Prefetch
+from django.utils.translation import gettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Tag
@@ -57,7 +58,7 @@ def location_label(highlight: Highlight) -> str:
         where = str(highlight.location_start)
         if highlight.location_end not in (None, highlight.location_start):
             where += f"-{highlight.location_end}"
-        parts.append(f"Location {where}")
+        parts.append(gettext("Location %(where)s") % {"where": where})
     if highlight.page:
-        parts.append(f"page {highlight.page}")
+        parts.append(gettext("page %(page)s") % {"page": highlight.page})
     return ", ".join(parts)

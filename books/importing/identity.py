@@ -287,8 +287,12 @@ def _same_person(a: str, b: str) -> bool:
     a_words, b_words = a.split(), b.split()
     if sorted(a_words) == sorted(b_words):
         return True
-    if len(a_words) < 2 or len(b_words) < 2 or a_words[-1] != b_words[-1]:
+    if a_words[-1] != b_words[-1]:
         return False
+    if len(a_words) < 2 or len(b_words) < 2:
+        # A family name alone is the person of that family name: Apple Books' `Krishnamurti`
+        # beside a Kindle's `Jiddu Krishnamurti`. A given name alone (`Michael`) is no one's.
+        return True
     # The same family name and a compatible first name: `j rowling` and `joanne rowling`.
     first_a, first_b = a_words[0], b_words[0]
     if len(first_a) == 1 or len(first_b) == 1:

@@ -7,9 +7,10 @@ is cleaned or becomes a problem with its line number, and the rest is imported. 
 Django, like the parser.
 """
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from books.importing.clippings import Clipping, ParseResult, Problem
+from books.text import CONTROL_CHARACTERS, without_controls
 
 # The longest highlight or note kept. A Kindle clips a few thousand characters at most
 # (publishers cap clippings at about a tenth of a book); 100,000 characters are some forty
@@ -19,8 +20,8 @@ NUL_MARK = "\u2400"  # ␀, the symbol for a NUL
 
 
 def screen_entries(result: ParseResult) -> ParseResult:
-    """The parse result with NUL characters removed (from problems' quotes too) and
-    oversized entries made problems."""
+    """The parse result with control characters removed (NUL from problems' quotes too)
+    and oversized entries made problems."""
     clippings: list[Clipping] = []
     # A problem quotes the line it could not read, NUL and all; shown as a visible mark,
     # since the import's report (JSON in PostgreSQL) cannot hold the character either.
@@ -31,16 +32,9 @@ def screen_entries(result: ParseResult) -> ParseResult:
         for problem in result.problems
     ]
     for clipping in result.clippings:
-        if "\x00" in clipping.title or "\x00" in clipping.author or "\x00" in clipping.text:
-            # A NUL is never part of what a reader highlighted (a damaged file, a sync
-            # glitch): dropping it loses nothing, and the database refuses it.
-            clipping = replace(
-                clipping,
-                title=clipping.title.replace("\x00", ""),
-                author=clipping.author.replace("\x00", ""),
-                text=clipping.text.replace("\x00", ""),
-                added_raw=clipping.added_raw.replace("\x00", ""),
-            )
+        cleaned = _without_controls(clipping)
+        if cleaned is not clipping:
+            clipping = cleaned
             if not clipping.title.strip():
                 problems.append(Problem(clipping.line, "the entry has no title"))
                 continue
@@ -56,3 +50,33 @@ def screen_entries(result: ParseResult) -> ParseResult:
         clippings.append(clipping)
     problems.sort(key=lambda problem: problem.line)
     return replace(result, clippings=clippings, problems=problems)
+
+
+def _without_controls(clipping: Clipping) -> Clipping:
+    """The clipping with no control character but tab and line breaks in any of its texts
+    (its title, author, text, note, chapter, tags…), for every format alike; the clipping
+    itself when it has none. A NUL is never part of what a reader highlighted (a damaged
+    file, a sync glitch) and the database refuses it; a bell, a backspace or an escape came
+    out in the exports (docs/security.md)."""
+    changes: dict[str, object] = {}
+    for name in _field_names(type(clipping)):
+        value = getattr(clipping, name)
+        if isinstance(value, str):
+            if CONTROL_CHARACTERS.search(value):
+                changes[name] = without_controls(value)
+        elif isinstance(value, tuple) and any(
+            isinstance(item, str) and CONTROL_CHARACTERS.search(item) for item in value
+        ):
+            kept = (without_controls(item) if isinstance(item, str) else item for item in value)
+            changes[name] = tuple(item for item in kept if item != "")
+    return replace(clipping, **changes) if changes else clipping  # type: ignore[arg-type]
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[Clipping]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(each.name for each in fields(kind))
+    return names

@@ -169,8 +169,12 @@ SAME_AUTHOR = [
     ("Seneca", "Sêneca"),
     ("マイケル サンデル", "マイケル・サンデル"),
     ("Сергей Васильевич Лукьяненко", "Сергей Лукьяненко"),
+    ("Krishnamurti", "Jiddu Krishnamurti"),  # Apple Books beside KOReader
+    ("Krishnamurti", "J. Krishnamurti"),
 ]
 OTHER_AUTHORS = [
+    ("Michael", "Michael Greger"),  # a given name alone is no one's
+    ("Krishnamurti", "Krishnamurti Smith"),
     ("Michael Greger", "Michael Pollan"),
     ("Malcolm Gladwell", "Mark Gladwell"),
     ("Sam Harris", "Robert Harris"),

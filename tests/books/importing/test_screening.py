@@ -8,7 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import User
-from books.importing.clippings import parse_clippings
+from books.importing.clippings import ParseResult, parse_clippings
+from books.importing.rich import rich_clipping
 from books.importing.screening import MAX_ENTRY_CHARS, screen_entries
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
@@ -40,6 +41,36 @@ class ScreenEntriesTests:
         texts = [c.text for c in result.clippings]
         assert "Funes remembered every leaf." in texts
         assert not any("\x00" in c.text or "\x00" in c.title for c in result.clippings)
+
+    def test_it_removes_control_characters_but_tabs_and_line_breaks(self) -> None:
+        # Found by a hostile walk: a bell, a backspace, an escape were kept and came out in
+        # the CSV and Markdown exports. A vertical tab or form feed keeps its words apart.
+        data = clippings_file(
+            Entry(BORGES, "Funes\x07 remembered\x1b[2J every\x0bleaf.\tAll\x08 of it.")
+        )
+        [clipping] = screen_entries(parse_clippings(data)).clippings
+        assert clipping.text == "Funes remembered[2J every leaf.\tAll of it."
+
+    def test_it_cleans_every_text_of_every_format_alike(self) -> None:
+        dirty = rich_clipping(
+            title="Fic\x1bciones\x9b",
+            author="Borges\x7f",
+            text="First line\x0c\nsecond\r\nthird",
+            line=1,
+            note="A note\x07",
+            chapter="One\x1f",
+            tags=("memory\x08", "\x1b"),
+        )
+        [clean] = screen_entries(ParseResult([dirty], [], 1)).clippings
+        assert (clean.title, clean.author, clean.text) == (
+            "Ficciones", "Borges", "First line \nsecond\r\nthird"
+        )  # fmt: skip
+        assert (clean.note, clean.chapter, clean.tags) == ("A note", "One", ("memory",))
+
+    def test_an_entry_whose_title_was_only_control_characters_is_a_problem(self) -> None:
+        dirty = rich_clipping(title="\x07\x08", author="", text="Words", line=3)
+        result = screen_entries(ParseResult([dirty], [], 1))
+        assert (result.clippings, [p.line for p in result.problems]) == ([], [3])
 
     def test_it_makes_an_oversized_entry_a_problem_with_its_line(self) -> None:
         data = _file_with_bad_entries()
