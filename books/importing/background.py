@@ -462,6 +462,7 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     truncated: Counter[str] = Counter()
     nothing: dict[str, str] = {}
     titles: set[str] = set()
+    changed_titles: set[str] = set()
     started = timezone.now()
     while parts:
         part = parts.pop(0)
@@ -484,6 +485,8 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
                 nothing.update(value)
             elif key == "book_titles":
                 titles.update(value)
+            elif key == "changed_titles":
+                changed_titles.update(value)
             else:
                 totals[key] += value
     the_import.counts = {
@@ -491,6 +494,7 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
         "truncated_by_book": dict(sorted(truncated.items())),
         "books_with_nothing": dict(sorted(nothing.items())),
         "book_titles": sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT],
+        "changed_titles": sorted(changed_titles, key=str.casefold)[:BOOK_TITLES_KEPT],
     }
     if result.skipped:
         the_import.counts["skipped_in_file"] = dict(result.skipped)
