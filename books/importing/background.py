@@ -23,7 +23,13 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.events import announce, highlights_to_embed, import_queued
-from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
+from books.importing.clippings import (
+    NOT_UTF8_FILE,
+    Clipping,
+    ParseResult,
+    Problem,
+    parse_clippings,
+)
 from books.importing.devices import zip_unpacked_bytes
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.saving import SavingProgress
@@ -417,6 +423,9 @@ def parse_in_pieces(
         done += len(piece)
         if on_piece is not None:
             on_piece(done, entries)
+    # Each piece tells a file that is Windows-1252 throughout: the file is named once.
+    whole_file = [w for w in warnings if w.message == NOT_UTF8_FILE][1:]
+    warnings = [w for w in warnings if w not in whole_file]
     result = screen_entries(
         ParseResult(clippings=clippings, problems=problems, entries=entries, warnings=warnings)
     )
