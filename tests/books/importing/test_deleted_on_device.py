@@ -171,3 +171,36 @@ class DeletedOnDeviceTests:
             assert the_import.counts == at_once.counts
         assert _alive(alice) == _alive(bob) == {KEPT.text: KEPT.note}
         assert _deleted(alice) == _deleted(bob) == {DEVOURING, RAISED}
+
+
+@pytest.mark.django_db
+class ImportDeletePromptTests:
+    def test_it_says_the_notes_added_to_highlights_already_there_stay(
+        self, tmp_path: Path, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "a", [KEPT]), file_name="a.zip"
+        )
+        # The same row with other words for its note under the same date (Apple Books'
+        # "#cynicism" and "#cyn"): kept beside it; and a new highlight without a note.
+        rows = [AppleRow(1, KEPT.text, "#contrast"), AppleRow(2, DEVOURING, created=552353612.0)]
+        second = clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "b", rows), file_name="b.zip"
+        )
+        assert (second.counts["notes_attached"], second.counts["new_highlights"]) == (1, 1)
+        page = alice_client.get(second.get_absolute_url()).content.decode()
+        assert (
+            "This deletes what this import added that nothing has changed since: 1 highlight,"
+            in page
+        )
+        assert "The notes this import added to highlights that were already in your library" in page
+
+    def test_it_says_nothing_of_other_notes_when_they_are_all_on_its_own_highlights(
+        self, tmp_path: Path, alice: User, alice_client: Client
+    ) -> None:
+        the_import = clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "a", OLDER), file_name="a.zip"
+        )
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert "3 highlights and the notes on 2 of them" in page
+        assert "The notes this import added to highlights that were already" not in page
