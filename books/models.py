@@ -112,6 +112,33 @@ class Book(models.Model):
         return (self.pk or 0) % 12
 
 
+class BookAlias(models.Model):
+    """A book the reader merged into another ("This is the same book as…"), known again by
+    its key: a later import of its title and author lands in `book` instead of bringing the
+    merged-away copy back (books.importing.reader_books.clippings_follow_merges), and its
+    old code leads to `book` (a second POST of the merge, an old link)."""
+
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The merged-away book's Book.key and code, as they were.
+    key = models.CharField(max_length=600)
+    code = models.UUIDField()
+    title = models.CharField(max_length=1000)
+    book = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="aliases")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["reader", "key"], name="book_alias_unique_key"),
+        ]
+        indexes = [
+            # The merge view finds a merged-away book by its old code.
+            models.Index(fields=["reader", "code"], name="book_alias_reader_code"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} → {self.book_id}"
+
+
 class Tag(models.Model):
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tags"

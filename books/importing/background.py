@@ -31,7 +31,12 @@ from books.importing.clippings import (
     parse_clippings,
 )
 from books.importing.devices import zip_unpacked_bytes
-from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
+from books.importing.reader_books import (
+    book_key_of,
+    clippings_follow_merges,
+    clippings_orient,
+    clippings_unify_authors,
+)
 from books.importing.saving import SavingProgress
 from books.importing.screening import screen_entries
 from books.importing.services import BOOK_TITLES_KEPT, IMPORT_FAILED, parsed_clippings_save
@@ -466,6 +471,8 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     clippings_unify_authors(reader=the_import.reader, clippings=result.clippings)
     clippings_orient(reader=the_import.reader, clippings=result.deleted_on_device)
     clippings_unify_authors(reader=the_import.reader, clippings=result.deleted_on_device)
+    clippings_follow_merges(reader=the_import.reader, clippings=result.clippings)
+    clippings_follow_merges(reader=the_import.reader, clippings=result.deleted_on_device)
     parts = _parts_by_book(result.clippings)
     # Each highlight deleted on the device goes with its book's part (the live entries of
     # the book it is checked against); those of books with none, with the last part.

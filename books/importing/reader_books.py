@@ -5,7 +5,9 @@ A title line read the wrong way round (`Milan Kundera - La Fête de l'insignifia
 turned round first, by the authors of the reader's other books, in the file and in the
 library; and one book's title lines that name its authors two ways (`Richard P. Feynman and
 Ralph Leighton`, `Richard Phillips Feynman; Edward Hutchings; Ralph Leighton`) take one
-spelling; so every later step (parts of a large file, notes, enrichment) sees one book.
+spelling; and a title line of a book the reader merged into another ("This is the same
+book as…", books.importing.same_book) takes the kept book's title and authors; so every later
+step (parts of a large file, notes, enrichment, purged traces) sees one book.
 """
 
 from collections import defaultdict
@@ -24,7 +26,7 @@ from books.importing.identity import (
     oriented_title_author,
     same_author,
 )
-from books.models import Book
+from books.models import Book, BookAlias
 
 
 def book_key_of(clipping: Clipping) -> str:
@@ -98,6 +100,30 @@ def clippings_unify_authors(*, reader: User, clippings: list[Clipping]) -> int:
         spelling = chosen.get((normalize_title(clipping.title), normalize_author(clipping.author)))
         if spelling is not None and spelling != clipping.author:
             clipping.author = spelling
+            count += 1
+    return count
+
+
+def clippings_follow_merges(*, reader: User, clippings: list[Clipping]) -> int:
+    """Give, in place, the kept book's title and authors to the title lines of a book the
+    reader merged into it; returns how many clippings changed. A line whose key a book of
+    the library holds stays that book's."""
+    if not clippings:
+        return 0
+    keys = {book_key_of(c) for c in clippings}
+    aliases = dict(
+        BookAlias.objects.filter(reader=reader, key__in=list(keys))
+        .exclude(key__in=Book.objects.filter(reader=reader, key__in=list(keys)).values("key"))
+        .values_list("key", "book_id")
+    )
+    if not aliases:
+        return 0
+    kept = Book.objects.in_bulk(set(aliases.values()))
+    count = 0
+    for clipping in clippings:
+        book_id = aliases.get(book_key_of(clipping))
+        if book_id is not None:
+            clipping.title, clipping.author = kept[book_id].title, kept[book_id].authors
             count += 1
     return count
 

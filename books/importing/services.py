@@ -41,6 +41,7 @@ from books.importing.purged import Purged
 from books.importing.reader_books import (
     book_key_of,
     books_for_file,
+    clippings_follow_merges,
     clippings_orient,
     clippings_unify_authors,
 )
@@ -217,6 +218,9 @@ def parsed_clippings_save(
     if result.deleted_on_device:
         clippings_orient(reader=reader, clippings=result.deleted_on_device)
         clippings_unify_authors(reader=reader, clippings=result.deleted_on_device)
+    # A book the reader merged into another is that other one's, for every step below.
+    clippings_follow_merges(reader=reader, clippings=result.clippings)
+    clippings_follow_merges(reader=reader, clippings=result.deleted_on_device)
     file_books = books_for_file(reader=reader, clippings=result.clippings)
     books = file_books.books
     report.books_with_nothing = file_books.empty

@@ -1,0 +1,146 @@
+""" "This is the same book as…": the reader makes two of their books one.
+
+A device may write a book's title without its subtitle (`The San Francisco Fallacy` beside
+`The San Francisco Fallacy: The Ten Fallacies…`), or its author another way: two keys
+(`identity.book_key`), two books, which `book_merge.books_merge_duplicates` rightly leaves
+apart. The reader says they are one, and which one's title and authors stay:
+
+- every highlight of the other book moves to the kept one (deleted ones too, with their
+  deletion), and a passage both books held becomes one by the import's own join
+  (`book_merge._join`: every word, note, tag and favourite of both, the longer review
+  history);
+- connections between the two books go: a connection is between two books;
+- a sharing exclusion of either keeps the kept book out of sharing;
+- the other book's key is kept as a `BookAlias` of the kept book, and the traces of its
+  highlights removed for good are moved under the kept book's key, so a later import of
+  the same file adds nothing, and a file naming the other title lands in the kept book.
+"""
+
+from dataclasses import dataclass
+from uuid import UUID
+
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.models import User
+from books.importing.book_merge import _keep_exclusions, _rekey_highlights
+from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
+from books.importing.services import IMPORT_LOCK
+from books.library_cache import library_version_bump
+from books.models import Book, BookAlias, Connection, Deletion, PurgedHighlight
+
+# How many of the reader's books the merge page names first, as likely the same book.
+SUGGESTIONS_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class BookMerge:
+    """What a merge of two books does (before it) or did (after it)."""
+
+    moved: int  # highlights (not deleted) of the merged-away book, now the kept book's
+    joined: int  # passages both books held, now one
+    connections_dropped: int  # connections between the two books
+
+
+def _between(a: Book, b: Book) -> QuerySet[Connection]:
+    """The connections of one book's highlight with the other's."""
+    return Connection.objects.filter(
+        Q(highlight_a__book=a, highlight_b__book=b) | Q(highlight_a__book=b, highlight_b__book=a),
+        reader_id=a.reader_id,
+    )
+
+
+def _passage_keys(book: Book) -> set[str]:
+    """Each highlight's dedupe key under one book key for both books: two highlights of two
+    books with one key there are one passage, and the merge joins them."""
+    rows = book.highlights.only("kind", "page", "location_start", "location_end", "text")
+    return {
+        highlight_dedupe_key(
+            book_key="",
+            kind=h.kind,
+            page=h.page,
+            start=h.location_start,
+            end=h.location_end,
+            text=h.text,
+        )
+        for h in rows
+    }
+
+
+def book_merge_preview(*, kept: Book, absorbed: Book) -> BookMerge:
+    """What books_merge would do, said on the page before it does."""
+    return BookMerge(
+        moved=absorbed.highlights.alive().count(),
+        joined=len(_passage_keys(kept) & _passage_keys(absorbed)),
+        connections_dropped=_between(kept, absorbed).count(),
+    )
+
+
+def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
+    """Make `absorbed` part of `kept` (module docstring), in one transaction. None when
+    there was nothing to do: `absorbed` is already gone (a second POST of the same merge),
+    or is `kept`."""
+    if kept.reader_id != absorbed.reader_id:
+        raise ValueError("two readers' books are never one")
+    with transaction.atomic():
+        # One change of a reader's books at a time, imports included (the import's lock):
+        # a double POST waits here for the first merge to commit, then finds the book
+        # gone; an import never matches its file against a book being merged away.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK, kept.reader_id])
+        found = Book.objects.filter(reader_id=kept.reader_id, pk__in=[kept.pk, absorbed.pk])
+        books = {book.pk: book for book in found}
+        if kept.pk == absorbed.pk or absorbed.pk not in books or kept.pk not in books:
+            return None
+        kept, absorbed = books[kept.pk], books[absorbed.pk]
+        moved = absorbed.highlights.alive().count()
+        dropped, _ = _between(kept, absorbed).delete()
+        # `updated` too: the library map is laid out again, with the kept book's title.
+        absorbed.highlights.update(book=kept, updated=timezone.now())
+        _keep_exclusions(kept, [absorbed])
+        Deletion.objects.filter(book=absorbed).update(book=kept)
+        PurgedHighlight.objects.filter(reader_id=kept.reader_id, book_key=absorbed.key).update(
+            book_key=kept.key
+        )
+        # Books merged into the absorbed one before are the kept one's now.
+        BookAlias.objects.filter(book=absorbed).update(book=kept)
+        BookAlias.objects.create(
+            reader_id=kept.reader_id,
+            key=absorbed.key,
+            code=absorbed.code,
+            title=absorbed.title,
+            book=kept,
+        )
+        absorbed.delete()
+        joined = _rekey_highlights(kept)
+        library_version_bump(reader_ids={kept.reader_id})
+    return BookMerge(moved=moved, joined=joined, connections_dropped=dropped)
+
+
+def merged_into(*, reader: User, code: UUID) -> Book | None:
+    """The book a merged-away book's code now leads to, or None."""
+    alias = BookAlias.objects.filter(reader=reader, code=code).select_related("book").first()
+    return alias.book if alias is not None else None
+
+
+def _titles_alike(a: str, b: str) -> bool:
+    """One title is the other with more words after it: a subtitle one device left out."""
+    short, long = sorted((a, b), key=len)
+    return bool(short) and (long == short or long.startswith(short + " "))
+
+
+def merge_suggestions(*, book: Book, others: list[Book]) -> list[Book]:
+    """The books most likely the same as `book`: a title that is the other's with or
+    without a subtitle (`identity.normalize_title`), then the same author
+    (`identity.same_author`); both first."""
+    title = normalize_title(book.title)
+    scored = []
+    for other in others:
+        alike = _titles_alike(title, normalize_title(other.title))
+        author = bool(book.authors_normalized) and same_author(
+            book.authors_normalized, other.authors_normalized
+        )
+        if alike or author:
+            scored.append((not alike, not author, other.title_sort, other.pk, other))
+    return [row[-1] for row in sorted(scored)[:SUGGESTIONS_SHOWN]]

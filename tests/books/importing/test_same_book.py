@@ -1,0 +1,238 @@
+"""The reader's "This is the same book as…": two books made one, nothing of theirs lost, and
+later imports of either title land in the book kept."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from accounts.models import User
+from affinity.models import SharingProfile
+from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
+from books.importing.services import clippings_import
+from books.models import Book, BookAlias, Connection, Highlight
+from books.selectors import books_for
+from books.services import highlight_delete, highlight_note_update, highlight_tag
+from tests.books.kindle import Entry, clippings_file
+
+# One book from two devices: one wrote the title without its subtitle, and the author
+# "Last, First".
+SHORT = "The San Francisco Fallacy (Siegel, Jonathan)"
+LONG = "The San Francisco Fallacy: The Ten Fallacies That San Francisco Makes (Jonathan Siegel)"
+OTHER = "Meditations (Marcus Aurelius)"
+SHARED = "A city that forbids building forbids its own future."
+ONLY_SHORT = "Rent is what the permit office charges, passed on."
+ONLY_LONG = "Every fallacy is a kindness to someone already housed."
+GONE = "A sentence the reader deleted in the short copy."
+STOIC = "You have power over your mind, not outside events."
+
+SHORT_FILE = [
+    Entry(SHORT, SHARED, location="100-101"),
+    Entry(SHORT, ONLY_SHORT, location="200-202"),
+    Entry(SHORT, GONE, location="250-251"),
+]
+LONG_FILE = [
+    Entry(LONG, SHARED, location="100-101"),
+    Entry(LONG, ONLY_LONG, location="300-302"),
+    Entry(OTHER, STOIC, location="50-51"),
+]
+
+
+def _import(reader: User, entries: list[Entry], name: str) -> int:
+    the_import = clippings_import(reader=reader, data=clippings_file(*entries), file_name=name)
+    return int(the_import.counts.get("new_highlights", 0))
+
+
+def _connect(reader: User, a: Highlight, b: Highlight) -> Connection:
+    return Connection.objects.create(
+        reader=reader,
+        highlight_a_id=min(a.pk, b.pk),
+        highlight_b_id=max(a.pk, b.pk),
+        distance=0.2,
+        embedding_model="test",
+    )
+
+
+@pytest.fixture
+def two_copies(alice: User) -> tuple[Book, Book]:
+    _import(alice, SHORT_FILE, "kindle.txt")
+    _import(alice, LONG_FILE, "kobo.txt")
+    short = Book.objects.get(reader=alice, title="The San Francisco Fallacy")
+    long = Book.objects.get(reader=alice, title__startswith="The San Francisco Fallacy:")
+    highlight_delete(highlight=short.highlights.get(text=GONE))
+    return short, long
+
+
+def _alive_texts(book: Book) -> list[str]:
+    return sorted(book.highlights.alive().values_list("text", flat=True))
+
+
+@pytest.mark.django_db
+class SameBookTests:
+    def test_it_moves_every_highlight_and_joins_the_passage_both_held(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        mine, theirs = long.highlights.get(text=SHARED), short.highlights.get(text=SHARED)
+        highlight_note_update(highlight=mine, note="The long copy's note.")
+        highlight_note_update(highlight=theirs, note="The short copy's note.")
+        highlight_tag(highlight=theirs, name="housing")
+        Highlight.objects.filter(pk=theirs.pk).update(favourite=True)
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert (done.moved, done.joined) == (2, 1)
+        assert not Book.objects.filter(pk=short.pk).exists()
+        assert _alive_texts(long) == sorted([SHARED, ONLY_SHORT, ONLY_LONG])
+        joined = long.highlights.get(text=SHARED)
+        assert "The long copy's note." in joined.note
+        assert "The short copy's note." in joined.note
+        assert joined.favourite
+        assert list(joined.tags.values_list("name", flat=True)) == ["housing"]
+        # The deleted highlight moved with its deletion: still deleted, in the kept book.
+        assert long.highlights.get(text=GONE).deleted_at is not None
+
+    def test_it_drops_the_connections_between_the_two_books_only(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        stoic = Highlight.objects.get(reader=alice, text=STOIC)
+        only_short = short.highlights.get(text=ONLY_SHORT)
+        between = _connect(alice, only_short, long.highlights.get(text=ONLY_LONG))
+        outward = _connect(alice, only_short, stoic)
+        assert book_merge_preview(kept=long, absorbed=short).connections_dropped == 1
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert done.connections_dropped == 1
+        assert not Connection.objects.filter(pk=between.pk).exists()
+        assert Connection.objects.filter(pk=outward.pk).exists()
+        assert not Connection.objects.filter(
+            reader=alice, highlight_a__book=long, highlight_b__book=long
+        ).exists()
+
+    def test_it_says_beforehand_what_it_does(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+
+        preview = book_merge_preview(kept=short, absorbed=long)
+
+        assert (preview.moved, preview.joined, preview.connections_dropped) == (2, 1, 0)
+
+    def test_a_reimport_of_either_file_adds_nothing(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+        before = sorted(Highlight.objects.filter(reader=alice).values_list("pk", "deleted_at"))
+
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0
+        assert _import(alice, LONG_FILE, "kobo.txt") == 0
+
+        assert not Book.objects.filter(reader=alice, title="The San Francisco Fallacy").exists()
+        after = sorted(Highlight.objects.filter(reader=alice).values_list("pk", "deleted_at"))
+        assert after == before  # the one deleted in the short copy stays deleted
+
+    def test_a_new_highlight_under_the_merged_away_title_lands_in_the_kept_book(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+
+        _import(alice, [Entry(SHORT, "A new sentence, read later.", location="400-401")], "k2")
+
+        assert Book.objects.filter(reader=alice).count() == 2  # the kept one and Meditations
+        assert long.highlights.filter(text="A new sentence, read later.").exists()
+
+    def test_the_reader_may_keep_the_shorter_title(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+
+        books_merge(kept=short, absorbed=long)
+
+        assert not Book.objects.filter(pk=long.pk).exists()
+        short.refresh_from_db()
+        assert short.title == "The San Francisco Fallacy"
+        assert _alive_texts(short) == sorted([SHARED, ONLY_SHORT, ONLY_LONG])
+        assert _import(alice, LONG_FILE, "kobo.txt") == 0
+        assert Book.objects.filter(reader=alice).count() == 2
+
+    def test_a_second_merge_of_the_same_books_changes_nothing(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+        before = sorted(Highlight.objects.filter(reader=alice).values_list("pk", "book_id", "note"))
+
+        assert books_merge(kept=long, absorbed=short) is None
+
+        after = sorted(Highlight.objects.filter(reader=alice).values_list("pk", "book_id", "note"))
+        assert after == before
+        assert BookAlias.objects.filter(reader=alice).count() == 1
+
+    def test_books_merged_into_the_absorbed_one_follow_it(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        meditations = Book.objects.get(reader=alice, title="Meditations")
+        books_merge(kept=short, absorbed=meditations)  # a reader's mistake, then another merge
+        books_merge(kept=long, absorbed=short)
+
+        _import(alice, [Entry(OTHER, "Waste no more time arguing.", location="60-61")], "m")
+
+        assert Book.objects.filter(reader=alice).count() == 1
+        assert long.highlights.filter(text="Waste no more time arguing.").exists()
+
+    def test_a_book_kept_out_of_sharing_keeps_the_merged_book_out(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        profile = SharingProfile.objects.create(reader=alice)
+        profile.excluded_books.add(short)
+
+        books_merge(kept=long, absorbed=short)
+
+        assert list(profile.excluded_books.all()) == [long]
+
+    def test_it_suggests_the_same_title_with_a_subtitle_and_the_same_author_first(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        others = [b for b in books_for(alice) if b.pk != short.pk]
+
+        assert merge_suggestions(book=short, others=others) == [long]
+
+
+def _command(*args: str) -> str:
+    out = StringIO()
+    call_command("merge_books", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.django_db
+class MergeBooksCommandTests:
+    def test_it_merges_a_book_into_another_as_the_page_does(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+
+        out = _command("--user", "alice", str(short.code), str(long.code))
+
+        assert "Merged “The San Francisco Fallacy” into" in out
+        assert "2 highlights moved, 1 passage both held joined" in out
+        assert _alive_texts(long) == sorted([SHARED, ONLY_SHORT, ONLY_LONG])
+        again = _command("--user", "alice", str(short.code), str(long.code))
+        assert "is already part of" in again
+
+    def test_it_refuses_another_readers_book(
+        self, alice: User, bob: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+
+        with pytest.raises(CommandError, match="bob has no book"):
+            _command("--user", "bob", str(short.code), str(long.code))
+        assert Book.objects.filter(pk=short.pk).exists()
