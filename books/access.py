@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 
 from accounts.models import User
-from books.models import Book, Deletion, Highlight, Import, LibraryMap, Tag
+from books.models import Book, BookAlias, Deletion, Highlight, Import, LibraryMap, Tag
 
 
 def reader_of(request: HttpRequest) -> User:
@@ -22,6 +22,18 @@ def reader_of(request: HttpRequest) -> User:
 
 def get_book_for_user(request: HttpRequest, code: UUID) -> Book:
     return get_object_or_404(Book, code=code, reader=reader_of(request))
+
+
+def get_book_or_merged_for_user(request: HttpRequest, code: UUID) -> Book:
+    """One of the reader's books, or the book a book of theirs was merged into (its old
+    code, from a second POST of the merge or an old link); a 404 for anything else."""
+    book = Book.objects.filter(code=code, reader=reader_of(request)).first()
+    if book is not None:
+        return book
+    alias = get_object_or_404(
+        BookAlias.objects.select_related("book"), code=code, reader=reader_of(request)
+    )
+    return alias.book
 
 
 def owns_book(reader: User, code: UUID) -> bool:

@@ -112,3 +112,11 @@ class TagForm(forms.Form):
 
 class TagRenameForm(TagForm):
     name = forms.CharField(label=_("New name"), max_length=64, error_messages=form_messages.TEXT)
+
+
+class BookMergeForm(forms.Form):
+    """The merge page's POST: the other book, and the book whose title and authors stay
+    (the page's book or the other one, checked by the view)."""
+
+    other = forms.UUIDField(error_messages=form_messages.BOOK)
+    keep = forms.UUIDField(error_messages=form_messages.BOOK)

@@ -1,6 +1,6 @@
 from django.urls import include, path, register_converter
 
-from books import deleting, views
+from books import book_merging, deleting, views
 from books.converters import TagNameConverter
 from books.library_map import views as map_views
 
@@ -21,6 +21,13 @@ urlpatterns = [
     path("books/<uuid:code>/delete/", deleting.book_delete, name="book_delete"),
     path("books/<uuid:code>/bring-back/", deleting.book_bring_back, name="book_bring_back"),
     path("books/<uuid:code>/words/", views.book_words, name="book_words"),
+    path("books/<uuid:code>/same-as/", book_merging.book_merge_choose, name="book_merge_choose"),
+    path(
+        "books/<uuid:code>/same-as/<uuid:other>/",
+        book_merging.book_merge_confirm,
+        name="book_merge_confirm",
+    ),
+    path("books/<uuid:code>/merge/", book_merging.book_merge, name="book_merge"),
     path("words/", views.words, name="words"),
     path("highlights/<uuid:code>/", views.highlight, name="highlight"),
     path("highlights/<uuid:code>/note/", views.highlight_note, name="highlight_note"),

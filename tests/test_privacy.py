@@ -25,7 +25,7 @@ from api.services import api_token_create
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
 from books.library_map.services import library_map_refresh
-from books.models import Deletion, Highlight, Import, Tag
+from books.models import Book, Deletion, Highlight, Import, Tag
 from books.services import (
     highlight_delete,
     highlight_favourite_toggle,
@@ -55,6 +55,7 @@ class AliceLibrary:
     card_code: str
     word_card_code: str
     token_code: str
+    other_book_code: str
 
 
 def _walk(
@@ -98,6 +99,10 @@ OWN_ROWS: dict[str, Any] = {
     "tag_rename": lambda lib: {"name": lib.spare_tags["rename"]},
     "tag_merge": lambda lib: {"name": lib.spare_tags["merge"]},
     "tag_delete": lambda lib: {"name": lib.spare_tags["delete"]},
+    # Alice's POST without the other book merges nothing (the form sends her back).
+    "book_merge_choose": lambda lib: {"code": lib.book_code},
+    "book_merge_confirm": lambda lib: {"code": lib.book_code, "other": lib.other_book_code},
+    "book_merge": lambda lib: {"code": lib.book_code},
     # Last: alice deleting her book and her import, then bringing them back.
     "book_delete": lambda lib: {"code": lib.book_code},
     "book_bring_back": lambda lib: {"code": lib.book_code},
@@ -223,6 +228,9 @@ def alice_library(alice: User) -> AliceLibrary:
         card_code=str(card.code),
         word_card_code=str(word_card.code),
         token_code=str(token.code),
+        other_book_code=str(
+            Book.objects.filter(reader=alice).exclude(pk=highlight.book_id)[0].code
+        ),
     )
 
 
