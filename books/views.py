@@ -17,6 +17,7 @@ from accounts.models import User
 from accounts.views import landing
 from books.access import (
     get_book_for_user,
+    get_book_or_merged_for_user,
     get_deleted_or_alive_highlight_for_user,
     get_highlight_for_user,
     get_tag_by_id_for_user,
@@ -255,7 +256,9 @@ def _only_filter(filters: dict[str, object]) -> str:
 @require_GET
 @login_required
 def book(request: HttpRequest, code: UUID) -> HttpResponse:
-    the_book = get_book_for_user(request, code)
+    the_book = get_book_or_merged_for_user(request, code)
+    if the_book.code != code:
+        return redirect(the_book)  # merged into another book: an old link leads there
     sort = request.GET.get("sort", "location")
     sort = sort if sort in BOOK_HIGHLIGHT_SORTS else "location"
     filters = {

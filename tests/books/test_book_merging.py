@@ -155,3 +155,14 @@ class BookMergeOwnershipTests:
         data = {"other": str(long.code), "keep": str(long.code)}
         assert client.post(reverse("book_merge", args=[short.code]), data).status_code == 403
         assert Book.objects.filter(pk=short.pk).exists()
+
+    def test_the_merged_away_books_old_link_leads_to_the_kept_book(
+        self, books: tuple[Book, Book], alice_client: Client, bob_client: Client
+    ) -> None:
+        short, long = books
+        _post(alice_client, short, long, keep=long)
+
+        response = alice_client.get(short.get_absolute_url())
+
+        assert response["Location"] == long.get_absolute_url()
+        assert bob_client.get(short.get_absolute_url()).status_code == 404

@@ -2,17 +2,21 @@
 later imports of either title land in the book kept."""
 
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from accounts.models import User
 from affinity.models import SharingProfile
+from books.importing import background
+from books.importing.background import import_queue
 from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
 from books.importing.services import clippings_import
-from books.models import Book, BookAlias, Connection, Highlight
+from books.models import Book, BookAlias, Connection, Highlight, Import
 from books.selectors import books_for
 from books.services import highlight_delete, highlight_note_update, highlight_tag
+from books.tasks import run_import
 from tests.books.kindle import Entry, clippings_file
 
 # One book from two devices: one wrote the title without its subtitle, and the author
@@ -236,3 +240,29 @@ class MergeBooksCommandTests:
         with pytest.raises(CommandError, match="bob has no book"):
             _command("--user", "bob", str(short.code), str(long.code))
         assert Book.objects.filter(pk=short.pk).exists()
+
+
+@pytest.mark.django_db
+class SameBookInPartsTests:
+    def test_a_large_file_saved_in_parts_lands_in_the_kept_book_too(
+        self,
+        alice: User,
+        two_copies: tuple[Book, Book],
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+        monkeypatch.setattr(background, "IMPORT_PART", 1)  # every book a part of its own
+        new = Entry(SHORT, "A sentence read on the Kindle later.", location="500-501")
+        data = clippings_file(*SHORT_FILE, *LONG_FILE, new)
+        the_import = import_queue(reader=alice, data=data, file_name="big.txt")
+
+        with django_capture_on_commit_callbacks(execute=True):
+            assert run_import(the_import.pk) == Import.Status.DONE
+
+        the_import.refresh_from_db()
+        assert the_import.counts["new_highlights"] == 1
+        assert the_import.counts["new_books"] == 0
+        assert long.highlights.filter(text=new.text).exists()
+        assert Book.objects.filter(reader=alice).count() == 2
