@@ -170,7 +170,8 @@ def _turn_round(books: list[Book], report: BookMergeReport) -> None:
 def _rekey_highlights(book: Book) -> int:
     """Every highlight of the book under the book's key; returns how many were joined."""
     by_key: defaultdict[str, list[Highlight]] = defaultdict(list)
-    highlights = book.highlights.order_by("deleted_at", "pk").only(
+    # NULLS FIRST said: PostgreSQL sorts NULL last ascending, and alive must come first.
+    highlights = book.highlights.order_by(F("deleted_at").asc(nulls_first=True), "pk").only(
         "kind", "page", "location_start", "location_end", "text", "dedupe_key", "deleted_at"
     )
     for highlight in highlights:

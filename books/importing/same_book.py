@@ -105,12 +105,12 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         )
         # Books merged into the absorbed one before are the kept one's now.
         BookAlias.objects.filter(book=absorbed).update(book=kept)
-        BookAlias.objects.create(
+        # update_or_create: a key once merged away may have come back as a book's key under
+        # a later identity rule (merge_duplicate_books), and be merged away again.
+        BookAlias.objects.update_or_create(
             reader_id=kept.reader_id,
             key=absorbed.key,
-            code=absorbed.code,
-            title=absorbed.title,
-            book=kept,
+            defaults={"code": absorbed.code, "title": absorbed.title, "book": kept},
         )
         absorbed.delete()
         joined = _rekey_highlights(kept)

@@ -266,3 +266,19 @@ class SameBookInPartsTests:
         assert the_import.counts["new_books"] == 0
         assert long.highlights.filter(text=new.text).exists()
         assert Book.objects.filter(reader=alice).count() == 2
+
+
+@pytest.mark.django_db
+class SameBookDeletedCopyTests:
+    def test_the_passage_alive_in_one_book_stays_the_one_the_reader_sees(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        highlight_delete(highlight=short.highlights.get(text=SHARED))
+        seen = long.highlights.get(text=SHARED)
+
+        books_merge(kept=long, absorbed=short)
+
+        kept = long.highlights.get(text=SHARED)
+        assert kept.code == seen.code  # its page, its links, still lead to it
+        assert kept.deleted_at is None
