@@ -82,17 +82,23 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
 def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]) -> bool:
     changed = False
     kept = None
-    if highlight.kind == Highlight.Kind.HIGHLIGHT and not highlight.note_edited:
+    if highlight.kind == Highlight.Kind.HIGHLIGHT:
         kept = note_kept(
             held=highlight.note,
             held_at=highlight.note_added_at,
             brought=clipping.note,
-            # Formats without a note's own date give the highlight's.
-            brought_at=clipping.note_added_at or clipping.added_at,
+            # Formats without a note's own date give the highlight's; beside a note the
+            # reader edited, whose date is the device note's it was edited from, that date
+            # tells nothing, and both notes' words are kept.
+            brought_at=clipping.note_added_at
+            or (None if highlight.note_edited else clipping.added_at),
+            held_edited=highlight.note_edited,
+            brought_edited=clipping.note_edited,
         )
     if kept is not None:
         highlight.note, highlight.note_added_at = kept
-        highlight.note_edited = clipping.note_edited
+        # The reader's words, edited here or in the account an export came from, are in it.
+        highlight.note_edited = highlight.note_edited or clipping.note_edited
         counts["notes"] += 1
         changed = True
     if clipping.favourite and not highlight.favourite:
