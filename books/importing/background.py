@@ -450,6 +450,8 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     parts = _parts_by_book(result.clippings)
     problems = problems_record(result)
     result.clippings = []
+    # An Exogram export's traces of highlights removed for good: kept with the first part.
+    removed = result.removed_for_good
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()
     nothing: dict[str, str] = {}
@@ -457,7 +459,10 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     started = timezone.now()
     while parts:
         part = parts.pop(0)
-        piece = ParseResult(clippings=part, problems=[], entries=len(part))
+        piece = ParseResult(
+            clippings=part, problems=[], entries=len(part), removed_for_good=removed
+        )
+        removed = []
         parsed_clippings_save(
             reader=the_import.reader,
             result=piece,

@@ -52,8 +52,9 @@ def note_kept(
         if brought_edited and held_at <= brought_at:
             return brought, brought_at
     if held_edited or brought_edited:
-        held_at, brought_at = None, max(
-            (d for d in (held_at, brought_at) if d is not None), default=None
+        held_at, brought_at = (
+            None,
+            max((d for d in (held_at, brought_at) if d is not None), default=None),
         )
     if not held.strip():
         return brought, brought_at
