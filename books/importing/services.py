@@ -689,6 +689,7 @@ def _keep_deleted(
             if kind == Highlight.Kind.NOTE
             else purged.holds(book_key=book.key, dedupe_key=key, text=clipping.text)
         ):
+            report.already_deleted += 1
             continue
         highlight = _new_highlight(
             book=book, the_import=the_import, clipping=clipping, key=key, kind=kind

@@ -101,6 +101,19 @@ class DeletedHighlightMoveTests:
         assert again.counts["removed_remembered"] == 0
         assert PurgedHighlight.objects.filter(reader=bob).count() == 1
 
+    def test_a_deleted_highlight_removed_for_good_here_is_not_restored_again(
+        self, alice: User, bob: User
+    ) -> None:
+        clippings_import(reader=alice, data=KINDLE, file_name="My Clippings.txt")
+        highlight_delete(highlight=_leaf(alice))
+        exported, _ = _moved(alice, bob)
+        deleted_purge(reader_id=bob.pk, before=timezone.now() + timedelta(seconds=1))
+
+        again = clippings_import(reader=bob, data=exported, file_name="alice.json")
+
+        assert (again.counts["deleted_kept"], again.counts["already_deleted"]) == (0, 1)
+        assert not Highlight.objects.filter(reader=bob, text=LEAF).exists()
+
     def test_a_large_export_saved_in_the_background_keeps_them_too(
         self, alice: User, bob: User
     ) -> None:
