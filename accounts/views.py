@@ -1,5 +1,6 @@
 from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
@@ -31,6 +32,9 @@ from accounts.services import reader_delete_request
 from exogram.rate_limits import rate_limited
 
 TOO_MANY = gettext_lazy("Too many requests from your network address. Try again in an hour.")
+TOO_MANY_SIGNUPS = gettext_lazy(
+    "Too many accounts were made from your network address in the last hour. Try again in an hour."
+)
 
 
 class LoginView(auth_views.LoginView):
@@ -64,14 +68,18 @@ def signup(request: HttpRequest) -> HttpResponse:
     if not _signup_open():
         return render(request, "accounts/signup_closed.html", status=403)
     form = SignupForm(request.POST or None)
-    if request.method == "POST" and rate_limited(
-        kind="signup",
-        key=client_address(request),
-        limit=settings.EXOGRAM_SIGNUPS_PER_HOUR,
-        window_seconds=3600,
-    ):
-        return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
     if request.method == "POST" and form.is_valid():
+        # Only an account about to be made counts (EXOGRAM_SIGNUPS_PER_HOUR is a limit on
+        # accounts): a reader who tries three taken usernames is not refused for it. A
+        # refused one is shown the page again, with what they typed.
+        if rate_limited(
+            kind="signup",
+            key=client_address(request),
+            limit=settings.EXOGRAM_SIGNUPS_PER_HOUR,
+            window_seconds=3600,
+        ):
+            form.add_error(None, forms.ValidationError(TOO_MANY_SIGNUPS, code="throttled"))
+            return render(request, "accounts/signup.html", {"form": form}, status=429)
         user = form.save()
         login(request, user)
         messages.success(
@@ -190,7 +198,10 @@ class PasswordResetView(auth_views.PasswordResetView):
         if rate_limited(
             kind="reset-from", key=client_address(request), limit=limit, window_seconds=3600
         ) or rate_limited(kind="reset-to", key=asked_for, limit=limit, window_seconds=3600):
-            return HttpResponse(str(TOO_MANY), status=429, content_type="text/plain; charset=utf-8")
+            # The form again, with what was typed and why nothing was sent.
+            form = self.get_form()
+            form.add_error(None, forms.ValidationError(TOO_MANY, code="throttled"))
+            return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().post(request, *args, **kwargs)
 
 
@@ -209,8 +220,9 @@ def delete_account(request: HttpRequest) -> HttpResponse:
         messages.success(
             request,
             gettext(
-                "Your account is closed and is being deleted with all its data; this takes a few "
-                "minutes for a large library. It can no longer be used to log in."
+                "Your account is closed and is being deleted with all its data in the background, "
+                "within a minute or so. It can no longer be used to log in; its username is free "
+                "again once that is done."
             ),
         )
     return redirect("login")

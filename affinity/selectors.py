@@ -128,6 +128,12 @@ def sharing_readers_count() -> int:
     return SharingProfile.objects.filter(discoverable=True).count()
 
 
+def other_sharing_readers(reader_id: int) -> int:
+    """Readers other than this one who share, comparable yet or not (a reader whose
+    centroid is still being worked out is among them, never among the kindred)."""
+    return SharingProfile.objects.filter(discoverable=True).exclude(reader_id=reader_id).count()
+
+
 def nearest_readers(
     centroid: ReaderCentroid, *, limit: int, strategy: str = "auto"
 ) -> list[tuple[int, float]]:

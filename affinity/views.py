@@ -8,7 +8,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
-from accounts.models import User
 from affinity.forms import KEEP_ALL, SharingForm
 from affinity.models import SharingProfile
 from affinity.selectors import (
@@ -16,6 +15,7 @@ from affinity.selectors import (
     closeness_of,
     distance_between,
     kindred_readers,
+    other_sharing_readers,
     public_profile,
     similarity_spread,
     standing_for,
@@ -23,23 +23,17 @@ from affinity.selectors import (
 )
 from affinity.services import (
     MIN_HIGHLIGHTS,
-    shared_highlights,
+    centroid_catch_up,
     sharing_profile_for,
     sharing_update,
 )
 from books.access import reader_of
-from books.models import Book, Highlight
+from books.models import Book
 from books.selectors import library_counts
 
 KINDRED_SHOWN = 10
 # The sharing page lists this many books or fewer unfolded.
 BOOKS_LISTED_OPEN = 12
-
-
-def _embedded_shared(reader: User) -> int:
-    return (
-        shared_highlights(reader.pk).filter(embedding_status=Highlight.EmbeddingStatus.DONE).count()
-    )
 
 
 def _get_sharing_profile_for_sharing_reader(request: HttpRequest, code: UUID) -> SharingProfile:
@@ -130,16 +124,25 @@ def kindred(request: HttpRequest) -> HttpResponse:
     standing: Standing = standing_for(reader)
     if not standing.sharing:
         return _not_sharing(request)
-    # Counted from the highlights themselves, as the home page counts them, not from the
-    # centroid, which the background refresh rewrites a while after the vectors land (it
-    # said "0 so far" with every highlight embedded).
-    embedded = 0 if standing.ready else _embedded_shared(reader)
+    embedded = 0
+    if not standing.ready:
+        # Counted from the highlights themselves, not from the centroid, which the
+        # background refresh rewrites a while after the vectors land (it said "0 so far"
+        # with every highlight embedded); with enough, the centroid is computed now.
+        embedded = centroid_catch_up(reader=reader)
+        standing = standing_for(reader)
+    found = (
+        with_closeness(kindred_readers(standing, limit=KINDRED_SHOWN), standing)
+        if standing.ready
+        else []
+    )
     context = {
         "standing": standing,
         "min_highlights": MIN_HIGHLIGHTS,
-        "kindred": with_closeness(kindred_readers(standing, limit=KINDRED_SHOWN), standing)
-        if standing.ready
-        else [],
+        "kindred": found,
+        # With none to list, whether others share: "No other reader shares" was said while
+        # one did, their place not yet worked out.
+        "others_sharing": other_sharing_readers(reader.pk) if standing.ready and not found else 0,
         # Why the list may be empty: highlights still waiting for their vectors.
         "counts": None if standing.ready else library_counts(reader),
         "embedded": embedded,

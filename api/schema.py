@@ -52,6 +52,38 @@ _CONNECTED = {
         },
     ]
 }
+# The highlight's state and the nearest passages its page shows (books.library_api).
+_CONNECTIONS_STATE = {
+    "state": {
+        "type": "string",
+        "enum": ["waiting", "read", "word"],
+        "description": (
+            "waiting: not read by the model yet, its connections come once it is; read: "
+            "read, its connections (or the nearest passages) are here; word: a word, a "
+            "short phrase or a heading, never connected."
+        ),
+    },
+    "state_said": {"type": "string", "description": "The state in words, as the page says it."},
+    "nearest": {
+        "type": "array",
+        "items": {
+            "allOf": [
+                _CONNECTED,
+                {"type": "object", "properties": {"connection": {"const": False}}},
+            ]
+        },
+        "description": (
+            "With no connection from another author: the passages of the reader's other "
+            "books the highlight page shows as 'Nearest in your library', the judge's best "
+            "candidates with its percentage. Never connections (`connection` false)."
+        ),
+    },
+    "connection_percent": {
+        "type": ["integer", "null"],
+        "description": "The percentage a pair needs to be a connection, when `nearest` "
+        "was judged; none of them reached it.",
+    },
+}
 _ERROR = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
 
 
@@ -208,6 +240,7 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                                                 "type": "array",
                                                 "items": _ref("ConnectedHighlight"),
                                             },
+                                            **_CONNECTIONS_STATE,
                                         },
                                     },
                                 ]
@@ -245,6 +278,7 @@ def openapi_schema(*, server_url: str) -> dict[str, Any]:
                                         "type": "array",
                                         "items": _ref("ConnectedHighlight"),
                                     },
+                                    **_CONNECTIONS_STATE,
                                 },
                             }
                         ),

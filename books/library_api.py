@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from accounts.models import User
-from books.connections.selectors import connections_for
+from books.connections.selectors import ConnectedHighlight, connections_for, highlight_connections
 from books.models import NOTE_MAX_LENGTH, Book, Highlight
 from books.search.search import MODES, QUERY_MAX_LENGTH
 from books.search.search import search as search_library
@@ -191,20 +191,100 @@ def _connections(highlight: Highlight, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
+# What the highlight page says of a highlight's connections, for a tool: `state` and, in
+# words, `state_said`. A tool that got only "connections": [] could not tell a highlight
+# still waiting for its vector, or a word, from one the model read and found alone.
+WAITING = "waiting"  # not read by the model yet (pending, being embedded, or failed)
+READ = "read"  # read: its connections, or with none the nearest passages, are below
+WORD = "word"  # a word, a short phrase, a heading or a short note: never connected
+
+
+def _state(highlight: Highlight) -> str:
+    if highlight.is_word:
+        return WORD
+    if highlight.embedding_status != Highlight.EmbeddingStatus.DONE:
+        return WAITING
+    return READ
+
+
+def _nearest_json(nearest: ConnectedHighlight) -> dict[str, Any]:
+    row = highlight_json(nearest.highlight)
+    row["strength"] = "nearest"
+    # The judge's percentage, as the page shows it beside each; null when it never weighed
+    # the pair (then the passage is only the closest by the vectors).
+    row["likely_related_percent"] = nearest.percent
+    row["same_author"] = nearest.same_author
+    row["connection"] = False
+    return row
+
+
+def _connections_state(highlight: Highlight, connections: list[dict[str, Any]]) -> dict[str, Any]:
+    """`state`, `state_said`, and the nearest passages the highlight page shows when no
+    other author's passage connects: its own selector (highlight_connections), so a tool
+    and the page never disagree."""
+    state = _state(highlight)
+    nearest: list[dict[str, Any]] = []
+    connection_percent = None
+    if state == WORD:
+        said = (
+            "A word, a short phrase or a heading (or a note of a few words): kept and found "
+            "by keyword search, but never connected to other passages."
+        )
+    elif state == WAITING:
+        said = "Still waiting to be read by the model; its connections appear once it has been."
+    else:
+        shown = highlight_connections(highlight)
+        nearest = [_nearest_json(c) for c in shown.nearest]
+        if shown.nearest_judged:
+            connection_percent = shown.connection_percent
+        if shown.same_idea or shown.related:
+            said = "Read by the model; passages from other authors connect to it."
+        elif nearest and connection_percent is not None:
+            said = (
+                "Read by the model; no passage from another author connects to it yet. "
+                "`nearest` holds the judge's best candidates from the reader's other books: "
+                f"none is a connection (a connection needs {connection_percent}% or more)."
+            )
+        elif nearest:
+            said = (
+                "Read by the model; no passage from another author connects to it yet. "
+                "`nearest` holds the closest passages from the reader's other books by the "
+                "vectors, not weighed by the judge: none is a connection."
+            )
+        else:
+            said = "Read by the model; no passage from another book is near it yet."
+        if connections and not (shown.same_idea or shown.related):
+            said += " The connections listed are to the same author's other books."
+    return {
+        "state": state,
+        "state_said": said,
+        "nearest": nearest,
+        "connection_percent": connection_percent,
+    }
+
+
 def library_highlight(reader: User, *, code: str) -> dict[str, Any]:
     """One highlight in full, with its tags and its connections to the reader's other books."""
     highlight = _highlight(reader, code)
     row = highlight_json(highlight)
     row["tags"] = sorted(highlight.tags.values_list("name", flat=True))
     row["connections"] = _connections(highlight, 10)
+    row.update(_connections_state(highlight, row["connections"]))
     return row
 
 
 def library_connections_of(reader: User, *, code: str, limit: int = 10) -> dict[str, Any]:
-    """Highlights from the reader's other books that carry the same idea, closest first."""
+    """Highlights from the reader's other books that carry the same idea, closest first;
+    the highlight's state, and with no connection from another author, the nearest
+    passages the highlight page shows (never connections: `connection` false)."""
     limit = _limit(limit, maximum=CONNECTIONS_MAX_LIMIT)
     highlight = _highlight(reader, code)
-    return {"highlight": highlight_json(highlight), "connections": _connections(highlight, limit)}
+    connections = _connections(highlight, limit)
+    return {
+        "highlight": highlight_json(highlight),
+        "connections": connections,
+        **_connections_state(highlight, connections),
+    }
 
 
 def library_books(reader: User, *, query: str | None = None) -> dict[str, Any]:

@@ -147,7 +147,8 @@ TOOLS = [
         "get_highlight",
         "One highlight in full by its code: text, the reader's note, book, author, page and "
         "location, when it was added, its tags, and its connections (passages from the "
-        "reader's other books that carry the same idea). Use it to quote a passage exactly "
+        "reader's other books that carry the same idea), with `state` and `nearest` as "
+        "find_connections has them. Use it to quote a passage exactly "
         "or to look closer at a search result.",
         CodeArguments,
         lambda reader, a: library_api.library_highlight(reader, code=a.code),
@@ -157,8 +158,12 @@ TOOLS = [
         "Passages from the reader's other books that say the same thing as one highlight, "
         "other authors first, then the likeliest first. Each has `strength` ('same idea' or "
         "'related') and `likely_related_percent`: how likely (0-100) the pair judge thinks "
-        "a reader would call the two related. Use it to answer 'where else have I read "
-        "this?' or to draw threads between books.",
+        "a reader would call the two related. `state` says whether the model has read the "
+        "highlight yet ('waiting': its connections come later; 'word': never connected). "
+        "With no connection from another author, `nearest` holds the passages the "
+        "highlight's page shows as nearest, each with its percentage: they are NOT "
+        "connections (`connection` false), say so when you quote them. Use it to answer "
+        "'where else have I read this?' or to draw threads between books.",
         ConnectionsArguments,
         lambda reader, a: library_api.library_connections_of(reader, code=a.code, limit=a.limit),
     ),

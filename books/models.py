@@ -410,6 +410,9 @@ class Import(models.Model):
 
     # Statuses of an import that is still under way (its report polls).
     UNDER_WAY = (Status.QUEUED, Status.READING, Status.SAVING, Status.RUNNING)
+    # How many titles `counts` keeps of the books an import touched, and of those it changed
+    # (`book_titles`, `changed_titles`): what Past imports shows beside the file's name.
+    TITLES_KEPT = 3
 
     reader = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="imports"

@@ -191,6 +191,30 @@ def library_counts(reader: User) -> LibraryCounts:
     return LibraryCounts(**vars(progress), books=books)
 
 
+@dataclass(frozen=True)
+class ReadPassages:
+    """Why a library has no connection yet, in the reader's terms: how many books have a
+    passage the model has read, how many passages still wait, and one read passage whose
+    page shows its nearest in the other books."""
+
+    books: int
+    waiting: int
+    example: Highlight | None
+
+
+def read_passages(reader: User) -> ReadPassages:
+    """For the connections page's empty state only: a library with no pair. "Connections
+    appear once highlights from at least two books have been read" was said to a reader
+    with 11 books read and no pair close enough."""
+    passages = Highlight.objects.alive().passages().filter(reader=reader).exclude(text="")
+    done = passages.filter(embedding_status=Highlight.EmbeddingStatus.DONE)
+    return ReadPassages(
+        books=done.values("book_id").distinct().count(),
+        waiting=passages.exclude(embedding_status=Highlight.EmbeddingStatus.DONE).count(),
+        example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
+    )
+
+
 BOOK_SORTS = {
     "title": ("title_sort", "pk"),
     "author": ("title_sort", "pk"),

@@ -18,7 +18,8 @@ ignores (tests/books/test_text.py holds the table of what each one does).
   highlight (a Kindle file's first entry carries the file's mark) compare by this, and
   the evaluation finds a passage in the shared data by it.
 
-Not a fold, but text as it is shown: `without_bidi_controls` (docs/security.md).
+Not a fold, but text as it is shown: `without_bidi_controls` and `without_controls`
+(docs/security.md).
 """
 
 import re
@@ -183,3 +184,22 @@ def without_bidi_controls(text: str) -> str:
     if text.isascii():
         return text  # the common case, and much faster
     return BIDI_CONTROLS.sub("", text)
+
+
+# C0 and C1 control characters and DEL, but tab, line feed and carriage return: a bell, a
+# backspace or an escape (`\x1b[2J` clears a terminal) is never part of what a reader
+# highlighted, and an export carried them into files and terminals. The vertical tab, form
+# feed and next-line (U+0085) break a line in Word and in Python's `splitlines`: they become
+# a space, so that the words on each side stay apart; the others go.
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_BREAKING_CONTROLS = str.maketrans({"\x0b": " ", "\x0c": " ", "\x85": " "})
+
+
+def without_controls(text: str) -> str:
+    """A text without control characters other than tab, line feed and carriage return:
+    what the CSV and Markdown exports write. Stored texts keep what the file held (NUL
+    aside, books.importing.screening): a highlight's identity is read from its stored
+    text, and cleaning new imports only would make a library's older entries new again."""
+    if CONTROL_CHARACTERS.search(text) is None:
+        return text  # every ordinary text, unchanged
+    return CONTROL_CHARACTERS.sub("", text.translate(_BREAKING_CONTROLS))

@@ -214,6 +214,10 @@ MIDDLEWARE[_first:_first] = [
 # language the thread's previous request left active.
 _after_language = MIDDLEWARE.index("accounts.middleware.ReaderLanguageMiddleware") + 1
 MIDDLEWARE.insert(_after_language, "exogram.middleware.RequestSizeLimitMiddleware")
+# Right after authentication, which it needs: a signed-in reader's pages are not stored by
+# any cache (exogram/middleware.py), the 413 page above included.
+_after_authentication = MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+MIDDLEWARE.insert(_after_authentication + 1, "exogram.middleware.PrivatePagesMiddleware")
 # Files above this go to a temporary file while the upload is parsed, not into memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 

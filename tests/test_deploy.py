@@ -10,6 +10,8 @@ import pytest
 from django.test import Client, RequestFactory
 from django.views.defaults import server_error
 
+from accounts.models import User
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BEHIND_TLS = {
@@ -73,6 +75,34 @@ class ProductionResponseTests:
             assert response["X-Frame-Options"] == "DENY"
             assert response["X-Content-Type-Options"] == "nosniff"
             assert response["Referrer-Policy"] == "same-origin"
+
+    def test_a_signed_in_readers_pages_are_not_stored_by_any_cache(
+        self, alice_client: Client
+    ) -> None:
+        # Found by a hostile walk: no Cache-Control, so Back after logging out showed them.
+        for url in ("/", "/library/", "/tags/", "/map/", "/import/"):
+            response = alice_client.get(url)
+            assert response.status_code == 200, url
+            assert response["Cache-Control"] == "private, no-store", url
+            assert "camera=()" in response["Permissions-Policy"]
+
+    def test_a_response_with_its_own_cache_control_keeps_it(self, alice_client: Client) -> None:
+        # never_cache's own header, left as it is.
+        response = alice_client.get("/healthz")
+        assert (
+            response["Cache-Control"] == "max-age=0, no-cache, no-store, must-revalidate, private"
+        )
+
+    def test_an_export_keeps_its_own_headers(self, alice: User, alice_client: Client) -> None:
+        export = alice_client.get("/export/?format=csv")
+        assert export.status_code == 200
+        assert export["Content-Disposition"].startswith("attachment")
+        assert "no-store" in export["Cache-Control"]
+
+    def test_an_anonymous_page_is_left_to_the_browser(self, client: Client) -> None:
+        response = client.get("/no-such-page/")
+        assert "Cache-Control" not in response
+        assert "microphone=()" in response["Permissions-Policy"]
 
     def test_it_shows_its_own_404_page_not_the_technical_one(self, alice_client: Client) -> None:
         response = alice_client.get("/highlights/00000000-0000-0000-0000-000000000000/")

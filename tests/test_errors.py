@@ -70,6 +70,25 @@ class ApiErrorTests:
             assert "only reads" in response.json()["error"]
         assert api.head(address).status_code == 200
 
+    @pytest.mark.parametrize("address", ["/api/search/?q=a%00b", "/api/highlights/%00/"])
+    def test_a_nul_in_the_address_is_json_with_400(self, api: Client, address: str) -> None:
+        # Found by a hostile walk: refused before any view, as text/plain.
+        response = api.get(address)
+        assert response.status_code == 400
+        assert response["Content-Type"] == "application/json"
+        assert "NUL character" in response.json()["error"]
+
+    def test_a_body_past_the_upload_limit_is_json_with_413(self, api: Client) -> None:
+        response = api.generic("GET", "/api/search/?q=x", CONTENT_LENGTH=str(10**12))
+        assert response.status_code == 413
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["status"] == 413
+
+    def test_a_pages_nul_is_still_plain_text(self, alice_client: Client) -> None:
+        response = alice_client.get("/library/?q=a%00b")
+        assert response.status_code == 400
+        assert response["Content-Type"].startswith("text/plain")
+
     def test_a_pages_server_error_is_still_the_html_page(self, alice: User) -> None:
         client = Client(raise_request_exception=False)
         response = client.get("/test/raises/")

@@ -1,14 +1,17 @@
 """A real task through a real worker process, over Redis and over the filesystem broker."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import psutil
 import pytest
 import redis
+from django.utils.timezone import now
 
 from accounts.models import User
+from accounts.services import reader_delete_send
 from affinity.models import ReaderCentroid
 from affinity.tasks import refresh_centroid
 from books.embedding.encoder import active_model_id
@@ -113,22 +116,27 @@ class WorkerQueueTests:
 
     TURNS = 4
 
-    def _import_behind_turns(self, alice: User, bob: User, tmp_path: Path, broker: str) -> str:
+    def _behind_turns(
+        self,
+        bob: User,
+        tmp_path: Path,
+        broker: str,
+        *,
+        send: Callable[[], object],
+        done: Callable[[], bool],
+        what: str,
+    ) -> str:
         ids = _embedding_backlog(bob, highlights=8)
 
-        def queue_turns_then_the_import() -> None:
+        def queue_turns_then_the_readers_task() -> None:
             for _ in range(self.TURNS):
                 embed_highlights.delay(ids)
-            import_queue(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
+            send()
 
         with celery_worker(
-            broker_url=broker, data_dir=tmp_path, queued_first=queue_turns_then_the_import
+            broker_url=broker, data_dir=tmp_path, queued_first=queue_turns_then_the_readers_task
         ):
-            wait_for(
-                lambda: Import.objects.filter(reader=alice, status="done").exists(),
-                timeout=120,
-                what="the worker to import the file",
-            )
+            wait_for(done, timeout=120, what=what)
             wait_for(
                 lambda: (
                     len(
@@ -142,6 +150,18 @@ class WorkerQueueTests:
                 what="the worker to run the queued embedding turns",
             )
         return (tmp_path / "worker.log").read_text()
+
+    def _import_behind_turns(self, alice: User, bob: User, tmp_path: Path, broker: str) -> str:
+        return self._behind_turns(
+            bob,
+            tmp_path,
+            broker,
+            send=lambda: import_queue(
+                reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt"
+            ),
+            done=lambda: Import.objects.filter(reader=alice, status="done").exists(),
+            what="the worker to import the file",
+        )
 
     def test_an_import_goes_before_the_embedding_turns_queued_ahead_of_it(
         self, alice: User, bob: User, tmp_path: Path
@@ -158,3 +178,21 @@ class WorkerQueueTests:
         log = self._import_behind_turns(alice, bob, tmp_path, REDIS_URL)
         [imported] = _succeeded(log, "books.tasks.run_import")
         assert all(imported < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))
+
+    def test_an_accounts_deletion_goes_before_the_embedding_turns_queued_ahead_of_it(
+        self, alice: User, bob: User, tmp_path: Path
+    ) -> None:
+        # Settings says a large account is deleted within a minute or so, and its username
+        # is free only then: behind ~100 embedding turns it took minutes.
+        User.objects.filter(pk=alice.pk).update(is_active=False, deletion_requested_at=now())
+        log = self._behind_turns(
+            bob,
+            tmp_path,
+            "filesystem://",
+            send=lambda: reader_delete_send(reader_id=alice.pk),
+            done=lambda: not User.objects.filter(pk=alice.pk).exists(),
+            what="the worker to delete the account",
+        )
+        [deleted] = _succeeded(log, "accounts.tasks.delete_reader")
+        turns = _succeeded(log, "books.tasks.embed_highlights")
+        assert len([turn for turn in turns if turn < deleted]) <= 1

@@ -85,8 +85,9 @@ def current_judge() -> Judge:
 def same_author(a: str, b: str) -> bool:
     """Two books by one author, by their normalized authors (books.importing.identity):
     `michael greger` and `greger, michael, m.d., faclm` normalized, co-authors, an initial
-    for a given name. Two books with no author known are not taken for one author's."""
-    return identity.same_author(a, b)
+    for a given name, a family name alone (`identity.same_author_or_family_name`). Two books
+    with no author known are not taken for one author's."""
+    return identity.same_author_or_family_name(a, b)
 
 
 @dataclass(frozen=True)

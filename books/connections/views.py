@@ -15,6 +15,7 @@ from books.connections.selectors import (
 )
 from books.library_cache import LibraryCache
 from books.models import UNLISTED_FIELDS, Import
+from books.selectors import read_passages
 
 # A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
 _UNSHOWN_PAIR_FIELDS = [
@@ -55,7 +56,11 @@ def connections(request: HttpRequest) -> HttpResponse:
             if pair.highlight_a.book_id != the_book.pk:
                 pair.highlight_a, pair.highlight_b = pair.highlight_b, pair.highlight_a
     shelf = LibraryCache(reader.pk)
+    unfiltered = not (the_book or new_only or strength in strengths)
     context = {
+        # An empty library page says which of its cases it is (nothing read, one book read,
+        # all read and nothing close enough): counted only then.
+        "read": read_passages(reader) if unfiltered and not page.paginator.count else None,
         "page": page,
         "pairs": page.object_list,
         "per_book_pair": None if the_book else PER_BOOK_PAIR,

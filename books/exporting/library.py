@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.db.models import Prefetch
+from django.utils.translation import gettext
 
 from accounts.models import User
 from books.models import Book, Highlight, Tag
@@ -66,7 +67,7 @@ def location_label(highlight: Highlight) -> str:
         where = str(highlight.location_start)
         if highlight.location_end not in (None, highlight.location_start):
             where += f"-{highlight.location_end}"
-        parts.append(f"Location {where}")
+        parts.append(gettext("Location %(where)s") % {"where": where})
     if highlight.page:
-        parts.append(f"page {highlight.page}")
+        parts.append(gettext("page %(page)s") % {"page": highlight.page})
     return ", ".join(parts)

@@ -13,9 +13,12 @@ import re
 import zipfile
 from collections.abc import Iterable
 
+from django.utils import translation
+from django.utils.translation import gettext as _
+
 from books.exporting.library import BookExport, location_label
 from books.models import Book, Highlight
-from books.text import without_bidi_controls
+from books.text import without_bidi_controls, without_controls
 
 # Characters no file name should carry: control characters, path separators and what
 # Windows or Obsidian refuse, and the bidirectional controls that make `gpj.exe` read as
@@ -40,19 +43,22 @@ def block_id(highlight: Highlight) -> str:
 
 def _yaml(value: object) -> str:
     if isinstance(value, str):
-        value = without_bidi_controls(value)
+        value = without_controls(without_bidi_controls(value))
     return json.dumps(value, ensure_ascii=False)
 
 
 def _tag(name: str) -> str:
-    # An Obsidian tag is one word: spaces become hyphens.
-    return "#" + "-".join(without_bidi_controls(name).split())
+    # An Obsidian tag is one word: spaces become hyphens. The reader's words like any
+    # other's: `<img/src=x/onerror=…>` as a tag was written as HTML (docs/security.md);
+    # an ordinary tag has nothing to escape and stays an Obsidian tag (#tag).
+    return "#" + _inline("-".join(name.split()))
 
 
 def _inline(text: str) -> str:
-    # A person reads this file: no explicit bidirectional control reverses a line of it
+    # A person reads this file: no explicit bidirectional control reverses a line of it,
+    # and no control character (a bell, an escape) is written for a terminal to act on
     # (docs/security.md); the JSON export keeps them.
-    text = without_bidi_controls(text)
+    text = without_controls(without_bidi_controls(text))
     return _BLOCK_ID.sub(r"\\^", _HTML_START.sub(r"\\<", text))
 
 
@@ -72,7 +78,14 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}".rstrip() for line in lines)
 
 
-def book_markdown(export: BookExport) -> str:
+def book_markdown(export: BookExport, *, language: str) -> str:
+    """The book's file, its labels ("Note:", "added", "favourite", "Location") in the
+    reader's `language`; the front matter's keys stay as Obsidian reads them."""
+    with translation.override(language):
+        return _book_markdown(export)
+
+
+def _book_markdown(export: BookExport) -> str:
     book = export.book
     front = [
         "---",
@@ -93,12 +106,13 @@ def book_markdown(export: BookExport) -> str:
     for highlight in export.highlights:
         lines = []
         if highlight.kind == Highlight.Kind.NOTE:
-            lines.append(f"**Note:** {_paragraph(highlight.text)}")
+            lines.append(f"**{_('Note:')}** {_paragraph(highlight.text)}")
         else:
             lines.append(_quote(highlight.text))
         where = location_label(highlight)
         added = highlight.added_at.date().isoformat() if highlight.added_at else ""
-        parts_of_meta = (_one_line(highlight.chapter), where, f"added {added}" if added else "")
+        added_on = _("added %(date)s") % {"date": added} if added else ""
+        parts_of_meta = (_one_line(highlight.chapter), where, added_on)
         meta = " · ".join(part for part in parts_of_meta if part)
         if highlight.kind == Highlight.Kind.NOTE:
             lines[-1] += f" ^{block_id(highlight)}"
@@ -109,10 +123,11 @@ def book_markdown(export: BookExport) -> str:
                 lines.append(f"> — {meta}")
             lines += ["", f"^{block_id(highlight)}"]
             if highlight.note.strip():
-                lines += ["", f"**Note:** {_paragraph(highlight.note)}"]
+                lines += ["", f"**{_('Note:')}** {_paragraph(highlight.note)}"]
         tags = [tag.name for tag in highlight.tags.all()]
         if tags or highlight.favourite:
-            labels = [_tag(t) for t in tags] + (["★ favourite"] if highlight.favourite else [])
+            favourite = ["★ " + _("favourite")] if highlight.favourite else []
+            labels = [_tag(t) for t in tags] + favourite
             lines += ["", " ".join(labels)]
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)
@@ -122,7 +137,12 @@ def safe_file_stem(text: str) -> str:
     """Any text (a title) as a file name no system refuses and none misreads: unsafe
     characters become spaces, spaces are collapsed, no leading or trailing dot."""
     safe = " ".join(_UNSAFE_IN_NAME.sub(" ", text).split()).strip(". ")
-    return safe[:NAME_MAX_LENGTH].strip() or "Untitled"
+    if len(safe) > NAME_MAX_LENGTH:
+        # Cut between two words, not inside one ("… Content. - Ferri"), unless one word
+        # fills most of the name.
+        cut = safe[: NAME_MAX_LENGTH + 1].rpartition(" ")[0]
+        safe = cut if len(cut) > NAME_MAX_LENGTH // 2 else safe[:NAME_MAX_LENGTH]
+    return safe.strip(" .-") or "Untitled"
 
 
 def file_stem(book: Book) -> str:
@@ -143,10 +163,10 @@ def file_name(export: BookExport, taken: set[str]) -> str:
     return name
 
 
-def library_zip(exports: Iterable[BookExport]) -> bytes:
+def library_zip(exports: Iterable[BookExport], *, language: str) -> bytes:
     buffer = io.BytesIO()
     taken: set[str] = set()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for export in exports:
-            archive.writestr(file_name(export, taken), book_markdown(export))
+            archive.writestr(file_name(export, taken), book_markdown(export, language=language))
     return buffer.getvalue()

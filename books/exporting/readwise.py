@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from books.exporting.library import BookExport
 from books.models import Highlight
-from books.text import without_bidi_controls
+from books.text import without_bidi_controls, without_controls
 
 COLUMNS = ["Highlight", "Title", "Author", "Note", "Location", "Date"]
 # Anything a spreadsheet may skip or fold, then a sign that starts a formula.
@@ -26,7 +26,9 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def neutralize(cell: str) -> str:
     # A spreadsheet shows the cell to a person: no explicit bidirectional control reverses
     # it, and none hides a formula sign behind it (docs/security.md).
-    cell = without_bidi_controls(cell)
+    # No control character but tab and line breaks either (a bell, an escape: a terminal
+    # that shows the file acts on them).
+    cell = without_controls(without_bidi_controls(cell))
     if cell.startswith(FORMULA_STARTS) or _FORMULA_START.match(cell):
         return f"'{cell}"
     return cell

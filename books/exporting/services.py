@@ -3,7 +3,8 @@
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.utils import timezone
+from django.conf import settings
+from django.utils import timezone, translation
 
 from accounts.models import User
 from books.exporting import exogram_json, markdown, readwise, streaming
@@ -22,6 +23,12 @@ def export_file_name(extension: str, *, book: Book | None = None) -> str:
     if book is not None:
         stem = f"{stem}-{markdown.file_stem(book)}"
     return f"{stem}.{extension}"
+
+
+def _language(reader: User) -> str:
+    """The Markdown's labels are in the reader's language: the one they chose, else the
+    page's (the request's), else the site's."""
+    return reader.language or translation.get_language() or settings.LANGUAGE_CODE
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ def library_export_stream(*, reader: User, format: str, book: Book | None = None
     # Exogram's own JSON carries what the reader deleted too (exogram_json).
     exports = books_to_export(reader, book=book, with_deleted=format == "json")
     if format == "md":
-        chunks = streaming.markdown_zip_chunks(exports)
+        chunks = streaming.markdown_zip_chunks(exports, language=_language(reader))
         return ExportStream(export_file_name("markdown.zip"), "application/zip", chunks)
     name = export_file_name(format, book=book)
     if format == "csv":
@@ -71,9 +78,9 @@ def library_export(*, reader: User, format: str, book: Book | None = None) -> Ex
     if format == "md":
         if book is not None:
             export = next(exports, None) or BookExport(book, [])
-            text = markdown.book_markdown(export)
+            text = markdown.book_markdown(export, language=_language(reader))
             return ExportFile(name, "text/markdown; charset=utf-8", text.encode("utf-8"))
-        zipped = markdown.library_zip(exports)
+        zipped = markdown.library_zip(exports, language=_language(reader))
         return ExportFile(export_file_name("markdown.zip"), "application/zip", zipped)
     if format == "csv":
         return ExportFile(name, "text/csv; charset=utf-8", readwise.library_csv(exports))

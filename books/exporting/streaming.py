@@ -81,13 +81,14 @@ class _Pipe(io.RawIOBase):
         return data
 
 
-def markdown_zip_chunks(exports: Iterable[BookExport]) -> Iterator[bytes]:
+def markdown_zip_chunks(exports: Iterable[BookExport], *, language: str) -> Iterator[bytes]:
     """markdown.library_zip's archive, a book at a time (zipfile writes data descriptors
     when it cannot seek back, which every unzip tool reads)."""
     pipe = _Pipe()
     taken: set[str] = set()
     with zipfile.ZipFile(pipe, "w", zipfile.ZIP_DEFLATED) as archive:
         for export in exports:
-            archive.writestr(markdown.file_name(export, taken), markdown.book_markdown(export))
+            text = markdown.book_markdown(export, language=language)
+            archive.writestr(markdown.file_name(export, taken), text)
             yield pipe.take()
     yield pipe.take()

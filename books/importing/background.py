@@ -23,7 +23,14 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import User
 from books.events import announce, highlights_to_embed, import_queued
-from books.importing.clippings import Clipping, ParseResult, Problem, parse_clippings
+from books.importing.clippings import (
+    NOT_UTF8_FILE,
+    Clipping,
+    ParseResult,
+    Problem,
+    parse_clippings,
+)
+from books.importing.devices import zip_unpacked_bytes
 from books.importing.reader_books import book_key_of, clippings_orient, clippings_unify_authors
 from books.importing.saving import SavingProgress
 from books.importing.screening import screen_entries
@@ -79,6 +86,13 @@ FILE_GONE = gettext_noop("The uploaded file is gone; upload it again.")
 IMPORT_QUEUE_UNREACHABLE = gettext_noop(
     "The task queue cannot be reached: your file is saved and is imported as soon as it is back."
 )
+
+
+def imports_in_background(data: bytes) -> bool:
+    """Whether an upload is imported on a worker: a file larger than IMPORT_INLINE_MAX_BYTES,
+    or a zip that unpacks to more (a 267 KB zip of 32 sidecars of 8 MB each of repeated text
+    grew the web process by 260 MB when it was read in the request)."""
+    return max(len(data), zip_unpacked_bytes(data)) > IMPORT_INLINE_MAX_BYTES
 
 
 def import_queue(*, reader: User, data: bytes, file_name: str) -> Import:
@@ -409,6 +423,9 @@ def parse_in_pieces(
         done += len(piece)
         if on_piece is not None:
             on_piece(done, entries)
+    # Each piece tells a file that is Windows-1252 throughout: the file is named once.
+    whole_file = [w for w in warnings if w.message == NOT_UTF8_FILE][1:]
+    warnings = [w for w in warnings if w not in whole_file]
     result = screen_entries(
         ParseResult(clippings=clippings, problems=problems, entries=entries, warnings=warnings)
     )
@@ -456,6 +473,7 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     truncated: Counter[str] = Counter()
     nothing: dict[str, str] = {}
     titles: set[str] = set()
+    changed_titles: set[str] = set()
     started = timezone.now()
     while parts:
         part = parts.pop(0)
@@ -481,6 +499,8 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
                 nothing.update(value)
             elif key == "book_titles":
                 titles.update(value)
+            elif key == "changed_titles":
+                changed_titles.update(value)
             else:
                 totals[key] += value
     the_import.counts = {
@@ -488,6 +508,7 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
         "truncated_by_book": dict(sorted(truncated.items())),
         "books_with_nothing": dict(sorted(nothing.items())),
         "book_titles": sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT],
+        "changed_titles": sorted(changed_titles, key=str.casefold)[:BOOK_TITLES_KEPT],
     }
     if result.skipped:
         the_import.counts["skipped_in_file"] = dict(result.skipped)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
@@ -131,6 +132,17 @@ BEYOND_THE_END = gettext_noop("location %(location)s is beyond any book's end (%
 # Warnings: the entry is kept all the same.
 UNREADABLE_DATE = gettext_noop("the date %(date)s could not be read; the entry is kept without one")
 REVERSED_LOCATION = gettext_noop("location %(written)s is reversed; read as %(read)s")
+# A UTF-8 file with bytes that are not UTF-8 (damaged, or pasted from another file): each
+# line with them is named. A file that is not UTF-8 anywhere (Windows-1252 throughout, as
+# a Windows editor saves it) is read right and said once, at its first such line.
+NOT_UTF8_LINE = gettext_noop(
+    "this line has bytes that are not UTF-8; they were read as Windows-1252 characters: "
+    "check its letters"
+)
+NOT_UTF8_FILE = gettext_noop(
+    "this file is not UTF-8 (this is its first line that shows it): it was read as "
+    "Windows-1252; check its accented letters"
+)
 
 # A separator is exactly ten `=` on a line of its own. Matching it with the newline before
 # it lets one C-level split cut a 3 MB file into entries; a "\n" is put in front of the
@@ -142,7 +154,7 @@ _PARTIAL_SEPARATOR_RE = re.compile(r"\n[ \t]*={1,10}[ \t]*\s*\Z")
 
 def parse_clippings(data: bytes) -> ParseResult:
     """Parse the bytes of a `My Clippings.txt` file. Never raises."""
-    text = _decode(data)
+    text, not_utf8 = _decode(data)
     # U+FEFF is meaningless anywhere in this format, and the Kindle scatters it: at the file
     # start, at some entry starts, and in runs inside personal-document titles
     # (`Field Notes\ufeff\ufeff\ufeff on Tides`). Dropping all of them at once is
@@ -178,6 +190,11 @@ def parse_clippings(data: bytes) -> ParseResult:
         # One unreadable blob without a single separator or metadata line is some other
         # file (an HTML notebook export, a CSV): say so instead of "unrecognised metadata".
         result.problems[0] = Problem(line=1, message=NOT_A_CLIPPINGS_FILE)
+    elif not_utf8.lines:
+        if not_utf8.throughout:
+            result.warnings.append(Problem(not_utf8.lines[0], NOT_UTF8_FILE))
+        else:
+            result.warnings += [Problem(line, NOT_UTF8_LINE) for line in not_utf8.lines]
     return result
 
 
@@ -223,11 +240,19 @@ def _split_without_separators(piece: str) -> list[str]:
 # --- Decoding --------------------------------------------------------------------------------
 
 
+# Where the decoding of one file is reading bytes that are not UTF-8 as cp1252 (an error
+# handler is registered once, by name, for every caller: the offsets are the caller's).
+_NOT_UTF8_AT: ContextVar[list[tuple[int, int]] | None] = ContextVar("not_utf8_at", default=None)
+
+
 def _cp1252_fallback(error: UnicodeError) -> tuple[str, int]:
     # Only the bytes that are not UTF-8 are read as cp1252, so a UTF-8 file with one bad
     # byte keeps its Japanese labels, and a whole cp1252 file (Windows-edited) still reads.
     if not isinstance(error, UnicodeDecodeError):
         raise error
+    offsets = _NOT_UTF8_AT.get()
+    if offsets is not None:
+        offsets.append((error.start, error.end))
     bad = error.object[error.start : error.end]
     return bad.decode("cp1252", errors="replace"), error.end
 
@@ -235,16 +260,50 @@ def _cp1252_fallback(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error("exogram_cp1252_fallback", _cp1252_fallback)
 
 
-def _decode(data: bytes) -> str:
+@dataclass(frozen=True, slots=True)
+class NotUtf8:
+    """The lines of a file with bytes that are not UTF-8, and whether no byte of it was
+    (a Windows-1252 file, every letter past ASCII read as such)."""
+
+    lines: list[int]
+    throughout: bool
+
+
+_ASCII = bytes(range(128))
+
+
+def _utf8_or_cp1252(data: bytes) -> tuple[str, NotUtf8]:
+    offsets: list[tuple[int, int]] = []
+    token = _NOT_UTF8_AT.set(offsets)
+    try:
+        text = data.decode("utf-8", errors="exogram_cp1252_fallback")
+    finally:
+        _NOT_UTF8_AT.reset(token)
+    if not offsets:
+        return text, NotUtf8([], throughout=False)
+    # Lines as the parser counts them (universal newlines: CRLF, LF and a lone CR).
+    lines: list[int] = []
+    line, counted = 1, 0
+    for start, _end in offsets:
+        part = data[counted:start]
+        line += part.count(b"\n") + part.count(b"\r") - part.count(b"\r\n")
+        counted = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    bad = sum(end - start for start, end in offsets)
+    return text, NotUtf8(lines, throughout=bad == len(data.translate(None, _ASCII)))
+
+
+def _decode(data: bytes) -> tuple[str, NotUtf8]:
     if data.startswith(codecs.BOM_UTF8):
-        return data[3:].decode("utf-8", errors="exogram_cp1252_fallback")
+        return _utf8_or_cp1252(data[3:])
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # The "utf-16" codec reads the BOM to pick the byte order and drops it.
-        return data.decode("utf-16", errors="replace")
+        return data.decode("utf-16", errors="replace"), NotUtf8([], throughout=False)
     utf16 = _sniff_utf16_without_bom(data)
     if utf16:
-        return data.decode(utf16, errors="replace")
-    return data.decode("utf-8", errors="exogram_cp1252_fallback")
+        return data.decode(utf16, errors="replace"), NotUtf8([], throughout=False)
+    return _utf8_or_cp1252(data)
 
 
 def is_utf16(data: bytes) -> bool:

@@ -40,12 +40,15 @@ LABELS = {
 }
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
-# What a zip may hold: thousands of books' sidecars, or a library's two databases.
+# What a zip may hold: thousands of books' sidecars, or a library's two databases. Real
+# ones are far smaller (a sidecar is 2 to 50 KB, a Kobo database 4 MB, an Apple Books
+# library's two databases with their -wal files 9 MB: ../shared/data/readers), and what
+# is held is what the worker's memory holds: one sidecar at a time, the databases whole.
 MAX_MEMBERS = 20_000
-MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
-# A member this large that shrank this much is a bomb, not a database (SQLite files and
-# sidecars compress some 3 to 20 times).
+# A member this large that shrank this much is a bomb, not a database, and so is a whole
+# zip (SQLite files and sidecars compress some 3 to 13 times, a 32 KB -shm file 35).
 BOMB_RATIO = 200
 BOMB_MIN_BYTES = 8 * 1024 * 1024
 APPLE_ALONE = gettext_noop(
@@ -65,6 +68,10 @@ ZIP_TOO_BIG = gettext_noop(
 )
 ZIP_BOMB = gettext_noop(
     "'%(name)s' in this zip would unpack %(size)s bytes from %(packed)s (a zip bomb?): "
+    "the zip was not unpacked"
+)
+ZIP_BOMB_TOTAL = gettext_noop(
+    "the files in this zip would unpack %(size)s bytes from %(packed)s (a zip bomb?): "
     "the zip was not unpacked"
 )
 MEMBER_OUTSIDE = gettext_noop("'%(name)s' was not read: its name leads out of the zip's folder")
@@ -132,25 +139,32 @@ _DAMAGED = (
 @dataclass
 class _Archive:
     result: ParseResult
-    sidecars: list[tuple[str, bytes]]
+    sidecars: list[zipfile.ZipInfo]  # read and parsed one at a time, never all held at once
     databases: dict[str, bytes]  # member name → bytes, companions included
 
 
 def parse_zip(data: bytes) -> ParseResult:
     """Every sidecar and database in a zip, as one result. Never raises."""
     try:
-        archive = _open_zip(data)
+        with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+            archive = _open_zip(zipped, len(data))
+            result = archive.result
+            empty: list[str] = []  # what each file that holds nothing says of itself
+            for info in archive.sidecars:
+                try:
+                    content = _read_member(zipped, info)
+                except _DAMAGED as error:
+                    _damaged(result, info.filename, error)
+                    continue
+                part = parse_koreader_lua(content, source=info.filename)
+                del content
+                if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
+                    continue  # KOReader's own settings: nothing to read
+                _add(result, part, info.filename, empty)
     except _Refused as refusal:
         return ParseResult([], [Problem(1, str(refusal))], 1)
     except _DAMAGED as error:
         return ParseResult([], [Problem(1, ZIP_UNREADABLE % {"error": error})], 1)
-    result = archive.result
-    empty: list[str] = []  # what each file that holds nothing says of itself
-    for name, content in archive.sidecars:
-        part = parse_koreader_lua(content, source=name)
-        if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
-            continue  # KOReader's own settings: nothing to read
-        _add(result, part, name, empty)
     _read_databases(archive.databases, result, empty)
     if result.entries == 0 and not empty:
         result.problems.append(Problem(1, ZIP_NOTHING))
@@ -161,64 +175,103 @@ def parse_zip(data: bytes) -> ParseResult:
     return result
 
 
-def _open_zip(data: bytes) -> _Archive:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        # Not ZipInfo.is_dir(): it indexes the name, and a damaged zip can hold an empty one.
-        members = [info for info in archive.infolist() if not info.filename.endswith("/")]
-        if len(members) > MAX_MEMBERS:
+def zip_unpacked_bytes(data: bytes) -> int:
+    """What a zip's members declare they unpack to, read from its directory alone; 0 for
+    what is not a zip or cannot be read as one (its parse says why)."""
+    if not data.startswith(_ZIP_MAGIC):
+        return 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return sum(info.file_size for info in _members(archive))
+    except _DAMAGED:
+        return 0
+
+
+def zip_refusal(data: bytes) -> str | None:
+    """Why a zip is refused before a byte of it is inflated (too many files, too large once
+    unpacked, a zip bomb), from its directory alone; None for anything else."""
+    if not data.startswith(_ZIP_MAGIC):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            _check_sizes(_members(archive), len(data))
+    except _Refused as refusal:
+        return str(refusal)
+    except _DAMAGED:
+        return None
+    return None
+
+
+def _members(archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    # Not ZipInfo.is_dir(): it indexes the name, and a damaged zip can hold an empty one.
+    return [info for info in archive.infolist() if not info.filename.endswith("/")]
+
+
+def _check_sizes(members: list[zipfile.ZipInfo], packed: int) -> None:
+    if len(members) > MAX_MEMBERS:
+        raise _Refused(ZIP_TOO_MANY % {"count": f"{len(members):,}", "limit": f"{MAX_MEMBERS:,}"})
+    unpacked = sum(info.file_size for info in members)
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise _Refused(
+            ZIP_TOO_BIG
+            % {
+                "size": f"{unpacked / 1024**2:,.0f}",
+                "limit": f"{MAX_UNPACKED_BYTES / 1024**2:,.0f}",
+            }
+        )
+    for info in members:
+        if info.file_size > BOMB_MIN_BYTES and info.file_size > BOMB_RATIO * max(
+            1, info.compress_size
+        ):
             raise _Refused(
-                ZIP_TOO_MANY % {"count": f"{len(members):,}", "limit": f"{MAX_MEMBERS:,}"}
-            )
-        unpacked = sum(info.file_size for info in members)
-        if unpacked > MAX_UNPACKED_BYTES:
-            raise _Refused(
-                ZIP_TOO_BIG
+                ZIP_BOMB
                 % {
-                    "size": f"{unpacked / 1024**2:,.0f}",
-                    "limit": f"{MAX_UNPACKED_BYTES / 1024**2:,.0f}",
+                    "name": info.filename[:120],
+                    "size": f"{info.file_size:,}",
+                    "packed": f"{info.compress_size:,}",
                 }
             )
-        for info in members:
-            if info.file_size > BOMB_MIN_BYTES and info.file_size > BOMB_RATIO * max(
-                1, info.compress_size
-            ):
-                raise _Refused(
-                    ZIP_BOMB
-                    % {
-                        "name": info.filename[:120],
-                        "size": f"{info.file_size:,}",
-                        "packed": f"{info.compress_size:,}",
-                    }
-                )
-        result = ParseResult(clippings=[], problems=[], entries=0)
-        found = _Archive(result, [], {})
-        for info in members:
-            name = info.filename
-            if _UNSAFE_NAME.search(name) or "\x00" in name:
-                result.entries += 1
-                result.problems.append(Problem(1, MEMBER_OUTSIDE % {"name": name[:120]}))
-                continue
-            if info.file_size > MAX_MEMBER_BYTES:
-                result.entries += 1
-                result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
-                continue
-            base = name.rsplit("/", 1)[-1]
-            if base.startswith("._") or "__MACOSX/" in name:
-                continue  # macOS's resource forks, not the files themselves
-            try:
-                with archive.open(info) as member:
-                    head = member.read(4096)
-                if name.endswith(("-wal", "-shm")) or is_sqlite(head):
-                    found.databases[name] = _read_member(archive, info)
-                elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
-                    found.sidecars.append((name, _read_member(archive, info)))
-            except _DAMAGED as error:
-                # One damaged member costs only itself.
-                result.entries += 1
-                result.problems.append(
-                    Problem(1, MEMBER_UNPACKABLE % {"name": name[:120], "error": error})
-                )
-        return found
+    # Many members each under BOMB_MIN_BYTES add up to the same bomb (32 sidecars of 8 MB
+    # of repeated text in 267 KB): the whole zip's bytes are measured too, as the file
+    # is, so that members whose entries overlap one stretch of it count once.
+    if unpacked > BOMB_MIN_BYTES and unpacked > BOMB_RATIO * max(1, packed):
+        raise _Refused(ZIP_BOMB_TOTAL % {"size": f"{unpacked:,}", "packed": f"{packed:,}"})
+
+
+def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
+    members = _members(archive)
+    _check_sizes(members, packed)
+    result = ParseResult(clippings=[], problems=[], entries=0)
+    found = _Archive(result, [], {})
+    for info in members:
+        name = info.filename
+        if _UNSAFE_NAME.search(name) or "\x00" in name:
+            result.entries += 1
+            result.problems.append(Problem(1, MEMBER_OUTSIDE % {"name": name[:120]}))
+            continue
+        if info.file_size > MAX_MEMBER_BYTES:
+            result.entries += 1
+            result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
+            continue
+        base = name.rsplit("/", 1)[-1]
+        if base.startswith("._") or "__MACOSX/" in name:
+            continue  # macOS's resource forks, not the files themselves
+        try:
+            with archive.open(info) as member:
+                head = member.read(4096)
+            if name.endswith(("-wal", "-shm")) or is_sqlite(head):
+                found.databases[name] = _read_member(archive, info)
+            elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
+                found.sidecars.append(info)
+        except _DAMAGED as error:
+            _damaged(result, name, error)
+    return found
+
+
+def _damaged(result: ParseResult, name: str, error: BaseException) -> None:
+    # One damaged member costs only itself.
+    result.entries += 1
+    result.problems.append(Problem(1, MEMBER_UNPACKABLE % {"name": name[:120], "error": error}))
 
 
 def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:

@@ -77,9 +77,12 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
     tagged = _tag(the_import.reader_id, tagging)
     counts["tags_added"] = len(tagged)
     books = {h.book_id for h in changed} | {h.book_id for h in tagged}
+    titles = {h.book.title for h in [*changed, *tagged] if h.book_id not in changed_books}
+    titles.update(the_import.counts.get("changed_titles", []))
     the_import.counts = {
         **the_import.counts,
         "books_changed": the_import.counts.get("books_changed", 0) + len(books - changed_books),
+        "changed_titles": sorted(titles, key=str.casefold)[: Import.TITLES_KEPT],
         "notes_attached": the_import.counts.get("notes_attached", 0) + counts["notes"],
         "favourites": counts["favourites"],
         "tags_added": counts["tags_added"],

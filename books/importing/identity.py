@@ -53,6 +53,7 @@ __all__ = [
     "oriented_title_author",
     "person_keys",
     "same_author",
+    "same_author_or_family_name",
     "split_authors",
     "turned_by_its_own_words",
 ]
@@ -281,14 +282,16 @@ def person_keys(authors_normalized: str) -> frozenset[str]:
     )
 
 
-def _same_person(a: str, b: str) -> bool:
+def _same_person(a: str, b: str, *, family_name_alone: bool = False) -> bool:
     if a == b:
         return True
     a_words, b_words = a.split(), b.split()
     if sorted(a_words) == sorted(b_words):
         return True
-    if len(a_words) < 2 or len(b_words) < 2 or a_words[-1] != b_words[-1]:
+    if a_words[-1] != b_words[-1]:
         return False
+    if len(a_words) < 2 or len(b_words) < 2:
+        return family_name_alone
     # The same family name and a compatible first name: `j rowling` and `joanne rowling`.
     first_a, first_b = a_words[0], b_words[0]
     if len(first_a) == 1 or len(first_b) == 1:
@@ -305,6 +308,20 @@ def same_author(a: str, b: str) -> bool:
         return True
     names_a, names_b = a.split("; "), b.split("; ")
     return any(_same_person(x, y) for x in names_a for y in names_b)
+
+
+def same_author_or_family_name(a: str, b: str) -> bool:
+    """`same_author`, or one field names a person by their family name alone: Apple Books'
+    `Krishnamurti` beside a Kindle's `Jiddu Krishnamurti` (a given name alone, `Michael`,
+    is no one's). For telling a pair of books by one author from two authors' (the
+    connections); never for making one book or one author of two: `Brontë` is Emily's and
+    Anne's, and `Darwin - The Man and His Legacy` is a title, not Darwin's book."""
+    if same_author(a, b):
+        return True
+    if not a or not b:
+        return False
+    names_a, names_b = a.split("; "), b.split("; ")
+    return any(_same_person(x, y, family_name_alone=True) for x in names_a for y in names_b)
 
 
 def author_blocks(authors_normalized: str) -> set[str]:

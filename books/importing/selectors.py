@@ -88,8 +88,10 @@ def imports_page(reader_id: int, *, number: str | int | None) -> Page[Import]:
 
 
 def imports_with_book_titles(imports: list[Import]) -> list[Import]:
-    """Each import with `book_titles`: the titles of the books it held (an import kept
-    before they were recorded: of the highlights it added)."""
+    """Each import with `book_titles` and `book_count`: the books it changed (added a
+    highlight or a note to, or merged one into), the first few by title; when it changed
+    none (the same file again), the books the file held. An import kept before either was
+    recorded: the books of the highlights it added, read in one query for the page."""
     older = [i.pk for i in imports if "book_titles" not in i.counts]
     found: dict[int, set[str]] = {}
     if older:
@@ -101,10 +103,19 @@ def imports_with_book_titles(imports: list[Import]) -> list[Import]:
         for import_id, title in rows:
             found.setdefault(import_id, set()).add(title)
     for the_import in imports:
-        titles = the_import.counts.get("book_titles")
-        if titles is None:
-            titles = sorted(found.get(the_import.pk, set()), key=str.casefold)[:3]
+        counts = the_import.counts
+        titles = counts.get("changed_titles")
+        if titles:
+            count = counts.get("books_changed", len(titles))
+        elif "book_titles" in counts:
+            titles = counts["book_titles"]
+            count = counts.get("books_touched", len(titles))
+        else:
+            held = found.get(the_import.pk, set())
+            titles = sorted(held, key=str.casefold)[: Import.TITLES_KEPT]
+            count = len(held)
         the_import.book_titles = titles  # type: ignore[attr-defined]
+        the_import.book_count = max(count, len(titles))  # type: ignore[attr-defined]
     return imports
 
 

@@ -104,8 +104,12 @@ class ImportReport:
     # no Book is made for them, and the report says why.
     books_with_nothing: dict[str, str] = field(default_factory=dict)
     # The first few titles of the books touched, in title order: what Past imports shows
-    # beside the file's name (every KOReader sidecar is called "metadata.epub.lua").
+    # beside the file's name (every KOReader sidecar is called "metadata.epub.lua")…
     book_titles: list[str] = field(default_factory=list)
+    # …unless it changed some (`books_changed`): then the first few of those. Every import of
+    # a growing My Clippings.txt touches the same books: their first three titles said
+    # nothing of what each import brought.
+    changed_titles: list[str] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -123,8 +127,7 @@ IMPORT_FAILED_ON_THE_SERVER = gettext_noop(
 )
 
 
-# The first few titles of the books touched, kept for Past imports.
-BOOK_TITLES_KEPT = 3
+BOOK_TITLES_KEPT = Import.TITLES_KEPT
 
 
 def clippings_import(*, reader: User, data: bytes, file_name: str) -> Import:
@@ -814,6 +817,8 @@ def _finish_report(
     report.book_titles = sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT]
     changed_books = {h.book_id for h in [*work.created.values(), *work.changed.values()]}
     report.books_changed = len(changed_books)
+    changed_titles = {b.title for b in books.values() if b.pk in changed_books}
+    report.changed_titles = sorted(changed_titles, key=str.casefold)[:BOOK_TITLES_KEPT]
     report.truncated_by_book = dict(sorted(work.truncated.items()))
     the_import.counts = {k: v for k, v in report.as_dict().items() if k != "problems"}
     the_import.problems = report.problems

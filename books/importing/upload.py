@@ -11,7 +11,7 @@ from django.conf import settings
 from django.utils.translation import gettext_noop
 
 from books.importing.clippings import ParseResult, is_utf16
-from books.importing.devices import is_device_binary
+from books.importing.devices import is_device_binary, zip_refusal
 from books.importing.screening import screen_entries
 from exogram.wording import plural_message, plural_noop
 
@@ -91,6 +91,11 @@ def check_upload(data: bytes) -> None:
     damaged_text = b"\n==========" in data and controls <= 8
     if not expected_nuls and (controls > 8 or (b"\x00" in sample and not damaged_text)):
         raise ImportRejected(FILE_BINARY)
+    # A zip too large once unpacked, or a bomb, is refused from its directory alone: in the
+    # request, before it is queued or a byte of it is inflated.
+    refusal = zip_refusal(data)
+    if refusal is not None:
+        raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": refusal})
 
 
 def upload_parse(data: bytes) -> ParseResult:

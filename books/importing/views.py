@@ -18,7 +18,7 @@ from books.access import get_import_for_user, reader_of
 from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm, TooLargeForm
-from books.importing.background import IMPORT_INLINE_MAX_BYTES, import_queue
+from books.importing.background import import_queue, imports_in_background
 from books.importing.selectors import import_reading, import_saving, imports_page, merges_of
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
@@ -96,7 +96,7 @@ def _import_one(
         # A file past the limit (in a request of several that fits it) is never read.
         check_size(upload.size or 0)
         data = upload.read()
-        if len(data) > IMPORT_INLINE_MAX_BYTES:
+        if imports_in_background(data):
             check_upload(data)
             the_import = import_queue(reader=reader, data=data, file_name=file_name)
             messages.success(

@@ -137,6 +137,22 @@ def theme_query_vector(encoders: Encoders, text: str) -> list[float] | None:
     return vector
 
 
+def in_reading_case(encoder: Encoder, text: str) -> str:
+    """The text with each word typed in capitals ("LÍDER", "MEMORY") in lower case where the
+    model cuts the lower-case form into fewer pieces: its vocabulary is cased, and a word in
+    capitals is rare in what it read, so "LÍDER" is three pieces to e5 ("líder" one) and
+    reads as letters. An acronym it knows whole ("NASA", "UNESCO") is left as typed."""
+
+    def lowered(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < 2 or not word.isupper():
+            return word
+        lower = word.lower()
+        return lower if encoder.pieces(lower) < encoder.pieces(word) else word
+
+    return WORD.sub(lowered, text)
+
+
 def reads_as_fragments(encoder: Encoder, text: str) -> bool:
     """Whether the model reads every word of `text` as letters, not words (FRAGMENT_LETTERS).
     Words in other scripts (Chinese, Russian) are never counted as fragments."""

@@ -1,9 +1,10 @@
-"""The query's grammar: words, "quoted phrases", -exclusions, `or`, author:/book: prefixes;
-each word's English and Spanish stems; the tsquery texts the keyword side reads.
+"""The query's grammar: words, "quoted phrases", -exclusions, `or`, author:/book:/tag:
+prefixes; each word's English and Spanish stems; the tsquery texts the keyword side reads.
 
 - Words, "quoted phrases" (exact, and required of every result), `-word` and `-"a phrase"`
-  (left out of every result), `or` between two terms, and `author:` / `book:` prefixes
-  (filters on the book's fields, see books.search.names).
+  (left out of every result), `or` (or a capital `O`) between two terms, `author:` /
+  `book:` prefixes (filters on the book's fields, see books.search.names) and `tag:` (the
+  reader's tags), each in English or Spanish (`autor:`, `libro:`, `etiqueta:`).
 - Stems come from PostgreSQL's own snowball dictionaries, so they agree with the index
   (`books.models.search_document()`): "habit" finds "habits", "muertes" finds "muerte".
 """
@@ -31,13 +32,24 @@ FEW_WORDS = 4
 WORD = re.compile(r"[^\W_]+")
 # The web's search syntax: "a phrase", -word, -"a phrase", or.
 _UNIT = re.compile(r'(-?)"([^"]*)"?|(\S+)')
-# author:borges, book:"a death in the family" (title: too).
-_PREFIX = re.compile(r'(?<!\S)(author|book|title):(?:"([^"]*)"?|(\S+))')
+# Each prefix, in English and in Spanish (folded: "título" is "titulo"), and which field it
+# filters: author:borges, libro:"cien años de soledad", etiqueta:liderazgo.
+PREFIXES = {
+    "author": "author", "autor": "author",
+    "book": "book", "title": "book", "libro": "book", "titulo": "book",
+    "tag": "tag", "etiqueta": "tag",
+}  # fmt: skip
+_PREFIX_NAMES = "|".join(sorted(PREFIXES, key=len, reverse=True)).replace("titulo", "t[ií]tulo")
+PREFIX = re.compile(rf'(?<!\S)({_PREFIX_NAMES}):(?:"([^"]*)"?|(\S+))', re.IGNORECASE)
 STEMS_CACHE_SIZE = 20_000
 # What the meaning half leaves out of the text it embeds: prefixes and exclusions, as typed.
 NOT_MEANING = re.compile(
-    r'(?<!\S)(?:(?:author|book|title):(?:"[^"]*"?|\S+)|-"[^"]*"?|-\S+)', re.IGNORECASE
+    rf'(?<!\S)(?:(?:{_PREFIX_NAMES}):(?:"[^"]*"?|\S+)|-"[^"]*"?|-\S+)', re.IGNORECASE
 )
+# Spanish says "palacio o río", but a lower-case "o" is a word too ("ser o no ser", "más o
+# menos"): only a capital "O" between two terms is `or`, and not in a query typed all in
+# capitals ("SER O NO SER").
+_SPANISH_OR = "O"
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class ParsedQuery:
     clauses: tuple[tuple[int, ...], ...] = ()
     authors: tuple[str, ...] = ()  # author:… values, folded
     books: tuple[str, ...] = ()  # book:… values, folded
+    tags: tuple[str, ...] = ()  # tag:… values, folded
     # Emoji and other symbols (`symbols_in`), folded: every result has each of `symbols`
     # and none of `excluded_symbols`. PostgreSQL's parser drops them from the index.
     symbols: tuple[str, ...] = ()
@@ -84,18 +97,39 @@ class ParsedQuery:
         return dataclasses.replace(self, units=((f'"{" ".join(words)}"', words),), clauses=((0,),))
 
 
+def prefix_field(name: str) -> str:
+    """Which field a prefix as typed filters: "Autor" → "author", "título" → "book"."""
+    return PREFIXES[fold(name)]
+
+
+def _spanish_ors(query: str, count: int) -> frozenset[int]:
+    """Which of the query's terms (by their place among `_UNIT`'s) are a capital "O" between
+    two others: `or` to a Spanish reader. None in a query with no lower-case letter, or when
+    folding changed how many terms there are (a spacing accent, "¨", folds to a space)."""
+    if not any(letter.islower() for letter in query):
+        return frozenset()
+    tokens = [m.group(0) for m in _UNIT.finditer(PREFIX.sub(" ", query))]
+    if len(tokens) != count:
+        return frozenset()
+    return frozenset(i for i in range(1, len(tokens) - 1) if tokens[i] == _SPANISH_OR)
+
+
 def parse_query(query: str) -> ParsedQuery:
     folded = fold(query.strip())[:QUERY_MAX_LENGTH]
     authors: list[str] = []
     books: list[str] = []
+    tags: list[str] = []
+    fields = {"author": authors, "book": books, "tag": tags}
 
     def prefix(match: re.Match[str]) -> str:
         value = " ".join(WORD.findall(match.group(2) or match.group(3) or ""))
         if value:
-            (authors if match.group(1) == "author" else books).append(value)
+            fields[PREFIXES[match.group(1)]].append(value)
         return " "
 
-    rest = _PREFIX.sub(prefix, folded)
+    rest = PREFIX.sub(prefix, folded)
+    matches = list(_UNIT.finditer(rest))
+    ors = _spanish_ors(query.strip()[:QUERY_MAX_LENGTH], len(matches))
     units: dict[str, tuple[str, ...]] = {}
     exclusions: list[str] = []
     clauses: list[list[int]] = []
@@ -103,7 +137,7 @@ def parse_query(query: str) -> ParsedQuery:
     excluded_symbols: list[str] = []
     joined = False  # the last token was "or"
     previous = ""
-    for match in _UNIT.finditer(rest):
+    for place, match in enumerate(matches):
         negated, phrase, word = match.group(1), match.group(2), match.group(3)
         left_out = bool(negated) or (word is not None and word.startswith("-"))
         (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))
@@ -114,7 +148,7 @@ def parse_query(query: str) -> ParsedQuery:
         else:
             text, negated_word = " ".join(WORD.findall(word)), False
         words = unit_words(text)
-        if phrase is None and text == "or":
+        if phrase is None and (text == "or" or place in ors):
             # "a or b" joins two terms; after an exclusion ("-a or b") it joins nothing.
             joined = bool(clauses) and previous == "term"
             continue
@@ -137,6 +171,7 @@ def parse_query(query: str) -> ParsedQuery:
         tuple(tuple(clause) for clause in clauses),
         tuple(dict.fromkeys(authors)),
         tuple(dict.fromkeys(books)),
+        tuple(dict.fromkeys(tags)),
         tuple(dict.fromkeys(symbols)),
         tuple(dict.fromkeys(excluded_symbols)),
     )
@@ -195,7 +230,7 @@ def unit_words(text: str) -> tuple[str, ...]:
 
 
 def meaning_text(query: str) -> str:
-    """The query as the model should read it: without `author:`/`book:` prefixes, which are
+    """The query as the model should read it: without `author:`/`book:`/`tag:` prefixes, which are
     filters, and without `-excluded` words, which pulled the query's vector towards what the
     reader left out ("memory -palaces" sat nearer "a palace of rooms" than "memory" does)."""
     return " ".join(NOT_MEANING.sub(" ", query[:QUERY_MAX_LENGTH]).split())

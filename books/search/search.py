@@ -3,7 +3,8 @@
 The service (`search`) and how its parts meet; each part is a module of its own:
 - **The query** (books.search.query): words, "quoted phrases" (exact, and required of every
   result), `-word` and `-"a phrase"` (left out of every result), `or` between two terms,
-  `author:` / `book:` prefixes, and each word's English and Spanish stems.
+  `author:` / `book:` / `tag:` prefixes (Spanish too), and each word's English and Spanish
+  stems.
 - **Names** (books.search.names): titles and authors are fields, never searchable text; a
   name typed among the words ("what did Kierkegaard say about despair") is recognised and
   that author's or book's highlights that match the rest of the query come first.
@@ -34,7 +35,8 @@ from django.utils.translation import gettext, gettext_noop, ngettext
 
 from accounts.models import User
 from books.connections.neighbours import Neighbour
-from books.models import Book, Highlight, search_document
+from books.library_cache import LibraryCache
+from books.models import Book, Highlight, Tag, search_document
 from books.search.filters import SearchFilters, reader_library
 from books.search.fusion import (
     DEPTH,
@@ -51,6 +53,7 @@ from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
     close_distance,
+    in_reading_case,
     library_bound,
     nearest_meaning,
     nearest_theme,
@@ -69,17 +72,22 @@ from books.search.names import (
     reader_books,
 )
 from books.search.query import (
+    FEW_WORDS,
+    PREFIX,
     QUERY_MAX_LENGTH,
+    WORD,
     ParsedQuery,
     has_letters_or_digits,
     is_few_words,
     meaning_text,
     only_stop_words,
     parse_query,
+    prefix_field,
     query_terms,
     tsquery,
 )
 from books.search.results import LISTING_MAX, PAGE_SIZE, SearchResult, SearchResults, page_results
+from books.text import fold
 
 # What the search's callers (views, the JSON API, the MCP server, the commands, the
 # benchmarks) import from here: the service, its results, its limits and its caches.
@@ -96,6 +104,7 @@ __all__ = [
     "forget_word_shares",
     "search",
     "search_run",
+    "tag_named",
 ]
 
 
@@ -110,6 +119,7 @@ class Mode(StrEnum):
 MODES = tuple(mode.value for mode in Mode)
 NOTICE_MODEL_UNAVAILABLE = gettext_noop("Keyword results only: the model is unavailable.")
 NOTICE_NO_BOOK = gettext_noop("No book of yours matches %(fields)s.")
+NOTICE_NO_TAG = gettext_noop("You have no tag called %(tags)s.")
 NOTICE_NO_LETTERS = gettext_noop("Searches need letters or digits.")
 NOTICE_FRAGMENTS = gettext_noop(
     "The model reads “%(query)s” as letters, not words: searched by words only."
@@ -174,8 +184,9 @@ class _QueryMeaning:
 
 
 def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
-    """The reader's highlights that the filters, the `author:`/`book:` fields, the quoted
-    phrases and the exclusions leave; a notice instead when the fields match no book."""
+    """The reader's highlights that the filters, the `author:`/`book:` fields, the `tag:`s,
+    the quoted phrases and the exclusions leave; a notice instead when the fields match no
+    book or a tag none of the reader's."""
     library = reader_library(request.reader, request.filters)
     if request.exclude_ids:
         library = library.exclude(pk__in=list(request.exclude_ids))
@@ -186,13 +197,18 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
         # author: and book: are filters: the reader said which field the words are in.
         by_field = books_with_fields(books, parsed.authors, parsed.books)
         if not by_field.book_ids:
-            asked = [*(f"author:{a}" for a in parsed.authors), *(f"book:{b}" for b in parsed.books)]
-            return gettext(NOTICE_NO_BOOK) % {"fields": " ".join(asked)}
+            asked = _typed_prefixes(request.query, ("author", "book"))
+            return gettext(NOTICE_NO_BOOK) % {"fields": asked}
         library = library.filter(book_id__in=by_field.book_ids)
         filtered = True
     elif parsed.units:
         capitalized = capitalized_words(request.query)
         named = names_in(parsed, books, capitalized=capitalized, library=library)
+    if parsed.tags:
+        tagged = _tagged(request.reader, library, parsed.tags)
+        if tagged is None:
+            return gettext(NOTICE_NO_TAG) % {"tags": _typed_prefixes(request.query, ("tag",))}
+        library, filtered = tagged, True
     # PostgreSQL's parser leaves emoji and symbols out of the index: the text itself says
     # whether a highlight has one (read row by row, the reader's rows only).
     for symbol in parsed.symbols:
@@ -216,6 +232,56 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
     return _Scope(library, filtered, named)
 
 
+def _typed_prefixes(query: str, fields: tuple[str, ...]) -> str:
+    """The query's prefixes of those fields as the reader typed them ("libro:jardín")."""
+    found = (
+        m for m in PREFIX.finditer(query[:QUERY_MAX_LENGTH]) if prefix_field(m.group(1)) in fields
+    )
+    return " ".join(m.group(0) for m in found)
+
+
+def tag_named(reader: User, query: str, shelf: LibraryCache | None = None) -> str:
+    """The reader's tag whose name is the whole query ("liderazgo" when they have a tag
+    "Liderazgo"), or "": the page offers its filter (`tag:`). A search by words reads the
+    text and notes, never the tags: a tag is the reader's word *about* a highlight, and one
+    named like a common word ("vida", "work") would lead every search for that word. The
+    names are kept under the library's version (a tag's change bumps it): the page reads
+    that version for its book choices anyway."""
+    parsed = parse_query(query)
+    if len(parsed.units) > FEW_WORDS or parsed.authors or parsed.books or parsed.tags:
+        return ""
+    words = " ".join(word for _, unit in parsed.units for word in WORD.findall(" ".join(unit)))
+    if not words or parsed.exclusions:
+        return ""
+    shelf = shelf or LibraryCache(reader.pk)
+    names = shelf.get(
+        "tag-names",
+        lambda: {
+            " ".join(WORD.findall(fold(name))): name
+            for name in Tag.objects.filter(reader=reader).values_list("name", flat=True)
+        },
+    )
+    return names.get(words, "")
+
+
+def _tagged(
+    reader: User, library: QuerySet[Highlight], tags: Sequence[str]
+) -> QuerySet[Highlight] | None:
+    """The highlights of `library` with each of `tags` (folded words, as `tag:` values are):
+    the reader's own tags whose names fold to those words. None when a value names none."""
+    names = Tag.objects.filter(reader=reader).values_list("pk", "name")
+    by_words: dict[str, list[int]] = {}
+    for pk, name in names:
+        by_words.setdefault(" ".join(WORD.findall(fold(name))), []).append(pk)
+    for value in tags:
+        if value not in by_words:
+            return None
+        # A subquery, not a join: a highlight with "Liderazgo" and "liderazgo" is one result.
+        with_tag = Highlight.tags.through.objects.filter(tag_id__in=by_words[value])
+        library = library.filter(pk__in=with_tag.values("highlight_id"))
+    return library
+
+
 def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     """The query's vector from the process's encoder, or a notice that keyword results are
     all there is; a notice too when the query's language is one the model reads poorly."""
@@ -228,6 +294,7 @@ def _query_meaning(request: SearchRequest) -> _QueryMeaning:
     except EncoderUnavailable:
         return _QueryMeaning(notices=(gettext(NOTICE_MODEL_UNAVAILABLE),))
     text = meaning_text(request.query) or request.query.strip()[:QUERY_MAX_LENGTH]
+    text = in_reading_case(encoders.main, text)
     # Measured for a model of many languages; an English model cuts a Spanish word into
     # pieces as well (the language notice says what is wrong then).
     if model_languages(encoders) is None and reads_as_fragments(encoders.main, text):
@@ -518,7 +585,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         said.append(gettext(NOTICE_SHORTENED) % {"count": QUERY_MAX_LENGTH})
     query, mode, limit, offset = request.query, request.mode.value, request.limit, request.offset
     parsed = parse_query(query)
-    if not (parsed.units or parsed.authors or parsed.books or parsed.symbols):
+    if not (parsed.units or parsed.authors or parsed.books or parsed.tags or parsed.symbols):
         # An empty query (or one of exclusions only) finds nothing, never everything.
         if query.strip() and not has_letters_or_digits(query) and not parsed.excluded_symbols:
             said.append(gettext(NOTICE_NO_LETTERS))  # "!!!", "—"

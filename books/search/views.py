@@ -20,7 +20,7 @@ from accounts.models import User
 from books.access import get_book_for_user, owns_book, reader_of
 from books.choices import author_choices, book_choices
 from books.library_cache import LibraryCache
-from books.search.search import MODES, PAGE_SIZE, SearchResult, SearchResults
+from books.search.search import MODES, PAGE_SIZE, SearchResult, SearchResults, tag_named
 from books.search.search import search as search_highlights
 from books.search.spelling import suggestion_for
 from books.text import CJK_RUN, fold
@@ -223,6 +223,12 @@ def _unnamed_link(request: HttpRequest, found: SearchResults) -> str:
     return _query_link(request, query)
 
 
+def _tag_query(tag: str) -> str:
+    """`tag:` and the tag's name, in quotes when it has more than one word."""
+    words = " ".join(re.findall(r"[^\W_]+", tag))
+    return f'tag:"{words}"' if " " in words else f"tag:{words}"
+
+
 def _query_link(request: HttpRequest, query: str) -> str:
     """The same search, from its first page, for `query`."""
     params = request.GET.copy()
@@ -270,6 +276,8 @@ def search(request: HttpRequest) -> HttpResponse:
     partial = bool(request.headers.get("HX-Request"))
     mode = found.mode if found else request.GET.get("mode", "auto")
     suggested = suggestion_for(reader.pk, found) if found else ""
+    shelf = LibraryCache(reader.pk)
+    tag = tag_named(reader, found.query, shelf) if found else ""
     rows = [(r, MarkedHighlight(r)) for r in found.results] if found else []
     close_rows = [(result, marked) for result, marked in rows if not result.loose]
     context = {
@@ -290,9 +298,10 @@ def search(request: HttpRequest) -> HttpResponse:
         "meaning_link": _mode_link(request, "meaning"),
         "suggested": suggested,
         "suggested_link": _query_link(request, suggested) if suggested else "",
+        "tag": tag,
+        "tag_link": _query_link(request, _tag_query(tag)) if tag else "",
     }
     if not partial:
-        shelf = LibraryCache(reader.pk)
         context["book_choices"] = book_choices(
             reader, shelf, selected=_chosen_book(reader, form, found)
         )

@@ -47,6 +47,25 @@ class LoginThrottleTests:
         assert _login(client, "alice", PASSWORD).status_code == 429
         assert client.get(reverse("library")).status_code == 302
 
+    def test_a_refused_login_is_the_login_page_in_the_readers_language(
+        self, client: Client, alice: User
+    ) -> None:
+        for attempt in range(5):
+            _login(client, "alice", f"wrong {attempt}")
+        refused = client.post(
+            reverse("login"),
+            {"username": "alice", "password": "again"},
+            headers={"Accept-Language": "es"},
+            REMOTE_ADDR="10.0.0.1",
+        )
+        assert refused.status_code == 429
+        page = refused.content.decode()
+        assert "Demasiados intentos fallidos para esta cuenta desde tu dirección de red." in page
+        assert "15 minutos" in page
+        assert 'class="errorlist' in page
+        assert '<header class="site">' in page
+        assert 'name="username" value="alice"' in page
+
     def test_a_right_password_from_an_address_that_has_not_failed_is_never_refused(
         self, client: Client, alice: User
     ) -> None:
@@ -198,6 +217,50 @@ class SignupLimitsTests:
         )
         assert refused.status_code == 429
         assert not User.objects.filter(username="reader9").exists()
+
+    @override_settings(EXOGRAM_SIGNUPS_PER_HOUR=1)
+    def test_a_refused_sign_up_is_the_sign_up_page_again_with_why_and_what_was_typed(
+        self, client: Client
+    ) -> None:
+        # It was a bare text page, unstyled, with no way back and the form lost.
+        address = {"REMOTE_ADDR": "203.0.113.9"}
+        data = {"username": "lectora", "password1": PASSWORD, "password2": PASSWORD}
+        Client().post(reverse("signup"), {**data, "username": "first"}, **address)
+        for language, said in (
+            ("en", "Too many accounts were made from your network address in the last hour."),
+            ("es", "Se han creado demasiadas cuentas desde tu dirección de red en la última hora."),
+        ):
+            refused = client.post(
+                reverse("signup"), data, headers={"Accept-Language": language}, **address
+            )
+            assert refused.status_code == 429
+            assert refused["Content-Type"].startswith("text/html")
+            page = refused.content.decode()
+            assert 'class="errorlist' in page
+            assert said in page
+            assert 'name="username" value="lectora"' in page
+            assert '<header class="site">' in page
+            assert reverse("login") in page
+        assert not User.objects.filter(username="lectora").exists()
+
+    @override_settings(EXOGRAM_SIGNUPS_PER_HOUR=2)
+    def test_only_accounts_made_count_not_attempts_that_failed(self, client: Client) -> None:
+        address = {"REMOTE_ADDR": "203.0.113.9"}
+        for _ in range(3):  # a mistyped second password, three times
+            failed = client.post(
+                reverse("signup"),
+                {"username": "reader0", "password1": PASSWORD, "password2": "other"},
+                **address,
+            )
+            assert failed.status_code == 200
+        for number in range(2):
+            made = Client().post(
+                reverse("signup"),
+                {"username": f"reader{number}", "password1": PASSWORD, "password2": PASSWORD},
+                **address,
+            )
+            assert made.status_code == 302
+        assert User.objects.filter(username__startswith="reader").count() == 2
 
     @pytest.mark.parametrize(
         "lookalike",

@@ -123,6 +123,28 @@ class PasswordResetTests:
         )
         assert elsewhere.status_code == 429
 
+    @override_settings(EXOGRAM_RESET_MAILS_PER_HOUR=1)
+    def test_a_refused_request_is_the_page_again_with_why_in_the_readers_language(
+        self, alice: User, client: Client
+    ) -> None:
+        # It was a bare text page in English, unstyled, with no way back.
+        alice.email = alice.verified_email = "alice@example.org"
+        alice.save()
+        client.post(reverse("password_reset"), {"email": "alice@example.org"})
+        refused = client.post(
+            reverse("password_reset"),
+            {"email": "alice@example.org"},
+            headers={"Accept-Language": "es"},
+        )
+        assert refused.status_code == 429
+        page = refused.content.decode()
+        assert "Demasiadas solicitudes desde tu dirección de red." in page
+        assert 'class="errorlist' in page
+        assert 'value="alice@example.org"' in page
+        assert '<header class="site">' in page
+        assert reverse("login") in page
+        assert len(mail.outbox) == 1
+
     def test_the_login_page_links_to_it(self, client: Client) -> None:
         assert reverse("password_reset") in client.get(reverse("login")).content.decode()
 

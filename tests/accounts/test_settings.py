@@ -54,3 +54,22 @@ class DeleteAccountTests:
     def test_anonymous_readers_are_sent_to_login(self, client: Client) -> None:
         assert client.get(reverse("settings")).status_code == 302
         assert client.post(reverse("delete_account")).status_code == 302
+
+
+@pytest.mark.django_db
+class DeleteAccountWordingTests:
+    """Settings said everything is deleted "at once" ("se borran de inmediato") while a large
+    account's deletion waited minutes behind embedding turns, its username still taken."""
+
+    def test_it_says_a_large_library_goes_in_the_background_and_when_the_name_is_free(
+        self, alice_client: Client
+    ) -> None:
+        for language, said, unsaid in (
+            ("en", "in the background within a minute or so", "deleted at once"),
+            ("es", "en segundo plano en un minuto o así", "se borran de inmediato"),
+        ):
+            page = alice_client.get(reverse("settings"), headers={"Accept-Language": language})
+            section = page.content.decode().split('id="delete-heading"')[1]
+            assert said in section
+            assert unsaid not in section
+        assert "Tu nombre de usuario vuelve a quedar libre cuando termina." in section

@@ -69,6 +69,31 @@ class KindredCommandTests:
         with pytest.raises(CommandError, match="5 embedded highlight"):
             call_command("kindred", "--user", "alice", stdout=StringIO())
 
+    def test_it_counts_the_embedded_highlights_as_the_page_does(self, alice: User) -> None:
+        # Shared before the vectors landed: the centroid still says 0 (it said "0 embedded
+        # highlight(s)" while the page said 428).
+        share(alice)
+        rng = np.random.default_rng(52)
+        library(alice, direction(rng), rng, count=12)
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 0
+        with pytest.raises(CommandError, match="12 embedded highlight"):
+            call_command("kindred", "--user", "alice", stdout=StringIO())
+
+    def test_it_works_out_a_lagging_place_and_says_who_shares(self, alice: User, bob: User) -> None:
+        rng = np.random.default_rng(53)
+        share(alice)
+        share(bob)
+        library(alice, direction(rng), rng, count=24)
+        library(bob, direction(rng), rng, count=24)
+        out = StringIO()
+        call_command("kindred", "--user", "alice", stdout=out)
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 24
+        # bob shares, his place not yet worked out: never "No other reader shares".
+        assert "1 other reader(s) share their reading, but where theirs sits" in out.getvalue()
+        out = StringIO()
+        call_command("kindred", "--user", "bob", stdout=out)
+        assert "Alice" in out.getvalue()
+
     def test_it_refuses_an_unknown_reader(self, db: None) -> None:
         with pytest.raises(CommandError, match="No reader named"):
             call_command("kindred", "--user", "nobody", stdout=StringIO())

@@ -25,6 +25,7 @@ from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import embed_highlights
+from exogram.queues import reader_queue_name
 from tests.affinity.library import (
     MODEL,
     book,
@@ -294,3 +295,18 @@ class SharingUpdateTests:
         assert [r for r, _ in nearest_readers(alices, limit=5)] == [bob.pk]
         sharing_update(reader=bob, discoverable=False, display_name="Bob", excluded_books=[])
         assert nearest_readers(alices, limit=5) == []
+
+
+class RefreshQueueTests:
+    def test_a_refresh_goes_to_the_readers_queue_not_behind_embedding(self) -> None:
+        """A reader who turned sharing on waited eight minutes for their place behind
+        another reader's embedding turns: the refresh goes where imports go."""
+        from exogram.celery import app
+
+        default = app.conf.task_default_queue
+        for task, queue in (
+            ("affinity.tasks.refresh_centroid", reader_queue_name(default)),
+            ("books.tasks.run_import", reader_queue_name(default)),
+            ("books.tasks.embed_highlights", default),
+        ):
+            assert app.amqp.router.route({}, task)["queue"].name == queue, task

@@ -263,10 +263,34 @@ class KindredPageTests:
         library(alice, direction(rng), rng, count=12)
         content = alice_client.get(reverse("kindred")).content.decode()
         assert "You have 12 so far: 8 more to go." in content
-        library(alice, direction(rng), rng, count=12, titles=("Fourth", "Fifth"))
-        content = alice_client.get(reverse("kindred")).content.decode()
-        assert "You have 24 so far." in content
-        assert "being worked out now" in content
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 0
+
+    def test_it_works_out_a_lagging_place_when_the_page_is_opened(
+        self, alice: User, bob: User, alice_client: Client
+    ) -> None:
+        """Two readers turned sharing on before their highlights were embedded; the
+        refreshes queued when the vectors landed waited behind another reader's embedding,
+        and the page said "Reload this page in a minute" for eight minutes."""
+        rng = np.random.default_rng(43)
+        centre = direction(rng)
+        share(alice, "Alice")
+        share(bob, "Bob")
+        library(alice, centre, rng, count=24)
+        library(bob, centre, rng, count=24)
+        # alice's own place is worked out as she opens the page; bob's refresh still waits.
+        response = alice_client.get(reverse("kindred"))
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 24
+        content = response.content.decode()
+        assert "being worked out now" not in content
+        assert "No other reader shares their reading yet." not in content
+        assert "1 other reader shares their reading, but where it sits is not worked out" in (
+            content
+        )
+        # As bob opens his page, his place is worked out too: each finds the other.
+        bobs = _client(bob).get(reverse("kindred"))
+        assert [k.profile.display_name for k in bobs.context["kindred"]] == ["Alice"]
+        again = alice_client.get(reverse("kindred"))
+        assert [k.profile.display_name for k in again.context["kindred"]] == ["Bob"]
 
     def test_it_places_a_pair_among_every_pair_of_sharing_readers(
         self, alice: User, alice_client: Client

@@ -2,6 +2,7 @@
 
 import hashlib
 
+import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -9,9 +10,10 @@ from django.urls import reverse
 from accounts.models import User
 from api.models import ApiToken
 from api.services import api_token_create, api_token_revoke
+from books.connections.judge import judge_version
 from books.connections.selectors import connections_for
 from books.importing.services import clippings_import
-from books.models import Book, Highlight
+from books.models import Book, Connection, Highlight
 from books.search.keyword import KEYWORD_CANDIDATES
 from exogram.reader_slots import reader_slot_release, reader_slot_take, searches_at_once
 from tests.books.embedded import embedded_library
@@ -177,6 +179,91 @@ class ApiReadsTests:
         reader_slot_release(kind="search", reader_id=alice.pk)
         status, _ = _get(client, reverse("api_search"), alice_token, q="remembered")
         assert status == 200
+
+
+def _passage(reader: User, title: str, authors: str, text: str, seed: int) -> Highlight:
+    """A read passage with a vector of its own (the model is not asked)."""
+    book, _ = Book.objects.get_or_create(
+        reader=reader, key=f"{title}|{authors}".casefold(),
+        defaults={"title": title, "authors": authors, "authors_normalized": authors.casefold()},
+    )  # fmt: skip
+    vector = np.random.default_rng(seed).normal(size=384)
+    return Highlight.objects.create(
+        reader=reader, book=book, text=text, dedupe_key=f"{book.pk}:{text}"[:64],
+        embedding=(vector / np.linalg.norm(vector)).tolist(), embedding_model="test-model@0",
+        embedding_status=Highlight.EmbeddingStatus.DONE,
+    )  # fmt: skip
+
+
+def _candidate(a: Highlight, b: Highlight, probability: float) -> None:
+    """A pair the judge weighed and left below a connection (nearby)."""
+    low, high = sorted((a, b), key=lambda h: h.pk)
+    Connection.objects.create(
+        reader=a.reader, highlight_a=low, highlight_b=high, distance=0.3,
+        probability=probability, same_probability=probability / 2,
+        strength=Connection.Strength.NEARBY, judge_version=judge_version(),
+        embedding_model="test-model@0",
+    )  # fmt: skip
+
+
+@pytest.mark.django_db
+class ApiConnectionsStateTests:
+    """What the highlight's page says of its connections, the API says too (#1 of the
+    shelves exploration: `"connections": []` and nothing else, before and after)."""
+
+    def test_it_says_a_highlight_not_read_yet_is_waiting(
+        self, client: Client, alice_token: str, library: dict[str, Highlight]
+    ) -> None:
+        funes = library["To"]
+        Highlight.objects.filter(pk=funes.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        for url in (
+            reverse("api_connections", args=[funes.code]),
+            reverse("api_highlight", args=[funes.code]),
+        ):
+            status, answer = _get(client, url, alice_token)
+            assert status == 200
+            assert answer["state"] == "waiting"
+            assert "waiting to be read" in answer["state_said"]
+            assert (answer["connections"], answer["nearest"]) == ([], [])
+
+    def test_it_gives_the_nearest_the_page_shows_never_as_connections(
+        self, client: Client, alice: User, alice_client: Client, alice_token: str
+    ) -> None:
+        anger = _passage(alice, "Calm", "Hanh", "Let anger pass like weather.", 1)
+        seneca = _passage(alice, "On Anger", "Seneca", "The remedy for anger is delay.", 2)
+        myth = _passage(alice, "Myths", "Lilienfeld", "Catharsis is a myth.", 3)
+        _candidate(anger, seneca, 0.41)
+        _candidate(anger, myth, 0.33)
+        page = alice_client.get(anger.get_absolute_url()).context["connections"]
+        status, answer = _get(client, reverse("api_connections", args=[anger.code]), alice_token)
+        assert status == 200
+        assert answer["connections"] == []
+        assert answer["state"] == "read"
+        assert [n["code"] for n in answer["nearest"]] == [
+            str(c.highlight.code) for c in page.nearest
+        ] == [str(seneca.code), str(myth.code)]  # fmt: skip
+        assert [n["likely_related_percent"] for n in answer["nearest"]] == [41, 33]
+        assert {n["connection"] for n in answer["nearest"]} == {False}
+        assert answer["connection_percent"] == page.connection_percent
+        assert f"needs {page.connection_percent}% or more" in answer["state_said"]
+        assert answer["nearest"][0]["book"] == "On Anger"  # a citation, as every highlight
+        _, full = _get(client, reverse("api_highlight", args=[anger.code]), alice_token)
+        assert full["nearest"] == answer["nearest"]
+
+    def test_it_says_a_word_is_never_connected(
+        self, client: Client, alice: User, alice_token: str
+    ) -> None:
+        clippings_import(
+            reader=alice, data=clippings_file(Entry("Lexicon (Word, A.)", "serendipity")),
+            file_name="w.txt",
+        )  # fmt: skip
+        word = Highlight.objects.get(reader=alice, text="serendipity")
+        assert word.is_word
+        _, answer = _get(client, reverse("api_connections", args=[word.code]), alice_token)
+        assert (answer["state"], answer["nearest"]) == ("word", [])
+        assert "never connected" in answer["state_said"]
 
 
 @pytest.mark.django_db

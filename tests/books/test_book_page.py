@@ -155,6 +155,17 @@ class BookPageTests:
         assert 'id="highlight-tags"' not in content
         assert [t.name for t in item.tags.all()] == ["sleep"]
 
+    def test_in_spanish_the_tag_filter_is_a_noun_and_tagging_a_verb(
+        self, ficciones: Book, alice_client: Client
+    ) -> None:
+        # One msgid "Tag" for both: the filter read "Etiquetar" (to tag) beside "Cualquiera".
+        page = alice_client.get(
+            ficciones.get_absolute_url(), headers={"Accept-Language": "es"}
+        ).content.decode()
+        assert '<label for="book-tag">Etiqueta</label>' in page
+        assert '<option value="">Cualquiera</option>' in page
+        assert "<summary>Etiquetar</summary>" in page
+
     def test_it_favourites_an_item_in_place(self, ficciones: Book, alice_client: Client) -> None:
         item = Highlight.objects.get(location_start=100)
         url = reverse("highlight_favourite", args=[item.code])

@@ -30,7 +30,7 @@ DATA = clippings_file(*MEMORY_LIBRARY)
 @pytest.fixture
 def small_inline_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any file goes to the background (a real 2 MB file would only make the test slow)."""
-    monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
+    monkeypatch.setattr("books.importing.background.IMPORT_INLINE_MAX_BYTES", 100)
 
 
 def _upload(data: bytes) -> dict[str, SimpleUploadedFile]:

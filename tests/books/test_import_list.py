@@ -5,13 +5,16 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Import
 from tests.books.importing.devices import sidecar
+from tests.books.kindle import Entry, clippings_file
 
 
 def _sidecar(title: str) -> bytes:
@@ -55,6 +58,66 @@ class PastImportsTests:
         Import.objects.filter(pk=the_import.pk).update(counts=counts)
 
         assert _rows(alice_client) == ["metadata.epub.lua · The Quiet Engine"]
+
+
+def _growing(*books: str) -> bytes:
+    """A My Clippings.txt that grows: a highlight for each book named, in order."""
+    return clippings_file(
+        *(
+            Entry(f"{title} (Okonkwo, Chidi)", f"Passage {n} of {title}.", location=f"{n}")
+            for n, title in enumerate(books, start=1)
+        )
+    )
+
+
+@pytest.mark.django_db
+class GrowingFileTests:
+    """Every import of a growing My Clippings.txt listed the same first three titles of the
+    file; each names the books it changed."""
+
+    def test_each_import_names_the_books_it_changed(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        first = ["Atlas", "Borders", "Cinder", "Drift"]
+        clippings_import(reader=alice, data=_growing(*first), file_name="My Clippings.txt")
+        clippings_import(
+            reader=alice, data=_growing(*first, "Zephyr"), file_name="My Clippings.txt"
+        )
+        clippings_import(
+            reader=alice,
+            data=_growing(*first, "Zephyr", "Yarrow", "Quay", "Drift"),
+            file_name="My Clippings.txt",
+        )
+        # The same file again: nothing changed, so the file's books.
+        clippings_import(
+            reader=alice,
+            data=_growing(*first, "Zephyr", "Yarrow", "Quay", "Drift"),
+            file_name="My Clippings.txt",
+        )
+
+        assert _rows(alice_client) == [
+            "My Clippings.txt · 7 books: Atlas, Borders, Cinder, …",
+            "My Clippings.txt · 3 books: Drift, Quay, Yarrow",
+            "My Clippings.txt · Zephyr",
+            "My Clippings.txt · 4 books: Atlas, Borders, Cinder, …",
+        ]
+        spanish = alice_client.get(reverse("import"), headers={"Accept-Language": "es"})
+        assert "· 3 libros: Drift, Quay, Yarrow" in spanish.content.decode()
+
+    def test_the_list_reads_as_many_queries_for_seven_imports_as_for_one(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        def queries() -> int:
+            with CaptureQueriesContext(connection) as captured:
+                alice_client.get(reverse("import"))
+            return len(captured)
+
+        clippings_import(reader=alice, data=_growing("Book 0"), file_name="My Clippings.txt")
+        one = queries()
+        for n in range(2, 8):
+            books = [f"Book {i}" for i in range(n)]
+            clippings_import(reader=alice, data=_growing(*books), file_name="My Clippings.txt")
+        assert queries() == one
 
 
 @pytest.mark.django_db

@@ -628,3 +628,21 @@ class DoubleSubmitTests:
         assert "The import failed" not in page
         assert Highlight.objects.count() == 5
         assert Import.objects.filter(status=Import.Status.DONE).count() == 2
+
+    def test_it_keeps_an_entry_with_bytes_that_are_not_utf8_and_names_their_line(
+        self, alice_client: Client
+    ) -> None:
+        # The explorer's file: a title with four bytes that are not UTF-8 was imported
+        # without a word.
+        data = clippings_file(Entry(SACKS, "A good one.", location="10-11")).replace(
+            b"A good one.", "caf\u00e9 \u20ac".encode() + b" \xff\xfe\xc3\x28"
+        )
+
+        alice_client.post(reverse("import"), _upload(data))
+
+        assert Highlight.objects.get().text == "caf\u00e9 \u20ac \u00ff\u00fe\u00c3("
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        assert (
+            "Line 4: this line has bytes that are not UTF-8; they were read as Windows-1252 "
+            "characters: check its letters" in report
+        )

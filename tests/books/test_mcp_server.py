@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from accounts.models import User
-from books.connections.selectors import connections_for
+from books.connections.selectors import connections_for, highlight_connections
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from tests.books.kindle import Entry, clippings_file
@@ -142,6 +142,27 @@ class ToolTests:
         tools = {tool["name"]: tool for tool in server.request("tools/list")["result"]["tools"]}
         assert "likely_related_percent" in tools["find_connections"]["description"]
         _cites(answer["connections"][0])
+
+    def test_it_says_a_lone_highlight_is_read_and_gives_the_pages_nearest(
+        self, server: McpProcess, library: dict[str, Highlight]
+    ) -> None:
+        roses = library["roses"]
+        answer = tool_answer(server.call("find_connections", {"code": str(roses.code)}))
+        assert answer["connections"] == []
+        assert answer["state"] == "read"
+        assert "no passage from another author connects" in answer["state_said"]
+        page = highlight_connections(roses)
+        assert [n["code"] for n in answer["nearest"]] == [
+            str(c.highlight.code) for c in page.nearest
+        ]
+        assert answer["nearest"]
+        assert [n["likely_related_percent"] for n in answer["nearest"]] == [
+            c.percent for c in page.nearest
+        ]
+        assert {n["connection"] for n in answer["nearest"]} == {False}
+        _cites(answer["nearest"][0])
+        tools = {tool["name"]: tool for tool in server.request("tools/list")["result"]["tools"]}
+        assert "NOT connections" in tools["find_connections"]["description"]
 
     def test_it_lists_books_and_narrows_them(self, server: McpProcess) -> None:
         every = tool_answer(server.call("list_books", {}))

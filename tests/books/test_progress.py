@@ -236,6 +236,8 @@ class WaitingBehindAnotherLibraryTests:
         assert "waiting for the model that reads them" not in page
         polled = alice_client.get(reverse("library_progress")).content.decode()
         assert OTHER_LIBRARY in polled
+        assert "the library with the fewest highlights left to read goes first" in page
+        assert "smallest import" not in page
 
     def test_it_says_so_in_spanish(
         self, the_import: Import, alice_client: Client, bob: User
@@ -245,6 +247,10 @@ class WaitingBehindAnotherLibraryTests:
         page = alice_client.get(url, headers=SPANISH).content.decode()
         assert "Esperando al proceso de fondo: ahora mismo está leyendo otra biblioteca." in page
         assert "Tus subrayados están guardados y van después" in page
+        # It said the smallest *import* goes first: the worker takes, each turn, the
+        # library with the fewest highlights waiting (embedding_turn_take).
+        assert "en cada turno va primero la biblioteca con menos subrayados por leer" in page
+        assert "importación más pequeña" not in page
         assert "Importado; esperando al proceso de fondo" in page
 
     def test_it_says_nothing_of_others_while_its_own_are_being_embedded(

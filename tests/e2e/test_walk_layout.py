@@ -90,3 +90,23 @@ def test_the_home_pages_statistics_cards_line_up(
         assert all(len(row) > 1 for row in rows.values()), (where, boxes)
         assert len({round(box["height"]) for box in boxes}) == 1, (where, boxes)
         assert fits_the_screen(page), where
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_phone_shows_one_search_box_on_the_search_page(page: Page, live_server: object) -> None:
+    """At phone width the search page showed the header's box above its own: two search
+    boxes on one screen. Elsewhere the header's box stays: it is the way to search."""
+    reader = User.objects.create_user("lectora", password=PASSWORD, language="es")
+    highlight_in(book_of(reader, "Ficciones"), "To think is to forget differences.", location=1)
+    base = str(live_server)
+    _log_in(page, base, "lectora")
+    page.set_viewport_size(NARROW)
+    page.goto(f"{base}/search/?q=forget")
+    boxes = page.locator("input[type=search]")
+    assert [box.get_attribute("id") for box in boxes.all() if box.is_visible()] == ["search-q"]
+    assert fits_the_screen(page)
+    page.goto(f"{base}/library/")
+    expect(page.locator("#site-search-q")).to_be_visible()
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{base}/search/?q=forget")
+    expect(page.locator("#site-search-q")).to_be_visible()

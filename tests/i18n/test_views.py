@@ -61,8 +61,8 @@ class BrowserLanguageTests:
         connections = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
         # One sentence to translate, not seven pieces stitched in English order.
         assert (
-            "Pasajes de libros distintos que comparten una idea: la <strong>misma idea</strong>"
-            " dicha dos veces, o <strong>relacionados</strong>"
+            "Una conexión son dos pasajes de libros distintos que dicen algo parecido: la "
+            "<strong>misma idea</strong>, o un tema <strong>relacionado</strong>"
         ) in connections
         assert f'<a href="{reverse("words")}">tus palabras</a>, y nunca se conectan.' in connections
 

@@ -41,10 +41,10 @@ class CatalogueWordingTests:
 
     def test_it_words_the_connections_naturally(self) -> None:
         at_most = _spanish(
-            "At most %(per_book_pair)s pairs of any two books here, the judge\u2019s likeliest; "
-            "choose a book to see all of its pairs."
+            "Here, at most %(per_book_pair)s pairs from the same two books, those Exogram is "
+            "surest of; choose a book to see all of its pairs."
         )
-        assert at_most.startswith("Como mucho %(per_book_pair)s pares de los mismos dos libros")
+        assert at_most.startswith("Aquí, como mucho %(per_book_pair)s pares de los mismos dos")
         assert "todos sus pares" in at_most
         likely = _spanish("%(percent)s%% likely related") % {"percent": 56}
         assert likely == "56\u00a0% de probabilidad de relación"
@@ -58,8 +58,24 @@ class SpanishPageWordingTests:
         self, alice: User, alice_client: Client
     ) -> None:
         page = alice_client.get(reverse("search"), headers=SPANISH).content.decode()
-        assert "<code>palacio or río</code>" in page
+        assert "<code>palacio O río</code>" in page
+        assert "<code>autor:borges</code>" in page
         assert "palace" not in page
+
+    def test_the_connections_page_says_what_a_connection_is_in_plain_words(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A long paragraph on the order of pairs "según el juez de pares": jargon.
+        for headers, said in (
+            ({}, "A connection is two passages from different books that say something alike"),
+            (SPANISH, "Una conexión son dos pasajes de libros distintos que dicen algo parecido"),
+        ):
+            page = alice_client.get(reverse("connections"), headers=headers).content.decode()
+            intro = _text(page.split("<h1>", 1)[1].split("</p>", 1)[0])
+            assert said in intro
+            assert "judge" not in intro
+            assert "juez" not in intro
+            assert len(intro.split()) < 72  # it was 73 words in English, 83 in Spanish
 
     def test_the_import_page_leaves_no_space_before_punctuation(
         self, alice: User, alice_client: Client

@@ -5,8 +5,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.commands import reader_named
 from affinity.bridges import Bridge
-from affinity.selectors import KindredReader, kindred_readers, standing_for, with_closeness
-from affinity.services import MIN_HIGHLIGHTS
+from affinity.selectors import (
+    KindredReader,
+    kindred_readers,
+    other_sharing_readers,
+    standing_for,
+    with_closeness,
+)
+from affinity.services import MIN_HIGHLIGHTS, centroid_catch_up
 
 
 def _side(bridge_side: Any) -> dict[str, Any]:
@@ -59,9 +65,20 @@ class Command(BaseCommand):
                 f"{reader.username} does not share their reading; kindred readers are only "
                 "for readers who do (their Sharing page turns it on)."
             )
+        embedded = standing.highlights
         if not standing.ready:
+            # As the page: counted from the highlights, not the centroid a refresh rewrites
+            # later (it said "0 embedded" of 428), and with enough, the centroid computed now.
+            embedded = centroid_catch_up(reader=reader)
+            standing = standing_for(reader)
+        if not standing.ready:
+            if embedded >= MIN_HIGHLIGHTS:
+                raise CommandError(
+                    f"{reader.username} has {embedded} embedded highlight(s) in shared books; "
+                    "where their reading sits is being worked out now. Try again in a minute."
+                )
             raise CommandError(
-                f"{reader.username} has {standing.highlights} embedded highlight(s) in shared "
+                f"{reader.username} has {embedded} embedded highlight(s) in shared "
                 f"books; kindred readers need at least {MIN_HIGHLIGHTS}."
             )
         rows = as_json(with_closeness(kindred_readers(standing, limit=options["limit"]), standing))
@@ -69,7 +86,14 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2))
             return
         if not rows:
-            self.stdout.write("No other reader shares their reading yet.")
+            others = other_sharing_readers(reader.pk)
+            self.stdout.write(
+                f"{others} other reader(s) share their reading, but where theirs sits is not "
+                f"worked out yet (it needs at least {MIN_HIGHLIGHTS} embedded highlights in "
+                "the books they share, and a minute or so once they are embedded)."
+                if others
+                else "No other reader shares their reading yet."
+            )
         for rank, row in enumerate(rows, start=1):
             # What the page says: a cosine of two libraries is near 1 for any two
             # (affinity.selectors.similarity_spread), so never "99% alike".

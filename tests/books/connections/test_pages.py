@@ -410,6 +410,55 @@ class NearCopyTests:
 
     def test_the_page_says_such_pairs_come_last(self, alice_client: Client) -> None:
         english = alice_client.get(reverse("connections")).content.decode()
-        assert "then pairs with a very long passage, and last the same passage quoted" in english
+        assert "the same passage quoted in two books comes last" in english
         spanish = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
-        assert "al final, un mismo pasaje citado en dos libros" in spanish
+        assert "un mismo pasaje citado en dos libros va al final" in spanish
+
+
+@pytest.mark.django_db
+class EmptyConnectionsPageTests:
+    """An empty connections page says which case it is: it told a reader with 11 books
+    read and no pair that connections come "once highlights from at least two books have
+    been read"."""
+
+    def _empty(self, client: Client) -> str:
+        response = client.get(reverse("connections"))
+        assert response.context["page"].paginator.count == 0
+        content: str = response.content.decode()
+        assert "No connections yet." in content
+        assert "at least two books" not in content
+        return content
+
+    def test_with_nothing_imported_it_says_to_import(self, alice_client: Client) -> None:
+        assert "Import your highlights" in self._empty(alice_client)
+
+    def test_with_nothing_read_yet_it_says_how_many_wait(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        for text in ("Let anger pass like weather.", "The remedy for anger is delay."):
+            waiting = _highlight(alice, _book(alice, text[:10], "Seneca"), text)
+            Highlight.objects.filter(pk=waiting.pk).update(
+                embedding_status=Highlight.EmbeddingStatus.PENDING
+            )
+        content = self._empty(alice_client)
+        assert "None of your highlights has been read by the model yet: 2 are waiting" in content
+
+    def test_with_one_book_read_it_says_a_connection_needs_two(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        calm = _book(alice, "Calm", "Hanh, Thich Nhat")
+        _highlight(alice, calm, "Let anger pass like weather.")
+        _highlight(alice, calm, "Breathe in, and know you breathe in.")
+        content = self._empty(alice_client)
+        assert "from one book only so far" in content
+        assert "waiting to be read" not in content
+
+    def test_with_all_read_and_no_pair_it_says_so_and_points_to_the_nearest(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _highlight(alice, _book(alice, "Calm", "Hanh"), "Let anger pass like weather.")
+        garden = _highlight(alice, _book(alice, "Garden", "Lloyd"), "Prune roses in March.")
+        content = self._empty(alice_client)
+        assert "read all your highlights, from 2 books, and found no two passages" in content
+        assert "passages nearest to it in your other books" in content
+        assert f'href="{garden.get_absolute_url()}"' in content

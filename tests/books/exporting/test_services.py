@@ -10,9 +10,11 @@ import zipfile
 import pytest
 
 from accounts.models import User
+from books.exporting.markdown import NAME_MAX_LENGTH, file_stem
 from books.exporting.readwise import neutralize
 from books.exporting.services import library_export
 from books.models import Book, Highlight
+from books.services import highlight_tag
 from tests.books.exporting.library import build_library
 
 
@@ -25,6 +27,11 @@ def _front_matter(text: str) -> dict[str, str]:
     match = re.match(r"---\n(.*?)\n---\n", text, re.DOTALL)
     assert match is not None, text[:200]
     return dict(line.split(": ", 1) for line in match.group(1).splitlines())
+
+
+def _zipped_markdown(data: bytes) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return "".join(archive.read(name).decode() for name in archive.namelist())
 
 
 @pytest.mark.django_db
@@ -71,6 +78,30 @@ class MarkdownExportTests:
         again = library_export(reader=alice, format="md", book=book).data.decode()
         assert re.findall(r"\^exo-[0-9a-f-]+", again) == re.findall(r"\^exo-[0-9a-f-]+", text)
 
+    def test_its_labels_are_in_the_readers_language(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        book = rows["To"].book
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        assert "> — Posición 412-414 · añadido el 2025-03-03\n" in text
+        assert "**Nota:** Read this twice.\n" in text
+        assert "★ favorito" in text
+        assert "title: " in text  # the front matter's keys are Obsidian's, in English
+        with zipfile.ZipFile(io.BytesIO(library_export(reader=alice, format="md").data)) as zipped:
+            inside = zipped.read("Ficciones - Borges, Jorge Luis.md").decode()
+        assert "**Nota:** Read this twice." in inside
+
+    def test_a_long_title_is_cut_between_two_words_in_its_file_name(self, alice: User) -> None:
+        title = "The 4-Hour Workweek, Expanded and Updated, " + "Cutting-Edge Content " * 8
+        book = Book.objects.create(reader=alice, title=title, authors="Ferriss, Timothy")
+        stem = file_stem(book)
+        assert len(stem) <= NAME_MAX_LENGTH
+        assert title.startswith(stem)
+        assert title[len(stem)] == " "  # the next word was left whole, not cut
+        assert file_stem(Book(title="W" * 500)) == "W" * NAME_MAX_LENGTH
+
     def test_it_keeps_multi_line_highlights_inside_the_quote(
         self, alice: User, rows: dict[str, Highlight]
     ) -> None:
@@ -108,6 +139,40 @@ class MarkdownExportTests:
         # The note's lines stay the note's: none starts a heading.
         assert not any(line.startswith("#") and "Not a heading" in line for line in lines)
 
+    def test_it_escapes_a_tag_as_any_text_and_keeps_an_ordinary_one_a_tag(
+        self, alice: User
+    ) -> None:
+        # Found by a hostile walk: a tag was written as raw HTML.
+        book = Book.objects.create(reader=alice, title="Tags", key="tags")
+        made = Highlight.objects.create(reader=alice, book=book, text="Words", dedupe_key="t")
+        highlight_tag(highlight=made, name="<img/src=x/onerror=alert(1)>")
+        highlight_tag(highlight=made, name="big ideas")
+        for text in [
+            library_export(reader=alice, format="md", book=book).data.decode(),
+            _zipped_markdown(library_export(reader=alice, format="md").data),
+        ]:
+            # The front matter keeps the tag as it is, JSON-quoted (data, not HTML).
+            body = text.split("\n---\n", 1)[1]
+            assert re.search(r"(?<!\\)<[A-Za-z/]", body) is None
+            assert "#\\<img/src=x/onerror=alert(1)> #big-ideas" in body.splitlines()
+
+    def test_it_writes_no_control_character_of_a_text_stored_before(self, alice: User) -> None:
+        book = Book.objects.create(reader=alice, title="Ring\x07", authors="Esc\x1b", key="c")
+        made = Highlight.objects.create(
+            reader=alice,
+            book=book,
+            text="A bell\x07 and\x08 an escape\x1b[2J\nand a tab\there",
+            note="A note\x9b with\x0ba break",
+            dedupe_key="c",
+        )
+        highlight_tag(highlight=made, name="be\x07ll")
+        text = library_export(reader=alice, format="md", book=book).data.decode()
+        assert re.search("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]", text) is None
+        assert "> A bell and an escape[2J\n> and a tab\there" in text
+        assert "**Note:** A note with a break" in text
+        assert "#bell" in text.splitlines()
+        assert json.loads(_front_matter(text)["title"]) == "Ring"
+
     def test_it_writes_an_empty_book_with_zero_counts(self, alice: User) -> None:
         book = Book.objects.create(reader=alice, title="Empty", key="empty")
         text = library_export(reader=alice, format="md", book=book).data.decode()
@@ -142,6 +207,21 @@ class CsvExportTests:
         }
         assert by_text["«Accents», ünïcödé and 中文 survive."]["Title"] == "Untitled notebook"
         assert by_text[""]["Note"] == "A note on its own, far from any highlight."
+
+    def test_it_writes_no_control_character_of_a_text_stored_before(self, alice: User) -> None:
+        book = Book.objects.create(reader=alice, title="Ring\x07", key="c")
+        Highlight.objects.create(
+            reader=alice,
+            book=book,
+            text="A bell\x07 and\x08 an escape\x1b[2J\nand a tab\there",
+            note="\x07=1+1",
+            dedupe_key="c",
+        )
+        data = library_export(reader=alice, format="csv").data.decode("utf-8-sig")
+        [row] = list(csv.DictReader(io.StringIO(data)))
+        assert (row["Highlight"], row["Title"], row["Note"]) == (
+            "A bell and an escape[2J\nand a tab\there", "Ring", "'=1+1"
+        )  # fmt: skip
 
     def test_it_neutralizes_formulas(self, alice: User, rows: dict[str, Highlight]) -> None:
         table = list(

@@ -7,9 +7,12 @@ samples), so no byte of a real reader's files is in the repository.
 
 import io
 import sqlite3
+import tracemalloc
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 # The current layout: two highlights (one with a note written over two lines, with a
 # quote, a backslash, a tab and a \1), a page bookmark.
@@ -433,3 +436,37 @@ def apple_books_zip(
             for suffix in ("", "-wal", "-shm") if companions else ("",):
                 archive.write(f"{path}{suffix}", f"{sub}/{path.name}{suffix}")
     return buffer.getvalue()
+
+
+T = TypeVar("T")
+
+
+def padded_sidecar(size: int) -> bytes:
+    """SIDECAR_OLD grown to `size` bytes by a comment of one letter repeated: it shrinks a
+    thousand times in a zip (the explorer's zip bomb, one member of it)."""
+    head = SIDECAR_OLD.encode() + b"\n-- "
+    return head + b"x" * (size - len(head))
+
+
+def zip_of(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def peak_memory(call: Callable[[], T]) -> tuple[T, int]:
+    """What `call` returns, and the most memory Python held above what it held before."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        value = call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return value, peak - before

@@ -17,6 +17,9 @@ from tests.books.importing.devices import (
     apple_books_zip,
     hostile_sidecar,
     kobo_database,
+    padded_sidecar,
+    peak_memory,
+    zip_of,
 )
 
 
@@ -117,6 +120,32 @@ class ZipTests:
         result = parse_upload(bomb)
         assert result.clippings == []
         assert "(a zip bomb?): the zip was not unpacked" in result.problems[0].message
+
+    def test_a_zip_of_many_members_each_under_the_bomb_size_is_refused_whole(self) -> None:
+        # The explorer's bomb, smaller: no member is past BOMB_MIN_BYTES, the zip as a
+        # whole would unpack a thousand times its size.
+        size = devices.BOMB_MIN_BYTES - 1024
+        data = zip_of({f"b{n}.sdr/metadata.epub.lua": padded_sidecar(size) for n in range(4)})
+        result, peak = peak_memory(lambda: parse_upload(data))
+        assert result.clippings == []
+        assert [p.message for p in result.problems] == [
+            f"the files in this zip would unpack {4 * size:,} bytes from {len(data):,} "
+            "(a zip bomb?): the zip was not unpacked"
+        ]
+        assert devices.zip_refusal(data) == result.problems[0].message
+        assert peak < devices.BOMB_MIN_BYTES
+
+    def test_the_sidecars_of_a_zip_are_read_one_at_a_time(self) -> None:
+        # Under BOMB_MIN_BYTES in all, so read: never more than one sidecar held at once.
+        data = zip_of({f"b{n}.sdr/metadata.epub.lua": padded_sidecar(2**20) for n in range(6)})
+        result, peak = peak_memory(lambda: parse_zip(data))
+        assert len(result.clippings) == 6 * 4
+        assert peak < 4 * 2**20
+
+    def test_the_real_readers_zips_are_far_from_the_limits(self, tmp_path: Path) -> None:
+        data = apple_books_zip(tmp_path / "mac")
+        assert devices.zip_refusal(data) is None
+        assert devices.zip_unpacked_bytes(data) < devices.BOMB_RATIO * len(data)
 
     def test_a_zip_that_would_unpack_past_the_limit_is_refused(
         self, monkeypatch: pytest.MonkeyPatch

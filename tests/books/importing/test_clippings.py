@@ -14,6 +14,8 @@ import pytest
 
 from bench.synthetic import make_clippings_file
 from books.importing.clippings import (
+    NOT_UTF8_FILE,
+    NOT_UTF8_LINE,
     Clipping,
     ParseResult,
     Problem,
@@ -91,6 +93,24 @@ class EncodingTests:
         assert clipping.text == "café と時計。"
         assert clipping.language == "ja"
         assert clipping.added_at == utc(2021, 8, 3, 23, 24, 53)
+
+    def test_it_names_each_line_with_bytes_that_are_not_utf8(self) -> None:
+        data = (FIXTURES / "utf8_with_a_cp1252_byte.txt").read_bytes()
+        data = data.replace(b"\xe4\xbd\x90", b"\xe4\x90", 1)  # a damaged author too
+        result = parse_clippings(data)
+        assert [c.text for c in result.clippings] == ["café と時計。"]
+        assert result.warnings == [Problem(1, NOT_UTF8_LINE), Problem(4, NOT_UTF8_LINE)]
+
+    def test_a_file_of_windows_1252_throughout_is_said_once(self) -> None:
+        result = parse_fixture("cp1252.txt")
+        assert [c.title for c in result.clippings] == ["Crónica del puerto"]
+        assert result.warnings == [Problem(1, NOT_UTF8_FILE)]
+
+    def test_a_utf8_file_says_nothing_of_its_encoding(self) -> None:
+        data = "Crónica (Ibarra)\n- Your Highlight on Location 10-11 | Added on Thursday, "
+        data += "1 October 2015 20:05:20\n\nAño tras año\n==========\n"
+        result = parse_clippings(data.encode())
+        assert (len(result.clippings), result.warnings) == (1, [])
 
     def test_it_reads_utf16_without_a_bom(self) -> None:
         text = (FIXTURES / "utf16_le.txt").read_bytes().decode("utf-16")

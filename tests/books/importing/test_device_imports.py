@@ -29,6 +29,9 @@ from tests.books.importing.devices import (
     KoboRow,
     apple_books_zip,
     kobo_database,
+    padded_sidecar,
+    peak_memory,
+    zip_of,
 )
 
 
@@ -186,7 +189,7 @@ class DeviceUploadTests:
     def test_a_large_binary_upload_survives_the_background_path(
         self, alice: User, alice_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
+        monkeypatch.setattr("books.importing.background.IMPORT_INLINE_MAX_BYTES", 100)
         data = apple_books_zip(tmp_path / "mac")
         alice_client.post(reverse("import"), _upload("upload", data))
         the_import = Import.objects.get(reader=alice)
@@ -199,10 +202,43 @@ class DeviceUploadTests:
         assert Highlight.objects.filter(reader=alice).exclude(note="").count() == 1
         assert not ImportUpload.objects.exists()
 
+    def test_a_small_zip_that_unpacks_a_thousand_fold_is_refused_holding_little(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # The explorer's 267 KB zip of 32 sidecars just under 8 MB each grew the web
+        # process by 260 MB: eight of them here, 64 MB from some 64 KB.
+        bomb = zip_of(
+            {f"b{n}.sdr/metadata.epub.lua": padded_sidecar(8 * 2**20 - 1024) for n in range(8)}
+        )
+        assert len(bomb) < 256 * 1024
+        response, peak = peak_memory(
+            lambda: alice_client.post(reverse("import"), _upload("books.zip", bomb))
+        )
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert "the files in this zip would unpack" in page
+        assert "(a zip bomb?): the zip was not unpacked" in page
+        assert peak < 16 * 2**20
+        assert Import.objects.get(reader=alice).status == Import.Status.REFUSED
+        assert not Highlight.objects.filter(reader=alice).exists()
+
+    def test_a_small_zip_that_unpacks_to_more_than_a_request_reads_goes_to_a_worker(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = zip_of({f"b{n}.sdr/metadata.epub.lua": padded_sidecar(2**20) for n in range(3)})
+        assert len(data) < 64 * 1024
+        alice_client.post(reverse("import"), _upload("books.zip", data))
+        the_import = Import.objects.get(reader=alice)
+        assert the_import.status == Import.Status.QUEUED
+        assert run_import(the_import.pk) == Import.Status.DONE
+        assert _texts(alice) == [
+            "Every harbour is a promise", "Salt is patient", "The sea remembers every boat"
+        ]  # fmt: skip
+
     def test_a_kobo_database_through_the_background_path(
         self, alice: User, alice_client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
+        monkeypatch.setattr("books.importing.background.IMPORT_INLINE_MAX_BYTES", 100)
         data = kobo_database(tmp_path / "KoboReader.sqlite")
         alice_client.post(reverse("import"), _upload("KoboReader.sqlite", data))
         the_import = Import.objects.get(reader=alice)

@@ -106,7 +106,7 @@ class AppleBooksNoteTests:
     ) -> None:
         older, newer = _apple_copies(tmp_path)
         clippings_import(reader=alice, data=older, file_name="highsierra.zip")
-        monkeypatch.setattr("books.importing.views.IMPORT_INLINE_MAX_BYTES", 100)
+        monkeypatch.setattr("books.importing.background.IMPORT_INLINE_MAX_BYTES", 100)
         alice_client.post(reverse("import"), _upload(newer))
         queued = Import.objects.get(reader=alice, status=Import.Status.QUEUED)
 

@@ -128,6 +128,19 @@ class FormatImportTests:
         assert the_import.counts["favourites"] == 1
         assert Highlight.objects.get(reader=alice, kind="note").location_start == 900
 
+    def test_a_book_it_only_tags_is_one_it_changed_and_past_imports_names_it(
+        self, alice: User
+    ) -> None:
+        _import(alice, "exogram.json")
+        engine = Highlight.objects.get(reader=alice, kind="highlight")
+        engine.tags.clear()
+
+        again = _import(alice, "exogram.json")
+
+        assert again.counts["tags_added"] == 2
+        assert again.counts["books_changed"] == 1
+        assert again.counts["changed_titles"] == [engine.book.title]
+
     def test_it_rejects_json_it_does_not_know_and_writes_nothing(self, alice: User) -> None:
         with pytest.raises(ImportRejected, match="neither an Exogram export"):
             clippings_import(reader=alice, data=b'{"hello": "world"}', file_name="x.json")

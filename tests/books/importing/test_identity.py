@@ -15,6 +15,7 @@ from books.importing.identity import (
     normalize_title,
     oriented_title_author,
     same_author,
+    same_author_or_family_name,
     split_authors,
     turned_by_its_own_words,
 )
@@ -170,7 +171,16 @@ SAME_AUTHOR = [
     ("マイケル サンデル", "マイケル・サンデル"),
     ("Сергей Васильевич Лукьяненко", "Сергей Лукьяненко"),
 ]
+# A family name alone beside a whole name: one author for the connections, which tell a
+# pair of one author's books from two authors'; never one book or one author made of two.
+FAMILY_NAME_ALONE = [
+    ("Krishnamurti", "Jiddu Krishnamurti"),  # Apple Books beside KOReader
+    ("Krishnamurti", "J. Krishnamurti"),
+    ("Brontë", "Emily Brontë; Anne Brontë"),
+]
 OTHER_AUTHORS = [
+    ("Michael", "Michael Greger"),  # a given name alone is no one's
+    ("Krishnamurti", "Krishnamurti Smith"),
     ("Michael Greger", "Michael Pollan"),
     ("Malcolm Gladwell", "Mark Gladwell"),
     ("Sam Harris", "Robert Harris"),
@@ -191,6 +201,16 @@ class AuthorTests:
     @pytest.mark.parametrize(("one", "other"), OTHER_AUTHORS)
     def test_it_tells_two_authors_apart(self, one: str, other: str) -> None:
         assert not same_author(normalize_author(one), normalize_author(other))
+        assert not same_author_or_family_name(normalize_author(one), normalize_author(other))
+
+    @pytest.mark.parametrize(("one", "other"), FAMILY_NAME_ALONE)
+    def test_a_family_name_alone_is_one_author_for_the_connections_only(
+        self, one: str, other: str
+    ) -> None:
+        a, b = normalize_author(one), normalize_author(other)
+        assert same_author_or_family_name(a, b)
+        assert author_blocks(a) & author_blocks(b)
+        assert not same_author(a, b)  # which books and authors are one stays strict
 
     @pytest.mark.parametrize(("one", "other"), SAME_AUTHOR)
     def test_one_author_shares_a_block(self, one: str, other: str) -> None:
@@ -234,6 +254,11 @@ class OrientationTests:
             "Risibles amours et autres histoires du temps",
             "Milan Kundera",
         )
+
+    def test_a_family_name_alone_in_a_title_line_is_no_known_author(self) -> None:
+        # "Darwin - The Man and His Legacy" is a book about him, not one of his.
+        line = "Darwin - The Man and His Legacy"
+        assert oriented_title_author(line, "", ["charles darwin"]) == (line, "")
 
     def test_it_leaves_a_line_alone_when_nothing_says_otherwise(self) -> None:
         assert oriented_title_author("Tidewater Almanac", "P Quillon Harte", KUNDERA) == (

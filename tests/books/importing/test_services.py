@@ -46,6 +46,7 @@ class ImportTests:
             "truncated_by_book": {},
             "books_with_nothing": {},
             "book_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],
+            "changed_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],
         }
         books = {b.title: b for b in Book.objects.filter(reader=alice)}
         assert set(books) == {"Ficciones", "The Man Who Mistook His Wife for a Hat"}

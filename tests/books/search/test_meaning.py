@@ -13,7 +13,7 @@ from books.connections.neighbours import EXACT_SCAN_MAX
 from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.clippings import normalize_author
 from books.models import Book, Highlight
-from books.search.meaning import FILTERED_EXACT_SCAN_MAX, reads_as_fragments
+from books.search.meaning import FILTERED_EXACT_SCAN_MAX, in_reading_case, reads_as_fragments
 from books.search.search import search
 
 Vector = npt.NDArray[np.float64]
@@ -101,6 +101,42 @@ class FragmentsTests:
             "fear", "脳を休ませる", "Достоевский", "!!!", "ok",
         ]:  # fmt: skip
             assert not reads_as_fragments(encoder, query), query
+
+
+class ReadingCaseTests:
+    def test_a_word_typed_in_capitals_is_read_in_lower_case(self) -> None:
+        encoder = get_encoders().main
+        assert reads_as_fragments(encoder, "LÍDER")  # three pieces to e5: letters, not a word
+        assert in_reading_case(encoder, "LÍDER") == "líder"
+        assert in_reading_case(encoder, "el LÍDER sabe ESCUCHAR") == "el líder sabe escuchar"
+        assert not reads_as_fragments(encoder, in_reading_case(encoder, "HAPPINESS"))
+
+    def test_an_acronym_the_model_knows_and_a_capitalised_word_are_left_as_typed(self) -> None:
+        encoder = get_encoders().main
+        assert in_reading_case(encoder, "la NASA y la UNESCO") == "la NASA y la UNESCO"
+        assert in_reading_case(encoder, "Líder del equipo") == "Líder del equipo"
+
+
+@pytest.mark.django_db
+class CapitalsSearchTests:
+    def test_a_query_in_capitals_finds_what_its_lower_case_finds_by_meaning(
+        self, alice: User
+    ) -> None:
+        from books.embedding.pipeline import highlights_embed
+
+        book = Book.objects.create(reader=alice, title="Equipos", key="equipos")
+        rows = []
+        for text in ["Un buen jefe escucha antes de mandar.", "Prune the roses in March."]:
+            highlight = Highlight(reader=alice, book=book, text=text, dedupe_key=uuid4().hex)
+            highlight.refresh_search_text()
+            highlight.save()
+            rows.append(highlight)
+        highlights_embed(ids=[h.pk for h in rows])
+        shouted = search(alice, "LÍDER", mode="meaning")
+        assert shouted.notice == ""
+        assert [r.highlight for r in shouted.results] == [
+            r.highlight for r in search(alice, "líder", mode="meaning").results
+        ]
 
 
 @pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
-from books.models import Book, Highlight
+from books.models import Book, Highlight, Tag
 from books.search.search import search
 from books.search.spelling import (
     SUGGESTED_UP_TO,
@@ -101,6 +101,31 @@ class SuggestionTests:
         )
         assert suggestion(alice.pk, "happiness") == ""
         assert suggestion(alice.pk, "zebra") == ""
+
+    def test_a_tag_is_corrected_among_the_readers_tags_or_not_at_all(self, alice: User) -> None:
+        # "equipe" is a word of the library one slip from "equipos": no tag is a word.
+        _highlight(alice, "L'équipe gagne ensemble, équipe unie.")
+        assert suggestion(alice.pk, "tag:equipos") == ""
+        assert suggestion(alice.pk, "liderazgo etiqueta:equipos") == ""
+        Tag.objects.create(reader=alice, name="Equipo")
+        Tag.objects.create(reader=alice, name="para releer")
+        assert suggestion(alice.pk, "tag:equipos") == "tag:Equipo"
+        assert suggestion(alice.pk, 'etiqueta:"para relee"') == 'etiqueta:"para releer"'
+        assert suggestion(alice.pk, "tag:equipo") == ""  # theirs: left alone
+        assert suggestion(alice.pk, "tag:zzzzzz") == ""  # nothing near: nothing offered
+
+    def test_a_book_or_author_is_corrected_among_the_readers_books(self, alice: User) -> None:
+        _highlight(alice, "Happiness is a habit, said the gardener.")
+        book = Book.objects.create(
+            reader=alice, title="El jardín de senderos", authors="Jorge Luis Borges", key="j"
+        )
+        assert book.pk
+        assert suggestion(alice.pk, "author:borgs happines") == "author:borges happiness"
+        assert suggestion(alice.pk, "libro:jardn") == "libro:jardín"
+        assert suggestion(alice.pk, "autor:borges") == ""
+        # A title's word is never offered for an author, nor the library's words for either.
+        assert suggestion(alice.pk, "autor:jardn") == ""
+        assert suggestion(alice.pk, "book:gardenr") == ""
 
     def test_it_corrects_a_word_with_a_word_of_the_querys_language(self, alice: User) -> None:
         # "memorya" is one slip from "memory" and from "memoria", which is more common here.

@@ -1,5 +1,6 @@
 """The search page and /search.json: ownership, marking, empty states, a fixed query count."""
 
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -14,7 +15,8 @@ from django.urls import reverse
 from accounts.models import User
 from books.embedding.pipeline import highlights_embed
 from books.importing.clippings import normalize_author
-from books.models import Book, Highlight
+from books.models import Book, Highlight, Tag
+from books.search.query import parse_query
 from books.search.search import NOTICE_MODEL_UNAVAILABLE
 from books.search.spelling import SUGGESTED_UP_TO
 from books.search.views import mark_words
@@ -356,6 +358,48 @@ class SearchPageTests:
         for syntax in ['"entrance ramp"', "habit -routine", "palace or river", "author:borges"]:
             assert f"<code>{syntax}</code>" in content.replace("&quot;", '"'), syntax
         assert "book:ficciones" in content
+
+    def test_the_spanish_help_shows_operators_that_work(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        content = alice_client.get(reverse("search")).content.decode().replace("&quot;", '"')
+        start = content.index("Cómo buscar")
+        help_text = content[start : content.index("</details>", start)]
+        examples = re.findall(r"<dt>(.*?)</dt>", help_text)
+        codes = [code for dt in examples for code in re.findall(r"<code>(.*?)</code>", dt)]
+        assert "palacio O río" in codes
+        assert parse_query("palacio O río").clauses == ((0, 1),)
+        for code in ["autor:borges", "libro:ficciones", "etiqueta:liderazgo"]:
+            assert code in codes, code
+        for code in codes:
+            parsed = parse_query(code)
+            if ":" in code:
+                # Every prefix shown is one: a filter, never the words "autor" or "libro".
+                assert parsed.authors or parsed.books or parsed.tags, code
+                assert not parsed.units, code
+        assert " or " not in " ".join(codes)
+
+    def test_a_query_that_is_a_tags_name_offers_the_tag(
+        self, alice: User, bob: User, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        tag = Tag.objects.create(reader=alice, name="Liderazgo")
+        shelf["funes"].tags.add(tag)
+        Tag.objects.create(reader=bob, name="memoria")  # another reader's: never offered
+        response = alice_client.get(reverse("search"), {"q": "LIDERAZGO", "mode": "keyword"})
+        page = unquote(response.content.decode())
+        assert "You have a tag “Liderazgo”" in page
+        assert "q=tag:Liderazgo" in page
+        listed = alice_client.get(reverse("search"), {"q": "tag:liderazgo"})
+        assert [r.highlight for r in listed.context["found"].results] == [shelf["funes"]]
+        for query in ["memoria", "liderazgo memoria", "-liderazgo"]:
+            other = alice_client.get(reverse("search"), {"q": query, "mode": "keyword"})
+            assert "You have a tag" not in other.content.decode(), query
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(reverse("search"), {"q": "liderazgo", "mode": "keyword"})
+        assert "Tienes una etiqueta “Liderazgo”" in spanish.content.decode()
 
     def test_it_counts_what_it_found(
         self, alice_client: Client, shelf: dict[str, Highlight]
