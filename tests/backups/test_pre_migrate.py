@@ -47,7 +47,7 @@ def _applied() -> set[tuple[str, str]]:
 def _library_one_migration_behind() -> None:
     call_command("migrate", verbosity=0)
     User.objects.create_user("alice", password="a long and unguessable passphrase")
-    call_command("migrate", *LAST[:1], "0038", verbosity=0)
+    call_command("migrate", *LAST[:1], "0039", verbosity=0)
     assert LAST not in _applied()
 
 
