@@ -481,6 +481,11 @@ class PurgedHighlight(models.Model):
     # books.importing.purged.runs of its text: a shorter selection of it is found by them.
     runs = ArrayField(models.BigIntegerField(), default=list)
     purged_at = models.DateTimeField(auto_now_add=True)
+    # A highlight the reader deleted on the device (books.importing.device_deleted), not
+    # here: a live copy of it in an older file is left out, one made after it is new.
+    on_device = models.BooleanField(default=False)
+    # When the device says the deleted highlight was made; None when it does not say.
+    added_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -4,7 +4,8 @@ Pure Python, no Django. Apple Books keeps two Core Data stores in WAL mode: the 
 beside each database can hold most of its rows, so each is read together with its `-wal`
 and `-shm` (from a temporary read-only copy, `sqlite_read`). Rows of `ZAEANNOTATION`
 the reader deleted (`ZANNOTATIONDELETED`) and rows without selected text (position
-markers, type 1 and 3) are skipped and counted.
+markers, type 1 and 3) are skipped and counted; a deleted row's highlight is handed on as
+deleted on the device (`ParseResult.deleted_on_device`), for the import to remember.
 """
 
 import sqlite3
@@ -112,14 +113,29 @@ def _read(connection: sqlite3.Connection, books: dict[str, tuple[str, str]]) -> 
         location = row[10]
         pk = pk if isinstance(pk, int) else 0  # the row's number, where problems point
         result.entries += 1
+        text, note = _text(text).strip(), _text(note).strip()
+        book = books.get(_text(asset))
         if deleted not in (0, None, "0"):
             skip_entry(result, DELETED)
+            if text and book is not None and book[0]:
+                # Remembered, not imported: an older copy still holds it as a live row
+                # (same Z_PK, same creation date; the deletion only changed its
+                # modification date).
+                result.deleted_on_device.append(
+                    rich_clipping(
+                        title=book[0],
+                        author=book[1],
+                        text=text,
+                        added_at=_core_data_time(created),
+                        line=pk,
+                        note=note,
+                        position=encode(cfi_span(location)) if isinstance(location, str) else "",
+                    )
+                )
             continue
-        text, note = _text(text).strip(), _text(note).strip()
         if not text and not note:
             skip_entry(result, EMPTY)
             continue
-        book = books.get(_text(asset))
         if book is None or not book[0]:
             message = BOOK_NOT_IN_LIBRARY % {"row": pk, "asset": _text(asset)[:40]}
             result.problems.append(Problem(pk, message))

@@ -464,7 +464,14 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     # Turned round before the file is cut by book, so a book is never in two parts.
     clippings_orient(reader=the_import.reader, clippings=result.clippings)
     clippings_unify_authors(reader=the_import.reader, clippings=result.clippings)
+    clippings_orient(reader=the_import.reader, clippings=result.deleted_on_device)
+    clippings_unify_authors(reader=the_import.reader, clippings=result.deleted_on_device)
     parts = _parts_by_book(result.clippings)
+    # Each highlight deleted on the device goes with its book's part (the live entries of
+    # the book it is checked against); those of books with none, with the last part.
+    deleted_by_book: dict[str, list[Clipping]] = {}
+    for clipping in result.deleted_on_device:
+        deleted_by_book.setdefault(book_key_of(clipping), []).append(clipping)
     problems = problems_record(result)
     result.clippings = []
     totals: Counter[str] = Counter()
@@ -475,7 +482,16 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     started = timezone.now()
     while parts:
         part = parts.pop(0)
-        piece = ParseResult(clippings=part, problems=[], entries=len(part))
+        deleted = [
+            clipping
+            for key in dict.fromkeys(map(book_key_of, part))
+            for clipping in deleted_by_book.pop(key, [])
+        ]
+        if not parts:
+            deleted += [clipping for rest in deleted_by_book.values() for clipping in rest]
+        piece = ParseResult(
+            clippings=part, problems=[], entries=len(part), deleted_on_device=deleted
+        )
         parsed_clippings_save(
             reader=the_import.reader,
             result=piece,

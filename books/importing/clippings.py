@@ -104,6 +104,10 @@ class ParseResult:
     # sidecar of a book read without highlighting): what the refusal says, in the format's
     # words, naming the book when the file does; "" otherwise.
     holds_nothing: str = ""
+    # Highlights the reader deleted on the device that the file still holds (Apple Books
+    # keeps the row, marked deleted): counted in `skipped`, never imported, but remembered,
+    # so that an older copy of the file does not bring them back (books.importing.purged).
+    deleted_on_device: list[Clipping] = field(default_factory=list)
 
 
 NOT_A_CLIPPINGS_FILE = gettext_noop(

@@ -373,6 +373,7 @@ def _add(result: ParseResult, part: ParseResult, name: str, empty: list[str]) ->
         empty.append(part.holds_nothing)
     result.entries += part.entries
     result.clippings += part.clippings
+    result.deleted_on_device += part.deleted_on_device
     result.problems += [
         replace(p, message=IN_MEMBER % {"name": name, "problem": p.message}) for p in part.problems
     ]

@@ -4,7 +4,8 @@ Pure Python, no Django; read from a temporary read-only copy (`sqlite_read`). Hi
 are rows of `Bookmark` (text, annotation, date, chapter progress), joined to `content` for
 the book's title and author (the row whose ContentID is the bookmark's VolumeID) and the
 chapter's title (the row whose ContentID is the bookmark's). Rows the reader hid
-(`Hidden = 'true'`), dog-ears and rows without text are skipped and counted; a database
+(`Hidden = 'true'`), dog-ears and rows without text are skipped and counted (a hidden
+highlight handed on as deleted on the device, `ParseResult.deleted_on_device`); a database
 without these tables is refused with a message saying what it is not.
 """
 
@@ -96,6 +97,18 @@ def _read(connection: sqlite3.Connection) -> ParseResult:
         result.entries += 1
         if str(hidden).casefold() == "true":
             skip_entry(result, HIDDEN)
+            if _text(text).strip() and kind != "dogear":
+                # Kobo hides the row of a highlight the reader deleted (an earlier copy of the
+                # database holds the same BookmarkID alive): remembered, not imported.
+                result.deleted_on_device.append(
+                    rich_clipping(
+                        title=_title(title, volume),
+                        author=_text(author).strip(),
+                        text=_text(text).strip(),
+                        added_at=parse_date(_text(created)),
+                        line=int(rowid),
+                    )
+                )
             continue
         if kind == "dogear":
             result.clippings.append(

@@ -13,6 +13,10 @@ and counted as already deleted, when within the same book it has
   a shorter selection of it, such as the first version of a highlight a longer one
   extended, whose own text was not kept.
 
+A highlight the reader deleted on the device leaves a trace too (`on_device`,
+books.importing.device_deleted): an entry with its key or the hash of its words, made no
+later than it, is left out and counted as deleted on the device; one made after it is new.
+
 Not caught, and so imported again: a selection that reaches beyond the purged passage (an
 extended or shifted re-selection that was never merged into it), a part of it shorter than
 SHARED_RUN_WORDS words, and the passage under another title or author (another book).
@@ -20,6 +24,8 @@ SHARED_RUN_WORDS words, and the passage under another title or author (another b
 
 import hashlib
 from collections import defaultdict
+from datetime import datetime
+from typing import Any
 
 from books.importing.merging import long_run, stable_runs
 from books.models import Highlight, HighlightMerge, PurgedHighlight
@@ -79,10 +85,19 @@ class Purged:
         self._runs: list[frozenset[int]] = []
         # (book key, a run) -> the traces holding it: the candidates for a shorter selection.
         self._by_run: defaultdict[tuple[str, int], list[int]] = defaultdict(list)
+        # Highlights deleted on the device (books.importing.device_deleted): by key and by
+        # the hash of their words, when the device made them (None: it did not say).
+        self._device_keys: dict[str, datetime | None] = {}
+        self._device_hashes: dict[tuple[str, str], datetime | None] = {}
         rows = PurgedHighlight.objects.filter(reader_id=reader_id, book_key__in=book_keys)
-        for book_key, dedupe_key, hashes, runs in rows.values_list(
-            "book_key", "dedupe_key", "text_hashes", "runs"
+        for book_key, dedupe_key, hashes, runs, on_device, added_at in rows.values_list(
+            "book_key", "dedupe_key", "text_hashes", "runs", "on_device", "added_at"
         ):
+            if on_device:
+                _later(self._device_keys, dedupe_key, added_at)
+                for h in hashes:
+                    _later(self._device_hashes, (book_key, h), added_at)
+                continue
             self._keys.add(dedupe_key)
             self._hashes.update((book_key, h) for h in hashes)
             if runs:
@@ -91,7 +106,28 @@ class Purged:
                     self._by_run[(book_key, run)].append(len(self._runs) - 1)
 
     def __bool__(self) -> bool:
-        return bool(self._keys)
+        return bool(self._keys) or bool(self._device_keys)
+
+    def known_on_device(self, dedupe_key: str) -> bool:
+        """Whether an entry deleted on the device was remembered already (by an import of
+        this file, or of another copy that held it deleted)."""
+        return dedupe_key in self._device_keys
+
+    def deleted_on_device(
+        self, *, book_key: str, dedupe_key: str, text: str, added_at: datetime | None
+    ) -> bool:
+        """Whether a live entry is a highlight the reader deleted on the device: its key or
+        its words, made no later than the deleted one (one made after it is a new
+        highlight of the same passage)."""
+        if not self._device_keys:
+            return False
+        if dedupe_key in self._device_keys:
+            made = self._device_keys[dedupe_key]
+        elif (book_key, text_hash(text)) in self._device_hashes:
+            made = self._device_hashes[(book_key, text_hash(text))]
+        else:
+            return False
+        return added_at is None or made is None or added_at <= made
 
     def holds(self, *, book_key: str, dedupe_key: str, text: str) -> bool:
         """Whether a highlight entry is one removed for good (its key, its text, or a
@@ -115,3 +151,12 @@ class Purged:
         if not self._keys:
             return False
         return dedupe_key in self._keys or (book_key, _note_hash(text)) in self._hashes
+
+
+def _later(seen: dict[Any, datetime | None], key: object, added_at: datetime | None) -> None:
+    """Keep the later date of two traces of one passage; None (the device did not say)
+    wins: an entry that matches it is always left out."""
+    if key not in seen:
+        seen[key] = added_at
+    elif seen[key] is not None:
+        seen[key] = None if added_at is None else max(added_at, seen[key])  # type: ignore[type-var]

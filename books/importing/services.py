@@ -30,6 +30,7 @@ from books.connections.services import connections_forget
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult
+from books.importing.device_deleted import deleted_on_device_remember
 from books.importing.enrich import import_enrich
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
@@ -93,6 +94,12 @@ class ImportReport:
     # Entries of highlights the reader deleted and the purge removed for good
     # (books.importing.purged): left out, as a deleted one is.
     already_deleted: int = 0
+    # Entries of highlights the reader deleted on the device (books.importing.device_deleted),
+    # from an older copy of the file: left out…
+    deleted_on_device: int = 0
+    # …and highlights an earlier import brought that this file says were deleted on the
+    # device: moved to Recently deleted.
+    moved_deleted_on_device: int = 0
     truncated_by_book: dict[str, int] = field(default_factory=dict)
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
@@ -207,18 +214,38 @@ def parsed_clippings_save(
     books_merge_duplicates(reader=reader)
     clippings_orient(reader=reader, clippings=result.clippings)
     clippings_unify_authors(reader=reader, clippings=result.clippings)
+    if result.deleted_on_device:
+        clippings_orient(reader=reader, clippings=result.deleted_on_device)
+        clippings_unify_authors(reader=reader, clippings=result.deleted_on_device)
     file_books = books_for_file(reader=reader, clippings=result.clippings)
     books = file_books.books
     report.books_with_nothing = file_books.empty
     report.new_books = file_books.created
-    library = Library(reader, books)
-    work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=list(books)))
+    # The books of its highlights deleted on the device too: one whose highlights were all
+    # deleted there is not among the file's books, but may be in the library (from an older
+    # copy), and its traces are known by its key.
+    deleted_keys = set(map(book_key_of, result.deleted_on_device)) - set(books)
+    deleted_books = {
+        book.key: book for book in Book.objects.filter(reader=reader, key__in=deleted_keys)
+    }
+    library = Library(reader, {**books, **deleted_books})
+    book_keys = sorted({*books, *deleted_keys})
+    work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=book_keys))
     notes = _match_highlights(
         result.clippings, books, library, work, report, the_import, on_match=on_match
     )
     _attach_notes(notes, books, library, work, report, the_import)
     _write_rows(work, the_import)
-    if report.already_deleted:
+    if result.deleted_on_device and work.purged is not None:
+        report.moved_deleted_on_device = deleted_on_device_remember(
+            reader_id=reader.pk,
+            clippings=result.deleted_on_device,
+            books={**books, **deleted_books},
+            library=library,
+            purged=work.purged,
+            in_this_file=work.holds_an_entry,
+        )
+    if report.already_deleted or report.deleted_on_device:
         _drop_books_left_empty(books, work, report)
     changed_books = _finish_report(the_import, report, books, work)
     # Notes on the highlight itself, favourites, tags, chapters (richer formats).
@@ -252,10 +279,16 @@ class _ImportWork:
     reembed: set[int] = field(default_factory=set)
     # What is known of the highlights of these books that were removed for good.
     purged: Purged | None = None
+    # Stored highlights that an entry of the file was found in (by id()).
+    covered: set[int] = field(default_factory=set)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
             self.changed[highlight.pk] = highlight
+
+    def holds_an_entry(self, highlight: Highlight) -> bool:
+        """Whether a highlight is one of the file's own: new, grown or found by an entry."""
+        return not highlight.pk or highlight.pk in self.changed or id(highlight) in self.covered
 
 
 def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, str, datetime, int]:
@@ -346,7 +379,7 @@ def _match_clipping(
             existing.position = clipping.position
             library.add(existing)
             work.change(existing)
-        _count_covered(existing, report)
+        _count_covered(existing, work, report)
         return
     folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
@@ -368,8 +401,14 @@ def _match_clipping(
             if folded in library.folded(neighbour) and (
                 (neighbour.location_start is not None) == located or long_run(folded)
             ):
-                _count_covered(neighbour, report)
+                _count_covered(neighbour, work, report)
                 return
+    if work.purged and work.purged.deleted_on_device(
+        book_key=book.key, dedupe_key=key, text=clipping.text, added_at=clipping.added_at
+    ):
+        # The reader deleted it on the device; this is an older copy of it.
+        report.deleted_on_device += 1
+        return
     if work.purged and work.purged.holds(book_key=book.key, dedupe_key=key, text=clipping.text):
         # Deleted, then removed for good: it stays gone, as a deleted one does (above).
         report.already_deleted += 1
@@ -384,7 +423,8 @@ def _match_clipping(
         _settle(highlight, library, work, report)
 
 
-def _count_covered(highlight: Highlight, report: ImportReport) -> None:
+def _count_covered(highlight: Highlight, work: _ImportWork, report: ImportReport) -> None:
+    work.covered.add(id(highlight))
     if highlight.deleted_at is not None:
         report.deleted_skipped += 1
     else:

@@ -203,11 +203,15 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
     what of this import is deleted, to bring back."""
     deletable = delete_count(import_deletable(the_import=the_import))
     added = Highlight.objects.filter(source_import=the_import)
+    # Notes it attached beyond those its own highlights carry went to highlights already in
+    # the library (an older copy's note kept beside the newer one): the delete leaves them.
+    noted_here = added.exclude(kind=Highlight.Kind.NOTE).exclude(note="").count()
     return {
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
         "import_kept": added.alive().count() - deletable.total,
         "import_deleted": added.filter(deleted_at__isnull=False).count(),
+        "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,
     }
 
 

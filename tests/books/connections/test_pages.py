@@ -87,7 +87,7 @@ class HighlightPageTests:
         assert content.index("41% likely") < content.index("33% likely")
         # And what a connection needs, so a number under it reads as what it is.
         band = round(100 * current_judge().related_band)
-        assert f"A connection needs {band}% or more, and none reaches it" in content
+        assert f"None is close enough to call a connection (that takes {band}% or more)" in content
 
     def test_a_candidate_just_under_the_band_never_reads_as_the_band(
         self, alice: User, anger: dict[str, Highlight], alice_client: Client
@@ -190,7 +190,7 @@ class HighlightPageTests:
     ) -> None:
         alone = _highlight(alice, _book(alice, "Gardening", "Lloyd"), "Prune roses in March.")
         content = alice_client.get(alone.get_absolute_url()).content.decode()
-        assert "the judge has not weighed them" in content
+        assert "Exogram has not yet weighed how related they are" in content
         assert "likely related" not in content
 
     def test_it_is_404_for_another_reader_and_asks_a_stranger_to_log_in(

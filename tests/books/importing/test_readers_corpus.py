@@ -18,6 +18,7 @@ import pytest
 from accounts.models import User
 from books.importing.clippings import ParseResult
 from books.importing.formats import detect_format, parse_upload
+from books.importing.notes import NOTES_JOINED
 from books.importing.rich import RichClipping
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Highlight
@@ -229,3 +230,47 @@ def test_two_snapshots_of_apple_books_keep_the_newer_notes_and_settle(
         again = clippings_import(reader=alice, data=data, file_name="library.zip")
         assert (again.counts["notes_attached"], again.counts["books_changed"]) == (0, 0)
         assert _stored_notes(alice) == settled
+
+
+# A device's earlier copy, its later one, and how many highlights the reader deleted on the
+# device in between (Apple Books marks the row deleted, Kobo hides it).
+DELETED_BETWEEN = {
+    "applebooks": (HIGH_SIERRA, DOCUMENTS, 9),
+    "kobo": ("kobo/epubcfi.js__KoboReader-multi.sqlite.gz",
+             "kobo/epubcfi.js__KoboReader-tri.sqlite.gz", 17),
+}  # fmt: skip
+
+
+def _alive_highlights(reader: User) -> list[tuple[str, str, list[str]]]:
+    """Each alive highlight, and its note's paragraphs: two notes under one date are both
+    kept, the one held first (books.importing.notes.note_kept), so their order can differ."""
+    rows = Highlight.objects.alive().filter(reader=reader)
+    return sorted(
+        (title, text, sorted(note.split(NOTES_JOINED)))
+        for title, text, note in rows.values_list("book__title", "text", "note")
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(DELETED_BETWEEN))
+def test_an_earlier_copy_does_not_bring_back_what_was_deleted_on_the_device(
+    name: str, tmp_path: Path, alice: User, bob: User
+) -> None:
+    """The later copy first, then the earlier one: what the reader deleted on the device in
+    between stays out, said so; in the other order it goes to Recently deleted. Either way
+    the same library, and each copy again changes nothing."""
+    earlier, later, deleted = DELETED_BETWEEN[name]
+    files = {relative: upload_bytes(READERS / relative, tmp_path) for relative in (earlier, later)}
+    clippings_import(reader=alice, data=files[later], file_name="later")
+    back = clippings_import(reader=alice, data=files[earlier], file_name="earlier")
+    assert (back.counts["new_highlights"], back.counts["deleted_on_device"]) == (0, deleted)
+    clippings_import(reader=bob, data=files[earlier], file_name="earlier")
+    forward = clippings_import(reader=bob, data=files[later], file_name="later")
+    assert forward.counts["moved_deleted_on_device"] == deleted
+    settled = _alive_highlights(alice)
+    assert _alive_highlights(bob) == settled
+    for reader in (alice, bob):
+        for data in files.values():
+            again = clippings_import(reader=reader, data=data, file_name="again")
+            assert again.counts["new_highlights"] == again.counts["moved_deleted_on_device"] == 0
+        assert _alive_highlights(reader) == settled

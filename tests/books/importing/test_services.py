@@ -41,6 +41,8 @@ class ImportTests:
             "bookmarks_skipped": 1,
             "deleted_skipped": 0,
             "already_deleted": 0,
+            "deleted_on_device": 0,
+            "moved_deleted_on_device": 0,
             "truncated_by_book": {},
             "books_with_nothing": {},
             "book_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],
