@@ -46,7 +46,7 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 # What a zip may hold: thousands of books' sidecars, or a library's two databases. Real
 # ones are far smaller (a sidecar is 2 to 50 KB, a Kobo database 4 MB, an Apple Books
-# library's two databases with their -wal files 9 MB: ../shared/data/readers). What the
+# library's two databases with their -wal and -shm 5 MB: ../shared/data/readers). What the
 # worker's memory holds is one sidecar at a time; the databases go to a temporary folder
 # (twice: unpacked, then the copy SQLite opens), so their cap is a cap on its disk.
 MAX_MEMBERS = 20_000
