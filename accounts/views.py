@@ -35,6 +35,13 @@ TOO_MANY = gettext_lazy("Too many requests from your network address. Try again 
 TOO_MANY_SIGNUPS = gettext_lazy(
     "Too many accounts were made from your network address in the last hour. Try again in an hour."
 )
+TOO_MANY_SIGNUP_TRIES = gettext_lazy(
+    "Too many sign-up attempts from your network address in the last hour. Try again in an hour."
+)
+# Every sign-up post counts against this many an hour per address, checked before the form
+# is read: only accounts made count against EXOGRAM_SIGNUPS_PER_HOUR, and "that username is
+# taken" must not answer an unlimited number of guesses (found by review).
+SIGNUP_TRIES_PER_ACCOUNT = 6
 
 
 class LoginView(auth_views.LoginView):
@@ -68,6 +75,16 @@ def signup(request: HttpRequest) -> HttpResponse:
     if not _signup_open():
         return render(request, "accounts/signup_closed.html", status=403)
     form = SignupForm(request.POST or None)
+    if request.method == "POST" and rate_limited(
+        kind="signup-try",
+        key=client_address(request),
+        limit=settings.EXOGRAM_SIGNUPS_PER_HOUR * SIGNUP_TRIES_PER_ACCOUNT,
+        window_seconds=3600,
+    ):
+        # The form unread (its errors would answer the guess), with what was typed.
+        form = SignupForm(initial={"username": request.POST.get("username", "")})
+        context = {"form": form, "refused": TOO_MANY_SIGNUP_TRIES}
+        return render(request, "accounts/signup.html", context, status=429)
     if request.method == "POST" and form.is_valid():
         # Only an account about to be made counts (EXOGRAM_SIGNUPS_PER_HOUR is a limit on
         # accounts): a reader who tries three taken usernames is not refused for it. A

@@ -218,6 +218,11 @@ class Highlight(models.Model):
     note = models.TextField(blank=True, help_text="The reader's own note on this highlight.")
     # Set when the reader edits the note here: a re-import then never overwrites it.
     note_edited = models.BooleanField(default=False)
+    # When the reader last edited it here; None for a note edited in another account and
+    # brought by its Exogram export (or edited before this was kept, on an imported row
+    # untouched since its import): "Delete what this import added" spares only a highlight
+    # whose note was edited after the import.
+    note_edited_at = models.DateTimeField(null=True, blank=True)
     # When the device wrote the note: an edited note (a newer entry) replaces an older one.
     note_added_at = models.DateTimeField(null=True, blank=True)
     page = models.CharField(max_length=32, blank=True)

@@ -24,8 +24,11 @@ def highlight_note_update(*, highlight: Highlight, note: str) -> None:
     """The reader's own words: marked edited, so no re-import ever overwrites them."""
     highlight.note = note.strip()
     highlight.note_edited = True
+    highlight.note_edited_at = timezone.now()
     highlight.refresh_search_text()
-    highlight.save(update_fields=["note", "note_edited", "search_text", "updated"])
+    highlight.save(
+        update_fields=["note", "note_edited", "note_edited_at", "search_text", "updated"]
+    )
     library_version_bump(reader_ids={highlight.reader_id})
 
 
@@ -108,13 +111,15 @@ def import_deletable(*, the_import: Import) -> QuerySet[Highlight]:
     """What an import added and nobody changed since, so deleting it loses nothing the
     reader did: not a highlight whose note the reader wrote or edited here, nor one a later
     import extended or merged into (it holds more than this file did). A highlight this
-    import only merged into (an older one) was not added by it: it stays too."""
+    import only merged into (an older one) was not added by it: it stays too. A note the
+    file itself brought as edited (an Exogram export's) is not an edit made here since."""
     later_merge = HighlightMerge.objects.filter(highlight=OuterRef("pk")).exclude(
         source_import=the_import
     )
     return (
         Highlight.objects.alive()
-        .filter(source_import=the_import, reader_id=the_import.reader_id, note_edited=False)
+        .filter(source_import=the_import, reader_id=the_import.reader_id)
+        .exclude(note_edited_at__gte=the_import.started_at)
         .exclude(Exists(later_merge))
     )
 

@@ -19,15 +19,19 @@ logger = logging.getLogger(__name__)
 # The tasks a reader watches a page for, or is told are done soon: the import of a file
 # (its report polls until it is done), the deletion of a large account (Settings says it is
 # done within a minute or so, and the username is free only after it: behind ~100 embedding
-# turns it took minutes), and the layout of a library's map (the map page says "a few
-# seconds"). Short, each one reader's and at most one at a time per reader (a map's layout is
-# claimed, library_map_request_refresh), so they never starve the embedding turns. The
-# queue keeps its name "-imports": workers started with -Q name it.
+# turns it took minutes), the layout of a library's map (the map page says "a few
+# seconds"), and a reader's place among kindred readers (its centroid: a reader who turned
+# sharing on, and every sharing reader's page, waited about eight minutes for it; one scan
+# of the reader's rows and a probe for echoes that stops after a few seconds,
+# affinity.services.ECHO_BUDGET_SECONDS). Short, each one reader's and at most one at a time
+# per reader (a map's layout is claimed, library_map_request_refresh), so they never starve
+# the embedding turns. The queue keeps its name "-imports": workers started with -Q name it.
 READER_WAITS = frozenset(
     {
         "books.tasks.run_import",
         "accounts.tasks.delete_reader",
         "books.tasks.refresh_library_map",
+        "affinity.tasks.refresh_centroid",
     }
 )
 
@@ -39,13 +43,6 @@ def reader_queue_name(default_queue: str) -> str:
 def task_queues(default_queue: str) -> tuple[Queue, Queue]:
     """What a worker consumes, in the order it prefers them."""
     return (Queue(reader_queue_name(default_queue)), Queue(default_queue))
-
-
-# A reader's place among kindred readers (its centroid): a reader who turns sharing on,
-# and every sharing reader's page, waited for it about eight minutes behind another
-# reader's embedding turns. One scan of the reader's rows, and a probe for echoes that
-# stops after a few seconds and queues the rest (affinity.services.ECHO_BUDGET_SECONDS).
-READER_WAITS = READER_WAITS | {"affinity.tasks.refresh_centroid"}
 
 
 def route(

@@ -1,7 +1,8 @@
-"""What an export reads: a reader's alive highlights by book, with their tags, in order."""
+"""What an export reads: a reader's alive highlights by book, with their tags, in order
+(and, for Exogram's own JSON, the ones they deleted)."""
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Prefetch
 from django.utils.translation import gettext
@@ -14,6 +15,8 @@ from books.models import Book, Highlight, Tag
 class BookExport:
     book: Book
     highlights: list[Highlight]
+    # The highlights of the book the reader deleted (not yet removed for good), when asked.
+    deleted: list[Highlight] = field(default_factory=list)
 
     @property
     def tags(self) -> list[str]:
@@ -24,10 +27,13 @@ class BookExport:
         return sum(1 for h in self.highlights if h.note or h.kind == Highlight.Kind.NOTE)
 
 
-def books_to_export(reader: User, *, book: Book | None = None) -> Iterator[BookExport]:
-    """Each book with highlights, by title; its highlights in reading order."""
+def books_to_export(
+    reader: User, *, book: Book | None = None, with_deleted: bool = False
+) -> Iterator[BookExport]:
+    """Each book with highlights, by title; its highlights in reading order. With
+    `with_deleted`, a book's deleted highlights too, and a book with only those."""
     highlights = (
-        Highlight.objects.alive()
+        (Highlight.objects.all() if with_deleted else Highlight.objects.alive())
         .filter(reader=reader)
         .defer("embedding", "english_embedding", "search_text")
         .prefetch_related(Prefetch("tags", queryset=Tag.objects.order_by("name")))
@@ -46,7 +52,10 @@ def books_to_export(reader: User, *, book: Book | None = None) -> Iterator[BookE
                 yield current
             current = BookExport(books[highlight.book_id], [])
         highlight.book = current.book
-        current.highlights.append(highlight)
+        if highlight.deleted_at is None:
+            current.highlights.append(highlight)
+        else:
+            current.deleted.append(highlight)
     if current is not None:
         yield current
 

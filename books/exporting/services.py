@@ -9,7 +9,7 @@ from django.utils import timezone, translation
 from accounts.models import User
 from books.exporting import exogram_json, markdown, readwise, streaming
 from books.exporting.library import BookExport, books_to_export
-from books.models import Book
+from books.models import Book, PurgedHighlight
 
 FORMATS = ("md", "csv", "json")
 
@@ -54,14 +54,16 @@ def library_export_stream(*, reader: User, format: str, book: Book | None = None
     if format == "md" and book is not None:
         export = library_export(reader=reader, format=format, book=book)  # one book: small
         return ExportStream(export.name, export.content_type, iter([export.data]))
-    exports = books_to_export(reader, book=book)
+    # Exogram's own JSON carries what the reader deleted too (exogram_json).
+    exports = books_to_export(reader, book=book, with_deleted=format == "json")
     if format == "md":
         chunks = streaming.markdown_zip_chunks(exports, language=_language(reader))
         return ExportStream(export_file_name("markdown.zip"), "application/zip", chunks)
     name = export_file_name(format, book=book)
     if format == "csv":
         return ExportStream(name, "text/csv; charset=utf-8", streaming.csv_chunks(exports))
-    return ExportStream(name, "application/json", streaming.json_chunks(exports))
+    chunks = streaming.json_chunks(exports, removed=_removed_for_good(reader, book=book))
+    return ExportStream(name, "application/json", chunks)
 
 
 def library_export(*, reader: User, format: str, book: Book | None = None) -> ExportFile:
@@ -70,7 +72,8 @@ def library_export(*, reader: User, format: str, book: Book | None = None) -> Ex
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if book is not None and book.reader_id != reader.pk:
         raise ValueError("the book must be one of the reader's books")
-    exports = books_to_export(reader, book=book)
+    # Exogram's own JSON carries what the reader deleted too (exogram_json).
+    exports = books_to_export(reader, book=book, with_deleted=format == "json")
     name = export_file_name(format, book=book)
     if format == "md":
         if book is not None:
@@ -81,4 +84,14 @@ def library_export(*, reader: User, format: str, book: Book | None = None) -> Ex
         return ExportFile(export_file_name("markdown.zip"), "application/zip", zipped)
     if format == "csv":
         return ExportFile(name, "text/csv; charset=utf-8", readwise.library_csv(exports))
-    return ExportFile(name, "application/json", exogram_json.library_json(exports))
+    data = exogram_json.library_json(exports, removed=_removed_for_good(reader, book=book))
+    return ExportFile(name, "application/json", data)
+
+
+def _removed_for_good(reader: User, *, book: Book | None) -> Iterator[PurgedHighlight]:
+    """What Exogram's JSON keeps of the reader's highlights the purge removed (of one book's
+    key, for a book's export), so that the account it moves to leaves them out too."""
+    traces = PurgedHighlight.objects.filter(reader=reader).order_by("pk")
+    if book is not None:
+        traces = traces.filter(book_key=book.key)
+    return traces.iterator(chunk_size=2000)

@@ -17,10 +17,14 @@ from django.utils import timezone
 
 from books.exporting import exogram_json, markdown, readwise
 from books.exporting.library import BookExport
+from books.models import PurgedHighlight
 
 
 def json_chunks(
-    exports: Iterable[BookExport], *, exported_at: datetime | None = None
+    exports: Iterable[BookExport],
+    *,
+    removed: Iterable[PurgedHighlight] = (),
+    exported_at: datetime | None = None,
 ) -> Iterator[bytes]:
     """exogram_json.library_json's document, a book at a time."""
     head = {
@@ -32,13 +36,14 @@ def json_chunks(
     yield (opening + ',\n "books": [').encode("utf-8")
     separator = "\n"
     for export in exports:
-        book = {
-            "code": str(export.book.code),
-            "title": export.book.title,
-            "authors": export.book.authors,
-            "highlights": [exogram_json.highlight_record(h) for h in export.highlights],
-        }
+        book = exogram_json.book_record(export)
         yield (separator + exogram_json.dumps(book)).encode("utf-8")
+        separator = ",\n"
+    yield b'\n ],\n "removed_for_good": ['
+    separator = "\n"
+    for trace in removed:
+        record = exogram_json.removed_record(trace)
+        yield (separator + exogram_json.dumps(record)).encode("utf-8")
         separator = ",\n"
     yield b"\n ]\n}"
 

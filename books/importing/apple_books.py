@@ -17,7 +17,13 @@ from books.importing.clippings import ParseResult, Problem
 from books.importing.marks import gettext_noop
 from books.importing.positions import cfi_span, encode
 from books.importing.rich import DELETED, EMPTY, rich_clipping, skip_entry
-from books.importing.sqlite_read import UnreadableDatabase, columns_of, database_copy, tables_of
+from books.importing.sqlite_read import (
+    Content,
+    UnreadableDatabase,
+    columns_of,
+    database_copy,
+    tables_of,
+)
 
 APPLE_UNREADABLE = gettext_noop("not readable Apple Books databases: %(error)s")
 NO_LIBRARY_TABLE = gettext_noop("the BKLibrary database has no %(table)s table")
@@ -46,11 +52,11 @@ _OPTIONAL = (
 
 @dataclass(frozen=True, slots=True)
 class Store:
-    """One database and its companions, as found in the upload."""
+    """One database and its companions, as found in the upload (or unpacked from its zip)."""
 
-    data: bytes
-    wal: bytes | None = None
-    shm: bytes | None = None
+    data: Content
+    wal: Content | None = None
+    shm: Content | None = None
 
 
 def parse_apple_books(annotations: Store, library: Store | None) -> ParseResult:

@@ -481,6 +481,8 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
         deleted_by_book.setdefault(book_key_of(clipping), []).append(clipping)
     problems = problems_record(result)
     result.clippings = []
+    # An Exogram export's traces of highlights removed for good: kept with the first part.
+    removed = result.removed_for_good
     totals: Counter[str] = Counter()
     truncated: Counter[str] = Counter()
     nothing: dict[str, str] = {}
@@ -497,8 +499,13 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
         if not parts:
             deleted += [clipping for rest in deleted_by_book.values() for clipping in rest]
         piece = ParseResult(
-            clippings=part, problems=[], entries=len(part), deleted_on_device=deleted
+            clippings=part,
+            problems=[],
+            entries=len(part),
+            deleted_on_device=deleted,
+            removed_for_good=removed,
         )
+        removed = []
         parsed_clippings_save(
             reader=the_import.reader,
             result=piece,

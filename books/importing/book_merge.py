@@ -205,10 +205,15 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
 
     survivor.refresh_from_db()
     copy.refresh_from_db()
-    fields = ["note", "note_edited", "favourite", "chapter", "colour", "added_at", "added_raw"]
+    fields = [
+        "note", "note_edited", "note_edited_at", "favourite", "chapter", "colour", "added_at",
+        "added_raw",
+    ]  # fmt: skip
     if copy.note.strip() and copy.note.strip() not in survivor.note:
         survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
         survivor.note_edited = survivor.note_edited or copy.note_edited
+        edits = [d for d in (survivor.note_edited_at, copy.note_edited_at) if d is not None]
+        survivor.note_edited_at = max(edits, default=None)
     survivor.favourite = survivor.favourite or copy.favourite
     survivor.chapter = survivor.chapter or copy.chapter
     survivor.colour = survivor.colour or copy.colour

@@ -89,6 +89,18 @@ class Problem:
     message: str  # what is wrong, without the line number: "unrecognised metadata line '…'"
 
 
+@dataclass(frozen=True, slots=True)
+class RemovedTrace:
+    """What an Exogram export keeps of a highlight its reader deleted and the purge removed
+    for good (a PurgedHighlight's fields: books.importing.purged), never its words."""
+
+    book_key: str
+    kind: str
+    dedupe_key: str
+    text_hashes: tuple[str, ...]
+    runs: tuple[int, ...]
+
+
 @dataclass(slots=True)
 class ParseResult:
     clippings: list[Clipping]
@@ -108,6 +120,9 @@ class ParseResult:
     # keeps the row, marked deleted): counted in `skipped`, never imported, but remembered,
     # so that an older copy of the file does not bring them back (books.importing.purged).
     deleted_on_device: list[Clipping] = field(default_factory=list)
+    # Highlights removed for good, as an Exogram export remembers them: an import of this
+    # reader leaves them out from then on.
+    removed_for_good: list[RemovedTrace] = field(default_factory=list)
 
 
 NOT_A_CLIPPINGS_FILE = gettext_noop(

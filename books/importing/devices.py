@@ -1,17 +1,21 @@
 """Uploads copied off a reading device: a KOReader sidecar, a Kobo database, an Apple
 Books pair of databases, or a zip of any of these; told apart by content, never by name.
 
-Pure Python, no Django. A zip is read in memory and nothing in it is ever extracted under
-its own name: a member whose name climbs out of the archive (`../`, `/etc/…`) is
+Pure Python, no Django. A zip is read from memory and nothing in it is ever extracted
+under its own name: a member whose name climbs out of the archive (`../`, `/etc/…`) is
 reported and not read, and an archive that would unpack to more than it should (a zip
-bomb) is refused before a byte is inflated.
+bomb) is refused before a byte is inflated. Its sidecars are read one at a time; its
+databases are unpacked in pieces into a private temporary folder, under names of our
+choosing, and read from there, so what a zip holds is never held in memory whole.
 """
 
 import io
 import re
+import tempfile
 import zipfile
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
 from books.importing.clippings import ParseResult, Problem
@@ -42,15 +46,19 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 # What a zip may hold: thousands of books' sidecars, or a library's two databases. Real
 # ones are far smaller (a sidecar is 2 to 50 KB, a Kobo database 4 MB, an Apple Books
-# library's two databases with their -wal files 9 MB: ../shared/data/readers), and what
-# is held is what the worker's memory holds: one sidecar at a time, the databases whole.
+# library's two databases with their -wal and -shm 5 MB: ../shared/data/readers). What the
+# worker's memory holds is one sidecar at a time; the databases go to a temporary folder
+# (twice: unpacked, then the copy SQLite opens), so their cap is a cap on its disk.
 MAX_MEMBERS = 20_000
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
+MAX_SIDECAR_BYTES = 32 * 1024 * 1024
+MAX_DATABASE_BYTES = 256 * 1024 * 1024
 # A member this large that shrank this much is a bomb, not a database, and so is a whole
 # zip (SQLite files and sidecars compress some 3 to 13 times, a 32 KB -shm file 35).
 BOMB_RATIO = 200
 BOMB_MIN_BYTES = 8 * 1024 * 1024
+_PIECE = 1024 * 1024
 APPLE_ALONE = gettext_noop(
     "an Apple Books annotation database on its own: its book titles are in the BKLibrary "
     "database. Zip the AEAnnotation and BKLibrary folders (with their -wal and -shm files) "
@@ -72,6 +80,10 @@ ZIP_BOMB = gettext_noop(
 )
 ZIP_BOMB_TOTAL = gettext_noop(
     "the files in this zip would unpack %(size)s bytes from %(packed)s (a zip bomb?): "
+    "the zip was not unpacked"
+)
+ZIP_DATABASES_TOO_BIG = gettext_noop(
+    "the databases in this zip would unpack to %(size)s MB, more than %(limit)s MB: "
     "the zip was not unpacked"
 )
 MEMBER_OUTSIDE = gettext_noop("'%(name)s' was not read: its name leads out of the zip's folder")
@@ -139,33 +151,36 @@ _DAMAGED = (
 @dataclass
 class _Archive:
     result: ParseResult
-    sidecars: list[zipfile.ZipInfo]  # read and parsed one at a time, never all held at once
-    databases: dict[str, bytes]  # member name → bytes, companions included
+    sidecars: list[zipfile.ZipInfo] = field(default_factory=list)  # read one at a time
+    databases: list[zipfile.ZipInfo] = field(default_factory=list)  # SQLite by their header
+    companions: dict[str, zipfile.ZipInfo] = field(default_factory=dict)  # -wal/-shm by name
 
 
 def parse_zip(data: bytes) -> ParseResult:
     """Every sidecar and database in a zip, as one result. Never raises."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zipped:
-            archive = _open_zip(zipped, len(data))
-            result = archive.result
-            empty: list[str] = []  # what each file that holds nothing says of itself
-            for info in archive.sidecars:
-                try:
-                    content = _read_member(zipped, info)
-                except _DAMAGED as error:
-                    _damaged(result, info.filename, error)
-                    continue
-                part = parse_koreader_lua(content, source=info.filename)
-                del content
-                if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
-                    continue  # KOReader's own settings: nothing to read
-                _add(result, part, info.filename, empty)
-    except _Refused as refusal:
-        return ParseResult([], [Problem(1, str(refusal))], 1)
-    except _DAMAGED as error:
-        return ParseResult([], [Problem(1, ZIP_UNREADABLE % {"error": error})], 1)
-    _read_databases(archive.databases, result, empty)
+    with tempfile.TemporaryDirectory(prefix="exogram-zip-") as folder:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+                archive = _open_zip(zipped, len(data))
+                result = archive.result
+                empty: list[str] = []  # what each file that holds nothing says of itself
+                for info in archive.sidecars:
+                    try:
+                        content = _read_member(zipped, info)
+                    except _DAMAGED as error:
+                        _damaged(result, info.filename, error)
+                        continue
+                    part = parse_koreader_lua(content, source=info.filename)
+                    del content
+                    if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
+                        continue  # KOReader's own settings: nothing to read
+                    _add(result, part, info.filename, empty)
+                stores = _unpack_databases(zipped, archive, Path(folder))
+        except _Refused as refusal:
+            return ParseResult([], [Problem(1, str(refusal))], 1)
+        except _DAMAGED as error:
+            return ParseResult([], [Problem(1, ZIP_UNREADABLE % {"error": error})], 1)
+        _read_databases(stores, result, empty)
     if result.entries == 0 and not empty:
         result.problems.append(Problem(1, ZIP_NOTHING))
         result.entries += 1
@@ -232,17 +247,24 @@ def _check_sizes(members: list[zipfile.ZipInfo], packed: int) -> None:
                 }
             )
     # Many members each under BOMB_MIN_BYTES add up to the same bomb (32 sidecars of 8 MB
-    # of repeated text in 267 KB): the whole zip's bytes are measured too, as the file
-    # is, so that members whose entries overlap one stretch of it count once.
-    if unpacked > BOMB_MIN_BYTES and unpacked > BOMB_RATIO * max(1, packed):
-        raise _Refused(ZIP_BOMB_TOTAL % {"size": f"{unpacked:,}", "packed": f"{packed:,}"})
+    # of repeated text in 267 KB): the compressed members are measured together too.
+    # Members stored as they are cannot unpack to more than they take, so they count on
+    # neither side: 2 MB of random bytes stored beside 40 members of 8 MB of zeros no
+    # longer passes the bomb for a zip 130 times its size. What the compressed members
+    # take is their entries' sizes, or the file's where those overlap one stretch of it.
+    compressed = [info for info in members if info.compress_type != zipfile.ZIP_STORED]
+    inflated = sum(info.file_size for info in compressed)
+    deflated = min(packed, sum(info.compress_size for info in compressed))
+    if inflated > BOMB_MIN_BYTES and inflated > BOMB_RATIO * max(1, deflated):
+        raise _Refused(ZIP_BOMB_TOTAL % {"size": f"{inflated:,}", "packed": f"{deflated:,}"})
 
 
 def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
     members = _members(archive)
     _check_sizes(members, packed)
     result = ParseResult(clippings=[], problems=[], entries=0)
-    found = _Archive(result, [], {})
+    found = _Archive(result)
+    companions: list[zipfile.ZipInfo] = []
     for info in members:
         name = info.filename
         if _UNSAFE_NAME.search(name) or "\x00" in name:
@@ -256,15 +278,36 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
         base = name.rsplit("/", 1)[-1]
         if base.startswith("._") or "__MACOSX/" in name:
             continue  # macOS's resource forks, not the files themselves
+        if name.endswith(("-wal", "-shm")):
+            companions.append(info)  # read only beside the database it belongs to
+            continue
         try:
             with archive.open(info) as member:
                 head = member.read(4096)
-            if name.endswith(("-wal", "-shm")) or is_sqlite(head):
-                found.databases[name] = _read_member(archive, info)
-            elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
-                found.sidecars.append(info)
         except _DAMAGED as error:
             _damaged(result, name, error)
+            continue
+        if is_sqlite(head):
+            found.databases.append(info)
+        elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
+            if info.file_size > MAX_SIDECAR_BYTES:
+                result.entries += 1
+                result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
+            else:
+                found.sidecars.append(info)
+    databases = {info.filename for info in found.databases}
+    found.companions = {i.filename: i for i in companions if i.filename[:-4] in databases}
+    held = sum(i.file_size for i in found.databases) + sum(
+        i.file_size for i in found.companions.values()
+    )
+    if held > MAX_DATABASE_BYTES:
+        raise _Refused(
+            ZIP_DATABASES_TOO_BIG
+            % {
+                "size": f"{held / 1024**2:,.0f}",
+                "limit": f"{MAX_DATABASE_BYTES / 1024**2:,.0f}",
+            }
+        )
     return found
 
 
@@ -283,6 +326,48 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return content
 
 
+def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> None:
+    """A member written to `path` in pieces, never more than its header declared."""
+    left = info.file_size
+    with archive.open(info) as member, path.open("wb") as file:
+        while piece := member.read(min(_PIECE, left + 1)):
+            left -= len(piece)
+            if left < 0:
+                raise _Refused(MEMBER_LIES % {"name": info.filename[:120]})
+            file.write(piece)
+
+
+def _unpack_databases(archive: zipfile.ZipFile, found: _Archive, folder: Path) -> dict[str, Store]:
+    """Each database of the zip with its companions, as files in `folder`: member name →
+    store."""
+    stores: dict[str, Store] = {}
+    for number, info in enumerate(found.databases):
+        path = folder / f"{number}.sqlite"
+        if not _unpacked(archive, info, path, found.result):
+            continue
+        companions: dict[str, Path | None] = {}
+        for suffix in ("-wal", "-shm"):
+            member = found.companions.get(f"{info.filename}{suffix}")
+            companion = folder / f"{number}.sqlite{suffix}"
+            if member is not None and _unpacked(archive, member, companion, found.result):
+                companions[suffix] = companion
+            else:
+                companions[suffix] = None
+        stores[info.filename] = Store(path, companions["-wal"], companions["-shm"])
+    return stores
+
+
+def _unpacked(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, result: ParseResult
+) -> bool:
+    try:
+        _unpack(archive, info, path)
+    except _DAMAGED as error:
+        _damaged(result, info.filename, error)
+        return False
+    return True
+
+
 def _add(result: ParseResult, part: ParseResult, name: str, empty: list[str]) -> None:
     if part.holds_nothing:
         empty.append(part.holds_nothing)
@@ -296,13 +381,10 @@ def _add(result: ParseResult, part: ParseResult, name: str, empty: list[str]) ->
         result.skipped[reason] = result.skipped.get(reason, 0) + count
 
 
-def _read_databases(databases: dict[str, bytes], result: ParseResult, empty: list[str]) -> None:
+def _read_databases(stores: dict[str, Store], result: ParseResult, empty: list[str]) -> None:
     annotations: list[tuple[str, Store]] = []
     library: Store | None = None
-    for name, content in sorted(databases.items()):
-        if name.endswith(("-wal", "-shm")):
-            continue
-        store = Store(content, databases.get(f"{name}-wal"), databases.get(f"{name}-shm"))
+    for name, store in sorted(stores.items()):
         try:
             with database_copy(store.data, store.wal, store.shm) as connection:
                 tables = tables_of(connection)
@@ -315,7 +397,7 @@ def _read_databases(databases: dict[str, bytes], result: ParseResult, empty: lis
         elif LIBRARY_TABLE in tables:
             library = store
         elif is_kobo(tables):
-            _add(result, parse_kobo(content), name, empty)
+            _add(result, parse_kobo(store.data), name, empty)
         else:
             result.entries += 1
             result.problems.append(Problem(1, IN_MEMBER % {"name": name, "problem": NOT_KOBO}))

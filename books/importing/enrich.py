@@ -12,12 +12,20 @@ gained or changed anything here is one the import changed (its report's count).
 
 from collections import defaultdict
 
+from django.utils import timezone
+
 from books.importing.clippings import ParseResult
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
 from books.services import TAG_MAX_LENGTH
+
+# The columns enriching a highlight may change.
+_ENRICHED_FIELDS = [
+    "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter", "colour",
+    "search_text",
+]  # fmt: skip
 
 
 def _key(clipping: RichClipping) -> str:
@@ -40,6 +48,8 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
     """Apply what the file's richer entries carry; `changed_books` are the books the save
     already counted as changed, so a book is counted once."""
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
+    _tag_deleted(the_import, [c for c in rich if c.deleted_at is not None])
+    rich = [c for c in rich if c.deleted_at is None]
     if not rich:
         if result.skipped:
             the_import.counts = {**the_import.counts, "skipped_in_file": dict(result.skipped)}
@@ -54,14 +64,14 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
     tagging: list[tuple[Highlight, str]] = []
     for highlight in highlights:
         clipping = by_key[highlight.dedupe_key]
-        if _enrich(highlight, clipping, counts):
+        if _enrich(highlight, clipping, counts, the_import=the_import):
             changed.append(highlight)
         tagging += [(highlight, name) for name in map(_tag_name, clipping.tags) if name]
     for highlight in changed:
         highlight.refresh_search_text()
     Highlight.objects.bulk_update(
         changed,
-        ["note", "note_edited", "note_added_at", "favourite", "chapter", "colour", "search_text"],
+        _ENRICHED_FIELDS,
         batch_size=1000,
     )
     tagged = _tag(the_import.reader_id, tagging)
@@ -82,20 +92,49 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
     the_import.save(update_fields=["counts"])
 
 
-def _enrich(highlight: Highlight, clipping: RichClipping, counts: dict[str, int]) -> bool:
+def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
+    """The tags of the highlights an Exogram export says its reader deleted, on the rows
+    this import kept deleted for them (books.importing.services): theirs when brought back.
+    Not a change to the library the report counts."""
+    by_key = {_key(c): c for c in deleted if c.tags}
+    if not by_key:
+        return
+    kept = Highlight.objects.filter(
+        source_import=the_import, dedupe_key__in=list(by_key), deleted_at__isnull=False
+    )
+    tagging = [(h, name) for h in kept for name in map(_tag_name, by_key[h.dedupe_key].tags)]
+    _tag(the_import.reader_id, [(h, name) for h, name in tagging if name])
+
+
+def _enrich(
+    highlight: Highlight, clipping: RichClipping, counts: dict[str, int], *, the_import: Import
+) -> bool:
     changed = False
     kept = None
-    if highlight.kind == Highlight.Kind.HIGHLIGHT and not highlight.note_edited:
+    if highlight.kind == Highlight.Kind.HIGHLIGHT:
         kept = note_kept(
             held=highlight.note,
             held_at=highlight.note_added_at,
             brought=clipping.note,
-            # Formats without a note's own date give the highlight's.
-            brought_at=clipping.note_added_at or clipping.added_at,
+            # Formats without a note's own date give the highlight's; beside a note the
+            # reader edited, whose date is the device note's it was edited from, that date
+            # tells nothing, and both notes' words are kept.
+            brought_at=clipping.note_added_at
+            or (None if highlight.note_edited else clipping.added_at),
+            held_edited=highlight.note_edited,
+            brought_edited=clipping.note_edited,
         )
     if kept is not None:
         highlight.note, highlight.note_added_at = kept
-        highlight.note_edited = clipping.note_edited
+        # The reader's words, edited here or in the account an export came from, are in it.
+        highlight.note_edited = highlight.note_edited or clipping.note_edited
+        if clipping.note_edited:
+            # When it was edited, in the export's account; on a highlight an earlier import
+            # made, the reader's words arrive now: that import's delete spares it.
+            if highlight.source_import_id == the_import.pk:
+                highlight.note_edited_at = clipping.note_edited_at
+            else:
+                highlight.note_edited_at = timezone.now()
         counts["notes"] += 1
         changed = True
     if clipping.favourite and not highlight.favourite:

@@ -2,19 +2,21 @@
 
 Pure Python, no Django. Everything the reader owns comes back: text, locations, dates as
 the device wrote them, a device's position (absent from exports made before it was kept),
-notes (and whether they were edited in Exogram), favourites, tags.
+notes (and whether and when they were edited in Exogram), favourites, tags; from version 2,
+what the reader deleted: a book's `deleted` highlights with when, and the traces of those
+removed for good (`removed_for_good`). A version 1 export has neither, and reads as before.
 """
 
 from datetime import UTC, datetime
 from typing import Any
 
-from books.importing.clippings import ParseResult, Problem
+from books.importing.clippings import ParseResult, Problem, RemovedTrace
 from books.importing.marks import gettext_noop
 from books.importing.positions import decode, encode
 from books.importing.rich import rich_clipping
 
 FORMAT = "exogram"
-SUPPORTED_VERSIONS = (1,)
+SUPPORTED_VERSIONS = (1, 2)
 
 
 def is_exogram(document: Any) -> bool:
@@ -36,6 +38,11 @@ ENTRY_NOTHING = gettext_noop("no text, no location, no date")
 TAGS_NOT_LIST = gettext_noop("tags must be a list of names")
 DATE_OUT_OF_RANGE = gettext_noop("a date out of range: %(date)s")
 LOCATION_NOT_NUMBER = gettext_noop("a location must be a whole number, not %(value)s")
+DELETED_PROBLEM = gettext_noop("'%(title)s', deleted highlight %(number)s: %(problem)s")
+NO_DELETED_DATE = gettext_noop("no date it was deleted")
+REMOVED_PROBLEM = gettext_noop(
+    "removed highlight %(number)s: not a record of a highlight removed for good"
+)
 
 
 def _when(value: Any) -> datetime | None:
@@ -92,7 +99,52 @@ def parse_exogram_json(document: Any) -> ParseResult:
                 result.problems.append(Problem(1, ENTRY_PROBLEM % {**where, "problem": error}))
                 continue
             result.clippings.append(clipping)
+        # Version 2: the highlights the reader deleted, kept deleted (Recently deleted).
+        deleted = book.get("deleted")
+        for number, entry in enumerate(deleted if isinstance(deleted, list) else [], start=1):
+            result.entries += 1
+            where = {"title": title[:60], "number": number}
+            try:
+                clipping = _clipping(entry, title, str(book.get("authors") or ""), number)
+                clipping.deleted_at = _when(entry.get("deleted_at"))
+                if clipping.deleted_at is None:
+                    raise ValueError(NO_DELETED_DATE)
+            except (TypeError, ValueError, AttributeError) as error:
+                result.problems.append(Problem(1, DELETED_PROBLEM % {**where, "problem": error}))
+                continue
+            result.clippings.append(clipping)
+    removed = document.get("removed_for_good")
+    for number, record in enumerate(removed if isinstance(removed, list) else [], start=1):
+        trace = _removed(record)
+        if trace is None:
+            result.problems.append(Problem(1, REMOVED_PROBLEM % {"number": number}))
+        else:
+            result.removed_for_good.append(trace)
     return result
+
+
+def _removed(record: Any) -> RemovedTrace | None:
+    """A PurgedHighlight's fields as the export wrote them; None when they are not."""
+    if not isinstance(record, dict):
+        return None
+    book_key, kind, key = record.get("book_key"), record.get("kind"), record.get("dedupe_key")
+    hashes, runs = record.get("text_hashes"), record.get("runs")
+    if not (
+        isinstance(book_key, str)
+        and 0 < len(book_key) <= 600
+        and kind in ("highlight", "note")
+        and isinstance(key, str)
+        and 0 < len(key) <= 64
+        and isinstance(hashes, list)
+        and all(isinstance(h, str) and len(h) <= 40 for h in hashes)
+        and isinstance(runs, list)
+        # PostgreSQL's bigint: a run is a signed 64-bit hash (books.importing.merging).
+        and all(
+            isinstance(r, int) and not isinstance(r, bool) and -(2**63) <= r < 2**63 for r in runs
+        )
+    ):
+        return None
+    return RemovedTrace(book_key, kind, key, tuple(hashes), tuple(runs))
 
 
 def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
@@ -128,6 +180,7 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
         line=number,
         note=str(entry.get("note") or ""),
         note_edited=bool(entry.get("note_edited")),
+        note_edited_at=_when(entry.get("note_edited_at")),
         note_added_at=_when(entry.get("note_added_at")),
         favourite=bool(entry.get("favourite")),
         tags=tuple(tags),

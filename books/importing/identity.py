@@ -282,21 +282,92 @@ def person_keys(authors_normalized: str) -> frozenset[str]:
     )
 
 
-def _same_person(a: str, b: str, *, family_name_alone: bool = False) -> bool:
+def _same_person(a: str, b: str) -> bool:
     if a == b:
         return True
     a_words, b_words = a.split(), b.split()
     if sorted(a_words) == sorted(b_words):
         return True
-    if a_words[-1] != b_words[-1]:
+    if a_words[-1] != b_words[-1] or len(a_words) < 2 or len(b_words) < 2:
         return False
-    if len(a_words) < 2 or len(b_words) < 2:
-        return family_name_alone
-    # The same family name and a compatible first name: `j rowling` and `joanne rowling`.
-    first_a, first_b = a_words[0], b_words[0]
+    return _given_names_agree(a_words[0], b_words[0])
+
+
+def _given_names_agree(first_a: str, first_b: str) -> bool:
+    """The same given name, or an initial for it: `j rowling` and `joanne rowling`."""
     if len(first_a) == 1 or len(first_b) == 1:
         return first_a[0] == first_b[0]
     return first_a == first_b
+
+
+# Cyrillic letters as a reader would spell them in Latin ones, on folded names (`й` is
+# already `и`): `Федор Михайлович Достоевский` reads `fedor mikhailovich dostoevskii`.
+_CYRILLIC_LETTERS = "абвгдежзиклмнопрстуфхцчшщыэюяіїєґ"
+_LATIN_SPELLINGS = "a b v g d e zh z i k l m n o p r s t u f kh ts ch sh shch y e yu ya i i e g"
+_CYRILLIC_TO_LATIN = str.maketrans(
+    dict(zip(_CYRILLIC_LETTERS, _LATIN_SPELLINGS.split(), strict=True)) | dict.fromkeys("ъь", "")
+)
+_CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
+_VOWELS_RE = re.compile("[aeiouy]+")
+# `Dostoyevsky`, `Dostoyevski`, `Dostoevskii`, `Dostoevskij`: one ending in Latin letters.
+_SKI_RE = re.compile("sk(?:y|iy|ii|ij)$")
+
+
+def _in_latin(word: str) -> str:
+    return word.translate(_CYRILLIC_TO_LATIN)
+
+
+def _consonants(word: str) -> str:
+    """A name's sound as its consonants, which transliteration keeps and its vowels do not:
+    `Bradbury` and `Брэдбери` are `brdbr`, `Stephen` and `Стивен` `stfn`."""
+    latin = _in_latin(word).replace("ph", "f").replace("v", "f").replace("w", "f")
+    return re.sub(r"(.)\1", r"\1", _VOWELS_RE.sub("", latin))
+
+
+def _cyrillic_beside_latin(a: str, b: str) -> bool:
+    """One name in Cyrillic letters, the other in Latin ones."""
+    cyrillic, other = (a, b) if _CYRILLIC_RE.search(a) else (b, a)
+    return bool(_CYRILLIC_RE.search(cyrillic)) and all(
+        ch.isascii() or unicodedata.name(ch, "").startswith("LATIN") for ch in other
+    )
+
+
+def _same_family_name(a: str, b: str, *, across_scripts: bool) -> bool:
+    if a == b or _SKI_RE.sub("ski", a) == _SKI_RE.sub("ski", b):
+        return True
+    return across_scripts and len(sound := _consonants(a)) >= 3 and sound == _consonants(b)
+
+
+def _same_person_loosely(a: str, b: str) -> bool:
+    """`_same_person`, or (for the connections only) one person written otherwise:
+    - a family name alone: Apple Books' `Krishnamurti` beside `Jiddu Krishnamurti`;
+    - the family name's `-sky` spelt `-ski`: `Dostoyevski` beside `Fyodor Dostoyevsky`;
+    - in Cyrillic beside Latin letters, a family name and a given name that sound alike:
+      `Стивен Кинг` beside `Stephen King`, `Нил Гейман` beside `Neil Gaiman`;
+    - a number where the given name should be, the rest among the other's words:
+      `3124 Владимирович Набоков` beside `Владимир Владимирович Набоков`."""
+    if _same_person(a, b):
+        return True
+    a_words, b_words = a.split(), b.split()
+    if a_words[-1].isdigit():  # a number is no one's family name
+        return False
+    across_scripts = _cyrillic_beside_latin(a, b)
+    if not _same_family_name(a_words[-1], b_words[-1], across_scripts=across_scripts):
+        return False
+    if len(a_words) < 2 or len(b_words) < 2:
+        return True
+    numbered_a, numbered_b = (
+        [word for word in words if not word.isdigit()] for words in (a_words, b_words)
+    )
+    if numbered_a != a_words or numbered_b != b_words:
+        shorter, longer = sorted((numbered_a, numbered_b), key=len)
+        return set(shorter) <= set(longer)
+    first_a, first_b = a_words[0], b_words[0]
+    if not across_scripts:
+        return _given_names_agree(first_a, first_b)
+    if len(first_a) > 1 and len(first_b) > 1:  # `Стивен`, `Stephen`: `stfn`
+        return _consonants(first_a) == _consonants(first_b)
+    return _in_latin(first_a)[0] == _in_latin(first_b)[0]  # `С.` for `Stephen`
 
 
 def same_author(a: str, b: str) -> bool:
@@ -313,25 +384,30 @@ def same_author(a: str, b: str) -> bool:
 def same_author_or_family_name(a: str, b: str) -> bool:
     """`same_author`, or one field names a person by their family name alone: Apple Books'
     `Krishnamurti` beside a Kindle's `Jiddu Krishnamurti` (a given name alone, `Michael`,
-    is no one's). For telling a pair of books by one author from two authors' (the
-    connections); never for making one book or one author of two: `Brontë` is Emily's and
-    Anne's, and `Darwin - The Man and His Legacy` is a title, not Darwin's book."""
+    is no one's), or spells the name otherwise (`_same_person_loosely`: `Dostoyevski`,
+    `Стивен Кинг` beside `Stephen King`). For telling a pair of books by one author from
+    two authors' (the connections); never for making one book or one author of two:
+    `Brontë` is Emily's and Anne's, and `Darwin - The Man and His Legacy` is a title, not
+    Darwin's book."""
     if same_author(a, b):
         return True
     if not a or not b:
         return False
     names_a, names_b = a.split("; "), b.split("; ")
-    return any(_same_person(x, y, family_name_alone=True) for x in names_a for y in names_b)
+    return any(_same_person_loosely(x, y) for x in names_a for y in names_b)
 
 
 def author_blocks(authors_normalized: str) -> set[str]:
-    """Keys that two normalized author fields share whenever `same_author` holds: each
-    person's family name (the last word) and words in sorted order. Books need comparing
-    only within a key's group."""
+    """Keys that two normalized author fields share whenever `same_author_or_family_name`
+    holds: each person's family name (the last word), its sound (`_consonants`, for
+    `Dostoyevski` and `Достоевский`) and words in sorted order. Books need comparing only
+    within a key's group."""
     keys = set()
     for name in authors_normalized.split("; "):
         if words := name.split():
             keys |= {f"last:{words[-1]}", "all:" + " ".join(sorted(words))}
+            if len(sound := _consonants(words[-1])) >= 3:
+                keys.add(f"sound:{sound}")
     return keys
 
 

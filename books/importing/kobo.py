@@ -17,7 +17,13 @@ from books.importing.clippings import ParseResult, Problem
 from books.importing.marks import gettext_noop
 from books.importing.positions import encode, kobo_span
 from books.importing.rich import EMPTY, HIDDEN, parse_date, rich_clipping, skip_entry
-from books.importing.sqlite_read import UnreadableDatabase, columns_of, database_copy, tables_of
+from books.importing.sqlite_read import (
+    Content,
+    UnreadableDatabase,
+    columns_of,
+    database_copy,
+    tables_of,
+)
 
 NOT_KOBO = gettext_noop(
     "This SQLite database is not a Kobo 'KoboReader.sqlite' (it has no 'Bookmark' and "
@@ -50,8 +56,8 @@ def is_kobo(tables: set[str]) -> bool:
     return {"Bookmark", "content"} <= tables
 
 
-def parse_kobo(data: bytes) -> ParseResult:
-    """Parse the bytes of a KoboReader.sqlite. Never raises."""
+def parse_kobo(data: Content) -> ParseResult:
+    """Parse a KoboReader.sqlite (its bytes, or the file unpacked from a zip). Never raises."""
     try:
         with database_copy(data) as connection:
             return _read(connection)

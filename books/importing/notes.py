@@ -18,7 +18,13 @@ NOTES_JOINED = "\n\n"
 
 
 def note_kept(
-    *, held: str, held_at: datetime | None, brought: str, brought_at: datetime | None
+    *,
+    held: str,
+    held_at: datetime | None,
+    brought: str,
+    brought_at: datetime | None,
+    held_edited: bool = False,
+    brought_edited: bool = False,
 ) -> tuple[str, datetime | None] | None:
     """The note a highlight keeps, and its date, when a file brings `brought` (written at
     `brought_at`) for a highlight that holds `held` (written at `held_at`); None when the
@@ -30,11 +36,26 @@ def note_kept(
       wins; an older copy of a file never takes it back;
     - no date to tell which is newer (a format without one, or two copies that disagree
       under the same date: Apple Books' "#cynicism" and "#cyn"): the words of both are
-      kept, the one held first; a note whose words the other holds adds nothing.
+      kept, the one held first; a note whose words the other holds adds nothing;
+    - a note the reader edited in Exogram (`held_edited`, or `brought_edited` from an
+      Exogram export) has no date of its own: the device's note it was edited from, or an
+      older one, gives way to it; any other note is kept beside it, as without a date.
     """
     brought = brought.strip()
     if not brought or fold_spacing(brought) == fold_spacing(held):
         return None
+    if held_edited != brought_edited and held_at is not None and brought_at is not None:
+        # `held_at`/`brought_at` of an edited note is the date of the device's note the
+        # reader edited: a device's note dated no later is that one, or an older copy.
+        if held_edited and brought_at <= held_at:
+            return None
+        if brought_edited and held_at <= brought_at:
+            return brought, brought_at
+    if held_edited or brought_edited:
+        held_at, brought_at = (
+            None,
+            max((d for d in (held_at, brought_at) if d is not None), default=None),
+        )
     if not held.strip():
         return brought, brought_at
     if held_at is not None and brought_at is not None and held_at != brought_at:
@@ -89,14 +110,14 @@ def note_target(
 
 def note_attach(highlight: Highlight, clipping: Clipping) -> bool:
     """Attach a Kindle note (an entry of its own, dated when it was written) by the rule of
-    `note_kept`, unless the reader edited theirs here; True when the note changed."""
-    if highlight.note_edited:
-        return False
+    `note_kept`; True when the note changed. A note the reader edited here keeps their
+    words, and a newer note from the device is kept beside them."""
     kept = note_kept(
         held=highlight.note,
         held_at=highlight.note_added_at,
         brought=clipping.text,
         brought_at=clipping.added_at,
+        held_edited=highlight.note_edited,
     )
     if kept is None:
         return False

@@ -27,6 +27,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from books.importing.clippings import RemovedTrace
 from books.importing.merging import long_run, stable_runs
 from books.models import Highlight, HighlightMerge, PurgedHighlight
 from books.text import fold_spacing_and_bom
@@ -74,6 +75,35 @@ def purged_traces(*, ids: list[int]) -> list[PurgedHighlight]:
             )
         )
     return traces
+
+
+def traces_remember(*, reader_id: int, traces: list[RemovedTrace]) -> int:
+    """Keep the traces an Exogram export brings of its reader's highlights removed for good
+    (a library moved to this account), those this reader does not hold yet; how many."""
+    if not traces:
+        return 0
+    held = set(
+        PurgedHighlight.objects.filter(
+            reader_id=reader_id, dedupe_key__in={t.dedupe_key for t in traces}
+        ).values_list("book_key", "dedupe_key")
+    )
+    new = []
+    for trace in traces:
+        if (trace.book_key, trace.dedupe_key) in held:
+            continue
+        held.add((trace.book_key, trace.dedupe_key))
+        new.append(
+            PurgedHighlight(
+                reader_id=reader_id,
+                book_key=trace.book_key,
+                kind=trace.kind,
+                dedupe_key=trace.dedupe_key,
+                text_hashes=list(trace.text_hashes),
+                runs=list(trace.runs),
+            )
+        )
+    PurgedHighlight.objects.bulk_create(new, batch_size=1000)
+    return len(new)
 
 
 class Purged:

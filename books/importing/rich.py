@@ -20,9 +20,12 @@ class RichClipping(Clipping):
     colour: str = ""  # yellow, blue, pink, orange, …: as the source names it
     note: str = ""  # the reader's note on this highlight (a Clipping of kind "note" is apart)
     note_edited: bool = False
+    note_edited_at: datetime | None = None  # when, as an Exogram export says it
     note_added_at: datetime | None = None
     favourite: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # A highlight the reader deleted, and when (an Exogram export's): kept deleted.
+    deleted_at: datetime | None = None
 
 
 def rich_clipping(

@@ -12,7 +12,8 @@ _FIELDS = (
     "reader_id", "book_id", "source_import_id", "code", "kind", "text", "note", "note_edited",
     "note_added_at", "page", "location_start", "location_end", "position", "reading_key",
     "added_at", "added_raw", "dedupe_key", "favourite", "is_word", "language", "search_text",
-    "embedding_model", "embedding_status", "embedding_error",
+    "embedding_model", "embedding_status", "embedding_error", "chapter", "colour",
+    "note_edited_at", "deleted_at",
 )  # fmt: skip
 _values = attrgetter(*_FIELDS)
 

@@ -7,7 +7,7 @@ is cleaned or becomes a problem with its line number, and the rest is imported. 
 Django, like the parser.
 """
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from books.importing.clippings import Clipping, ParseResult, Problem
 
@@ -31,16 +31,9 @@ def screen_entries(result: ParseResult) -> ParseResult:
         for problem in result.problems
     ]
     for clipping in result.clippings:
-        if "\x00" in clipping.title or "\x00" in clipping.author or "\x00" in clipping.text:
-            # A NUL is never part of what a reader highlighted (a damaged file, a sync
-            # glitch): dropping it loses nothing, and the database refuses it.
-            clipping = replace(
-                clipping,
-                title=clipping.title.replace("\x00", ""),
-                author=clipping.author.replace("\x00", ""),
-                text=clipping.text.replace("\x00", ""),
-                added_raw=clipping.added_raw.replace("\x00", ""),
-            )
+        cleaned = _without_nul(clipping)
+        if cleaned is not clipping:
+            clipping = cleaned
             if not clipping.title.strip():
                 problems.append(Problem(clipping.line, "the entry has no title"))
                 continue
@@ -56,3 +49,32 @@ def screen_entries(result: ParseResult) -> ParseResult:
         clippings.append(clipping)
     problems.sort(key=lambda problem: problem.line)
     return replace(result, clippings=clippings, problems=problems)
+
+
+def _without_nul(clipping: Clipping) -> Clipping:
+    """The clipping with no NUL in any of its texts (title, author, text, note, chapter,
+    tags… of every format), or the clipping itself when it has none. A NUL is never part of
+    what a reader highlighted (a damaged file, a sync glitch, a JSON file's `\\u0000`):
+    dropping it loses nothing, and PostgreSQL refuses it. Other control characters are kept
+    as the file held them: a highlight is known again by its stored text."""
+    changes: dict[str, object] = {}
+    for name in _field_names(type(clipping)):
+        value = getattr(clipping, name)
+        if isinstance(value, str) and "\x00" in value:
+            changes[name] = value.replace("\x00", "")
+        elif isinstance(value, tuple) and any(
+            isinstance(item, str) and "\x00" in item for item in value
+        ):
+            kept = (item.replace("\x00", "") if isinstance(item, str) else item for item in value)
+            changes[name] = tuple(item for item in kept if item != "")
+    return replace(clipping, **changes) if changes else clipping  # type: ignore[arg-type]
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # each kind of clipping's, read once
+
+
+def _field_names(kind: type[Clipping]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(field.name for field in fields(kind))
+    return names

@@ -37,7 +37,7 @@ from books.importing.library_index import Library, page_span, position, reads_be
 from books.importing.merging import How, long_run, merged, page_turn_joined
 from books.importing.notes import note_attach, note_target, note_with_deleted
 from books.importing.positions import decode, encode, sort_key, union
-from books.importing.purged import Purged
+from books.importing.purged import Purged, traces_remember
 from books.importing.reader_books import (
     book_key_of,
     books_for_file,
@@ -45,6 +45,7 @@ from books.importing.reader_books import (
     clippings_orient,
     clippings_unify_authors,
 )
+from books.importing.rich import RichClipping
 from books.importing.rows import highlights_copy
 
 # ImportRejected is what clippings_import raises for a file it refuses: its callers catch it here.
@@ -101,6 +102,11 @@ class ImportReport:
     # …and highlights an earlier import brought that this file says were deleted on the
     # device: moved to Recently deleted.
     moved_deleted_on_device: int = 0
+    # An Exogram export's record of what its reader deleted: the highlights kept deleted
+    # here (in Recently deleted, with their date), and the traces of those removed for good
+    # now remembered here. An Import saved before these counts were kept has none.
+    deleted_kept: int = 0
+    removed_remembered: int = 0
     truncated_by_book: dict[str, int] = field(default_factory=dict)
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
@@ -234,11 +240,14 @@ def parsed_clippings_save(
     }
     library = Library(reader, {**books, **deleted_books})
     book_keys = sorted({*books, *deleted_keys})
+    # Before the traces are read: an export's own removed highlights stay out of it too.
+    report.removed_remembered = traces_remember(reader_id=reader.pk, traces=result.removed_for_good)
     work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=book_keys))
     notes = _match_highlights(
         result.clippings, books, library, work, report, the_import, on_match=on_match
     )
     _attach_notes(notes, books, library, work, report, the_import)
+    _keep_deleted(books, library, work, report, the_import)
     _write_rows(work, the_import)
     if result.deleted_on_device and work.purged is not None:
         report.moved_deleted_on_device = deleted_on_device_remember(
@@ -285,6 +294,9 @@ class _ImportWork:
     purged: Purged | None = None
     # Stored highlights that an entry of the file was found in (by id()).
     covered: set[int] = field(default_factory=set)
+    # An Exogram export's highlights its reader deleted, and the rows they become.
+    deleted_entries: list[RichClipping] = field(default_factory=list)
+    kept_deleted: list[Highlight] = field(default_factory=list)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
@@ -351,10 +363,13 @@ def _match_highlights(
             if not clipping.text:
                 continue  # only the placeholder: nothing of the reader's to keep
         assert book is not None  # an entry with something to keep has its book
+        work.touched.add(book.pk)
+        if isinstance(clipping, RichClipping) and clipping.deleted_at is not None:
+            work.deleted_entries.append(clipping)
+            continue
         if clipping.kind == "note":
             notes.append(clipping)
             continue
-        work.touched.add(book.pk)
         per_book.setdefault(book.pk, (book, []))[1].append(clipping)
     matched = 0
     for book, group in per_book.values():
@@ -696,6 +711,70 @@ def _attach_notes(
             report.duplicates_skipped += 1
 
 
+def _keep_deleted(
+    books: dict[str, Book],
+    library: Library,
+    work: _ImportWork,
+    report: ImportReport,
+    the_import: Import,
+) -> None:
+    """An Exogram export's highlights its reader deleted stay deleted here, with their date
+    and everything of the reader's on them, so that a device's file that still holds one
+    does not bring it back (it is a version of a deleted highlight, as in the account the
+    export came from). Never merged with another: there it was a highlight of its own. One
+    this library already holds (alive or deleted: the same entry, or its words in a
+    highlight), or that was removed for good here, adds nothing."""
+    for clipping in work.deleted_entries:
+        book = books[book_key_of(clipping)]
+        kind = Highlight.Kind.NOTE if clipping.kind == "note" else Highlight.Kind.HIGHLIGHT
+        key = _clipping_key(book, clipping, kind)
+        if key in library.keys or _held_by_neighbour(library, book, clipping):
+            continue
+        purged = work.purged
+        if purged and (
+            purged.holds_note(book_key=book.key, dedupe_key=key, text=clipping.text)
+            if kind == Highlight.Kind.NOTE
+            else purged.holds(book_key=book.key, dedupe_key=key, text=clipping.text)
+        ):
+            report.already_deleted += 1
+            continue
+        highlight = _new_highlight(
+            book=book, the_import=the_import, clipping=clipping, key=key, kind=kind
+        )
+        highlight.deleted_at = clipping.deleted_at
+        highlight.note, highlight.note_added_at = clipping.note.strip(), clipping.note_added_at
+        highlight.note_edited, highlight.note_edited_at = (
+            clipping.note_edited,
+            clipping.note_edited_at,
+        )
+        highlight.favourite = clipping.favourite
+        highlight.chapter, highlight.colour = clipping.chapter[:500], clipping.colour[:32]
+        library.add(highlight)
+        work.kept_deleted.append(highlight)
+        report.deleted_kept += 1
+
+
+def _held_by_neighbour(library: Library, book: Book, clipping: Clipping) -> bool:
+    """Whether a highlight here already holds every word of this entry (as `_match_clipping`
+    finds a passage selected again)."""
+    folded = fold_spacing_and_bom(clipping.text)
+    if not folded:
+        return False
+    located = clipping.location_start is not None
+    return any(
+        folded in library.folded(neighbour)
+        and ((neighbour.location_start is not None) == located or long_run(folded))
+        for neighbour in library.neighbours(
+            book.pk,
+            clipping.location_start,
+            clipping.location_end,
+            clipping.page,
+            clipping.position,
+            folded,
+        )
+    )
+
+
 # The columns an import may change on an existing highlight, all read by the library index
 # (a column bulk_update writes but the rows were read without costs a query per row)…
 _UPDATED_FIELDS = [
@@ -712,10 +791,10 @@ _VECTORS_RESET = {
 
 def _write_rows(work: _ImportWork, the_import: Import) -> None:
     created = list(work.created.values())
-    for highlight in [*created, *work.changed.values()]:
+    for highlight in [*created, *work.kept_deleted, *work.changed.values()]:
         highlight.refresh_search_text()
         highlight.refresh_reading_key()
-    highlights_copy(created)
+    highlights_copy([*created, *work.kept_deleted])
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
     if work.reembed:
@@ -803,7 +882,11 @@ def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = Tr
     connections_forget(ids=changed_words)
     if not send:
         return  # the caller sends them (books.importing.background, once per file)
-    new_ids = list(Highlight.objects.filter(source_import=the_import).values_list("pk", flat=True))
+    new_ids = list(
+        Highlight.objects.filter(source_import=the_import, deleted_at__isnull=True).values_list(
+            "pk", flat=True
+        )
+    )
     to_embed = new_ids + changed_words
     # Several tasks, not one: with more than one worker process they share the work. Sent
     # after commit; a broker that is down leaves them saved and marked as delayed.

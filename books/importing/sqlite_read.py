@@ -5,8 +5,11 @@ someone else wrote, so it is never opened in place or for writing: its bytes (an
 of its `-wal`/`-shm` companions, which can hold most of its rows) are written to a fresh
 temporary folder under names of our choosing, and opened read only, with the schema
 untrusted, no memory mapping, and a budget of work after which a query is interrupted.
+A database unpacked from a zip arrives as a file (never held in memory whole) and is
+copied the same way.
 """
 
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -35,20 +38,46 @@ def _uses_wal(data: bytes) -> bool:
     return len(data) > 19 and data[18] == 2
 
 
+# A database's bytes, or the file in a private temporary folder that holds them.
+Content = bytes | Path
+
+
+def _head(content: Content) -> bytes:
+    if isinstance(content, Path):
+        with content.open("rb") as file:
+            return file.read(len(SQLITE_MAGIC))
+    return content
+
+
+def _write(content: Content, path: Path) -> None:
+    if isinstance(content, Path):
+        shutil.copyfile(content, path)  # in pieces, never whole in memory
+    else:
+        path.write_bytes(content)
+
+
+def _size(content: Content | None) -> int:
+    if content is None:
+        return 0
+    return content.stat().st_size if isinstance(content, Path) else len(content)
+
+
 @contextmanager
-def database_copy(data: bytes, wal: bytes | None = None, shm: bytes | None = None) -> Iterator[
-    sqlite3.Connection
-]:  # fmt: skip
+def database_copy(
+    data: Content, wal: Content | None = None, shm: Content | None = None
+) -> Iterator[sqlite3.Connection]:
     """A read-only connection to a temporary copy of the database (and its companions)."""
-    if not is_sqlite(data):
+    if not is_sqlite(_head(data)):
         raise UnreadableDatabase("not an SQLite database (its first bytes say otherwise)")
+    wal = wal if _size(wal) else None
+    shm = shm if _size(shm) else None
     with tempfile.TemporaryDirectory(prefix="exogram-db-") as folder:
         path = Path(folder) / "upload.sqlite"
-        path.write_bytes(data)
+        _write(data, path)
         if wal:
-            (Path(folder) / "upload.sqlite-wal").write_bytes(wal)
+            _write(wal, Path(folder) / "upload.sqlite-wal")
             if shm:
-                (Path(folder) / "upload.sqlite-shm").write_bytes(shm)
+                _write(shm, Path(folder) / "upload.sqlite-shm")
         # Read-only WAL needs its -shm; without a -wal there is nothing to read from it,
         # and `immutable` tells SQLite the copy will not change (no locks, no -shm).
         mode = "mode=ro" if wal else "mode=ro&immutable=1"

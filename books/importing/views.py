@@ -164,9 +164,7 @@ def _plain_file_name(name: str) -> str:
 
 
 def _import_message(the_import: Import) -> str:
-    counts = the_import.counts
-    changed = counts.get("books_changed", counts.get("new_highlights"))
-    if not changed and counts.get("duplicates_skipped"):
+    if _nothing_new(the_import) and the_import.counts.get("duplicates_skipped"):
         # A second submit of the same file (or two tabs at once): it waited for the first
         # and found everything there. A file that changed a note changed the library.
         return gettext("%(file)s was already in your library: nothing new to add.") % {
@@ -193,9 +191,27 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "eta": import_time_left(the_import, progress, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
         "page": merges,
+        "nothing_new": _nothing_new(the_import),
         **_import_delete_context(the_import),
     }
     return render(request, "books/import_report.html", context)
+
+
+# What an import adds or changes, by its counts; none of them: the file held nothing new.
+_NEW_OR_CHANGED = (
+    "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
+    "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
+)  # fmt: skip
+
+
+def _nothing_new(the_import: Import) -> bool:
+    """Whether a finished import added, merged and changed nothing: a file imported again."""
+    counts = the_import.counts
+    return (
+        the_import.status == Import.Status.DONE
+        and "new_highlights" in counts
+        and not any(counts.get(name) for name in _NEW_OR_CHANGED)
+    )
 
 
 def _import_delete_context(the_import: Import) -> dict[str, object]:

@@ -3,12 +3,10 @@ poorly, and a lighter meaning half in the fusion (books.search.fusion)."""
 
 from __future__ import annotations
 
-import re
-
 from django.utils.translation import gettext, gettext_noop
 
 from books.embedding.profiles import profile_for_model_id
-from books.search.query import WORD
+from books.search.query import SPANISH_LETTERS, WORD
 from books.text import fold
 
 # A few of each language's commonest words: enough to tell a query's language when it has
@@ -23,8 +21,6 @@ _LANGUAGE_WORDS = {
     "it": "il lo gli della di che e un una per con non sono come piu questo anche",
 }
 _LANGUAGE_SETS = {language: frozenset(words.split()) for language, words in _LANGUAGE_WORDS.items()}
-# Letters Spanish writes and English never does (Portuguese shares some: a tie it loses).
-_SPANISH_LETTERS = re.compile(r"[ñ¿¡áíóú]", re.IGNORECASE)
 LANGUAGE_NAMES = {
     "en": gettext_noop("English"),
     "es": gettext_noop("Spanish"),
@@ -42,7 +38,7 @@ POOR_LANGUAGE = gettext_noop(
 
 def query_language(query: str) -> str | None:
     """The query's language when its words say so, else None."""
-    if _SPANISH_LETTERS.search(query):
+    if SPANISH_LETTERS.search(query):
         return "es"
     words = WORD.findall(fold(query))
     counts = {

@@ -2,9 +2,10 @@
 prefixes; each word's English and Spanish stems; the tsquery texts the keyword side reads.
 
 - Words, "quoted phrases" (exact, and required of every result), `-word` and `-"a phrase"`
-  (left out of every result), `or` (or a capital `O`) between two terms, `author:` /
-  `book:` prefixes (filters on the book's fields, see books.search.names) and `tag:` (the
-  reader's tags), each in English or Spanish (`autor:`, `libro:`, `etiqueta:`).
+  (left out of every result), `or` (or, in a Spanish query, a capital `O`) between two
+  terms, `author:` / `book:` prefixes (filters on the book's fields, see books.search.names)
+  and `tag:` (the reader's tags), each in English or Spanish (`autor:`, `libro:`,
+  `etiqueta:`), read outside quoted phrases only.
 - Stems come from PostgreSQL's own snowball dictionaries, so they agree with the index
   (`books.models.search_document()`): "habit" finds "habits", "muertes" finds "muerte".
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 
+from books.language import SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
 from books.text import fold, is_prefix, search_words
 
@@ -30,8 +32,6 @@ QUERY_MAX_LENGTH = 500
 FEW_WORDS = 4
 # A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
 WORD = re.compile(r"[^\W_]+")
-# The web's search syntax: "a phrase", -word, -"a phrase", or.
-_UNIT = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 # Each prefix, in English and in Spanish (folded: "título" is "titulo"), and which field it
 # filters: author:borges, libro:"cien años de soledad", etiqueta:liderazgo.
 PREFIXES = {
@@ -40,15 +40,19 @@ PREFIXES = {
     "tag": "tag", "etiqueta": "tag",
 }  # fmt: skip
 _PREFIX_NAMES = "|".join(sorted(PREFIXES, key=len, reverse=True)).replace("titulo", "t[ií]tulo")
-PREFIX = re.compile(rf'(?<!\S)({_PREFIX_NAMES}):(?:"([^"]*)"?|(\S+))', re.IGNORECASE)
+_PREFIX_TEXT = rf'(?<!\S)({_PREFIX_NAMES}):(?:"([^"]*)"?|(\S+))'
+PREFIX = re.compile(_PREFIX_TEXT, re.IGNORECASE)
+# The query's terms, left to right: a prefix and its value (groups 1-3), "a phrase" or
+# -"a phrase" (4-5), a word or -word (6). A quoted phrase is read whole before any prefix
+# is looked for, so a prefix inside one is the phrase's text: "see tag:foo" is a phrase.
+TERM = re.compile(rf'{_PREFIX_TEXT}|(-?)"([^"]*)"?|(\S+)', re.IGNORECASE)
+# Letters Spanish writes and English never does (Portuguese shares some: a tie it loses).
+SPANISH_LETTERS = re.compile(r"[ñ¿¡áíóú]", re.IGNORECASE)
 STEMS_CACHE_SIZE = 20_000
-# What the meaning half leaves out of the text it embeds: prefixes and exclusions, as typed.
-NOT_MEANING = re.compile(
-    rf'(?<!\S)(?:(?:{_PREFIX_NAMES}):(?:"[^"]*"?|\S+)|-"[^"]*"?|-\S+)', re.IGNORECASE
-)
 # Spanish says "palacio o río", but a lower-case "o" is a word too ("ser o no ser", "más o
-# menos"): only a capital "O" between two terms is `or`, and not in a query typed all in
-# capitals ("SER O NO SER").
+# menos"): only a capital "O" between two terms is `or`, in a query that reads as Spanish,
+# and not in one typed all in capitals ("SER O NO SER"). In English it is a word: "type O
+# blood", "Vitamin O".
 _SPANISH_OR = "O"
 
 
@@ -102,16 +106,50 @@ def prefix_field(name: str) -> str:
     return PREFIXES[fold(name)]
 
 
+def prefixes_in(query: str) -> list[re.Match[str]]:
+    """The query's prefixes (`author:borges`, `tag:"para releer"`), outside quoted phrases."""
+    return [m for m in TERM.finditer(query) if m.group(1) is not None]
+
+
+def prefix_value(match: re.Match[str]) -> str:
+    """A prefix's value as its folded words: 'Etiqueta:"Para releer"' → "para releer"."""
+    return " ".join(WORD.findall(fold(match.group(2) or match.group(3) or "")))
+
+
+def not_meaning(query: str) -> list[re.Match[str]]:
+    """What the meaning half leaves out of the text it embeds, as typed: the prefixes and
+    the exclusions (-word, -"a phrase"), outside quoted phrases."""
+    return [
+        m
+        for m in TERM.finditer(query)
+        if m.group(1) is not None
+        or m.group(4)
+        or (m.group(6) is not None and m.group(6).startswith("-") and len(m.group(6)) > 1)
+    ]
+
+
+def _reads_as_spanish(text: str) -> bool:
+    return bool(SPANISH_LETTERS.search(text)) or language_of(text) == SPANISH
+
+
 def _spanish_ors(query: str, count: int) -> frozenset[int]:
-    """Which of the query's terms (by their place among `_UNIT`'s) are a capital "O" between
-    two others: `or` to a Spanish reader. None in a query with no lower-case letter, or when
-    folding changed how many terms there are (a spacing accent, "¨", folds to a space)."""
+    """Which of the query's terms (by their place among `TERM`'s, prefixes aside) are a
+    capital "O" between two others that is `or` to a Spanish reader: when the rest of the
+    query reads as Spanish (books.language), or the terms on both sides do ("río",
+    "canción"). None in a query with no lower-case letter, or when folding changed how many
+    terms there are (a spacing accent, "¨", folds to a space)."""
     if not any(letter.islower() for letter in query):
         return frozenset()
-    tokens = [m.group(0) for m in _UNIT.finditer(PREFIX.sub(" ", query))]
-    if len(tokens) != count:
+    terms = [m.group(0) for m in TERM.finditer(query) if m.group(1) is None]
+    if len(terms) != count:
         return frozenset()
-    return frozenset(i for i in range(1, len(tokens) - 1) if tokens[i] == _SPANISH_OR)
+    ors = [i for i in range(1, len(terms) - 1) if terms[i] == _SPANISH_OR]
+    rest = " ".join(term for i, term in enumerate(terms) if i not in ors)
+    if ors and _reads_as_spanish(rest):
+        return frozenset(ors)
+    return frozenset(
+        i for i in ors if _reads_as_spanish(terms[i - 1]) and _reads_as_spanish(terms[i + 1])
+    )
 
 
 def parse_query(query: str) -> ParsedQuery:
@@ -121,14 +159,14 @@ def parse_query(query: str) -> ParsedQuery:
     tags: list[str] = []
     fields = {"author": authors, "book": books, "tag": tags}
 
-    def prefix(match: re.Match[str]) -> str:
-        value = " ".join(WORD.findall(match.group(2) or match.group(3) or ""))
+    matches = []
+    for match in TERM.finditer(folded):
+        if match.group(1) is None:
+            matches.append(match)
+            continue
+        value = prefix_value(match)
         if value:
             fields[PREFIXES[match.group(1)]].append(value)
-        return " "
-
-    rest = PREFIX.sub(prefix, folded)
-    matches = list(_UNIT.finditer(rest))
     ors = _spanish_ors(query.strip()[:QUERY_MAX_LENGTH], len(matches))
     units: dict[str, tuple[str, ...]] = {}
     exclusions: list[str] = []
@@ -138,7 +176,7 @@ def parse_query(query: str) -> ParsedQuery:
     joined = False  # the last token was "or"
     previous = ""
     for place, match in enumerate(matches):
-        negated, phrase, word = match.group(1), match.group(2), match.group(3)
+        negated, phrase, word = match.group(4), match.group(5), match.group(6)
         left_out = bool(negated) or (word is not None and word.startswith("-"))
         (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))
         if phrase is not None:
@@ -233,7 +271,13 @@ def meaning_text(query: str) -> str:
     """The query as the model should read it: without `author:`/`book:`/`tag:` prefixes, which are
     filters, and without `-excluded` words, which pulled the query's vector towards what the
     reader left out ("memory -palaces" sat nearer "a palace of rooms" than "memory" does)."""
-    return " ".join(NOT_MEANING.sub(" ", query[:QUERY_MAX_LENGTH]).split())
+    query = query[:QUERY_MAX_LENGTH]
+    kept, start = [], 0
+    for left_out in not_meaning(query):
+        kept.append(query[start : left_out.start()])
+        start = left_out.end()
+    kept.append(query[start:])
+    return " ".join(" ".join(kept).split())
 
 
 _stems: dict[str, tuple[str, ...]] = {}

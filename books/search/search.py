@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -73,7 +73,6 @@ from books.search.names import (
 )
 from books.search.query import (
     FEW_WORDS,
-    PREFIX,
     QUERY_MAX_LENGTH,
     WORD,
     ParsedQuery,
@@ -83,6 +82,8 @@ from books.search.query import (
     only_stop_words,
     parse_query,
     prefix_field,
+    prefix_value,
+    prefixes_in,
     query_terms,
     tsquery,
 )
@@ -205,10 +206,11 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
         capitalized = capitalized_words(request.query)
         named = names_in(parsed, books, capitalized=capitalized, library=library)
     if parsed.tags:
-        tagged = _tagged(request.reader, library, parsed.tags)
-        if tagged is None:
-            return gettext(NOTICE_NO_TAG) % {"tags": _typed_prefixes(request.query, ("tag",))}
-        library, filtered = tagged, True
+        library, unknown = _tagged(request.reader, library, parsed.tags)
+        if unknown:
+            typed = _typed_prefixes(request.query, ("tag",), values=unknown)
+            return gettext(NOTICE_NO_TAG) % {"tags": typed}
+        filtered = True
     # PostgreSQL's parser leaves emoji and symbols out of the index: the text itself says
     # whether a highlight has one (read row by row, the reader's rows only).
     for symbol in parsed.symbols:
@@ -232,10 +234,15 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
     return _Scope(library, filtered, named)
 
 
-def _typed_prefixes(query: str, fields: tuple[str, ...]) -> str:
-    """The query's prefixes of those fields as the reader typed them ("libro:jardín")."""
+def _typed_prefixes(
+    query: str, fields: tuple[str, ...], values: Collection[str] | None = None
+) -> str:
+    """The query's prefixes of those fields as the reader typed them ("libro:jardín"); only
+    those whose value folds to one of `values` when given."""
     found = (
-        m for m in PREFIX.finditer(query[:QUERY_MAX_LENGTH]) if prefix_field(m.group(1)) in fields
+        m
+        for m in prefixes_in(query[:QUERY_MAX_LENGTH])
+        if prefix_field(m.group(1)) in fields and (values is None or prefix_value(m) in values)
     )
     return " ".join(m.group(0) for m in found)
 
@@ -266,20 +273,22 @@ def tag_named(reader: User, query: str, shelf: LibraryCache | None = None) -> st
 
 def _tagged(
     reader: User, library: QuerySet[Highlight], tags: Sequence[str]
-) -> QuerySet[Highlight] | None:
+) -> tuple[QuerySet[Highlight], tuple[str, ...]]:
     """The highlights of `library` with each of `tags` (folded words, as `tag:` values are):
-    the reader's own tags whose names fold to those words. None when a value names none."""
+    the reader's own tags whose names fold to those words; and the values that name none of
+    them (the notice names those alone)."""
     names = Tag.objects.filter(reader=reader).values_list("pk", "name")
     by_words: dict[str, list[int]] = {}
     for pk, name in names:
         by_words.setdefault(" ".join(WORD.findall(fold(name))), []).append(pk)
+    unknown = tuple(value for value in tags if value not in by_words)
     for value in tags:
-        if value not in by_words:
-            return None
+        if value in unknown:
+            continue
         # A subquery, not a join: a highlight with "Liderazgo" and "liderazgo" is one result.
         with_tag = Highlight.tags.through.objects.filter(tag_id__in=by_words[value])
         library = library.filter(pk__in=with_tag.values("highlight_id"))
-    return library
+    return library, unknown
 
 
 def _query_meaning(request: SearchRequest) -> _QueryMeaning:

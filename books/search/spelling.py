@@ -27,7 +27,14 @@ from books.language import UNKNOWN
 from books.library_cache import LibraryCache
 from books.models import Book, Highlight, Tag
 from books.search.language import query_language
-from books.search.query import NOT_MEANING, PREFIX, WORD, prefix_field
+from books.search.query import (
+    PREFIX,
+    WORD,
+    not_meaning,
+    prefix_field,
+    prefix_value,
+    prefixes_in,
+)
 from books.search.results import SearchResults
 from books.text import fold
 
@@ -272,7 +279,7 @@ def _corrected_prefix(typed: str, names: FieldNames) -> str | None:
     match = PREFIX.fullmatch(typed)
     if match is None:
         return None
-    value = " ".join(WORD.findall(fold(match.group(2) or match.group(3) or "")))
+    value = prefix_value(match)
     closest = names.closest(prefix_field(match.group(1)), value) if value else None
     if closest is None:
         return None
@@ -285,11 +292,14 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
     a prefix's value ("tag:equipos", "author:borgs") is corrected among that field's own
     names (the reader's tags, their authors, their titles), never among the words."""
     shelf = shelf or LibraryCache(reader_id)
-    searched = NOT_MEANING.sub(" ", query)
+    left_out = not_meaning(query)
+    searched = query
+    for kept in reversed(left_out):
+        searched = f"{searched[: kept.start()]} {searched[kept.end() :]}"
     prefixes: dict[str, str] = {}
-    if PREFIX.search(query):
+    if prefixes_in(query):
         names = FieldNames.of_reader(reader_id)
-        for kept in NOT_MEANING.finditer(query):
+        for kept in left_out:
             corrected = _corrected_prefix(kept.group(0), names)
             if corrected is not None:
                 prefixes[kept.group(0)] = corrected
@@ -322,7 +332,7 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
         return closest.capitalize() if written[0].isupper() else closest
 
     pieces, start = [], 0
-    for kept in NOT_MEANING.finditer(query):
+    for kept in left_out:
         pieces += [WORD.sub(correct, query[start : kept.start()])]
         pieces.append(prefixes.get(kept.group(0), kept.group(0)))
         start = kept.end()

@@ -5,6 +5,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import User
+from accounts.views import SIGNUP_TRIES_PER_ACCOUNT
 from tests.conftest import PASSWORD
 
 
@@ -261,6 +262,29 @@ class SignupLimitsTests:
             )
             assert made.status_code == 302
         assert User.objects.filter(username__startswith="reader").count() == 2
+
+    @override_settings(EXOGRAM_SIGNUPS_PER_HOUR=1)
+    def test_tries_are_limited_too_before_the_form_says_a_username_is_taken(
+        self, client: Client, alice: User
+    ) -> None:
+        # Only accounts made count against the limit, so "that username is taken" answered
+        # any number of guesses (found by review): every try counts against a looser one.
+        address = {"REMOTE_ADDR": "203.0.113.9"}
+        guess = {"username": "alice", "password1": PASSWORD, "password2": PASSWORD}
+        for _ in range(SIGNUP_TRIES_PER_ACCOUNT):
+            assert client.post(reverse("signup"), guess, **address).status_code == 200
+        refused = client.post(reverse("signup"), guess, **address)
+        assert refused.status_code == 429
+        page = refused.content.decode()
+        assert "Too many sign-up attempts from your network address" in page
+        assert "already exists" not in page  # the guess is not answered
+        assert 'name="username" value="alice"' in page
+        spanish = client.post(
+            reverse("signup"), guess, headers={"Accept-Language": "es"}, **address
+        ).content.decode()
+        assert "Demasiados intentos de registro desde tu dirección de red" in spanish
+        other = Client().post(reverse("signup"), guess, REMOTE_ADDR="198.51.100.4")
+        assert other.status_code == 200  # another address is not held back
 
     @pytest.mark.parametrize(
         "lookalike",

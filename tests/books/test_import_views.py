@@ -49,6 +49,28 @@ class ImportUploadTests:
         assert "New highlights" in content
         assert "<strong>Starting</strong>: 5 highlights waiting" in content
         assert Highlight.objects.count() == 5
+        assert "Nothing new in this file" not in content
+
+    def test_the_report_of_a_file_imported_again_says_nothing_in_it_is_new(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+        again = clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+        url = again.get_absolute_url()
+
+        page = alice_client.get(url).content.decode()
+        spanish = alice_client.get(url, HTTP_ACCEPT_LANGUAGE="es-ES").content.decode()
+
+        said = "Nothing new in this file: everything in it is already in your library."
+        assert said in page
+        assert "Nada nuevo en este archivo: todo lo que contiene ya está en tu biblioteca." in (
+            spanish
+        )
+        # A file that changed a note changed the library: not said of it.
+        noted = clippings_file(*MEMORY_LIBRARY, Entry(SACKS, "A second thought.", kind="Note"))
+        changed = clippings_import(reader=alice, data=noted, file_name="My Clippings.txt")
+        assert said not in alice_client.get(changed.get_absolute_url()).content.decode()
 
     def test_it_says_notes_when_a_notebook_holds_notes_only(self, alice_client: Client) -> None:
         notes = "".join(

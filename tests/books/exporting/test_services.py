@@ -283,7 +283,7 @@ class JsonExportTests:
     ) -> None:
         document = json.loads(library_export(reader=alice, format="json").data)
         assert document["format"] == "exogram"
-        assert document["version"] == 1
+        assert document["version"] == 2
         books = {book["title"]: book for book in document["books"]}
         assert set(books) == {
             "Ficciones",
@@ -300,7 +300,7 @@ class JsonExportTests:
         assert records["He remembered every leaf of every tree of every wood."]["favourite"] is True
         assert "embedding" not in think
 
-    def test_it_leaves_deleted_highlights_out(
+    def test_it_keeps_deleted_highlights_apart_with_when(
         self, alice: User, rows: dict[str, Highlight]
     ) -> None:
         from books.services import highlight_delete
@@ -309,3 +309,8 @@ class JsonExportTests:
         document = json.loads(library_export(reader=alice, format="json").data)
         texts = [h["text"] for book in document["books"] for h in book["highlights"]]
         assert "He remembered every leaf of every tree of every wood." not in texts
+        deleted = [h for book in document["books"] for h in book["deleted"]]
+        rows["He"].refresh_from_db()
+        assert [(h["text"], h["deleted_at"]) for h in deleted] == [
+            (rows["He"].text, rows["He"].deleted_at.isoformat())
+        ]

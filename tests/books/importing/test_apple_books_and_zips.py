@@ -1,6 +1,7 @@
 """Apple Books' two databases (with their -wal), and zips of sidecars: read, and read safely."""
 
 import io
+import os
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,8 +129,10 @@ class ZipTests:
         data = zip_of({f"b{n}.sdr/metadata.epub.lua": padded_sidecar(size) for n in range(4)})
         result, peak = peak_memory(lambda: parse_upload(data))
         assert result.clippings == []
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            packed = sum(info.compress_size for info in archive.infolist())
         assert [p.message for p in result.problems] == [
-            f"the files in this zip would unpack {4 * size:,} bytes from {len(data):,} "
+            f"the files in this zip would unpack {4 * size:,} bytes from {packed:,} "
             "(a zip bomb?): the zip was not unpacked"
         ]
         assert devices.zip_refusal(data) == result.problems[0].message
@@ -142,10 +145,84 @@ class ZipTests:
         assert len(result.clippings) == 6 * 4
         assert peak < 4 * 2**20
 
-    def test_the_real_readers_zips_are_far_from_the_limits(self, tmp_path: Path) -> None:
+    def test_a_synthetic_apple_books_zip_is_far_from_the_limits(self, tmp_path: Path) -> None:
+        # The real readers' zips: tests/books/importing/test_readers_corpus.py.
         data = apple_books_zip(tmp_path / "mac")
         assert devices.zip_refusal(data) is None
         assert devices.zip_unpacked_bytes(data) < devices.BOMB_RATIO * len(data)
+
+    def test_random_bytes_stored_beside_a_bomb_do_not_hide_it(self) -> None:
+        # The reviewer's zip: 40 -wal members of zeros, each just under BOMB_MIN_BYTES, and
+        # 2 MB of random bytes stored as they are, so that the whole file is 2.4 MB and
+        # unpacks only ~130 times its size. It made parse_zip peak at 328 MB.
+        wal = b"\x00" * (devices.BOMB_MIN_BYTES - 1024)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for n in range(40):
+                archive.writestr(f"{n}/x.sqlite-wal", wal)
+            archive.writestr("padding.bin", os.urandom(2 * 2**20), zipfile.ZIP_STORED)
+        del wal
+        data = buffer.getvalue()
+        assert devices.zip_unpacked_bytes(data) < devices.BOMB_RATIO * len(data)
+        refusal = devices.zip_refusal(data)
+        assert refusal is not None
+        assert refusal.endswith("(a zip bomb?): the zip was not unpacked")
+        result, peak = peak_memory(lambda: parse_zip(data))
+        assert [p.message for p in result.problems] == [refusal]
+        assert peak < 2**20
+
+    def test_a_zips_databases_are_unpacked_to_disk_not_held_in_memory(self, tmp_path: Path) -> None:
+        # A -wal of 24 MB that no bomb check can tell from a real one (random bytes,
+        # stored): what the worker's memory holds of it is one piece at a time.
+        data = _zip(
+            {
+                "KoboReader.sqlite": kobo_database(tmp_path / "KoboReader.sqlite"),
+                "KoboReader.sqlite-wal": os.urandom(24 * 2**20),
+            },
+            zipfile.ZIP_STORED,
+        )
+        assert devices.zip_refusal(data) is None
+        result, peak = peak_memory(lambda: parse_zip(data))
+        assert result.problems == []
+        assert "The Quiet Engine" in {c.title for c in result.clippings}
+        assert peak < 4 * 2**20
+
+    def test_a_wal_without_its_database_is_not_read(self) -> None:
+        data = _zip({"x.sqlite-wal": os.urandom(16 * 2**20)}, zipfile.ZIP_STORED)
+        result, peak = peak_memory(lambda: parse_zip(data))
+        assert "no KOReader sidecar" in result.problems[0].message
+        assert peak < 2**20
+
+    def test_a_zip_whose_databases_are_past_their_limit_is_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        database = kobo_database(tmp_path / "KoboReader.sqlite")
+        monkeypatch.setattr(devices, "MAX_DATABASE_BYTES", len(database) + 1000)
+        alone = _zip({"KoboReader.sqlite": database})
+        assert parse_zip(alone).problems == []
+        data = _zip({"KoboReader.sqlite": database, "KoboReader.sqlite-wal": b"\x00" * 2000})
+        result = parse_zip(data)
+        assert result.clippings == []
+        assert [p.message for p in result.problems] == [
+            "the databases in this zip would unpack to 0 MB, more than 0 MB: "
+            "the zip was not unpacked"
+        ]
+
+    def test_a_sidecar_past_its_limit_is_reported_and_not_read(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(devices, "MAX_SIDECAR_BYTES", 2**20)
+        data = zip_of(
+            {
+                "big.sdr/metadata.epub.lua": padded_sidecar(2**20 + 1),
+                "ok.sdr/metadata.epub.lua": SIDECAR_ANNOTATIONS.encode(),
+            }
+        )
+        result = parse_zip(data)
+        assert {c.title for c in result.clippings} == {"The Quiet Engine"}
+        assert [p.message for p in result.problems] == [
+            "'big.sdr/metadata.epub.lua' is too large to read"
+        ]
 
     def test_a_zip_that_would_unpack_past_the_limit_is_refused(
         self, monkeypatch: pytest.MonkeyPatch

@@ -10,8 +10,10 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.exporting.services import library_export
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
+from books.services import highlight_note_update
 from books.tasks import run_import
 from tests.books.importing.devices import (
     SIDECAR_ANNOTATIONS,
@@ -20,6 +22,7 @@ from tests.books.importing.devices import (
     apple_books_zip,
     kobo_database,
 )
+from tests.books.kindle import SACKS, Entry, clippings_file
 
 DIOGENES = "Diogenes founded the Cynic school."
 COAL = "An unlit lump of coal at room temperature emits light."
@@ -192,3 +195,108 @@ class KoboNoteTests:
 
         assert _notes(alice) == {RIVER: "Çok güzel tasvir edilmiş"}
         assert (_changes(update), _changes(back)) == ((1, 1), (0, 0))
+
+
+def _edit_note(reader: User, text: str, note: str) -> None:
+    highlight = Highlight.objects.get(reader=reader, text=text)
+    highlight_note_update(highlight=highlight, note=note)
+
+
+def _reimports_change_nothing(reader: User, files: list[tuple[bytes, str]], notes: dict) -> None:
+    for data, name in files:
+        again = clippings_import(reader=reader, data=data, file_name=name)
+        assert _changes(again) == (0, 0)
+        assert _notes(reader) == notes
+
+
+@pytest.mark.django_db
+class ReaderEditedNoteTests:
+    """A note the reader edited here keeps their words, and a newer note from the device
+    is kept beside it and counted as a change, in every format that carries notes."""
+
+    def test_a_koreader_note_edited_later_on_the_device_is_kept_beside_the_readers(
+        self, alice: User
+    ) -> None:
+        earlier = _sidecar("first thought")
+        later = _sidecar("second thought", updated="2026-03-01 09:00:00")
+        clippings_import(reader=alice, data=earlier, file_name="metadata.epub.lua")
+        _edit_note(alice, MACHINES, "my own words")
+
+        update = clippings_import(reader=alice, data=later, file_name="metadata.epub.lua")
+
+        wanted = {MACHINES: "my own words\n\nsecond thought"}
+        assert {MACHINES: _notes(alice)[MACHINES]} == wanted
+        assert _changes(update) == (1, 1)
+        assert Highlight.objects.get(reader=alice, text=MACHINES).note_edited is True
+        _reimports_change_nothing(
+            alice, [(later, "metadata.epub.lua"), (earlier, "metadata.epub.lua")], _notes(alice)
+        )
+
+    def test_a_kobo_note_modified_later_is_kept_beside_the_readers(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        earlier = _kobo(tmp_path / "a.sqlite", "İlk düşünce", "2024-11-14T08:00:00Z")
+        later = _kobo(tmp_path / "b.sqlite", "Çok güzel tasvir edilmiş", "2024-12-01T18:30:00Z")
+        clippings_import(reader=alice, data=earlier, file_name="KoboReader.sqlite")
+        _edit_note(alice, RIVER, "mis palabras")
+
+        update = clippings_import(reader=alice, data=later, file_name="KoboReader.sqlite")
+
+        assert _notes(alice) == {RIVER: "mis palabras\n\nÇok güzel tasvir edilmiş"}
+        assert _changes(update) == (1, 1)
+        _reimports_change_nothing(
+            alice, [(later, "KoboReader.sqlite"), (earlier, "KoboReader.sqlite")], _notes(alice)
+        )
+
+    def test_an_apple_books_note_edited_later_is_kept_beside_the_readers(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        older, newer = _apple_copies(tmp_path)
+        clippings_import(reader=alice, data=older, file_name="older.zip")
+        _edit_note(alice, DIOGENES, "the dog philosopher")
+
+        update = clippings_import(reader=alice, data=newer, file_name="newer.zip")
+
+        notes = _notes(alice)
+        assert notes[DIOGENES] == "the dog philosopher\n\n#cynicism"
+        assert update.counts["notes_attached"] == 2  # and the coal note, tied, kept both
+        _reimports_change_nothing(alice, [(newer, "n.zip"), (older, "o.zip")], notes)
+
+    def test_an_exogram_export_with_a_newer_note_is_kept_beside_the_readers(
+        self, alice: User, bob: User
+    ) -> None:
+        highlight = Entry(SACKS, "A life-story, an inner narrative.", location="1520-1522")
+        first = Entry(SACKS, "device note", kind="Note", location="1522")
+        newer = Entry(
+            SACKS, "newer device note", kind="Note", location="1522",
+            added="Friday, 7 March 2025 10:00:00",
+        )  # fmt: skip
+        clippings_import(reader=alice, data=clippings_file(highlight, first), file_name="a.txt")
+        clippings_import(reader=bob, data=clippings_file(highlight, newer), file_name="b.txt")
+        _edit_note(alice, highlight.text, "edited here")
+        exported = library_export(reader=bob, format="json").data
+
+        update = clippings_import(reader=alice, data=exported, file_name="bob.json")
+
+        assert _notes(alice) == {highlight.text: "edited here\n\nnewer device note"}
+        assert _changes(update) == (1, 1)
+        _reimports_change_nothing(alice, [(exported, "bob.json")], _notes(alice))
+
+    def test_an_exogram_export_brings_the_readers_edit_over_the_note_it_was_edited_from(
+        self, alice: User, bob: User
+    ) -> None:
+        highlight = Entry(SACKS, "A life-story, an inner narrative.", location="1520-1522")
+        kindle = clippings_file(
+            highlight, Entry(SACKS, "device note", kind="Note", location="1522")
+        )
+        clippings_import(reader=alice, data=kindle, file_name="a.txt")
+        clippings_import(reader=bob, data=kindle, file_name="b.txt")
+        _edit_note(alice, highlight.text, "edited in the other account")
+        exported = library_export(reader=alice, format="json").data
+
+        update = clippings_import(reader=bob, data=exported, file_name="alice.json")
+
+        assert _notes(bob) == {highlight.text: "edited in the other account"}
+        assert Highlight.objects.get(reader=bob).note_edited is True
+        assert _changes(update) == (1, 1)
+        _reimports_change_nothing(bob, [(exported, "a.json"), (kindle, "k.txt")], _notes(bob))

@@ -98,15 +98,24 @@ class FormatImportTests:
         assert the_import.counts["standalone_notes"] == 1
         assert Highlight.objects.get(reader=alice, location_start=380).note == "Funes again."
 
-    def test_it_never_replaces_a_note_the_reader_edited(self, alice: User) -> None:
+    def test_it_keeps_a_note_the_reader_edited_and_a_changed_one_from_the_file_beside_it(
+        self, alice: User
+    ) -> None:
         _import(alice, "bookcision.json")
         funes = Highlight.objects.get(reader=alice, location_start=380)
         highlight_note_update(highlight=funes, note="My words, not the file's.")
         changed = json.loads((FIXTURES / "bookcision.json").read_text())
         changed["highlights"][0]["note"] = "A newer note in the file."
-        clippings_import(reader=alice, data=json.dumps(changed).encode(), file_name="b.json")
+        data = json.dumps(changed).encode()
+
+        update = clippings_import(reader=alice, data=data, file_name="b.json")
+        again = clippings_import(reader=alice, data=data, file_name="b.json")
+
         funes.refresh_from_db()
-        assert funes.note == "My words, not the file's."
+        # Bookcision dates no note: which is newer is unknown, and both words stay.
+        assert funes.note == "My words, not the file's.\n\nA newer note in the file."
+        assert (update.counts["notes_attached"], update.counts["books_changed"]) == (1, 1)
+        assert (again.counts["notes_attached"], again.counts["books_changed"]) == (0, 0)
 
     def test_it_keeps_exogram_tags_favourites_and_edited_notes(self, alice: User) -> None:
         the_import = _import(alice, "exogram.json")

@@ -159,6 +159,13 @@ AUTHORS = [
 
 # Words of normalized names: initials, given and family names, in any order.
 NAME_WORDS = st.sampled_from(["j", "joanne", "k", "rowling", "richard", "r", "feynman"])
+# and as the connections read them: transliterated, `-ski` for `-sky`, a number for a name.
+LOOSE_NAME_WORDS = st.sampled_from(
+    [
+        *("f", "fyodor", "федор", "dostoyevsky", "dostoyevski", "достоевскии", "s", "с"),
+        *("king", "кинг", "stephen", "стивен", "0417", "ray", "рэи", "bradbury", "брэдбери"),
+    ]
+)
 
 # Author fields that name one person (among co-authors, with initials, in either order).
 SAME_AUTHOR = [
@@ -178,8 +185,29 @@ FAMILY_NAME_ALONE = [
     ("Krishnamurti", "J. Krishnamurti"),
     ("Brontë", "Emily Brontë; Anne Brontë"),
 ]
+# One person written otherwise: one author for the connections too, never one book.
+WRITTEN_OTHERWISE = [
+    ("Dostoyevski", "Fyodor Dostoyevsky"),  # a Kobo's `-ski` beside a Kindle's `-sky`
+    ("Fyodor Dostoyevski", "Dostoyevsky, Fyodor"),
+    ("Достоевский", "Fyodor Dostoyevsky"),  # Cyrillic beside Latin letters
+    ("Федор Михайлович Достоевский", "Dostoyevsky, Fyodor"),
+    ("Стивен Кинг", "Stephen King"),
+    ("С. Кинг", "Stephen King"),
+    ("Нил Гейман", "Neil Gaiman"),
+    ("Рэй Дуглас Брэдбери", "Ray Bradbury"),
+    ("Михаил Булгаков", "Mikhail Bulgakov"),
+    ("Лев Толстой", "Lev Tolstoy"),
+    # a number where the given name was, in a Kindle's file
+    ("0417 Владимирович Набоков", "Владимир Владимирович Набоков"),
+]
 OTHER_AUTHORS = [
     ("Michael", "Michael Greger"),  # a given name alone is no one's
+    ("Стивен Кинг", "Sam Kang"),  # their family names sound alike, not their given names
+    ("Роберт Брэдбери", "Ray Bradbury"),
+    ("Jan Polanski", "Roman Polansky"),
+    ("Kowalska", "Jan Kowalski"),
+    ("Антон Павлович Чехов", "Александр Павлович Чехов"),  # brothers: one father's name
+    ("1984", "George 1984"),  # a number is no one's family name
     ("Krishnamurti", "Krishnamurti Smith"),
     ("Michael Greger", "Michael Pollan"),
     ("Malcolm Gladwell", "Mark Gladwell"),
@@ -212,6 +240,15 @@ class AuthorTests:
         assert author_blocks(a) & author_blocks(b)
         assert not same_author(a, b)  # which books and authors are one stays strict
 
+    @pytest.mark.parametrize(("one", "other"), WRITTEN_OTHERWISE)
+    def test_one_person_written_otherwise_is_one_author_for_the_connections_only(
+        self, one: str, other: str
+    ) -> None:
+        a, b = normalize_author(one), normalize_author(other)
+        assert same_author_or_family_name(a, b)
+        assert author_blocks(a) & author_blocks(b)
+        assert not same_author(a, b)
+
     @pytest.mark.parametrize(("one", "other"), SAME_AUTHOR)
     def test_one_author_shares_a_block(self, one: str, other: str) -> None:
         # same_author_book_pairs compares books within a block only.
@@ -226,6 +263,17 @@ class AuthorTests:
     ) -> None:
         a, b = ("; ".join(" ".join(name) for name in field) for field in (one, other))
         if same_author(a, b):
+            assert author_blocks(a) & author_blocks(b)
+
+    @given(
+        st.lists(st.lists(LOOSE_NAME_WORDS, min_size=1, max_size=3), min_size=1, max_size=2),
+        st.lists(st.lists(LOOSE_NAME_WORDS, min_size=1, max_size=3), min_size=1, max_size=2),
+    )
+    def test_no_two_fields_of_one_author_for_the_connections_are_in_different_blocks(
+        self, one: list[list[str]], other: list[list[str]]
+    ) -> None:
+        a, b = ("; ".join(" ".join(name) for name in field) for field in (one, other))
+        if same_author_or_family_name(a, b):
             assert author_blocks(a) & author_blocks(b)
 
     def test_it_splits_co_authors_only_between_full_names(self) -> None:

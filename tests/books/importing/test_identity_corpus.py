@@ -9,7 +9,13 @@ from functools import cache
 import pytest
 
 from books.importing.clippings import Clipping, parse_clippings
-from books.importing.identity import book_key, normalize_author, normalize_title, same_author
+from books.importing.identity import (
+    book_key,
+    normalize_author,
+    normalize_title,
+    same_author,
+    same_author_or_family_name,
+)
 from tests.corpus import require_clippings
 
 CORPUS = require_clippings()
@@ -39,6 +45,14 @@ CORPUS_VARIANTS = [
     "泽卡斯（Zakas. Nicholas C.）",
     "Сергей Васильевич Лукьяненко",
     "Сергей Лукьяненко",
+    "Федор Михайлович Достоевский",
+    "Dostoyevsky, Fyodor",
+    "Стивен Кинг",
+    "Stephen King",
+    "Нил Гейман",
+    "Рэй Дуглас Брэдбери",
+    "Ray Bradbury",
+    "Владимир Владимирович Набоков",
 ]
 # Groups of those fields that name one person, as a reader would say.
 ONE_PERSON = [
@@ -54,6 +68,17 @@ ONE_PERSON = [
     ["マイケル サンデル", "マイケル・サンデル"],
     ["Сергей Васильевич Лукьяненко", "Сергей Лукьяненко"],
 ]
+# Pairs of fields that name one person written otherwise (`same_author_or_family_name`,
+# for the connections, not `same_author`): every such pair in the files, judged by hand.
+WRITTEN_OTHERWISE = {
+    frozenset(pair)
+    for pair in [
+        ("Федор Михайлович Достоевский", "Dostoyevsky, Fyodor"),
+        ("Стивен Кинг", "Stephen King"),
+        ("Рэй Дуглас Брэдбери", "Ray Bradbury"),
+        ("3124 Владимирович Набоков", "Владимир Владимирович Набоков"),  # as the file has it
+    ]
+}
 CREDENTIALS = {"md", "phd", "dr", "prof", "professor", "faclm", "jr", "sr", "mr", "mrs"}
 
 
@@ -76,6 +101,19 @@ class AuthorIdentityCorpusTests:
     def test_it_makes_one_author_of_each_group(self, group: list[str]) -> None:
         first, *others = [normalize_author(name) for name in group]
         assert all(same_author(first, other) for other in others)
+
+    def test_the_connections_join_only_one_person_written_otherwise(self) -> None:
+        people = sorted({normalize_author(author) for author in _authors()} - {""})
+        joined = {
+            frozenset((a, b))
+            for i, a in enumerate(people)
+            for b in people[i + 1 :]
+            if same_author_or_family_name(a, b) and not same_author(a, b)
+        }
+        expected = {
+            frozenset(normalize_author(name) for name in pair) for pair in WRITTEN_OTHERWISE
+        }
+        assert joined == expected
 
     def test_it_leaves_no_credential_in_any_normalized_name(self) -> None:
         left = {

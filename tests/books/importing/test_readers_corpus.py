@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from accounts.models import User
+from books.importing import devices
 from books.importing.clippings import ParseResult
 from books.importing.formats import detect_format, parse_upload
 from books.importing.notes import NOTES_JOINED
@@ -274,3 +275,55 @@ def test_an_earlier_copy_does_not_bring_back_what_was_deleted_on_the_device(
             again = clippings_import(reader=reader, data=data, file_name="again")
             assert again.counts["new_highlights"] == again.counts["moved_deleted_on_device"] == 0
         assert _alive_highlights(reader) == settled
+
+
+# Each device's folder zipped whole, as a reader uploads a copy of it: the KOReader
+# sidecars together, the four Kobo databases together, each Apple Books library alone (two
+# libraries in one zip would be one library too many).
+DEVICE_FOLDERS = {
+    "koreader": ["koreader"],
+    "kobo": ["kobo"],
+    "applebooks-documents": [DOCUMENTS],
+    "applebooks-high-sierra": [HIGH_SIERRA],
+}
+
+
+def _device_zip(name: str, tmp_path: Path) -> tuple[bytes, int]:
+    """The zip of a device's folder, and how many highlights its files hold one by one."""
+    buffer = io.BytesIO()
+    highlights = 0
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for relative in DEVICE_FOLDERS[name]:
+            folder = READERS / relative
+            if relative.startswith("applebooks/"):
+                for member in sorted(folder.glob("*/*")):
+                    archive.write(member, str(member.relative_to(folder)))
+                highlights += Tally.of(parse_upload(upload_bytes(folder, tmp_path))).imported
+                continue
+            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+                if path.suffix not in (".lua", ".gz"):
+                    continue  # the other exports in the folder are not a device's files
+                data = upload_bytes(path, tmp_path)
+                member = str(path.relative_to(folder)).removesuffix(".gz")
+                if path.suffix == ".gz":  # each Kobo database in a folder of its own name
+                    member = f"{path.name.removesuffix('.sqlite.gz')}/KoboReader.sqlite"
+                archive.writestr(member, data)
+                highlights += Tally.of(parse_upload(data)).imported
+    return buffer.getvalue(), highlights
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(DEVICE_FOLDERS))
+def test_a_zip_of_a_devices_folder_passes_the_zip_checks_and_imports(
+    name: str, tmp_path: Path, alice: User
+) -> None:
+    data, highlights = _device_zip(name, tmp_path)
+    assert highlights > 0
+    assert devices.zip_refusal(data) is None
+    result = devices.parse_zip(data)
+    assert result.problems == []
+    assert Tally.of(result).imported == highlights
+    first = clippings_import(reader=alice, data=data, file_name=f"{name}.zip")
+    assert 0 < first.counts["new_highlights"] <= highlights
+    again = clippings_import(reader=alice, data=data, file_name=f"{name}.zip")
+    assert (again.counts["new_highlights"], again.counts["extended_merged"]) == (0, 0)

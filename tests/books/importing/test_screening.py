@@ -1,8 +1,10 @@
 """One bad entry no longer sinks a whole import: NUL characters, oversized highlights."""
 
+import json
 import re
 import threading
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -14,6 +16,8 @@ from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 from tests.threads import run_in_threads
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 # Enough good entries that the bad ones sit well past the first 8 KB, where the binary
 # check (which looks at the start of the file) cannot see them.
@@ -73,6 +77,27 @@ class BadEntryImportTests:
         assert the_import.counts["new_highlights"] == len(GOOD) - 1
         [problem] = the_import.problems
         assert "\u2400- Your Highlight" in problem["message"]
+
+    def test_a_nul_in_a_note_of_a_json_file_is_dropped_not_the_import(self, alice: User) -> None:
+        # A JSON file holds a NUL as `\u0000` with no NUL byte: the upload check passes it,
+        # and a note with one failed the whole import (found by review).
+        document = json.loads((FIXTURES / "bookcision.json").read_text())
+        document["highlights"][0]["note"] = "Funes\u0000 again."
+        data = json.dumps(document).encode()
+        assert b"\x00" not in data
+        the_import = clippings_import(reader=alice, data=data, file_name="b.json")
+        assert the_import.status == Import.Status.DONE
+        assert Highlight.objects.get(reader=alice, note="Funes again.").text.startswith("He rem")
+
+    def test_a_file_holding_control_characters_adds_nothing_the_second_time(
+        self, alice: User
+    ) -> None:
+        # Stored as the file held them, so the entry is known again by its text.
+        data = clippings_file(Entry(BORGES, "Funes\x07 remembered\x1b[2J every leaf."))
+        clippings_import(reader=alice, data=data, file_name="c.txt")
+        again = clippings_import(reader=alice, data=data, file_name="c.txt")
+        assert again.counts["new_highlights"] == 0
+        assert Highlight.objects.filter(reader=alice).count() == 1
 
     def test_the_command_prints_the_problem_and_no_traceback(
         self, alice: User, tmp_path: object

@@ -43,6 +43,8 @@ class ImportTests:
             "already_deleted": 0,
             "deleted_on_device": 0,
             "moved_deleted_on_device": 0,
+            "deleted_kept": 0,
+            "removed_remembered": 0,
             "truncated_by_book": {},
             "books_with_nothing": {},
             "book_titles": ["Ficciones", "The Man Who Mistook His Wife for a Hat"],
@@ -182,15 +184,16 @@ class ImportTests:
         _import(alice, highlight, Entry(SACKS, "first", kind="Note", location="1522"))
         assert Highlight.objects.get(reader=alice).note == "second thoughts"
 
-    def test_it_never_overwrites_a_note_the_reader_edited(self, alice: User) -> None:
+    def test_it_keeps_a_note_the_reader_edited_and_a_newer_device_note_beside_it(
+        self, alice: User
+    ) -> None:
         entries = [
             Entry(SACKS, "A life-story, an inner narrative.", location="1520-1522"),
             Entry(SACKS, "device note", kind="Note", location="1522"),
         ]
         _import(alice, *entries)
         Highlight.objects.filter(reader=alice).update(note="edited here", note_edited=True)
-        _import(
-            alice,
+        newer = [
             *entries,
             Entry(
                 SACKS,
@@ -199,8 +202,18 @@ class ImportTests:
                 location="1522",
                 added="Friday, 7 March 2025 10:00:00",
             ),
-        )
-        assert Highlight.objects.get(reader=alice).note == "edited here"
+        ]
+
+        later = _import(alice, *newer)
+
+        highlight = Highlight.objects.get(reader=alice)
+        # The note the reader edited over ("device note") stays out; the newer one is kept.
+        assert highlight.note == "edited here\n\nnewer device note"
+        assert highlight.note_edited is True
+        assert (later.counts["notes_attached"], later.counts["books_changed"]) == (1, 1)
+        for again in (_import(alice, *newer), _import(alice, *entries)):
+            assert (again.counts["notes_attached"], again.counts["books_changed"]) == (0, 0)
+        assert Highlight.objects.get(reader=alice).note == "edited here\n\nnewer device note"
 
     def test_it_does_not_bring_back_a_deleted_highlight(self, alice: User) -> None:
         _import(alice, *MEMORY_LIBRARY)

@@ -44,6 +44,21 @@ class SpanishPrefixesTests:
         assert parsed.words == frozenset({"nota", "importante", "jardin"})
         assert (parsed.authors, parsed.books, parsed.tags) == ((), (), ())
 
+    def test_a_prefix_inside_a_quoted_phrase_is_the_phrase_s_text(self) -> None:
+        for query, words in [
+            ('"see tag:foo"', ("see", "tag", "foo")),
+            ('"the author:borges line"', ("the", "author", "borges", "line")),
+            ('"el libro:Ficciones"', ("el", "libro", "ficciones")),
+        ]:
+            parsed = parse_query(query)
+            assert parsed.units == ((f'"{" ".join(words)}"', words),), query
+            assert (parsed.authors, parsed.books, parsed.tags) == ((), (), ()), query
+            assert meaning_text(query) == query
+        excluded = parse_query('memoria -"see tag:foo" tag:bar')
+        assert excluded.exclusions == ('-"see tag foo"',)
+        assert excluded.tags == ("bar",)
+        assert meaning_text('memoria -"see tag:foo" tag:bar') == "memoria"
+
     def test_the_model_reads_no_prefix(self) -> None:
         assert meaning_text('el jardín libro:"Ficciones" autor:borges') == "el jardín"
         assert meaning_text("liderazgo etiqueta:equipos TAG:x") == "liderazgo"
@@ -55,6 +70,27 @@ class SpanishOrTests:
         assert parse_query("palacio O río").clauses == parse_query("palacio or río").clauses
         assert parse_query("palacio O río").clauses == ((0, 1),)
         assert parse_query('"la casa" O río').clauses == ((0, 1),)
+
+    def test_a_capital_o_is_or_in_a_query_that_reads_as_spanish(self) -> None:
+        assert parse_query("amor O muerte").clauses == ((0, 1),)
+        spanish, joined = (
+            parse_query("la memoria O el olvido"),
+            parse_query("la memoria or el olvido"),
+        )
+        assert spanish.clauses == joined.clauses == ((0,), (1, 2), (3,))
+        # Or when the terms on both sides are Spanish, in a query that reads as English.
+        assert parse_query("the river canción O río").clauses == ((0,), (1,), (2, 3))
+
+    def test_a_capital_o_in_english_is_a_word(self) -> None:
+        for query, words in [
+            ("type O blood", ["type", "o", "blood"]),
+            ("blood type O negative", ["blood", "type", "o", "negative"]),
+            ("Vitamin O", ["vitamin", "o"]),
+            ("O Brother", ["o", "brother"]),
+        ]:
+            parsed = parse_query(query)
+            assert [text for text, _ in parsed.units] == words, query
+            assert parsed.clauses == tuple((i,) for i in range(len(words))), query
 
     def test_a_lower_case_o_is_a_word(self) -> None:
         parsed = parse_query("ser o no ser")
@@ -129,3 +165,22 @@ class TagPrefixTests:
         bob_book = _book(bob, "Ventas", "B")
         _highlight(bob, bob_book, "Escucha al cliente.", Tag.objects.get(reader=bob))
         assert search(alice, "tag:ventas").results == []
+
+    def test_the_notice_names_only_the_tags_the_reader_lacks(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        found = search(alice, "tag:liderazgo tag:ventas")
+        assert found.results == []
+        assert found.notice == "You have no tag called tag:ventas."
+        both = search(alice, 'Etiqueta:Compras tag:LIDERAZGO etiqueta:"Para releer"')
+        assert both.notice == 'You have no tag called Etiqueta:Compras etiqueta:"Para releer".'
+
+    def test_a_tag_inside_a_quoted_phrase_is_searched_as_the_phrase(
+        self, alice: User, shelf: dict[str, Highlight]
+    ) -> None:
+        book = _book(alice, "Manual", "Anónimo")
+        wanted = _highlight(alice, book, "To see tag:foo, open the menu.")
+        _highlight(alice, book, "See the foo tag on the left.")
+        found = search(alice, '"see tag:foo"', mode="keyword")
+        assert found.notice == ""
+        assert [r.highlight for r in found.results] == [wanted]

@@ -114,6 +114,11 @@ class SuggestionTests:
         assert suggestion(alice.pk, "tag:equipo") == ""  # theirs: left alone
         assert suggestion(alice.pk, "tag:zzzzzz") == ""  # nothing near: nothing offered
 
+    def test_a_prefix_inside_a_quoted_phrase_is_corrected_as_words(self, alice: User) -> None:
+        _highlight(alice, "Happiness is a habit of memory.")
+        Tag.objects.create(reader=alice, name="Equipo")
+        assert suggestion(alice.pk, '"happines tag:equipos"') == '"happiness tag:equipos"'
+
     def test_a_book_or_author_is_corrected_among_the_readers_books(self, alice: User) -> None:
         _highlight(alice, "Happiness is a habit, said the gardener.")
         book = Book.objects.create(

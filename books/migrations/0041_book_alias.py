@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('books', '0039_purged_highlights_deleted_on_device'),
+        ('books', '0040_note_edited_at'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
