@@ -125,6 +125,23 @@ class DeletedOnDeviceTests:
         assert report.counts["new_highlights"] == 1
         assert DEVOURING in _alive(alice)
 
+    def test_a_highlight_made_after_the_delete_stays_in_either_order(
+        self, tmp_path: Path, alice: User, bob: User
+    ) -> None:
+        files = {
+            "new": apple_books_zip(tmp_path / "new", NEWER),
+            # The passage highlighted again on the Mac after the delete (a new row).
+            "later": apple_books_zip(
+                tmp_path / "later", [KEPT, AppleRow(9, DEVOURING, created=557000000.0)]
+            ),
+        }
+        for reader, order in ((alice, ["new", "later"]), (bob, ["later", "new"])):
+            for name in order:
+                clippings_import(reader=reader, data=files[name], file_name=f"{name}.zip")
+
+        assert _alive(alice) == _alive(bob) == {KEPT.text: KEPT.note, DEVOURING: ""}
+        assert _deleted(alice) == _deleted(bob) == set()
+
     def test_a_live_row_of_the_same_file_with_its_words_keeps_the_highlight(
         self, tmp_path: Path, alice: User
     ) -> None:
