@@ -142,6 +142,27 @@ class DeletedOnDeviceTests:
         assert _alive(alice) == _alive(bob) == {KEPT.text: KEPT.note, DEVOURING: ""}
         assert _deleted(alice) == _deleted(bob) == set()
 
+    def test_a_deleted_row_holding_a_nul_stays_deleted_in_either_order(
+        self, tmp_path: Path, alice: User, bob: User
+    ) -> None:
+        # A damaged database: the NUL is dropped from the live row, so from the deleted one too.
+        damaged = "Ainsi va le monde,\x00 et les rejetons avec lui."
+        files = {
+            "old": apple_books_zip(
+                tmp_path / "old", [KEPT, AppleRow(3, damaged, created=552354119.0)]
+            ),
+            "new": apple_books_zip(
+                tmp_path / "new",
+                [KEPT, AppleRow(3, damaged, created=552354119.0, modified=556475320.0, deleted=1)],
+            ),
+        }
+        for reader, order in ((alice, ["new", "old"]), (bob, ["old", "new"])):
+            for name in order:
+                clippings_import(reader=reader, data=files[name], file_name=f"{name}.zip")
+
+        assert _alive(alice) == _alive(bob) == {KEPT.text: KEPT.note}
+        assert _deleted(bob) == {damaged.replace("\x00", "")}
+
     def test_a_live_row_of_the_same_file_with_its_words_keeps_the_highlight(
         self, tmp_path: Path, alice: User
     ) -> None:
