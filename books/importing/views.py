@@ -198,9 +198,12 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
 
 
 # What an import adds or changes, by its counts; none of them: the file held nothing new.
+# Entries left out as deleted on the device are not in the library either: not "nothing
+# new, everything in it is already in your library".
 _NEW_OR_CHANGED = (
     "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
     "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
+    "moved_deleted_on_device", "deleted_on_device",
 )  # fmt: skip
 
 

@@ -5,7 +5,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.urls import reverse
 
 from accounts.models import User
 from books.importing import background
@@ -189,6 +191,37 @@ class DeletedOnDeviceTests:
         )
         page = alice_client.get(older.get_absolute_url())
         assert "Deleted on your device, not brought back" in page.content.decode()
+
+    def test_an_upload_that_only_moved_them_to_recently_deleted_does_not_say_nothing_new(
+        self, tmp_path: Path, alice: User, alice_client: Client
+    ) -> None:
+        for name, rows in (("old", OLDER), ("new", NEWER)):
+            data = apple_books_zip(tmp_path / name, rows)
+            upload = SimpleUploadedFile(f"{name}.zip", data, content_type="application/zip")
+            response = alice_client.post(reverse("import"), {"file": upload}, follow=True)
+        page = response.content.decode()
+
+        assert (
+            Import.objects.filter(reader=alice).latest("pk").counts["moved_deleted_on_device"] == 2
+        )
+        assert "Imported new.zip." in page
+        assert "nothing new to add" not in page
+        assert "Nothing new in this file" not in page
+
+    def test_an_older_copy_whose_entries_were_all_deleted_on_the_device_is_not_nothing_new(
+        self, tmp_path: Path, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "new", NEWER), file_name="new.zip"
+        )
+        older = clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "old", OLDER), file_name="old.zip"
+        )
+
+        page = alice_client.get(older.get_absolute_url()).content.decode()
+
+        assert "Deleted on your device, not brought back" in page
+        assert "everything in it is already in your library" not in page
 
     def test_an_import_saved_in_parts_remembers_them_as_one_at_once(
         self,
