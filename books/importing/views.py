@@ -29,7 +29,7 @@ from books.importing.services import (
 from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
 from books.models import Highlight, Import
 from books.selectors import import_progress, import_time_left
-from books.services import delete_count, import_deletable
+from books.services import delete_count, import_deletable, import_deleted_since
 from books.wording import translated
 from exogram.paging import ListPaginator
 
@@ -229,7 +229,7 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
         "import_kept": added.alive().count() - deletable.total,
-        "import_deleted": added.filter(deleted_at__isnull=False).count(),
+        "import_deleted": import_deleted_since(the_import=the_import).count(),
         "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,
     }
 

@@ -222,6 +222,26 @@ class RestoreReportTests:
         assert _leaf(bob).note_edited is True  # still the reader's own words: never replaced
         assert import_deletable(the_import=restore).filter(pk=_leaf(bob).pk).exists()
 
+    def test_it_offers_back_only_what_was_deleted_since_not_what_the_reader_deleted_there(
+        self, alice: User, bob: User, bob_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=KINDLE, file_name="My Clippings.txt")
+        highlight_delete(highlight=_leaf(alice))
+        _, restore = _moved(alice, bob)
+        report = reverse("import_report", args=[restore.code])
+
+        first = bob_client.get(report).content.decode()
+        bob_client.post(reverse("import_bring_back", args=[restore.code]))
+        think = Highlight.objects.get(reader=bob, location_start=412)
+        highlight_delete(highlight=think)
+        then = bob_client.get(report).content.decode()
+        bob_client.post(reverse("import_bring_back", args=[restore.code]))
+
+        assert "this import added is deleted" not in first
+        assert "1 highlight this import added is deleted." in then
+        assert _leaf(bob).deleted_at == _leaf(alice).deleted_at
+        assert Highlight.objects.alive().filter(pk=think.pk).exists()
+
     def test_a_note_edited_after_the_restore_keeps_its_highlight(
         self, alice: User, bob: User, bob_client: Client
     ) -> None:
