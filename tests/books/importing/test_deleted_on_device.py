@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import User
+from books.exporting.services import library_export
 from books.importing import background
 from books.importing.background import import_queue
 from books.importing.services import clippings_import
@@ -31,6 +32,34 @@ NEWER = [
     KEPT,
     AppleRow(2, DEVOURING, created=552353612.0, modified=556475313.0, deleted=1),
     AppleRow(3, RAISED, "#famille", created=552354119.0, modified=556475320.0, deleted=1),
+]
+
+
+# Three books of one Mac: the newer copy deletes one highlight of the first (kept alive in
+# the second as a live row of the same file too, highlighted again), and every highlight of
+# the third, so that its deleted rows reach the import with no live entry of their book.
+TIDES, SHELLS = "1A2B3C4D5E6F708192A3B4C5D6E7F801", "FFEEDDCCBBAA99887766554433221100"
+BOOKS = {TIDES: ("The Edge of the Sea", "Rachel Carson"), SHELLS: ("Gift from the Sea", "Anne")}
+SHELL = "One cannot collect all the beautiful shells on the beach."
+MOON = "The moon shell is a symbol of solitude."
+EBB = "The edge of the sea is a strange and beautiful place."
+EBB_AGAIN = "All through the long history of Earth it has been an area of unrest."
+OLDER_BOOKS = [
+    *OLDER,
+    AppleRow(11, EBB, created=552353700.0, asset=TIDES),
+    AppleRow(12, EBB_AGAIN, created=552353800.0, asset=TIDES),
+    AppleRow(21, SHELL, "#shells", created=552353900.0, asset=SHELLS),
+    AppleRow(22, MOON, created=552354000.0, asset=SHELLS),
+]
+NEWER_BOOKS = [
+    *NEWER,
+    AppleRow(11, EBB, created=552353700.0, modified=556475400.0, deleted=1, asset=TIDES),
+    AppleRow(13, EBB, created=556475500.0, asset=TIDES),
+    AppleRow(12, EBB_AGAIN, created=552353800.0, modified=556475410.0, deleted=1, asset=TIDES),
+    AppleRow(
+        21, SHELL, "#shells", created=552353900.0, modified=556475420.0, deleted=1, asset=SHELLS
+    ),
+    AppleRow(22, MOON, created=552354000.0, modified=556475430.0, deleted=1, asset=SHELLS),
 ]
 
 
@@ -242,6 +271,56 @@ class DeletedOnDeviceTests:
             assert the_import.counts == at_once.counts
         assert _alive(alice) == _alive(bob) == {KEPT.text: KEPT.note}
         assert _deleted(alice) == _deleted(bob) == {DEVOURING, RAISED}
+
+    def test_an_import_of_three_books_in_parts_gives_the_library_one_at_once_gives(
+        self,
+        tmp_path: Path,
+        alice: User,
+        bob: User,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        monkeypatch.setattr(background, "IMPORT_PART", 1)
+        carol, dave = (User.objects.create_user(name) for name in ("carol", "dave"))
+
+        def in_parts(reader: User, data: bytes, name: str) -> Import:
+            the_import = import_queue(reader=reader, data=data, file_name=name)
+            with django_capture_on_commit_callbacks(execute=True):
+                assert run_import(the_import.pk) == Import.Status.DONE
+            the_import.refresh_from_db()
+            return the_import
+
+        older = apple_books_zip(tmp_path / "old", OLDER_BOOKS, books=BOOKS)
+        newer = apple_books_zip(tmp_path / "new", NEWER_BOOKS, books=BOOKS)
+        for data in (older, newer, older):
+            at_once = clippings_import(reader=bob, data=data, file_name="mac.zip")
+            assert in_parts(alice, data, "mac.zip").counts == at_once.counts
+        # Bob's library moved through Exogram's JSON (its traces with it), at once and in parts.
+        exported = library_export(reader=bob, format="json").data
+        at_once = clippings_import(reader=carol, data=exported, file_name="bob.json")
+        assert in_parts(dave, exported, "bob.json").counts == at_once.counts
+        for data in (older, newer):
+            at_once = clippings_import(reader=carol, data=data, file_name="mac.zip")
+            assert in_parts(dave, data, "mac.zip").counts == at_once.counts
+            assert (
+                at_once.counts["new_highlights"],
+                at_once.counts["moved_deleted_on_device"],
+            ) == (0, 0)
+
+        alive = {KEPT.text: KEPT.note, EBB: ""}
+        assert _alive(alice) == _alive(bob) == _alive(carol) == _alive(dave) == alive
+        deleted = {DEVOURING, RAISED, EBB_AGAIN, SHELL, MOON}
+        assert _deleted(alice) == _deleted(bob) == _deleted(carol) == _deleted(dave) == deleted
+        traces = [
+            sorted(
+                PurgedHighlight.objects.filter(reader=reader).values_list(
+                    "book_key", "on_device", "added_at"
+                )
+            )
+            for reader in (alice, bob, carol, dave)
+        ]
+        assert traces[0] == traces[1] == traces[2] == traces[3]
+        assert len(traces[0]) == 5
 
 
 @pytest.mark.django_db
