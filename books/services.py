@@ -211,11 +211,17 @@ def book_bring_back(*, book: Book, at: datetime | None = None) -> int:
     return highlights_bring_back(reader_id=book.reader_id, highlights=highlights)
 
 
+def import_deleted_since(*, the_import: Import) -> QuerySet[Highlight]:
+    """The highlights an import added that were deleted since, however. Not those it kept
+    deleted (an Exogram export's, deleted in the account it came from before the import
+    began): bringing them back undoes the reader's own delete there."""
+    return Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
+
+
 def import_bring_back(*, the_import: Import) -> int:
-    """Every deleted highlight an import added, however it was deleted."""
+    """Every highlight an import added that was deleted since, however it was deleted."""
     return highlights_bring_back(
-        reader_id=the_import.reader_id,
-        highlights=Highlight.objects.filter(source_import=the_import),
+        reader_id=the_import.reader_id, highlights=import_deleted_since(the_import=the_import)
     )
 
 

@@ -9,7 +9,8 @@ vectors, connections, search copies.
 What the reader deleted goes too (version 2), so that a library moved to another account
 keeps it deleted and the device's next file does not bring it back: a book's `deleted`
 highlights, with when (in Recently deleted there, until the purge), and `removed_for_good`,
-the traces of highlights the purge removed (books.importing.purged: hashes, never words).
+the traces of highlights the purge removed (books.importing.purged: hashes, never words)
+and of those deleted on the device (`on_device`, with when the device made them).
 
 Explicit bidirectional controls in the reader's words (books.text.BIDI_CONTROLS) are kept,
 written as `\u202e` escapes: the same string to a JSON reader, never a reversed line to a
@@ -85,6 +86,10 @@ def removed_record(trace: PurgedHighlight) -> dict[str, Any]:
         "dedupe_key": trace.dedupe_key,
         "text_hashes": trace.text_hashes,
         "runs": trace.runs,
+        # Deleted on the device (books.importing.device_deleted), and when the device made
+        # it: an entry made after it is the reader's new highlight of the same passage.
+        "on_device": trace.on_device,
+        "added_at": _when(trace.added_at),
     }
 
 

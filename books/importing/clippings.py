@@ -99,6 +99,10 @@ class RemovedTrace:
     dedupe_key: str
     text_hashes: tuple[str, ...]
     runs: tuple[int, ...]
+    # Deleted on the device, not removed by the purge (books.importing.device_deleted), and
+    # when the device made it (None: it did not say). Absent from older version 2 exports.
+    on_device: bool = False
+    added_at: datetime | None = None
 
 
 @dataclass(slots=True)

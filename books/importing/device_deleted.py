@@ -7,9 +7,10 @@ its creation date; an older backup holds the same row alive. The parser hands su
 
 - keeps nothing of it when this file's live entries hold its words (the reader highlighted
   the passage again, or extended it: the live row is the reader's latest);
-- moves the library's highlight of exactly its words to Recently deleted, when an earlier
-  import brought it (from an older copy): deleted as one deleted here, so it can be
-  brought back, and a reader's note written here keeps it where it is;
+- moves the library's highlight of exactly its words, made no later than it, to Recently
+  deleted, when an earlier import brought it (from an older copy): deleted as one deleted
+  here, so it can be brought back, and a reader's note written here keeps it where it is
+  (one made after it is the reader's new highlight of the passage, and stays);
 - and leaves a trace of it (a PurgedHighlight marked `on_device`: hashes, never its words,
   and the date the device made it): an entry of a later import with its key or its words,
   made no later than it, is left out and counted as deleted on the device. One made after
@@ -68,7 +69,14 @@ def deleted_on_device_remember(
             continue
         if stored is not None and stored.pk and stored.deleted_at is None:
             same_words = library.folded(stored) == fold_spacing_and_bom(clipping.text)
-            if same_words and not stored.note_edited:
+            # One made after the deleted one is the reader's new highlight of the passage,
+            # as an entry of a later import is (Purged.deleted_on_device): it stays.
+            made_before = (
+                clipping.added_at is None
+                or stored.added_at is None
+                or stored.added_at <= clipping.added_at
+            )
+            if same_words and made_before and not stored.note_edited:
                 moving[stored.pk] = stored
         traces[key] = PurgedHighlight(
             reader_id=reader_id,

@@ -4,7 +4,8 @@ Pure Python, no Django. Everything the reader owns comes back: text, locations, 
 the device wrote them, a device's position (absent from exports made before it was kept),
 notes (and whether and when they were edited in Exogram), favourites, tags; from version 2,
 what the reader deleted: a book's `deleted` highlights with when, and the traces of those
-removed for good (`removed_for_good`). A version 1 export has neither, and reads as before.
+removed for good or deleted on the device (`removed_for_good`). A version 1 export has
+neither, and reads as before.
 """
 
 from datetime import UTC, datetime
@@ -129,8 +130,15 @@ def _removed(record: Any) -> RemovedTrace | None:
         return None
     book_key, kind, key = record.get("book_key"), record.get("kind"), record.get("dedupe_key")
     hashes, runs = record.get("text_hashes"), record.get("runs")
+    # Absent from the version 2 exports made before they were kept: removed for good.
+    on_device = record.get("on_device", False)
+    try:
+        added_at = _when(record.get("added_at"))
+    except ValueError:
+        return None
     if not (
-        isinstance(book_key, str)
+        isinstance(on_device, bool)
+        and isinstance(book_key, str)
         and 0 < len(book_key) <= 600
         and kind in ("highlight", "note")
         and isinstance(key, str)
@@ -144,7 +152,7 @@ def _removed(record: Any) -> RemovedTrace | None:
         )
     ):
         return None
-    return RemovedTrace(book_key, kind, key, tuple(hashes), tuple(runs))
+    return RemovedTrace(book_key, kind, key, tuple(hashes), tuple(runs), on_device, added_at)
 
 
 def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:

@@ -79,19 +79,22 @@ def purged_traces(*, ids: list[int]) -> list[PurgedHighlight]:
 
 def traces_remember(*, reader_id: int, traces: list[RemovedTrace]) -> int:
     """Keep the traces an Exogram export brings of its reader's highlights removed for good
-    (a library moved to this account), those this reader does not hold yet; how many."""
+    or deleted on the device (a library moved to this account), those this reader does not
+    hold yet; how many."""
     if not traces:
         return 0
+    # A passage can have both: deleted on the device, then brought back, highlighted and
+    # removed for good here.
     held = set(
         PurgedHighlight.objects.filter(
             reader_id=reader_id, dedupe_key__in={t.dedupe_key for t in traces}
-        ).values_list("book_key", "dedupe_key")
+        ).values_list("book_key", "dedupe_key", "on_device")
     )
     new = []
     for trace in traces:
-        if (trace.book_key, trace.dedupe_key) in held:
+        if (trace.book_key, trace.dedupe_key, trace.on_device) in held:
             continue
-        held.add((trace.book_key, trace.dedupe_key))
+        held.add((trace.book_key, trace.dedupe_key, trace.on_device))
         new.append(
             PurgedHighlight(
                 reader_id=reader_id,
@@ -100,6 +103,8 @@ def traces_remember(*, reader_id: int, traces: list[RemovedTrace]) -> int:
                 dedupe_key=trace.dedupe_key,
                 text_hashes=list(trace.text_hashes),
                 runs=list(trace.runs),
+                on_device=trace.on_device,
+                added_at=trace.added_at,
             )
         )
     PurgedHighlight.objects.bulk_create(new, batch_size=1000)

@@ -19,8 +19,8 @@ NUL_MARK = "\u2400"  # ␀, the symbol for a NUL
 
 
 def screen_entries(result: ParseResult) -> ParseResult:
-    """The parse result with NUL characters removed (from problems' quotes too) and
-    oversized entries made problems."""
+    """The parse result with NUL characters removed (from problems' quotes and the entries
+    deleted on the device too) and oversized entries made problems."""
     clippings: list[Clipping] = []
     # A problem quotes the line it could not read, NUL and all; shown as a visible mark,
     # since the import's report (JSON in PostgreSQL) cannot hold the character either.
@@ -48,7 +48,15 @@ def screen_entries(result: ParseResult) -> ParseResult:
             continue
         clippings.append(clipping)
     problems.sort(key=lambda problem: problem.line)
-    return replace(result, clippings=clippings, problems=problems)
+    # The rows deleted on the device are matched against the live ones, cleaned the same
+    # way: a NUL left in would let its older live copy back in.
+    deleted = [_without_nul(clipping) for clipping in result.deleted_on_device]
+    return replace(
+        result,
+        clippings=clippings,
+        problems=problems,
+        deleted_on_device=[clipping for clipping in deleted if clipping.title.strip()],
+    )
 
 
 def _without_nul(clipping: Clipping) -> Clipping:

@@ -16,7 +16,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -711,6 +711,9 @@ def _attach_notes(
             report.duplicates_skipped += 1
 
 
+_INSTANT = timedelta(microseconds=1)
+
+
 def _keep_deleted(
     books: dict[str, Book],
     library: Library,
@@ -741,7 +744,10 @@ def _keep_deleted(
         highlight = _new_highlight(
             book=book, the_import=the_import, clipping=clipping, key=key, kind=kind
         )
-        highlight.deleted_at = clipping.deleted_at
+        # Deleted before this import began (an export's date past it is a wrong clock): so
+        # the report never offers it back as one deleted since (books.services).
+        deleted_at = clipping.deleted_at or the_import.started_at  # always given: the parser's
+        highlight.deleted_at = min(deleted_at, the_import.started_at - _INSTANT)
         highlight.note, highlight.note_added_at = clipping.note.strip(), clipping.note_added_at
         highlight.note_edited, highlight.note_edited_at = (
             clipping.note_edited,

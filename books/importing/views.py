@@ -29,7 +29,7 @@ from books.importing.services import (
 from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
 from books.models import Highlight, Import
 from books.selectors import import_progress, import_time_left
-from books.services import delete_count, import_deletable
+from books.services import delete_count, import_deletable, import_deleted_since
 from books.wording import translated
 from exogram.paging import ListPaginator
 
@@ -198,9 +198,12 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
 
 
 # What an import adds or changes, by its counts; none of them: the file held nothing new.
+# Entries left out as deleted on the device are not in the library either: not "nothing
+# new, everything in it is already in your library".
 _NEW_OR_CHANGED = (
     "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
     "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
+    "moved_deleted_on_device", "deleted_on_device",
 )  # fmt: skip
 
 
@@ -226,7 +229,7 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
         "import_kept": added.alive().count() - deletable.total,
-        "import_deleted": added.filter(deleted_at__isnull=False).count(),
+        "import_deleted": import_deleted_since(the_import=the_import).count(),
         "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,
     }
 

@@ -379,12 +379,14 @@ def apple_books_zip(
     *,
     companions: bool = True,
     library: bool = True,
+    books: dict[str, tuple[str, str]] | None = None,
 ) -> bytes:
-    """A zip of the AEAnnotation and BKLibrary folders, as a reader makes it on a Mac."""
+    """A zip of the AEAnnotation and BKLibrary folders, as a reader makes it on a Mac; the
+    library holds ASSET and `books` (asset -> title, author)."""
     folder.mkdir(parents=True, exist_ok=True)
     annotations = folder / "AEAnnotation_v10312011_1727_local.sqlite"
-    books = folder / "BKLibrary-1-091020131601.sqlite"
-    for path in (annotations, books):
+    library_path = folder / "BKLibrary-1-091020131601.sqlite"
+    for path in (annotations, library_path):
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
     _wal_database(
@@ -417,20 +419,22 @@ def apple_books_zip(
             for row in rows
         ],
     )
+    assets = {ASSET: ("Tidal Pools", "Mara Quist & Idris Marrow"), **(books or {})}
     _wal_database(
-        books,
+        library_path,
         _LIBRARY_SCHEMA,
         [
             (
                 "INSERT INTO ZBKLIBRARYASSET (Z_PK, ZASSETID, ZTITLE, ZAUTHOR, ZCONTENTTYPE)"
-                " VALUES (1, ?, 'Tidal Pools', 'Mara Quist & Idris Marrow', 1)",
-                [ASSET],
-            ),
+                " VALUES (?, ?, ?, ?, 1)",
+                [number, asset, title, author],
+            )
+            for number, (asset, (title, author)) in enumerate(assets.items(), start=1)
         ],
     )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for sub, path in (("AEAnnotation", annotations), ("BKLibrary", books)):
+        for sub, path in (("AEAnnotation", annotations), ("BKLibrary", library_path)):
             if sub == "BKLibrary" and not library:
                 continue
             for suffix in ("", "-wal", "-shm") if companions else ("",):

@@ -5,6 +5,7 @@ report says only what is true of the new account; and an export of version 1 sti
 
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -22,6 +23,14 @@ from books.services import (
     highlight_note_update,
     highlight_tag,
     import_deletable,
+)
+from tests.books.importing.devices import AppleRow, apple_books_zip
+from tests.books.importing.test_deleted_on_device import (
+    DEVOURING,
+    KEPT,
+    NEWER,
+    OLDER,
+    _alive,
 )
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
@@ -133,6 +142,52 @@ class DeletedHighlightMoveTests:
         assert kindle.counts["new_highlights"] == 0
         assert not Highlight.objects.alive().filter(reader=bob, location_start__in=[380, 412])
 
+    def test_a_highlight_deleted_on_the_device_stays_one_after_the_move(
+        self, tmp_path: Path, alice: User, bob: User
+    ) -> None:
+        clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "new", NEWER), file_name="new.zip"
+        )
+        exported, restore = _moved(alice, bob)
+        # The reader highlights the passage again on the Mac, after the delete.
+        again = [KEPT, AppleRow(9, DEVOURING, created=557000000.0)]
+        later = apple_books_zip(tmp_path / "later", again)
+
+        older = clippings_import(
+            reader=bob, data=apple_books_zip(tmp_path / "old", OLDER), file_name="old.zip"
+        )
+        report = clippings_import(reader=bob, data=later, file_name="later.zip")
+
+        assert restore.counts["removed_remembered"] == 2
+        assert set(
+            PurgedHighlight.objects.filter(reader=bob).values_list("on_device", "added_at")
+        ) == set(PurgedHighlight.objects.filter(reader=alice).values_list("on_device", "added_at"))
+        assert (older.counts["new_highlights"], older.counts["deleted_on_device"]) == (0, 2)
+        assert report.counts["new_highlights"] == 1
+        assert DEVOURING in _alive(bob)
+        assert PurgedHighlight.objects.filter(reader=bob).count() == 2
+        assert (
+            clippings_import(reader=bob, data=exported, file_name="alice.json").counts[
+                "removed_remembered"
+            ]
+            == 0
+        )
+
+    def test_an_export_of_version_2_without_device_traces_still_imports(
+        self, alice: User, bob: User
+    ) -> None:
+        clippings_import(reader=alice, data=KINDLE, file_name="My Clippings.txt")
+        highlight_delete(highlight=_leaf(alice))
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(seconds=1))
+        document = json.loads(library_export(reader=alice, format="json").data)
+        for record in document["removed_for_good"]:
+            del record["on_device"], record["added_at"]
+
+        old = clippings_import(reader=bob, data=json.dumps(document).encode(), file_name="v2.json")
+
+        assert (old.problems, old.counts["removed_remembered"]) == ([], 1)
+        assert PurgedHighlight.objects.get(reader=bob).on_device is False
+
     def test_an_export_of_version_1_still_imports(self, alice: User, bob: User) -> None:
         clippings_import(reader=alice, data=KINDLE, file_name="My Clippings.txt")
         document = json.loads(library_export(reader=alice, format="json").data)
@@ -166,6 +221,26 @@ class RestoreReportTests:
         assert "it added stays" not in page
         assert _leaf(bob).note_edited is True  # still the reader's own words: never replaced
         assert import_deletable(the_import=restore).filter(pk=_leaf(bob).pk).exists()
+
+    def test_it_offers_back_only_what_was_deleted_since_not_what_the_reader_deleted_there(
+        self, alice: User, bob: User, bob_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=KINDLE, file_name="My Clippings.txt")
+        highlight_delete(highlight=_leaf(alice))
+        _, restore = _moved(alice, bob)
+        report = reverse("import_report", args=[restore.code])
+
+        first = bob_client.get(report).content.decode()
+        bob_client.post(reverse("import_bring_back", args=[restore.code]))
+        think = Highlight.objects.get(reader=bob, location_start=412)
+        highlight_delete(highlight=think)
+        then = bob_client.get(report).content.decode()
+        bob_client.post(reverse("import_bring_back", args=[restore.code]))
+
+        assert "this import added is deleted" not in first
+        assert "1 highlight this import added is deleted." in then
+        assert _leaf(bob).deleted_at == _leaf(alice).deleted_at
+        assert Highlight.objects.alive().filter(pk=think.pk).exists()
 
     def test_a_note_edited_after_the_restore_keeps_its_highlight(
         self, alice: User, bob: User, bob_client: Client
