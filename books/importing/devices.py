@@ -248,11 +248,16 @@ def _check_sizes(members: list[zipfile.ZipInfo], packed: int) -> None:
             )
     # Many members each under BOMB_MIN_BYTES add up to the same bomb (32 sidecars of 8 MB
     # of repeated text in 267 KB): the compressed members are measured together too.
-    # Members stored as they are cannot unpack to more than they take, so they count on
-    # neither side: 2 MB of random bytes stored beside 40 members of 8 MB of zeros no
-    # longer passes the bomb for a zip 130 times its size. What the compressed members
-    # take is their entries' sizes, or the file's where those overlap one stretch of it.
-    compressed = [info for info in members if info.compress_type != zipfile.ZIP_STORED]
+    # Members that do not shrink (stored as they are, or random bytes compressed) unpack to
+    # about what they take, so they count on neither side: 2 MB of random bytes beside 40
+    # members of 8 MB of zeros no longer passes the bomb for a zip 130 times its size. What
+    # the shrinking members take is their entries' sizes, or the file's where those overlap
+    # one stretch of it.
+    compressed = [
+        info
+        for info in members
+        if info.compress_type != zipfile.ZIP_STORED and info.file_size > 2 * info.compress_size
+    ]
     inflated = sum(info.file_size for info in compressed)
     deflated = min(packed, sum(info.compress_size for info in compressed))
     if inflated > BOMB_MIN_BYTES and inflated > BOMB_RATIO * max(1, deflated):
