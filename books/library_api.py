@@ -242,14 +242,16 @@ def _connections_state(highlight: Highlight, connections: list[dict[str, Any]]) 
         elif nearest and connection_percent is not None:
             said = (
                 "Read by the model; no passage from another author connects to it yet. "
-                "`nearest` holds the judge's best candidates from the reader's other books: "
-                f"none is a connection (a connection needs {connection_percent}% or more)."
+                "`nearest` holds the closest passages from the reader's other books, with how "
+                "likely Exogram thinks each is related: none is close enough to be a "
+                f"connection (that takes {connection_percent}% or more)."
             )
         elif nearest:
             said = (
                 "Read by the model; no passage from another author connects to it yet. "
-                "`nearest` holds the closest passages from the reader's other books by the "
-                "vectors, not weighed by the judge: none is a connection."
+                "`nearest` holds the closest passages from the reader's other books by "
+                "meaning; Exogram has not yet weighed how related they are: none is a "
+                "connection."
             )
         else:
             said = "Read by the model; no passage from another book is near it yet."

@@ -247,7 +247,8 @@ class ApiConnectionsStateTests:
         assert [n["likely_related_percent"] for n in answer["nearest"]] == [41, 33]
         assert {n["connection"] for n in answer["nearest"]} == {False}
         assert answer["connection_percent"] == page.connection_percent
-        assert f"needs {page.connection_percent}% or more" in answer["state_said"]
+        assert f"takes {page.connection_percent}% or more" in answer["state_said"]
+        assert "judge" not in answer["state_said"]
         assert answer["nearest"][0]["book"] == "On Anger"  # a citation, as every highlight
         _, full = _get(client, reverse("api_highlight", args=[anger.code]), alice_token)
         assert full["nearest"] == answer["nearest"]
