@@ -14,6 +14,7 @@ words), so that a later import of a file that still holds the passage leaves it 
 with no highlight go too.
 """
 
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,7 +26,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from books.importing.purged import purged_traces
 from books.importing.services import IMPORT_LOCK
 from books.library_cache import library_version_bump
-from books.models import Book, Highlight, PurgedHighlight, Tag
+from books.models import Book, BookAlias, Highlight, PurgedHighlight, Tag
 from books.services import deletions_forget_empty
 
 # Highlights removed per transaction: short transactions, since each holds the reader's
@@ -135,7 +136,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
         tag_ids = list(
             Tag.objects.filter(highlights__in=ids).values_list("pk", flat=True).distinct()
         )
-        PurgedHighlight.objects.bulk_create(purged_traces(ids=ids))
+        PurgedHighlight.objects.bulk_create(_under_every_key(reader_id, purged_traces(ids=ids)))
         # Only the key: the cascade would otherwise read every row's three vectors. It
         # deletes the rows that point at them in one statement each (connections, tags'
         # links, merges, echoes, review state and cards), none of them read.
@@ -155,6 +156,31 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
     return PurgeCount(
         highlights=len(ids) - notes, notes=notes, books=removed.get(Book._meta.label, 0)
     )
+
+
+def _under_every_key(reader_id: int, traces: list[PurgedHighlight]) -> list[PurgedHighlight]:
+    """The traces, and a copy of each under every key of a book merged into its book
+    (BookAlias, books.importing.same_book): the book, and its aliases with it, may go with
+    its last highlight, and a later import of the merged-away title must still leave the
+    passage out."""
+    aliases: defaultdict[str, list[str]] = defaultdict(list)
+    for kept_key, alias_key in BookAlias.objects.filter(
+        reader_id=reader_id, book__key__in={t.book_key for t in traces}
+    ).values_list("book__key", "key"):
+        aliases[kept_key].append(alias_key)
+    copies = [
+        PurgedHighlight(
+            reader_id=t.reader_id,
+            book_key=alias_key,
+            kind=t.kind,
+            dedupe_key=t.dedupe_key,
+            text_hashes=t.text_hashes,
+            runs=t.runs,
+        )
+        for t in traces
+        for alias_key in aliases.get(t.book_key, [])
+    ]
+    return traces + copies
 
 
 def deleted_purge(*, reader_id: int, before: datetime) -> PurgeCount:

@@ -12,8 +12,10 @@ apart. The reader says they are one, and which one's title and authors stay:
 - connections between the two books go: a connection is between two books;
 - a sharing exclusion of either keeps the kept book out of sharing;
 - the other book's key is kept as a `BookAlias` of the kept book, and the traces of its
-  highlights removed for good are moved under the kept book's key, so a later import of
-  the same file adds nothing, and a file naming the other title lands in the kept book.
+  highlights removed for good are copied under the kept book's key, so a later import of
+  the same file adds nothing, and a file naming the other title lands in the kept book;
+  the purge writes what it removes from the kept book under the alias keys too
+  (books.purging), so removed-for-good stays so after the kept book itself is gone.
 """
 
 from dataclasses import dataclass
@@ -100,9 +102,7 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         absorbed.highlights.update(book=kept, updated=timezone.now())
         _keep_exclusions(kept, [absorbed])
         Deletion.objects.filter(book=absorbed).update(book=kept)
-        PurgedHighlight.objects.filter(reader_id=kept.reader_id, book_key=absorbed.key).update(
-            book_key=kept.key
-        )
+        _traces_copy(reader_id=kept.reader_id, from_key=absorbed.key, to_key=kept.key)
         # Books merged into the absorbed one before are the kept one's now.
         BookAlias.objects.filter(book=absorbed).update(book=kept)
         # update_or_create: a key once merged away may have come back as a book's key under
@@ -116,6 +116,29 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         joined = _rekey_highlights(kept)
         library_version_bump(reader_ids={kept.reader_id})
     return BookMerge(moved=moved, joined=joined, connections_dropped=dropped)
+
+
+def _traces_copy(*, reader_id: int, from_key: str, to_key: str) -> None:
+    """The traces of the highlights removed for good under `from_key`, copied under
+    `to_key`: an import following the alias leaves them out, and an import of the old title
+    once the kept book (and its aliases) is gone too (books.purging keeps both keys for what
+    it removes later)."""
+    PurgedHighlight.objects.bulk_create(
+        [
+            PurgedHighlight(
+                reader_id=t.reader_id,
+                book_key=to_key,
+                kind=t.kind,
+                dedupe_key=t.dedupe_key,
+                text_hashes=t.text_hashes,
+                runs=t.runs,
+                on_device=t.on_device,
+                added_at=t.added_at,
+            )
+            for t in PurgedHighlight.objects.filter(reader_id=reader_id, book_key=from_key)
+        ],
+        batch_size=1000,
+    )
 
 
 def merged_into(*, reader: User, code: UUID) -> Book | None:

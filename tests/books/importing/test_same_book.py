@@ -1,11 +1,13 @@
 """The reader's "This is the same book as…": two books made one, nothing of theirs lost, and
 later imports of either title land in the book kept."""
 
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from accounts.models import User
 from affinity.models import SharingProfile
@@ -14,8 +16,9 @@ from books.importing.background import import_queue
 from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
 from books.importing.services import clippings_import
 from books.models import Book, BookAlias, Connection, Highlight, Import
+from books.purging import deleted_purge
 from books.selectors import books_for
-from books.services import highlight_delete, highlight_note_update, highlight_tag
+from books.services import book_delete, highlight_delete, highlight_note_update, highlight_tag
 from books.tasks import run_import
 from tests.books.kindle import Entry, clippings_file
 
@@ -282,3 +285,30 @@ class SameBookDeletedCopyTests:
         kept = long.highlights.get(text=SHARED)
         assert kept.code == seen.code  # its page, its links, still lead to it
         assert kept.deleted_at is None
+
+
+@pytest.mark.django_db
+class SameBookRemovedForGoodTests:
+    def test_the_kept_book_removed_for_good_keeps_the_merged_away_file_out(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+        book_delete(book=long)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Book.objects.filter(pk=long.pk).exists()
+
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0
+        assert _import(alice, LONG_FILE[:2], "kobo.txt") == 0
+
+    def test_what_was_removed_for_good_before_the_merge_stays_out_after_the_kept_book_goes(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))  # GONE
+        books_merge(kept=long, absorbed=short)
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0  # the alias is followed
+        book_delete(book=long)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0
