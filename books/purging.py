@@ -98,12 +98,13 @@ def purge_due(*, reader_id: int, before: datetime) -> PurgeCount:
     return PurgeCount(highlights=counts["highlights"], notes=counts["notes"], books=books)
 
 
-def _lock_reader_for_purge(reader_id: int) -> bool:
+def lock_reader_for_change(reader_id: int) -> bool:
     """The reader's import lock, then their row; False when the reader is gone.
 
     The import lock first, as an import takes it (books.importing.services), so the two
     cannot deadlock: an import reads deleted highlights to keep a re-import from bringing
-    them back and adds highlights to books, so none runs while a batch removes them. The
+    them back and adds highlights to books, so none runs while a batch removes them (or
+    while two books are merged: books.importing.same_book). The
     row: the embedding pipeline share-locks it to write vectors and connections, so no
     connection is inserted for a highlight being removed. NO KEY UPDATE, not UPDATE: rows
     that merely point at the reader (a new session, a token) are not held up.
@@ -118,7 +119,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
     """Remove up to PURGE_BATCH due highlights of the reader in one transaction; None when
     there were none left."""
     with transaction.atomic():
-        if not _lock_reader_for_purge(reader_id):
+        if not lock_reader_for_change(reader_id):
             return None
         # Locked, and read again under the lock: a highlight brought back meanwhile no
         # longer matches `deleted_at < before` and stays.

@@ -21,16 +21,16 @@ apart. The reader says they are one, and which one's title and authors stay:
 from dataclasses import dataclass
 from uuid import UUID
 
-from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db import transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
 from books.importing.book_merge import _keep_exclusions, _rekey_highlights
 from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
-from books.importing.services import IMPORT_LOCK
 from books.library_cache import library_version_bump
 from books.models import Book, BookAlias, Connection, Deletion, PurgedHighlight
+from books.purging import lock_reader_for_change
 
 # How many of the reader's books the merge page names first, as likely the same book.
 SUGGESTIONS_SHOWN = 8
@@ -89,8 +89,11 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         # One change of a reader's books at a time, imports included (the import's lock):
         # a double POST waits here for the first merge to commit, then finds the book
         # gone; an import never matches its file against a book being merged away.
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [IMPORT_LOCK, kept.reader_id])
+        # The reader's row too, as the purge takes it: the embedding worker share-locks it
+        # to write connections, so no pair judged while the two were two books is
+        # inserted after the merge, within one book.
+        if not lock_reader_for_change(kept.reader_id):
+            return None
         found = Book.objects.filter(reader_id=kept.reader_id, pk__in=[kept.pk, absorbed.pk])
         books = {book.pk: book for book in found}
         if kept.pk == absorbed.pk or absorbed.pk not in books or kept.pk not in books:
@@ -114,6 +117,10 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         )
         absorbed.delete()
         joined = _rekey_highlights(kept)
+        # Pairs within one book are not connections (as books_merge_duplicates ends).
+        Connection.objects.filter(
+            reader_id=kept.reader_id, highlight_a__book=F("highlight_b__book")
+        ).delete()
         library_version_bump(reader_ids={kept.reader_id})
     return BookMerge(moved=moved, joined=joined, connections_dropped=dropped)
 

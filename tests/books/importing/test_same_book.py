@@ -1,12 +1,14 @@
 """The reader's "This is the same book as…": two books made one, nothing of theirs lost, and
 later imports of either title land in the book kept."""
 
+import threading
 from datetime import timedelta
 from io import StringIO
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection, connections
 from django.utils import timezone
 
 from accounts.models import User
@@ -312,3 +314,61 @@ class SameBookRemovedForGoodTests:
         deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
 
         assert _import(alice, SHORT_FILE, "kindle.txt") == 0
+
+
+@pytest.mark.django_db
+class SameBookConnectionsTests:
+    def test_no_pair_within_the_kept_book_outlives_the_merge(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # A pair inside one book, as a worker judging the two books apart may insert it.
+        short, long = two_copies
+        within = _connect(
+            alice, long.highlights.get(text=SHARED), long.highlights.get(text=ONLY_LONG)
+        )
+
+        books_merge(kept=long, absorbed=short)
+
+        assert not Connection.objects.filter(pk=within.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+class SameBookRaceTests:
+    def test_the_merge_waits_for_an_embedding_write_in_flight(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # The worker writing vectors and connections holds the reader's row FOR SHARE
+        # (books.embedding.pipeline._lock_live_readers) until it commits.
+        short, long = two_copies
+        worker = connections["default"].copy()
+        worker.connect()
+        worker.set_autocommit(False)
+        with worker.cursor() as cursor:
+            cursor.execute("SELECT id FROM accounts_user WHERE id = %s FOR SHARE", [alice.pk])
+            cursor.execute("SELECT pg_backend_pid()")
+            worker_pid = cursor.fetchone()[0]
+        merging = threading.Thread(target=_merge_then_close, args=(long, short))
+        merging.start()
+        try:
+            waiting = False
+            while merging.is_alive() and not waiting:
+                with worker.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN"
+                        " (SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)))",
+                        [worker_pid],
+                    )
+                    waiting = cursor.fetchone()[0] > 0
+        finally:
+            worker.rollback()
+            worker.close()
+            merging.join()
+        assert waiting  # the merge waited for the write, not raced it
+        assert not Book.objects.filter(pk=short.pk).exists()
+
+
+def _merge_then_close(kept: Book, absorbed: Book) -> None:
+    try:
+        books_merge(kept=kept, absorbed=absorbed)
+    finally:
+        connection.close()
