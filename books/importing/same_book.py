@@ -9,7 +9,9 @@ apart. The reader says they are one, and which one's title and authors stay:
   deletion), and a passage both books held becomes one by the import's own join
   (`book_merge._join`: every word, note, tag and favourite of both, the longer review
   history);
-- connections between the two books go: a connection is between two books;
+- connections between the two books go: a connection is between two books; every
+  embedded passage of both is connected again after commit (the judge reads the authors,
+  and the slots the dropped pairs held are free);
 - a sharing exclusion of either keeps the kept book out of sharing;
 - the other book's key is kept as a `BookAlias` of the kept book, and the traces of its
   highlights removed for good are copied under the kept book's key, so a later import of
@@ -19,6 +21,7 @@ apart. The reader says they are one, and which one's title and authors stay:
 """
 
 from dataclasses import dataclass
+from functools import partial
 from uuid import UUID
 
 from django.db import transaction
@@ -26,10 +29,11 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import User
+from books.events import announce, highlights_to_embed
 from books.importing.book_merge import _keep_exclusions, _rekey_highlights
 from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
 from books.library_cache import library_version_bump
-from books.models import Book, BookAlias, Connection, Deletion, PurgedHighlight
+from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
 from books.purging import lock_reader_for_change
 
 # How many of the reader's books the merge page names first, as likely the same book.
@@ -121,8 +125,27 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         Connection.objects.filter(
             reader_id=kept.reader_id, highlight_a__book=F("highlight_b__book")
         ).delete()
+        _connect_again(kept)
         library_version_bump(reader_ids={kept.reader_id})
     return BookMerge(moved=moved, joined=joined, connections_dropped=dropped)
+
+
+def _connect_again(kept: Book) -> list[int]:
+    """Send the kept book's embedded passages (both books' now) back to the embedding
+    pipeline, which forgets their connections and finds them again once committed: the
+    judge reads the authors (same_author), which changed for one book's passages, and each
+    passage's slots held by pairs with the other book are free again. Their vectors leave
+    the read paths until then, as after a model change. Returns their ids."""
+    done = (
+        kept.highlights.alive().passages().filter(embedding_status=Highlight.EmbeddingStatus.DONE)
+    )
+    ids = list(done.values_list("pk", flat=True))
+    Highlight.objects.filter(pk__in=ids).update(
+        embedding_status=Highlight.EmbeddingStatus.PENDING, embedding_claimed_at=None
+    )
+    if ids:
+        transaction.on_commit(partial(announce, highlights_to_embed, ids=ids))
+    return ids
 
 
 def _traces_copy(*, reader_id: int, from_key: str, to_key: str) -> None:

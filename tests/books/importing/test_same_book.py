@@ -3,6 +3,7 @@ later imports of either title land in the book kept."""
 
 import threading
 from datetime import timedelta
+from functools import partial
 from io import StringIO
 from typing import Any
 
@@ -13,6 +14,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from affinity.models import SharingProfile
+from books.embedding.pipeline import highlights_embed
+from books.events import highlights_to_embed
 from books.importing import background
 from books.importing.background import import_queue
 from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
@@ -372,3 +375,30 @@ def _merge_then_close(kept: Book, absorbed: Book) -> None:
         books_merge(kept=kept, absorbed=absorbed)
     finally:
         connection.close()
+
+
+@pytest.mark.django_db
+class SameBookConnectedAgainTests:
+    def test_every_embedded_passage_of_both_books_is_connected_again_after_the_merge(
+        self, alice: User, two_copies: tuple[Book, Book], django_capture_on_commit_callbacks: Any
+    ) -> None:
+        short, long = two_copies
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        both = {h.pk for h in Highlight.objects.filter(book__in=[short, long]).alive()}
+
+        with django_capture_on_commit_callbacks() as callbacks:
+            books_merge(kept=long, absorbed=short)
+
+        queued = {
+            pk
+            for callback in callbacks
+            if isinstance(callback, partial) and callback.args == (highlights_to_embed,)
+            for pk in callback.keywords["ids"]
+        }
+        kept = set(long.highlights.alive().values_list("pk", flat=True))
+        assert queued == kept
+        assert kept < both  # the passage both held is one now
+        highlights_embed(ids=sorted(queued))
+        assert not long.highlights.alive().exclude(embedding_status="done").exists()
