@@ -12,7 +12,8 @@ apart. The reader says they are one, and which one's title and authors stay:
 - connections between the two books go: a connection is between two books; every
   embedded passage of both is connected again after commit (the judge reads the authors,
   and the slots the dropped pairs held are free);
-- a sharing exclusion of either keeps the kept book out of sharing;
+- a sharing exclusion of either keeps the kept book out of sharing, and the reader's
+  centroid is recomputed in the merge's transaction (affinity.services.sharing_changed);
 - the other book's key is kept as a `BookAlias` of the kept book, and the traces of its
   highlights removed for good are copied under the kept book's key, so a later import of
   the same file adds nothing, and a file naming the other title lands in the kept book;
@@ -47,6 +48,8 @@ class BookMerge:
     moved: int  # highlights (not deleted) of the merged-away book, now the kept book's
     joined: int  # passages both books held, now one
     connections_dropped: int  # connections between the two books
+    # Either book is kept out of sharing: the kept one is (and what is shared changes).
+    kept_out_of_sharing: bool = False
 
 
 def _between(a: Book, b: Book) -> QuerySet[Connection]:
@@ -80,7 +83,14 @@ def book_merge_preview(*, kept: Book, absorbed: Book) -> BookMerge:
         moved=absorbed.highlights.alive().count(),
         joined=len(_passage_keys(kept) & _passage_keys(absorbed)),
         connections_dropped=_between(kept, absorbed).count(),
+        kept_out_of_sharing=_out_of_sharing(kept, absorbed),
     )
+
+
+def _out_of_sharing(*books: Book) -> bool:
+    from affinity.models import SharingProfile
+
+    return SharingProfile.excluded_books.through.objects.filter(book__in=books).exists()
 
 
 def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
@@ -107,6 +117,7 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         dropped, _ = _between(kept, absorbed).delete()
         # `updated` too: the library map is laid out again, with the kept book's title.
         absorbed.highlights.update(book=kept, updated=timezone.now())
+        out_of_sharing = _out_of_sharing(kept, absorbed)
         _keep_exclusions(kept, [absorbed])
         Deletion.objects.filter(book=absorbed).update(book=kept)
         _traces_copy(reader_id=kept.reader_id, from_key=absorbed.key, to_key=kept.key)
@@ -126,8 +137,19 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
             reader_id=kept.reader_id, highlight_a__book=F("highlight_b__book")
         ).delete()
         _connect_again(kept)
+        if out_of_sharing:
+            # The kept book may have left sharing, or the absorbed one's highlights with
+            # it: the centroid follows now, as a change of the sharing settings does.
+            from affinity.services import sharing_changed
+
+            sharing_changed(reader=kept.reader)
         library_version_bump(reader_ids={kept.reader_id})
-    return BookMerge(moved=moved, joined=joined, connections_dropped=dropped)
+    return BookMerge(
+        moved=moved,
+        joined=joined,
+        connections_dropped=dropped,
+        kept_out_of_sharing=out_of_sharing,
+    )
 
 
 def _connect_again(kept: Book) -> list[int]:

@@ -13,7 +13,8 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import SharingProfile
+from affinity.models import ReaderCentroid, SharingProfile
+from affinity.services import embedded_shared_count, sharing_update
 from books.embedding.pipeline import highlights_embed
 from books.events import highlights_to_embed
 from books.importing import background
@@ -402,3 +403,27 @@ class SameBookConnectedAgainTests:
         assert kept < both  # the passage both held is one now
         highlights_embed(ids=sorted(queued))
         assert not long.highlights.alive().exclude(embedding_status="done").exists()
+
+
+@pytest.mark.django_db
+class SameBookSharingTests:
+    def test_the_centroid_leaves_out_at_once_a_book_the_merge_keeps_out_of_sharing(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        sharing_update(
+            reader=alice, discoverable=True, display_name="Alice", excluded_books=[short]
+        )
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 3  # long's two, STOIC
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert done.kept_out_of_sharing
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 1  # STOIC
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == embedded_shared_count(
+            alice.pk
+        )
