@@ -117,6 +117,24 @@ class BookMergeViewTests:
         page = alice_client.get(url, headers={"accept-language": "es"}).content.decode()
         assert "así que el libro que conservas también lo estará" in page
 
+    def test_a_page_shown_before_a_book_was_merged_elsewhere_merges_nothing(
+        self, alice: User, books: tuple[Book, Book], alice_client: Client
+    ) -> None:
+        # The confirm page for the two copies is open; meanwhile, in another tab, the long
+        # one becomes part of "Book number 1". The old page's POST must not merge that book.
+        short, long = books
+        third = Book.objects.get(reader=alice, title="Book number 1")
+        _post(alice_client, third, long, keep=third)
+        data = {"other": str(long.code), "keep": str(short.code)}
+
+        response = alice_client.post(reverse("book_merge", args=[short.code]), data)
+
+        assert response["Location"] == reverse("book_merge_confirm", args=[short.code, third.code])
+        assert Book.objects.filter(pk=third.pk).exists()
+        assert Book.objects.filter(pk=short.pk).exists()
+        page = alice_client.get(response["Location"]).content.decode()
+        assert "One of these books was merged into another since the page was shown." in page
+
     def test_it_speaks_spanish(self, books: tuple[Book, Book], alice_client: Client) -> None:
         short, long = books
         with override("es"):
