@@ -165,9 +165,11 @@ def _under_every_key(reader_id: int, traces: list[PurgedHighlight]) -> list[Purg
     its last highlight, and a later import of the merged-away title must still leave the
     passage out."""
     aliases: defaultdict[str, list[str]] = defaultdict(list)
-    for kept_key, alias_key in BookAlias.objects.filter(
-        reader_id=reader_id, book__key__in={t.book_key for t in traces}
-    ).values_list("book__key", "key"):
+    for kept_key, alias_key in (
+        BookAlias.objects.filter(reader_id=reader_id, book__key__in={t.book_key for t in traces})
+        .exclude(key__startswith="\x1e")  # kept only for its code (same_book.CODE_ONLY)
+        .values_list("book__key", "key")
+    ):
         aliases[kept_key].append(alias_key)
     copies = [
         PurgedHighlight(

@@ -26,7 +26,8 @@ from functools import partial
 from uuid import UUID
 
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import CharField, F, Q, QuerySet, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from accounts.models import User
@@ -36,6 +37,10 @@ from books.importing.identity import highlight_dedupe_key, normalize_title, same
 from books.library_cache import library_version_bump
 from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
 from books.purging import lock_reader_for_change
+
+# The start of the key of an alias kept only for its code (never a Book.key: books.importing
+# .book_merge steps keys aside with it only inside a transaction).
+CODE_ONLY = "\x1e"
 
 # How many of the reader's books the merge page names first, as likely the same book.
 SUGGESTIONS_SHOWN = 8
@@ -119,16 +124,27 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         absorbed.highlights.update(book=kept, updated=timezone.now())
         out_of_sharing = _out_of_sharing(kept, absorbed)
         _keep_exclusions(kept, [absorbed])
-        Deletion.objects.filter(book=absorbed).update(book=kept)
+        # The absorbed book's deletes of itself whole: their highlights stay deleted, as
+        # deletes of some of the kept book's (/deleted/ groups them by book and moment),
+        # not as a delete of the kept book, which is alive.
+        whole = Deletion.objects.filter(reader_id=kept.reader_id, book=absorbed)
+        Highlight.objects.filter(deletion__in=whole).update(deletion=None)
+        whole.delete()
         _traces_copy(reader_id=kept.reader_id, from_key=absorbed.key, to_key=kept.key)
         # Books merged into the absorbed one before are the kept one's now.
         BookAlias.objects.filter(book=absorbed).update(book=kept)
-        # update_or_create: a key once merged away may have come back as a book's key under
-        # a later identity rule (merge_duplicate_books), and be merged away again.
-        BookAlias.objects.update_or_create(
+        # A key once merged away may have come back as a book's key under a later identity
+        # rule (merge_duplicate_books), and be merged away again: the earlier alias steps
+        # aside to a key no title line has, so its code still leads where it led.
+        BookAlias.objects.filter(reader_id=kept.reader_id, key=absorbed.key).update(
+            key=Concat(Value(CODE_ONLY), Cast("code", output_field=CharField()))
+        )
+        BookAlias.objects.create(
             reader_id=kept.reader_id,
             key=absorbed.key,
-            defaults={"code": absorbed.code, "title": absorbed.title, "book": kept},
+            code=absorbed.code,
+            title=absorbed.title,
+            book=kept,
         )
         absorbed.delete()
         joined = _rekey_highlights(kept)

@@ -19,12 +19,23 @@ from books.embedding.pipeline import highlights_embed
 from books.events import highlights_to_embed
 from books.importing import background
 from books.importing.background import import_queue
-from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
+from books.importing.same_book import (
+    book_merge_preview,
+    books_merge,
+    merge_suggestions,
+    merged_into,
+)
 from books.importing.services import clippings_import
-from books.models import Book, BookAlias, Connection, Highlight, Import
+from books.models import Book, BookAlias, Connection, Deletion, Highlight, Import
 from books.purging import deleted_purge
 from books.selectors import books_for
-from books.services import book_delete, highlight_delete, highlight_note_update, highlight_tag
+from books.services import (
+    book_bring_back,
+    book_delete,
+    highlight_delete,
+    highlight_note_update,
+    highlight_tag,
+)
 from books.tasks import run_import
 from tests.books.kindle import Entry, clippings_file
 
@@ -427,3 +438,39 @@ class SameBookSharingTests:
         assert ReaderCentroid.objects.get(reader=alice).highlight_count == embedded_shared_count(
             alice.pk
         )
+
+
+@pytest.mark.django_db
+class SameBookOldCodesTests:
+    def test_every_code_merged_away_under_one_key_still_leads_to_its_book(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # The short copy's key comes back as a book's (a later identity rule), and that
+        # book is merged away again: both old codes still lead somewhere.
+        short, long = two_copies
+        first_code = short.code
+        books_merge(kept=long, absorbed=short)
+        again = Book.objects.create(
+            reader=alice, title=short.title, authors=short.authors, key=short.key
+        )
+
+        books_merge(kept=long, absorbed=again)
+
+        assert merged_into(reader=alice, code=first_code) == long
+        assert merged_into(reader=alice, code=again.code) == long
+        new = Entry(SHORT, "A sentence read on the Kindle later.", location="500-501")
+        _import(alice, [new], "k3")
+        assert long.highlights.filter(text=new.text).exists()
+
+    def test_a_merged_away_book_deleted_whole_is_not_the_kept_book_deleted_whole(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        _, at = book_delete(book=short)
+
+        books_merge(kept=long, absorbed=short)
+
+        assert not Deletion.objects.filter(reader=alice, book=long).exists()
+        gone = long.highlights.filter(deleted_at=at)
+        assert sorted(gone.values_list("text", flat=True)) == [ONLY_SHORT]  # SHARED joined
+        assert book_bring_back(book=long, at=at) == 1
