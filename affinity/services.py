@@ -400,8 +400,16 @@ def sharing_update(
         profile.excluded_books.set(excluded_books)
         now = (discoverable, {book.pk for book in excluded_books})
         if now != was:
-            _centroid_save(reader, CentroidSums.of(reader.pk))
-            # Probing (new to sharing) and the echo weights of readers who hold the same
-            # passages follow in the background.
-            centroids_mark_stale(reader_ids={reader.pk} | echo_holders([reader.pk]))
+            sharing_changed(reader=reader)
     return profile
+
+
+def sharing_changed(*, reader: User) -> None:
+    """What the reader shares changed (their settings, or two books merged into one of
+    them kept out of sharing: books.importing.same_book): the centroid is recomputed now,
+    in the caller's transaction, so that an excluded passage never counts in a centroid
+    another reader is compared with."""
+    _centroid_save(reader, CentroidSums.of(reader.pk))
+    # Probing (new to sharing) and the echo weights of readers who hold the same
+    # passages follow in the background.
+    centroids_mark_stale(reader_ids={reader.pk} | echo_holders([reader.pk]))

@@ -87,7 +87,9 @@ def _merged_message(absorbed_title: str, kept_title: str, done: BookMerge) -> st
 @login_required
 def book_merge(request: HttpRequest, code: UUID) -> HttpResponse:
     # A code of a book merged away leads to the book it became part of: a second POST of
-    # the same merge finds the two books already one and says so.
+    # the same merge finds the two books already one and says so. Otherwise the three codes
+    # must be books as they are: a page shown before one of them was merged into a third
+    # book would merge a book the reader never saw.
     the_book = get_book_or_merged_for_user(request, code)
     form = BookMergeForm(request.POST)
     if not form.is_valid():
@@ -95,11 +97,23 @@ def book_merge(request: HttpRequest, code: UUID) -> HttpResponse:
         return redirect("book_merge_choose", code=the_book.code)
     other = get_book_or_merged_for_user(request, form.cleaned_data["other"])
     keep = get_book_or_merged_for_user(request, form.cleaned_data["keep"])
-    if keep.pk not in (the_book.pk, other.pk):
-        raise Http404
     if the_book.pk == other.pk:
+        if keep.pk != the_book.pk:
+            raise Http404
         messages.info(request, gettext("These two books are already one."))
         return redirect(keep)
+    given = (code, form.cleaned_data["other"], form.cleaned_data["keep"])
+    if (the_book.code, other.code, keep.code) != given:
+        messages.warning(
+            request,
+            gettext(
+                "One of these books was merged into another since the page was shown. "
+                "Read again what the merge does before merging."
+            ),
+        )
+        return redirect("book_merge_confirm", code=the_book.code, other=other.code)
+    if keep.pk not in (the_book.pk, other.pk):
+        raise Http404
     absorbed = other if keep.pk == the_book.pk else the_book
     done = books_merge(kept=keep, absorbed=absorbed)
     if done is None:

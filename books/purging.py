@@ -14,6 +14,7 @@ words), so that a later import of a file that still holds the passage leaves it 
 with no highlight go too.
 """
 
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,7 +26,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from books.importing.purged import purged_traces
 from books.importing.services import IMPORT_LOCK
 from books.library_cache import library_version_bump
-from books.models import Book, Highlight, PurgedHighlight, Tag
+from books.models import Book, BookAlias, Highlight, PurgedHighlight, Tag
 from books.services import deletions_forget_empty
 
 # Highlights removed per transaction: short transactions, since each holds the reader's
@@ -97,12 +98,13 @@ def purge_due(*, reader_id: int, before: datetime) -> PurgeCount:
     return PurgeCount(highlights=counts["highlights"], notes=counts["notes"], books=books)
 
 
-def _lock_reader_for_purge(reader_id: int) -> bool:
+def lock_reader_for_change(reader_id: int) -> bool:
     """The reader's import lock, then their row; False when the reader is gone.
 
     The import lock first, as an import takes it (books.importing.services), so the two
     cannot deadlock: an import reads deleted highlights to keep a re-import from bringing
-    them back and adds highlights to books, so none runs while a batch removes them. The
+    them back and adds highlights to books, so none runs while a batch removes them (or
+    while two books are merged: books.importing.same_book). The
     row: the embedding pipeline share-locks it to write vectors and connections, so no
     connection is inserted for a highlight being removed. NO KEY UPDATE, not UPDATE: rows
     that merely point at the reader (a new session, a token) are not held up.
@@ -117,7 +119,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
     """Remove up to PURGE_BATCH due highlights of the reader in one transaction; None when
     there were none left."""
     with transaction.atomic():
-        if not _lock_reader_for_purge(reader_id):
+        if not lock_reader_for_change(reader_id):
             return None
         # Locked, and read again under the lock: a highlight brought back meanwhile no
         # longer matches `deleted_at < before` and stays.
@@ -135,7 +137,7 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
         tag_ids = list(
             Tag.objects.filter(highlights__in=ids).values_list("pk", flat=True).distinct()
         )
-        PurgedHighlight.objects.bulk_create(purged_traces(ids=ids))
+        PurgedHighlight.objects.bulk_create(_under_every_key(reader_id, purged_traces(ids=ids)))
         # Only the key: the cascade would otherwise read every row's three vectors. It
         # deletes the rows that point at them in one statement each (connections, tags'
         # links, merges, echoes, review state and cards), none of them read.
@@ -155,6 +157,33 @@ def _purge_batch(*, reader_id: int, before: datetime) -> PurgeCount | None:
     return PurgeCount(
         highlights=len(ids) - notes, notes=notes, books=removed.get(Book._meta.label, 0)
     )
+
+
+def _under_every_key(reader_id: int, traces: list[PurgedHighlight]) -> list[PurgedHighlight]:
+    """The traces, and a copy of each under every key of a book merged into its book
+    (BookAlias, books.importing.same_book): the book, and its aliases with it, may go with
+    its last highlight, and a later import of the merged-away title must still leave the
+    passage out."""
+    aliases: defaultdict[str, list[str]] = defaultdict(list)
+    for kept_key, alias_key in (
+        BookAlias.objects.filter(reader_id=reader_id, book__key__in={t.book_key for t in traces})
+        .exclude(key__startswith="\x1e")  # kept only for its code (same_book.CODE_ONLY)
+        .values_list("book__key", "key")
+    ):
+        aliases[kept_key].append(alias_key)
+    copies = [
+        PurgedHighlight(
+            reader_id=t.reader_id,
+            book_key=alias_key,
+            kind=t.kind,
+            dedupe_key=t.dedupe_key,
+            text_hashes=t.text_hashes,
+            runs=t.runs,
+        )
+        for t in traces
+        for alias_key in aliases.get(t.book_key, [])
+    ]
+    return traces + copies
 
 
 def deleted_purge(*, reader_id: int, before: datetime) -> PurgeCount:

@@ -35,7 +35,7 @@ from books.importing.identity import (
     same_author,
     turned_by_its_own_words,
 )
-from books.models import Book, Connection, Highlight, HighlightMerge
+from books.models import Book, BookAlias, Connection, Highlight, HighlightMerge
 
 
 @dataclass
@@ -89,6 +89,8 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
                     kept.title = titled[0].title  # the book's own title, not its file's name
                 Highlight.objects.filter(book__in=absorbed).update(book=kept)
                 _keep_exclusions(kept, absorbed)
+                # Books the reader merged into a copy (books.importing.same_book) follow it.
+                BookAlias.objects.filter(book__in=absorbed).update(book=kept)
                 Book.objects.filter(pk__in=[book.pk for book in absorbed]).delete()
             kept.key, kept.authors_normalized = key, normalized
             kept.save(update_fields=["key", "authors_normalized", "title", "authors"])

@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils.translation import override
 
 from accounts.models import User
+from affinity.models import SharingProfile
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from tests.books.kindle import Entry, clippings_file
@@ -102,6 +103,37 @@ class BookMergeViewTests:
         response = alice_client.post(url, {"keep": str(short.code)})
         assert response["Location"] == reverse("book_merge_choose", args=[short.code])
         assert Book.objects.filter(pk=short.pk).exists()
+
+    def test_it_says_when_the_kept_book_will_be_kept_out_of_sharing(
+        self, alice: User, books: tuple[Book, Book], alice_client: Client
+    ) -> None:
+        short, long = books
+        url = reverse("book_merge_confirm", args=[short.code, long.code])
+        said = "so the book you keep is too, and what you share is updated at once"
+        assert said not in alice_client.get(url).content.decode()
+        SharingProfile.objects.create(reader=alice).excluded_books.add(long)
+
+        assert said in alice_client.get(url).content.decode()
+        page = alice_client.get(url, headers={"accept-language": "es"}).content.decode()
+        assert "así que el libro que conservas también lo estará" in page
+
+    def test_a_page_shown_before_a_book_was_merged_elsewhere_merges_nothing(
+        self, alice: User, books: tuple[Book, Book], alice_client: Client
+    ) -> None:
+        # The confirm page for the two copies is open; meanwhile, in another tab, the long
+        # one becomes part of "Book number 1". The old page's POST must not merge that book.
+        short, long = books
+        third = Book.objects.get(reader=alice, title="Book number 1")
+        _post(alice_client, third, long, keep=third)
+        data = {"other": str(long.code), "keep": str(short.code)}
+
+        response = alice_client.post(reverse("book_merge", args=[short.code]), data)
+
+        assert response["Location"] == reverse("book_merge_confirm", args=[short.code, third.code])
+        assert Book.objects.filter(pk=third.pk).exists()
+        assert Book.objects.filter(pk=short.pk).exists()
+        page = alice_client.get(response["Location"]).content.decode()
+        assert "One of these books was merged into another since the page was shown." in page
 
     def test_it_speaks_spanish(self, books: tuple[Book, Book], alice_client: Client) -> None:
         short, long = books

@@ -9,6 +9,7 @@ from django.core.management import call_command
 from accounts.models import User
 from affinity.models import SharingProfile
 from books.importing.identity import highlight_dedupe_key
+from books.importing.same_book import books_merge, merged_into
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Tag
 from review.models import ReviewState
@@ -93,6 +94,21 @@ class BookMergeTests:
         assert "merged 'It Doesn\u2019t Have to Be Crazy at Work'" in out
         assert not Book.objects.filter(pk=twin.pk).exists()
         assert sorted(kept.highlights.values_list("text", flat=True)) == [CALM, HOURS]
+
+    def test_a_book_the_reader_merged_into_a_copy_follows_it(
+        self, alice: User, twins: tuple[Book, Book]
+    ) -> None:
+        kept, twin = twins
+        meditations = Book.objects.get(reader=alice, title="Meditations")
+        books_merge(kept=twin, absorbed=meditations)
+
+        _merge()
+
+        assert merged_into(reader=alice, code=meditations.code) == kept
+        _import(
+            alice, Entry("Meditations (Marcus Aurelius)", "Waste no more time.", location="60-61")
+        )
+        assert kept.highlights.filter(text="Waste no more time.").exists()
 
     def test_it_keeps_everything_the_reader_did_on_either_copy(
         self, alice: User, twins: tuple[Book, Book]

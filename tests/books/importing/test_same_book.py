@@ -1,21 +1,41 @@
 """The reader's "This is the same book as…": two books made one, nothing of theirs lost, and
 later imports of either title land in the book kept."""
 
+import threading
+from datetime import timedelta
+from functools import partial
 from io import StringIO
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection, connections
+from django.utils import timezone
 
 from accounts.models import User
-from affinity.models import SharingProfile
+from affinity.models import ReaderCentroid, SharingProfile
+from affinity.services import embedded_shared_count, sharing_update
+from books.embedding.pipeline import highlights_embed
+from books.events import highlights_to_embed
 from books.importing import background
 from books.importing.background import import_queue
-from books.importing.same_book import book_merge_preview, books_merge, merge_suggestions
+from books.importing.same_book import (
+    book_merge_preview,
+    books_merge,
+    merge_suggestions,
+    merged_into,
+)
 from books.importing.services import clippings_import
-from books.models import Book, BookAlias, Connection, Highlight, Import
+from books.models import Book, BookAlias, Connection, Deletion, Highlight, Import
+from books.purging import deleted_purge
 from books.selectors import books_for
-from books.services import highlight_delete, highlight_note_update, highlight_tag
+from books.services import (
+    book_bring_back,
+    book_delete,
+    highlight_delete,
+    highlight_note_update,
+    highlight_tag,
+)
 from books.tasks import run_import
 from tests.books.kindle import Entry, clippings_file
 
@@ -282,3 +302,175 @@ class SameBookDeletedCopyTests:
         kept = long.highlights.get(text=SHARED)
         assert kept.code == seen.code  # its page, its links, still lead to it
         assert kept.deleted_at is None
+
+
+@pytest.mark.django_db
+class SameBookRemovedForGoodTests:
+    def test_the_kept_book_removed_for_good_keeps_the_merged_away_file_out(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        books_merge(kept=long, absorbed=short)
+        book_delete(book=long)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Book.objects.filter(pk=long.pk).exists()
+
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0
+        assert _import(alice, LONG_FILE[:2], "kobo.txt") == 0
+
+    def test_what_was_removed_for_good_before_the_merge_stays_out_after_the_kept_book_goes(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))  # GONE
+        books_merge(kept=long, absorbed=short)
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0  # the alias is followed
+        book_delete(book=long)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+
+        assert _import(alice, SHORT_FILE, "kindle.txt") == 0
+
+
+@pytest.mark.django_db
+class SameBookConnectionsTests:
+    def test_no_pair_within_the_kept_book_outlives_the_merge(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # A pair inside one book, as a worker judging the two books apart may insert it.
+        short, long = two_copies
+        within = _connect(
+            alice, long.highlights.get(text=SHARED), long.highlights.get(text=ONLY_LONG)
+        )
+
+        books_merge(kept=long, absorbed=short)
+
+        assert not Connection.objects.filter(pk=within.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+class SameBookRaceTests:
+    def test_the_merge_waits_for_an_embedding_write_in_flight(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # The worker writing vectors and connections holds the reader's row FOR SHARE
+        # (books.embedding.pipeline._lock_live_readers) until it commits.
+        short, long = two_copies
+        worker = connections["default"].copy()
+        worker.connect()
+        worker.set_autocommit(False)
+        with worker.cursor() as cursor:
+            cursor.execute("SELECT id FROM accounts_user WHERE id = %s FOR SHARE", [alice.pk])
+            cursor.execute("SELECT pg_backend_pid()")
+            worker_pid = cursor.fetchone()[0]
+        merging = threading.Thread(target=_merge_then_close, args=(long, short))
+        merging.start()
+        try:
+            waiting = False
+            while merging.is_alive() and not waiting:
+                with worker.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN"
+                        " (SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)))",
+                        [worker_pid],
+                    )
+                    waiting = cursor.fetchone()[0] > 0
+        finally:
+            worker.rollback()
+            worker.close()
+            merging.join()
+        assert waiting  # the merge waited for the write, not raced it
+        assert not Book.objects.filter(pk=short.pk).exists()
+
+
+def _merge_then_close(kept: Book, absorbed: Book) -> None:
+    try:
+        books_merge(kept=kept, absorbed=absorbed)
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db
+class SameBookConnectedAgainTests:
+    def test_every_embedded_passage_of_both_books_is_connected_again_after_the_merge(
+        self, alice: User, two_copies: tuple[Book, Book], django_capture_on_commit_callbacks: Any
+    ) -> None:
+        short, long = two_copies
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        both = {h.pk for h in Highlight.objects.filter(book__in=[short, long]).alive()}
+
+        with django_capture_on_commit_callbacks() as callbacks:
+            books_merge(kept=long, absorbed=short)
+
+        queued = {
+            pk
+            for callback in callbacks
+            if isinstance(callback, partial) and callback.args == (highlights_to_embed,)
+            for pk in callback.keywords["ids"]
+        }
+        kept = set(long.highlights.alive().values_list("pk", flat=True))
+        assert queued == kept
+        assert kept < both  # the passage both held is one now
+        highlights_embed(ids=sorted(queued))
+        assert not long.highlights.alive().exclude(embedding_status="done").exists()
+
+
+@pytest.mark.django_db
+class SameBookSharingTests:
+    def test_the_centroid_leaves_out_at_once_a_book_the_merge_keeps_out_of_sharing(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        sharing_update(
+            reader=alice, discoverable=True, display_name="Alice", excluded_books=[short]
+        )
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 3  # long's two, STOIC
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert done.kept_out_of_sharing
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == 1  # STOIC
+        assert ReaderCentroid.objects.get(reader=alice).highlight_count == embedded_shared_count(
+            alice.pk
+        )
+
+
+@pytest.mark.django_db
+class SameBookOldCodesTests:
+    def test_every_code_merged_away_under_one_key_still_leads_to_its_book(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        # The short copy's key comes back as a book's (a later identity rule), and that
+        # book is merged away again: both old codes still lead somewhere.
+        short, long = two_copies
+        first_code = short.code
+        books_merge(kept=long, absorbed=short)
+        again = Book.objects.create(
+            reader=alice, title=short.title, authors=short.authors, key=short.key
+        )
+
+        books_merge(kept=long, absorbed=again)
+
+        assert merged_into(reader=alice, code=first_code) == long
+        assert merged_into(reader=alice, code=again.code) == long
+        new = Entry(SHORT, "A sentence read on the Kindle later.", location="500-501")
+        _import(alice, [new], "k3")
+        assert long.highlights.filter(text=new.text).exists()
+
+    def test_a_merged_away_book_deleted_whole_is_not_the_kept_book_deleted_whole(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
+        short, long = two_copies
+        _, at = book_delete(book=short)
+
+        books_merge(kept=long, absorbed=short)
+
+        assert not Deletion.objects.filter(reader=alice, book=long).exists()
+        gone = long.highlights.filter(deleted_at=at)
+        assert sorted(gone.values_list("text", flat=True)) == [ONLY_SHORT]  # SHARED joined
+        assert book_bring_back(book=long, at=at) == 1
