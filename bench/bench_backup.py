@@ -139,6 +139,7 @@ def _complete(seed: int = 0) -> None:
             a, b = min(pk, other), max(pk, other)
             pairs[(a, b)] = Connection(
                 reader_id=reader_id, highlight_a_id=a, highlight_b_id=b,
+                book_low_id=min(book_id, other_book), book_high_id=max(book_id, other_book),
                 distance=float(rng.uniform(0.08, 0.25)), embedding_model=model or "",
             )  # fmt: skip
     Connection.objects.bulk_create(pairs.values(), ignore_conflicts=True, batch_size=2000)

@@ -642,7 +642,11 @@ class Connection(models.Model):
     (Highlight.is_word) are never connected.
 
     Stored once per pair, the lower highlight id first, so "each pair once" is a
-    constraint and not a promise of the code that writes them.
+    constraint and not a promise of the code that writes them. The pair's two books are
+    stored beside it (`book_low`, `book_high`: the lower id first), so that the library
+    page's "at most three pairs of two books" reads a few rows of each pair of books from
+    an index instead of ranking every stored pair; a merge of books moves them
+    (books.connections.services.connections_follow_books).
     """
 
     class Strength(models.IntegerChoices):
@@ -655,6 +659,8 @@ class Connection(models.Model):
     )
     highlight_a = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
     highlight_b = models.ForeignKey(Highlight, on_delete=models.CASCADE, related_name="+")
+    book_low = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="+")
+    book_high = models.ForeignKey(Book, on_delete=models.CASCADE, related_name="+")
     distance = models.FloatField(help_text="Cosine distance by the main model's vectors.")
     probability = models.FloatField(
         default=0.0, help_text="The judge's probability that a reader calls the pair related."
@@ -684,6 +690,11 @@ class Connection(models.Model):
                 condition=models.Q(highlight_a__lt=models.F("highlight_b")),
                 name="connection_pair_ordered",
             ),
+            # Two books: a pair within one book is never a connection.
+            models.CheckConstraint(
+                condition=models.Q(book_low__lt=models.F("book_high")),
+                name="connection_books_ordered",
+            ),
         ]
         indexes = [
             # The library connections page: a reader's connections, most probable first.
@@ -695,12 +706,30 @@ class Connection(models.Model):
             # One highlight's pairs when it is the second of the pair (the first side is
             # served by the unique constraint's index).
             models.Index(fields=["highlight_b", "strength"], name="connection_b_strength"),
+            # The library page: each pair of books' best few (selectors.library_connections).
+            models.Index(
+                "reader",
+                "book_low",
+                "book_high",
+                models.F("probability").desc(),
+                "id",
+                name="connection_book_pair",
+                condition=models.Q(strength__gte=1),  # related or the same idea
+            ),
             # Re-judging after a new judge version.
             models.Index(fields=["judge_version"], name="connection_judge_version"),
         ]
 
     def __str__(self) -> str:
         return f"{self.highlight_a_id} ~ {self.highlight_b_id} ({self.probability:.2f})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # One pair saved alone (the admin, a test) takes its books from its highlights;
+        # the connections' writer sets them for thousands at once.
+        if self.book_low_id is None or self.book_high_id is None:
+            books = sorted((self.highlight_a.book_id, self.highlight_b.book_id))
+            self.book_low_id, self.book_high_id = books
+        super().save(*args, **kwargs)
 
     @property
     def similarity(self) -> float:

@@ -10,6 +10,7 @@ books, so that two books that echo each other do not fill the page.
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -28,9 +29,9 @@ from django.db.models import (
     QuerySet,
     Value,
     When,
-    Window,
 )
-from django.db.models.functions import Greatest, Least, Length, RowNumber
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Greatest, Length
 
 from accounts.models import User
 from books.connections.judge import negated, numbers_differ, numbers_of, shared_wording, wording
@@ -364,8 +365,8 @@ def library_connections(
     pair once; pairs across authors first, one passage quoted twice (NEAR_COPY) and pairs
     with a side longer than a passage (LONG_PASSAGE) after the others, then most probable
     first. Annotated with `same_idea`, `same_author`, `near_copy` and `long_side`
-    (PairAnnotations). `per_book_pair`: at most that many of
-    one pair of books (the best ones)."""
+    (PairAnnotations). `per_book_pair`: at most that many of one pair of books (the most
+    probable)."""
     pairs = _alive(Connection.objects.filter(reader=reader))
     if strength == Strength.SAME_IDEA:
         pairs = pairs.filter(strength=STORED.SAME_IDEA)
@@ -375,18 +376,21 @@ def library_connections(
         pairs = pairs.filter(strength__gte=STORED.RELATED)
     if book is not None and other is not None:
         # The pairs between two books (a book page's "see pairs"), whichever side is which.
-        pairs = pairs.filter(
-            Q(highlight_a__book=book, highlight_b__book=other)
-            | Q(highlight_a__book=other, highlight_b__book=book)
-        )
+        low, high = sorted((book.pk, other.pk))
+        pairs = pairs.filter(book_low=low, book_high=high)
     elif book is not None:
-        pairs = pairs.filter(Q(highlight_a__book=book) | Q(highlight_b__book=book))
+        pairs = pairs.filter(Q(book_low=book) | Q(book_high=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
-    books = (
-        Least("highlight_a__book_id", "highlight_b__book_id"),
-        Greatest("highlight_a__book_id", "highlight_b__book_id"),
-    )
+    if per_book_pair is not None:
+        pairs = pairs.filter(
+            pk__in=_best_of_each_book_pair(
+                reader,
+                per_book_pair,
+                strength=strength,
+                since=since_import.started_at if since_import is not None else None,
+            )
+        )
     judged = (
         pairs.annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
         .annotate(
@@ -398,7 +402,7 @@ def library_connections(
                 output_field=BooleanField(),
             ),
             book_pair=ExpressionWrapper(
-                books[0] * BOOK_PAIR_KEY + books[1], output_field=BigIntegerField()
+                F("book_low") * BOOK_PAIR_KEY + F("book_high"), output_field=BigIntegerField()
             ),
         )
         .annotate(
@@ -409,13 +413,52 @@ def library_connections(
             ),
         )
     )
-    if per_book_pair is not None:
-        judged = judged.annotate(
-            book_pair_rank=Window(
-                RowNumber(), partition_by=list(books), order_by=[F("probability").desc(), "pk"]
-            )
-        ).filter(book_pair_rank__lte=per_book_pair)
     return judged.select_related("highlight_a__book", "highlight_b__book").order_by(*SHOWN_ORDER)
+
+
+# Each pair of books the reader's pairs join, read from the index by skipping from one to the
+# next (a loose index scan: a step per pair of books, not per pair), then each one's best
+# few alive passages' pairs from the same index, walked in order until enough are alive.
+_BEST_OF_EACH_BOOK_PAIR = """
+WITH RECURSIVE book_pairs AS (
+    (SELECT book_low_id, book_high_id FROM books_connection
+     WHERE reader_id = %s AND strength >= %s
+     ORDER BY reader_id, book_low_id, book_high_id LIMIT 1)
+    UNION ALL
+    SELECT next.book_low_id, next.book_high_id FROM book_pairs AS last
+    CROSS JOIN LATERAL (
+        SELECT c.book_low_id, c.book_high_id FROM books_connection AS c
+        WHERE c.reader_id = %s AND c.strength >= %s
+          AND (c.book_low_id, c.book_high_id) > (last.book_low_id, last.book_high_id)
+        ORDER BY c.reader_id, c.book_low_id, c.book_high_id LIMIT 1
+    ) AS next
+)
+SELECT best.id FROM book_pairs CROSS JOIN LATERAL (
+    SELECT c.id FROM books_connection AS c
+    JOIN books_highlight AS a ON a.id = c.highlight_a_id
+    JOIN books_highlight AS b ON b.id = c.highlight_b_id
+    WHERE c.reader_id = %s AND c.strength >= %s
+      AND c.book_low_id = book_pairs.book_low_id AND c.book_high_id = book_pairs.book_high_id
+      AND c.strength BETWEEN %s AND %s AND (%s::timestamptz IS NULL OR c.created >= %s)
+      AND a.deleted_at IS NULL AND b.deleted_at IS NULL AND NOT a.is_word AND NOT b.is_word
+    ORDER BY c.probability DESC, c.id LIMIT %s
+) AS best
+"""
+
+
+def _best_of_each_book_pair(
+    reader: User, limit: int, *, strength: Strength | None, since: datetime | None
+) -> RawSQL:
+    """The ids of each pair of books' `limit` most probable pairs of alive passages, of
+    that strength (related or the same idea: None) and stored since then, as a subquery.
+    Costs a few index reads per pair of books, whatever the number of pairs they hold."""
+    lowest, highest = {
+        Strength.SAME_IDEA: (STORED.SAME_IDEA, STORED.SAME_IDEA),
+        Strength.RELATED: (STORED.RELATED, STORED.RELATED),
+    }.get(strength, (STORED.RELATED, STORED.SAME_IDEA))  # type: ignore[arg-type]
+    in_the_index = [reader.pk, STORED.RELATED.value]  # the index's condition, asked each time
+    params = [*in_the_index * 3, lowest.value, highest.value, since, since, limit]
+    return RawSQL(_BEST_OF_EACH_BOOK_PAIR, params)
 
 
 def connections_page(
@@ -423,12 +466,10 @@ def connections_page(
 ) -> "Page[Any]":
     """The page `number` of `pairs` (library_connections), in their order: its pairs.
 
-    One query orders, caps and counts the pairs by their ids alone (the keys of the order
-    selected beside them, as PostgreSQL sorts by them), then one reads the page's pairs
-    whole: ranked with every stored pair's sides selected, the window sorted all their
-    texts, twice (the paginator's count), 0.7 s at 100,000 pairs (docs/evaluation.md).
-    The page's pairs are already at most `per_book_pair` of one pair of books, so ranking
-    them again among themselves keeps them all.
+    One query orders and counts the pairs by their ids alone (the keys of the order
+    selected beside them, as PostgreSQL sorts by them), then one reads the page's 25 pairs
+    whole, texts and books: reading every listed pair whole to count and slice them cost
+    the texts of all of them, twice (docs/evaluation.md).
     """
     keys = [key.removeprefix("-") for key in SHOWN_ORDER if key != "pk"]
     ids = [row[0] for row in pairs.values_list("pk", *keys)]
@@ -481,14 +522,14 @@ def connected_books(book: Book, *, limit: int = 10) -> list[ConnectedBook]:
     """The other books a book connects to most: how many pairs, and the strongest one."""
     pairs = _alive(Connection.objects.filter(strength__gte=STORED.RELATED))
     tallies: dict[int, tuple[int, float, int]] = {}
-    for mine, other in (("highlight_a", "highlight_b"), ("highlight_b", "highlight_a")):
+    for mine, other in (("book_low", "book_high"), ("book_high", "book_low")):
         rows = (
-            pairs.filter(**{f"{mine}__book": book})
-            .values(f"{other}__book")
+            pairs.filter(**{mine: book})
+            .values(other)
             .annotate(n=Count("id"), best=Max("probability"), strongest=Max("strength"))
         )
         for row in rows:
-            other_book = row[f"{other}__book"]
+            other_book = row[other]
             count, best, strongest = tallies.get(other_book, (0, 0.0, 0))
             tallies[other_book] = (
                 count + row["n"],

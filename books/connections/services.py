@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from books.connections.judge import (
     NEARBY_BAND,
@@ -132,6 +132,8 @@ def highlights_connect(*, ids: list[int]) -> int:
                 reader_id=reader_id,
                 highlight_a_id=a,
                 highlight_b_id=b,
+                book_low_id=min(kept.books),
+                book_high_id=max(kept.books),
                 distance=kept.distance,
                 probability=kept.verdict[0],
                 same_probability=kept.verdict[1],
@@ -151,7 +153,8 @@ def highlights_connect(*, ids: list[int]) -> int:
         list(pairs.values()),
         update_conflicts=True,
         unique_fields=["highlight_a", "highlight_b"],
-        update_fields=VERDICT_FIELDS,
+        # A pair's books too: a merge of books may have moved one since it was stored.
+        update_fields=[*VERDICT_FIELDS, "book_low", "book_high"],
         batch_size=1000,
     )
     return len(set(pairs) - existing)
@@ -215,6 +218,7 @@ class _Kept:
     distance: float  # by the main model
     verdict: tuple[float, float, int]  # P(related), P(same idea), strength
     wording_shared: float
+    books: tuple[int, int]  # the book of each side
 
 
 def _library_pairs(
@@ -291,7 +295,8 @@ def _library_pairs(
         best = sorted(by_passage.get(pk, []), key=lambda p: (-verdicts[p][0], p))
         for pair in best[:KEPT_PER_HIGHLIGHT]:
             shared = shared_wording(facts[pair[0]][0].wording, facts[pair[1]][0].wording)
-            kept[pair] = _Kept(1.0 - cosines[pair], verdicts[pair], shared)
+            sides = (facts[pair[0]][0].book_id, facts[pair[1]][0].book_id)
+            kept[pair] = _Kept(1.0 - cosines[pair], verdicts[pair], shared, sides)
     return kept
 
 
@@ -361,6 +366,25 @@ def connections_rejudge(*, reader_id: int | None = None, batch: int = 200) -> in
     highlights_connect(ids=ids)
     stale.filter(Q(highlight_a_id__in=ids) | Q(highlight_b_id__in=ids)).delete()
     return stale.count()
+
+
+def connections_follow_books(*, reader_id: int, books: Iterable[int]) -> None:
+    """After highlights of these books moved to another book (a merge of books): their
+    pairs' stored books follow them, and a pair now within one book, no connection, goes."""
+    books = list(books)
+    touching = Connection.objects.filter(reader_id=reader_id).filter(
+        Q(book_low__in=books) | Q(book_high__in=books)
+    )
+    touching.filter(highlight_a__book=F("highlight_b__book")).delete()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE books_connection AS c SET book_low_id = LEAST(a.book_id, b.book_id), "
+            "book_high_id = GREATEST(a.book_id, b.book_id) "
+            "FROM books_highlight AS a, books_highlight AS b "
+            "WHERE a.id = c.highlight_a_id AND b.id = c.highlight_b_id AND c.reader_id = %s "
+            "AND (c.book_low_id = ANY(%s) OR c.book_high_id = ANY(%s))",
+            [reader_id, books, books],
+        )
 
 
 def connections_forget(*, ids: list[int]) -> None:

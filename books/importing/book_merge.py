@@ -23,6 +23,7 @@ from django.db.models import CharField, Count, F, Q, Value
 from django.db.models.functions import Cast, Concat
 
 from accounts.models import User
+from books.connections.services import connections_follow_books
 from books.importing.identity import (
     book_key,
     family_names,
@@ -88,6 +89,11 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
                 if looks_like_a_file_name(kept.title) and titled:
                     kept.title = titled[0].title  # the book's own title, not its file's name
                 Highlight.objects.filter(book__in=absorbed).update(book=kept)
+                # Pairs between two copies of one book are now within one book: not
+                # connections; the others' books follow their passages.
+                connections_follow_books(
+                    reader_id=reader.pk, books=[book.pk for book in [kept, *absorbed]]
+                )
                 _keep_exclusions(kept, absorbed)
                 # Books the reader merged into a copy (books.importing.same_book) follow it.
                 BookAlias.objects.filter(book__in=absorbed).update(book=kept)
@@ -96,11 +102,6 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
             kept.save(update_fields=["key", "authors_normalized", "title", "authors"])
             if moving:
                 report.highlights_joined += _rekey_highlights(kept)
-        if report.merged:
-            # Pairs between two copies of one book are now within one book: not connections.
-            Connection.objects.filter(
-                reader=reader, highlight_a__book=F("highlight_b__book")
-            ).delete()
         empty = Book.objects.filter(reader=reader, highlights__isnull=True)
         report.empty_removed = list(empty.values_list("title", flat=True))
         if report.empty_removed:

@@ -31,6 +31,7 @@ from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from accounts.models import User
+from books.connections.services import connections_follow_books
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import _keep_exclusions, _rekey_highlights
 from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
@@ -122,6 +123,7 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         dropped, _ = _between(kept, absorbed).delete()
         # `updated` too: the library map is laid out again, with the kept book's title.
         absorbed.highlights.update(book=kept, updated=timezone.now())
+        connections_follow_books(reader_id=kept.reader_id, books=[kept.pk, absorbed.pk])
         out_of_sharing = _out_of_sharing(kept, absorbed)
         _keep_exclusions(kept, [absorbed])
         # The absorbed book's deletes of itself whole: their highlights stay deleted, as

@@ -20,6 +20,7 @@ from books.connections.selectors import (
 )
 from books.connections.services import current_judge
 from books.models import Book, Connection, Highlight
+from books.services import highlight_delete
 
 MODEL = "test-model@00000000"
 RNG = np.random.default_rng(5)
@@ -254,6 +255,23 @@ class PerBookPairTests:
         assert page.paginator.count == PER_BOOK_PAIR + 1
         of_book = alice_client.get(reverse("connections"), {"book": str(echoes["a"].code)})
         assert len(of_book.context["page"].object_list) == 6
+
+    def test_a_deleted_passage_among_the_three_gives_its_place_to_the_next_pair(
+        self, alice: User, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        likeliest = echoes["a"].highlights.get(text="Eat plants, number 0.")
+        highlight_delete(highlight=likeliest)
+        Highlight.objects.filter(text="Mostly plants, number 1.").update(is_word=True)
+        page = alice_client.get(reverse("connections")).context["page"]
+        shown = sorted(round(p.probability, 2) for p in page.object_list if p.probability > 0.8)
+        assert shown == [0.86, 0.87, 0.88]
+        assert page.paginator.count == PER_BOOK_PAIR + 1
+
+    def test_the_related_filter_keeps_three_of_two_books(
+        self, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        page = alice_client.get(reverse("connections"), {"strength": "related"}).context["page"]
+        assert [round(p.probability, 2) for p in page.object_list] == [0.9, 0.89, 0.88]
 
     def test_a_books_pairs_show_its_passage_first(
         self, echoes: dict[str, Book], alice_client: Client

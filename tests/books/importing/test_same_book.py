@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection, connections
+from django.db import IntegrityError, connection, connections
 from django.utils import timezone
 
 from accounts.models import User
@@ -333,18 +333,30 @@ class SameBookRemovedForGoodTests:
 
 @pytest.mark.django_db
 class SameBookConnectionsTests:
-    def test_no_pair_within_the_kept_book_outlives_the_merge(
+    def test_no_pair_within_one_book_can_be_stored(
         self, alice: User, two_copies: tuple[Book, Book]
     ) -> None:
-        # A pair inside one book, as a worker judging the two books apart may insert it.
+        # As a worker judging the two books apart might insert one after the merge: the
+        # database refuses it, so none can outlive a merge.
+        _, long = two_copies
+        with pytest.raises(IntegrityError, match="connection_books_ordered"):
+            _connect(alice, long.highlights.get(text=SHARED), long.highlights.get(text=ONLY_LONG))
+
+    def test_the_pairs_of_the_absorbed_book_follow_it_into_the_kept_one(
+        self, alice: User, two_copies: tuple[Book, Book]
+    ) -> None:
         short, long = two_copies
-        within = _connect(
-            alice, long.highlights.get(text=SHARED), long.highlights.get(text=ONLY_LONG)
+        other = Book.objects.create(reader=alice, title="Another", key="another", authors="Z")
+        theirs = Highlight.objects.create(
+            reader=alice, book=other, text="Another passage.", dedupe_key="another-1"
         )
+        pair = _connect(alice, short.highlights.get(text=ONLY_SHORT), theirs)
 
         books_merge(kept=long, absorbed=short)
 
-        assert not Connection.objects.filter(pk=within.pk).exists()
+        pair.refresh_from_db()
+        assert sorted((pair.book_low_id, pair.book_high_id)) == sorted((long.pk, other.pk))
+        assert pair.book_low_id < pair.book_high_id
 
 
 @pytest.mark.django_db(transaction=True)
