@@ -267,6 +267,51 @@ class TwoDevicesAcrossTwoBooksTests:
         assert Highlight.objects.filter(reader=alice).count() == 2
 
 
+def _koreader_copy(title: str, text: str, *, note: str = "", updated: str = "") -> bytes:
+    """A KOReader sidecar of one highlight of the river passage, with a note the reader
+    wrote on the device at `updated`."""
+    noted = f'["note"] = "{note}", ["datetime_updated"] = "{updated}",' if note else ""
+    return f"""return {{
+    ["annotations"] = {{
+        [1] = {{
+            ["datetime"] = "2026-02-20 18:08:18", {noted}
+            ["pageno"] = 346,
+            ["pos0"] = "/body/DocFragment[12]/body/div/p[24]/text().0",
+            ["pos1"] = "/body/DocFragment[12]/body/div/p[24]/text().{len(text)}",
+            ["text"] = "{text}",
+        }},
+    }},
+    ["doc_props"] = {{ ["authors"] = "Chidi Okonkwo", ["title"] = "{title}" }},
+}}
+""".encode()
+
+
+@pytest.mark.django_db
+class DeviceNoteAcrossTwoBooksTests:
+    def test_a_newer_note_from_the_device_replaces_its_older_one_after_the_merge(
+        self, alice: User
+    ) -> None:
+        selected = _koreader_copy("The Quiet Engine", RIVER)
+        clippings_import(reader=alice, data=selected, file_name="metadata.epub.lua")
+        older = _koreader_copy(
+            "The Quiet Engine: A Novel", RIVER_LONGER, note="Ferry.", updated="2026-02-21 09:00:00"
+        )
+        clippings_import(reader=alice, data=older, file_name="metadata.epub.lua")
+        kept = Book.objects.get(reader=alice, title="The Quiet Engine")
+        absorbed = Book.objects.get(reader=alice, title="The Quiet Engine: A Novel")
+
+        books_merge(kept=kept, absorbed=absorbed)
+        newer = _koreader_copy(
+            "The Quiet Engine: A Novel", RIVER_LONGER, note="Ferry!", updated="2026-03-01 09:00:00"
+        )
+        clippings_import(reader=alice, data=newer, file_name="metadata.epub.lua")
+
+        # The note's date on the device came along with it, so the device's newer note is
+        # the reader's latest, as for a highlight that never changed books.
+        (one,) = Highlight.objects.filter(reader=alice)
+        assert (one.text, one.note) == (RIVER_LONGER, "Ferry!")
+
+
 def _command(*args: str) -> str:
     out = StringIO()
     call_command("merge_books", *args, stdout=out)
