@@ -87,7 +87,8 @@ def _passage_key(highlight: Highlight) -> str:
 
 
 def _passage_keys(book: Book) -> set[str]:
-    rows = book.highlights.only("kind", "page", "location_start", "location_end", "text")
+    # book_id too: the related manager reads it on every row (a query each when deferred).
+    rows = book.highlights.only("book_id", "kind", "page", "location_start", "location_end", "text")
     return {_passage_key(h) for h in rows}
 
 

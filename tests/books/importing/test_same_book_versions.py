@@ -4,6 +4,7 @@ import's own rule for versions, keeping everything the reader added to either.""
 
 from datetime import date
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -354,3 +355,20 @@ class VersionsMergedByThePageAndTheCommandTests:
 
         assert "2 highlights moved, 1 passage both held joined" in out
         assert _alive_texts(long) == sorted([EXTENDED, ONLY_SHORT, NEARBY])
+
+
+@pytest.mark.django_db
+class MergePreviewQueriesTests:
+    def test_what_the_page_says_takes_the_same_queries_for_a_long_book(
+        self, alice: User, two_versions: tuple[Book, Book], django_assert_num_queries: Any
+    ) -> None:
+        short, long = two_versions
+        more = [
+            Entry(LONG, f"Line {n} of a long book.", location=f"{1000 + 10 * n}") for n in range(40)
+        ]
+        _import(alice, more, "long.txt")
+
+        with django_assert_num_queries(7):
+            preview = book_merge_preview(kept=short, absorbed=long)
+
+        assert preview.joined == 1
