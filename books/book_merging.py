@@ -65,8 +65,10 @@ def _merged_message(absorbed_title: str, kept_title: str, done: BookMerge) -> st
     if done.joined:
         said.append(
             ngettext(
-                "%(count)s passage both books held is now one, with the notes and tags of both.",
-                "%(count)s passages both books held are now one, with the notes and tags of both.",
+                "%(count)s passage both books held, word for word or in two versions, is now "
+                "one, with the notes and tags of both.",
+                "%(count)s passages both books held, word for word or in two versions, are now "
+                "one, with the notes and tags of both.",
                 done.joined,
             )
             % {"count": _number(done.joined)}

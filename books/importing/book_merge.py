@@ -209,10 +209,16 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
     survivor.refresh_from_db()
     copy.refresh_from_db()
     fields = [
-        "note", "note_edited", "note_edited_at", "favourite", "chapter", "colour", "added_at",
-        "added_raw",
+        "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter",
+        "colour", "added_at", "added_raw",
     ]  # fmt: skip
     if copy.note.strip() and copy.note.strip() not in survivor.note:
+        # The device's date of the note goes with it (notes.note_kept reads it when a file
+        # brings the note again): the latest of the two, as note_kept dates two joined.
+        written = [d for d in (survivor.note_added_at, copy.note_added_at) if d is not None]
+        survivor.note_added_at = (
+            max(written, default=None) if survivor.note.strip() else copy.note_added_at
+        )
         survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
         survivor.note_edited = survivor.note_edited or copy.note_edited
         edits = [d for d in (survivor.note_edited_at, copy.note_edited_at) if d is not None]

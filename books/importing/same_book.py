@@ -8,7 +8,8 @@ apart. The reader says they are one, and which one's title and authors stay:
 - every highlight of the other book moves to the kept one (deleted ones too, with their
   deletion), and a passage both books held becomes one by the import's own join
   (`book_merge._join`: every word, note, tag and favourite of both, the longer review
-  history);
+  history), word for word or in two versions, one in each book (a re-selection, an
+  extension, another device's copy: the import's rule for versions, _versions_across);
 - connections between the two books go: a connection is between two books; every
   embedded passage of both is connected again after commit (the judge reads the authors,
   and the slots the dropped pairs held are free);
@@ -21,6 +22,8 @@ apart. The reader says they are one, and which one's title and authors stay:
   (books.purging), so removed-for-good stays so after the kept book itself is gone.
 """
 
+import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from functools import partial
 from uuid import UUID
@@ -31,13 +34,17 @@ from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from accounts.models import User
-from books.connections.services import connections_follow_books
+from books.connections.services import connections_follow_books, connections_forget
 from books.events import announce, highlights_to_embed
-from books.importing.book_merge import _keep_exclusions, _rekey_highlights
+from books.importing.book_merge import _join, _keep_exclusions, _rekey_highlights
 from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
+from books.importing.library_index import Library, position
+from books.importing.positions import sort_key
+from books.importing.services import VECTORS_RESET, stored_versions_merge
 from books.library_cache import library_version_bump
 from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
 from books.purging import lock_reader_for_change
+from books.text import fold_spacing_and_bom
 
 # The start of the key of an alias kept only for its code (never a Book.key: books.importing
 # .book_merge steps keys aside with it only inside a transaction).
@@ -66,28 +73,162 @@ def _between(a: Book, b: Book) -> QuerySet[Connection]:
     )
 
 
-def _passage_keys(book: Book) -> set[str]:
-    """Each highlight's dedupe key under one book key for both books: two highlights of two
+def _passage_key(highlight: Highlight) -> str:
+    """The highlight's dedupe key under one book key for both books: two highlights of two
     books with one key there are one passage, and the merge joins them."""
-    rows = book.highlights.only("kind", "page", "location_start", "location_end", "text")
-    return {
-        highlight_dedupe_key(
-            book_key="",
-            kind=h.kind,
-            page=h.page,
-            start=h.location_start,
-            end=h.location_end,
-            text=h.text,
-        )
+    return highlight_dedupe_key(
+        book_key="",
+        kind=highlight.kind,
+        page=highlight.page,
+        start=highlight.location_start,
+        end=highlight.location_end,
+        text=highlight.text,
+    )
+
+
+def _passage_keys(book: Book) -> set[str]:
+    # book_id too: the related manager reads it on every row (a query each when deferred).
+    rows = book.highlights.only("book_id", "kind", "page", "location_start", "location_end", "text")
+    return {_passage_key(h) for h in rows}
+
+
+def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highlight]]:
+    """The versions of one passage the two books hold one in each (a Kindle's 100-101 and
+    100-102, a Kindle's copy and a Kobo's), joined in memory by the import's own rule
+    (services.stored_versions_merge): as (the highlight that stays, now holding every word
+    of both, the one that goes), in the order they join. Read before the merge changes
+    anything, so that the page says beforehand what the merge then does.
+
+    Alive highlights only: a deleted version stays deleted, and its words stay out of the
+    one the reader sees. Versions across the two books only: two within one book are the
+    import's business, which leaves two stored highlights apart, and a passage held word
+    for word more than once (in both books, which _rekey_highlights joins) is held within
+    one book already. A highlight
+    that took in the other book's version may take in another (A and C, each a version of
+    B). Of two, the kept book's highlight stays (its code, its page)."""
+    library = Library(kept.reader, {kept.key: kept, absorbed.key: absorbed})
+    rows = list(library.keys.values())
+    held = Counter(_passage_key(h) for h in rows)
+    # The books each highlight holds the passage of, by id(): one, or both once joined.
+    books: dict[int, set[int]] = {
+        id(h): {h.book_id}
         for h in rows
+        if h.kind == Highlight.Kind.HIGHLIGHT
+        and h.deleted_at is None
+        and held[_passage_key(h)] == 1
     }
+
+    def stays_first(h: Highlight) -> tuple[bool, int]:
+        # The kept book's, and of those the one that took in a version already.
+        return kept.pk in books[id(h)], len(books[id(h)])
+
+    joins: list[tuple[Highlight, Highlight]] = []
+    for highlight in sorted((h for h in rows if id(h) in books), key=_in_reading_order):
+        if id(highlight) not in books:
+            continue  # taken in by an earlier one
+        joining = True
+        while joining:
+            joining = False
+            for other in _versions_near(library, highlight, (kept.pk, absorbed.pk)):
+                if id(other) not in books or books[id(other)] == books[id(highlight)]:
+                    continue
+                stays, goes = sorted((highlight, other), key=stays_first, reverse=True)
+                if not stored_versions_merge(library=library, kept=stays, other=goes):
+                    continue
+                books[id(stays)] |= books.pop(id(goes))
+                joins.append((stays, goes))
+                highlight, joining = stays, True
+                break
+    return joins
+
+
+def _in_reading_order(highlight: Highlight) -> tuple[tuple[int, int], str, int]:
+    """Where a highlight is in the book, the same whichever of the two books is kept."""
+    return position(highlight), sort_key(highlight.position), highlight.pk
+
+
+def _versions_near(
+    library: Library, highlight: Highlight, book_ids: tuple[int, int]
+) -> list[Highlight]:
+    """The highlights of either book that could be versions of this one (the import's
+    neighbours: placed near it, or another device's sharing a run of its words)."""
+    found = {
+        id(h): h
+        for book_id in book_ids
+        for h in library.neighbours(
+            book_id,
+            highlight.location_start,
+            highlight.location_end,
+            highlight.page,
+            highlight.position,
+            library.folded(highlight),
+        )
+        if h is not highlight
+    }
+    return sorted(found.values(), key=_in_reading_order)
+
+
+def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list[int]:
+    """Write what _versions_across joined, once both books' highlights are the kept
+    book's: what the reader added to the one that goes moves to the one that stays
+    (book_merge._join, as for a passage both held word for word), which then takes the
+    text, places and date the import's merge gave it. Returns the highlights whose words
+    changed: their vectors and the connections found with them are void, as after an
+    import's merge, and so are those of the highlights that go."""
+    # The connections of the one that goes were found with its vector, which goes with it:
+    # forgotten, as an import forgets those of a highlight whose vector went.
+    connections_forget(ids=[goes.pk for _, goes in joins])
+    for stays, goes in joins:
+        _join(Highlight.objects.get(pk=stays.pk), Highlight.objects.get(pk=goes.pk))
+    changed = []
+    for merged in {stays.pk: stays for stays, _ in joins}.values():
+        row = Highlight.objects.get(pk=merged.pk)
+        fields = [*_VERSION_FIELDS, "search_text", "reading_key", "dedupe_key", "updated"]
+        if fold_spacing_and_bom(row.text) != fold_spacing_and_bom(merged.text):
+            for name, value in VECTORS_RESET.items():
+                setattr(row, name, value)
+            fields += list(VECTORS_RESET)
+            changed.append(row.pk)
+        for name in _VERSION_FIELDS:
+            setattr(row, name, getattr(merged, name))
+        row.refresh_search_text()
+        row.refresh_reading_key()
+        row.dedupe_key = _free_key(row, book_key=kept.key)
+        row.save(update_fields=fields)
+    connections_forget(ids=changed)
+    return changed
+
+
+# What the import's merge of two versions changes on the highlight it keeps.
+_VERSION_FIELDS = [
+    "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
+    "is_word", "language",
+]  # fmt: skip
+
+
+def _free_key(highlight: Highlight, *, book_key: str) -> str:
+    """The highlight's dedupe key, stepped aside (as the import's _free_key) in the unlikely
+    case another highlight of the reader's holds it."""
+    key = highlight_dedupe_key(
+        book_key=book_key,
+        kind=highlight.kind,
+        page=highlight.page,
+        start=highlight.location_start,
+        end=highlight.location_end,
+        text=highlight.text,
+    )
+    taken = Highlight.objects.filter(reader_id=highlight.reader_id).exclude(pk=highlight.pk)
+    while taken.filter(dedupe_key=key).exists():
+        key = hashlib.sha256(f"{key}+".encode()).hexdigest()
+    return key
 
 
 def book_merge_preview(*, kept: Book, absorbed: Book) -> BookMerge:
     """What books_merge would do, said on the page before it does."""
     return BookMerge(
         moved=absorbed.highlights.alive().count(),
-        joined=len(_passage_keys(kept) & _passage_keys(absorbed)),
+        joined=len(_passage_keys(kept) & _passage_keys(absorbed))
+        + len(_versions_across(kept, absorbed)),
         connections_dropped=_between(kept, absorbed).count(),
         kept_out_of_sharing=_out_of_sharing(kept, absorbed),
     )
@@ -120,6 +261,7 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
             return None
         kept, absorbed = books[kept.pk], books[absorbed.pk]
         moved = absorbed.highlights.alive().count()
+        versions = _versions_across(kept, absorbed)
         dropped, _ = _between(kept, absorbed).delete()
         # `updated` too: the library map is laid out again, with the kept book's title.
         absorbed.highlights.update(book=kept, updated=timezone.now())
@@ -149,12 +291,13 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
             book=kept,
         )
         absorbed.delete()
-        joined = _rekey_highlights(kept)
+        joined = _rekey_highlights(kept) + len(versions)
+        reworded = _versions_join(versions, kept)
         # Pairs within one book are not connections (as books_merge_duplicates ends).
         Connection.objects.filter(
             reader_id=kept.reader_id, highlight_a__book=F("highlight_b__book")
         ).delete()
-        _connect_again(kept)
+        _connect_again(kept, reworded)
         if out_of_sharing:
             # The kept book may have left sharing, or the absorbed one's highlights with
             # it: the centroid follows now, as a change of the sharing settings does.
@@ -170,12 +313,14 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
     )
 
 
-def _connect_again(kept: Book) -> list[int]:
+def _connect_again(kept: Book, reworded: list[int]) -> list[int]:
     """Send the kept book's embedded passages (both books' now) back to the embedding
     pipeline, which forgets their connections and finds them again once committed: the
     judge reads the authors (same_author), which changed for one book's passages, and each
     passage's slots held by pairs with the other book are free again. Their vectors leave
-    the read paths until then, as after a model change. Returns their ids."""
+    the read paths until then, as after a model change. `reworded`: highlights whose words
+    a version joined to them changed, their vectors gone; embedded again too. Returns the
+    ids sent."""
     done = (
         kept.highlights.alive().passages().filter(embedding_status=Highlight.EmbeddingStatus.DONE)
     )
@@ -183,6 +328,7 @@ def _connect_again(kept: Book) -> list[int]:
     Highlight.objects.filter(pk__in=ids).update(
         embedding_status=Highlight.EmbeddingStatus.PENDING, embedding_claimed_at=None
     )
+    ids += reworded
     if ids:
         transaction.on_commit(partial(announce, highlights_to_embed, ids=ids))
     return ids

@@ -288,7 +288,7 @@ class _ImportWork:
     # The entry each new highlight was made from, and the entries merged into a highlight.
     origins: dict[int, _Version] = field(default_factory=dict)
     merges: dict[int, list[tuple[How, _Version]]] = field(default_factory=dict)
-    # Existing rows whose words changed: their vectors go (_VECTORS_RESET).
+    # Existing rows whose words changed: their vectors go (VECTORS_RESET).
     reembed: set[int] = field(default_factory=set)
     # What is known of the highlights of these books that were removed for good.
     purged: Purged | None = None
@@ -602,7 +602,7 @@ def _absorb(
     kept.dedupe_key = _free_key(library, kept)
     if text_changed and kept.pk:
         # New words mean a new vector: the embedding pipeline picks it up again.
-        for name, value in _VECTORS_RESET.items():
+        for name, value in VECTORS_RESET.items():
             setattr(kept, name, value)
         work.reembed.add(kept.pk)
     work.change(kept)
@@ -630,6 +630,23 @@ def _absorb(
     origin = work.origins.get(id(kept))
     single = kept_before if kept.pk else (origin.text if origin else "")
     _label_contained(recorded, [single] if single else [])
+
+
+def stored_versions_merge(*, library: Library, kept: Highlight, other: Highlight) -> bool:
+    """Whether two stored highlights are versions of one passage by the import's rule
+    (`_combined`: a re-selection, an extension, another device's copy); if they are,
+    `kept` takes in memory what an import's merge gives the highlight it keeps (`_absorb`:
+    the text holding every word of both, both ranges, the earlier date, no vector when its
+    words changed) and `other` leaves `library`. The import itself never joins two stored
+    highlights (`_settle`); a merge of two books does (books.importing.same_book), and
+    writes both rows and moves what the reader added to `other`."""
+    outcome = _combined(library, kept, other)
+    if outcome is None:
+        return False
+    work = _ImportWork()
+    work.origins[id(other)] = _Version(other.text, "", other.added_at)
+    _absorb(kept, other, *outcome, library, work, ImportReport())
+    return True
 
 
 def _label_contained(recorded: list[tuple[How, _Version]], entries: list[str]) -> None:
@@ -788,7 +805,7 @@ _UPDATED_FIELDS = [
     "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language", "reading_key",
 ]  # fmt: skip
 # …and, on the rows whose words changed, their vectors, reset in one statement.
-_VECTORS_RESET = {
+VECTORS_RESET = {
     "embedding": None, "english_embedding": None, "embedding_model": "",
     "embedding_status": Highlight.EmbeddingStatus.PENDING, "embedding_claimed_at": None,
     "embedding_error": "",
@@ -804,7 +821,7 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     if work.changed:
         Highlight.objects.bulk_update(list(work.changed.values()), _UPDATED_FIELDS, batch_size=1000)
     if work.reembed:
-        Highlight.objects.filter(pk__in=work.reembed).update(**_VECTORS_RESET)
+        Highlight.objects.filter(pk__in=work.reembed).update(**VECTORS_RESET)
     _record_merges(work, the_import, created)
 
 

@@ -62,7 +62,7 @@ class BookMergeViewTests:
         short, long = books
         url = reverse("book_merge_confirm", args=[short.code, long.code])
         page = alice_client.get(url).content.decode()
-        assert "1 passage both books hold becomes one" in page
+        assert "1 passage both books hold, word for word or in two versions" in page
         assert f'value="{short.code}" checked' in page
         assert f'value="{long.code}"' in page
         assert Book.objects.filter(pk=long.pk).exists()
@@ -80,7 +80,7 @@ class BookMergeViewTests:
         page = response.content.decode()
         assert "is now part of" in page
         assert "2 highlights moved." in page
-        assert "1 passage both books held is now one" in page
+        assert "1 passage both books held, word for word or in two versions, is now one" in page
 
     def test_a_second_post_of_the_same_merge_changes_nothing(
         self, alice: User, books: tuple[Book, Book], alice_client: Client

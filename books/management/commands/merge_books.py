@@ -12,9 +12,10 @@ from exogram.counting import counted
 class Command(BaseCommand):
     help = (
         "Make two of a reader's books one, as the book page's “Merge with another book…” "
-        "does: every highlight of BOOK moves to INTO (a passage both held becomes one, "
-        "keeping every note, tag and favourite), connections between the two go, INTO keeps "
-        "its title and authors, and a later import of BOOK's title lands in INTO."
+        "does: every highlight of BOOK moves to INTO (a passage both held, word for word or "
+        "in two versions, becomes one, keeping every note, tag and favourite), connections "
+        "between the two go, INTO keeps its title and authors, and a later import of BOOK's "
+        "title lands in INTO."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -43,6 +44,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Merged “{absorbed.title}” into “{kept.title}”: "
             f"{counted(done.moved, 'highlight')} moved, "
-            f"{counted(done.joined, 'passage')} both held joined, "
+            f"{counted(done.joined, 'passage')} both held joined "
+            "(word for word or in two versions), "
             f"{counted(done.connections_dropped, 'connection')} between them dropped."
         )
