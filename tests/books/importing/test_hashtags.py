@@ -283,15 +283,23 @@ class ExogramExportHashtagTests:
     def test_an_export_brings_its_listed_tags_not_its_notes_hashtags(
         self, alice: User, bob: User, tmp_path: Path
     ) -> None:
-        _import(alice, _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being")))
+        alone = "#mood A thought on its own"
+        _import(
+            alice,
+            _apple(
+                tmp_path, AppleRow(1, ARTIST, "#artist #being"), AppleRow(2, None, alone, kind=1)
+            ),
+        )
         highlight = Highlight.objects.get(reader=alice, text=ARTIST)
         highlight_untag(highlight=highlight, tag=highlight.tags.get(name="being"))
+        note = Highlight.objects.get(reader=alice, text=alone)
+        highlight_untag(highlight=note, tag=note.tags.get())
         exported = library_export(reader=alice, format="json")
 
         the_import = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
 
         assert Highlight.objects.get(reader=bob, text=ARTIST).note == "#artist #being"
-        assert _tags(bob, ARTIST) == ["artist"]
+        assert (_tags(bob, ARTIST), _tags(bob, alone)) == (["artist"], [])
         assert the_import.counts["tags_added"] == 1
 
 
