@@ -2,7 +2,7 @@
 (Kindle's, Kobo's and KOReader's too) tag a highlight with a note such as `#artist #being`.
 
 Pure Python, no Django. A hashtag is `#` and a word, at the start of the note or after
-whitespace, as Obsidian and Readwise read one: the word is letters (any script, with their
+whitespace, as Obsidian reads one: the word is letters (any script, with their
 combining marks), digits, `-` and `_`, and holds at least one letter. So `#bien-être`,
 `#año` and `#a1` are tags, and none of these is: `#1` or `#1984` (a chapter, a rank, a
 year), `C#` and `http://example.org/page#part` (the `#` inside a word), `# Title` (a
