@@ -8,13 +8,25 @@ a note edited here is never replaced, a favourite never unset, a tag never remov
 note from the file takes the place of the one held only when it is newer, and is kept
 beside it when no date tells (books.importing.notes.note_kept); a book whose highlight
 gained or changed anything here is one the import changed (its report's count).
+
+Tags are the file's own (Readwise's, an Exogram export's) and the hashtags of its notes
+(`#artist #being`: books.importing.hashtags), on highlights and in note entries alike,
+except in an Exogram export, which lists every tag itself. The note keeps its words as
+written; its tags go beside them. Both kinds are added at each import of the file, as
+Readwise's always were: a library imported before hashtags were read gains them from the
+same file imported again, and a tag the reader removed here comes back while the file
+still names it. A hashtag counts only while the note the highlight keeps names it too: an
+older copy's note that gave way (to a newer note, to the reader's edit) brings no tag back.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 
+from django.db.models import Q
 from django.utils import timezone
 
 from books.importing.clippings import ParseResult
+from books.importing.hashtags import note_hashtags
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
@@ -44,29 +56,46 @@ def _tag_name(name: str) -> str:
     return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
 
 
-def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set[int]) -> None:
-    """Apply what the file's richer entries carry; `changed_books` are the books the save
-    already counted as changed, so a book is counted once."""
+def import_enrich(
+    *,
+    the_import: Import,
+    result: ParseResult,
+    changed_books: set[int],
+    notes: Iterable[tuple[int, str]] = (),
+) -> None:
+    """Apply what the file's richer entries carry, and the hashtags of its note entries
+    (`notes`: each one's words, by the id of the highlight holding it); `changed_books`
+    are the books the save already counted as changed, so a book is counted once."""
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
     _tag_deleted(the_import, [c for c in rich if c.deleted_at is not None])
     rich = [c for c in rich if c.deleted_at is None]
-    if not rich:
+    noted: defaultdict[int, list[str]] = defaultdict(list)
+    for pk, words in notes:
+        noted[pk].append(words)
+    if not rich and not noted:
         if result.skipped:
             the_import.counts = {**the_import.counts, "skipped_in_file": dict(result.skipped)}
             the_import.save(update_fields=["counts"])
         return
     by_key = {_key(c): c for c in rich}
-    highlights = Highlight.objects.filter(
-        reader_id=the_import.reader_id, dedupe_key__in=list(by_key), deleted_at__isnull=True
-    ).select_related("book")
+    highlights = (
+        Highlight.objects.filter(reader_id=the_import.reader_id, deleted_at__isnull=True)
+        .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=list(noted)))
+        .select_related("book")
+    )
     counts: defaultdict[str, int] = defaultdict(int)
     changed: list[Highlight] = []
     tagging: list[tuple[Highlight, str]] = []
     for highlight in highlights:
-        clipping = by_key[highlight.dedupe_key]
-        if _enrich(highlight, clipping, counts, the_import=the_import):
-            changed.append(highlight)
-        tagging += [(highlight, name) for name in map(_tag_name, clipping.tags) if name]
+        brought = list(noted.get(highlight.pk, []))
+        clipping = by_key.get(highlight.dedupe_key)
+        if clipping is not None:
+            if _enrich(highlight, clipping, counts, the_import=the_import):
+                changed.append(highlight)
+            tagging += [(highlight, name) for name in map(_tag_name, clipping.tags) if name]
+            if not clipping.tags_listed:
+                brought.append(clipping.note)
+        tagging += [(highlight, name) for name in _hashtags_kept(highlight, brought)]
     for highlight in changed:
         highlight.refresh_search_text()
     Highlight.objects.bulk_update(
@@ -90,6 +119,17 @@ def import_enrich(*, the_import: Import, result: ParseResult, changed_books: set
         **({"skipped_in_file": dict(result.skipped)} if result.skipped else {}),
     }
     the_import.save(update_fields=["counts"])
+
+
+def _hashtags_kept(highlight: Highlight, brought: list[str]) -> list[str]:
+    """The tags named as hashtags in the notes the file brought for this highlight that the
+    note it keeps names too: so an older copy's note, which gave way to a newer one or to
+    the reader's edit, brings no tag back."""
+    held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
+    kept = {_tag_name(word) for word in note_hashtags(held)}
+    return [
+        name for words in brought for name in map(_tag_name, note_hashtags(words)) if name in kept
+    ]
 
 
 def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:

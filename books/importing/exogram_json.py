@@ -192,6 +192,7 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
         note_added_at=_when(entry.get("note_added_at")),
         favourite=bool(entry.get("favourite")),
         tags=tuple(tags),
+        tags_listed=True,
         chapter=str(entry.get("chapter") or ""),
         colour=str(entry.get("colour") or ""),
     )

@@ -24,6 +24,9 @@ class RichClipping(Clipping):
     note_added_at: datetime | None = None
     favourite: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # The file says every tag of the highlight (an Exogram export): a `#word` in its note
+    # is not one more (books.importing.hashtags).
+    tags_listed: bool = False
     # A highlight the reader deleted, and when (an Exogram export's): kept deleted.
     deleted_at: datetime | None = None
 

@@ -32,6 +32,7 @@ from books.importing.book_merge import books_merge_duplicates
 from books.importing.clippings import Clipping, ParseResult
 from books.importing.device_deleted import deleted_on_device_remember
 from books.importing.enrich import import_enrich
+from books.importing.hashtags import note_hashtags
 from books.importing.identity import highlight_dedupe_key
 from books.importing.library_index import Library, page_span, position, reads_before
 from books.importing.merging import How, long_run, merged, page_turn_joined
@@ -261,8 +262,14 @@ def parsed_clippings_save(
     if report.already_deleted or report.deleted_on_device:
         _drop_books_left_empty(books, work, report)
     changed_books = _finish_report(the_import, report, books, work)
-    # Notes on the highlight itself, favourites, tags, chapters (richer formats).
-    import_enrich(the_import=the_import, result=result, changed_books=changed_books)
+    # Notes on the highlight itself, favourites, tags, chapters (richer formats), and the
+    # tags the file's notes name as hashtags.
+    import_enrich(
+        the_import=the_import,
+        result=result,
+        changed_books=changed_books,
+        notes=_notes_brought(work, the_import),
+    )
     _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
 
@@ -297,6 +304,9 @@ class _ImportWork:
     # An Exogram export's highlights its reader deleted, and the rows they become.
     deleted_entries: list[RichClipping] = field(default_factory=list)
     kept_deleted: list[Highlight] = field(default_factory=list)
+    # Each note entry's words and the highlight holding it (the one it was attached to, or
+    # the note of its own): its hashtags are tags of that highlight (books.importing.enrich).
+    notes_brought: list[tuple[Highlight, str]] = field(default_factory=list)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
@@ -701,9 +711,13 @@ def _attach_notes(
             # or its import): it goes with it, not back as a note of its own.
             report.deleted_skipped += 1
             continue
+        # An Exogram export lists its tags: a hashtag in its note is not one more.
+        hashtags = not (isinstance(clipping, RichClipping) and clipping.tags_listed)
         if target is None:
             key = _clipping_key(book, clipping, Highlight.Kind.NOTE)
             if key in library.keys:
+                if hashtags:
+                    work.notes_brought.append((library.keys[key], clipping.text))
                 report.duplicates_skipped += 1
                 continue
             if work.purged and work.purged.holds_note(
@@ -721,11 +735,30 @@ def _attach_notes(
             library.add(note)
             work.created[id(note)] = note
             report.standalone_notes += 1
+            target = note
         elif note_attach(target, clipping):
             report.notes_attached += 1
             work.change(target)
         else:
             report.duplicates_skipped += 1
+        if hashtags:
+            work.notes_brought.append((target, clipping.text))
+
+
+def _notes_brought(work: _ImportWork, the_import: Import) -> list[tuple[int, str]]:
+    """`work.notes_brought` that name a hashtag, by the highlights' ids, once the rows are
+    written (COPY gives no ids back: a new row's is read by its unique key)."""
+    tagging = [(h, words) for h, words in work.notes_brought if note_hashtags(words)]
+    new = [h.dedupe_key for h, _ in tagging if not h.pk]
+    new_ids = dict(
+        Highlight.objects.filter(source_import=the_import, dedupe_key__in=new).values_list(
+            "dedupe_key", "pk"
+        )
+        if new
+        else []
+    )
+    brought = [(h.pk or new_ids.get(h.dedupe_key), words) for h, words in tagging]
+    return [(pk, words) for pk, words in brought if pk is not None]
 
 
 _INSTANT = timedelta(microseconds=1)

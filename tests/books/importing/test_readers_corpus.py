@@ -19,6 +19,7 @@ from accounts.models import User
 from books.importing import devices
 from books.importing.clippings import ParseResult
 from books.importing.formats import detect_format, parse_upload
+from books.importing.hashtags import note_hashtags
 from books.importing.notes import NOTES_JOINED
 from books.importing.rich import RichClipping
 from books.importing.services import ImportRejected, clippings_import
@@ -231,6 +232,49 @@ def test_two_snapshots_of_apple_books_keep_the_newer_notes_and_settle(
         again = clippings_import(reader=alice, data=data, file_name="library.zip")
         assert (again.counts["notes_attached"], again.counts["books_changed"]) == (0, 0)
         assert _stored_notes(alice) == settled
+
+
+def _named(note: str) -> set[str]:
+    return {" ".join(word.split())[:64].casefold() for word in note_hashtags(note)}
+
+
+def _tags_and_hashtags(reader: User) -> list[tuple[str, set[str], set[str]]]:
+    """Each alive highlight's folded text, its tags, and the tags its note names as
+    hashtags (a note of its own is its text)."""
+    rows = []
+    for highlight in Highlight.objects.alive().filter(reader=reader).prefetch_related("tags"):
+        note = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
+        tags = {t.name for t in highlight.tags.all()}
+        rows.append((fold_spacing_and_bom(highlight.text), tags, _named(note)))
+    return sorted(rows, key=lambda row: (row[0], sorted(row[1])))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("order", [(DOCUMENTS, HIGH_SIERRA), (HIGH_SIERRA, DOCUMENTS)])
+def test_the_hashtags_of_the_notes_kept_are_tags_and_settle(
+    order: tuple[str, str], tmp_path: Path, alice: User
+) -> None:
+    """Most Apple Books notes in these libraries are hashtags (`#artist #being`): after both
+    snapshots each highlight carries the tags its kept note names. Newer first, only those:
+    the older copy's "#cyn", which gave way to "#cynicism", brings none. Older first, its
+    tags stay beside the newer note's (an import never removes a tag). Both again add none."""
+    files = [upload_bytes(READERS / relative, tmp_path) for relative in order]
+    for data in files:
+        clippings_import(reader=alice, data=data, file_name="library.zip")
+    settled = _tags_and_hashtags(alice)
+    assert sum(len(tags) for _, tags, _ in settled) > 1000
+    assert [row for row in settled if not row[2] <= row[1]] == []
+    first_notes = _device_notes(files[0])
+    extra = {text: tags - named for text, tags, named in settled if tags - named}
+    if order[0] == DOCUMENTS:
+        assert extra == {}
+    else:
+        assert {text: _named(first_notes[text]) & tags for text, tags in extra.items()} == extra
+        assert {text: tags for text, tags in extra.items() if "cyn" in tags} != {}
+    for data in files:
+        again = clippings_import(reader=alice, data=data, file_name="library.zip")
+        assert (again.counts["tags_added"], again.counts["books_changed"]) == (0, 0)
+    assert _tags_and_hashtags(alice) == settled
 
 
 # A device's earlier copy, its later one, and how many highlights the reader deleted on the

@@ -1,0 +1,321 @@
+"""Hashtags in a reader's note (`#artist #being`, as Apple Books readers tag) become tags of
+the highlight at import, in every format but Exogram's own export, whose tags are listed;
+the note keeps its words, a second import adds nothing, and a note that gave way to a newer
+one or to the reader's edit brings no tag back (books.importing.enrich)."""
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounts.models import User
+from books.exporting.services import library_export
+from books.importing.hashtags import note_hashtags
+from books.importing.services import clippings_import
+from books.models import Highlight, Import
+from books.services import highlight_note_update, highlight_tag, highlight_untag
+from tests.books.importing.devices import (
+    SIDECAR_ANNOTATIONS,
+    AppleRow,
+    KoboRow,
+    apple_books_zip,
+    kobo_database,
+)
+from tests.books.kindle import BORGES, Entry, clippings_file
+
+ARTIST = "The artist is the one who keeps looking."
+COAL = "An unlit lump of coal at room temperature emits light."
+CHAPTERS = "Chapter three begins where the second one ended."
+ALBA = "La alba llega despacio sobre el río."
+# Core Data seconds: when Apple Books wrote a row, and edited its note later.
+MADE, EDITED, EDITED_AGAIN = 555011717.5, 555011782.6, 556408046.8
+
+
+def _tags(reader: User, text: str) -> list[str]:
+    highlight = Highlight.objects.get(reader=reader, text=text)
+    return sorted(highlight.tags.values_list("name", flat=True))
+
+
+def _apple(folder: Path, *rows: AppleRow) -> bytes:
+    return apple_books_zip(folder, list(rows))
+
+
+def _import(reader: User, data: bytes, name: str = "library.zip") -> Import:
+    return clippings_import(reader=reader, data=data, file_name=name)
+
+
+class NoteHashtagsTests:
+    def test_it_reads_each_hashtag_of_a_note(self) -> None:
+        assert note_hashtags("#artist #being") == ["artist", "being"]
+        assert note_hashtags("#rape #note This is fantastic.") == ["rape", "note"]
+        assert note_hashtags("#being #becoming\n#discipline") == ["being", "becoming", "discipline"]
+
+    @pytest.mark.parametrize(
+        "note",
+        ["#1", "#3", "Chapter #12", "#1984", "C#", "I write C# at work",
+         "http://example.org/page#part", "# Heading", "## Heading", "#", "x#y", "#_", "#-"],
+    )  # fmt: skip
+    def test_numbers_a_hash_inside_a_word_and_headings_are_not_tags(self, note: str) -> None:
+        assert note_hashtags(note) == []
+
+    def test_it_reads_accents_and_other_scripts(self) -> None:
+        assert note_hashtags("#bien-être #año #clichés #हिंदी") == [
+            "bien-être", "año", "clichés", "हिंदी"
+        ]  # fmt: skip
+        # An accent written apart from its letter (as macOS may) reads as the same letter.
+        assert note_hashtags(unicodedata.normalize("NFD", "#año")) == ["año"]
+
+    def test_the_word_ends_at_punctuation(self) -> None:
+        assert note_hashtags("So #mood, then #books/fiction. #a1 #2nd") == [
+            "mood", "books", "a1", "2nd"
+        ]  # fmt: skip
+
+    def test_it_gives_each_tag_once(self) -> None:
+        assert note_hashtags("#love and #love again") == ["love"]
+
+    @given(st.text())
+    def test_every_tag_is_written_after_a_hash_in_the_note(self, note: str) -> None:
+        composed = unicodedata.normalize("NFC", note)
+        for word in note_hashtags(note):
+            assert f"#{word}" in composed
+            assert any(character.isalpha() for character in word)
+
+
+@pytest.mark.django_db
+class AppleBooksHashtagTests:
+    def test_a_note_of_hashtags_tags_its_highlight_and_keeps_its_words(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        the_import = _import(
+            alice,
+            _apple(
+                tmp_path,
+                AppleRow(1, ARTIST, "#artist #being"),
+                AppleRow(2, COAL, "#Bien-être #año"),
+                AppleRow(3, CHAPTERS, "#1 C# http://example.org/p#z\n# Heading"),
+                AppleRow(4, None, "#mood A thought on its own", kind=1),
+            ),
+        )
+
+        assert _tags(alice, ARTIST) == ["artist", "being"]
+        assert Highlight.objects.get(reader=alice, text=ARTIST).note == "#artist #being"
+        assert _tags(alice, COAL) == ["año", "bien-être"]
+        assert _tags(alice, CHAPTERS) == []
+        assert _tags(alice, "#mood A thought on its own") == ["mood"]
+        assert the_import.counts["tags_added"] == 5
+
+    def test_a_second_import_adds_nothing_and_says_so(
+        self, alice: User, alice_client: Client, tmp_path: Path
+    ) -> None:
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being"))
+        _import(alice, data)
+
+        again = _import(alice, data)
+
+        assert again.counts["tags_added"] == again.counts["books_changed"] == 0
+        assert _tags(alice, ARTIST) == ["artist", "being"]
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert "Nothing new in this file" in page
+
+    def test_the_report_counts_the_tags_added(
+        self, alice: User, alice_client: Client, tmp_path: Path
+    ) -> None:
+        the_import = _import(alice, _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being")))
+
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "Nothing new in this file" not in page
+        assert 'Tags added</th><td class="n">2</td>' in page
+
+    def test_the_highlights_own_tags_stay(self, alice: User, tmp_path: Path) -> None:
+        _import(alice, _apple(tmp_path / "bare", AppleRow(1, ARTIST)))
+        highlight_tag(highlight=Highlight.objects.get(reader=alice, text=ARTIST), name="mine")
+
+        _import(alice, _apple(tmp_path / "noted", AppleRow(1, ARTIST, "#artist")))
+
+        assert _tags(alice, ARTIST) == ["artist", "mine"]
+
+    def test_a_library_imported_before_gains_the_tags_from_the_same_file(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        # As a library imported before hashtags were read holds them: the note, no tag.
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being"))
+        _import(alice, data)
+        Highlight.objects.get(reader=alice, text=ARTIST).tags.clear()
+
+        again = _import(alice, data)
+
+        assert _tags(alice, ARTIST) == ["artist", "being"]
+        assert (again.counts["tags_added"], again.counts["books_changed"]) == (2, 1)
+
+    def test_an_older_copys_note_brings_no_tag_back(self, alice: User, tmp_path: Path) -> None:
+        older = _apple(tmp_path / "older", AppleRow(1, ARTIST, "#cyn", modified=EDITED))
+        newer = _apple(tmp_path / "newer", AppleRow(1, ARTIST, "#cynicism", modified=EDITED_AGAIN))
+        _import(alice, newer)
+
+        the_older = _import(alice, older)
+
+        assert Highlight.objects.get(reader=alice, text=ARTIST).note == "#cynicism"
+        assert _tags(alice, ARTIST) == ["cynicism"]
+        assert the_older.counts["tags_added"] == 0
+
+    def test_a_hashtag_the_reader_edited_out_of_the_note_stays_out(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being", modified=EDITED))
+        _import(alice, data)
+        highlight = Highlight.objects.get(reader=alice, text=ARTIST)
+        highlight_note_update(highlight=highlight, note="#artist, in my own words")
+        highlight_untag(highlight=highlight, tag=highlight.tags.get(name="being"))
+
+        again = _import(alice, data)
+
+        highlight.refresh_from_db()
+        assert highlight.note == "#artist, in my own words"
+        assert _tags(alice, ARTIST) == ["artist"]
+        assert again.counts["tags_added"] == 0
+
+    def test_a_newer_device_note_beside_the_readers_edit_adds_its_tags_once(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        _import(alice, _apple(tmp_path / "a", AppleRow(1, ARTIST, "#artist", modified=EDITED)))
+        highlight = Highlight.objects.get(reader=alice, text=ARTIST)
+        highlight_note_update(highlight=highlight, note="My own words.")
+        newer = _apple(tmp_path / "b", AppleRow(1, ARTIST, "#artist #joy", modified=EDITED_AGAIN))
+
+        update = _import(alice, newer)
+        again = _import(alice, newer)
+
+        highlight.refresh_from_db()
+        assert highlight.note == "My own words.\n\n#artist #joy"
+        assert _tags(alice, ARTIST) == ["artist", "joy"]
+        assert (update.counts["tags_added"], again.counts["tags_added"]) == (1, 0)
+
+    def test_a_tag_removed_while_the_note_still_names_it_comes_back_as_a_files_tag_does(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        # The rule Readwise's tags follow: the file names it, the note says it.
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist"))
+        _import(alice, data)
+        highlight = Highlight.objects.get(reader=alice, text=ARTIST)
+        highlight_untag(highlight=highlight, tag=highlight.tags.get())
+
+        again = _import(alice, data)
+
+        assert _tags(alice, ARTIST) == ["artist"]
+        assert again.counts["tags_added"] == 1
+
+
+@pytest.mark.django_db
+class OtherFormatsHashtagTests:
+    def test_a_kindle_note_tags_the_highlight_it_is_attached_to(self, alice: User) -> None:
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "#artist #being", kind="Note", location="102"),
+            Entry(BORGES, "#memoria, on its own", kind="Note", location="900"),
+            Entry(BORGES, "C# #1", kind="Note", location="1500"),
+        )
+
+        first = _import(alice, data, "My Clippings.txt")
+        again = _import(alice, data, "My Clippings.txt")
+
+        assert Highlight.objects.get(reader=alice, text=ARTIST).note == "#artist #being"
+        assert _tags(alice, ARTIST) == ["artist", "being"]
+        assert _tags(alice, "#memoria, on its own") == ["memoria"]
+        assert _tags(alice, "C# #1") == []
+        assert first.counts["tags_added"] == 3
+        assert (again.counts["tags_added"], again.counts["books_changed"]) == (0, 0)
+
+    def test_a_kindle_note_for_a_highlight_already_in_the_library(self, alice: User) -> None:
+        _import(alice, clippings_file(Entry(BORGES, ARTIST, location="100-102")), "a.txt")
+        later = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "#año", kind="Note", location="102"),
+        )
+
+        the_import = _import(alice, later, "b.txt")
+
+        assert _tags(alice, ARTIST) == ["año"]
+        assert (the_import.counts["tags_added"], the_import.counts["books_changed"]) == (1, 1)
+
+    def test_a_kobo_annotation_tags_its_highlight(self, alice: User, tmp_path: Path) -> None:
+        data = kobo_database(
+            tmp_path / "KoboReader.sqlite",
+            [KoboRow("b1", ARTIST, "#artist #being", kind="note")],
+        )
+
+        first = _import(alice, data, "KoboReader.sqlite")
+        again = _import(alice, data, "KoboReader.sqlite")
+
+        assert _tags(alice, ARTIST) == ["artist", "being"]
+        assert (first.counts["tags_added"], again.counts["tags_added"]) == (2, 0)
+
+    def test_a_koreader_note_tags_its_highlight(self, alice: User) -> None:
+        sidecar = SIDECAR_ANNOTATIONS.split('["note"] = "', 1)
+        rest = sidecar[1].split('",\n', 1)[1]
+        data = f'{sidecar[0]}["note"] = "#máquinas #soledad",\n{rest}'.encode()
+
+        first = _import(alice, data, "metadata.epub.lua")
+        again = _import(alice, data, "metadata.epub.lua")
+
+        assert _tags(alice, "Machines hum when they are lonely. 🧠 café") == ["máquinas", "soledad"]
+        assert (first.counts["tags_added"], again.counts["tags_added"]) == (2, 0)
+
+    def test_readwise_tags_and_a_notes_hashtags_both_count(self, alice: User) -> None:
+        data = (
+            "Highlight,Title,Author,Note,Location,Date,Tags\n"
+            f'"{ALBA}",Amanecer,Ana Ruiz,"#río #luz",10,2021-05-04 12:34:56,"luz, alba"\n'
+        ).encode()
+
+        first = _import(alice, data, "readwise.csv")
+        again = _import(alice, data, "readwise.csv")
+
+        assert _tags(alice, ALBA) == ["alba", "luz", "río"]
+        assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
+
+
+@pytest.mark.django_db
+class ExogramExportHashtagTests:
+    def test_an_export_brings_its_listed_tags_not_its_notes_hashtags(
+        self, alice: User, bob: User, tmp_path: Path
+    ) -> None:
+        alone = "#mood A thought on its own"
+        _import(
+            alice,
+            _apple(
+                tmp_path, AppleRow(1, ARTIST, "#artist #being"), AppleRow(2, None, alone, kind=1)
+            ),
+        )
+        highlight = Highlight.objects.get(reader=alice, text=ARTIST)
+        highlight_untag(highlight=highlight, tag=highlight.tags.get(name="being"))
+        note = Highlight.objects.get(reader=alice, text=alone)
+        highlight_untag(highlight=note, tag=note.tags.get())
+        exported = library_export(reader=alice, format="json")
+
+        the_import = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+
+        assert Highlight.objects.get(reader=bob, text=ARTIST).note == "#artist #being"
+        assert (_tags(bob, ARTIST), _tags(bob, alone)) == (["artist"], [])
+        assert the_import.counts["tags_added"] == 1
+
+
+@pytest.mark.django_db
+class HashtagPagesTests:
+    def test_the_highlight_page_the_tag_page_and_the_tag_filter_show_them(
+        self, alice: User, alice_client: Client, tmp_path: Path
+    ) -> None:
+        _import(alice, _apple(tmp_path, AppleRow(1, ARTIST, "#artist #bien-être")))
+        highlight = Highlight.objects.get(reader=alice, text=ARTIST)
+
+        page = alice_client.get(highlight.get_absolute_url()).content.decode()
+        by_tag = alice_client.get(reverse("tag", args=["bien-être"])).content.decode()
+        found = alice_client.get(reverse("search"), {"q": "tag:artist", "mode": "keyword"})
+
+        assert f'href="{reverse("tag", args=["artist"])}"' in page
+        assert f'href="{reverse("tag", args=["bien-être"])}"' in page
+        assert ARTIST in by_tag
+        assert ARTIST in found.content.decode()
