@@ -20,10 +20,14 @@ class HighlightAdmin(admin.ModelAdmin[Highlight]):
     list_filter = ["kind", "embedding_status", "embedding_model", "deleted_at"]
     search_fields = ["text", "note", "book__title", "reader__username"]
     list_select_related = ["book", "reader"]
-    raw_id_fields = ["reader", "book", "source_import"]
-    # The vector is 384 numbers: never rendered, not even on the change page.
-    exclude = ["embedding", "english_embedding"]
+    raw_id_fields = ["source_import"]
+    # The vectors are hundreds of numbers: never rendered, not even on the change page.
+    exclude = ["embedding", "english_embedding", "theme_embedding"]
     readonly_fields = [
+        # A highlight moves to another book only with its book (a merge of books, which
+        # moves its connections' books too), and never to another reader.
+        "reader",
+        "book",
         "code",
         "dedupe_key",
         "embedding_model",

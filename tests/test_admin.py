@@ -33,6 +33,27 @@ class AdminTests:
             not in client.get(reverse("admin:books_highlight_change", args=[highlight.pk])).content
         )
 
+    def test_a_highlight_keeps_its_book_and_reader_on_its_change_page(
+        self, client: Client
+    ) -> None:
+        # A highlight moved alone would leave its connections' books behind (a merge of
+        # books moves both), or hand it to another reader.
+        admin = User.objects.create_superuser("admin", password="x")
+        book = Book.objects.create(reader=admin, title="Ficciones", key="ficciones")
+        other = Book.objects.create(reader=admin, title="El Aleph", key="aleph")
+        highlight = Highlight.objects.create(
+            reader=admin, book=book, text="Tlön, Uqbar, Orbis Tertius", dedupe_key="k"
+        )
+        client.force_login(admin)
+        url = reverse("admin:books_highlight_change", args=[highlight.pk])
+        form = client.get(url).context["adminform"].form
+        assert "book" not in form.fields and "reader" not in form.fields
+        data = {**form.initial, "book": other.pk, "kind": highlight.kind, "text": highlight.text}
+        saved = client.post(url, {k: v for k, v in data.items() if v is not None})
+        assert saved.status_code == 302  # saved: its vectors are not in the form either
+        highlight.refresh_from_db()
+        assert highlight.book_id == book.pk
+
     def test_it_refuses_a_reader_who_is_not_staff(self, alice_client: Client) -> None:
         response = alice_client.get(reverse("admin:books_highlight_changelist"))
         assert response.status_code == 302

@@ -8,7 +8,7 @@ books, so that two books that echo each other do not fill the page.
 """
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -488,14 +488,18 @@ def fresh_connections(reader: User, *, limit: int = 3) -> list[Connection]:
         .order_by("-created", "-probability")
         .values_list("pk", flat=True)[:FRESH_POOL]
     )
-    pairs = library_connections(reader, per_book_pair=PER_BOOK_PAIR).filter(pk__in=newest)
+    # Capped among the newest: a new pair of two books that echoed each other before is news.
+    pairs = library_connections(reader).filter(pk__in=newest)
     shown: list[Connection] = []
     seen: set[int] = set()
+    of_books: Counter[tuple[int, int]] = Counter()
     for pair in pairs:
         sides = {pair.highlight_a_id, pair.highlight_b_id}
-        if sides.isdisjoint(seen):
+        books = (pair.book_low_id, pair.book_high_id)
+        if sides.isdisjoint(seen) and of_books[books] < PER_BOOK_PAIR:
             shown.append(pair)
             seen |= sides
+            of_books[books] += 1
             if len(shown) == limit:
                 break
     return shown

@@ -18,7 +18,7 @@ merge_duplicate_books` runs it for every reader, so a re-import afterwards adds 
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import CharField, Count, F, Q, Value
 from django.db.models.functions import Cast, Concat
 
@@ -59,6 +59,15 @@ class BookMergeReport:
         )
 
 
+def _wait_for_the_embedding_writer(reader: User) -> None:
+    """The reader's row, as books.purging.lock_reader_for_change takes it after the import
+    lock (an import holds that one when it merges): the embedding worker share-locks the row
+    while it writes vectors and connections, so no pair judged while two copies were two
+    books names the copy after it is gone."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM accounts_user WHERE id = %s FOR NO KEY UPDATE", [reader.pk])
+
+
 def books_merge_duplicates(*, reader: User) -> BookMergeReport:
     report = BookMergeReport()
     # Only what the rule reads: no timestamps to parse (every import calls this).
@@ -70,6 +79,8 @@ def books_merge_duplicates(*, reader: User) -> BookMergeReport:
     _turn_round(books, report)
     groups = _one_book_groups(books)
     with transaction.atomic():
+        if any(len(group) > 1 for group in groups.values()):
+            _wait_for_the_embedding_writer(reader)
         # Keys about to change step aside first: the unique (reader, key) must hold after
         # each statement, and a book's new key may be another's old one.
         moving = [b.pk for k, group in groups.items() for b in group if b.key != k]
@@ -257,17 +268,13 @@ def _move_connections(survivor: Highlight, copy: Highlight) -> None:
             "highlight_a_id", "highlight_b_id"
         )
     )
-    for connection in Connection.objects.filter(Q(highlight_a=copy) | Q(highlight_b=copy)):
-        other = (
-            connection.highlight_b_id
-            if connection.highlight_a_id == copy.pk
-            else (connection.highlight_a_id)
-        )
+    for moved in Connection.objects.filter(Q(highlight_a=copy) | Q(highlight_b=copy)):
+        other = moved.highlight_b_id if moved.highlight_a_id == copy.pk else moved.highlight_a_id
         pair = (min(other, survivor.pk), max(other, survivor.pk))
         if other == survivor.pk or pair in existing:
             continue  # cascades with the copy
-        connection.highlight_a_id, connection.highlight_b_id = pair
-        connection.save(update_fields=["highlight_a", "highlight_b"])
+        moved.highlight_a_id, moved.highlight_b_id = pair
+        moved.save(update_fields=["highlight_a", "highlight_b"])
         existing.add(pair)
 
 

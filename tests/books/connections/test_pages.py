@@ -3,15 +3,18 @@ of two books on the feed and the connections page, and nobody else's pairs."""
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import User
 from books.connections.judge import judge_version
 from books.connections.selectors import (
+    FRESH_POOL,
     LONG_PASSAGE,
     PER_BOOK_PAIR,
     connections_page,
@@ -231,6 +234,24 @@ class PerBookPairTests:
         assert sorted(round(p.probability, 2) for p in feed if p.probability > 0.8) == [
             0.88, 0.89, 0.9,
         ]  # fmt: skip
+
+    def test_a_new_pair_of_two_books_with_three_older_better_ones_reaches_the_feed(
+        self, alice: User, echoes: dict[str, Book]
+    ) -> None:
+        # The six pairs of a and b are a year old: out of the feed's pool of the newest.
+        Connection.objects.update(created=timezone.now() - timedelta(days=365))
+        for i in range(FRESH_POOL):  # newer, weaker pairs of other books fill the pool
+            one = _book(alice, f"Filler {i}", f"Author {i}")
+            two = _book(alice, f"Other filler {i}", f"Other author {i}")
+            _pair(_highlight(alice, one, f"f{i}"), _highlight(alice, two, f"g{i}"), 0.2,
+                  STRENGTH.RELATED)  # fmt: skip
+        new = _pair(
+            _highlight(alice, echoes["a"], "Beans, every day."),
+            _highlight(alice, echoes["b"], "Eat food, not too much."),
+            0.5,
+            STRENGTH.RELATED,
+        )
+        assert [pair.pk for pair in fresh_connections(alice, limit=1)] == [new.pk]
 
     def test_the_feed_shows_each_passage_in_one_pair_only(
         self, alice: User, alice_client: Client

@@ -1,13 +1,16 @@
 """A library imported under the older rule: its twin books become one, nothing lost."""
 
+import threading
 from datetime import date
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, connections
 
 from accounts.models import User
 from affinity.models import SharingProfile
+from books.importing.book_merge import books_merge_duplicates
 from books.importing.identity import highlight_dedupe_key
 from books.importing.same_book import books_merge, merged_into
 from books.importing.services import clippings_import
@@ -262,3 +265,74 @@ class BookMergeTests:
 
         assert _merge().strip().startswith("0 libraries changed")
         assert sorted(Highlight.objects.values_list("dedupe_key", flat=True)) == keys
+
+
+def _two_copies_and_another(reader: User) -> tuple[Book, Highlight, Highlight]:
+    """Two copies of one book under an older rule (two stored keys) and another book: the
+    younger copy, one of its passages and one of the other book's."""
+    for key in ("old-1", "old-2"):
+        Book.objects.create(reader=reader, title="Meditations", authors="Marcus Aurelius",
+                            authors_normalized="marcus aurelius", key=key)  # fmt: skip
+    older, copy = Book.objects.filter(reader=reader).order_by("pk")
+    other = Book.objects.create(reader=reader, title="Letters", authors="Seneca",
+                                authors_normalized="seneca", key="letters|seneca")  # fmt: skip
+    Highlight.objects.create(reader=reader, book=older, text="Kept.", dedupe_key="kept-1")
+    mine = Highlight.objects.create(reader=reader, book=copy, text="The obstacle is the way.",
+                                    dedupe_key="copy-1")  # fmt: skip
+    theirs = Highlight.objects.create(reader=reader, book=other, text="Difficulties show men.",
+                                      dedupe_key="other-1")  # fmt: skip
+    return copy, mine, theirs
+
+
+def _merge_duplicates_then_close(reader: User) -> None:
+    try:
+        books_merge_duplicates(reader=reader)
+    finally:
+        connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+class BookMergeRaceTests:
+    def test_the_merge_waits_for_a_connection_write_in_flight(self, alice: User) -> None:
+        copy, mine, theirs = _two_copies_and_another(alice)
+        # The embedding worker's write: the reader's row FOR SHARE
+        # (books.embedding.pipeline._lock_live_readers), then each passage's book read and
+        # the pair inserted with them.
+        worker = connections["default"].copy()
+        worker.connect()
+        worker.set_autocommit(False)
+        with worker.cursor() as cursor:
+            cursor.execute("SELECT id FROM accounts_user WHERE id = %s FOR SHARE", [alice.pk])
+            cursor.execute("SELECT pg_backend_pid()")
+            worker_pid = cursor.fetchone()[0]
+            cursor.execute(
+                "INSERT INTO books_connection (reader_id, highlight_a_id, highlight_b_id,"
+                " book_low_id, book_high_id, distance, probability, same_probability, strength,"
+                " judge_version, embedding_model, created)"
+                " VALUES (%s, %s, %s, %s, %s, 0.1, 0.9, 0.5, 1, 1, 'm', now())",
+                [alice.pk, min(mine.pk, theirs.pk), max(mine.pk, theirs.pk),
+                 min(copy.pk, theirs.book_id), max(copy.pk, theirs.book_id)],
+            )  # fmt: skip
+        # An import's first step (or merge_duplicate_books) starts meanwhile.
+        merging = threading.Thread(target=_merge_duplicates_then_close, args=(alice,))
+        merging.start()
+        try:
+            waiting = False
+            while merging.is_alive() and not waiting:
+                with worker.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE %s = ANY(pg_blocking_pids(pid))",
+                        [worker_pid],
+                    )
+                    waiting = cursor.fetchone()[0] > 0
+            assert waiting, "the merge went on without waiting for the worker's write"
+            worker.commit()
+        finally:
+            worker.close()
+        merging.join(timeout=60)
+        assert not merging.is_alive()
+        assert not Book.objects.filter(pk=copy.pk).exists()
+        pair = Connection.objects.get()
+        moved_to = Highlight.objects.get(pk=mine.pk).book_id
+        assert (pair.book_low_id, pair.book_high_id) == tuple(sorted((moved_to, theirs.book_id)))
