@@ -1,5 +1,6 @@
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -471,6 +472,34 @@ class Import(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("import_report", args=[self.code])
+
+    @property
+    def left_out(self) -> "LeftOut":
+        """The file's entries left out because the reader had deleted them, by its counts
+        (books.importing.services.ImportReport); none for an import kept before a count."""
+        counts = self.counts
+        return LeftOut(
+            deleted=counts.get("deleted_skipped", 0),
+            removed=counts.get("already_deleted", 0),
+            on_device=counts.get("deleted_on_device", 0),
+        )
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """Entries of an imported file that stayed out of the library because the reader had
+    deleted them: a re-import that added nothing because of them must say so."""
+
+    # Versions of highlights (and notes on them) still in Recently deleted…
+    deleted: int
+    # …of ones deleted and since removed for good (books.importing.purged)…
+    removed: int
+    # …and of ones deleted on the device (books.importing.device_deleted).
+    on_device: int
+
+    @property
+    def total(self) -> int:
+        return self.deleted + self.removed + self.on_device
 
 
 class Deletion(models.Model):

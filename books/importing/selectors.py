@@ -67,6 +67,40 @@ def import_reading(the_import: Import | None) -> Reading | None:
     )
 
 
+# What an import adds or changes, by its counts; none of them: the file held nothing new.
+_NEW_OR_CHANGED = (
+    "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
+    "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
+    "moved_deleted_on_device",
+)  # fmt: skip
+
+
+def _added_nothing(the_import: Import) -> bool:
+    counts = the_import.counts
+    return (
+        the_import.status == Import.Status.DONE
+        and "new_highlights" in counts
+        and not any(counts.get(name) for name in _NEW_OR_CHANGED)
+    )
+
+
+def import_nothing_new(the_import: Import) -> bool:
+    """Whether a finished import added, merged and changed nothing and left nothing out: a
+    file imported again, everything in it already in the library."""
+    return _added_nothing(the_import) and not the_import.left_out.total
+
+
+def import_nothing_else_new(the_import: Import) -> bool:
+    """Whether a finished import left entries out because the reader had deleted them
+    (Import.left_out) and found every other entry already in the library. Entries left
+    out are not in the library: "everything in it is already there" was untrue of them."""
+    return (
+        _added_nothing(the_import)
+        and the_import.left_out.total > 0
+        and the_import.counts.get("duplicates_skipped", 0) > 0
+    )
+
+
 # Past imports on /import/, a page at a time: a re-upload of 26 files once pushed every
 # import that had added highlights off a list of the latest 20, with no way back to them.
 IMPORTS_PAGE_SIZE = 20

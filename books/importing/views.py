@@ -19,7 +19,14 @@ from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm, TooLargeForm
 from books.importing.background import import_queue, imports_in_background
-from books.importing.selectors import import_reading, import_saving, imports_page, merges_of
+from books.importing.selectors import (
+    import_nothing_else_new,
+    import_nothing_new,
+    import_reading,
+    import_saving,
+    imports_page,
+    merges_of,
+)
 from books.importing.services import (
     IMPORT_FAILED_ON_THE_SERVER,
     ImportFailed,
@@ -164,7 +171,7 @@ def _plain_file_name(name: str) -> str:
 
 
 def _import_message(the_import: Import) -> str:
-    if _nothing_new(the_import) and the_import.counts.get("duplicates_skipped"):
+    if import_nothing_new(the_import) and the_import.counts.get("duplicates_skipped"):
         # A second submit of the same file (or two tabs at once): it waited for the first
         # and found everything there. A file that changed a note changed the library.
         return gettext("%(file)s was already in your library: nothing new to add.") % {
@@ -191,30 +198,12 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "eta": import_time_left(the_import, progress, now=timezone.now()),
         "new_connections": import_connections_count(the_import) if progress.done else None,
         "page": merges,
-        "nothing_new": _nothing_new(the_import),
+        "left_out": the_import.left_out,
+        "nothing_new": import_nothing_new(the_import),
+        "nothing_else_new": import_nothing_else_new(the_import),
         **_import_delete_context(the_import),
     }
     return render(request, "books/import_report.html", context)
-
-
-# What an import adds or changes, by its counts; none of them: the file held nothing new.
-# Entries left out as deleted on the device are not in the library either: not "nothing
-# new, everything in it is already in your library".
-_NEW_OR_CHANGED = (
-    "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
-    "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
-    "moved_deleted_on_device", "deleted_on_device",
-)  # fmt: skip
-
-
-def _nothing_new(the_import: Import) -> bool:
-    """Whether a finished import added, merged and changed nothing: a file imported again."""
-    counts = the_import.counts
-    return (
-        the_import.status == Import.Status.DONE
-        and "new_highlights" in counts
-        and not any(counts.get(name) for name in _NEW_OR_CHANGED)
-    )
 
 
 def _import_delete_context(the_import: Import) -> dict[str, object]:

@@ -1,4 +1,5 @@
 import io
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from django.utils import timezone
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Highlight, HighlightMerge, Import
-from tests.books.kindle import MEMORY_LIBRARY, SACKS, Entry, clippings_file
+from books.services import highlight_delete
+from books.tasks import purge_deleted
+from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
 def _upload(data: bytes, name: str = "My Clippings.txt") -> dict[str, SimpleUploadedFile]:
@@ -204,6 +207,41 @@ class PastImportsTests:
         link = f'<a href="{done.get_absolute_url()}" class="file-name" title="{name}">{name}</a>'
         assert link in page
         assert f'<span class="file-name" title="refused_{name}">refused_{name}</span>' in page
+
+    def test_it_says_beside_how_many_new_how_many_were_left_out_as_deleted(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        first = clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+        _delete(alice, LEAF)
+        _remove_for_good(alice, NARRATIVE)
+        again = clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+        _delete(alice, THINK)  # with its note: two more entries of the file
+        third = clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+
+        page = alice_client.get(reverse("import")).content.decode()
+        spanish = alice_client.get(reverse("import"), HTTP_ACCEPT_LANGUAGE="es-ES")
+
+        link = '<a href="{}#left-out" class="muted left-out">({} left out: you deleted {})</a>'
+        assert link.format(third.get_absolute_url(), 4, "them") in page
+        assert link.format(again.get_absolute_url(), 2, "them") in page
+        assert f'<a href="{first.get_absolute_url()}#left-out"' not in page
+        assert '<td class="n" data-label="New">5</td>' in page
+        assert "(4 entradas omitidas: las borraste)</a>" in spanish.content.decode()
+
+    def test_it_says_one_was_left_out_in_the_singular(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+        _delete(alice, LEAF)
+        clippings_import(reader=alice, data=data, file_name="My Clippings.txt")
+
+        page = alice_client.get(reverse("import")).content.decode()
+        spanish = alice_client.get(reverse("import"), HTTP_ACCEPT_LANGUAGE="es-ES")
+
+        assert "(1 left out: you deleted it)</a>" in page
+        assert "(1 entrada omitida: la borraste)</a>" in spanish.content.decode()
 
 
 @pytest.mark.django_db
@@ -435,6 +473,143 @@ class ImportReportCountsTests:
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert '<th scope="row">Books touched</th><td class="n">2</td>' in page
         assert "New books" not in page
+
+
+# MEMORY_LIBRARY's highlights by where they start; the note at 414 is on the first.
+THINK, LEAF, NARRATIVE = 412, 380, 1520
+
+
+def _delete(reader: User, *starts: int) -> None:
+    for start in starts:
+        highlight_delete(
+            highlight=Highlight.objects.get(reader=reader, location_start=start, kind="highlight")
+        )
+
+
+def _remove_for_good(reader: User, *starts: int) -> None:
+    """Deleted, kept their days in Recently deleted, then removed by the daily purge."""
+    _delete(reader, *starts)
+    Highlight.objects.filter(reader=reader, location_start__in=starts).update(
+        deleted_at=timezone.now() - timedelta(days=31)
+    )
+    assert purge_deleted()["highlights"] == len(starts)
+
+
+def _upload_report(client: Client, data: bytes, language: str = "en") -> str:
+    """Upload through the import page and read the report it leads to."""
+    response = client.post(
+        reverse("import"), _upload(data), follow=True, HTTP_ACCEPT_LANGUAGE=language
+    )
+    assert response.redirect_chain[-1][0] == Import.objects.latest("pk").get_absolute_url()
+    return " ".join(response.content.decode().split())
+
+
+EVERYTHING_IN_IT = "Nothing new in this file: everything in it is already in your library."
+EVERYTHING_ELSE = "Nothing new in this file: everything else in it is already in your library."
+TO_DELETED = '<a href="/deleted/">Recently deleted</a>'
+
+
+@pytest.mark.django_db
+class ImportReportLeftOutTests:
+    """A file imported again whose entries the reader had deleted: the report says they
+    were left out and why, and "everything in it is already in your library" no more."""
+
+    def test_a_file_whose_highlights_were_deleted_says_they_were_left_out(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        _upload_report(alice_client, data)
+        _delete(alice, LEAF, NARRATIVE)
+
+        page = _upload_report(alice_client, data)
+        spanish = _upload_report(alice_client, data, "es-ES")
+
+        assert (
+            "2 entries in this file were left out: you deleted them, and they are in "
+            f"{TO_DELETED}." in page
+        )
+        assert f'<p id="nothing-new">{EVERYTHING_ELSE}</p>' in page
+        assert EVERYTHING_IN_IT not in page
+        assert "removed for good." not in page
+        assert (
+            "2 entradas de este archivo se han omitido: las borraste, y están en "
+            '<a href="/deleted/">Borrados hace poco</a>.' in spanish
+        )
+        assert (
+            "Nada nuevo en este archivo: todo lo demás que contiene ya está en tu biblioteca."
+            in spanish
+        )
+
+    def test_a_file_whose_highlight_was_removed_for_good_says_so(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        _upload_report(alice_client, data)
+        _remove_for_good(alice, LEAF)
+
+        page = _upload_report(alice_client, data)
+        spanish = _upload_report(alice_client, data, "es-ES")
+
+        assert (
+            "1 entry in this file was left out: you deleted it, and it has since been removed "
+            "for good." in page
+        )
+        assert f'<p id="nothing-new">{EVERYTHING_ELSE}</p>' in page
+        assert EVERYTHING_IN_IT not in page
+        assert "you deleted them, and they are in" not in page
+        assert (
+            "1 entrada de este archivo se ha omitido: la borraste, y desde entonces se ha "
+            "eliminado para siempre." in spanish
+        )
+
+    def test_a_file_with_new_entries_too_says_what_was_left_out_and_nothing_of_nothing_new(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _upload_report(alice_client, clippings_file(*MEMORY_LIBRARY))
+        # The note on THINK goes with it: an entry of the file too.
+        _delete(alice, THINK)
+        _remove_for_good(alice, LEAF, NARRATIVE)
+        grown = clippings_file(*MEMORY_LIBRARY, Entry(BORGES, "A new one.", location="500-501"))
+
+        page = _upload_report(alice_client, grown)
+
+        assert (
+            "2 entries in this file were left out: you deleted them, and they are in "
+            f"{TO_DELETED}." in page
+        )
+        assert (
+            "2 entries in this file were left out: you deleted them, and they have since been "
+            "removed for good." in page
+        )
+        assert 'id="nothing-new"' not in page
+        assert '<th scope="row">New highlights</th><td class="n">1</td>' in page
+
+    def test_a_file_holding_only_deleted_highlights_says_nothing_of_the_rest(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        only = [entry for entry in MEMORY_LIBRARY if entry.location == "380-381"]
+        _upload_report(alice_client, clippings_file(*MEMORY_LIBRARY))
+        _delete(alice, LEAF)
+
+        page = _upload_report(alice_client, clippings_file(*only))
+
+        assert (
+            f"1 entry in this file was left out: you deleted it, and it is in {TO_DELETED}." in page
+        )
+        assert 'id="nothing-new"' not in page
+
+    def test_a_file_with_nothing_deleted_reads_as_it_did(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A guard, not a fix: the report of a plain re-import is unchanged.
+        data = clippings_file(*MEMORY_LIBRARY)
+        _upload_report(alice_client, data)
+
+        page = _upload_report(alice_client, data)
+
+        assert f'<p id="nothing-new">{EVERYTHING_IN_IT}</p>' in page
+        assert "left out" not in page
+        assert 'id="left-out"' not in page
 
 
 @pytest.mark.django_db

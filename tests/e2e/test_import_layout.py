@@ -9,7 +9,8 @@ from playwright.sync_api import Locator, Page, expect
 from accounts.models import User
 from books.importing.services import IMPORT_FAILED, clippings_import
 from books.importing.upload import FILE_BINARY
-from books.models import Import, ImportSaving
+from books.models import Highlight, Import, ImportSaving
+from books.services import highlight_delete
 from tests.books.kindle import SACKS, Entry, clippings_file
 from tests.conftest import PASSWORD
 from tests.e2e.pages import DESKTOP, PHONE, assert_accessible, fits_the_screen, snapshot
@@ -31,11 +32,11 @@ def _library_of(reader: User) -> Import:
         Entry(SACKS, " ".join(words[30:]), location="104-112"),
     )
     merged = clippings_import(reader=reader, data=versions, file_name=LONG_NAME)
-    clippings_import(
-        reader=reader,
-        data=clippings_file(Entry(SACKS, "One more.", location="300-301")),
-        file_name="My Clippings.txt",
-    )
+    one_more = clippings_file(Entry(SACKS, "One more.", location="300-301"))
+    clippings_import(reader=reader, data=one_more, file_name="My Clippings.txt")
+    # Imported again after its highlight was deleted: left out, and both pages say so.
+    highlight_delete(highlight=Highlight.objects.get(reader=reader, text="One more."))
+    clippings_import(reader=reader, data=one_more, file_name="My Clippings.txt")
     Import.objects.create(
         reader=reader,
         file_name="My Clippings.txt",
@@ -81,6 +82,15 @@ def test_the_import_page_and_report_fit_a_phone(
     assert fits_the_screen(page), page.evaluate("document.documentElement.scrollWidth")
     assert_accessible(page, axe_source)
     snapshot(page, f"import-report-{language}")
+
+    # The report of the file imported again says what it left out, and fits too.
+    page.goto(f"{base}/import/")
+    page.locator("table.imports a[href$='#left-out']").click()
+    page.wait_for_url("**/imports/*/#left-out")
+    expect(page.locator("#left-out a[href='/deleted/']")).to_be_visible()
+    assert fits_the_screen(page)
+    assert_accessible(page, axe_source)
+    snapshot(page, f"import-left-out-{language}")
 
     # The failed import's report says why, in the page's language, and fits too.
     page.goto(f"{base}/import/")

@@ -4,8 +4,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
+from django.urls import reverse
 
 from accounts.commands import reader_named
+from books.importing.selectors import import_nothing_else_new
 from books.importing.services import (
     ImportFailed,
     ImportRejected,
@@ -71,6 +73,8 @@ class Command(BaseCommand):
             "already_deleted",
         ]:
             self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
+        for line in _left_out_lines(the_import):
+            self.stdout.write(f"  {line}")
         for reason, count in counts.get("skipped_in_file", {}).items():
             self.stdout.write(f"  skipped in the file, {reason}: {count}")
         for title, count in counts.get("truncated_by_book", {}).items():
@@ -88,6 +92,41 @@ def _file_read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise CommandError(f"Cannot read {path}: {error.strerror}") from None
+
+
+def _left_out_lines(the_import: Import) -> list[str]:
+    """What the report page says of entries left out because the reader had deleted them,
+    and of a file with nothing else new (books/import_report.html), in plain lines."""
+    left_out = the_import.left_out
+    deleted = f"Recently deleted ({reverse('deleted')})"
+    lines = [
+        _left_out(
+            left_out.deleted,
+            f"you deleted it, and it is in {deleted}",
+            f"you deleted them, and they are in {deleted}",
+        ),
+        _left_out(
+            left_out.removed,
+            "you deleted it, and it has since been removed for good",
+            "you deleted them, and they have since been removed for good",
+        ),
+        _left_out(
+            left_out.on_device,
+            "you deleted it on your device",
+            "you deleted them on your device",
+        ),
+    ]
+    if import_nothing_else_new(the_import):
+        lines.append("Nothing new in this file: everything else in it is already in your library.")
+    return [line for line in lines if line]
+
+
+def _left_out(count: int, one: str, many: str) -> str:
+    if count == 0:
+        return ""
+    if count == 1:
+        return f"1 entry in this file was left out: {one}."
+    return f"{count} entries in this file were left out: {many}."
 
 
 def import_report_json(the_import: Import) -> dict[str, Any]:

@@ -252,6 +252,26 @@ class DeletedOnDeviceTests:
         assert "Deleted on your device, not brought back" in page
         assert "everything in it is already in your library" not in page
 
+    def test_the_report_of_an_older_copy_says_its_entries_were_left_out_as_deleted_there(
+        self, tmp_path: Path, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "new", NEWER), file_name="new.zip"
+        )
+        older = clippings_import(
+            reader=alice, data=apple_books_zip(tmp_path / "old", OLDER), file_name="old.zip"
+        )
+
+        page = alice_client.get(older.get_absolute_url()).content.decode()
+        spanish = alice_client.get(older.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+
+        assert "2 entries in this file were left out: you deleted them on your device." in page
+        assert "Nothing new in this file: everything else in it is already in your library." in page
+        assert (
+            "2 entradas de este archivo se han omitido: las borraste en tu dispositivo."
+            in spanish.content.decode()
+        )
+
     def test_an_import_saved_in_parts_remembers_them_as_one_at_once(
         self,
         tmp_path: Path,

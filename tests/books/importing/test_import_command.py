@@ -1,6 +1,7 @@
 import io
 import json
 import zipfile
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
@@ -9,11 +10,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import User
 from books.importing.selectors import imports_listed
 from books.importing.upload import FILE_EMPTY
 from books.models import Highlight, Import
+from books.services import highlight_delete
+from books.tasks import purge_deleted
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 
@@ -34,6 +38,45 @@ class ImportCommandTests:
         again = _run("--user", "alice", str(path))
         assert "  new books                    0\n" in again
         assert Highlight.objects.filter(reader=alice).count() == 5
+
+    def test_it_says_which_entries_were_left_out_because_the_reader_deleted_them(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "My Clippings.txt"
+        path.write_bytes(clippings_file(*MEMORY_LIBRARY))
+        first = _run("--user", "alice", str(path))
+        for start in (380, 1520):
+            highlight_delete(highlight=Highlight.objects.get(reader=alice, location_start=start))
+        Highlight.objects.filter(reader=alice, location_start=1520).update(
+            deleted_at=timezone.now() - timedelta(days=31)
+        )
+        purge_deleted()
+
+        again = _run("--user", "alice", str(path))
+
+        assert "left out" not in first
+        assert (
+            "  1 entry in this file was left out: you deleted it, and it is in Recently deleted "
+            "(/deleted/).\n"
+            "  1 entry in this file was left out: you deleted it, and it has since been removed "
+            "for good.\n"
+            "  Nothing new in this file: everything else in it is already in your library.\n"
+        ) in again
+        # Plain words on the page's counts: the JSON report's stay as they were.
+        report = json.loads(_run("--user", "alice", str(path), "--json"))
+        assert (report["deleted_skipped"], report["already_deleted"]) == (1, 1)
+
+    def test_it_says_nothing_of_left_out_entries_when_none_were(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "My Clippings.txt"
+        path.write_bytes(clippings_file(*MEMORY_LIBRARY))
+        _run("--user", "alice", str(path))
+
+        again = _run("--user", "alice", str(path))
+
+        assert "left out" not in again
+        assert "Nothing new" not in again
 
     def test_it_prints_json_and_is_idempotent(self, alice: User, tmp_path: Path) -> None:
         path = tmp_path / "My Clippings.txt"
