@@ -14,10 +14,10 @@ from django.utils import timezone
 from books.embedding.pipeline import readers_embeddings_changed
 from books.library_cache import library_version_bump
 from books.models import Book, Deletion, Highlight, HighlightMerge, Import, Tag
+from books.text import tag_name
 
 # How long a deleted highlight can be brought back from the undo link.
 UNDO_WINDOW = timedelta(minutes=30)
-TAG_MAX_LENGTH = 64
 
 
 def highlight_note_update(*, highlight: Highlight, note: str) -> None:
@@ -33,7 +33,7 @@ def highlight_note_update(*, highlight: Highlight, note: str) -> None:
 
 
 def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
-    clean = _clean_tag_name(name)
+    clean = tag_name(name)
     if not clean:
         raise ValueError("A tag needs a name.")
     tag, _ = Tag.objects.get_or_create(reader_id=highlight.reader_id, name=clean)
@@ -245,10 +245,6 @@ def deletions_forget_empty(*, reader_id: int, ids: set[int] | None = None) -> No
     empty.delete()
 
 
-def _clean_tag_name(name: str) -> str:
-    return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
-
-
 def tag_merge(*, source: Tag, target: Tag) -> int:
     """Every highlight of `source` carries `target` instead; `source` is gone. Returns how
     many highlights were moved (those already carrying both just lose `source`)."""
@@ -266,7 +262,7 @@ def tag_merge(*, source: Tag, target: Tag) -> int:
 def tag_rename(*, tag: Tag, name: str) -> Tag:
     """Rename a tag; renaming it to the name of another of the reader's tags merges the
     two. Returns the tag that now carries the name."""
-    clean = _clean_tag_name(name)
+    clean = tag_name(name)
     if not clean:
         raise ValueError("A tag needs a name.")
     existing = Tag.objects.filter(reader_id=tag.reader_id, name=clean).exclude(pk=tag.pk).first()

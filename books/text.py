@@ -17,6 +17,8 @@ ignores (tests/books/test_text.py holds the table of what each one does).
 - `fold_spacing_and_bom`: the same, and byte-order marks dropped: two versions of one
   highlight (a Kindle file's first entry carries the file's mark) compare by this, and
   the evaluation finds a passage in the shared data by it.
+- `tag_name`: `fold_spacing`, then cut to the characters a tag's name holds: the fold
+  comes first, as it can lengthen a name (`ß` → `ss`) past the column.
 
 Not a fold, but text as it is shown: `without_bidi_controls` and `without_controls`
 (docs/security.md).
@@ -88,6 +90,14 @@ def collapse_spacing(text: str) -> str:
 
 def fold_spacing(text: str) -> str:
     return collapse_spacing(text).casefold()
+
+
+# The longest tag name (books.models.Tag.name).
+TAG_MAX_LENGTH = 64
+
+
+def tag_name(name: str) -> str:
+    return fold_spacing(name)[:TAG_MAX_LENGTH].rstrip()
 
 
 def fold_spacing_and_bom(text: str) -> str:

@@ -33,9 +33,7 @@ class AdminTests:
             not in client.get(reverse("admin:books_highlight_change", args=[highlight.pk])).content
         )
 
-    def test_a_highlight_keeps_its_book_and_reader_on_its_change_page(
-        self, client: Client
-    ) -> None:
+    def test_a_highlight_keeps_its_book_and_reader_on_its_change_page(self, client: Client) -> None:
         # A highlight moved alone would leave its connections' books behind (a merge of
         # books moves both), or hand it to another reader.
         admin = User.objects.create_superuser("admin", password="x")
@@ -47,7 +45,8 @@ class AdminTests:
         client.force_login(admin)
         url = reverse("admin:books_highlight_change", args=[highlight.pk])
         form = client.get(url).context["adminform"].form
-        assert "book" not in form.fields and "reader" not in form.fields
+        assert "book" not in form.fields
+        assert "reader" not in form.fields
         data = {**form.initial, "book": other.pk, "kind": highlight.kind, "text": highlight.text}
         saved = client.post(url, {k: v for k, v in data.items() if v is not None})
         assert saved.status_code == 302  # saved: its vectors are not in the form either

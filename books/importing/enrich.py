@@ -9,14 +9,17 @@ note from the file takes the place of the one held only when it is newer, and is
 beside it when no date tells (books.importing.notes.note_kept); a book whose highlight
 gained or changed anything here is one the import changed (its report's count).
 
-Tags are the file's own (Readwise's, an Exogram export's) and the hashtags of its notes
-(`#artist #being`: books.importing.hashtags), on highlights and in note entries alike,
-except in an Exogram export, which lists every tag itself. The note keeps its words as
-written; its tags go beside them. Both kinds are added at each import of the file, as
-Readwise's always were: a library imported before hashtags were read gains them from the
-same file imported again, and a tag the reader removed here comes back while the file
-still names it. A hashtag counts only while the note the highlight keeps names it too: an
-older copy's note that gave way (to a newer note, to the reader's edit) brings no tag back.
+Tags are the file's own (Readwise's, an Exogram export's), added at each import of the
+file as Readwise's always were, and the hashtags of its notes (`#artist #being`:
+books.importing.hashtags), on highlights and in note entries alike, except in an Exogram
+export, which lists every tag itself. The note keeps its words as written; its tags go
+beside them. A note's hashtags are tags when the note arrives or changes in this import
+(a new highlight's, a note attached or changed here), and only those it names anew: an
+unchanged note brings none, so a tag the reader deleted or renamed stays so when the
+file comes again ("Nothing new in this file"). A library imported before hashtags were
+read got its tags once, from the notes it held (migration 0043). A hashtag counts only
+while the note the highlight keeps names it too: an older copy's note that gave way (to a
+newer note, to the reader's edit) brings no tag.
 """
 
 from collections import defaultdict
@@ -31,7 +34,7 @@ from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
-from books.services import TAG_MAX_LENGTH
+from books.text import tag_name
 
 # The columns enriching a highlight may change.
 _ENRICHED_FIELDS = [
@@ -52,8 +55,9 @@ def _key(clipping: RichClipping) -> str:
     )
 
 
-def _tag_name(name: str) -> str:
-    return " ".join(name.split())[:TAG_MAX_LENGTH].casefold()
+# What enriching never reads: a highlight's vectors (1.5 to 2 kB a row, parsed row by row),
+# on every highlight of a richer format's file at each import of it.
+_VECTORS = ("embedding", "english_embedding", "theme_embedding")
 
 
 def import_enrich(
@@ -61,17 +65,20 @@ def import_enrich(
     the_import: Import,
     result: ParseResult,
     changed_books: set[int],
-    notes: Iterable[tuple[int, str]] = (),
+    notes: Iterable[tuple[int, str, str]] = (),
 ) -> None:
-    """Apply what the file's richer entries carry, and the hashtags of its note entries
-    (`notes`: each one's words, by the id of the highlight holding it); `changed_books`
-    are the books the save already counted as changed, so a book is counted once."""
+    """Apply what the file's richer entries carry, and the hashtags of the note entries
+    that arrived or changed a note (`notes`: the id of the highlight holding each, its
+    words, and the note that highlight held before this import); `changed_books` are the
+    books the save already counted as changed, so a book is counted once."""
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
     _tag_deleted(the_import, [c for c in rich if c.deleted_at is not None])
     rich = [c for c in rich if c.deleted_at is None]
     noted: defaultdict[int, list[str]] = defaultdict(list)
-    for pk, words in notes:
+    held_before: dict[int, str] = {}
+    for pk, words, before in notes:
         noted[pk].append(words)
+        held_before.setdefault(pk, before)
     if not rich and not noted:
         if result.skipped:
             the_import.counts = {**the_import.counts, "skipped_in_file": dict(result.skipped)}
@@ -82,20 +89,23 @@ def import_enrich(
         Highlight.objects.filter(reader_id=the_import.reader_id, deleted_at__isnull=True)
         .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=list(noted)))
         .select_related("book")
+        .defer(*_VECTORS)
     )
     counts: defaultdict[str, int] = defaultdict(int)
     changed: list[Highlight] = []
     tagging: list[tuple[Highlight, str]] = []
     for highlight in highlights:
         brought = list(noted.get(highlight.pk, []))
+        before = held_before.get(highlight.pk, highlight.note)
         clipping = by_key.get(highlight.dedupe_key)
         if clipping is not None:
+            note = highlight.note
             if _enrich(highlight, clipping, counts, the_import=the_import):
                 changed.append(highlight)
-            tagging += [(highlight, name) for name in map(_tag_name, clipping.tags) if name]
-            if not clipping.tags_listed:
+            tagging += [(highlight, name) for name in map(tag_name, clipping.tags) if name]
+            if highlight.note != note and not clipping.tags_listed:
                 brought.append(clipping.note)
-        tagging += [(highlight, name) for name in _hashtags_kept(highlight, brought)]
+        tagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
     for highlight in changed:
         highlight.refresh_search_text()
     Highlight.objects.bulk_update(
@@ -121,15 +131,18 @@ def import_enrich(
     the_import.save(update_fields=["counts"])
 
 
-def _hashtags_kept(highlight: Highlight, brought: list[str]) -> list[str]:
-    """The tags named as hashtags in the notes the file brought for this highlight that the
-    note it keeps names too: so an older copy's note, which gave way to a newer one or to
-    the reader's edit, brings no tag back."""
+def _hashtags_new(highlight: Highlight, brought: list[str], before: str) -> list[str]:
+    """The tags named as hashtags in the notes this import brought to the highlight that the
+    note it keeps names too (so an older copy's note, which gave way to a newer one or to
+    the reader's edit, brings no tag) and the note it held `before` did not (those were
+    its tags already, or the reader took them away)."""
     held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
-    kept = {_tag_name(word) for word in note_hashtags(held)}
-    return [
-        name for words in brought for name in map(_tag_name, note_hashtags(words)) if name in kept
-    ]
+    kept = _hashtag_names(held) - _hashtag_names(before)
+    return [name for words in brought for name in _hashtag_names(words) if name in kept]
+
+
+def _hashtag_names(note: str) -> set[str]:
+    return {name for name in map(tag_name, note_hashtags(note)) if name}
 
 
 def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
@@ -141,8 +154,8 @@ def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
         return
     kept = Highlight.objects.filter(
         source_import=the_import, dedupe_key__in=list(by_key), deleted_at__isnull=False
-    )
-    tagging = [(h, name) for h in kept for name in map(_tag_name, by_key[h.dedupe_key].tags)]
+    ).defer(*_VECTORS)
+    tagging = [(h, name) for h in kept for name in map(tag_name, by_key[h.dedupe_key].tags)]
     _tag(the_import.reader_id, [(h, name) for h, name in tagging if name])
 
 

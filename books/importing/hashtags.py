@@ -8,10 +8,23 @@ combining marks), digits, `-` and `_`, and holds at least one letter. So `#bien-
 year), `C#` and `http://example.org/page#part` (the `#` inside a word), `# Title` (a
 Markdown heading: the `#` stands alone). The word ends at any other character: `#mood,`
 is `mood`, and a nested tag `#books/fiction` tags `books`.
+
+Two more limits, for what a reader would not call a tag: a colour written in hex, three
+or six hex digits with at least one digit among them (`#ff0000`, `#C0C0C0`, `#0af`), is
+not one (a word of hex letters, `#fee` or `#facade`, is); and a note gives at most
+`HASHTAGS_PER_NOTE` tags, its first ones.
 """
 
 import re
 import unicodedata
+
+# Readers tag a highlight with a few words (the shared Apple Books libraries: at most 7
+# in a note); a crafted file of notes holding thousands of `#word`s would otherwise make
+# as many tags per note.
+HASHTAGS_PER_NOTE = 20
+
+# A colour in hex: three or six hex digits.
+_HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}")
 
 # A `#` at the start or after whitespace, and what follows it up to the next whitespace.
 _CANDIDATE = re.compile(r"(?<!\S)#(\S+)")
@@ -25,7 +38,8 @@ def _in_word(character: str) -> bool:
 
 def note_hashtags(note: str) -> list[str]:
     """The words of the note's hashtags, in the note's order, each once, as written
-    (composed: an `é` written as `e` and an accent reads as one letter)."""
+    (composed: an `é` written as `e` and an accent reads as one letter), at most
+    `HASHTAGS_PER_NOTE`."""
     found: dict[str, None] = {}
     for match in _CANDIDATE.finditer(unicodedata.normalize("NFC", note)):
         candidate = match.group(1)
@@ -33,6 +47,12 @@ def note_hashtags(note: str) -> list[str]:
         while end < len(candidate) and _in_word(candidate[end]):
             end += 1
         word = candidate[:end]
-        if any(character.isalpha() for character in word):
+        if any(character.isalpha() for character in word) and not _is_colour(word):
             found.setdefault(word, None)
+            if len(found) == HASHTAGS_PER_NOTE:
+                break
     return list(found)
+
+
+def _is_colour(word: str) -> bool:
+    return _HEX_COLOUR.fullmatch(word) is not None and any(c.isdigit() for c in word)

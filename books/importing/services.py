@@ -304,9 +304,10 @@ class _ImportWork:
     # An Exogram export's highlights its reader deleted, and the rows they become.
     deleted_entries: list[RichClipping] = field(default_factory=list)
     kept_deleted: list[Highlight] = field(default_factory=list)
-    # Each note entry's words and the highlight holding it (the one it was attached to, or
-    # the note of its own): its hashtags are tags of that highlight (books.importing.enrich).
-    notes_brought: list[tuple[Highlight, str]] = field(default_factory=list)
+    # Each note entry that arrived or changed a note, the highlight holding it (the one it
+    # was attached to, or the note of its own) and the note that one held before: its new
+    # hashtags are tags of that highlight (books.importing.enrich).
+    notes_brought: list[tuple[Highlight, str, str]] = field(default_factory=list)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:
@@ -716,8 +717,6 @@ def _attach_notes(
         if target is None:
             key = _clipping_key(book, clipping, Highlight.Kind.NOTE)
             if key in library.keys:
-                if hashtags:
-                    work.notes_brought.append((library.keys[key], clipping.text))
                 report.duplicates_skipped += 1
                 continue
             if work.purged and work.purged.holds_note(
@@ -735,21 +734,27 @@ def _attach_notes(
             library.add(note)
             work.created[id(note)] = note
             report.standalone_notes += 1
-            target = note
-        elif note_attach(target, clipping):
-            report.notes_attached += 1
-            work.change(target)
-        else:
+            if hashtags:
+                work.notes_brought.append((note, clipping.text, ""))
+            continue
+        before = target.note
+        if not note_attach(target, clipping):
+            # The note the highlight holds already: its hashtags were read when it came.
             report.duplicates_skipped += 1
+            continue
+        report.notes_attached += 1
+        work.change(target)
         if hashtags:
-            work.notes_brought.append((target, clipping.text))
+            work.notes_brought.append((target, clipping.text, before))
 
 
-def _notes_brought(work: _ImportWork, the_import: Import) -> list[tuple[int, str]]:
+def _notes_brought(work: _ImportWork, the_import: Import) -> list[tuple[int, str, str]]:
     """`work.notes_brought` that name a hashtag, by the highlights' ids, once the rows are
     written (COPY gives no ids back: a new row's is read by its unique key)."""
-    tagging = [(h, words) for h, words in work.notes_brought if note_hashtags(words)]
-    new = [h.dedupe_key for h, _ in tagging if not h.pk]
+    tagging = [
+        (h, words, before) for h, words, before in work.notes_brought if note_hashtags(words)
+    ]
+    new = [h.dedupe_key for h, _, _ in tagging if not h.pk]
     new_ids = dict(
         Highlight.objects.filter(source_import=the_import, dedupe_key__in=new).values_list(
             "dedupe_key", "pk"
@@ -757,8 +762,8 @@ def _notes_brought(work: _ImportWork, the_import: Import) -> list[tuple[int, str
         if new
         else []
     )
-    brought = [(h.pk or new_ids.get(h.dedupe_key), words) for h, words in tagging]
-    return [(pk, words) for pk, words in brought if pk is not None]
+    brought = [(h.pk or new_ids.get(h.dedupe_key), words, before) for h, words, before in tagging]
+    return [(pk, words, before) for pk, words, before in brought if pk is not None]
 
 
 _INSTANT = timedelta(microseconds=1)

@@ -1,5 +1,5 @@
 """`make run` backs up a library before applying migrations to it (backups.pre_migrate): on a
-database of its own, migrated back one step (books 0042 keeps the books of each connection),
+database of its own, migrated back one step (books 0043 tags the hashtags of the notes held),
 the backup is written before the migration; a fresh database gets none; a backup that fails
 stops the migrations."""
 
@@ -18,7 +18,7 @@ from backups.models import BackupRun
 from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
 from backups.services import MANIFEST
 
-LAST = ("books", "0042_connection_books")
+LAST = ("books", "0043_note_hashtags_tagged")
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def _applied() -> set[tuple[str, str]]:
 def _library_one_migration_behind() -> None:
     call_command("migrate", verbosity=0)
     User.objects.create_user("alice", password="a long and unguessable passphrase")
-    call_command("migrate", *LAST[:1], "0041", verbosity=0)
+    call_command("migrate", *LAST[:1], "0042", verbosity=0)
     assert LAST not in _applied()
 
 

@@ -5,12 +5,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from books.text import (
+    TAG_MAX_LENGTH,
     author_sort_key,
     collapse_spacing,
     fold,
     fold_keeping_kana_marks,
     fold_spacing,
     fold_spacing_and_bom,
+    tag_name,
     title_initial,
     title_sort_key,
 )
@@ -67,6 +69,22 @@ class FoldTableTests:
     def test_it_gives_the_merging_its_old_fold(self, text: str) -> None:
         # books.importing.merging (and evaluation.candidates) folded with this.
         assert fold_spacing_and_bom(text) == " ".join(text.replace("\ufeff", "").split()).casefold()
+
+
+class TagNameTests:
+    def test_it_folds_spacing_and_case(self) -> None:
+        assert tag_name("  Bien-Être \n Año ") == "bien-être año"
+
+    def test_it_cuts_after_folding_as_a_fold_can_lengthen_a_name(self) -> None:
+        # 64 characters, 68 once each "ß" folds to "ss".
+        assert tag_name("a" * 60 + "ßßßß") == "a" * 60 + "ssss"
+
+    def test_a_cut_leaves_no_space_at_the_end(self) -> None:
+        assert tag_name("a" * 63 + " b") == "a" * 63
+
+    @given(st.text())
+    def test_it_fits_the_column(self, name: str) -> None:
+        assert len(tag_name(name)) <= TAG_MAX_LENGTH
 
 
 class TitleSortKeyTests:

@@ -1,23 +1,33 @@
 """Hashtags in a reader's note (`#artist #being`, as Apple Books readers tag) become tags of
 the highlight at import, in every format but Exogram's own export, whose tags are listed;
-the note keeps its words, a second import adds nothing, and a note that gave way to a newer
-one or to the reader's edit brings no tag back (books.importing.enrich)."""
+the note keeps its words. Only a note that arrives or changes brings tags, those it names
+anew: a second import adds nothing, a tag the reader deleted stays deleted, and a note that
+gave way to a newer one or to the reader's edit brings no tag back (books.importing.enrich).
+"""
 
 import unicodedata
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
 from accounts.models import User
 from books.exporting.services import library_export
-from books.importing.hashtags import note_hashtags
+from books.importing.hashtags import HASHTAGS_PER_NOTE, note_hashtags
 from books.importing.services import clippings_import
-from books.models import Highlight, Import
-from books.services import highlight_note_update, highlight_tag, highlight_untag
+from books.models import Highlight, Import, Tag
+from books.services import (
+    highlight_note_update,
+    highlight_tag,
+    highlight_untag,
+    tag_delete,
+    tag_rename,
+)
 from tests.books.importing.devices import (
     SIDECAR_ANNOTATIONS,
     AppleRow,
@@ -76,6 +86,22 @@ class NoteHashtagsTests:
 
     def test_it_gives_each_tag_once(self) -> None:
         assert note_hashtags("#love and #love again") == ["love"]
+
+    @pytest.mark.parametrize("note", ["#ff0000", "#FF0000", "#C0C0C0", "#0af", "#123abc", "#f0f"])
+    def test_a_hex_colour_with_a_digit_is_not_a_tag(self, note: str) -> None:
+        assert note_hashtags(f"{note}, the colour") == []
+
+    def test_a_word_of_hex_letters_and_other_lengths_are_tags(self) -> None:
+        assert note_hashtags("#fff #fee #facade #ff00 #ff00000 #fade") == [
+            "fff", "fee", "facade", "ff00", "ff00000", "fade"
+        ]  # fmt: skip
+
+    def test_it_takes_at_most_twenty_tags_of_a_note_its_first(self) -> None:
+        # A crafted file's note of thousands of hashtags makes no thousands of tags.
+        note = " ".join(f"#tag{i}" for i in range(5000))
+        assert HASHTAGS_PER_NOTE == 20
+        assert note_hashtags(note) == [f"tag{i}" for i in range(20)]
+        assert note_hashtags("#a1 #a1 " + note)[:2] == ["a1", "tag0"]
 
     @given(st.text())
     def test_every_tag_is_written_after_a_hash_in_the_note(self, note: str) -> None:
@@ -139,18 +165,34 @@ class AppleBooksHashtagTests:
 
         assert _tags(alice, ARTIST) == ["artist", "mine"]
 
-    def test_a_library_imported_before_gains_the_tags_from_the_same_file(
+    def test_a_library_imported_before_gains_no_tags_from_the_same_file(
         self, alice: User, tmp_path: Path
     ) -> None:
         # As a library imported before hashtags were read holds them: the note, no tag.
+        # Migration 0043 gave it its tags once (test_note_hashtags_migration); an import
+        # reads an unchanged note's hashtags no more.
         data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being"))
         _import(alice, data)
         Highlight.objects.get(reader=alice, text=ARTIST).tags.clear()
 
         again = _import(alice, data)
 
-        assert _tags(alice, ARTIST) == ["artist", "being"]
-        assert (again.counts["tags_added"], again.counts["books_changed"]) == (2, 1)
+        assert _tags(alice, ARTIST) == []
+        assert (again.counts.get("tags_added", 0), again.counts["books_changed"]) == (0, 0)
+
+    def test_a_changed_note_adds_the_hashtags_it_names_anew(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        _import(alice, _apple(tmp_path / "a", AppleRow(1, ARTIST, "#artist", modified=EDITED)))
+        tag_delete(tag=Tag.objects.get(reader=alice, name="artist"))
+        newer = _apple(tmp_path / "b", AppleRow(1, ARTIST, "#artist #joy", modified=EDITED_AGAIN))
+
+        update = _import(alice, newer)
+
+        assert Highlight.objects.get(reader=alice, text=ARTIST).note == "#artist #joy"
+        # "artist" the old note named too: the reader deleted that tag, and it stays so.
+        assert _tags(alice, ARTIST) == ["joy"]
+        assert (update.counts["tags_added"], update.counts["books_changed"]) == (1, 1)
 
     def test_an_older_copys_note_brings_no_tag_back(self, alice: User, tmp_path: Path) -> None:
         older = _apple(tmp_path / "older", AppleRow(1, ARTIST, "#cyn", modified=EDITED))
@@ -195,23 +237,119 @@ class AppleBooksHashtagTests:
         assert _tags(alice, ARTIST) == ["artist", "joy"]
         assert (update.counts["tags_added"], again.counts["tags_added"]) == (1, 0)
 
-    def test_a_tag_removed_while_the_note_still_names_it_comes_back_as_a_files_tag_does(
-        self, alice: User, tmp_path: Path
+    def test_a_tag_removed_while_the_note_still_names_it_stays_removed(
+        self, alice: User, alice_client: Client, tmp_path: Path
     ) -> None:
-        # The rule Readwise's tags follow: the file names it, the note says it.
-        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist"))
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist #being"))
         _import(alice, data)
         highlight = Highlight.objects.get(reader=alice, text=ARTIST)
-        highlight_untag(highlight=highlight, tag=highlight.tags.get())
+        highlight_untag(highlight=highlight, tag=highlight.tags.get(name="artist"))
+        tag_rename(tag=Tag.objects.get(reader=alice, name="being"), name="existence")
 
         again = _import(alice, data)
 
-        assert _tags(alice, ARTIST) == ["artist"]
-        assert again.counts["tags_added"] == 1
+        assert _tags(alice, ARTIST) == ["existence"]
+        assert again.counts["tags_added"] == 0
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert "Nothing new in this file" in page
+
+    def test_a_reimport_reads_no_vectors(self, alice: User, tmp_path: Path) -> None:
+        # Every highlight of a richer format's file is read again at each import of it:
+        # its three vectors (384 + 384 + 512 floats) are of no use there.
+        data = _apple(tmp_path, AppleRow(1, ARTIST, "#artist"), AppleRow(2, COAL))
+        _import(alice, data)
+        vector = [0.1] * 384
+        Highlight.objects.filter(reader=alice).update(embedding=vector, english_embedding=vector)
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data)
+
+        vectors = [q["sql"] for q in queries.captured_queries if '"embedding"' in q["sql"]]
+        assert vectors == []
 
 
 @pytest.mark.django_db
 class OtherFormatsHashtagTests:
+    def test_a_hashtag_that_grows_past_the_tag_length_when_folded_fails_no_import(
+        self, alice: User
+    ) -> None:
+        # 60 letters and four "ß": 64 characters, 68 once case folded ("ß" -> "ss").
+        long_tag = "a" * 60 + "ßßßß"
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, f"#{long_tag}", kind="Note", location="102"),
+        )
+
+        _import(alice, data, "My Clippings.txt")
+
+        assert _tags(alice, ARTIST) == ["a" * 60 + "ssss"]
+
+    def test_a_tag_the_reader_deleted_stays_deleted_when_the_same_file_comes_again(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "colour it #ff0000, #red", kind="Note", location="102"),
+            Entry(BORGES, "#memoria, on its own", kind="Note", location="900"),
+        )
+        _import(alice, data, "My Clippings.txt")
+        assert sorted(Tag.objects.filter(reader=alice).values_list("name", flat=True)) == [
+            "memoria", "red"
+        ]  # fmt: skip
+        for tag in Tag.objects.filter(reader=alice):
+            tag_delete(tag=tag)
+
+        again = _import(alice, data, "My Clippings.txt")
+
+        assert not Tag.objects.filter(reader=alice).exists()
+        assert again.counts.get("tags_added", 0) == 0
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert "Nothing new in this file" in page
+
+    def test_a_newer_kindle_note_adds_the_hashtags_it_names_anew(self, alice: User) -> None:
+        first = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "#artist", kind="Note", location="102"),
+        )
+        later = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "#artist #joy", kind="Note", location="102",
+                  added="Tuesday, 4 March 2025 10:00:00"),
+        )  # fmt: skip
+        _import(alice, first, "a.txt")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="artist"))
+
+        the_import = _import(alice, later, "b.txt")
+
+        assert Highlight.objects.get(reader=alice, text=ARTIST).note == "#artist #joy"
+        assert _tags(alice, ARTIST) == ["joy"]
+        assert the_import.counts["tags_added"] == 1
+
+    def test_a_note_of_many_hashtags_gives_twenty_tags(self, alice: User) -> None:
+        many = " ".join(f"#tag{i}" for i in range(500))
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, many, kind="Note", location="102"),
+        )
+
+        the_import = _import(alice, data, "My Clippings.txt")
+
+        assert the_import.counts["tags_added"] == HASHTAGS_PER_NOTE == 20
+        assert Tag.objects.filter(reader=alice).count() == 20
+
+    def test_a_kindle_reimport_reads_no_vectors_to_tag_notes(self, alice: User) -> None:
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, "#artist", kind="Note", location="102"),
+        )
+        _import(alice, data, "My Clippings.txt")
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data, "My Clippings.txt")
+
+        vectors = [q["sql"] for q in queries.captured_queries if '"embedding"' in q["sql"]]
+        assert vectors == []
+
     def test_a_kindle_note_tags_the_highlight_it_is_attached_to(self, alice: User) -> None:
         data = clippings_file(
             Entry(BORGES, ARTIST, location="100-102"),
@@ -228,7 +366,7 @@ class OtherFormatsHashtagTests:
         assert _tags(alice, "#memoria, on its own") == ["memoria"]
         assert _tags(alice, "C# #1") == []
         assert first.counts["tags_added"] == 3
-        assert (again.counts["tags_added"], again.counts["books_changed"]) == (0, 0)
+        assert (again.counts.get("tags_added", 0), again.counts["books_changed"]) == (0, 0)
 
     def test_a_kindle_note_for_a_highlight_already_in_the_library(self, alice: User) -> None:
         _import(alice, clippings_file(Entry(BORGES, ARTIST, location="100-102")), "a.txt")

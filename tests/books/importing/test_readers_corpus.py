@@ -24,7 +24,7 @@ from books.importing.notes import NOTES_JOINED
 from books.importing.rich import RichClipping
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Highlight
-from books.text import fold_spacing_and_bom
+from books.text import fold_spacing_and_bom, tag_name
 from tests.corpus import require_readers
 
 # Skipped, saying why, on a clone without the shared folder (see tests/corpus.py).
@@ -235,7 +235,7 @@ def test_two_snapshots_of_apple_books_keep_the_newer_notes_and_settle(
 
 
 def _named(note: str) -> set[str]:
-    return {" ".join(word.split())[:64].casefold() for word in note_hashtags(note)}
+    return {tag_name(word) for word in note_hashtags(note)}
 
 
 def _tags_and_hashtags(reader: User) -> list[tuple[str, set[str], set[str]]]:
