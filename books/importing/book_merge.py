@@ -226,10 +226,10 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
     if copy.note.strip() and copy.note.strip() not in survivor.note:
         # The device's date of the note goes with it (notes.note_kept reads it when a file
         # brings the note again): the latest of the two, as note_kept dates two joined.
+        # An empty note keeps its date too: the reader cleared the device's note, and its
+        # date is what keeps that note out when the file brings it again.
         written = [d for d in (survivor.note_added_at, copy.note_added_at) if d is not None]
-        survivor.note_added_at = (
-            max(written, default=None) if survivor.note.strip() else copy.note_added_at
-        )
+        survivor.note_added_at = max(written, default=None)
         survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
         survivor.note_edited = survivor.note_edited or copy.note_edited
         edits = [d for d in (survivor.note_edited_at, copy.note_edited_at) if d is not None]
