@@ -104,8 +104,10 @@ def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highli
     import's business, which leaves two stored highlights apart, and a passage held word
     for word more than once (in both books, which _rekey_highlights joins) is held within
     one book already. A highlight
-    that took in the other book's version may take in another (A and C, each a version of
-    B). Of two, the kept book's highlight stays (its code, its page)."""
+    that took in the other book's version may take in another of the other book's (A and C,
+    each a version of B), never a second of the kept book's: those two are two within one
+    book, which the import leaves apart. Of two, the kept book's highlight stays (its code,
+    its page)."""
     library = Library(kept.reader, {kept.key: kept, absorbed.key: absorbed})
     rows = list(library.keys.values())
     held = Counter(_passage_key(h) for h in rows)
@@ -132,6 +134,8 @@ def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highli
             for other in _versions_near(library, highlight, (kept.pk, absorbed.pk)):
                 if id(other) not in books or books[id(other)] == books[id(highlight)]:
                     continue
+                if kept.pk in books[id(other)] and kept.pk in books[id(highlight)]:
+                    continue  # two of the kept book's: the import's business
                 stays, goes = sorted((highlight, other), key=stays_first, reverse=True)
                 if not stored_versions_merge(library=library, kept=stays, other=goes):
                     continue

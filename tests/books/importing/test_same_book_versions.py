@@ -216,13 +216,42 @@ class VersionsAcrossTwoBooksTests:
     ) -> None:
         short, long = two_versions
         _import(alice, [Entry(SHORT, "Its children move away.", location="102")], "k3")
+        preview = book_merge_preview(kept=long, absorbed=short)
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert preview.joined == done.joined == 2
+        assert _alive_texts(long) == sorted([EXTENDED, ONLY_SHORT, NEARBY])
+
+    def test_two_highlights_of_the_kept_book_stay_two(self, alice: User) -> None:
+        # The kept book holds two passages side by side, each a highlight of its own with its
+        # own review history; the other book holds one selection spanning both.
+        first = "The harbour closed in winter, and the boats were hauled up the slipway."
+        second = "In spring the town painted them again, each a colour of its own."
+        _import(
+            alice,
+            [Entry(SHORT, first, location="300-301"), Entry(SHORT, second, location="302-303")],
+            "kindle.txt",
+        )
+        _import(alice, [Entry(LONG, f"{first} {second}", location="300-303")], "k2.txt")
+        short, long = _books(alice)
+        for text, reviews in ((first, 3), (second, 5)):
+            ReviewState.objects.create(
+                reader=alice, highlight=short.highlights.get(text=text), due=date(2027, 1, 9),
+                reviews=reviews,
+            )  # fmt: skip
         preview = book_merge_preview(kept=short, absorbed=long)
 
         done = books_merge(kept=short, absorbed=long)
 
         assert done is not None
-        assert preview.joined == done.joined == 2
-        assert _alive_texts(short) == sorted([EXTENDED, ONLY_SHORT, NEARBY])
+        # Two stored highlights within the kept book are the import's business: the merge
+        # joins the other book's selection with one of them and leaves them two, each with
+        # its review history.
+        assert preview.joined == done.joined == 1
+        assert short.highlights.alive().count() == 2
+        assert ReviewState.objects.filter(reader=alice).count() == 2
 
 
 # A Kindle's copy and a KOReader's of one passage: the Kindle places it by locations,
