@@ -185,9 +185,11 @@ def _rekey_highlights(book: Book) -> int:
     """Every highlight of the book under the book's key; returns how many were joined."""
     by_key: defaultdict[str, list[Highlight]] = defaultdict(list)
     # NULLS FIRST said: PostgreSQL sorts NULL last ascending, and alive must come first.
+    # book_id too: the related manager reads it on every row (a query each when deferred).
     highlights = book.highlights.order_by(F("deleted_at").asc(nulls_first=True), "pk").only(
-        "kind", "page", "location_start", "location_end", "text", "dedupe_key", "deleted_at"
-    )
+        "book_id", "kind", "page", "location_start", "location_end", "text", "dedupe_key",
+        "deleted_at",
+    )  # fmt: skip
     for highlight in highlights:
         key = highlight_dedupe_key(
             book_key=book.key,
@@ -215,10 +217,17 @@ def _rekey_highlights(book: Book) -> int:
 
 def _join(survivor: Highlight, copy: Highlight) -> None:
     """Everything of the reader's on `copy` goes to `survivor`; then `copy` goes."""
-    from review.models import ReviewCard, ReviewState, WordCard
-
     survivor.refresh_from_db()
     copy.refresh_from_db()
+    _join_rows(survivor, copy)
+    copy.delete()
+
+
+def _join_rows(survivor: Highlight, copy: Highlight) -> None:
+    """_join of two rows read whole and current, but `copy` stays: a caller joining many
+    deletes them all at once (each delete is a query per table that refers to highlights)."""
+    from review.models import ReviewCard, ReviewState, WordCard
+
     fields = [
         "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter",
         "colour", "added_at", "added_raw",
@@ -226,10 +235,10 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
     if copy.note.strip() and copy.note.strip() not in survivor.note:
         # The device's date of the note goes with it (notes.note_kept reads it when a file
         # brings the note again): the latest of the two, as note_kept dates two joined.
+        # An empty note keeps its date too: the reader cleared the device's note, and its
+        # date is what keeps that note out when the file brings it again.
         written = [d for d in (survivor.note_added_at, copy.note_added_at) if d is not None]
-        survivor.note_added_at = (
-            max(written, default=None) if survivor.note.strip() else copy.note_added_at
-        )
+        survivor.note_added_at = max(written, default=None)
         survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
         survivor.note_edited = survivor.note_edited or copy.note_edited
         edits = [d for d in (survivor.note_edited_at, copy.note_edited_at) if d is not None]
@@ -259,7 +268,6 @@ def _join(survivor: Highlight, copy: Highlight) -> None:
         theirs.highlight = survivor
         theirs.save(update_fields=["highlight"])
     _move_connections(survivor, copy)
-    copy.delete()
 
 
 def _move_connections(survivor: Highlight, copy: Highlight) -> None:

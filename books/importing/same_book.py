@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.connections.services import connections_follow_books, connections_forget
 from books.events import announce, highlights_to_embed
-from books.importing.book_merge import _join, _keep_exclusions, _rekey_highlights
+from books.importing.book_merge import _join_rows, _keep_exclusions, _rekey_highlights
 from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
 from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
@@ -104,8 +104,10 @@ def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highli
     import's business, which leaves two stored highlights apart, and a passage held word
     for word more than once (in both books, which _rekey_highlights joins) is held within
     one book already. A highlight
-    that took in the other book's version may take in another (A and C, each a version of
-    B). Of two, the kept book's highlight stays (its code, its page)."""
+    that took in the other book's version may take in another of the other book's (A and C,
+    each a version of B), never a second of the kept book's: those two are two within one
+    book, which the import leaves apart. Of two, the kept book's highlight stays (its code,
+    its page)."""
     library = Library(kept.reader, {kept.key: kept, absorbed.key: absorbed})
     rows = list(library.keys.values())
     held = Counter(_passage_key(h) for h in rows)
@@ -132,6 +134,8 @@ def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highli
             for other in _versions_near(library, highlight, (kept.pk, absorbed.pk)):
                 if id(other) not in books or books[id(other)] == books[id(highlight)]:
                     continue
+                if kept.pk in books[id(other)] and kept.pk in books[id(highlight)]:
+                    continue  # two of the kept book's: the import's business
                 stays, goes = sorted((highlight, other), key=stays_first, reverse=True)
                 if not stored_versions_merge(library=library, kept=stays, other=goes):
                     continue
@@ -175,14 +179,25 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
     text, places and date the import's merge gave it. Returns the highlights whose words
     changed: their vectors and the connections found with them are void, as after an
     import's merge, and so are those of the highlights that go."""
+    if not joins:
+        return []
     # The connections of the one that goes were found with its vector, which goes with it:
     # forgotten, as an import forgets those of a highlight whose vector went.
     connections_forget(ids=[goes.pk for _, goes in joins])
+    # Every row read at once; one that stays and takes in two is one object for both joins.
+    rows = Highlight.objects.in_bulk([h.pk for pair in joins for h in pair])
     for stays, goes in joins:
-        _join(Highlight.objects.get(pk=stays.pk), Highlight.objects.get(pk=goes.pk))
+        _join_rows(rows[stays.pk], rows[goes.pk])
+    # The ones that go, before the keys: one that stays may now hold a gone one's words.
+    Highlight.objects.filter(pk__in=[goes.pk for _, goes in joins]).delete()
+    merged_rows = {stays.pk: stays for stays, _ in joins}
+    taken = _keys_taken(
+        [rows[pk] for pk in merged_rows],
+        wanted={_version_key(h, book_key=kept.key) for h in merged_rows.values()},
+    )
     changed = []
-    for merged in {stays.pk: stays for stays, _ in joins}.values():
-        row = Highlight.objects.get(pk=merged.pk)
+    for merged in merged_rows.values():
+        row = rows[merged.pk]
         fields = [*_VERSION_FIELDS, "search_text", "reading_key", "dedupe_key", "updated"]
         if fold_spacing_and_bom(row.text) != fold_spacing_and_bom(merged.text):
             for name, value in VECTORS_RESET.items():
@@ -193,7 +208,9 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
             setattr(row, name, getattr(merged, name))
         row.refresh_search_text()
         row.refresh_reading_key()
-        row.dedupe_key = _free_key(row, book_key=kept.key)
+        taken.discard(row.dedupe_key)
+        row.dedupe_key = _free_key(row, book_key=kept.key, taken=taken)
+        taken.add(row.dedupe_key)
         row.save(update_fields=fields)
     connections_forget(ids=changed)
     return changed
@@ -206,10 +223,8 @@ _VERSION_FIELDS = [
 ]  # fmt: skip
 
 
-def _free_key(highlight: Highlight, *, book_key: str) -> str:
-    """The highlight's dedupe key, stepped aside (as the import's _free_key) in the unlikely
-    case another highlight of the reader's holds it."""
-    key = highlight_dedupe_key(
+def _version_key(highlight: Highlight, *, book_key: str) -> str:
+    return highlight_dedupe_key(
         book_key=book_key,
         kind=highlight.kind,
         page=highlight.page,
@@ -217,8 +232,25 @@ def _free_key(highlight: Highlight, *, book_key: str) -> str:
         end=highlight.location_end,
         text=highlight.text,
     )
-    taken = Highlight.objects.filter(reader_id=highlight.reader_id).exclude(pk=highlight.pk)
-    while taken.filter(dedupe_key=key).exists():
+
+
+def _keys_taken(rows: list[Highlight], *, wanted: set[str]) -> set[str]:
+    """The reader's dedupe keys among those the rows will ask for (`wanted`), and the rows'
+    own now: read once, for every _free_key."""
+    keys = Highlight.objects.filter(reader_id=rows[0].reader_id, dedupe_key__in=wanted)
+    return {*keys.values_list("dedupe_key", flat=True), *(row.dedupe_key for row in rows)}
+
+
+def _free_key(highlight: Highlight, *, book_key: str, taken: set[str]) -> str:
+    """The highlight's dedupe key, stepped aside (as the import's _free_key) in the unlikely
+    case another highlight of the reader's holds it (`taken`: _keys_taken, less its own).
+    A stepped-aside key is asked of the database: as rare as the step."""
+    key = _version_key(highlight, book_key=book_key)
+    if key not in taken:
+        return key
+    others = Highlight.objects.filter(reader_id=highlight.reader_id).exclude(pk=highlight.pk)
+    key = hashlib.sha256(f"{key}+".encode()).hexdigest()
+    while key in taken or others.filter(dedupe_key=key).exists():
         key = hashlib.sha256(f"{key}+".encode()).hexdigest()
     return key
 

@@ -1,7 +1,7 @@
 """A library imported under the older rule: its twin books become one, nothing lost."""
 
 import threading
-from datetime import date
+from datetime import UTC, date, datetime
 from io import StringIO
 
 import pytest
@@ -15,6 +15,7 @@ from books.importing.identity import highlight_dedupe_key
 from books.importing.same_book import books_merge, merged_into
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight, Tag
+from books.services import highlight_note_update
 from review.models import ReviewState
 from tests.books.kindle import Entry, clippings_file
 
@@ -265,6 +266,44 @@ class BookMergeTests:
 
         assert _merge().strip().startswith("0 libraries changed")
         assert sorted(Highlight.objects.values_list("dedupe_key", flat=True)) == keys
+
+    def test_a_note_the_reader_cleared_stays_cleared_after_merge_duplicate_books(
+        self, alice: User
+    ) -> None:
+        # One passage in two copies of a book (one key each, as before the identity rule
+        # folded them): the reader cleared the device's note on one, the other copy has an
+        # older device note.
+        title = "Walden (Thoreau, Henry David)"
+        text = "I went to the woods because I wished to live deliberately."
+        walden = [
+            Entry(title, text, location="10-11", added="Monday, 1 March 2021 10:00:00"),
+            Entry(title, "Simplify, simplify.", kind="Note", location="11",
+                  added="Monday, 1 March 2021 10:05:00"),
+        ]  # fmt: skip
+        _import(alice, *walden, name="a.txt")
+        highlight_note_update(highlight=Highlight.objects.get(reader=alice, text=text), note="")
+        Book.objects.filter(reader=alice).update(title="Walden", key="older key a")
+        other_book = Book.objects.create(
+            reader=alice, title="Walden", authors="Thoreau, Henry David", key="older key b"
+        )
+        Highlight.objects.create(
+            reader=alice,
+            book=other_book,
+            text=text,
+            location_start=10,
+            location_end=11,
+            note="An older note.",
+            note_added_at=datetime(2020, 1, 1, tzinfo=UTC),
+            dedupe_key="older rule b",
+        )
+        books_merge_duplicates(reader=alice)
+        (one,) = Highlight.objects.filter(reader=alice, kind=Highlight.Kind.HIGHLIGHT)
+        assert one.note == "An older note."
+
+        _import(alice, *walden, name="a.txt")
+
+        one.refresh_from_db()
+        assert "Simplify" not in one.note  # the note the reader cleared stays out
 
 
 def _two_copies_and_another(reader: User) -> tuple[Book, Highlight, Highlight]:

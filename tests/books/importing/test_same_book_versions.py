@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
@@ -216,13 +218,73 @@ class VersionsAcrossTwoBooksTests:
     ) -> None:
         short, long = two_versions
         _import(alice, [Entry(SHORT, "Its children move away.", location="102")], "k3")
+        preview = book_merge_preview(kept=long, absorbed=short)
+
+        done = books_merge(kept=long, absorbed=short)
+
+        assert done is not None
+        assert preview.joined == done.joined == 2
+        assert _alive_texts(long) == sorted([EXTENDED, ONLY_SHORT, NEARBY])
+
+    def test_two_highlights_of_the_kept_book_stay_two(self, alice: User) -> None:
+        # The kept book holds two passages side by side, each a highlight of its own with its
+        # own review history; the other book holds one selection spanning both.
+        first = "The harbour closed in winter, and the boats were hauled up the slipway."
+        second = "In spring the town painted them again, each a colour of its own."
+        _import(
+            alice,
+            [Entry(SHORT, first, location="300-301"), Entry(SHORT, second, location="302-303")],
+            "kindle.txt",
+        )
+        _import(alice, [Entry(LONG, f"{first} {second}", location="300-303")], "k2.txt")
+        short, long = _books(alice)
+        for text, reviews in ((first, 3), (second, 5)):
+            ReviewState.objects.create(
+                reader=alice, highlight=short.highlights.get(text=text), due=date(2027, 1, 9),
+                reviews=reviews,
+            )  # fmt: skip
         preview = book_merge_preview(kept=short, absorbed=long)
 
         done = books_merge(kept=short, absorbed=long)
 
         assert done is not None
-        assert preview.joined == done.joined == 2
-        assert _alive_texts(short) == sorted([EXTENDED, ONLY_SHORT, NEARBY])
+        # Two stored highlights within the kept book are the import's business: the merge
+        # joins the other book's selection with one of them and leaves them two, each with
+        # its review history.
+        assert preview.joined == done.joined == 1
+        assert short.highlights.alive().count() == 2
+        assert ReviewState.objects.filter(reader=alice).count() == 2
+
+
+def _versions_of(reader: User, n: int) -> tuple[Book, Book]:
+    """n passages, each a selection in one book and its extension in the other."""
+    a = [
+        Entry(SHORT, f"Sentence {i} forbids building {i}.", location=f"{10 * i + 1}-{10 * i + 2}")
+        for i in range(n)
+    ]
+    b = [Entry(LONG, f"Sentence {i} forbids building {i}. More words.",
+               location=f"{10 * i + 1}-{10 * i + 3}") for i in range(n)]  # fmt: skip
+    _import(reader, a, "a.txt")
+    _import(reader, b, "b.txt")
+    return _books(reader)
+
+
+@pytest.mark.django_db
+class ManyVersionsTests:
+    def test_each_joined_version_costs_the_merge_a_few_queries_only(
+        self, alice: User, bob: User
+    ) -> None:
+        # Rows are read at once and the ones that go deleted at once; what is left per pair
+        # is _join's moving of what the reader added (notes, tags, cards, review history).
+        counts = []
+        for reader, n in ((alice, 5), (bob, 20)):
+            short, long = _versions_of(reader, n)
+            with CaptureQueriesContext(connection) as queries:
+                done = books_merge(kept=short, absorbed=long)
+            assert done is not None
+            assert done.joined == n
+            counts.append(len(queries.captured_queries))
+        assert counts[1] - counts[0] <= 11 * 15, counts  # 26 a pair before
 
 
 # A Kindle's copy and a KOReader's of one passage: the Kindle places it by locations,
