@@ -1,6 +1,7 @@
 """A library imported under the older rule: its twin books become one, nothing lost."""
 
 import threading
+import time
 from datetime import UTC, date, datetime
 from io import StringIO
 
@@ -356,16 +357,19 @@ class BookMergeRaceTests:
         merging = threading.Thread(target=_merge_duplicates_then_close, args=(alice,))
         merging.start()
         try:
-            waiting = False
-            while merging.is_alive() and not waiting:
-                with worker.cursor() as cursor:
+            blockers: list[list[int]] = []
+            deadline = time.monotonic() + 30
+            while merging.is_alive() and not blockers and time.monotonic() < deadline:
+                # Asked outside the worker's transaction: within one, pg_stat_activity is read
+                # once and kept, and a merge that connected later would never show.
+                with connection.cursor() as cursor:
                     cursor.execute(
-                        "SELECT count(*) FROM pg_stat_activity"
-                        " WHERE %s = ANY(pg_blocking_pids(pid))",
-                        [worker_pid],
+                        "SELECT pg_blocking_pids(pid) FROM pg_stat_activity"
+                        " WHERE datname = current_database() AND wait_event_type = 'Lock'"
                     )
-                    waiting = cursor.fetchone()[0] > 0
-            assert waiting, "the merge went on without waiting for the worker's write"
+                    blockers = [row[0] for row in cursor.fetchall()]
+            assert blockers, "the merge went on without waiting for the worker's write"
+            assert blockers == [[worker_pid]], "the merge waits, but not for the worker"
             worker.commit()
         finally:
             worker.close()

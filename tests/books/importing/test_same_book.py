@@ -2,6 +2,7 @@
 later imports of either title land in the book kept."""
 
 import threading
+import time
 from datetime import timedelta
 from functools import partial
 from io import StringIO
@@ -378,8 +379,11 @@ class SameBookRaceTests:
         merging.start()
         try:
             waiting = False
-            while merging.is_alive() and not waiting:
-                with worker.cursor() as cursor:
+            deadline = time.monotonic() + 30
+            while merging.is_alive() and not waiting and time.monotonic() < deadline:
+                # Asked outside the worker's transaction: within one, pg_stat_activity is read
+                # once and kept, and a merge that connected later would never show.
+                with connection.cursor() as cursor:
                     cursor.execute(
                         "SELECT count(*) FROM pg_locks WHERE NOT granted AND pid IN"
                         " (SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid)))",
