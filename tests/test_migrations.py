@@ -53,6 +53,10 @@ REVIEWED = {
         "a sort key per book (not per highlight), batched; only the changed keys are written "
         "(the titles that start with a quote or a mark)"
     ),
+    ("books", "0043_note_hashtags_tagged"): (
+        "a regular expression per note that holds a '#' (picked by the database), batched; "
+        "tags and taggings bulk-created, conflicts ignored"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")
