@@ -73,11 +73,11 @@ def _between(a: Book, b: Book) -> QuerySet[Connection]:
     )
 
 
-def _passage_key(highlight: Highlight) -> str:
-    """The highlight's dedupe key under one book key for both books: two highlights of two
-    books with one key there are one passage, and the merge joins them."""
+def _passage_key(highlight: Highlight, *, book_key: str = "") -> str:
+    """The highlight's dedupe key under `book_key`; under one key for both books (none), two
+    highlights of two books with one key there are one passage, and the merge joins them."""
     return highlight_dedupe_key(
-        book_key="",
+        book_key=book_key,
         kind=highlight.kind,
         page=highlight.page,
         start=highlight.location_start,
@@ -193,7 +193,7 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
     merged_rows = {stays.pk: stays for stays, _ in joins}
     taken = _keys_taken(
         [rows[pk] for pk in merged_rows],
-        wanted={_version_key(h, book_key=kept.key) for h in merged_rows.values()},
+        wanted={_passage_key(h, book_key=kept.key) for h in merged_rows.values()},
     )
     changed = []
     for merged in merged_rows.values():
@@ -223,17 +223,6 @@ _VERSION_FIELDS = [
 ]  # fmt: skip
 
 
-def _version_key(highlight: Highlight, *, book_key: str) -> str:
-    return highlight_dedupe_key(
-        book_key=book_key,
-        kind=highlight.kind,
-        page=highlight.page,
-        start=highlight.location_start,
-        end=highlight.location_end,
-        text=highlight.text,
-    )
-
-
 def _keys_taken(rows: list[Highlight], *, wanted: set[str]) -> set[str]:
     """The reader's dedupe keys among those the rows will ask for (`wanted`), and the rows'
     own now: read once, for every _free_key."""
@@ -245,7 +234,7 @@ def _free_key(highlight: Highlight, *, book_key: str, taken: set[str]) -> str:
     """The highlight's dedupe key, stepped aside (as the import's _free_key) in the unlikely
     case another highlight of the reader's holds it (`taken`: _keys_taken, less its own).
     A stepped-aside key is asked of the database: as rare as the step."""
-    key = _version_key(highlight, book_key=book_key)
+    key = _passage_key(highlight, book_key=book_key)
     if key not in taken:
         return key
     others = Highlight.objects.filter(reader_id=highlight.reader_id).exclude(pk=highlight.pk)
