@@ -471,11 +471,6 @@ _NOT_AN_AUTHOR_RE = re.compile(
     r"(?: [^\W\d_]+)?|[0-9]{4})$",
     flags=re.IGNORECASE,
 )
-_TRAILING_EDITION_RE = re.compile(
-    r"\s*\((?:[^\W\d_]+[ -])?(?:edition|ausgabe|edición|édition|edizione|edição|editie)"
-    r"(?: [^\W\d_]+)?\)\s*$",
-    flags=re.IGNORECASE,
-)
 # `Title - Author` (calibre and PDF metadata), used only when there are no parentheses.
 # `Hollow Roads 2011 - Notes on Walking` is "Author Year - Title" instead, so a left side
 # ending in a year, or a right side with digits or many words, is not split.
