@@ -186,7 +186,7 @@ def parse_clippings(data: bytes) -> ParseResult:
     pieces[-1] = _PARTIAL_SEPARATOR_RE.sub("", pieces[-1])
     if len(pieces) == 1:
         pieces = _split_without_separators(pieces[0])
-    if "\n=" in text:
+    if "=====" in text:
         pieces = [part for piece in pieces for part in _split_at_near_separators(piece)]
 
     result = ParseResult(clippings=[], problems=[], entries=0)
@@ -215,9 +215,10 @@ def parse_clippings(data: bytes) -> ParseResult:
     return result
 
 
-# A line of `=` that is not ten long: a separator damaged by hand-editing, or a divider
-# inside a highlight. It separates only when a title and a metadata line follow it.
-_NEAR_SEPARATOR_RE = re.compile(r"\n={5,20}[ \t]*(?=\n)")
+# A line of `=` that is not ten long, or has a space or tab before it: a separator damaged
+# by hand-editing, or a divider inside a highlight. It separates only when a title and a
+# metadata line follow it.
+_NEAR_SEPARATOR_RE = re.compile(r"\n[ \t]*={5,20}[ \t]*(?=\n)")
 
 
 def _split_at_near_separators(piece: str) -> list[str]:

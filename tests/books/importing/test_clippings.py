@@ -1124,6 +1124,24 @@ class HostileEdgeCaseTests:
         assert result.problems == []
         assert result.clippings[1].line == 6  # the line numbers still match the file
 
+    @pytest.mark.parametrize("separator", [" ==========", "\t==========", "  ========="])
+    def test_it_splits_at_an_indented_separator(self, separator: str) -> None:
+        # A separator line with a space or tab in front (hand-edited): the next entry's title
+        # and metadata line were read as more of the first highlight's text.
+        data = (
+            _entry("First Book (Ana Autor)", META, "The first highlight.")
+            .replace("==========", separator)
+            .encode()
+            + _entry("Second Book (Bea Autor)", META, "The second highlight.").encode()
+        )
+        result = parse_clippings(data)
+        assert [(c.title, c.text) for c in result.clippings] == [
+            ("First Book", "The first highlight."),
+            ("Second Book", "The second highlight."),
+        ]
+        assert result.problems == []
+        assert result.clippings[1].line == 6
+
     def test_it_keeps_a_divider_inside_a_highlight(self) -> None:
         text = "Before the divider.\n=========\nAfter the divider."
         result = parse_clippings(_entry("Book (Ana Autor)", META, text).encode())
