@@ -679,14 +679,7 @@ def _label_contained(recorded: list[tuple[How, _Version]], entries: list[str]) -
 
 
 def _free_key(library: Library, highlight: Highlight) -> str:
-    key = highlight_dedupe_key(
-        book_key=highlight.book.key,
-        kind=highlight.kind,
-        page=highlight.page,
-        start=highlight.location_start,
-        end=highlight.location_end,
-        text=highlight.text,
-    )
+    key = highlight.dedupe_key_from_fields()
     # Two highlights with one key would be one passage and merge; this only keeps the
     # unique constraint safe if a stored pair ever says otherwise.
     while library.keys.get(key, highlight) is not highlight:
