@@ -489,7 +489,7 @@ class Import(models.Model):
     @property
     def left_out(self) -> "LeftOut":
         """The file's entries left out because the reader had deleted them, by its counts
-        (books.importing.services.ImportReport); none for an import kept before a count."""
+        (books.importing.work.ImportReport); none for an import kept before a count."""
         counts = self.counts
         return LeftOut(
             deleted=counts.get("deleted_skipped", 0),

@@ -40,7 +40,7 @@ from books.importing.book_merge import _join_rows, _keep_exclusions, _rekey_high
 from books.importing.identity import normalize_title, same_author
 from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
-from books.importing.services import VECTORS_RESET, stored_versions_merge
+from books.importing.versions import VECTORS_RESET, stored_versions_merge
 from books.library_cache import library_version_bump
 from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
 from books.purging import lock_reader_for_change
@@ -87,7 +87,7 @@ def _passage_keys(book: Book) -> set[str]:
 def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highlight]]:
     """The versions of one passage the two books hold one in each (a Kindle's 100-101 and
     100-102, a Kindle's copy and a Kobo's), joined in memory by the import's own rule
-    (services.stored_versions_merge): as (the highlight that stays, now holding every word
+    (versions.stored_versions_merge): as (the highlight that stays, now holding every word
     of both, the one that goes), in the order they join. Read before the merge changes
     anything, so that the page says beforehand what the merge then does.
 
