@@ -28,9 +28,9 @@ from books.text import fold_spacing_and_bom
 # (`_absorb`), then in one statement on the import's rows (services._write_rows); a merge
 # of two books resets them so too (same_book).
 VECTORS_RESET = {
-    "embedding": None, "english_embedding": None, "embedding_model": "",
-    "embedding_status": Highlight.EmbeddingStatus.PENDING, "embedding_claimed_at": None,
-    "embedding_error": "",
+    "embedding": None, "english_embedding": None, "theme_embedding": None,
+    "embedding_model": "", "embedding_status": Highlight.EmbeddingStatus.PENDING,
+    "embedding_claimed_at": None, "embedding_error": "",
 }  # fmt: skip
 
 
