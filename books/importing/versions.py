@@ -212,8 +212,8 @@ def stored_versions_merge(*, library: Library, kept: Highlight, other: Highlight
     `kept` takes in memory what an import's merge gives the highlight it keeps (`_absorb`:
     the text holding every word of both, both ranges, the earlier date, no vector when its
     words changed) and `other` leaves `library`. The import itself never joins two stored
-    highlights (`_settle`); a merge of two books does (books.importing.same_book), and
-    writes both rows and moves what the reader added to `other`."""
+    highlights (`highlight_settle`); a merge of two books does (books.importing.same_book),
+    and writes both rows and moves what the reader added to `other`."""
     outcome = _combined(library, kept, other)
     if outcome is None:
         return False
