@@ -14,7 +14,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
-from books.importing.identity import display_authors
+from books.importing.identity import display_authors, highlight_dedupe_key
 from books.places import location_span
 from books.text import search_fold, title_initial, title_sort_key
 
@@ -239,7 +239,7 @@ class Highlight(models.Model):
     )
     added_at = models.DateTimeField(null=True, blank=True)
     added_raw = models.CharField(max_length=200, blank=True)
-    # Stable across imports: book + location range + normalized text (see books.importing.services).
+    # Stable across imports: book + location range + normalized text (dedupe_key_from_fields).
     dedupe_key = models.CharField(max_length=64)
     # Soft delete: a deleted highlight leaves every read path at once, and the dedupe key
     # stays so that a re-import does not bring it back.
@@ -395,6 +395,19 @@ class Highlight(models.Model):
         # word alone seldom tells its language.
         return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
+    def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:
+        """The dedupe key its own kind, place and words give under `book_key` (its book's
+        key when None): what `dedupe_key` holds, unless it was stepped aside from another
+        highlight's (the import's `_free_key`) or the book's key has changed since."""
+        return highlight_dedupe_key(
+            book_key=self.book.key if book_key is None else book_key,
+            kind=self.kind,
+            page=self.page,
+            start=self.location_start,
+            end=self.location_end,
+            text=self.text,
+        )
+
     def refresh_is_word(self) -> None:
         from books.vocabulary import is_heading, is_vocabulary
 
@@ -476,7 +489,7 @@ class Import(models.Model):
     @property
     def left_out(self) -> "LeftOut":
         """The file's entries left out because the reader had deleted them, by its counts
-        (books.importing.services.ImportReport); none for an import kept before a count."""
+        (books.importing.work.ImportReport); none for an import kept before a count."""
         counts = self.counts
         return LeftOut(
             deleted=counts.get("deleted_skipped", 0),

@@ -27,7 +27,6 @@ from books.connections.services import connections_follow_books
 from books.importing.identity import (
     book_key,
     family_names,
-    highlight_dedupe_key,
     looks_like_a_file_name,
     may_name_a_known_author,
     normalize_author,
@@ -191,14 +190,7 @@ def _rekey_highlights(book: Book) -> int:
         "deleted_at",
     )  # fmt: skip
     for highlight in highlights:
-        key = highlight_dedupe_key(
-            book_key=book.key,
-            kind=highlight.kind,
-            page=highlight.page,
-            start=highlight.location_start,
-            end=highlight.location_end,
-            text=highlight.text,
-        )
+        key = highlight.dedupe_key_from_fields(book_key=book.key)
         by_key[key].append(highlight)
     joined = 0
     changed = []

@@ -37,10 +37,10 @@ from accounts.models import User
 from books.connections.services import connections_follow_books, connections_forget
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import _join_rows, _keep_exclusions, _rekey_highlights
-from books.importing.identity import highlight_dedupe_key, normalize_title, same_author
+from books.importing.identity import normalize_title, same_author
 from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
-from books.importing.services import VECTORS_RESET, stored_versions_merge
+from books.importing.versions import VECTORS_RESET, stored_versions_merge
 from books.library_cache import library_version_bump
 from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
 from books.purging import lock_reader_for_change
@@ -73,29 +73,21 @@ def _between(a: Book, b: Book) -> QuerySet[Connection]:
     )
 
 
-def _passage_key(highlight: Highlight, *, book_key: str = "") -> str:
-    """The highlight's dedupe key under `book_key`; under one key for both books (none), two
-    highlights of two books with one key there are one passage, and the merge joins them."""
-    return highlight_dedupe_key(
-        book_key=book_key,
-        kind=highlight.kind,
-        page=highlight.page,
-        start=highlight.location_start,
-        end=highlight.location_end,
-        text=highlight.text,
-    )
+# The book key both books' highlights are keyed under to compare them (none): two
+# highlights of the two books with one key there are one passage, and the merge joins them.
+_EITHER_BOOK = ""
 
 
 def _passage_keys(book: Book) -> set[str]:
     # book_id too: the related manager reads it on every row (a query each when deferred).
     rows = book.highlights.only("book_id", "kind", "page", "location_start", "location_end", "text")
-    return {_passage_key(h) for h in rows}
+    return {h.dedupe_key_from_fields(book_key=_EITHER_BOOK) for h in rows}
 
 
 def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highlight]]:
     """The versions of one passage the two books hold one in each (a Kindle's 100-101 and
     100-102, a Kindle's copy and a Kobo's), joined in memory by the import's own rule
-    (services.stored_versions_merge): as (the highlight that stays, now holding every word
+    (versions.stored_versions_merge): as (the highlight that stays, now holding every word
     of both, the one that goes), in the order they join. Read before the merge changes
     anything, so that the page says beforehand what the merge then does.
 
@@ -110,14 +102,14 @@ def _versions_across(kept: Book, absorbed: Book) -> list[tuple[Highlight, Highli
     its page)."""
     library = Library(kept.reader, {kept.key: kept, absorbed.key: absorbed})
     rows = list(library.keys.values())
-    held = Counter(_passage_key(h) for h in rows)
+    held = Counter(h.dedupe_key_from_fields(book_key=_EITHER_BOOK) for h in rows)
     # The books each highlight holds the passage of, by id(): one, or both once joined.
     books: dict[int, set[int]] = {
         id(h): {h.book_id}
         for h in rows
         if h.kind == Highlight.Kind.HIGHLIGHT
         and h.deleted_at is None
-        and held[_passage_key(h)] == 1
+        and held[h.dedupe_key_from_fields(book_key=_EITHER_BOOK)] == 1
     }
 
     def stays_first(h: Highlight) -> tuple[bool, int]:
@@ -193,7 +185,7 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
     merged_rows = {stays.pk: stays for stays, _ in joins}
     taken = _keys_taken(
         [rows[pk] for pk in merged_rows],
-        wanted={_passage_key(h, book_key=kept.key) for h in merged_rows.values()},
+        wanted={h.dedupe_key_from_fields(book_key=kept.key) for h in merged_rows.values()},
     )
     changed = []
     for merged in merged_rows.values():
@@ -234,7 +226,7 @@ def _free_key(highlight: Highlight, *, book_key: str, taken: set[str]) -> str:
     """The highlight's dedupe key, stepped aside (as the import's _free_key) in the unlikely
     case another highlight of the reader's holds it (`taken`: _keys_taken, less its own).
     A stepped-aside key is asked of the database: as rare as the step."""
-    key = _passage_key(highlight, book_key=book_key)
+    key = highlight.dedupe_key_from_fields(book_key=book_key)
     if key not in taken:
         return key
     others = Highlight.objects.filter(reader_id=highlight.reader_id).exclude(pk=highlight.pk)

@@ -1,7 +1,7 @@
 """The import workflow: a parsed file becomes the reader's books and highlights.
 
 One transaction per file; books matched by normalized title and author, highlights by a
-stable dedupe key, versions of one passage merged without losing a word (see `merging`),
+stable dedupe key, versions of one passage merged without losing a word (see `versions`),
 notes attached, an Import recording what happened and which entries were merged. New rows
 go in with COPY; their embedding is enqueued after commit.
 
@@ -13,12 +13,10 @@ same file again, or a longer copy of it after a shorter one, changes nothing it 
 
 import hashlib
 import logging
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
@@ -34,10 +32,10 @@ from books.importing.device_deleted import deleted_on_device_remember
 from books.importing.enrich import import_enrich
 from books.importing.hashtags import note_hashtags
 from books.importing.identity import highlight_dedupe_key
-from books.importing.library_index import Library, page_span, position, reads_before
-from books.importing.merging import How, long_run, merged, page_turn_joined
+from books.importing.library_index import Library, page_span
+from books.importing.merging import long_run
 from books.importing.notes import note_attach, note_target, note_with_deleted
-from books.importing.positions import decode, encode, sort_key, union
+from books.importing.positions import sort_key
 from books.importing.purged import Purged, traces_remember
 from books.importing.reader_books import (
     book_key_of,
@@ -52,6 +50,8 @@ from books.importing.rows import highlights_copy
 # ImportRejected is what clippings_import raises for a file it refuses: its callers catch it here.
 from books.importing.upload import ImportRejected as ImportRejected
 from books.importing.upload import problems_record, upload_parse
+from books.importing.versions import VECTORS_RESET, highlight_settle
+from books.importing.work import ImportReport, ImportWork, Version
 from books.library_cache import library_version_bump
 from books.models import Book, Highlight, HighlightMerge, Import
 from books.text import fold_spacing_and_bom
@@ -74,55 +74,6 @@ class ImportFailed(Exception):
     def __init__(self, the_import: Import) -> None:
         super().__init__(the_import.error)
         self.the_import = the_import
-
-
-@dataclass
-class ImportReport:
-    # The books the file holds something of to keep, changed or not…
-    books_touched: int = 0
-    # …and those it added a highlight or a note to, or changed one in: what the report
-    # shows (a file imported again touches every book and changes none). An Import saved
-    # before this count was kept has none: its report shows the books touched instead.
-    books_changed: int = 0
-    # Of those, the books the import added to the library. An Import saved before this
-    # count was kept has none in its counts: its report leaves the line out, not a wrong 0.
-    new_books: int = 0
-    new_highlights: int = 0
-    duplicates_skipped: int = 0
-    extended_merged: int = 0
-    notes_attached: int = 0
-    standalone_notes: int = 0
-    bookmarks_skipped: int = 0
-    deleted_skipped: int = 0
-    # Entries of highlights the reader deleted and the purge removed for good
-    # (books.importing.purged): left out, as a deleted one is.
-    already_deleted: int = 0
-    # Entries of highlights the reader deleted on the device (books.importing.device_deleted),
-    # from an older copy of the file: left out…
-    deleted_on_device: int = 0
-    # …and highlights an earlier import brought that this file says were deleted on the
-    # device: moved to Recently deleted.
-    moved_deleted_on_device: int = 0
-    # An Exogram export's record of what its reader deleted: the highlights kept deleted
-    # here (in Recently deleted, with their date), and the traces of those removed for good
-    # now remembered here. An Import saved before these counts were kept has none.
-    deleted_kept: int = 0
-    removed_remembered: int = 0
-    truncated_by_book: dict[str, int] = field(default_factory=dict)
-    # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
-    # no Book is made for them, and the report says why.
-    books_with_nothing: dict[str, str] = field(default_factory=dict)
-    # The first few titles of the books touched, in title order: what Past imports shows
-    # beside the file's name (every KOReader sidecar is called "metadata.epub.lua")…
-    book_titles: list[str] = field(default_factory=list)
-    # …unless it changed some (`books_changed`): then the first few of those. Every import of
-    # a growing My Clippings.txt touches the same books: their first three titles said
-    # nothing of what each import brought.
-    changed_titles: list[str] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # What an import fails with, stored and shown in English here, in the reader's language on
@@ -243,7 +194,7 @@ def parsed_clippings_save(
     book_keys = sorted({*books, *deleted_keys})
     # Before the traces are read: an export's own removed highlights stay out of it too.
     report.removed_remembered = traces_remember(reader_id=reader.pk, traces=result.removed_for_good)
-    work = _ImportWork(purged=Purged(reader_id=reader.pk, book_keys=book_keys))
+    work = ImportWork(purged=Purged(reader_id=reader.pk, book_keys=book_keys))
     notes = _match_highlights(
         result.clippings, books, library, work, report, the_import, on_match=on_match
     )
@@ -274,50 +225,6 @@ def parsed_clippings_save(
     return the_import
 
 
-@dataclass
-class _Version:
-    """An entry of the file as it was, kept for the record of what merged into what."""
-
-    text: str
-    where: str
-    added_at: datetime | None
-
-
-@dataclass
-class _ImportWork:
-    """What one import changes: rows to insert, rows to update, books it touched."""
-
-    # by id(): new highlights have no primary key yet, and a merge can take one out again
-    created: dict[int, Highlight] = field(default_factory=dict)
-    changed: dict[int, Highlight] = field(default_factory=dict)  # existing rows, by pk
-    touched: set[int] = field(default_factory=set)
-    truncated: Counter[str] = field(default_factory=Counter)
-    # The entry each new highlight was made from, and the entries merged into a highlight.
-    origins: dict[int, _Version] = field(default_factory=dict)
-    merges: dict[int, list[tuple[How, _Version]]] = field(default_factory=dict)
-    # Existing rows whose words changed: their vectors go (VECTORS_RESET).
-    reembed: set[int] = field(default_factory=set)
-    # What is known of the highlights of these books that were removed for good.
-    purged: Purged | None = None
-    # Stored highlights that an entry of the file was found in (by id()).
-    covered: set[int] = field(default_factory=set)
-    # An Exogram export's highlights its reader deleted, and the rows they become.
-    deleted_entries: list[RichClipping] = field(default_factory=list)
-    kept_deleted: list[Highlight] = field(default_factory=list)
-    # Each note entry that arrived or changed a note, the highlight holding it (the one it
-    # was attached to, or the note of its own) and the note that one held before: its new
-    # hashtags are tags of that highlight (books.importing.enrich).
-    notes_brought: list[tuple[Highlight, str, str]] = field(default_factory=list)
-
-    def change(self, highlight: Highlight) -> None:
-        if highlight.pk:
-            self.changed[highlight.pk] = highlight
-
-    def holds_an_entry(self, highlight: Highlight) -> bool:
-        """Whether a highlight is one of the file's own: new, grown or found by an entry."""
-        return not highlight.pk or highlight.pk in self.changed or id(highlight) in self.covered
-
-
 def _reading_order(clipping: Clipping) -> tuple[int, int, int, str, str, datetime, int]:
     if clipping.location_start is not None:
         where = (0, clipping.location_start, clipping.location_end or clipping.location_start)
@@ -342,7 +249,7 @@ def _match_highlights(
     clippings: list[Clipping],
     books: dict[str, Book],
     library: Library,
-    work: _ImportWork,
+    work: ImportWork,
     report: ImportReport,
     the_import: Import,
     *,
@@ -396,7 +303,7 @@ def _match_clipping(
     clipping: Clipping,
     book: Book,
     library: Library,
-    work: _ImportWork,
+    work: ImportWork,
     report: ImportReport,
     the_import: Import,
 ) -> None:
@@ -448,12 +355,12 @@ def _match_clipping(
     )
     library.add(highlight)
     work.created[id(highlight)] = highlight
-    work.origins[id(highlight)] = _Version(clipping.text, _where(clipping), clipping.added_at)
+    work.origins[id(highlight)] = Version(clipping.text, _where(clipping), clipping.added_at)
     if neighbours:
-        _settle(highlight, library, work, report)
+        highlight_settle(highlight, library, work, report)
 
 
-def _count_covered(highlight: Highlight, work: _ImportWork, report: ImportReport) -> None:
+def _count_covered(highlight: Highlight, work: ImportWork, report: ImportReport) -> None:
     work.covered.add(id(highlight))
     if highlight.deleted_at is not None:
         report.deleted_skipped += 1
@@ -471,234 +378,11 @@ def _where(clipping: Clipping) -> str:
     return where[:64]
 
 
-def _settle(
-    highlight: Highlight, library: Library, work: _ImportWork, report: ImportReport
-) -> None:
-    """Merge a new highlight with every neighbour it is one passage with, until none is.
-
-    A merge can make a highlight overlap one it did not before (A-B and C-D, then B-C),
-    so the grown highlight is matched again. Two stored highlights are never merged with
-    each other: each may carry its own note, tags and connections.
-    """
-    merging = True
-    while merging:
-        merging = False
-        for neighbour in library.neighbours_of(highlight):
-            if (neighbour.pk and highlight.pk) or not library.folded(neighbour):
-                continue
-            outcome = _combined(library, neighbour, highlight)
-            if outcome is None:
-                continue
-            text, how = outcome
-            # The stored one stays (the new one has no row yet); of two new ones, the older.
-            if highlight.pk:
-                kept, absorbed = highlight, neighbour
-            else:
-                kept, absorbed = neighbour, highlight
-            _absorb(kept, absorbed, text, how, library, work, report)
-            highlight = kept
-            merging = True
-            break
-
-
-def _combined(library: Library, a: Highlight, b: Highlight) -> tuple[str, How] | None:
-    """The text of one highlight holding both a and b, and how; None when they are two."""
-    folded_a, folded_b = library.folded(a), library.folded(b)
-    if _two_devices(a, b):
-        return _combined_by_words(a, b, folded_a, folded_b)
-    if folded_b in folded_a:
-        return a.text, How.EXTENDED
-    a_first = reads_before(a, b)
-    outcome = merged(
-        a.text, b.text, kept_first=a_first, folded_kept=folded_a, folded_other=folded_b
-    )
-    if outcome is not None:
-        return outcome
-    first, second = (a, b) if a_first else (b, a)
-    if first.location_start is not None and second.location_start is not None:
-        first_end = first.location_end or first.location_start
-        second_start = second.location_start
-    else:
-        first_span, second_span = page_span(first.page), page_span(second.page)
-        if first_span is None or second_span is None:
-            return None
-        # The two halves of a split at a page turn sit on two pages that follow each other.
-        first_end, second_start = first_span[1] + 1, second_span[0]
-    joined = page_turn_joined(
-        first.text,
-        second.text,
-        first_end=first_end,
-        second_start=second_start,
-        first_added=first.added_at,
-        second_added=second.added_at,
-    )
-    return (joined, How.PAGE_TURN) if joined is not None else None
-
-
-def _two_devices(a: Highlight, b: Highlight) -> bool:
-    """One placed by Kindle locations, the other by a device's position or page: where
-    each is cannot be compared, only their words."""
-    return (a.location_start is None) != (b.location_start is None)
-
-
-def _combined_by_words(
-    a: Highlight, b: Highlight, folded_a: str, folded_b: str
-) -> tuple[str, How] | None:
-    """Two devices' versions of one passage: one holds the other, or they overlap, over a
-    long run of words (merging.SHARED_RUN_WORDS); never a page turn (their pages differ)."""
-    if folded_b in folded_a:
-        return (a.text, How.EXTENDED) if long_run(folded_b) else None
-    if folded_a in folded_b:
-        return (b.text, How.EXTENDED) if long_run(folded_a) else None
-    outcome = merged(a.text, b.text, kept_first=True, folded_kept=folded_a, folded_other=folded_b)
-    if outcome is None:
-        return None
-    folded_text = fold_spacing_and_bom(outcome[0])
-    # The stitched run is the start of the text that comes second.
-    second = folded_b if folded_text.startswith(folded_a) else folded_a
-    shared = len(folded_a) + len(folded_b) - len(folded_text)
-    return outcome if long_run(second[: max(shared, 0)]) else None
-
-
-def _absorb(
-    kept: Highlight,
-    absorbed: Highlight,
-    text: str,
-    how: How,
-    library: Library,
-    work: _ImportWork,
-    report: ImportReport,
-) -> None:
-    """`kept` takes the merged text, both ranges and the earlier date; `absorbed` goes."""
-    kept_before = library.folded(kept)
-    library.remove(kept)
-    library.remove(absorbed)
-    text_changed = fold_spacing_and_bom(text) != library.folded(kept)
-    kept.text = text
-    kept.refresh_is_word()
-    kept.refresh_language()
-    if _two_devices(kept, absorbed):
-        # Pages of two devices do not compare: the kept one's stays. The Kindle's locations
-        # (its notes find their highlight by them) and the device's range (for its next
-        # upload) are both kept.
-        if kept.location_start is None:
-            kept.location_start, kept.location_end = (
-                absorbed.location_start,
-                absorbed.location_end,
-            )
-        if not kept.position and decode(absorbed.position) is not None:
-            kept.position = absorbed.position
-    elif kept.location_start is not None and absorbed.location_start is not None:
-        start = min(kept.location_start, absorbed.location_start)
-        end = max(position(kept)[1], position(absorbed)[1])
-        if absorbed.location_start < kept.location_start and absorbed.page:
-            kept.page = absorbed.page
-        kept.location_start, kept.location_end = start, (end if end != start else None)
-    else:
-        spans = [page_span(kept.page), page_span(absorbed.page)]
-        if spans[0] is not None and spans[1] is not None:
-            low, high = min(spans[0][0], spans[1][0]), max(spans[0][1], spans[1][1])
-            kept.page = f"{low}" if low == high else f"{low}-{high}"
-        # A device's ranges: the merged highlight covers both.
-        kept_span, absorbed_span = decode(kept.position), decode(absorbed.position)
-        if kept_span is not None and absorbed_span is not None:
-            kept.position = encode(union(kept_span, absorbed_span))
-        elif absorbed_span is not None:
-            kept.position = absorbed.position
-    # The highlight is as old as its first version: the earliest date, as the Kindle wrote it.
-    if absorbed.added_at is not None and (
-        kept.added_at is None or absorbed.added_at < kept.added_at
-    ):
-        kept.added_at, kept.added_raw = absorbed.added_at, absorbed.added_raw
-    kept.dedupe_key = _free_key(library, kept)
-    if text_changed and kept.pk:
-        # New words mean a new vector: the embedding pipeline picks it up again.
-        for name, value in VECTORS_RESET.items():
-            setattr(kept, name, value)
-        work.reembed.add(kept.pk)
-    work.change(kept)
-    library.add(kept)
-    work.created.pop(id(absorbed), None)
-    version = work.origins.pop(id(absorbed))
-    if (
-        not kept.pk
-        and text_changed
-        and fold_spacing_and_bom(version.text) == fold_spacing_and_bom(text)
-    ):
-        # Two entries of this file, the one matched second (in reading order) holding every
-        # word: the shorter one is the version the report lists, not the text as it now reads.
-        work.origins[id(kept)], version = version, work.origins[id(kept)]
-    versions = [*work.merges.pop(id(absorbed), []), (how, version)]
-    if kept.deleted_at is not None:
-        # A version of a highlight the reader deleted: it stays deleted, with its words.
-        report.extended_merged -= len(versions) - 1
-        report.deleted_skipped += len(versions)
-        return
-    report.extended_merged += 1
-    recorded = work.merges.setdefault(id(kept), [])
-    recorded.extend(versions)
-    # The single entries the highlight was: the stored text, or this file's first entry.
-    origin = work.origins.get(id(kept))
-    single = kept_before if kept.pk else (origin.text if origin else "")
-    _label_contained(recorded, [single] if single else [])
-
-
-def stored_versions_merge(*, library: Library, kept: Highlight, other: Highlight) -> bool:
-    """Whether two stored highlights are versions of one passage by the import's rule
-    (`_combined`: a re-selection, an extension, another device's copy); if they are,
-    `kept` takes in memory what an import's merge gives the highlight it keeps (`_absorb`:
-    the text holding every word of both, both ranges, the earlier date, no vector when its
-    words changed) and `other` leaves `library`. The import itself never joins two stored
-    highlights (`_settle`); a merge of two books does (books.importing.same_book), and
-    writes both rows and moves what the reader added to `other`."""
-    outcome = _combined(library, kept, other)
-    if outcome is None:
-        return False
-    work = _ImportWork()
-    work.origins[id(other)] = _Version(other.text, "", other.added_at)
-    _absorb(kept, other, *outcome, library, work, ImportReport())
-    return True
-
-
-def _label_contained(recorded: list[tuple[How, _Version]], entries: list[str]) -> None:
-    """Half of a page-turn split whose words all sit in another single entry of the
-    highlight is contained in it: "to help" joined at a page turn, then "to help younger
-    people" selected, is contained in the second; the page turn did not make it. (A part
-    that a longer selection extended stays "Extended".)"""
-    folded = [fold_spacing_and_bom(v.text) for _, v in recorded]
-    others = [fold_spacing_and_bom(text) for text in entries]
-    for index, (how, version) in enumerate(recorded):
-        if how != How.PAGE_TURN:
-            continue
-        mine = folded[index]
-        if any(
-            mine in other and mine != other
-            for other in [*others, *folded[:index], *folded[index + 1 :]]
-        ):
-            recorded[index] = (How.CONTAINED, version)
-
-
-def _free_key(library: Library, highlight: Highlight) -> str:
-    key = highlight_dedupe_key(
-        book_key=highlight.book.key,
-        kind=highlight.kind,
-        page=highlight.page,
-        start=highlight.location_start,
-        end=highlight.location_end,
-        text=highlight.text,
-    )
-    # Two highlights with one key would be one passage and merge; this only keeps the
-    # unique constraint safe if a stored pair ever says otherwise.
-    while library.keys.get(key, highlight) is not highlight:
-        key = hashlib.sha256(f"{key}+".encode()).hexdigest()
-    return key
-
-
 def _attach_notes(
     notes: list[Clipping],
     books: dict[str, Book],
     library: Library,
-    work: _ImportWork,
+    work: ImportWork,
     report: ImportReport,
     the_import: Import,
 ) -> None:
@@ -748,7 +432,7 @@ def _attach_notes(
             work.notes_brought.append((target, clipping.text, before))
 
 
-def _notes_brought(work: _ImportWork, the_import: Import) -> list[tuple[int, str, str]]:
+def _notes_brought(work: ImportWork, the_import: Import) -> list[tuple[int, str, str]]:
     """`work.notes_brought` that name a hashtag, by the highlights' ids, once the rows are
     written (COPY gives no ids back: a new row's is read by its unique key)."""
     tagging = [
@@ -772,7 +456,7 @@ _INSTANT = timedelta(microseconds=1)
 def _keep_deleted(
     books: dict[str, Book],
     library: Library,
-    work: _ImportWork,
+    work: ImportWork,
     report: ImportReport,
     the_import: Import,
 ) -> None:
@@ -837,20 +521,15 @@ def _held_by_neighbour(library: Library, book: Book, clipping: Clipping) -> bool
 
 
 # The columns an import may change on an existing highlight, all read by the library index
-# (a column bulk_update writes but the rows were read without costs a query per row)…
+# (a column bulk_update writes but the rows were read without costs a query per row); on
+# the rows whose words changed, their vectors too (versions.VECTORS_RESET).
 _UPDATED_FIELDS = [
     "text", "page", "location_start", "location_end", "position", "added_at", "added_raw",
     "dedupe_key", "note", "note_added_at", "search_text", "is_word", "language", "reading_key",
 ]  # fmt: skip
-# …and, on the rows whose words changed, their vectors, reset in one statement.
-VECTORS_RESET = {
-    "embedding": None, "english_embedding": None, "embedding_model": "",
-    "embedding_status": Highlight.EmbeddingStatus.PENDING, "embedding_claimed_at": None,
-    "embedding_error": "",
-}  # fmt: skip
 
 
-def _write_rows(work: _ImportWork, the_import: Import) -> None:
+def _write_rows(work: ImportWork, the_import: Import) -> None:
     created = list(work.created.values())
     for highlight in [*created, *work.kept_deleted, *work.changed.values()]:
         highlight.refresh_search_text()
@@ -863,7 +542,7 @@ def _write_rows(work: _ImportWork, the_import: Import) -> None:
     _record_merges(work, the_import, created)
 
 
-def _record_merges(work: _ImportWork, the_import: Import, created: list[Highlight]) -> None:
+def _record_merges(work: ImportWork, the_import: Import, created: list[Highlight]) -> None:
     """One row per merged entry, for the import report: what went into which highlight."""
     if not work.merges:
         return
@@ -893,7 +572,7 @@ def _record_merges(work: _ImportWork, the_import: Import, created: list[Highligh
     HighlightMerge.objects.bulk_create(rows, batch_size=1000)
 
 
-def _drop_books_left_empty(books: dict[str, Book], work: _ImportWork, report: ImportReport) -> None:
+def _drop_books_left_empty(books: dict[str, Book], work: ImportWork, report: ImportReport) -> None:
     """A book this import made for entries that were all removed for good goes again: it
     would sit in the library with nothing in it. (A book it did not make has a highlight.)"""
     empty = Book.objects.filter(pk__in=[b.pk for b in books.values()]).exclude(
@@ -910,7 +589,7 @@ def _drop_books_left_empty(books: dict[str, Book], work: _ImportWork, report: Im
 
 
 def _finish_report(
-    the_import: Import, report: ImportReport, books: dict[str, Book], work: _ImportWork
+    the_import: Import, report: ImportReport, books: dict[str, Book], work: ImportWork
 ) -> set[int]:
     """Write the report; returns the books the import changed (`books_changed`)."""
     report.new_highlights = sum(
@@ -933,7 +612,7 @@ def _finish_report(
     return changed_books
 
 
-def _enqueue_embedding(the_import: Import, work: _ImportWork, *, send: bool = True) -> None:
+def _enqueue_embedding(the_import: Import, work: ImportWork, *, send: bool = True) -> None:
     changed_words = [
         h.pk
         for h in work.changed.values()

@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import User
+from books.embedding.pipeline import highlights_embed
 from books.importing.same_book import book_merge_preview, books_merge
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Highlight
@@ -105,6 +106,29 @@ class VersionsAcrossTwoBooksTests:
         assert one.embedding is None
         assert one.dedupe_key != selected.dedupe_key
         assert "its children move away" in one.search_text
+
+    def test_the_longer_words_leave_no_vector_of_the_shorter_ones(
+        self, alice: User, two_versions: tuple[Book, Book]
+    ) -> None:
+        short, long = two_versions
+        selected = short.highlights.get(text=SELECTED)
+        highlights_embed(ids=[selected.pk])
+        selected.refresh_from_db()
+        assert selected.theme_embedding is not None
+
+        books_merge(kept=short, absorbed=long)
+
+        one = short.highlights.get(text=EXTENDED)
+        assert one.pk == selected.pk
+        assert one.embedding_status == Highlight.EmbeddingStatus.PENDING
+        # The theme vector, which candidates are sought by, goes with the others.
+        assert one.embedding is None
+        assert one.english_embedding is None
+        assert one.theme_embedding is None
+        highlights_embed(ids=[one.pk])
+        one.refresh_from_db()
+        assert one.embedding_status == Highlight.EmbeddingStatus.DONE
+        assert one.theme_embedding is not None
 
     def test_it_keeps_the_longer_review_history_and_the_connections_outside(
         self, alice: User, two_versions: tuple[Book, Book]
