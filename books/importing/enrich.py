@@ -9,8 +9,9 @@ note from the file takes the place of the one held only when it is newer, and is
 beside it when no date tells (books.importing.notes.note_kept); a book whose highlight
 gained or changed anything here is one the import changed (its report's count).
 
-Tags are the file's own (Readwise's, an Exogram export's), added at each import of the
-file as Readwise's always were, and the hashtags of its notes (`#artist #being`:
+Tags are the file's own (Readwise's, an Exogram export's), added when the highlight's
+entry first lists them and then only those it lists anew (the highlight keeps what the last
+such file listed: `file_tags`), and the hashtags of its notes (`#artist #being`:
 books.importing.hashtags), on highlights and in note entries alike, except in an Exogram
 export, which lists every tag itself. The note keeps its words as written; its tags go
 beside them. A note's hashtags are tags when the note arrives or changes in this import
@@ -49,7 +50,7 @@ HASHTAG_TAGS_PER_FILE = 1_000
 # The columns enriching a highlight may change.
 _ENRICHED_FIELDS = [
     "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter", "colour",
-    "search_text",
+    "search_text", "file_tags",
 ]  # fmt: skip
 
 
@@ -106,15 +107,20 @@ def import_enrich(
     changed: list[Highlight] = []
     tagging: list[tuple[Highlight, str]] = []
     hashtagging: list[tuple[Highlight, str]] = []
+    listed: list[Highlight] = []  # highlights whose file_tags alone changed
     for highlight in highlights:
         brought = list(noted.get(highlight.pk, []))
         before = held_before.get(highlight.pk, highlight.note)
         clipping = by_key.get(highlight.dedupe_key)
         if clipping is not None:
             note = highlight.note
-            if _enrich(highlight, clipping, counts, the_import=the_import):
+            enriched = _enrich(highlight, clipping, counts, the_import=the_import)
+            if enriched:
                 changed.append(highlight)
-            tagging += [(highlight, name) for name in map(tag_name, clipping.tags) if name]
+            held = highlight.file_tags
+            tagging += [(highlight, name) for name in _file_tags_new(highlight, clipping)]
+            if highlight.file_tags != held and not enriched:
+                listed.append(highlight)
             if highlight.note != note and not clipping.tags_listed:
                 brought.append(clipping.note)
         hashtagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
@@ -128,6 +134,8 @@ def import_enrich(
         _ENRICHED_FIELDS,
         batch_size=1000,
     )
+    # Not a change to the library the report counts: what the file listed, kept.
+    Highlight.objects.bulk_update(listed, ["file_tags"], batch_size=1000)
     tagged = [h for h, _ in highlights_tag(reader_id=the_import.reader_id, tagging=tagging)]
     counts["tags_added"] = len(tagged)
     books = {h.book_id for h in changed} | {h.book_id for h in tagged}
@@ -160,6 +168,20 @@ def _hashtags_new(highlight: Highlight, brought: list[str], before: str) -> list
     held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
     kept = set(hashtags_named_anew(held, before=before))
     return [name for words in brought for name in hashtag_names(words) if name in kept]
+
+
+def _file_tags_new(highlight: Highlight, clipping: RichClipping) -> list[str]:
+    """The tags the file lists for the highlight (a Readwise CSV's column, an Exogram
+    export's list) that the last file listing them did not (its `file_tags`; none yet: all
+    are new), as with a note's hashtags: a tag the reader deleted or renamed stays so while
+    the file names it. What the file lists becomes the highlight's `file_tags` (left as it
+    is when it names the same tags, or none and none were kept: no row written)."""
+    names = list(dict.fromkeys(name for name in map(tag_name, clipping.tags) if name))
+    held = highlight.file_tags
+    if set(names) == set(held or []):
+        return names if held is None else []
+    highlight.file_tags = names
+    return [name for name in names if held is None or name not in held]
 
 
 def _capped(

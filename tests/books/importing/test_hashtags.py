@@ -505,6 +505,88 @@ class OtherFormatsHashtagTests:
         assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
 
 
+def _readwise(*rows: tuple[str, str]) -> bytes:
+    """A Readwise CSV of ALBA's book: each row's text and its Tags column."""
+    lines = ["Highlight,Title,Author,Note,Location,Date,Tags"]
+    lines += [f'"{text}",Amanecer,Ana Ruiz,,{10 + i},2021-05-04 12:34:56,"{tags}"'
+              for i, (text, tags) in enumerate(rows)]  # fmt: skip
+    return "\n".join(lines).encode() + b"\n"
+
+
+@pytest.mark.django_db
+class FileTagsTests:
+    """A file's own tags (a Readwise CSV's column, an Exogram export's list) follow the
+    hashtags' rule: added when the entry first lists them, then only those it lists anew."""
+
+    def test_a_tag_the_reader_deleted_stays_deleted_when_the_column_still_names_it(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = _readwise((ALBA, "luz, alba"), (COAL, "light"))
+        first = _import(alice, data, "readwise.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+        highlight_untag(
+            highlight=Highlight.objects.get(reader=alice, text=COAL),
+            tag=Tag.objects.get(reader=alice, name="light"),
+        )
+
+        again = _import(alice, data, "readwise.csv")
+
+        assert (_tags(alice, ALBA), _tags(alice, COAL)) == (["luz"], [])
+        assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert "Nothing new in this file" in page
+
+    def test_a_renamed_tag_is_not_added_again_under_its_old_name(self, alice: User) -> None:
+        data = _readwise((ALBA, "luz"))
+        _import(alice, data, "readwise.csv")
+        tag_rename(tag=Tag.objects.get(reader=alice, name="luz"), name="light")
+
+        _import(alice, data, "readwise.csv")
+
+        assert _tags(alice, ALBA) == ["light"]
+
+    def test_a_tag_the_column_names_anew_is_added_and_only_it(self, alice: User) -> None:
+        _import(alice, _readwise((ALBA, "luz, alba")), "readwise.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+
+        later = _import(alice, _readwise((ALBA, "luz, alba, Río")), "readwise.csv")
+
+        assert _tags(alice, ALBA) == ["luz", "río"]
+        assert later.counts["tags_added"] == 1
+
+    def test_a_tag_the_column_dropped_and_names_again_is_anew(self, alice: User) -> None:
+        _import(alice, _readwise((ALBA, "luz")), "a.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="luz"))
+        _import(alice, _readwise((ALBA, "")), "b.csv")
+
+        again = _import(alice, _readwise((ALBA, "luz")), "c.csv")
+
+        assert _tags(alice, ALBA) == ["luz"]
+        assert again.counts["tags_added"] == 1
+
+    def test_a_highlight_from_another_file_gains_the_columns_tags_when_first_listed(
+        self, alice: User
+    ) -> None:
+        # The same highlight, made by a file with no tags: the column's first list is new.
+        _import(alice, _readwise((ALBA, "")), "a.csv")
+
+        the_import = _import(alice, _readwise((ALBA, "luz")), "b.csv")
+
+        assert _tags(alice, ALBA) == ["luz"]
+        assert the_import.counts["tags_added"] == 1
+
+    def test_a_reimport_of_a_file_of_no_tags_writes_no_row(self, alice: User) -> None:
+        data = _readwise((ALBA, ""), (COAL, ""))
+        _import(alice, data, "readwise.csv")
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data, "readwise.csv")
+
+        updates = [q["sql"] for q in queries.captured_queries if "file_tags" in q["sql"]]
+        assert [sql for sql in updates if sql.startswith("UPDATE")] == []
+        assert Highlight.objects.get(reader=alice, text=ALBA).file_tags is None
+
+
 @pytest.mark.django_db
 class ExogramExportHashtagTests:
     def test_an_export_brings_its_listed_tags_not_its_notes_hashtags(
