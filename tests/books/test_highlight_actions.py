@@ -181,13 +181,6 @@ class NoteHashtagTests:
         page = response.content.decode()
         assert "Nota guardada y etiquetada con sus hashtags: memoria, olvido." in page
 
-    def test_bob_cannot_tag_alices_highlight_through_its_note(
-        self, think: Highlight, bob_client: Client
-    ) -> None:
-        url = reverse("highlight_note", args=[think.code])
-        assert bob_client.post(url, {"note": "#mine"}, **HTMX).status_code == 404
-        assert not Tag.objects.exists()
-
     def test_the_service_returns_the_tags_the_note_named_anew(
         self, think: Highlight, alice: User
     ) -> None:

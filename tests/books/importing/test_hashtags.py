@@ -409,21 +409,11 @@ class OtherFormatsHashtagTests:
             "5 hashtags de este archivo no se han convertido en etiquetas: como mucho 5 "
             "etiquetas nuevas por archivo." in spanish
         )
-
-    def test_a_file_within_the_cap_says_nothing_of_it(
-        self, alice: User, alice_client: Client, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setattr(enrich, "HASHTAG_TAGS_PER_FILE", 2)
-        data = clippings_file(
-            Entry(BORGES, ARTIST, location="100-102"),
-            Entry(BORGES, "#artist #being", kind="Note", location="102"),
-        )
-
-        the_import = _import(alice, data, "My Clippings.txt")
-
-        assert _tags(alice, ARTIST) == ["artist", "being"]
-        assert "hashtags_left_out" not in the_import.counts
-        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        # A file within the cap says nothing of it.
+        within = _import(alice, _readwise((ALBA, ""), note="#alba #luz"), "w.csv")
+        assert _tags(alice, ALBA) == ["alba", "luz"]
+        assert "hashtags_left_out" not in within.counts
+        page = alice_client.get(within.get_absolute_url()).content.decode()
         assert 'id="hashtags-left-out"' not in page
 
     def test_a_kindle_reimport_reads_no_vectors_to_tag_notes(self, alice: User) -> None:
@@ -505,10 +495,10 @@ class OtherFormatsHashtagTests:
         assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
 
 
-def _readwise(*rows: tuple[str, str]) -> bytes:
-    """A Readwise CSV of ALBA's book: each row's text and its Tags column."""
+def _readwise(*rows: tuple[str, str], note: str = "") -> bytes:
+    """A Readwise CSV of ALBA's book: each row's text and its Tags column, and one note."""
     lines = ["Highlight,Title,Author,Note,Location,Date,Tags"]
-    lines += [f'"{text}",Amanecer,Ana Ruiz,,{10 + i},2021-05-04 12:34:56,"{tags}"'
+    lines += [f'"{text}",Amanecer,Ana Ruiz,"{note}",{10 + i},2021-05-04 12:34:56,"{tags}"'
               for i, (text, tags) in enumerate(rows)]  # fmt: skip
     return "\n".join(lines).encode() + b"\n"
 
@@ -546,34 +536,20 @@ class FileTagsTests:
         assert _tags(alice, ALBA) == ["light"]
 
     def test_a_tag_the_column_names_anew_is_added_and_only_it(self, alice: User) -> None:
-        _import(alice, _readwise((ALBA, "luz, alba")), "readwise.csv")
+        # The highlight made by a file that lists no tag: the first list is all new.
+        _import(alice, _readwise((ALBA, "")), "a.csv")
+        first = _import(alice, _readwise((ALBA, "luz, alba")), "b.csv")
         tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
 
-        later = _import(alice, _readwise((ALBA, "luz, alba, Río")), "readwise.csv")
+        later = _import(alice, _readwise((ALBA, "luz, alba, Río")), "c.csv")
 
         assert _tags(alice, ALBA) == ["luz", "río"]
-        assert later.counts["tags_added"] == 1
-
-    def test_a_tag_the_column_dropped_and_names_again_is_anew(self, alice: User) -> None:
-        _import(alice, _readwise((ALBA, "luz")), "a.csv")
-        tag_delete(tag=Tag.objects.get(reader=alice, name="luz"))
-        _import(alice, _readwise((ALBA, "")), "b.csv")
-
-        again = _import(alice, _readwise((ALBA, "luz")), "c.csv")
-
-        assert _tags(alice, ALBA) == ["luz"]
+        assert (first.counts["tags_added"], later.counts["tags_added"]) == (2, 1)
+        # A tag the column dropped and names again is named anew.
+        _import(alice, _readwise((ALBA, "luz")), "d.csv")
+        again = _import(alice, _readwise((ALBA, "luz, alba")), "e.csv")
+        assert _tags(alice, ALBA) == ["alba", "luz", "río"]
         assert again.counts["tags_added"] == 1
-
-    def test_a_highlight_from_another_file_gains_the_columns_tags_when_first_listed(
-        self, alice: User
-    ) -> None:
-        # The same highlight, made by a file with no tags: the column's first list is new.
-        _import(alice, _readwise((ALBA, "")), "a.csv")
-
-        the_import = _import(alice, _readwise((ALBA, "luz")), "b.csv")
-
-        assert _tags(alice, ALBA) == ["luz"]
-        assert the_import.counts["tags_added"] == 1
 
     def test_a_reimport_of_a_file_of_no_tags_writes_no_row(self, alice: User) -> None:
         data = _readwise((ALBA, ""), (COAL, ""))
