@@ -162,7 +162,7 @@ class Tag(models.Model):
 # the import's and the pipeline's bookkeeping.
 UNLISTED_FIELDS = (
     "embedding", "english_embedding", "theme_embedding", "search_text", "embedding_error",
-    "dedupe_key", "added_raw",
+    "dedupe_key", "added_raw", "file_tags",
 )  # fmt: skip
 
 
@@ -264,6 +264,12 @@ class Highlight(models.Model):
     # weighs a pair by its two languages. Set wherever the text is set, like is_word.
     language = models.CharField(max_length=16, default="unknown", db_default="unknown")
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
+    # The tags (as tag names) that the last file listing this highlight's tags named for it
+    # (a Readwise CSV's column, an Exogram export's list): an import adds only those its
+    # file names anew, so a tag the reader deleted or renamed stays so (books.importing.
+    # enrich). Null until such a file lists them (for a highlight imported before this was
+    # kept, the next one: all its tags are added, once).
+    file_tags = models.JSONField(null=True, blank=True)
     # From formats that carry them (a Kindle notebook's section and heading path, a
     # highlight's colour). A database default too: the import's COPY does not name them.
     chapter = models.CharField(max_length=500, blank=True, default="", db_default="")
