@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from django.core.paginator import Page
 from django.db import connection
@@ -304,7 +304,10 @@ def nearest_in_library(
     return sorted(found, key=lambda c: (c.same_author, c.distance))[:limit]
 
 
-def _alive(pairs: "QuerySet[Connection]") -> "QuerySet[Connection]":
+_Pairs = TypeVar("_Pairs", bound="QuerySet[Any]")
+
+
+def _alive(pairs: _Pairs) -> _Pairs:
     return pairs.filter(
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
@@ -367,7 +370,8 @@ def library_connections(
     first. Annotated with `same_idea`, `same_author`, `near_copy` and `long_side`
     (PairAnnotations). `per_book_pair`: at most that many of one pair of books (the most
     probable)."""
-    selected = _selected_pairs(
+    return _selected(
+        _judged_pairs(reader),
         reader,
         book=book,
         other=other,
@@ -375,7 +379,6 @@ def library_connections(
         strength=strength,
         per_book_pair=per_book_pair,
     )
-    return judged_pairs(selected, same_author_pairs=same_author_book_pairs(reader))
 
 
 class Selection(TypedDict, total=False):
@@ -388,11 +391,13 @@ class Selection(TypedDict, total=False):
     per_book_pair: int | None
 
 
-def _selected_pairs(reader: User, **selection: Unpack[Selection]) -> "QuerySet[Connection]":
-    """Which pairs library_connections lists (its docstring), filtered, not yet annotated."""
+def _selected(
+    judged: "QuerySet[JudgedPair]", reader: User, **selection: Unpack[Selection]
+) -> "QuerySet[JudgedPair]":
+    """Of the reader's `judged` pairs (_judged_pairs), those library_connections lists."""
     book, other = selection.get("book"), selection.get("other")
     strength, since_import = selection.get("strength"), selection.get("since_import")
-    pairs = _alive(Connection.objects.filter(reader=reader))
+    pairs = _alive(judged)
     if strength == Strength.SAME_IDEA:
         pairs = pairs.filter(strength=STORED.SAME_IDEA)
     elif strength == Strength.RELATED:
@@ -420,14 +425,12 @@ def _selected_pairs(reader: User, **selection: Unpack[Selection]) -> "QuerySet[C
     return pairs
 
 
-def judged_pairs(
-    pairs: "QuerySet[Connection]", *, same_author_pairs: list[int]
-) -> "QuerySet[JudgedPair]":
-    """`pairs` as library_connections lists them: annotated (PairAnnotations), read with
-    both passages and their books, in SHOWN_ORDER. `same_author_pairs`: the reader's
-    same_author_book_pairs."""
+def _judged_pairs(reader: User) -> "QuerySet[JudgedPair]":
+    """All the reader's pairs as library_connections lists them, not yet selected (_selected):
+    annotated (PairAnnotations), read with both passages and their books, in SHOWN_ORDER."""
     judged = (
-        pairs.annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
+        Connection.objects.filter(reader=reader)
+        .annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
         .annotate(
             long_side=ExpressionWrapper(Q(longest__gt=LONG_PASSAGE), output_field=BooleanField()),
             same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
@@ -442,7 +445,7 @@ def judged_pairs(
         )
         .annotate(
             same_author=Case(
-                When(book_pair__in=same_author_pairs, then=Value(True)),
+                When(book_pair__in=same_author_book_pairs(reader), then=Value(True)),
                 default=Value(False),
                 output_field=BooleanField(),
             ),
@@ -514,16 +517,14 @@ def connections_page(
     all of them, twice (docs/evaluation.md), and reading the page's pairs through the
     selection again ran its per-book-pair subquery twice.
     """
-    same_author_pairs = same_author_book_pairs(reader)
-    listed = judged_pairs(_selected_pairs(reader, **selection), same_author_pairs=same_author_pairs)
+    judged = _judged_pairs(reader)
     keys = [key.removeprefix("-") for key in SHOWN_ORDER if key != "pk"]
-    ids = [row[0] for row in listed.values_list("pk", *keys)]
+    ids = [row[0] for row in _selected(judged, reader, **selection).values_list("pk", *keys)]
     page: Page[Any] = ListPaginator(ids, per_page).get_page(number)  # of ids, then of pairs
     if page.object_list:
         # A plain read by id: the selection (its per-book-pair subquery) ran once, above.
-        shown = Connection.objects.filter(reader=reader, pk__in=page.object_list)
-        judged = judged_pairs(shown, same_author_pairs=same_author_pairs)
-        page.object_list = list(judged.defer(*_UNSHOWN_PAIR_FIELDS))
+        shown = judged.filter(pk__in=page.object_list).defer(*_UNSHOWN_PAIR_FIELDS)
+        page.object_list = list(shown)
     return page
 
 
