@@ -7,20 +7,10 @@ from django.views.decorators.http import require_GET
 
 from books.access import optional_book_for_user, reader_of
 from books.choices import book_choices
-from books.connections.selectors import (
-    PER_BOOK_PAIR,
-    Strength,
-    connections_page,
-    library_connections,
-)
+from books.connections.selectors import PER_BOOK_PAIR, Strength, connections_page
 from books.library_cache import LibraryCache
-from books.models import UNLISTED_FIELDS, Import
+from books.models import Import
 from books.selectors import read_passages
-
-# A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
-_UNSHOWN_PAIR_FIELDS = [
-    f"{side}__{field}" for side in ("highlight_a", "highlight_b") for field in UNLISTED_FIELDS
-]
 
 
 @require_GET
@@ -40,15 +30,16 @@ def connections(request: HttpRequest) -> HttpResponse:
     since_import = latest_import if new_only else None
     # The stored verdicts make this an indexed filter: no grading, no cache. The whole
     # library shows at most PER_BOOK_PAIR pairs of two books; a book's own list shows all.
-    pairs = library_connections(
+    page = connections_page(
         reader,
+        request.GET.get("page"),
+        per_page=25,
         book=the_book,
         other=other_book,
         since_import=since_import,
         strength=strengths.get(strength),
         per_book_pair=None if the_book else PER_BOOK_PAIR,
-    ).defer(*_UNSHOWN_PAIR_FIELDS)
-    page = connections_page(pairs, request.GET.get("page"), per_page=25)
+    )
     if the_book is not None:
         # The chosen book's passage on the left of each pair, whichever side it is stored
         # on (the lower id first): only the objects shown are turned, never saved.
