@@ -487,6 +487,13 @@ class Import(models.Model):
         return reverse("import_report", args=[self.code])
 
     @property
+    def added_nothing(self) -> bool:
+        """Whether this import, done, changed no book: a file imported again. Its "new since"
+        list of connections is empty because there is nothing new, not because of a filter.
+        An import kept before `books_changed` was counted is never said to have added nothing."""
+        return self.status == self.Status.DONE and self.counts.get("books_changed") == 0
+
+    @property
     def left_out(self) -> "LeftOut":
         """The file's entries left out because the reader had deleted them, by its counts
         (books.importing.work.ImportReport); none for an import kept before a count."""

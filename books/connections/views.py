@@ -37,9 +37,12 @@ def connections(request: HttpRequest) -> HttpResponse:
         query.pop("other")
         query.pop("page", None)
         return redirect(f"{request.path}?{query.urlencode()}")
-    # When it started is all this page reads of it (not its problems' JSON).
+    # When it started and whether it added anything are all this page reads of it (not its
+    # problems' JSON).
     latest_import = (
-        Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
+        Import.objects.filter(reader=reader, status=Import.Status.DONE)
+        .only("started_at", "status", "counts")
+        .first()
     )
     new_only = request.GET.get("new") == "1" and latest_import is not None
     strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
