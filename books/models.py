@@ -395,6 +395,14 @@ class Highlight(models.Model):
         # word alone seldom tells its language.
         return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
+    @property
+    def word_as_written(self) -> str:
+        """For one of the reader's words: the word as every list and the deck show it,
+        without the punctuation the selection caught ("largess," is "largess")."""
+        from books.vocabulary import word_as_written
+
+        return word_as_written(self.text)
+
     def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:
         """The dedupe key its own kind, place and words give under `book_key` (its book's
         key when None): what `dedupe_key` holds, unless it was stepped aside from another
