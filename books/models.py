@@ -401,6 +401,14 @@ class Highlight(models.Model):
         # word alone seldom tells its language.
         return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
+    @property
+    def word_as_written(self) -> str:
+        """For one of the reader's words: the word as every list and the deck show it,
+        without the punctuation the selection caught ("largess," is "largess")."""
+        from books.vocabulary import word_as_written
+
+        return word_as_written(self.text)
+
     def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:
         """The dedupe key its own kind, place and words give under `book_key` (its book's
         key when None): what `dedupe_key` holds, unless it was stepped aside from another
@@ -491,6 +499,13 @@ class Import(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("import_report", args=[self.code])
+
+    @property
+    def added_nothing(self) -> bool:
+        """Whether this import, done, changed no book: a file imported again. Its "new since"
+        list of connections is empty because there is nothing new, not because of a filter.
+        An import kept before `books_changed` was counted is never said to have added nothing."""
+        return self.status == self.Status.DONE and self.counts.get("books_changed") == 0
 
     @property
     def left_out(self) -> "LeftOut":

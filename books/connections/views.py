@@ -2,7 +2,7 @@
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from books.access import optional_book_for_user, reader_of
@@ -20,9 +20,19 @@ def connections(request: HttpRequest) -> HttpResponse:
     the_book = optional_book_for_user(request, "book")
     # ?other=: only the pairs between the book and this one (a book page's "see pairs").
     other_book = optional_book_for_user(request, "other") if the_book else None
-    # When it started is all this page reads of it (not its problems' JSON).
+    if other_book is not None and other_book == the_book:
+        # "Pairs between X and X" would list nothing (a connection joins two books): the
+        # reader asked for this book's connections, so send them there, filters kept.
+        query = request.GET.copy()
+        query.pop("other")
+        query.pop("page", None)
+        return redirect(f"{request.path}?{query.urlencode()}")
+    # When it started and whether it added anything are all this page reads of it (not its
+    # problems' JSON).
     latest_import = (
-        Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
+        Import.objects.filter(reader=reader, status=Import.Status.DONE)
+        .only("started_at", "status", "counts")
+        .first()
     )
     new_only = request.GET.get("new") == "1" and latest_import is not None
     strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
