@@ -24,6 +24,8 @@ An entry looks like this, and every entry (the last one too) ends with the separ
 The file is split on separator lines first, and only then is each entry's second line read
 as metadata. Metadata is never looked for by its prefix inside a body, because highlighted
 text can itself start with "- " or "– " (`– Я знаю, что ты не спишь, – сказал он.`).
+Inside a body, only a title line followed by a whole metadata line, date and all, starts
+an entry: the sign of a separator deleted outright, of which the reader is warned.
 """
 
 # The docstrings quote the Kindle's own Cyrillic, full-width and en-dash characters, not
