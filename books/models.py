@@ -403,10 +403,13 @@ class Highlight(models.Model):
 
     @property
     def word_as_written(self) -> str:
-        """For one of the reader's words: the word as every list and the deck show it,
-        without the punctuation the selection caught ("largess," is "largess")."""
-        from books.vocabulary import word_as_written
+        """For one of the reader's words: a word looked up as every list and the deck show
+        it, without the punctuation the selection caught ("largess," is "largess"); a heading
+        or a piece of a sentence as the reader highlighted it ("What Is to Be Done?", "C++")."""
+        from books.vocabulary import WordKind, word_as_written
 
+        if self.word_kind != WordKind.LOOK_UP:
+            return self.text
         return word_as_written(self.text)
 
     def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:

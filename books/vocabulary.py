@@ -226,11 +226,24 @@ def word_key(text: str) -> str:
     return fold(" ".join(tokens))
 
 
+def _caught_by_the_selection(character: str) -> bool:
+    """Punctuation, a symbol or a space: what a selection catches at a word's edge. Never a
+    letter, a digit or a combining mark (a Thai or Devanagari vowel sign, an Arabic
+    vowel, which a regular expression's non-word class counts in, and cut "राजा" to "राज")."""
+    return unicodedata.category(character)[0] in "PSZ"
+
+
 def word_as_written(text: str) -> str:
     """A word highlight as the words deck and the words list show it: without the
     punctuation and quotes the selection caught at either end ("“ostensibly,”" ->
     "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?")."""
-    return _QUOTED_EDGE.sub("", " ".join(unicodedata.normalize("NFC", text).split())) or text
+    word = " ".join(unicodedata.normalize("NFC", text).split())
+    start, end = 0, len(word)
+    while start < end and _caught_by_the_selection(word[start]):
+        start += 1
+    while end > start and _caught_by_the_selection(word[end - 1]):
+        end -= 1
+    return word[start:end] or text
 
 
 # The language (books.language.GERMAN) that writes every noun with a capital.

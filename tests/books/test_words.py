@@ -146,6 +146,22 @@ class WordsPageTests:
             # The deck's word is the same.
             assert highlight.word_as_written == clean
 
+    def test_it_shows_headings_and_pieces_of_sentences_as_highlighted(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # Only a word looked up loses what the selection caught: a heading's or a fragment's
+        # punctuation is part of what the reader highlighted.
+        kept = ["What Is to Be Done?", "C++"]
+        _import(alice, *[Entry(BORGES, text, location=str(700 + i)) for i, text in enumerate(kept)])
+        listed = alice_client.get(reverse("words")).content.decode()
+        book_page = alice_client.get(Book.objects.get(title="Ficciones").get_absolute_url())
+        for text in kept:
+            highlight = Highlight.objects.get(text=text)
+            assert highlight.word_kind != "look-up"
+            link = f'<a href="{highlight.get_absolute_url()}">{text}</a>'
+            assert link in listed
+            assert link in book_page.content.decode()
+
     def test_it_paginates(self, alice: User, alice_client: Client) -> None:
         _import(
             alice, *[Entry(BORGES, f"word{i:03d}x", location=str(100 + 5 * i)) for i in range(105)]

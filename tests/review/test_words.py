@@ -32,6 +32,13 @@ class WordKeyTests:
         assert word_as_written("“Ostensibly,”") == "Ostensibly"
         assert word_as_written(" 10,000  items.") == "10,000 items"
         assert word_as_written("—?") == "—?"  # nothing but punctuation: kept as it is
+        assert word_as_written("«saudade»;") == "saudade"
+
+    def test_it_keeps_the_marks_a_word_ends_with(self) -> None:
+        # A vowel sign or an Arabic vowel is part of the word, not punctuation at its edge.
+        for word in ["नमस्ते", "राजा", "ที่", "مُحَمَّدٌ"]:
+            assert word_as_written(word) == word
+            assert word_as_written(f"“{word},”") == word
         assert word_key("10,000 items") == "items"
         assert word_key("“Ostensibly,”") == word_key("ostensibly") == "ostensibly"
 
