@@ -522,8 +522,9 @@ def connections_page(
     ids = [row[0] for row in _selected(judged, reader, **selection).values_list("pk", *keys)]
     page: Page[Any] = ListPaginator(ids, per_page).get_page(number)  # of ids, then of pairs
     if page.object_list:
-        # A plain read by id: the selection (its per-book-pair subquery) ran once, above.
-        shown = judged.filter(pk__in=page.object_list).defer(*_UNSHOWN_PAIR_FIELDS)
+        # A plain read by id: the selection (its per-book-pair subquery) ran once, above;
+        # alive again, for a passage deleted between the two reads.
+        shown = _alive(judged.filter(pk__in=page.object_list)).defer(*_UNSHOWN_PAIR_FIELDS)
         page.object_list = list(shown)
     return page
 
