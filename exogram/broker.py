@@ -19,7 +19,7 @@ from typing import Any
 from kombu.transport import TRANSPORT_ALIASES, filesystem
 
 
-class Channel(filesystem.Channel):  # type: ignore[misc]  # kombu is untyped
+class Channel(filesystem.Channel):
     def _poll(self, cycle: Any, callback: Callable[..., Any], timeout: float | None = None) -> Any:
         """The first message of the first queue that has one (kombu's: of the next queue
         round the cycle)."""
@@ -31,7 +31,7 @@ class Channel(filesystem.Channel):  # type: ignore[misc]  # kombu is untyped
         raise Empty()
 
 
-class Transport(filesystem.Transport):  # type: ignore[misc]
+class Transport(filesystem.Transport):
     Channel = Channel
 
 

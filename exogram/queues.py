@@ -5,7 +5,7 @@ turns of other readers, for an import that took 1-4 s. The tasks a reader is wai
 go to a queue of their own, named after EXOGRAM_TASK_QUEUE (so that instances sharing a
 broker still keep apart), and the worker consumes it before the others. Later an upload
 waited four minutes again, behind the maps' layouts and kindred centroids queued with it
-(each embedding turn of every reader queues them): those now have a queue of their own,
+(the embedding turns of every reader queue them): those now have a queue of their own,
 consumed after the reader's and before the embedding turns. With Redis
 (`queue_order_strategy`) and the file broker (exogram.broker) always in that order; with
 RabbitMQ by turns (it goes round the queues), at most one task of each other queue ahead.
@@ -22,19 +22,20 @@ logger = logging.getLogger(__name__)
 # The tasks a reader watches a page for: the import of a file (its report polls until it is
 # done) and the deletion of a large account (Settings says it is done within a minute or
 # so, and the username is free only after it: behind ~100 embedding turns it took minutes).
-# Nothing else, so that an upload waits for a free worker process and nothing more. The
-# queue keeps its name "-imports": workers started with -Q name it.
+# Nothing else, so that an upload waits for a free worker process and at most for other
+# uploads and deletions. The queue keeps its name "-imports": workers started with -Q name it.
 READER_WAITS = frozenset({"books.tasks.run_import", "accounts.tasks.delete_reader"})
 
 # Refreshes of what a reader reads: the layout of a library's map (the map page says "a
 # few seconds") and a reader's place among kindred readers (its centroid: a reader who
 # turned sharing on, and every sharing reader's page, waited about eight minutes for it
-# behind the embedding turns). Every embedding turn queues them for its readers, so with
-# several readers embedding a few always wait: an upload queued behind them waited four
-# minutes (the worker took, by turns, a refresh and a 100-195 s embedding turn). Each is
-# claimed in the database until it runs, so at most one of each kind waits per reader
-# (ReaderCentroid.refresh_queued_at, LibraryMap.refreshing_since), and each is short, so
-# they go before the embedding turns without starving them.
+# behind the embedding turns). Embedding turns queue them for their readers (a centroid
+# every turn, a map at the last), so with several readers embedding a few always wait: an
+# upload queued behind them waited four minutes (the file broker took, by turns, a refresh
+# and a 100-195 s embedding turn). Each is claimed in the database until it runs, so at
+# most one of each kind waits per reader (ReaderCentroid.refresh_queued_at,
+# LibraryMap.refreshing_since), and each is short, so they go before the embedding turns
+# without starving them.
 REFRESHES = frozenset({"books.tasks.refresh_library_map", "affinity.tasks.refresh_centroid"})
 
 

@@ -194,9 +194,7 @@ class WorkerQueueTests:
         refreshes = 8
         if broker == REDIS_URL:
             redis.Redis.from_url(REDIS_URL).flushdb()
-        log = self._import_behind_turns(
-            alice, bob, tmp_path, broker, refreshes=refreshes, sweeps=6
-        )
+        log = self._import_behind_turns(alice, bob, tmp_path, broker, refreshes=refreshes, sweeps=6)
         [imported] = _succeeded(log, "books.tasks.run_import")
         ran = {task: _succeeded(log, task) for task in (*REFRESHES, "books.tasks.embed_highlights")}
         ran["books.tasks.sweep_pending_imports"] = _succeeded(
