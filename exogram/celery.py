@@ -17,7 +17,11 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from exogram import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "exogram.settings")
+# The file broker takes the queues in their order, as Redis is asked to (exogram.broker).
+broker.register()
 
 app = Celery("exogram", task_cls="celery.contrib.django.task:DjangoTask")
 app.config_from_object("django.conf:settings", namespace="CELERY")

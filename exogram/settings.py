@@ -412,14 +412,16 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 # The queue Exogram's tasks go through. Two Exogram instances (or test runs) that share one
 # Redis or RabbitMQ must each have their own, or one's worker consumes the other's tasks.
 CELERY_TASK_DEFAULT_QUEUE = env_str("EXOGRAM_TASK_QUEUE", "celery")
-# Beside it, `<queue>-imports` for the tasks a reader is waiting for (exogram/queues.py):
-# with no -Q, a worker consumes both, that one first, so an upload no longer waits behind
-# every embedding turn in the queue. Each embedding turn is acks_late and the prefetch is
-# one a process (above), so a busy worker holds no turn it is not running.
+# Beside it, `<queue>-imports` for the tasks a reader is waiting for and `<queue>-refresh`
+# for the maps' and centroids' refreshes (exogram/queues.py): with no -Q, a worker consumes
+# all three in that order, so an upload waits behind no embedding turn and no refresh.
+# Each embedding turn is acks_late and the prefetch is one a process (above), so a busy
+# worker holds no turn it is not running.
 CELERY_TASK_QUEUES = task_queues(CELERY_TASK_DEFAULT_QUEUE)
 CELERY_TASK_ROUTES = ("exogram.queues.route",)
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    # Redis is asked for the queues in that order (kombu goes round them by default).
+    # Redis is asked for the queues in that order (kombu goes round them by default; the
+    # file broker is exogram.broker's, which keeps the order too).
     CELERY_BROKER_TRANSPORT_OPTIONS = {"queue_order_strategy": "priority"}
 # A worker process that grew past this (KiB) is replaced once its task ends: Python keeps
 # the heap of a large import, and a process that imported 200,000 entries would otherwise

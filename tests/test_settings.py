@@ -193,6 +193,6 @@ class TaskQueueSettingsTests:
         )
         assert ran.returncode == 0, ran.stderr
         queues, options = ran.stdout.splitlines()
-        assert queues == "['exo2-imports', 'exo2']"
-        # Redis is asked for them in that order, not round the two.
+        assert queues == "['exo2-imports', 'exo2-refresh', 'exo2']"
+        # Redis is asked for them in that order, not round the three.
         assert options == "{'queue_order_strategy': 'priority'}"

@@ -25,7 +25,7 @@ from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import embed_highlights
-from exogram.queues import reader_queue_name
+from exogram.queues import reader_queue_name, refresh_queue_name
 from tests.affinity.library import (
     MODEL,
     book,
@@ -298,14 +298,15 @@ class SharingUpdateTests:
 
 
 class RefreshQueueTests:
-    def test_a_refresh_goes_to_the_readers_queue_not_behind_embedding(self) -> None:
+    def test_a_refresh_goes_to_the_refresh_queue_not_behind_embedding(self) -> None:
         """A reader who turned sharing on waited eight minutes for their place behind
-        another reader's embedding turns: the refresh goes where imports go."""
+        another reader's embedding turns: the refresh goes to the refresh queue, taken
+        before the embedding turns (and after the imports, which waited behind refreshes)."""
         from exogram.celery import app
 
         default = app.conf.task_default_queue
         for task, queue in (
-            ("affinity.tasks.refresh_centroid", reader_queue_name(default)),
+            ("affinity.tasks.refresh_centroid", refresh_queue_name(default)),
             ("books.tasks.run_import", reader_queue_name(default)),
             ("books.tasks.embed_highlights", default),
         ):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.models import Import
-from books.tasks import embed_highlights, run_import
+from books.tasks import embed_highlights, refresh_library_map, run_import
 from exogram.celery import app
 from tests.worker import forget_connections, tasks_kept_in
 
@@ -44,8 +44,10 @@ class StatusQueueTests:
             for _ in range(3):
                 embed_highlights.delay([1])
             run_import.delay(1)
+            refresh_library_map.delay(1)
+            refresh_library_map.delay(2)
             page = _status(client)
-        assert f"{default}-imports 1, {default} 3" in page
+        assert f"{default}-imports 1, {default}-refresh 2, {default} 3" in page
 
     def test_a_broker_that_does_not_answer_is_said(
         self, client: Client, monkeypatch: pytest.MonkeyPatch
