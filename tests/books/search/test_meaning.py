@@ -102,6 +102,24 @@ class FragmentsTests:
         ]:  # fmt: skip
             assert not reads_as_fragments(encoder, query), query
 
+    # Short words of the readers' languages that e5 cuts into two or three pieces, as it
+    # cuts keyboard mash: "swan" is "▁s" + "wan", "hjkl" "▁hj" + "kl".
+    @pytest.mark.parametrize(
+        ("query", "letters"),
+        [
+            ("swan", False), ("envy", False), ("luto", False), ("cisne", False),
+            ("étre", False), ("ennui", False), ("Zorn", False), ("mágoa", False),
+            ("deuil", False), ("hymn", False), ("dogs", False), ("knee", False),
+            ("asdf", True), ("hjkl", True), ("xkcdq", True), ("jjjj", True),
+            ("zxcvbn", True), ("xqzv", True), ("asdfgh", True), ("ghjk", True),
+            ("asdf ghjk", True), ("luto hjkl", False),
+        ],
+    )  # fmt: skip
+    def test_short_words_are_words_and_keyboard_mash_is_letters(
+        self, query: str, letters: bool
+    ) -> None:
+        assert reads_as_fragments(get_encoders().main, query) is letters
+
 
 class ReadingCaseTests:
     def test_a_word_typed_in_capitals_is_read_in_lower_case(self) -> None:
