@@ -108,6 +108,9 @@ class SearchResults:
     # The last `loose` of all results (`ids`) are loosely related: found by meaning alone,
     # farther than the model's close distance (books.embedding.profiles).
     loose: int = 0
+    # The results the model put within its close distance (e5's `search_close_distance`),
+    # found by the words as well or not: it read the query as something (books.search.spelling).
+    meaning_close: int = 0
 
     @property
     def total_capped(self) -> bool:

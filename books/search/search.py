@@ -651,4 +651,15 @@ def search_run(request: SearchRequest) -> SearchResults:
         fusion=ranked.weights.why if ranked.weights else "",
         library_empty=empty,
         loose=len(loose),
+        meaning_close=_meaning_close(ranked, meaning_of_query.model_id),
+    )
+
+
+def _meaning_close(ranked: _Ranked, model_id: str) -> int:
+    """How many results the model put within its close distance."""
+    cut = close_distance(model_id) if model_id else None
+    if cut is None or ranked.mode_used == "keyword":
+        return 0
+    return sum(
+        1 for entry in ranked.fused.values() if entry.distance is not None and entry.distance <= cut
     )
