@@ -91,6 +91,8 @@ class SearchResults:
     words: frozenset[str] = frozenset()
     # "all" when every term matched, "any" when the any-term fallback ran, "" otherwise.
     keyword_pass: str = ""
+    # The query joins terms with or: "every word" is not what it asked for.
+    joins_or: bool = False
     # The highlights the words found (the keyword half), in a hybrid search as by words: a
     # hybrid count is mostly the meaning half's, and says nothing of a slip in the words.
     words_found: int = 0

@@ -638,6 +638,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         limit=limit,
         words=parsed.words,
         keyword_pass=ranked.keyword.passed,
+        joins_or=parsed.joins_or,
         words_found=len(ranked.keyword.ranked),
         notice=" ".join([*said, *meaning_of_query.notices]),
         ids=ranked.order,
