@@ -162,9 +162,7 @@ def _spanish_ors(query: str, count: int) -> frozenset[int]:
     rest = " ".join(term for i, term in enumerate(terms) if i not in ors)
     if ors and _reads_as_spanish(rest):
         return frozenset(ors)
-    return frozenset(
-        i for i in ors if _sides_read_as_spanish(terms[i - 1], terms[i + 1])
-    )
+    return frozenset(i for i in ors if _sides_read_as_spanish(terms[i - 1], terms[i + 1]))
 
 
 def _sides_read_as_spanish(before: str, after: str) -> bool:

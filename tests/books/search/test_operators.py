@@ -83,9 +83,7 @@ class SpanishOrTests:
         # Spanish alone ends a noun in "-dad" or "-tad": on one side, the other not English.
         assert parse_query("felicidad O soledad").clauses == ((0, 1),)
         assert parse_query("libertad O muerte").clauses == ((0, 1),)
-        assert parse_query("the price of liberty O death").clauses == tuple(
-            (i,) for i in range(6)
-        )
+        assert parse_query("the price of liberty O death").clauses == tuple((i,) for i in range(6))
 
     def test_a_capital_o_in_english_is_a_word(self) -> None:
         for query, words in [

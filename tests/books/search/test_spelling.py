@@ -239,9 +239,7 @@ class RealWordSuggestionTests:
         assert suggestion(alice.pk, "peur") == ""  # French for fear: one piece to e5
         assert suggestion(alice.pk, "pourr") == "pour"
 
-    def test_it_offers_none_for_a_word_the_model_found_close_matches_of(
-        self, alice: User
-    ) -> None:
+    def test_it_offers_none_for_a_word_the_model_found_close_matches_of(self, alice: User) -> None:
         sayings_of(alice)
         added = [
             _highlight(alice, text).pk
