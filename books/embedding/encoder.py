@@ -325,6 +325,32 @@ class Encoder:
         encoding = self._tokenizer.encode(text)
         return sum(1 for special in encoding.special_tokens_mask if not special)
 
+    def keeps_whole(self, word: str) -> bool:
+        """Whether the tokenizer's vocabulary has `word` as one piece (beside a word-start
+        marker standing alone): a word common enough in what the model read to be kept
+        whole ("miedo", "Angst", "peur"), never a slip of one (books.search.spelling)."""
+        encoding = self._tokenizer.encode(word)
+        pieces = [
+            token
+            for token, special in zip(encoding.tokens, encoding.special_tokens_mask, strict=True)
+            if not special and token != "\u2581"
+        ]
+        return len(pieces) == 1
+
+    def log_likelihood(self, text: str) -> float | None:
+        """The log-probability of the tokenizer's pieces of `text`, its special tokens aside:
+        how common those pieces were in what the model's vocabulary was built from. None when
+        the tokenizer has no scores (only a Unigram vocabulary read by sentencepiece has
+        them here: e5's)."""
+        if not isinstance(self._tokenizer, UnigramTokenizer):
+            return None
+        encoding = self._tokenizer.encode(text)
+        return sum(
+            self._tokenizer.score(piece_id)
+            for piece_id, special in zip(encoding.ids, encoding.special_tokens_mask, strict=True)
+            if not special
+        )
+
     def _windows(self, index: int, text: str) -> list[_Window]:
         """The text as one window, or as overlapping windows when it is longer than the model's."""
         prefix = self.spec.prefix

@@ -103,3 +103,8 @@ class UnigramTokenizer:
     def id_to_token(self, piece_id: int) -> str:
         piece: str = self._pieces.id_to_piece(piece_id)
         return piece
+
+    def score(self, piece_id: int) -> float:
+        """The piece's log-probability in the Unigram model (how often the text the model
+        was built from holds it)."""
+        return float(self._pieces.get_score(piece_id))

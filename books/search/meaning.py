@@ -79,12 +79,20 @@ FILTERED_EXACT_SCAN_MAX = 10_000
 THEME_FIRST_DEPTH = 50
 THEME_FIRST_EF_SEARCH = 60
 # A query whose every word (of FRAGMENT_MIN_LETTERS letters or more, in Latin letters) the
-# model cuts into pieces of FRAGMENT_LETTERS letters or fewer, on average, is letters to
-# it, not words: "xyzzyqwrtplk" is ten pieces, and e5 puts such a vector within its floor
-# of short passages. Such a query has no meaning half. Measured on the evaluation library
-# (docs/evaluation.md, 2026-12-06, "A query that means nothing, again").
+# model reads as letters, not words, has no meaning half: e5 puts such a vector within its
+# floor of short passages. A word reads as letters when the model cuts it into pieces of
+# FRAGMENT_LETTERS letters or fewer, on average ("xyzzyqwrtplk" is eight pieces; measured on
+# the evaluation library: docs/evaluation.md, 2026-12-06, "A query that means nothing,
+# again"), and, when it is shorter than FRAGMENT_LONG_FROM letters, its pieces are rare ones
+# as well: fewer than FRAGMENT_LOG_PROB per letter in the model's vocabulary (e5's Unigram
+# scores). Two pieces say nothing of a short word: "swan", "luto", "envy" are two, as are
+# "hjkl" and "qwer"; but "▁s"+"wan" is common text (-4.5 a letter) and "▁hj"+"kl" is not
+# (-6.4). Measured on 186 real words of en/es/de/pt/fr and 53 keyboard mashes
+# (docs/evaluation.md, 2026-12-07, "Short words read as letters").
 FRAGMENT_LETTERS = 2.0
 FRAGMENT_MIN_LETTERS = 4
+FRAGMENT_LONG_FROM = 7
+FRAGMENT_LOG_PROB = -5.7
 _LATIN_WORD = re.compile(r"[a-z]+")
 
 
@@ -154,17 +162,25 @@ def in_reading_case(encoder: Encoder, text: str) -> str:
 
 
 def reads_as_fragments(encoder: Encoder, text: str) -> bool:
-    """Whether the model reads every word of `text` as letters, not words (FRAGMENT_LETTERS).
-    Words in other scripts (Chinese, Russian) are never counted as fragments."""
+    """Whether the model reads every word of `text` as letters, not words (FRAGMENT_LETTERS,
+    FRAGMENT_LOG_PROB). Words in other scripts (Chinese, Russian) are never counted as
+    fragments."""
     words = [word for word in WORD.findall(text) if len(word) >= FRAGMENT_MIN_LETTERS]
     if not words:
         return False
-    for word in words:
-        if not _LATIN_WORD.fullmatch(fold(word)):
-            return False
-        if len(word) / max(1, encoder.pieces(word)) > FRAGMENT_LETTERS:
-            return False
-    return True
+    return all(_reads_as_letters(encoder, word) for word in words)
+
+
+def _reads_as_letters(encoder: Encoder, word: str) -> bool:
+    if not _LATIN_WORD.fullmatch(fold(word)):
+        return False
+    if len(word) / max(1, encoder.pieces(word)) > FRAGMENT_LETTERS:
+        return False
+    if len(word) >= FRAGMENT_LONG_FROM:
+        return True
+    log_likelihood = encoder.log_likelihood(word)
+    # A tokenizer without scores (a model folder's): its pieces alone, as before.
+    return log_likelihood is None or log_likelihood / len(word) < FRAGMENT_LOG_PROB
 
 
 def clear_query_cache() -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
 
-from books.language import SPANISH, language_of
+from books.language import ENGLISH, SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
 from books.text import fold, is_prefix, search_words
 
@@ -79,6 +79,11 @@ class ParsedQuery:
         return frozenset(word for _, words in self.units for word in words)
 
     @property
+    def joins_or(self) -> bool:
+        """Whether the query joins terms with or ("felicidad O soledad", "a or b")."""
+        return any(len(clause) > 1 for clause in self.clauses)
+
+    @property
     def phrases(self) -> tuple[int, ...]:
         return tuple(i for i, (text, _) in enumerate(self.units) if text.startswith('"'))
 
@@ -128,8 +133,18 @@ def not_meaning(query: str) -> list[re.Match[str]]:
     ]
 
 
+# Spanish alone ends a noun in "-dad" or "-tad" ("felicidad", "libertad"; Portuguese writes
+# "-dade", Italian "-tà", French "-té"):
+# "felicidad O soledad" has no function word or accent to read as Spanish by.
+_SPANISH_ENDINGS = re.compile(r"\w{2,}[dt]ad(?:es)?", re.IGNORECASE)
+
+
 def _reads_as_spanish(text: str) -> bool:
     return bool(SPANISH_LETTERS.search(text)) or language_of(text) == SPANISH
+
+
+def _term_reads_as_spanish(term: str) -> bool:
+    return _reads_as_spanish(term) or bool(_SPANISH_ENDINGS.fullmatch(term))
 
 
 def _spanish_ors(query: str, count: int) -> frozenset[int]:
@@ -147,9 +162,20 @@ def _spanish_ors(query: str, count: int) -> frozenset[int]:
     rest = " ".join(term for i, term in enumerate(terms) if i not in ors)
     if ors and _reads_as_spanish(rest):
         return frozenset(ors)
-    return frozenset(
-        i for i in ors if _reads_as_spanish(terms[i - 1]) and _reads_as_spanish(terms[i + 1])
-    )
+    return frozenset(i for i in ors if _sides_read_as_spanish(terms[i - 1], terms[i + 1]))
+
+
+def _sides_read_as_spanish(before: str, after: str) -> bool:
+    """Whether the terms around a capital "O" read as Spanish: both, or one and the other
+    not as English ("libertad O muerte"; "type O blood" reads as neither)."""
+    spanish = (_term_reads_as_spanish(before), _term_reads_as_spanish(after))
+    if all(spanish):
+        return True
+    if spanish[0]:
+        return language_of(after) != ENGLISH
+    if spanish[1]:
+        return language_of(before) != ENGLISH
+    return False
 
 
 def parse_query(query: str) -> ParsedQuery:

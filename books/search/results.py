@@ -91,6 +91,8 @@ class SearchResults:
     words: frozenset[str] = frozenset()
     # "all" when every term matched, "any" when the any-term fallback ran, "" otherwise.
     keyword_pass: str = ""
+    # The query joins terms with or: "every word" is not what it asked for.
+    joins_or: bool = False
     # The highlights the words found (the keyword half), in a hybrid search as by words: a
     # hybrid count is mostly the meaning half's, and says nothing of a slip in the words.
     words_found: int = 0
@@ -108,6 +110,9 @@ class SearchResults:
     # The last `loose` of all results (`ids`) are loosely related: found by meaning alone,
     # farther than the model's close distance (books.embedding.profiles).
     loose: int = 0
+    # The results the model put within its close distance (e5's `search_close_distance`),
+    # found by the words as well or not: it read the query as something (books.search.spelling).
+    meaning_close: int = 0
 
     @property
     def total_capped(self) -> bool:

@@ -170,6 +170,8 @@ class _Scope:
     library: QuerySet[Highlight]
     filtered: bool
     named: NamedBooks
+    # Narrowed to books the reader chose (book:, author:, a book's or an author's filter).
+    in_books: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
     if request.exclude_ids:
         library = library.exclude(pk__in=list(request.exclude_ids))
     filtered = bool(request.filters)
+    in_books = request.filters.book is not None or bool(request.filters.author.strip())
     named = NamedBooks(frozenset(), ())
     books = reader_books(request.reader)
     if parsed.authors or parsed.books:
@@ -201,7 +204,7 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
             asked = _typed_prefixes(request.query, ("author", "book"))
             return gettext(NOTICE_NO_BOOK) % {"fields": asked}
         library = library.filter(book_id__in=by_field.book_ids)
-        filtered = True
+        filtered = in_books = True
     elif parsed.units:
         capitalized = capitalized_words(request.query)
         named = names_in(parsed, books, capitalized=capitalized, library=library)
@@ -231,7 +234,7 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
             if (i,) in parsed.clauses:
                 library = library.filter(search_text__regex=word_pattern(parsed.units[i][1]))
         filtered = True
-    return _Scope(library, filtered, named)
+    return _Scope(library, filtered, named, in_books)
 
 
 def _typed_prefixes(
@@ -359,10 +362,12 @@ def _rank(
     filtered: bool,
     named: frozenset[int] | None = None,
     known: KeywordHits | None = None,
+    in_books: bool = False,
 ) -> _Ranked:
     """One library's results for one query, fused: the heart of `search`. `named`: the
     books the query names, when the library is their highlights; `known`: the whole
-    library's keyword hits then, whose words read whole are not read again."""
+    library's keyword hits then, whose words read whole are not read again. `in_books`:
+    the library is books the reader chose (book:, author:)."""
     if not parsed.units:
         return _listing(library)
     vector, model_id = meaning_of_query.vector, meaning_of_query.model_id
@@ -403,6 +408,22 @@ def _rank(
             meaning = meaning[:DEPTH]
         else:
             capped = len(meaning) >= DEPTH
+        if not meaning and in_books:
+            # Within books the reader chose, their best when neither half has anything
+            # within its floor (listed as loosely related past the close distance): e5 puts
+            # a passage in another language past its floor ("miedo" and "Fear is the great
+            # enemy of the student", 0.164 to a floor of 0.15); in the whole library a
+            # nearer one in the query's language is there, within one book often none is.
+            meaning = nearest_meaning(
+                request.reader,
+                library,
+                filtered,
+                vector,
+                model_id,
+                request.exclude_ids,
+                absolute_floor=False,
+                size=size,
+            )
     mode_used = _mode_used(request.mode, vector, meaning)
     keyword = KeywordHits([], "")
     if mode_used != "meaning":
@@ -615,7 +636,14 @@ def search_run(request: SearchRequest) -> SearchResults:
         )  # fmt: skip
     # Emoji alone list the highlights that have them: there are no words to rank by.
     meaning_of_query = _query_meaning(request) if parsed.units else _QueryMeaning()
-    ranked = _rank(request, meaning_of_query, scope.library, parsed, filtered=scope.filtered)
+    ranked = _rank(
+        request,
+        meaning_of_query,
+        scope.library,
+        parsed,
+        filtered=scope.filtered,
+        in_books=scope.in_books,
+    )
     named_first = 0
     if scope.named.book_ids:
         ranked, named_first = _promote_named(request, meaning_of_query, scope, parsed, ranked)
@@ -638,6 +666,7 @@ def search_run(request: SearchRequest) -> SearchResults:
         limit=limit,
         words=parsed.words,
         keyword_pass=ranked.keyword.passed,
+        joins_or=parsed.joins_or,
         words_found=len(ranked.keyword.ranked),
         notice=" ".join([*said, *meaning_of_query.notices]),
         ids=ranked.order,
@@ -651,4 +680,15 @@ def search_run(request: SearchRequest) -> SearchResults:
         fusion=ranked.weights.why if ranked.weights else "",
         library_empty=empty,
         loose=len(loose),
+        meaning_close=_meaning_close(ranked, meaning_of_query.model_id),
+    )
+
+
+def _meaning_close(ranked: _Ranked, model_id: str) -> int:
+    """How many results the model put within its close distance."""
+    cut = close_distance(model_id) if model_id else None
+    if cut is None or ranked.mode_used == "keyword":
+        return 0
+    return sum(
+        1 for entry in ranked.fused.values() if entry.distance is not None and entry.distance <= cut
     )

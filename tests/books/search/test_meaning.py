@@ -102,6 +102,24 @@ class FragmentsTests:
         ]:  # fmt: skip
             assert not reads_as_fragments(encoder, query), query
 
+    # Short words of the readers' languages that e5 cuts into two or three pieces, as it
+    # cuts keyboard mash: "swan" is "▁s" + "wan", "hjkl" "▁hj" + "kl".
+    @pytest.mark.parametrize(
+        ("query", "letters"),
+        [
+            ("swan", False), ("envy", False), ("luto", False), ("cisne", False),
+            ("étre", False), ("ennui", False), ("Zorn", False), ("mágoa", False),
+            ("deuil", False), ("hymn", False), ("dogs", False), ("knee", False),
+            ("asdf", True), ("hjkl", True), ("xkcdq", True), ("jjjj", True),
+            ("zxcvbn", True), ("xqzv", True), ("asdfgh", True), ("ghjk", True),
+            ("asdf ghjk", True), ("luto hjkl", False),
+        ],
+    )  # fmt: skip
+    def test_short_words_are_words_and_keyboard_mash_is_letters(
+        self, query: str, letters: bool
+    ) -> None:
+        assert reads_as_fragments(get_encoders().main, query) is letters
+
 
 class ReadingCaseTests:
     def test_a_word_typed_in_capitals_is_read_in_lower_case(self) -> None:
@@ -166,3 +184,53 @@ class NonsenseQueryTests:
             )
         # A word the model reads still finds its passages by meaning.
         assert search(alice, "snoring cat", mode="meaning").total
+
+
+@pytest.mark.django_db
+class ScopedMeaningTests:
+    """Within a book the reader chose, its best passages on the query, in any language."""
+
+    ART = [
+        "Don't be afraid of making mistakes; the fear of them is what keeps a painter timid.",
+        "Fear is the great enemy of the student: it makes him paint what he thinks he should.",
+        "Paint the thing you love with all the energy you have.",
+    ]
+    ELSEWHERE = ["Tenía miedo de la oscuridad desde niño.", "The garden was full of roses in June."]
+
+    def _library(self, reader: User) -> Book:
+        from books.embedding.pipeline import highlights_embed
+
+        art = Book.objects.create(reader=reader, title="The Art Spirit", key="the art spirit")
+        other = Book.objects.create(reader=reader, title="Varios", key="varios")
+        rows = []
+        for book, texts in [(art, self.ART), (other, self.ELSEWHERE)]:
+            for text in texts:
+                highlight = Highlight(reader=reader, book=book, text=text, dedupe_key=uuid4().hex)
+                highlight.refresh_search_text()
+                highlight.refresh_language()
+                highlight.save()
+                rows.append(highlight)
+        highlights_embed(ids=[h.pk for h in rows])
+        return art
+
+    def test_a_spanish_query_finds_a_books_english_passages_on_it(self, alice: User) -> None:
+        art = self._library(alice)
+        # e5 puts them past its floor of 0.15 (0.158, 0.164), the Spanish passage elsewhere
+        # at 0.109: the whole library finds only that one.
+        assert [r.highlight.text for r in search(alice, "miedo", mode="meaning").results] == [
+            self.ELSEWHERE[0]
+        ]
+        for query in ['libro:"the art spirit" miedo', 'book:"The Art Spirit" el miedo']:
+            for mode in ["meaning", "auto"]:
+                found = search(alice, query, mode=mode)
+                texts = [r.highlight.text for r in found.results]
+                assert set(texts[:2]) == set(self.ART[:2]), (query, mode)
+                assert {r.highlight.book_id for r in found.results} == {art.pk}
+        # A book's own search narrows the same way.
+        found = search(alice, "miedo", mode="meaning", book=art)
+        assert set(r.highlight.text for r in found.results[:2]) == set(self.ART[:2])
+
+    def test_what_is_within_the_floor_is_all_that_is_shown(self, alice: User) -> None:
+        self._library(alice)
+        found = search(alice, 'libro:"the art spirit" fear', mode="meaning")
+        assert {r.highlight.text for r in found.results} == set(self.ART[:2])

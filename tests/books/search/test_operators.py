@@ -80,6 +80,10 @@ class SpanishOrTests:
         assert spanish.clauses == joined.clauses == ((0,), (1, 2), (3,))
         # Or when the terms on both sides are Spanish, in a query that reads as English.
         assert parse_query("the river canción O río").clauses == ((0,), (1,), (2, 3))
+        # Spanish alone ends a noun in "-dad" or "-tad": on one side, the other not English.
+        assert parse_query("felicidad O soledad").clauses == ((0, 1),)
+        assert parse_query("libertad O muerte").clauses == ((0, 1),)
+        assert parse_query("the price of liberty O death").clauses == tuple((i,) for i in range(6))
 
     def test_a_capital_o_in_english_is_a_word(self) -> None:
         for query, words in [

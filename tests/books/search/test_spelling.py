@@ -6,6 +6,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import User
+from books.embedding.pipeline import highlights_embed
 from books.models import Book, Highlight, Tag
 from books.search.search import search
 from books.search.spelling import (
@@ -221,3 +222,34 @@ class DefaultModeSuggestionTests:
         for mode in ["auto", "keyword"]:
             found = search(alice, "Nigel Warburton happines", mode=mode)
             assert suggestion_for(alice.pk, found) == "Nigel Warburton happiness", mode
+
+
+@pytest.mark.django_db
+class RealWordSuggestionTests:
+    """A word the library lacks is as often a word of another language or a rarer one as a
+    slip ("luto", "peur"): offered another word only where nothing says it is a word."""
+
+    def test_it_keeps_the_first_letter(self, alice: User) -> None:
+        _highlight(alice, "El auto se quedó sin gasolina en la carretera.")
+        assert suggestion(alice.pk, "luto") == ""  # Spanish for mourning, no slip for "auto"
+        assert suggestion(alice.pk, "autp") == "auto"
+
+    def test_it_leaves_alone_a_word_the_model_keeps_whole(self, alice: User) -> None:
+        _highlight(alice, "Pour the water slowly over the coffee.")
+        assert suggestion(alice.pk, "peur") == ""  # French for fear: one piece to e5
+        assert suggestion(alice.pk, "pourr") == "pour"
+
+    def test_it_offers_none_for_a_word_the_model_found_close_matches_of(self, alice: User) -> None:
+        sayings_of(alice)
+        added = [
+            _highlight(alice, text).pk
+            for text in ["Pour the water slowly over the coffee.", "Fear is the mind-killer."]
+        ]
+        highlights_embed(ids=added)
+        found = search(alice, "peur")
+        assert found.meaning_close >= 1
+        assert suggestion_for(alice.pk, found) == ""
+        # A few words with a slip are still corrected, however close the rest found.
+        found = search(alice, "happines in life")
+        assert found.meaning_close >= 1
+        assert suggestion_for(alice.pk, found) == "happiness in life"

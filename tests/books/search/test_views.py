@@ -162,6 +162,25 @@ class SearchPageTests:
         spanish = alice_client.get(reverse("search"), {"q": query}).content.decode()
         assert "Las búsquedas necesitan letras o dígitos." in spanish
 
+    def test_an_or_query_found_by_some_terms_says_so_not_every_word(
+        self, alice: User, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        for query in ["recuerdo or memoria olvido", "felicidad O soledad memoria"]:
+            response = alice_client.get(reverse("search"), {"q": query, "mode": "keyword"})
+            found = response.context["found"]
+            assert (found.keyword_pass, found.joins_or, found.total) == ("any", True, 2), query
+            page = response.content.decode()
+            assert "none matching the whole query: these have some of its terms" in page
+            assert "none with every word" not in page
+        plain = alice_client.get(reverse("search"), {"q": "memoria olvido", "mode": "keyword"})
+        assert "none with every word: these have some of them" in plain.content.decode()
+        alice.language = "es"
+        alice.save(update_fields=["language"])
+        spanish = alice_client.get(
+            reverse("search"), {"q": "felicidad O soledad memoria", "mode": "keyword"}
+        ).content.decode()
+        assert "ninguno cumple toda la búsqueda: estos tienen algunos de sus términos" in spanish
+
     def test_a_long_query_is_shortened_and_the_page_says_so(
         self, alice_client: Client, shelf: dict[str, Highlight]
     ) -> None:
