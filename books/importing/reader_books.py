@@ -33,6 +33,12 @@ def book_key_of(clipping: Clipping) -> str:
     return book_key(clipping.title, clipping.author)
 
 
+def is_empty_note(clipping: Clipping) -> bool:
+    """A note saved with nothing in it (a Kindle writes "- Your Note on Location 10" and no
+    text when the reader closes the note box empty): nothing of the reader's to keep."""
+    return clipping.kind == "note" and not clipping.text.strip()
+
+
 def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:
     """Turn round, in place, the title lines whose sides the reader's other books name.
 
@@ -141,7 +147,7 @@ class FileBooks:
 
 def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     """The reader's Book for each key among the clippings, created when missing; none for
-    a book whose every entry is a bookmark or a clipping-limit placeholder."""
+    a book whose every entry is a bookmark, a clipping-limit placeholder or an empty note."""
     wanted: dict[str, Clipping] = {}
     kept: set[str] = set()
     entries: defaultdict[str, list[Clipping]] = defaultdict(list)
@@ -152,8 +158,13 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
             wanted[key] = clipping  # the book's own title, not its file's name
         entries[key].append(clipping)
         # What the import keeps: highlights (an image highlight has no text but a place
-        # and a date) and notes; not bookmarks, not a placeholder with nothing before it.
-        if clipping.kind != "bookmark" and not (clipping.truncated and not clipping.text):
+        # and a date) and notes; not bookmarks, not a placeholder with nothing before it,
+        # not an empty note.
+        if (
+            clipping.kind != "bookmark"
+            and not (clipping.truncated and not clipping.text)
+            and not is_empty_note(clipping)
+        ):
             kept.add(key)
     books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
     retitled = [
@@ -188,6 +199,7 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
 def _why_empty(entries: list[Clipping]) -> str:
     limited = sum(1 for c in entries if c.truncated)
     bookmarks = sum(1 for c in entries if c.kind == "bookmark")
+    empty_notes = sum(1 for c in entries if is_empty_note(c))
     parts = []
     if limited:
         parts.append(
@@ -195,7 +207,6 @@ def _why_empty(entries: list[Clipping]) -> str:
         )
     if bookmarks:
         parts.append(f"{bookmarks} bookmark{'' if bookmarks == 1 else 's'}")
-    others = len(entries) - limited - bookmarks
-    if others:
-        parts.append(f"{others} entr{'y' if others == 1 else 'ies'} with no text")
+    if empty_notes:
+        parts.append(f"{empty_notes} empty note{'' if empty_notes == 1 else 's'}")
     return ", ".join(parts) + ": no highlight or note to keep"
