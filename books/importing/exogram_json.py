@@ -14,7 +14,7 @@ from typing import Any
 from books.importing.clippings import ParseResult, Problem, RemovedTrace
 from books.importing.marks import gettext_noop
 from books.importing.positions import decode, encode
-from books.importing.rich import rich_clipping
+from books.importing.rich import NO_LINE, rich_clipping
 
 FORMAT = "exogram"
 SUPPORTED_VERSIONS = (1, 2)
@@ -90,7 +90,7 @@ def parse_exogram_json(document: Any) -> ParseResult:
     for book_number, book in enumerate(books, start=1):
         if not isinstance(book, dict) or not isinstance(book.get("highlights"), list):
             result.entries += 1
-            result.problems.append(Problem(1, NO_HIGHLIGHTS % {"number": book_number}))
+            result.problems.append(Problem(NO_LINE, NO_HIGHLIGHTS % {"number": book_number}))
             continue
         title = str(book.get("title") or "").strip() or "Untitled"
         for number, entry in enumerate(book["highlights"], start=1):
@@ -99,7 +99,9 @@ def parse_exogram_json(document: Any) -> ParseResult:
             try:
                 clipping = _clipping(entry, title, str(book.get("authors") or ""), number)
             except (TypeError, ValueError, AttributeError) as error:
-                result.problems.append(Problem(1, ENTRY_PROBLEM % {**where, "problem": error}))
+                result.problems.append(
+                    Problem(NO_LINE, ENTRY_PROBLEM % {**where, "problem": error})
+                )
                 continue
             result.clippings.append(clipping)
         # Version 2: the highlights the reader deleted, kept deleted (Recently deleted).
@@ -113,14 +115,16 @@ def parse_exogram_json(document: Any) -> ParseResult:
                 if clipping.deleted_at is None:
                     raise ValueError(NO_DELETED_DATE)
             except (TypeError, ValueError, AttributeError) as error:
-                result.problems.append(Problem(1, DELETED_PROBLEM % {**where, "problem": error}))
+                result.problems.append(
+                    Problem(NO_LINE, DELETED_PROBLEM % {**where, "problem": error})
+                )
                 continue
             result.clippings.append(clipping)
     removed = document.get("removed_for_good")
     for number, record in enumerate(removed if isinstance(removed, list) else [], start=1):
         trace = _removed(record)
         if trace is None:
-            result.problems.append(Problem(1, REMOVED_PROBLEM % {"number": number}))
+            result.problems.append(Problem(NO_LINE, REMOVED_PROBLEM % {"number": number}))
         else:
             result.removed_for_good.append(trace)
     return result

@@ -1,4 +1,5 @@
 import io
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -324,6 +325,25 @@ class OversizedBodyTests:
         report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
         assert "1 entry could not be read" in report
         assert "Line 12: unrecognised metadata line" in report
+
+    def test_a_json_files_problems_name_their_book_and_entry_not_a_line(
+        self, alice_client: Client
+    ) -> None:
+        books = [
+            {"title": "T", "highlights": [{"text": "kept"}, {"text": "x", "location_start": "ten"}]}
+        ]
+        document = {"format": "exogram", "version": 1, "books": books}
+        alice_client.post(reverse("import"), _upload(json.dumps(document).encode(), "e.json"))
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        said = "&#x27;T&#x27;, highlight 2: a location must be a whole number, not &#x27;ten&#x27;"
+        assert f"<li>{said}</li>" in report
+        assert "Line 1" not in report
+        # Nothing read at all: the refusal says which entry, not "at line 1".
+        books[0]["highlights"] = [{"text": "x", "location_start": "ten"}]
+        response = alice_client.post(
+            reverse("import"), _upload(json.dumps(document).encode(), "e.json")
+        )
+        assert "(1 problem: &#x27;T&#x27;, highlight 1: a location" in response.content.decode()
 
 
 def _refuse_poison() -> None:
