@@ -49,9 +49,10 @@ def parse_bookcision(document: Any) -> ParseResult:
             text = str(entry.get("text") or "").strip()
             note = str(entry.get("note") or "").strip()
             note_only = bool(entry.get("isNoteOnly"))
-            if not (note if note_only else text):
+            if not text and not note_only:
                 result.problems.append(Problem(NO_LINE, NO_TEXT % where))
                 continue
+            # A note with no words goes on, for the import to skip and count as a Kindle's.
             location = entry.get("location")
             value = location.get("value") if isinstance(location, dict) else location
             start = value if isinstance(value, int) and not isinstance(value, bool) else None
