@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_noop
+
 from accounts.models import User
 from books.importing.clippings import Clipping
 from books.importing.identity import (
@@ -27,6 +29,7 @@ from books.importing.identity import (
     same_author,
 )
 from books.models import Book, BookAlias
+from exogram.wording import LIST_JOINED, plural_message, plural_noop
 
 
 def book_key_of(clipping: Clipping) -> str:
@@ -196,17 +199,24 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     return FileBooks(books=books, empty=empty, created=len(missing))
 
 
+# Why the file's entries of a book made no book: stored in English in the import's counts,
+# said in the reader's language on its report (books.wording), each reason on its own.
+NOTHING_TO_KEEP = gettext_noop("%(reasons)s: no highlight or note to keep")
+AT_CLIPPING_LIMIT = plural_noop(
+    "%(count)s entry at the publisher's clipping limit",
+    "%(count)s entries at the publisher's clipping limit",
+)
+BOOKMARKS = plural_noop("%(count)s bookmark", "%(count)s bookmarks")
+EMPTY_NOTES = plural_noop("%(count)s empty note", "%(count)s empty notes")
+# Stored by imports before empty notes were told apart; never built since.
+WITHOUT_TEXT = plural_noop("%(count)s entry with no text", "%(count)s entries with no text")
+
+
 def _why_empty(entries: list[Clipping]) -> str:
-    limited = sum(1 for c in entries if c.truncated)
-    bookmarks = sum(1 for c in entries if c.kind == "bookmark")
-    empty_notes = sum(1 for c in entries if is_empty_note(c))
-    parts = []
-    if limited:
-        parts.append(
-            f"{limited} entr{'y' if limited == 1 else 'ies'} at the publisher's clipping limit"
-        )
-    if bookmarks:
-        parts.append(f"{bookmarks} bookmark{'' if bookmarks == 1 else 's'}")
-    if empty_notes:
-        parts.append(f"{empty_notes} empty note{'' if empty_notes == 1 else 's'}")
-    return ", ".join(parts) + ": no highlight or note to keep"
+    counted = [
+        (AT_CLIPPING_LIMIT, sum(1 for c in entries if c.truncated)),
+        (BOOKMARKS, sum(1 for c in entries if c.kind == "bookmark")),
+        (EMPTY_NOTES, sum(1 for c in entries if is_empty_note(c))),
+    ]
+    reasons = [plural_message(pair, count) for pair, count in counted if count]
+    return NOTHING_TO_KEEP % {"reasons": LIST_JOINED.join(reasons)}

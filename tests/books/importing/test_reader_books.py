@@ -168,6 +168,26 @@ class EmptyBookTests:
         assert "A Book Only Bookmarked" in page
         assert "3 entries at the publisher&#x27;s clipping limit" in page
 
+    def test_it_says_the_reason_in_the_readers_language(self, alice: User, alice_client) -> None:  # type: ignore[no-untyped-def]
+        the_import = _import(
+            alice, *self._file(), Entry(BOOKMARKED, "", kind="Note", location="56")
+        )
+        # As an import stored it before empty notes were told apart.
+        the_import.counts["books_with_nothing"]["Gone"] = (
+            "2 bookmarks, 1 entry with no text: no highlight or note to keep"
+        )
+        the_import.save(update_fields=["counts"])
+
+        url = the_import.get_absolute_url()
+        page = alice_client.get(url, headers={"Accept-Language": "es"}).content.decode()
+
+        assert "1 marcador, 1 nota vacía: ningún subrayado ni nota que guardar" in page
+        assert (
+            "3 entradas en el límite de recortes de la editorial: ningún subrayado ni nota"
+        ) in page
+        assert "2 marcadores, 1 entrada sin texto: ningún subrayado ni nota que guardar" in page
+        assert "bookmark" not in page
+
 
 EMPTY_NOTE_BOOK = "Empty Note Book (Jane Doe)"
 
