@@ -487,6 +487,12 @@ class Import(models.Model):
         return reverse("import_report", args=[self.code])
 
     @property
+    def unread(self) -> int:
+        """How many of the file's entries could not be read (the problems that are not a
+        warning about an entry kept): what its report lists under "could not be read"."""
+        return sum(1 for problem in self.problems if not problem.get("kept"))
+
+    @property
     def left_out(self) -> "LeftOut":
         """The file's entries left out because the reader had deleted them, by its counts
         (books.importing.work.ImportReport); none for an import kept before a count."""

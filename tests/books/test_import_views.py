@@ -326,25 +326,6 @@ class OversizedBodyTests:
         assert "1 entry could not be read" in report
         assert "Line 12: unrecognised metadata line" in report
 
-    def test_a_json_files_problems_name_their_book_and_entry_not_a_line(
-        self, alice_client: Client
-    ) -> None:
-        books = [
-            {"title": "T", "highlights": [{"text": "kept"}, {"text": "x", "location_start": "ten"}]}
-        ]
-        document = {"format": "exogram", "version": 1, "books": books}
-        alice_client.post(reverse("import"), _upload(json.dumps(document).encode(), "e.json"))
-        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
-        said = "&#x27;T&#x27;, highlight 2: a location must be a whole number, not &#x27;ten&#x27;"
-        assert f"<li>{said}</li>" in report
-        assert "Line 1" not in report
-        # Nothing read at all: the refusal says which entry, not "at line 1".
-        books[0]["highlights"] = [{"text": "x", "location_start": "ten"}]
-        response = alice_client.post(
-            reverse("import"), _upload(json.dumps(document).encode(), "e.json")
-        )
-        assert "(1 problem: &#x27;T&#x27;, highlight 1: a location" in response.content.decode()
-
 
 def _refuse_poison() -> None:
     """A real failure while writing: the database refuses the highlight 'Poison.'."""
@@ -841,3 +822,62 @@ class DoubleSubmitTests:
             "Line 4: this line has bytes that are not UTF-8; they were read as Windows-1252 "
             "characters: check its letters" in report
         )
+
+
+@pytest.mark.django_db
+class ImportMessageTests:
+    """What the page says after an upload (alone or one of several, the same words), and
+    what the report says of the entries that could not be read."""
+
+    def test_the_message_after_an_upload_says_what_came_and_what_could_not_be_read(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        broken = b"Ficciones (Borges)\r\n- not metadata\r\n\r\nlost\r\n==========\r\n"
+        middle = clippings_file(*MEMORY_LIBRARY[:2]) + broken * 2
+        data = middle + clippings_file(*MEMORY_LIBRARY[4:5]).removeprefix(b"\xef\xbb\xbf")
+        response = alice_client.post(reverse("import"), _upload(data, "broken.txt"), follow=True)
+
+        page = response.content.decode()
+        said = (
+            "Imported broken.txt: 3 new highlights; 2 entries could not be read (see the report)."
+        )
+        assert said in page
+        past = alice_client.get(reverse("import")).content.decode()
+        assert "Done, <a" in past
+        assert "2 entries not read</a>" in past
+
+    def test_the_message_after_an_upload_says_nothing_new_when_nothing_came(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        alice_client.post(reverse("import"), _upload(data))
+        highlight_delete(highlight=Highlight.objects.get(location_start=380))
+
+        response = alice_client.post(reverse("import"), _upload(data), follow=True)
+
+        page = response.content.decode()
+        said = "Imported My Clippings.txt: nothing new; 1 entry left out: you deleted it."
+        assert said in page
+        spanish = alice_client.post(
+            reverse("import"), _upload(data), follow=True, headers={"Accept-Language": "es"}
+        ).content.decode()
+        assert "My Clippings.txt importado: nada nuevo; 1 entrada omitida: la borraste." in spanish
+
+    def test_a_json_files_problems_name_their_book_and_entry_not_a_line(
+        self, alice_client: Client
+    ) -> None:
+        books = [
+            {"title": "T", "highlights": [{"text": "kept"}, {"text": "x", "location_start": "ten"}]}
+        ]
+        document = {"format": "exogram", "version": 1, "books": books}
+        alice_client.post(reverse("import"), _upload(json.dumps(document).encode(), "e.json"))
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        said = "&#x27;T&#x27;, highlight 2: a location must be a whole number, not &#x27;ten&#x27;"
+        assert f"<li>{said}</li>" in report
+        assert "Line 1" not in report
+        # Nothing read at all: the refusal says which entry, not "at line 1".
+        books[0]["highlights"] = [{"text": "x", "location_start": "ten"}]
+        response = alice_client.post(
+            reverse("import"), _upload(json.dumps(document).encode(), "e.json")
+        )
+        assert "(1 problem: &#x27;T&#x27;, highlight 1: a location" in response.content.decode()
