@@ -261,7 +261,8 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
         "import_kept": added.alive().count() - deletable.total,
-        "import_deleted": import_deleted_since(the_import=the_import).count(),
+        "import_deleted": (deleted := delete_count(import_deleted_since(the_import=the_import))),
+        "import_deleted_phrase": deleted_phrase(deleted),
         "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,
     }
 

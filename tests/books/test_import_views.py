@@ -16,7 +16,7 @@ from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Highlight, HighlightMerge, Import
 from books.services import highlight_delete
-from books.tasks import purge_deleted
+from books.tasks import embed_highlights, purge_deleted
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
@@ -881,3 +881,17 @@ class ImportMessageTests:
             reverse("import"), _upload(json.dumps(document).encode(), "e.json")
         )
         assert "(1 problem: &#x27;T&#x27;, highlight 1: a location" in response.content.decode()
+
+    def test_once_read_an_import_with_no_connection_says_so_in_words(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        one = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="one.txt"
+        )
+        embed_highlights(list(Highlight.objects.values_list("pk", flat=True)))
+
+        page = alice_client.get(one.get_absolute_url()).content.decode()
+
+        assert "All 1 highlight read." in page
+        assert "This import made no connection with your library yet." in page
+        assert "0</strong> connections" not in page
