@@ -73,6 +73,9 @@ class Candidate:
     english_distance: float | None  # by the English model's, when both have one
     languages: tuple[str, str]
     theme_distance: float | None = None  # by the theme model's, when both have one
+    # Each side's passage as both readers may hold it (a hash of book key and words):
+    # mine and theirs swapped is the same pair when both readers hold both passages.
+    passages: tuple[str, str] = ("", "")
 
 
 def bridge_judgement(candidates: list[Candidate]) -> list[tuple[float, float, Strength | None]]:
@@ -144,13 +147,13 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             WHERE h.reader_id IN (SELECT reader_id FROM others) AND {shared_vector_sql("h")}
         ), my_side AS MATERIALIZED (
             SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.theme_embedding,
-                   h.language
+                   h.language, md5(b.key || chr(31) || h.text) AS passage
             FROM mine_ranked r
             JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
             WHERE r.rank <= %(k)s
         ), their_side AS MATERIALIZED (
             SELECT r.reader_id, h.id, b.key, h.embedding, h.english_embedding, h.theme_embedding,
-                   h.language
+                   h.language, md5(b.key || chr(31) || h.text) AS passage
             FROM theirs_ranked r
             JOIN books_highlight h ON h.id = r.id JOIN books_book b ON b.id = h.book_id
             WHERE r.rank <= %(k)s
@@ -159,7 +162,8 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
                    m.embedding <=> t.embedding AS distance,
                    m.english_embedding <=> t.english_embedding AS english_distance,
                    m.theme_embedding <=> t.theme_embedding AS theme_distance,
-                   m.language AS my_language, t.language AS their_language
+                   m.language AS my_language, t.language AS their_language,
+                   m.passage AS my_passage, t.passage AS their_passage
             FROM my_side m JOIN their_side t ON t.reader_id = m.reader_id AND t.key <> m.key
         ), ranked AS (
             SELECT *, row_number() OVER (
@@ -167,7 +171,7 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             FROM pairs
         )
         SELECT reader_id, mine, theirs, distance, english_distance, my_language,
-               their_language, theme_distance
+               their_language, theme_distance, my_passage, their_passage
         FROM ranked WHERE rank <= %(kept)s ORDER BY reader_id, rank
     """
     params: dict[str, Any] = {
@@ -190,8 +194,20 @@ def _candidates(centroid: ReaderCentroid, others: list[ReaderCentroid]) -> list[
             None if english is None else float(english),
             (str(my_language), str(their_language)),
             None if theme is None else float(theme),
+            (str(my_passage), str(their_passage)),
         )
-        for reader_id, mine, theirs, distance, english, my_language, their_language, theme in rows
+        for (
+            reader_id,
+            mine,
+            theirs,
+            distance,
+            english,
+            my_language,
+            their_language,
+            theme,
+            my_passage,
+            their_passage,
+        ) in rows
     ]
 
 
@@ -217,15 +233,22 @@ def bridges_between(
     for reader_id, pairs in judged.items():
         picked = chosen.setdefault(reader_id, [])
         seen: set[int] = set()
+        shown_passages: set[frozenset[str]] = set()
         for _, distance, strength, pair in sorted(
             pairs, key=lambda p: (p[0], p[3].mine, p[3].theirs)
         ):
             if strength is None:
                 continue
+            # Two readers who both hold passages P and Q get "my P, your Q" and "my Q, your
+            # P": one bridge, shown once.
+            passages = frozenset(pair.passages)
+            if passages in shown_passages:
+                continue
             # One highlight in one bridge only: five bridges from one passage explain little.
             if len(picked) < shown and pair.mine not in seen and pair.theirs not in seen:
                 picked.append((pair.mine, pair.theirs, distance, strength))
                 seen |= {pair.mine, pair.theirs}
+                shown_passages.add(passages)
     ids = {pk for picked in chosen.values() for m, t, _, _ in picked for pk in (m, t)}
     highlights = Highlight.objects.select_related("book").in_bulk(list(ids))
     return {

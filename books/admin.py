@@ -30,6 +30,7 @@ class HighlightAdmin(admin.ModelAdmin[Highlight]):
         "book",
         "code",
         "dedupe_key",
+        "file_tags",  # what the last file listing its tags named (books.importing.enrich)
         "embedding_model",
         "embedding_status",
         "embedding_claimed_at",

@@ -188,8 +188,9 @@ TOOLS = [
     _Tool(
         "add_note",
         "Add words to the reader's note on a highlight (after any note already there). The "
-        "only tool that changes the library; it never changes the highlighted text. Use it "
-        "only when the reader asks you to note something.",
+        "only tool that changes the library; it never changes the highlighted text, and a "
+        "#hashtag in the words becomes a tag of the highlight, as in the reader's own notes. "
+        "Use it only when the reader asks you to note something.",
         NoteArguments,
         lambda reader, a: library_api.library_note_add(reader, code=a.code, text=a.text),
         read_only=False,

@@ -162,7 +162,7 @@ class Tag(models.Model):
 # the import's and the pipeline's bookkeeping.
 UNLISTED_FIELDS = (
     "embedding", "english_embedding", "theme_embedding", "search_text", "embedding_error",
-    "dedupe_key", "added_raw",
+    "dedupe_key", "added_raw", "file_tags",
 )  # fmt: skip
 
 
@@ -264,6 +264,12 @@ class Highlight(models.Model):
     # weighs a pair by its two languages. Set wherever the text is set, like is_word.
     language = models.CharField(max_length=16, default="unknown", db_default="unknown")
     tags = models.ManyToManyField(Tag, blank=True, related_name="highlights")
+    # The tags (as tag names) that the last file listing this highlight's tags named for it
+    # (a Readwise CSV's column, an Exogram export's list): an import adds only those its
+    # file names anew, so a tag the reader deleted or renamed stays so (books.importing.
+    # enrich). Null until such a file lists them (for a highlight imported before this was
+    # kept, the next one: all its tags are added, once).
+    file_tags = models.JSONField(null=True, blank=True)
     # From formats that carry them (a Kindle notebook's section and heading path, a
     # highlight's colour). A database default too: the import's COPY does not name them.
     chapter = models.CharField(max_length=500, blank=True, default="", db_default="")
@@ -395,6 +401,14 @@ class Highlight(models.Model):
         # word alone seldom tells its language.
         return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
 
+    @property
+    def word_as_written(self) -> str:
+        """For one of the reader's words: the word as every list and the deck show it,
+        without the punctuation the selection caught ("largess," is "largess")."""
+        from books.vocabulary import word_as_written
+
+        return word_as_written(self.text)
+
     def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:
         """The dedupe key its own kind, place and words give under `book_key` (its book's
         key when None): what `dedupe_key` holds, unless it was stepped aside from another
@@ -491,6 +505,13 @@ class Import(models.Model):
         """How many of the file's entries could not be read (the problems that are not a
         warning about an entry kept): what its report lists under "could not be read"."""
         return sum(1 for problem in self.problems if not problem.get("kept"))
+
+    @property
+    def added_nothing(self) -> bool:
+        """Whether this import, done, changed no book: a file imported again. Its "new since"
+        list of connections is empty because there is nothing new, not because of a filter.
+        An import kept before `books_changed` was counted is never said to have added nothing."""
+        return self.status == self.Status.DONE and self.counts.get("books_changed") == 0
 
     @property
     def left_out(self) -> "LeftOut":

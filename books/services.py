@@ -4,6 +4,7 @@ and to their tags (rename, merge, delete).
 Each one bumps the library's version (books.library_cache): the cached pages show it at
 the next request."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -12,6 +13,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from books.embedding.pipeline import readers_embeddings_changed
+from books.importing.hashtags import hashtags_named_anew
 from books.library_cache import library_version_bump
 from books.models import Book, Deletion, Highlight, HighlightMerge, Import, Tag
 from books.text import tag_name
@@ -20,16 +22,60 @@ from books.text import tag_name
 UNDO_WINDOW = timedelta(minutes=30)
 
 
-def highlight_note_update(*, highlight: Highlight, note: str) -> None:
-    """The reader's own words: marked edited, so no re-import ever overwrites them."""
+def highlight_note_update(*, highlight: Highlight, note: str) -> list[str]:
+    """The reader's own words: marked edited, so no re-import ever overwrites them.
+
+    The hashtags the note names anew are tags of the highlight, by the rule an import
+    follows (books.importing.hashtags.hashtags_named_anew): those the note held before
+    named are not added again (the reader may have deleted or renamed one), and a hashtag
+    taken out of the note leaves its tag. Returns the names of the tags the highlight
+    gained."""
+    before = highlight.note
     highlight.note = note.strip()
     highlight.note_edited = True
     highlight.note_edited_at = timezone.now()
     highlight.refresh_search_text()
-    highlight.save(
-        update_fields=["note", "note_edited", "note_edited_at", "search_text", "updated"]
-    )
+    anew = hashtags_named_anew(highlight.note, before=before)
+    with transaction.atomic():
+        highlight.save(
+            update_fields=["note", "note_edited", "note_edited_at", "search_text", "updated"]
+        )
+        tagged = highlights_tag(
+            reader_id=highlight.reader_id, tagging=[(highlight, name) for name in anew]
+        )
     library_version_bump(reader_ids={highlight.reader_id})
+    gained = {name for _, name in tagged}
+    return [name for name in anew if name in gained]  # in the note's order
+
+
+def highlights_tag(
+    *, reader_id: int, tagging: Iterable[tuple[Highlight, str]]
+) -> list[tuple[Highlight, str]]:
+    """Tag each highlight with its names (tag names already, books.text.tag_name), making
+    the reader's tags it lacks, in a few queries, not one per highlight (an import tags
+    thousands); returns each highlight and tag name that was new on it, in the order of the
+    highlights' ids and then the names."""
+    tagging = list(tagging)
+    if not tagging:
+        return []
+    names = list(dict.fromkeys(name for _, name in tagging))  # new tags made in this order
+    Tag.objects.bulk_create(
+        [Tag(reader_id=reader_id, name=name) for name in names], ignore_conflicts=True
+    )
+    tags = dict(Tag.objects.filter(reader_id=reader_id, name__in=names).values_list("name", "pk"))
+    through = Highlight.tags.through
+    existing = set(
+        through.objects.filter(highlight_id__in={h.pk for h, _ in tagging}).values_list(
+            "highlight_id", "tag_id"
+        )
+    )
+    wanted = {(h.pk, tags[name]) for h, name in tagging} - existing
+    through.objects.bulk_create(
+        [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
+    )
+    by_pk = {h.pk: h for h, _ in tagging}
+    name_of = {pk: name for name, pk in tags.items()}
+    return [(by_pk[h], name_of[t]) for h, t in sorted(wanted)]
 
 
 def highlight_tag(*, highlight: Highlight, name: str) -> Tag:

@@ -414,8 +414,24 @@ def highlight_note(request: HttpRequest, code: UUID) -> HttpResponse:
             context = {"highlight": the_highlight, "status": status, "typed_note": typed_note}
             return render(request, "books/_highlight_note.html", {**context, "ok": False})
         return _highlight_page(request, the_highlight, note_status=status, typed_note=typed_note)
-    highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
-    return _after_change(request, the_highlight, "note", gettext("Note saved."))
+    tagged = highlight_note_update(highlight=the_highlight, note=form.cleaned_data["note"])
+    if not tagged:
+        return _after_change(request, the_highlight, "note", gettext("Note saved."))
+    # The note's new hashtags are tags now: said beside the note, and htmx swaps the
+    # highlight's tags in too (out of band), which a plain post's redirect shows anyway.
+    status = ngettext(
+        "Note saved, and tagged from its hashtag: %(names)s.",
+        "Note saved, and tagged from its hashtags: %(names)s.",
+        len(tagged),
+    ) % {"names": ", ".join(tagged)}
+    if request.headers.get("HX-Request"):
+        context = {
+            "highlight": the_highlight,
+            "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
+        }
+        return render(request, "books/_highlight_note_tagged.html", {**context, "status": status})
+    messages.success(request, status)
+    return redirect(the_highlight)
 
 
 @require_POST

@@ -226,6 +226,13 @@ def word_key(text: str) -> str:
     return fold(" ".join(tokens))
 
 
+def word_as_written(text: str) -> str:
+    """A word highlight as the words deck and the words list show it: without the
+    punctuation and quotes the selection caught at either end ("“ostensibly,”" ->
+    "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?")."""
+    return _QUOTED_EDGE.sub("", " ".join(unicodedata.normalize("NFC", text).split())) or text
+
+
 # The language (books.language.GERMAN) that writes every noun with a capital.
 NOUNS_CAPITALISED = "de"
 

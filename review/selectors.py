@@ -10,7 +10,7 @@ from books.models import Highlight
 from books.selectors import book_languages
 from books.vocabulary import is_look_up
 from review.models import WordCard, WordState
-from review.words import NEAR_LOCATIONS, Part, Passage, word_as_written, word_context
+from review.words import NEAR_LOCATIONS, Part, Passage, word_context
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class ShownWord:
 
     @property
     def word(self) -> str:
-        return word_as_written(self.card.highlight.text) or self.card.highlight.text
+        return self.card.highlight.word_as_written
 
 
 def _near(card: WordCard) -> Q | None:

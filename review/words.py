@@ -17,21 +17,12 @@ from datetime import date
 from books.text import fold
 from books.vocabulary import cjk_characters
 
-# Punctuation and quotes at either end of a token: "ostensibly," "“allay”" "(iota)".
-_EDGE = re.compile(r"^\W+|\W+$")
-
 # How far, in Kindle locations, a passage may sit from a word and still be the sentence it
 # was looked up in. A location is about 150 bytes, so a long sentence spans 2 to 4.
 # Measured on the shared Kindle files: of the words with a passage containing them in the
 # same book, 35 sit inside its range, 43 within 3 locations, 63 within 20; the passages
 # further off that contain the word are other uses of it, not the sentence being read.
 NEAR_LOCATIONS = 3
-
-
-def word_as_written(text: str) -> str:
-    """A word highlight as a card shows it: without the punctuation and quotes the
-    selection caught at either end ("“ostensibly,”" -> "ostensibly")."""
-    return _EDGE.sub("", " ".join(unicodedata.normalize("NFC", text).split()))
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,11 @@ REVIEWED = {
         "a regular expression per note that holds a '#' (picked by the database), batched; "
         "tags and taggings bulk-created, conflicts ignored"
     ),
+    ("books", "0044_highlight_file_tags"): (
+        "a regular expression per note that holds a full-width '#' (U+FF03, picked by the "
+        "database: the few Chinese and Japanese notes), batched; tags and taggings "
+        "bulk-created, conflicts ignored; the column it adds is nullable, no row rewritten"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from django.core.paginator import Page
 from django.db import connection
@@ -38,7 +38,7 @@ from books.connections.judge import negated, numbers_differ, numbers_of, shared_
 from books.connections.services import same_author
 from books.importing import identity
 from books.library_cache import LibraryCache
-from books.models import Book, Connection, Highlight, Import
+from books.models import UNLISTED_FIELDS, Book, Connection, Highlight, Import
 from exogram.paging import ListPaginator
 
 # A listing of the whole library (the feed, the connections page) shows at most this many
@@ -304,7 +304,10 @@ def nearest_in_library(
     return sorted(found, key=lambda c: (c.same_author, c.distance))[:limit]
 
 
-def _alive(pairs: "QuerySet[Connection]") -> "QuerySet[Connection]":
+_Pairs = TypeVar("_Pairs", bound="QuerySet[Any]")
+
+
+def _alive(pairs: _Pairs) -> _Pairs:
     return pairs.filter(
         highlight_a__deleted_at__isnull=True,
         highlight_b__deleted_at__isnull=True,
@@ -367,7 +370,34 @@ def library_connections(
     first. Annotated with `same_idea`, `same_author`, `near_copy` and `long_side`
     (PairAnnotations). `per_book_pair`: at most that many of one pair of books (the most
     probable)."""
-    pairs = _alive(Connection.objects.filter(reader=reader))
+    return _selected(
+        _judged_pairs(reader),
+        reader,
+        book=book,
+        other=other,
+        since_import=since_import,
+        strength=strength,
+        per_book_pair=per_book_pair,
+    )
+
+
+class Selection(TypedDict, total=False):
+    """Which of a reader's connections a listing shows (library_connections' filters)."""
+
+    book: Book | None
+    other: Book | None
+    since_import: Import | None
+    strength: Strength | None
+    per_book_pair: int | None
+
+
+def _selected(
+    judged: "QuerySet[JudgedPair]", reader: User, **selection: Unpack[Selection]
+) -> "QuerySet[JudgedPair]":
+    """Of the reader's `judged` pairs (_judged_pairs), those library_connections lists."""
+    book, other = selection.get("book"), selection.get("other")
+    strength, since_import = selection.get("strength"), selection.get("since_import")
+    pairs = _alive(judged)
     if strength == Strength.SAME_IDEA:
         pairs = pairs.filter(strength=STORED.SAME_IDEA)
     elif strength == Strength.RELATED:
@@ -382,6 +412,7 @@ def library_connections(
         pairs = pairs.filter(Q(book_low=book) | Q(book_high=book))
     if since_import is not None:
         pairs = pairs.filter(created__gte=since_import.started_at)
+    per_book_pair = selection.get("per_book_pair")
     if per_book_pair is not None:
         pairs = pairs.filter(
             pk__in=_best_of_each_book_pair(
@@ -391,8 +422,15 @@ def library_connections(
                 since=since_import.started_at if since_import is not None else None,
             )
         )
+    return pairs
+
+
+def _judged_pairs(reader: User) -> "QuerySet[JudgedPair]":
+    """All the reader's pairs as library_connections lists them, not yet selected (_selected):
+    annotated (PairAnnotations), read with both passages and their books, in SHOWN_ORDER."""
     judged = (
-        pairs.annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
+        Connection.objects.filter(reader=reader)
+        .annotate(longest=Greatest(Length("highlight_a__text"), Length("highlight_b__text")))
         .annotate(
             long_side=ExpressionWrapper(Q(longest__gt=LONG_PASSAGE), output_field=BooleanField()),
             same_idea=ExpressionWrapper(Q(strength=STORED.SAME_IDEA), output_field=BooleanField()),
@@ -461,20 +499,32 @@ def _best_of_each_book_pair(
     return RawSQL(_BEST_OF_EACH_BOOK_PAIR, params)
 
 
-def connections_page(
-    pairs: "QuerySet[JudgedPair]", number: str | int | None, *, per_page: int
-) -> "Page[Any]":
-    """The page `number` of `pairs` (library_connections), in their order: its pairs.
+# A listed pair shows its two passages, not their vectors: 384 numbers each to read and parse.
+_UNSHOWN_PAIR_FIELDS = [
+    f"{side}__{field}" for side in ("highlight_a", "highlight_b") for field in UNLISTED_FIELDS
+]
 
-    One query orders and counts the pairs by their ids alone (the keys of the order
+
+def connections_page(
+    reader: User, number: str | int | None, *, per_page: int, **selection: Unpack[Selection]
+) -> "Page[Any]":
+    """The page `number` of the reader's connections (library_connections, `selection` its
+    filters), in their order: its pairs, read whole but for their vectors.
+
+    One query selects, orders and counts the pairs by their ids alone (the keys of the order
     selected beside them, as PostgreSQL sorts by them), then one reads the page's 25 pairs
-    whole, texts and books: reading every listed pair whole to count and slice them cost
-    the texts of all of them, twice (docs/evaluation.md).
+    by their ids: reading every listed pair whole to count and slice them cost the texts of
+    all of them, twice (docs/evaluation.md), and reading the page's pairs through the
+    selection again ran its per-book-pair subquery twice.
     """
+    judged = _judged_pairs(reader)
     keys = [key.removeprefix("-") for key in SHOWN_ORDER if key != "pk"]
-    ids = [row[0] for row in pairs.values_list("pk", *keys)]
+    ids = [row[0] for row in _selected(judged, reader, **selection).values_list("pk", *keys)]
     page: Page[Any] = ListPaginator(ids, per_page).get_page(number)  # of ids, then of pairs
-    page.object_list = list(pairs.filter(pk__in=page.object_list)) if page.object_list else []
+    if page.object_list:
+        # A plain read by id: the selection (its per-book-pair subquery) ran once, above.
+        shown = judged.filter(pk__in=page.object_list).defer(*_UNSHOWN_PAIR_FIELDS)
+        page.object_list = list(shown)
     return page
 
 

@@ -2,25 +2,15 @@
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from books.access import optional_book_for_user, reader_of
 from books.choices import book_choices
-from books.connections.selectors import (
-    PER_BOOK_PAIR,
-    Strength,
-    connections_page,
-    library_connections,
-)
+from books.connections.selectors import PER_BOOK_PAIR, Strength, connections_page
 from books.library_cache import LibraryCache
-from books.models import UNLISTED_FIELDS, Import
+from books.models import Import
 from books.selectors import read_passages
-
-# A pair shows its two passages, not their vectors: 384 numbers each to read and parse.
-_UNSHOWN_PAIR_FIELDS = [
-    f"{side}__{field}" for side in ("highlight_a", "highlight_b") for field in UNLISTED_FIELDS
-]
 
 
 @require_GET
@@ -30,9 +20,19 @@ def connections(request: HttpRequest) -> HttpResponse:
     the_book = optional_book_for_user(request, "book")
     # ?other=: only the pairs between the book and this one (a book page's "see pairs").
     other_book = optional_book_for_user(request, "other") if the_book else None
-    # When it started is all this page reads of it (not its problems' JSON).
+    if other_book is not None and other_book == the_book:
+        # "Pairs between X and X" would list nothing (a connection joins two books): the
+        # reader asked for this book's connections, so send them there, filters kept.
+        query = request.GET.copy()
+        query.pop("other")
+        query.pop("page", None)
+        return redirect(f"{request.path}?{query.urlencode()}")
+    # When it started and whether it added anything are all this page reads of it (not its
+    # problems' JSON).
     latest_import = (
-        Import.objects.filter(reader=reader, status=Import.Status.DONE).only("started_at").first()
+        Import.objects.filter(reader=reader, status=Import.Status.DONE)
+        .only("started_at", "status", "counts")
+        .first()
     )
     new_only = request.GET.get("new") == "1" and latest_import is not None
     strengths = {"same": Strength.SAME_IDEA, "related": Strength.RELATED}
@@ -40,15 +40,16 @@ def connections(request: HttpRequest) -> HttpResponse:
     since_import = latest_import if new_only else None
     # The stored verdicts make this an indexed filter: no grading, no cache. The whole
     # library shows at most PER_BOOK_PAIR pairs of two books; a book's own list shows all.
-    pairs = library_connections(
+    page = connections_page(
         reader,
+        request.GET.get("page"),
+        per_page=25,
         book=the_book,
         other=other_book,
         since_import=since_import,
         strength=strengths.get(strength),
         per_book_pair=None if the_book else PER_BOOK_PAIR,
-    ).defer(*_UNSHOWN_PAIR_FIELDS)
-    page = connections_page(pairs, request.GET.get("page"), per_page=25)
+    )
     if the_book is not None:
         # The chosen book's passage on the left of each pair, whichever side it is stored
         # on (the lower id first): only the objects shown are turned, never saved.

@@ -24,6 +24,8 @@ An entry looks like this, and every entry (the last one too) ends with the separ
 The file is split on separator lines first, and only then is each entry's second line read
 as metadata. Metadata is never looked for by its prefix inside a body, because highlighted
 text can itself start with "- " or "– " (`– Я знаю, что ты не спишь, – сказал он.`).
+Inside a body, only a title line followed by a whole metadata line, date and all, starts
+an entry: the sign of a separator deleted outright, of which the reader is warned.
 """
 
 # The docstrings quote the Kindle's own Cyrillic, full-width and en-dash characters, not
@@ -160,6 +162,11 @@ NOT_UTF8_FILE = gettext_noop(
     "this file is not UTF-8 (this is its first line that shows it): it was read as "
     "Windows-1252; check its accented letters"
 )
+# A separator deleted outright (a hand edit, a sync cut short): the entry starting on this
+# line, its title quoted, was read apart from the one before it.
+MISSING_SEPARATOR = gettext_noop(
+    "a separator seems to be missing before this line (%(line)s); the entries were split there"
+)
 
 # A separator is exactly ten `=` on a line of its own. Matching it with the newline before
 # it lets one C-level split cut a 3 MB file into entries; a "\n" is put in front of the
@@ -194,15 +201,20 @@ def parse_clippings(data: bytes) -> ParseResult:
     # the text plays that part for the first piece), so counting its newlines is enough.
     line = 0
     for piece in pieces:
-        parsed = _parse_entry(piece, line)
-        line += piece.count("\n") + 1
-        if parsed is None:
-            continue
-        result.entries += 1
-        if isinstance(parsed, Clipping):
-            result.clippings.append(_with_warnings(parsed, result.warnings))
-        else:
-            result.problems.append(parsed)
+        for index, part in enumerate(_split_at_missing_separators(piece)):
+            if index:
+                # The part starts with its title line, on `line`.
+                title = part.partition("\n")[0]
+                result.warnings.append(Problem(line, MISSING_SEPARATOR % {"line": _quote(title)}))
+            parsed = _parse_entry(part, line)
+            line += part.count("\n") + 1
+            if parsed is None:
+                continue
+            result.entries += 1
+            if isinstance(parsed, Clipping):
+                result.clippings.append(_with_warnings(parsed, result.warnings))
+            else:
+                result.problems.append(parsed)
     if result.entries == 1 and not result.clippings and len(pieces) == 1:
         # One unreadable blob without a single separator or metadata line is some other
         # file (an HTML notebook export, a CSV): say so instead of "unrecognised metadata".
@@ -212,6 +224,9 @@ def parse_clippings(data: bytes) -> ParseResult:
             result.warnings.append(Problem(not_utf8.lines[0], NOT_UTF8_FILE))
         else:
             result.warnings += [Problem(line, NOT_UTF8_LINE) for line in not_utf8.lines]
+        # In the order of the file, as its problems are (a stable sort: the warnings of one
+        # line stay in the order they were found).
+        result.warnings.sort(key=lambda warning: warning.line)
     return result
 
 
@@ -238,6 +253,56 @@ def _split_at_near_separators(piece: str) -> list[str]:
             start = match.end()
     parts.append(piece[start:])
     return parts
+
+
+# The start of a line that may be a metadata line: a dash, perhaps after blanks.
+_DASH_LINE_RE = re.compile(r"\n[^\S\n]*[-\u2013]")
+
+
+def _split_at_missing_separators(piece: str) -> list[str]:
+    """The piece, cut before each entry whose separator was deleted outright.
+
+    Such an entry's title line and metadata line sit inside the previous entry's text:
+    `…its last words\nThe Second Book (Author)\n- Your Highlight on … | Added on …`. A cut
+    needs that pair after the piece's own title and metadata lines, a title line that is
+    not itself a metadata line or a run of `=`, and a metadata line with its date part
+    (`| Added on …`): a text that quotes a metadata line alone (`- Your Highlight on page
+    3 | …` after a blank line, or without a date) is left whole. The newline before the
+    title goes with the cut, as in _split_without_separators, so parse_clippings' line
+    count holds.
+    """
+    content = piece.lstrip()
+    title_at = piece.rfind("\n", 0, len(piece) - len(content)) + 1
+    # The text starts after the title line and the metadata line.
+    title_end = piece.find("\n", title_at)
+    meta_end = piece.find("\n", title_end + 1) if title_end >= 0 else -1
+    if not content or meta_end < 0:
+        return [piece]
+    parts: list[str] = []
+    cut = 0
+    # Most pieces have no dash line in their text: one search, and no line is split.
+    for match in _DASH_LINE_RE.finditer(piece, meta_end + 1):
+        title_start = piece.rfind("\n", 0, match.start()) + 1
+        meta_start = match.start() + 1
+        meta_stop = piece.find("\n", meta_start)
+        meta_line = piece[meta_start:] if meta_stop < 0 else piece[meta_start:meta_stop]
+        if _is_title_line(piece[title_start : match.start()]) and _is_dated_metadata_line(
+            meta_line
+        ):
+            parts.append(piece[cut : title_start - 1])
+            cut = title_start
+    parts.append(piece[cut:])
+    return parts
+
+
+def _is_title_line(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and stripped[0] != "=" and parse_metadata_line(stripped) is None
+
+
+def _is_dated_metadata_line(line: str) -> bool:
+    metadata = parse_metadata_line(line)
+    return metadata is not None and bool(metadata[6])  # its "Added on …", read or not
 
 
 def _split_without_separators(piece: str) -> list[str]:

@@ -9,8 +9,9 @@ note from the file takes the place of the one held only when it is newer, and is
 beside it when no date tells (books.importing.notes.note_kept); a book whose highlight
 gained or changed anything here is one the import changed (its report's count).
 
-Tags are the file's own (Readwise's, an Exogram export's), added at each import of the
-file as Readwise's always were, and the hashtags of its notes (`#artist #being`:
+Tags are the file's own (Readwise's, an Exogram export's), added when the highlight's
+entry first lists them and then only those it lists anew (the highlight keeps what the last
+such file listed: `file_tags`), and the hashtags of its notes (`#artist #being`:
 books.importing.hashtags), on highlights and in note entries alike, except in an Exogram
 export, which lists every tag itself. The note keeps its words as written; its tags go
 beside them. A note's hashtags are tags when the note arrives or changes in this import
@@ -19,7 +20,9 @@ unchanged note brings none, so a tag the reader deleted or renamed stays so when
 file comes again ("Nothing new in this file"). A library imported before hashtags were
 read got its tags once, from the notes it held (migration 0043). A hashtag counts only
 while the note the highlight keeps names it too: an older copy's note that gave way (to a
-newer note, to the reader's edit) brings no tag.
+newer note, to the reader's edit) brings no tag. One file's hashtags make at most
+`HASHTAG_TAGS_PER_FILE` tags the reader did not have; the report says how many more it
+named.
 """
 
 from collections import defaultdict
@@ -29,17 +32,25 @@ from django.db.models import Q
 from django.utils import timezone
 
 from books.importing.clippings import ParseResult
-from books.importing.hashtags import note_hashtags
+from books.importing.hashtags import hashtag_names, hashtags_named_anew
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
+from books.services import highlights_tag
 from books.text import tag_name
+
+# The most tags one file's hashtags make that the reader did not have: the shared Apple
+# Books libraries (about 1,000 notes each) name about 200, so five times the most a real
+# library names, where a crafted file of 50,000 notes of 20 hashtags each would otherwise
+# make a million (HASHTAGS_PER_NOTE bounds only a note). Tags the reader has are not
+# counted: a file naming them tags as many highlights as it names.
+HASHTAG_TAGS_PER_FILE = 1_000
 
 # The columns enriching a highlight may change.
 _ENRICHED_FIELDS = [
     "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter", "colour",
-    "search_text",
+    "search_text", "file_tags",
 ]  # fmt: skip
 
 
@@ -90,22 +101,32 @@ def import_enrich(
         .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=list(noted)))
         .select_related("book")
         .defer(*_VECTORS)
+        .order_by("pk")  # which hashtags make the capped new tags: the file's first
     )
     counts: defaultdict[str, int] = defaultdict(int)
     changed: list[Highlight] = []
     tagging: list[tuple[Highlight, str]] = []
+    hashtagging: list[tuple[Highlight, str]] = []
+    listed: list[Highlight] = []  # highlights whose file_tags alone changed
     for highlight in highlights:
         brought = list(noted.get(highlight.pk, []))
         before = held_before.get(highlight.pk, highlight.note)
         clipping = by_key.get(highlight.dedupe_key)
         if clipping is not None:
             note = highlight.note
-            if _enrich(highlight, clipping, counts, the_import=the_import):
+            enriched = _enrich(highlight, clipping, counts, the_import=the_import)
+            if enriched:
                 changed.append(highlight)
-            tagging += [(highlight, name) for name in map(tag_name, clipping.tags) if name]
+            held = highlight.file_tags
+            tagging += [(highlight, name) for name in _file_tags_new(highlight, clipping)]
+            if highlight.file_tags != held and not enriched:
+                listed.append(highlight)
             if highlight.note != note and not clipping.tags_listed:
                 brought.append(clipping.note)
-        tagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
+        hashtagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
+    given = {name for _, name in tagging}  # the file's own tags, which no cap holds back
+    hashtagging, left_out = _capped(the_import.reader_id, hashtagging, given=given)
+    tagging += hashtagging
     for highlight in changed:
         highlight.refresh_search_text()
     Highlight.objects.bulk_update(
@@ -113,7 +134,9 @@ def import_enrich(
         _ENRICHED_FIELDS,
         batch_size=1000,
     )
-    tagged = _tag(the_import.reader_id, tagging)
+    # Not a change to the library the report counts: what the file listed, kept.
+    Highlight.objects.bulk_update(listed, ["file_tags"], batch_size=1000)
+    tagged = [h for h, _ in highlights_tag(reader_id=the_import.reader_id, tagging=tagging)]
     counts["tags_added"] = len(tagged)
     books = {h.book_id for h in changed} | {h.book_id for h in tagged}
     titles = {h.book.title for h in [*changed, *tagged] if h.book_id not in changed_books}
@@ -125,6 +148,12 @@ def import_enrich(
         "notes_attached": the_import.counts.get("notes_attached", 0) + counts["notes"],
         "favourites": counts["favourites"],
         "tags_added": counts["tags_added"],
+        # The hashtags past the cap, and the cap, which the report names.
+        **(
+            {"hashtags_left_out": left_out, "hashtag_tags_cap": HASHTAG_TAGS_PER_FILE}
+            if left_out
+            else {}
+        ),
         # Rows a device keeps for what the reader removed: skipped, and said so.
         **({"skipped_in_file": dict(result.skipped)} if result.skipped else {}),
     }
@@ -137,12 +166,42 @@ def _hashtags_new(highlight: Highlight, brought: list[str], before: str) -> list
     the reader's edit, brings no tag) and the note it held `before` did not (those were
     its tags already, or the reader took them away)."""
     held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
-    kept = _hashtag_names(held) - _hashtag_names(before)
-    return [name for words in brought for name in _hashtag_names(words) if name in kept]
+    kept = set(hashtags_named_anew(held, before=before))
+    return [name for words in brought for name in hashtag_names(words) if name in kept]
 
 
-def _hashtag_names(note: str) -> set[str]:
-    return {name for name in map(tag_name, note_hashtags(note)) if name}
+def _file_tags_new(highlight: Highlight, clipping: RichClipping) -> list[str]:
+    """The tags the file lists for the highlight (a Readwise CSV's column, an Exogram
+    export's list) that the last file listing them did not (its `file_tags`; none yet: all
+    are new), as with a note's hashtags: a tag the reader deleted or renamed stays so while
+    the file names it. What the file lists becomes the highlight's `file_tags` (left as it
+    is when it names the same tags, or none and none were kept: no row written)."""
+    names = list(dict.fromkeys(name for name in map(tag_name, clipping.tags) if name))
+    held = highlight.file_tags
+    if set(names) == set(held or []):
+        return names if held is None else []
+    highlight.file_tags = names
+    return [name for name in names if held is None or name not in held]
+
+
+def _capped(
+    reader_id: int, tagging: list[tuple[Highlight, str]], *, given: set[str]
+) -> tuple[list[tuple[Highlight, str]], int]:
+    """The hashtags' tagging within HASHTAG_TAGS_PER_FILE tags new to the reader (the first
+    names, in the order of the highlights; a name the reader has, or the file `given` as a
+    tag, is not new), and how many names were left out."""
+    names = {name for _, name in tagging}
+    if len(names) <= HASHTAG_TAGS_PER_FILE:
+        return tagging, 0
+    had = given | set(
+        Tag.objects.filter(reader_id=reader_id, name__in=names).values_list("name", flat=True)
+    )
+    made: set[str] = set()
+    for _, name in tagging:
+        if name not in had and len(made) < HASHTAG_TAGS_PER_FILE:
+            made.add(name)
+    kept = had | made
+    return [(h, name) for h, name in tagging if name in kept], len(names - kept)
 
 
 def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
@@ -156,7 +215,9 @@ def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
         source_import=the_import, dedupe_key__in=list(by_key), deleted_at__isnull=False
     ).defer(*_VECTORS)
     tagging = [(h, name) for h in kept for name in map(tag_name, by_key[h.dedupe_key].tags)]
-    _tag(the_import.reader_id, [(h, name) for h, name in tagging if name])
+    highlights_tag(
+        reader_id=the_import.reader_id, tagging=[(h, name) for h, name in tagging if name]
+    )
 
 
 def _enrich(
@@ -201,27 +262,3 @@ def _enrich(
         highlight.colour = clipping.colour[:32]
         changed = True
     return changed
-
-
-def _tag(reader_id: int, tagging: list[tuple[Highlight, str]]) -> list[Highlight]:
-    """Add the tags in a few queries, not one per highlight; returns the highlight of each
-    tag that was new on it."""
-    if not tagging:
-        return []
-    names = {name for _, name in tagging}
-    Tag.objects.bulk_create(
-        [Tag(reader_id=reader_id, name=name) for name in names], ignore_conflicts=True
-    )
-    tags = dict(Tag.objects.filter(reader_id=reader_id, name__in=names).values_list("name", "pk"))
-    through = Highlight.tags.through
-    existing = set(
-        through.objects.filter(highlight_id__in={h.pk for h, _ in tagging}).values_list(
-            "highlight_id", "tag_id"
-        )
-    )
-    wanted = {(h.pk, tags[name]) for h, name in tagging} - existing
-    through.objects.bulk_create(
-        [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
-    )
-    by_pk = {h.pk: h for h, _ in tagging}
-    return [by_pk[h] for h, _ in sorted(wanted)]

@@ -1,22 +1,29 @@
 """The tags a reader wrote into a note as hashtags: Apple Books has no tags, and its readers
 (Kindle's, Kobo's and KOReader's too) tag a highlight with a note such as `#artist #being`.
 
-Pure Python, no Django. A hashtag is `#` and a word, at the start of the note or after
-whitespace, as Obsidian reads one: the word is letters (any script, with their
-combining marks), digits, `-` and `_`, and holds at least one letter. So `#bien-être`,
-`#año` and `#a1` are tags, and none of these is: `#1` or `#1984` (a chapter, a rank, a
-year), `C#` and `http://example.org/page#part` (the `#` inside a word), `# Title` (a
-Markdown heading: the `#` stands alone). The word ends at any other character: `#mood,`
-is `mood`, and a nested tag `#books/fiction` tags `books`.
+Pure Python, no Django. A hashtag is `#` (or U+FF03, the full-width number sign that
+Chinese and Japanese input methods type) and a word, at the start of the note or after
+whitespace (the ideographic space too), as Obsidian reads one: the word is letters (any
+script, with their combining marks), digits, `-` and `_`, and holds at least one letter.
+So `#bien-être`, `#año` and `#a1` are tags, and none of these is: `#1` or `#1984` (a
+chapter, a rank, a year), `C#` and `http://example.org/page#part` (the `#` inside a
+word), `# Title` (a Markdown heading: the `#` stands alone). The word ends at any other
+character: `#mood,` is `mood`, and a nested tag `#books/fiction` tags `books`.
 
 Two more limits, for what a reader would not call a tag: a colour written in hex, three
 or six hex digits with at least one digit among them (`#ff0000`, `#C0C0C0`, `#0af`), is
 not one (a word of hex letters, `#fee` or `#facade`, is); and a note gives at most
 `HASHTAGS_PER_NOTE` tags, its first ones.
+
+`hashtags_named_anew` is the rule both an import (books.importing.enrich) and the reader's
+own note editor (books.services.highlight_note_update) apply: a note's hashtags become
+tags when the note arrives or changes, only those the note it replaces did not name.
 """
 
 import re
 import unicodedata
+
+from books.text import tag_name
 
 # Readers tag a highlight with a few words (the shared Apple Books libraries: at most 7
 # in a note); a crafted file of notes holding thousands of `#word`s would otherwise make
@@ -26,8 +33,10 @@ HASHTAGS_PER_NOTE = 20
 # A colour in hex: three or six hex digits.
 _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}|[0-9a-fA-F]{6}")
 
-# A `#` at the start or after whitespace, and what follows it up to the next whitespace.
-_CANDIDATE = re.compile(r"(?<!\S)#(\S+)")
+# A `#` or U+FF03 (FULLWIDTH NUMBER SIGN: a Japanese keyboard's, before `読書`) at the
+# start or after whitespace (`\s` holds the ideographic space U+3000), and what follows it
+# up to the next whitespace. NFC leaves U+FF03 as it is (NFKC would fold it to `#`).
+_CANDIDATE = re.compile(r"(?<!\S)[#\uff03](\S+)")
 
 
 def _in_word(character: str) -> bool:
@@ -56,3 +65,17 @@ def note_hashtags(note: str) -> list[str]:
 
 def _is_colour(word: str) -> bool:
     return _HEX_COLOUR.fullmatch(word) is not None and any(c.isdigit() for c in word)
+
+
+def hashtag_names(note: str) -> list[str]:
+    """The tags the note's hashtags name, in the note's order, each once: each word as a
+    tag's name (books.text.tag_name: `#Año` and `#año` are one tag)."""
+    return list(dict.fromkeys(name for name in map(tag_name, note_hashtags(note)) if name))
+
+
+def hashtags_named_anew(note: str, *, before: str) -> list[str]:
+    """The tags the note names as hashtags that the note it replaces (`before`) did not, in
+    the note's order: those `before` named are the highlight's tags already, or the reader
+    took them away, and a hashtag taken out of the note leaves its tag where it is."""
+    named_before = set(hashtag_names(before))
+    return [name for name in hashtag_names(note) if name not in named_before]

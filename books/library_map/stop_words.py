@@ -1,4 +1,4 @@
-"""Stop words of the languages readers highlight in (en, es, fr, de, pt, it), for naming
+"""Stop words of the languages readers highlight in (en, es, fr, de, pt, it, ru), for naming
 the map's regions. Pure, no Django.
 
 A region named "pour · plus · comme" says nothing: every language's filler must go. But a
@@ -7,6 +7,10 @@ word that is filler in one language can be the subject in another (English "sea"
 uses, and the words that are stop words only elsewhere are dropped only when that text is in
 the other language. Words shorter than three letters never reach these lists (labels._WORD).
 """
+
+# The Russian list is Cyrillic, whose letters ruff takes for Latin look-alikes: they are
+# the words themselves (and a Cyrillic "его" read as "ero" is what the list is for).
+# ruff: noqa: RUF001, RUF003
 
 from __future__ import annotations
 
@@ -89,6 +93,22 @@ _BY_LANGUAGE_TEXT = {
         tutti tutte tutta molto molti molta poco sempre mai ancora gia poi quando dove
         perche mentre senza sopra sotto tra fra cui ogni altro altra altri altre stesso
         stessa solo tempo volta volte anni sia siamo siete noi voi due tre capitolo pagina
+        """,
+    # Russian: without it a region of a reader's Russian books was named "его" ("him",
+    # "his"), which reads as the non-word "ero" beside "god · universe". Folded as the
+    # labels fold (й is и, ё is е).
+    "ru": """
+        что как его или это для все всё она они оно был была было были быть есть эти этот
+        эта эту этом этого этой этих этим тот того той тех тем том так где когда тогда
+        если хотя чтобы потому почему только даже еще ещё уже очень тоже также чем кто
+        кого чего ему ней неё нее него ним ними них нас вас нам вам мне меня тебя тебе
+        себя себе сам сама само свой своя свое своё свои своих своим свою своего моя мой
+        мои твой наш нашего ваш который которая которое которые которых которого котором
+        которым более менее больше между перед после через под над при про без около вот
+        вдруг ведь нет ничего никогда можно надо нужно будет будут будто может мог могла
+        стал стало стала сказал сказала один одна одно два три раз всего всех всем весь
+        вся здесь там тут теперь потом сейчас всегда опять снова лишь именно например
+        другой другие другого несколько каждый глава страница
         """,
 }
 

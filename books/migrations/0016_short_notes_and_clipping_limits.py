@@ -40,7 +40,7 @@ def mark_short_notes(apps: Any, schema_editor: Any) -> None:
 
 def cut_clipping_limits(apps: Any, schema_editor: Any) -> None:
     from books.importing.clippings import CLIPPING_LIMIT_PLACEHOLDERS, without_clipping_limit
-    from books.importing.services import highlight_dedupe_key
+    from books.importing.identity import highlight_dedupe_key
     from books.language import language_of
     from books.models import search_text_of
     from books.vocabulary import is_vocabulary

@@ -191,6 +191,30 @@ class BridgesTests:
         assert len({b.mine.pk for b in bridges}) == len(bridges)
         assert len({b.theirs.pk for b in bridges}) == len(bridges)
 
+    def test_it_shows_a_pair_once_when_both_readers_hold_both_passages(
+        self, alice: User, bob: User
+    ) -> None:
+        # Both read both books and marked the same two passages: "my Stoics, your Buddha"
+        # and "my Buddha, your Stoics" are one bridge, not two mirrored ones.
+        rng = np.random.default_rng(31)
+        centre, idea = direction(rng), direction(rng)
+        for who in (alice, bob):
+            library(who, centre, rng)
+        stoic, buddha = near(idea, 0.1, rng, 2)
+        texts = {
+            ("Meditations", "Marcus Aurelius"): "You have power over your mind, not events.",
+            ("Dhammapada", "Buddha"): "The mind is everything: what you think, you become.",
+        }
+        for who in (alice, bob):
+            for ((title, author), text), vector in zip(texts.items(), (stoic, buddha), strict=True):
+                highlights(book(who, title, author), np.asarray([vector]), texts=[text])
+            share(who)
+        _refreshed(alice, bob)
+        bridges = bridges_between(_centroid(alice), [_centroid(bob)])[bob.pk]
+        shown = [(b.mine.text, b.theirs.text) for b in bridges if b.mine.text in texts.values()]
+        assert len(shown) == 1
+        assert set(shown[0]) == set(texts.values())
+
     def test_it_lists_books_both_read_but_not_an_excluded_one(
         self, alice: User, bob: User, kindred_pair: dict[str, list[Highlight]]
     ) -> None:

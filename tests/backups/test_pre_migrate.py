@@ -1,5 +1,5 @@
 """`make run` backs up a library before applying migrations to it (backups.pre_migrate): on a
-database of its own, migrated back one step (books 0043 tags the hashtags of the notes held),
+database of its own, migrated back one step (books 0044 keeps the tags a file listed),
 the backup is written before the migration; a fresh database gets none; a backup that fails
 stops the migrations."""
 
@@ -18,7 +18,7 @@ from backups.models import BackupRun
 from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
 from backups.services import MANIFEST
 
-LAST = ("books", "0043_note_hashtags_tagged")
+LAST = ("books", "0044_highlight_file_tags")
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def _applied() -> set[tuple[str, str]]:
 def _library_one_migration_behind() -> None:
     call_command("migrate", verbosity=0)
     User.objects.create_user("alice", password="a long and unguessable passphrase")
-    call_command("migrate", *LAST[:1], "0042", verbosity=0)
+    call_command("migrate", *LAST[:1], "0043", verbosity=0)
     assert LAST not in _applied()
 
 

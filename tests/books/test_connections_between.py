@@ -80,6 +80,34 @@ class ConnectionsBetweenBooksTests:
         )
         assert response.status_code == 404
 
+    def test_it_sends_the_same_book_twice_to_the_books_own_connections(
+        self, shelf: dict[str, Book], alice_client: Client
+    ) -> None:
+        habits = str(shelf["habits"].code)
+        url = reverse("connections")
+        response = alice_client.get(
+            url, {"book": habits, "other": habits, "strength": "related", "page": "2"}
+        )
+        assert response.status_code == 302
+        assert response["Location"] == f"{url}?book={habits}&strength=related"
+        page = alice_client.get(response["Location"]).content.decode()
+        assert "Pairs between" not in page
+        assert "habit loop" in page
+        assert "tides follow the moon" in page
+
+    def test_it_is_not_found_for_another_readers_book_alone(
+        self, shelf: dict[str, Book], bob_client: Client
+    ) -> None:
+        response = bob_client.get(reverse("connections"), {"book": str(shelf["habits"].code)})
+        assert response.status_code == 404
+
+    def test_it_is_not_found_for_another_readers_book_twice(
+        self, shelf: dict[str, Book], bob_client: Client
+    ) -> None:
+        theirs = str(shelf["habits"].code)
+        response = bob_client.get(reverse("connections"), {"book": theirs, "other": theirs})
+        assert response.status_code == 404
+
     def test_it_sends_anonymous_readers_to_log_in(
         self, shelf: dict[str, Book], client: Client
     ) -> None:

@@ -8,6 +8,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import NOTE_MAX_LENGTH, Highlight, Tag
+from books.services import highlight_note_update
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.books.library import listed_books
 
@@ -95,6 +96,101 @@ class NoteEditTests:
         assert bob_client.post(url, {"note": "mine"}, **HTMX).status_code == 404
         think.refresh_from_db()
         assert think.note != "mine"
+
+
+def _tag_names(highlight: Highlight) -> list[str]:
+    return sorted(highlight.tags.values_list("name", flat=True))
+
+
+@pytest.mark.django_db
+class NoteHashtagTests:
+    """Hashtags typed in the note editor tag the highlight by the import's rule
+    (books.importing.hashtags.hashtags_named_anew): those the note names anew only."""
+
+    def test_the_hashtags_of_a_saved_note_tag_the_highlight_and_htmx_shows_them(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+
+        response = alice_client.post(
+            url, {"note": "On #Memoria and #forgetting; C# #1 #ff0000"}, **HTMX
+        )
+
+        page = response.content.decode()
+        assert _tag_names(think) == ["forgetting", "memoria"]
+        assert "Note saved, and tagged from its hashtags: memoria, forgetting." in page
+        # The tags swap in out of band beside the note, each with its link.
+        assert 'id="highlight-tags" aria-labelledby="tags-heading" hx-swap-oob="true"' in page
+        assert f'href="{reverse("tag", args=["memoria"])}"' in page
+        assert 'id="highlight-note"' in page
+        think.refresh_from_db()
+        assert think.note == "On #Memoria and #forgetting; C# #1 #ff0000"
+
+    def test_a_hashtag_taken_out_of_the_note_leaves_its_tag(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+        alice_client.post(url, {"note": "#memoria"}, **HTMX)
+
+        response = alice_client.post(url, {"note": "No hashtag now."}, **HTMX)
+
+        assert _tag_names(think) == ["memoria"]
+        assert "Note saved." in response.content.decode()
+        assert "hx-swap-oob" not in response.content.decode()
+
+    def test_a_tag_the_reader_removed_stays_removed_while_the_note_still_names_it(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+        alice_client.post(url, {"note": "#memoria"}, **HTMX)
+        tag = Tag.objects.get(name="memoria")
+        alice_client.post(reverse("highlight_tag_remove", args=[think.code, tag.pk]), **HTMX)
+
+        alice_client.post(url, {"note": "#memoria, again, and #olvido"}, **HTMX)
+
+        assert _tag_names(think) == ["olvido"]
+
+    def test_a_note_typed_with_a_full_width_hash_tags_too(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+
+        alice_client.post(url, {"note": "記憶について\u3000\uff03記憶 \uff03忘却"}, **HTMX)
+
+        assert _tag_names(think) == ["忘却", "記憶"]
+
+    def test_without_javascript_the_page_says_it_and_shows_the_tags(
+        self, think: Highlight, alice_client: Client
+    ) -> None:
+        url = reverse("highlight_note", args=[think.code])
+
+        response = alice_client.post(url, {"note": "#memoria"}, follow=True)
+
+        page = response.content.decode()
+        assert response.redirect_chain == [(think.get_absolute_url(), 302)]
+        assert "Note saved, and tagged from its hashtag: memoria." in page
+        assert f'href="{reverse("tag", args=["memoria"])}"' in page
+
+    def test_it_says_it_in_spanish(self, think: Highlight, alice_client: Client) -> None:
+        url = reverse("highlight_note", args=[think.code])
+
+        response = alice_client.post(
+            url, {"note": "#memoria #olvido"}, HTTP_ACCEPT_LANGUAGE="es", **HTMX
+        )
+
+        page = response.content.decode()
+        assert "Nota guardada y etiquetada con sus hashtags: memoria, olvido." in page
+
+    def test_the_service_returns_the_tags_the_note_named_anew(
+        self, think: Highlight, alice: User
+    ) -> None:
+        # Every note the reader writes goes through it: the highlight page's, the review
+        # card's, the API's and the MCP server's add_note.
+        tagged = highlight_note_update(highlight=think, note="#memoria")
+        again = highlight_note_update(highlight=think, note="#memoria #Memoria")
+
+        assert (tagged, again) == (["memoria"], [])
+        assert _tag_names(think) == ["memoria"]
 
 
 @pytest.mark.django_db

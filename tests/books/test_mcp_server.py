@@ -211,6 +211,16 @@ class ToolTests:
         assert palace.note == "Rooms for everything.\n\nSee also Cicero."
         assert palace.note_edited is True
 
+    def test_a_notes_hashtags_tag_the_highlight_as_the_note_editor_does(
+        self, server: McpProcess, library: dict[str, Highlight]
+    ) -> None:
+        palace = library["palace"]
+
+        server.call("add_note", {"code": str(palace.code), "text": "#Cicero #loci"})
+        server.call("add_note", {"code": str(palace.code), "text": "and #loci again"})
+
+        assert sorted(palace.tags.values_list("name", flat=True)) == ["cicero", "loci"]
+
 
 # Lines that are not one JSON-RPC message: each answer's id, code and words.
 UNREADABLE_LINES = [

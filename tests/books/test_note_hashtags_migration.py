@@ -1,5 +1,6 @@
 """books 0043 gives a library imported before hashtags were read the tags its notes name,
-once: an import reads only a note that arrives or changes (books.importing.enrich)."""
+once: an import reads only a note that arrives or changes (books.importing.enrich); books
+0044 does the same for the hashtags written with the full-width U+FF03, read since."""
 
 from importlib import import_module
 
@@ -15,6 +16,10 @@ from tests.books.kindle import BORGES, Entry, clippings_file
 note_hashtags_tagged = import_module(
     "books.migrations.0043_note_hashtags_tagged"
 ).note_hashtags_tagged
+full_width_hashtags_tagged = import_module(
+    "books.migrations.0044_highlight_file_tags"
+).full_width_hashtags_tagged
+FULL_WIDTH_HASH = "\uff03"
 
 ARTIST = "The artist is the one who keeps looking."
 COAL = "An unlit lump of coal at room temperature emits light."
@@ -95,3 +100,39 @@ class NoteHashtagsBackfillTests:
         )
 
         assert (again.counts.get("tags_added", 0), again.counts["books_changed"]) == (0, 0)
+
+
+@pytest.mark.django_db
+class FullWidthHashtagsBackfillTests:
+    def test_a_note_gains_the_tags_of_its_full_width_hashtags_only(
+        self, alice: User, bob: User
+    ) -> None:
+        mixed = f"#artist {FULL_WIDTH_HASH}読書\u3000{FULL_WIDTH_HASH}Año C{FULL_WIDTH_HASH}"
+        alone = f"{FULL_WIDTH_HASH}記憶 on its own"
+        for reader in (alice, bob):
+            clippings_import(
+                reader=reader,
+                data=clippings_file(
+                    Entry(BORGES, ARTIST, location="100-102"),
+                    Entry(BORGES, mixed, kind="Note", location="102"),
+                    Entry(BORGES, GONE, location="300-302"),
+                    Entry(BORGES, f"{FULL_WIDTH_HASH}gone", kind="Note", location="302"),
+                    Entry(BORGES, alone, kind="Note", location="900"),
+                ),
+                file_name="My Clippings.txt",
+            )
+            # As 0043 and an import before U+FF03 was read left it: the `#` tags only.
+            Tag.objects.filter(reader=reader).exclude(name="artist").delete()
+        # alice removed the `#artist` tag 0043 gave her: it stays removed.
+        Tag.objects.filter(reader=alice, name="artist").delete()
+        highlight_delete(highlight=Highlight.objects.get(reader=alice, text=GONE))
+
+        full_width_hashtags_tagged(apps, None)
+        after_once = (_tags(alice), _tags(bob))
+        full_width_hashtags_tagged(apps, None)
+
+        assert _tags(alice) == {ARTIST: ["año", "読書"], GONE: [], alone: ["記憶"]}
+        assert _tags(bob) == {
+            ARTIST: ["artist", "año", "読書"], GONE: ["gone"], alone: ["記憶"]
+        }  # fmt: skip
+        assert (_tags(alice), _tags(bob)) == after_once

@@ -129,6 +129,23 @@ class WordsPageTests:
         assert "The Man Who Mistook His Wife for a Hat" in content
         assert "To think is to forget" not in content
 
+    def test_it_shows_each_word_as_the_deck_does_without_the_selections_punctuation(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        caught = ["largess,", "panacea;", "shambles.", "“allay”"]
+        _import(
+            alice, *[Entry(BORGES, text, location=str(600 + i)) for i, text in enumerate(caught)]
+        )
+        listed = alice_client.get(reverse("words")).content.decode()
+        book_page = alice_client.get(Book.objects.get(title="Ficciones").get_absolute_url())
+        for text, clean in zip(caught, ["largess", "panacea", "shambles", "allay"], strict=True):
+            highlight = Highlight.objects.get(text=text)
+            link = f'<a href="{highlight.get_absolute_url()}">{clean}</a>'
+            assert link in listed
+            assert link in book_page.content.decode()
+            # The deck's word is the same.
+            assert highlight.word_as_written == clean
+
     def test_it_paginates(self, alice: User, alice_client: Client) -> None:
         _import(
             alice, *[Entry(BORGES, f"word{i:03d}x", location=str(100 + 5 * i)) for i in range(105)]

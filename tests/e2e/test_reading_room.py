@@ -258,6 +258,46 @@ def test_a_reader_renames_merges_and_deletes_tags(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_reader_tags_a_highlight_with_the_hashtags_of_a_note(
+    page: Page, live_server: object, axe_source: str
+) -> None:
+    base = str(live_server)
+    page.set_default_timeout(30_000)
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    funes = _library(alice)[1]
+    log_in(page, base, "alice")
+    page.goto(f"{base}{funes.get_absolute_url()}")
+    tags = page.locator("#highlight-tags")
+    expect(tags.get_by_text("No tags yet.")).to_be_visible()
+
+    note = page.get_by_role("textbox", name="Your note")
+    note.fill("Funes, who forgets nothing. #Memoria #insomnio")
+    page.get_by_role("button", name="Save note").click()
+
+    # htmx swaps the tags in beside the saved note: no reload.
+    expect(
+        page.get_by_text("Note saved, and tagged from its hashtags: memoria, insomnio.")
+    ).to_be_visible()
+    expect(tags.get_by_role("link", name="memoria")).to_be_visible()
+    expect(tags.get_by_role("link", name="insomnio")).to_be_visible()
+    assert_accessible(page, axe_source)
+    snapshot(page, "18-10-note-hashtags")
+
+    # The tags' own forms still work after the swap; a hashtag the reader removed is not
+    # added again while the note names it, and one taken out of the note leaves its tag.
+    tags.get_by_role("button", name="Remove the tag insomnio").click()
+    expect(tags.get_by_role("link", name="insomnio")).to_have_count(0)
+    note.fill("Funes, who forgets nothing. #insomnio")
+    page.get_by_role("button", name="Save note").click()
+    expect(page.get_by_text("Note saved.", exact=True)).to_be_visible()
+    expect(tags.get_by_role("link", name="memoria")).to_be_visible()
+    expect(tags.get_by_role("link", name="insomnio")).to_have_count(0)
+    page.reload()
+    expect(page.locator("#highlight-tags").get_by_role("link", name="memoria")).to_be_visible()
+    assert sorted(funes.tags.values_list("name", flat=True)) == ["memoria"]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_reader_resets_a_forgotten_password_by_email(
     page: Page, live_server: object, axe_source: str
 ) -> None:

@@ -366,12 +366,13 @@ class ReviewEmailWordsTests:
         ReviewSettings.objects.create(reader=alice, daily_email=True, words_per_day=2)
         library_of(alice, 3)
         book = book_of(alice, "The Word Book")
-        word_in(book, "allay", location=100, note="to calm, to put to rest")
-        word_in(book, "iota", location=200)
+        # As the selection caught them: the email shows them as the deck does, clean.
+        word_in(book, "allay,", location=100, note="to calm, to put to rest")
+        word_in(book, "“iota”", location=200)
         assert review_emails_send(today=TODAY) == 1
         message = mail.outbox[0]
         assert message.subject == "Your daily review: 3 highlights and 2 words"
-        assert "allay — The Word Book: to calm, to put to rest" in message.body
+        assert "\nallay — The Word Book: to calm, to put to rest" in message.body
         assert "/review/words/" in message.body
         html = message.alternatives[0][0]
         assert "<strong>iota</strong>" in str(html)

@@ -129,6 +129,17 @@ class CardAnswerTests:
         assert (highlight.note, highlight.note_edited) == ("Still true.", True)
         assert ReviewCard.objects.get(pk=card.pk).answer == "note"
 
+    def test_a_notes_hashtags_tag_its_highlight_as_on_the_highlight_page(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        card = _first_card(alice)
+        url = reverse("review_card_note", args=[card.code])
+
+        alice_client.post(url, {"note": "#memoria, still true"}, **HTMX)
+
+        highlight = Highlight.objects.get(pk=card.highlight_id)
+        assert list(highlight.tags.values_list("name", flat=True)) == ["memoria"]
+
     def test_a_note_too_long_is_refused_as_on_the_highlight_page(
         self, alice: User, alice_client: Client
     ) -> None:

@@ -5,12 +5,11 @@ from datetime import date, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from books.vocabulary import word_key
+from books.vocabulary import word_as_written, word_key
 from review.words import (
     ChosenWord,
     Passage,
     WordEntry,
-    word_as_written,
     word_context,
     word_marked,
     words_choose,
@@ -32,6 +31,7 @@ class WordKeyTests:
     def test_it_drops_the_punctuation_a_selection_catches(self) -> None:
         assert word_as_written("“Ostensibly,”") == "Ostensibly"
         assert word_as_written(" 10,000  items.") == "10,000 items"
+        assert word_as_written("—?") == "—?"  # nothing but punctuation: kept as it is
         assert word_key("10,000 items") == "items"
         assert word_key("“Ostensibly,”") == word_key("ostensibly") == "ostensibly"
 

@@ -97,7 +97,8 @@ def _file_read(path: Path) -> bytes:
 
 def _left_out_lines(the_import: Import) -> list[str]:
     """What the report page says of entries left out because the reader had deleted them,
-    and of a file with nothing else new (books/import_report.html), in plain lines."""
+    of hashtags past the cap on new tags, and of a file with nothing else new
+    (books/import_report.html), in plain lines."""
     left_out = the_import.left_out
     deleted = f"Recently deleted ({reverse('deleted')})"
     lines = [
@@ -117,6 +118,14 @@ def _left_out_lines(the_import: Import) -> list[str]:
             "you deleted them on your device",
         ),
     ]
+    hashtags = the_import.counts.get("hashtags_left_out", 0)
+    if hashtags:
+        cap = f"at most {the_import.counts['hashtag_tags_cap']:,} new tags from one file"
+        lines.append(
+            f"1 hashtag in this file was not made a tag: {cap}."
+            if hashtags == 1
+            else f"{hashtags:,} hashtags in this file were not made tags: {cap}."
+        )
     if import_nothing_else_new(the_import):
         lines.append("Nothing new in this file: everything else in it is already in your library.")
     return [line for line in lines if line]

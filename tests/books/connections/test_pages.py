@@ -7,7 +7,9 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -326,13 +328,14 @@ class PerBookPairTests:
         assert len(whole) == PER_BOOK_PAIR + 2
         paged = []
         for number in (1, 2, 3):
-            page = connections_page(pairs, number, per_page=2)
+            page = connections_page(alice, number, per_page=2, per_book_pair=PER_BOOK_PAIR)
             assert page.paginator.count == len(whole)
             with django_assert_num_queries(0):  # each pair read whole, with its books
                 assert all(p.highlight_a.book.title and p.highlight_b.book.title for p in page)
             paged += [pair.pk for pair in page.object_list]
         assert paged == whole
-        assert connections_page(pairs, 3, per_page=2).object_list[-1].long_side
+        last = connections_page(alice, 3, per_page=2, per_book_pair=PER_BOOK_PAIR)
+        assert last.object_list[-1].long_side
 
     def test_a_chapter_summary_comes_after_the_passages_and_is_cut_short(
         self, alice: User, echoes: dict[str, Book], alice_client: Client
@@ -399,6 +402,103 @@ class ConnectionsPagingTests:
         page = alice_client.get(reverse("connections"), {"page": number}).context["page"]
         assert page.number == 2
         assert len(page.object_list) == many_pairs - 25
+
+
+def _page_queries(client: Client, query: dict[str, str]) -> list[str]:
+    """The queries of the page, its book choices already kept (books.choices)."""
+    client.get(reverse("connections"), query)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("connections"), query)
+    assert response.status_code == 200
+    return [q["sql"] for q in captured.captured_queries]
+
+
+@pytest.mark.django_db
+class ConnectionsPageReadsTests:
+    """What the page reads: a fixed number of queries whatever its pairs, the per-book-pair
+    selection once, the pairs of the books asked for, and never another reader's."""
+
+    @pytest.mark.parametrize("query", [{}, {"strength": "related"}, {"page": "2"}])
+    def test_a_fixed_number_of_queries_whatever_the_pairs(
+        self, query: dict[str, str], alice: User, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        few = _page_queries(alice_client, query)
+        books = [_book(alice, f"Book {i}", f"Author {i}") for i in range(11)]
+        for i in range(10):
+            for j in range(4):
+                a = _highlight(alice, books[i], f"Passage {j} of book {i}, towards the next.")
+                b = _highlight(alice, books[i + 1], f"Passage {j} of book {i + 1}, back.")
+                _pair(a, b, 0.8 - j / 100, STRENGTH.RELATED)
+        many = _page_queries(alice_client, query)
+        assert len(many) == len(few)
+        # The per-book-pair selection (a recursive walk of the index) runs once: the page's
+        # pairs are then read by their ids.
+        assert [sql.count("WITH RECURSIVE") for sql in many if "WITH RECURSIVE" in sql] == [1]
+        page = alice_client.get(reverse("connections"), query).context["page"]
+        # Three of each of eleven pairs of books, and the same idea of two more.
+        same_idea = 0 if query.get("strength") == "related" else 1
+        assert page.paginator.count == 11 * PER_BOOK_PAIR + same_idea
+
+    def test_a_books_list_reads_a_fixed_number_of_queries(
+        self, alice: User, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        query = {"book": str(echoes["a"].code)}
+        few = _page_queries(alice_client, query)
+        other = _book(alice, "Food Rules", "Pollan, Michael")
+        for i in range(30):
+            greens = _highlight(alice, echoes["a"], f"Greens, number {i}.")
+            _pair(greens, _highlight(alice, other, f"Leaves, number {i}."), 0.8, STRENGTH.RELATED)
+        assert len(_page_queries(alice_client, query)) == len(few)
+
+    def test_two_books_show_only_their_pairs(
+        self, alice: User, echoes: dict[str, Book], alice_client: Client
+    ) -> None:
+        a, b = echoes["a"], echoes["b"]
+        other = _book(alice, "Food Rules", "Pollan, Michael")
+        greens = _highlight(alice, a, "Greens first.")
+        elsewhere = _pair(greens, _highlight(alice, other, "Leaves first."), 0.95, STRENGTH.RELATED)
+        of_a = alice_client.get(reverse("connections"), {"book": str(a.code)}).context["page"]
+        assert elsewhere in of_a.object_list
+        assert len(of_a.object_list) == 7
+        for chosen, paired in ((a, b), (b, a)):
+            query = {"book": str(chosen.code), "other": str(paired.code)}
+            page = alice_client.get(reverse("connections"), query).context["page"]
+            assert page.paginator.count == 6
+            assert {(p.highlight_a.book_id, p.highlight_b.book_id) for p in page} == {
+                (chosen.pk, paired.pk)
+            }
+            # Most probable first, all six (a book's own list is not capped).
+            assert [round(p.probability, 2) for p in page] == [0.9, 0.89, 0.88, 0.87, 0.86, 0.85]
+
+    @pytest.mark.parametrize(
+        "query", [{}, {"strength": "related"}, {"strength": "same"}, {"page": "2"}]
+    )
+    def test_another_readers_pairs_never_show(
+        self,
+        query: dict[str, str],
+        alice: User,
+        bob: User,
+        echoes: dict[str, Book],
+        alice_client: Client,
+        bob_client: Client,
+    ) -> None:
+        # Bob's pairs are likelier than any of Alice's, of both strengths, some between
+        # books of the same titles and authors as hers.
+        bobs = [_book(bob, "How Not to Die", "Greger, Michael"),
+                _book(bob, "In Defense of Food", "Pollan, Michael"),
+                _book(bob, "Walden", "Thoreau")]  # fmt: skip
+        for i, (one, two) in enumerate([(0, 1), (0, 2), (1, 2)] * 2):
+            _pair(_highlight(bob, bobs[one], f"Bob's passage {i}."),
+                  _highlight(bob, bobs[two], f"Bob's other passage {i}."),
+                  0.99 - i / 100, STRENGTH.SAME_IDEA if i % 2 else STRENGTH.RELATED)  # fmt: skip
+        for reader, client in ((alice, alice_client), (bob, bob_client)):
+            page = client.get(reverse("connections"), query).context["page"]
+            assert page.object_list
+            assert {p.reader_id for p in page} == {reader.pk}
+            sides = {h.reader_id for p in page for h in (p.highlight_a, p.highlight_b)}
+            assert sides == {reader.pk}
+        shown = alice_client.get(reverse("connections"), {"strength": "related"}).context["page"]
+        assert [round(p.probability, 2) for p in shown] == [0.9, 0.89, 0.88]
 
 
 SPANISH = {"Accept-Language": "es"}

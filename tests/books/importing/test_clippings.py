@@ -1180,3 +1180,129 @@ class HostileEdgeCaseTests:
         meta = "- Your Highlight Location 10-12 | Added on Monday, 3 December 12 10:00:00"
         result = parse_clippings(_entry("Book (A)", meta, "Text.").encode())
         assert result.clippings[0].added_at == utc(2012, 12, 3, 10, 0)
+
+
+def _without_separator(entry: str) -> str:
+    """An entry whose separator line was deleted outright (a hand edit, a sync cut short)."""
+    return entry.removesuffix("==========\n")
+
+
+def _missing_separator(title: str) -> str:
+    return (
+        f"a separator seems to be missing before this line ('{title}'); "
+        "the entries were split there"
+    )
+
+
+BOOKMARK = "- Your Bookmark on Location 20 | Added on Monday, 3 March 2025 10:05:00"
+RUSSIAN = (
+    "– Ваш выделенный отрывок в месте 805–806 | Добавлено: пятница, 6 декабря 2024 г. в 00:14:51"
+)
+JAPANESE = "- 位置No. 1114-1115のハイライト |作成日: 2021年8月3日火曜日 23:24:53"
+
+
+class MissingSeparatorTests:
+    """A separator deleted outright in a file that has others: the next entry's title,
+    metadata line and text were read as more of the previous highlight's text, silently."""
+
+    @pytest.mark.parametrize(
+        ("first_meta", "first_text", "second_meta", "second_line"),
+        [
+            (META, "The first highlight.", META, 5),
+            (BOOKMARK, "", META, 5),  # an empty text: blank lines before the next title
+            (META, "A poem,\n\nin two stanzas.", RUSSIAN, 7),
+            (META, "The first highlight.", JAPANESE, 5),
+        ],
+        ids=["highlight", "bookmark", "poem-then-russian", "japanese"],
+    )
+    def test_it_splits_where_a_separator_is_missing_and_says_where(
+        self, first_meta: str, first_text: str, second_meta: str, second_line: int
+    ) -> None:
+        data = (
+            _without_separator(_entry("First Book (Ana Autor)", first_meta, first_text))
+            + _entry("Second Book (Bea Autor)", second_meta, "The second highlight.")
+            + _entry("Third Book (Cy Autor)", META, "The third highlight.")
+        )
+
+        result = parse_clippings(data.encode())
+
+        assert [(c.line, c.title, c.text) for c in result.clippings] == [
+            (1, "First Book", first_text),
+            (second_line, "Second Book", "The second highlight."),
+            (second_line + 5, "Third Book", "The third highlight."),
+        ]
+        assert (result.entries, result.problems) == (3, [])
+        assert result.warnings == [
+            Problem(second_line, _missing_separator("Second Book (Bea Autor)"))
+        ]
+
+    def test_it_splits_a_crlf_file_at_each_missing_separator(self) -> None:
+        data = (
+            _without_separator(_entry("First Book (Ana Autor)", META, "One."))
+            + _without_separator(_entry("Second Book", META, "Two."))
+            + _entry("Third Book (Cy Autor)", META, "Three.")
+        ).replace("\n", "\r\n")
+
+        result = parse_clippings(b"\xef\xbb\xbf" + data.encode())
+
+        assert [(c.line, c.title, c.author, c.text) for c in result.clippings] == [
+            (1, "First Book", "Ana Autor", "One."),
+            (5, "Second Book", "", "Two."),
+            (9, "Third Book", "Cy Autor", "Three."),
+        ]
+        assert result.warnings == [
+            Problem(5, _missing_separator("Second Book")),
+            Problem(9, _missing_separator("Third Book (Cy Autor)")),
+        ]
+
+    def test_it_keeps_the_entry_after_a_bad_one_whose_separator_is_missing(self) -> None:
+        data = _without_separator(
+            _entry("First Book (Ana Autor)", "* rewritten by a tool", "Lost.")
+        ) + _entry("Second Book (Bea Autor)", META, "Kept.")
+
+        result = parse_clippings(data.encode())
+
+        assert [(c.line, c.text) for c in result.clippings] == [(5, "Kept.")]
+        assert result.problems == [Problem(2, "unrecognised metadata line '* rewritten by a tool'")]
+        assert result.warnings == [Problem(5, _missing_separator("Second Book (Bea Autor)"))]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            # A metadata line quoted after a blank line: no title before it.
+            "He wrote it down:\n\n" + META + "\nand went on.",
+            # A metadata line without its date, after a line of text.
+            "He wrote it down:\n- Your Highlight on page 3 | Location 40-41",
+            # A divider before a metadata line.
+            "Before.\n====\n" + META,
+        ],
+        ids=["after-a-blank-line", "without-a-date", "after-a-divider"],
+    )
+    def test_it_keeps_a_text_that_quotes_a_metadata_line_whole(self, text: str) -> None:
+        data = _entry("Book (Ana Autor)", META, text) + _entry("Other (Bea Autor)", META, "Two.")
+
+        result = parse_clippings(data.encode())
+
+        assert [c.text for c in result.clippings] == [text, "Two."]
+        assert (result.problems, result.warnings) == ([], [])
+
+
+class WarningOrderTests:
+    def test_it_lists_the_warnings_in_the_order_of_the_file(self) -> None:
+        # A byte that is not UTF-8 on line 4, an unreadable date on line 7: the encoding's
+        # warnings came after every entry's.
+        undated = META.replace("Monday, 3 March", "Blursday")
+        data = _entry("First Book (Ana Autor)", META, "Caf\xe9.").encode("cp1252")
+        data += _entry("Second Book (Bea Autor)", undated, "Très.").encode()
+
+        result = parse_clippings(data)
+
+        assert [c.text for c in result.clippings] == ["Café.", "Très."]
+        assert result.warnings == [
+            Problem(4, NOT_UTF8_LINE),
+            Problem(
+                7,
+                "the date 'Blursday 2025 10:00:00' could not be read; "
+                "the entry is kept without one",
+            ),
+        ]

@@ -4,6 +4,8 @@
 2. Well-formed files written here, in every UI language and encoding, come back with every
    field of every entry. The writer below is an independent statement of FORMAT.md: it
    shares no code with the parser.
+3. The same file with one separator deleted outright comes back with the same entries
+   (those after it a line earlier) and one warning, at the title line after the gap.
 """
 
 # The metadata templates below are in ten UI languages.
@@ -12,7 +14,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -462,6 +464,50 @@ class RoundTripTests:
         assert result.problems == []
         assert result.clippings == expected
         assert result.entries == len(generated)
+
+
+class MissingSeparatorTests:
+    @SETTINGS
+    @given(
+        st.lists(entries(), min_size=2, max_size=8),
+        st.randoms(use_true_random=False),
+        st.data(),
+        st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]),
+        st.sampled_from(["\n", "\r\n"]),
+    )
+    def test_a_file_with_one_separator_deleted_reads_the_same_and_says_where(
+        self,
+        generated: list[Entry],
+        layout: random.Random,
+        data: st.DataObject,
+        encoding: str,
+        newline: str,
+    ) -> None:
+        text, expected = written_file(generated, layout)
+        lines = text.split("\n")
+        # The separators that end an entry with another one after it (the file may start
+        # with one more, which ends nothing).
+        separators = [index for index, line in enumerate(lines) if line == "=========="]
+        between = separators[-len(generated) :][:-1]
+        deleted = data.draw(st.sampled_from(between))
+        damaged = "\n".join(lines[:deleted] + lines[deleted + 1 :])
+        # Lines are 1-based: the deleted separator was line deleted + 1.
+        moved = [
+            replace(clipping, line=clipping.line - (clipping.line > deleted + 1))
+            for clipping in expected
+        ]
+        [after] = [clipping for clipping in moved if clipping.line == deleted + 1]
+
+        result = parse_clippings(damaged.replace("\n", newline).encode(encoding))
+
+        assert result.problems == []
+        assert result.clippings == moved
+        assert result.entries == len(generated)
+        [warning] = result.warnings
+        assert warning.line == after.line
+        assert warning.message.startswith("a separator seems to be missing before this line")
+        title = f"{after.title} ({after.author})" if after.author else after.title
+        assert f"'{title[:60]}" in warning.message
 
 
 class NormalizeTests:

@@ -134,9 +134,15 @@ class FormatImportTests:
         _import(alice, "exogram.json")
         engine = Highlight.objects.get(reader=alice, kind="highlight")
         engine.tags.clear()
+        export = json.loads((FIXTURES / "exogram.json").read_text())
+        export["books"][0]["highlights"][0]["tags"] += ["engines", "hum"]
 
-        again = _import(alice, "exogram.json")
+        again = clippings_import(
+            reader=alice, data=json.dumps(export).encode(), file_name="upload.bin"
+        )
 
+        # Only the tags it lists anew: the two the reader took away stay away.
+        assert sorted(engine.tags.values_list("name", flat=True)) == ["engines", "hum"]
         assert again.counts["tags_added"] == 2
         assert again.counts["books_changed"] == 1
         assert again.counts["changed_titles"] == [engine.book.title]

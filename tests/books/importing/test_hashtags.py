@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from accounts.models import User
 from books.exporting.services import library_export
-from books.importing.hashtags import HASHTAGS_PER_NOTE, note_hashtags
+from books.importing import enrich
+from books.importing.hashtags import HASHTAGS_PER_NOTE, hashtags_named_anew, note_hashtags
 from books.importing.services import clippings_import
 from books.models import Highlight, Import, Tag
 from books.services import (
@@ -41,6 +42,7 @@ ARTIST = "The artist is the one who keeps looking."
 COAL = "An unlit lump of coal at room temperature emits light."
 CHAPTERS = "Chapter three begins where the second one ended."
 ALBA = "La alba llega despacio sobre el río."
+FULL_WIDTH_HASH = "\uff03"  # as Chinese and Japanese input methods type `#`
 # Core Data seconds: when Apple Books wrote a row, and edited its note later.
 MADE, EDITED, EDITED_AGAIN = 555011717.5, 555011782.6, 556408046.8
 
@@ -48,6 +50,11 @@ MADE, EDITED, EDITED_AGAIN = 555011717.5, 555011782.6, 556408046.8
 def _tags(reader: User, text: str) -> list[str]:
     highlight = Highlight.objects.get(reader=reader, text=text)
     return sorted(highlight.tags.values_list("name", flat=True))
+
+
+def _kindle_highlight(reader: User, text: str, location: int) -> Highlight:
+    _import(reader, clippings_file(Entry(BORGES, text, location=str(location))), "k.txt")
+    return Highlight.objects.get(reader=reader, text=text)
 
 
 def _apple(folder: Path, *rows: AppleRow) -> bytes:
@@ -103,11 +110,31 @@ class NoteHashtagsTests:
         assert note_hashtags(note) == [f"tag{i}" for i in range(20)]
         assert note_hashtags("#a1 #a1 " + note)[:2] == ["a1", "tag0"]
 
+    def test_a_full_width_hash_reads_as_a_hash(self) -> None:
+        # U+FF03, as Chinese and Japanese input methods type `#`, after an ideographic space.
+        assert note_hashtags(f"{FULL_WIDTH_HASH}読書\u3000{FULL_WIDTH_HASH}哲学、良い") == [
+            "読書", "哲学"
+        ]  # fmt: skip
+        assert note_hashtags(f"メモ {FULL_WIDTH_HASH}memoria #art") == ["memoria", "art"]
+
+    @pytest.mark.parametrize(
+        "note", ["C\uff03", "言語C\uff03で", "\uff03\uff11", "\uff031984", "\uff03 見出し",
+                 "x\uff03y", "\uff03ff0000", "\uff03"],
+    )  # fmt: skip
+    def test_a_full_width_hash_in_a_word_numbers_and_headings_are_not_tags(self, note: str) -> None:
+        assert note_hashtags(note) == []
+
+    def test_a_note_names_anew_only_what_the_note_before_did_not(self) -> None:
+        assert hashtags_named_anew("#Artist #joy #JOY", before="#artist") == ["joy"]
+        assert hashtags_named_anew("#artist", before="#artist #being") == []
+        assert hashtags_named_anew(f"{FULL_WIDTH_HASH}Año", before="") == ["año"]
+        assert hashtags_named_anew("#año", before=f"{FULL_WIDTH_HASH}año") == []
+
     @given(st.text())
     def test_every_tag_is_written_after_a_hash_in_the_note(self, note: str) -> None:
         composed = unicodedata.normalize("NFC", note)
         for word in note_hashtags(note):
-            assert f"#{word}" in composed
+            assert f"#{word}" in composed or f"{FULL_WIDTH_HASH}{word}" in composed
             assert any(character.isalpha() for character in word)
 
 
@@ -337,6 +364,58 @@ class OtherFormatsHashtagTests:
         assert the_import.counts["tags_added"] == HASHTAGS_PER_NOTE == 20
         assert Tag.objects.filter(reader=alice).count() == 20
 
+    def test_a_full_width_hashtag_tags_the_highlight(self, alice: User) -> None:
+        data = clippings_file(
+            Entry(BORGES, ARTIST, location="100-102"),
+            Entry(BORGES, f"{FULL_WIDTH_HASH}読書\u3000{FULL_WIDTH_HASH}芸術", kind="Note",
+                  location="102"),
+        )  # fmt: skip
+
+        first = _import(alice, data, "My Clippings.txt")
+        again = _import(alice, data, "My Clippings.txt")
+
+        assert _tags(alice, ARTIST) == ["芸術", "読書"]
+        assert (first.counts["tags_added"], again.counts.get("tags_added", 0)) == (2, 0)
+
+    def test_one_file_makes_at_most_the_cap_of_new_tags_and_says_so(
+        self, alice: User, alice_client: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The cap lowered to 5: a file of 4 notes naming 3 hashtags each (12 names, one of
+        # them a tag the reader has, one the file's own tag) makes 5 new tags, its first.
+        monkeypatch.setattr(enrich, "HASHTAG_TAGS_PER_FILE", 5)
+        highlight_tag(highlight=_kindle_highlight(alice, "Already here.", 10), name="had")
+        rows = [
+            (f"Passage number {i}.", f"#t{i}a #t{i}b #{'had' if i == 3 else f't{i}c'}")
+            for i in range(4)
+        ]
+        lines = ["Highlight,Title,Author,Note,Location,Date,Tags"]
+        lines += [f'"{text}",Amanecer,Ana Ruiz,"{note}",{20 + i},2021-05-04 12:34:56,'
+                  + ("t3b" if i == 3 else "") for i, (text, note) in enumerate(rows)]  # fmt: skip
+
+        the_import = _import(alice, "\n".join(lines).encode() + b"\n", "readwise.csv")
+
+        made = set(Tag.objects.filter(reader=alice).values_list("name", flat=True)) - {"had"}
+        assert made == {"t0a", "t0b", "t0c", "t1a", "t1b", "t3b"}
+        assert _tags(alice, "Passage number 3.") == ["had", "t3b"]
+        assert the_import.counts["hashtags_left_out"] == 12 - 1 - 1 - 5 == 5
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+        assert (
+            "5 hashtags in this file were not made tags: at most 5 new tags from one file." in page
+        )
+        spanish = alice_client.get(
+            the_import.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es"
+        ).content.decode()
+        assert (
+            "5 hashtags de este archivo no se han convertido en etiquetas: como mucho 5 "
+            "etiquetas nuevas por archivo." in spanish
+        )
+        # A file within the cap says nothing of it.
+        within = _import(alice, _readwise((ALBA, ""), note="#alba #luz"), "w.csv")
+        assert _tags(alice, ALBA) == ["alba", "luz"]
+        assert "hashtags_left_out" not in within.counts
+        page = alice_client.get(within.get_absolute_url()).content.decode()
+        assert 'id="hashtags-left-out"' not in page
+
     def test_a_kindle_reimport_reads_no_vectors_to_tag_notes(self, alice: User) -> None:
         data = clippings_file(
             Entry(BORGES, ARTIST, location="100-102"),
@@ -414,6 +493,74 @@ class OtherFormatsHashtagTests:
 
         assert _tags(alice, ALBA) == ["alba", "luz", "río"]
         assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
+
+
+def _readwise(*rows: tuple[str, str], note: str = "") -> bytes:
+    """A Readwise CSV of ALBA's book: each row's text and its Tags column, and one note."""
+    lines = ["Highlight,Title,Author,Note,Location,Date,Tags"]
+    lines += [f'"{text}",Amanecer,Ana Ruiz,"{note}",{10 + i},2021-05-04 12:34:56,"{tags}"'
+              for i, (text, tags) in enumerate(rows)]  # fmt: skip
+    return "\n".join(lines).encode() + b"\n"
+
+
+@pytest.mark.django_db
+class FileTagsTests:
+    """A file's own tags (a Readwise CSV's column, an Exogram export's list) follow the
+    hashtags' rule: added when the entry first lists them, then only those it lists anew."""
+
+    def test_a_tag_the_reader_deleted_stays_deleted_when_the_column_still_names_it(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = _readwise((ALBA, "luz, alba"), (COAL, "light"))
+        first = _import(alice, data, "readwise.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+        highlight_untag(
+            highlight=Highlight.objects.get(reader=alice, text=COAL),
+            tag=Tag.objects.get(reader=alice, name="light"),
+        )
+
+        again = _import(alice, data, "readwise.csv")
+
+        assert (_tags(alice, ALBA), _tags(alice, COAL)) == (["luz"], [])
+        assert (first.counts["tags_added"], again.counts["tags_added"]) == (3, 0)
+        page = alice_client.get(again.get_absolute_url()).content.decode()
+        assert "Nothing new in this file" in page
+
+    def test_a_renamed_tag_is_not_added_again_under_its_old_name(self, alice: User) -> None:
+        data = _readwise((ALBA, "luz"))
+        _import(alice, data, "readwise.csv")
+        tag_rename(tag=Tag.objects.get(reader=alice, name="luz"), name="light")
+
+        _import(alice, data, "readwise.csv")
+
+        assert _tags(alice, ALBA) == ["light"]
+
+    def test_a_tag_the_column_names_anew_is_added_and_only_it(self, alice: User) -> None:
+        # The highlight made by a file that lists no tag: the first list is all new.
+        _import(alice, _readwise((ALBA, "")), "a.csv")
+        first = _import(alice, _readwise((ALBA, "luz, alba")), "b.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+
+        later = _import(alice, _readwise((ALBA, "luz, alba, Río")), "c.csv")
+
+        assert _tags(alice, ALBA) == ["luz", "río"]
+        assert (first.counts["tags_added"], later.counts["tags_added"]) == (2, 1)
+        # A tag the column dropped and names again is named anew.
+        _import(alice, _readwise((ALBA, "luz")), "d.csv")
+        again = _import(alice, _readwise((ALBA, "luz, alba")), "e.csv")
+        assert _tags(alice, ALBA) == ["alba", "luz", "río"]
+        assert again.counts["tags_added"] == 1
+
+    def test_a_reimport_of_a_file_of_no_tags_writes_no_row(self, alice: User) -> None:
+        data = _readwise((ALBA, ""), (COAL, ""))
+        _import(alice, data, "readwise.csv")
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data, "readwise.csv")
+
+        updates = [q["sql"] for q in queries.captured_queries if "file_tags" in q["sql"]]
+        assert [sql for sql in updates if sql.startswith("UPDATE")] == []
+        assert Highlight.objects.get(reader=alice, text=ALBA).file_tags is None
 
 
 @pytest.mark.django_db

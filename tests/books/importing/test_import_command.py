@@ -13,12 +13,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
+from books.importing import enrich
 from books.importing.selectors import imports_listed
 from books.importing.upload import FILE_EMPTY
 from books.models import Highlight, Import
 from books.services import highlight_delete
 from books.tasks import purge_deleted
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
 
 
 def _run(*args: str) -> str:
@@ -65,6 +66,25 @@ class ImportCommandTests:
         # Plain words on the page's counts: the JSON report's stay as they were.
         report = json.loads(_run("--user", "alice", str(path), "--json"))
         assert (report["deleted_skipped"], report["already_deleted"]) == (1, 1)
+
+    def test_it_says_how_many_hashtags_were_not_made_tags_past_the_cap(
+        self, alice: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(enrich, "HASHTAG_TAGS_PER_FILE", 1)
+        path = tmp_path / "My Clippings.txt"
+        path.write_bytes(
+            clippings_file(
+                Entry(BORGES, "The artist keeps looking.", location="100-102"),
+                Entry(BORGES, "#artist #being #looking", kind="Note", location="102"),
+            )
+        )
+
+        output = _run("--user", "alice", str(path))
+
+        assert (
+            "  2 hashtags in this file were not made tags: at most 1 new tags from one file.\n"
+            in output
+        )
 
     def test_it_says_nothing_of_left_out_entries_when_none_were(
         self, alice: User, tmp_path: Path

@@ -1,5 +1,8 @@
 """Regions and their names: pure, no database."""
 
+# Russian texts are Cyrillic, whose letters ruff takes for Latin look-alikes.
+# ruff: noqa: RUF001, RUF003
+
 import numpy as np
 
 from books.library_map.labels import name_regions, regions, words_of
@@ -14,7 +17,7 @@ class WordsTests:
             "ciudades",
         ]
 
-    def test_it_drops_the_filler_of_six_languages(self) -> None:
+    def test_it_drops_the_filler_of_seven_languages(self) -> None:
         # Each line's filler named real regions of a reader's map ("pour · plus · comme").
         cases = {
             "Il faut pour elle plus de temps, comme tout le monde.": ["monde"],
@@ -26,6 +29,13 @@ class WordsTests:
             "A saudade não é mais do que uma lembrança com tempo.": ["saudade", "lembranca"],
             "La memoria è più forte quando non è sempre con noi.": ["memoria", "forte"],
             "Todo lo que tiene una vez su forma vuelve al mar.": ["vuelve", "mar"],
+            # "его" ("his") looks like "ero": a map named a region "god · universe · ero".
+            "Облако стало хлестать его по рукам, и это было всё, что он помнил.": [
+                "облако",
+                "хлестать",
+                "рукам",
+                "помнил",
+            ],
         }
         for text, expected in cases.items():
             assert words_of(text) == expected, text
@@ -96,6 +106,19 @@ class RegionTests:
         assignment = np.zeros(6, dtype=np.int64)
         (region,) = name_regions(texts, positions, assignment)
         assert region.words[:2] == ("canción", "café")
+
+    def test_a_russian_region_is_named_by_its_words_not_its_filler(self) -> None:
+        # A reader's map named a region "god · universe · ero": "ero" was the Russian "его".
+        positions = np.random.default_rng(5).normal(0.5, 0.01, size=(8, 2)).astype(np.float32)
+        texts = [
+            "Он знал, что его Бог создал мир, и это было всё, что он знал о вселенной.",
+            "Его вселенной нет конца, и Бог его не ищет, потому что это его мир.",
+        ] * 4
+        (region,) = name_regions(texts, positions, np.zeros(8, dtype=np.int64))
+        assert "его" not in region.words
+        assert set(region.words) <= {"бог", "мир", "вселенной", "знал"}
+        # As the reader wrote it: й kept, though the label's words are counted folded.
+        assert "вселенной" in region.words
 
     def test_it_leaves_small_libraries_as_one_region(self) -> None:
         positions = np.random.default_rng(1).random((6, 2)).astype(np.float32)
