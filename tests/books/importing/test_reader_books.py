@@ -254,6 +254,12 @@ class EmptyNoteTests:
             dedupe_key="an-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
         )  # fmt: skip
 
+        another = Book.objects.get(reader=alice, title="Another Book")
+        Highlight.objects.create(
+            reader=alice, book=another, kind=Highlight.Kind.NOTE, text="", location_start=12,
+            dedupe_key="another-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
+        )  # fmt: skip
+
         counts = library_counts(alice)
         assert (counts.books, counts.highlights, counts.no_text) == (1, 1, 0)
-        assert [b.title for b in books_for(alice)] == ["Another Book"]
+        assert [(b.title, b.highlight_count) for b in books_for(alice)] == [("Another Book", 1)]
