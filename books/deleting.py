@@ -68,10 +68,10 @@ def deleted_phrase(counts: DeleteCount) -> str:
     return gettext("%(highlights)s and %(notes)s") % {"highlights": went, "notes": notes}
 
 
-def _brought_back(count: int) -> str:
-    return ngettext(
-        "Brought back %(count)s highlight.", "Brought back %(count)s highlights.", count
-    ) % {"count": _number(count)}
+def _brought_back(counts: DeleteCount) -> str:
+    """ "Brought back 26 highlights and 1 standalone note.": what came back, as a delete says
+    what went (deleted_phrase)."""
+    return gettext("Brought back %(what)s.") % {"what": deleted_phrase(counts)}
 
 
 @require_POST
@@ -100,7 +100,7 @@ def book_bring_back(request: HttpRequest, code: UUID) -> HttpResponse:
     try:
         when = datetime.fromisoformat(at) if at else None
     except ValueError:
-        restored = 0
+        restored = DeleteCount(highlights=0, notes=0, with_notes=0)
     else:
         restored = services.book_bring_back(book=the_book, at=when)
     messages.success(request, _brought_back(restored))

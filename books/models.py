@@ -504,6 +504,12 @@ class Import(models.Model):
         return reverse("import_report", args=[self.code])
 
     @property
+    def unread(self) -> int:
+        """How many of the file's entries could not be read (the problems that are not a
+        warning about an entry kept): what its report lists under "could not be read"."""
+        return sum(1 for problem in self.problems if not problem.get("kept"))
+
+    @property
     def added_nothing(self) -> bool:
         """Whether this import, done, changed no book: a file imported again. Its "new since"
         list of connections is empty because there is nothing new, not because of a filter.

@@ -204,19 +204,21 @@ def highlights_delete(
     return counts, now
 
 
-def highlights_bring_back(*, reader_id: int, highlights: QuerySet[Highlight]) -> int:
+def highlights_bring_back(*, reader_id: int, highlights: QuerySet[Highlight]) -> DeleteCount:
     """Bring back deleted highlights of one reader, however long ago deleted (the
-    Recently deleted list, a book's or an import's): they read as before the delete."""
+    Recently deleted list, a book's or an import's): they read as before the delete.
+    Returns what came back, passages and standalone notes apart."""
     now = timezone.now()
     with transaction.atomic():
         chosen = highlights.filter(reader_id=reader_id, deleted_at__isnull=False)
+        brought = delete_count(chosen)
         deletions = set(chosen.exclude(deletion=None).values_list("deletion_id", flat=True))
         restored = chosen.update(deleted_at=None, deletion=None, updated=now)
         deletions_forget_empty(reader_id=reader_id, ids=deletions)
     if restored:
         readers_embeddings_changed(reader_ids={reader_id})
         library_version_bump(reader_ids={reader_id})
-    return restored
+    return brought
 
 
 def book_delete(*, book: Book) -> tuple[DeleteCount, datetime]:
@@ -242,14 +244,14 @@ def deletion_at(*, reader_id: int, at: datetime) -> Deletion | None:
     return Deletion.objects.filter(reader_id=reader_id, at=at).first()
 
 
-def highlight_bring_back(*, highlight: Highlight) -> int:
-    """Bring back one deleted highlight, however long ago deleted (1), or nothing (0)."""
+def highlight_bring_back(*, highlight: Highlight) -> DeleteCount:
+    """Bring back one deleted highlight, however long ago deleted, or nothing."""
     return highlights_bring_back(
         reader_id=highlight.reader_id, highlights=Highlight.objects.filter(pk=highlight.pk)
     )
 
 
-def book_bring_back(*, book: Book, at: datetime | None = None) -> int:
+def book_bring_back(*, book: Book, at: datetime | None = None) -> DeleteCount:
     """Every deleted highlight of a book, or only those one delete at `at` took (its undo)."""
     highlights = book.highlights.all()
     if at is not None:
@@ -264,14 +266,14 @@ def import_deleted_since(*, the_import: Import) -> QuerySet[Highlight]:
     return Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
 
 
-def import_bring_back(*, the_import: Import) -> int:
+def import_bring_back(*, the_import: Import) -> DeleteCount:
     """Every highlight an import added that was deleted since, however it was deleted."""
     return highlights_bring_back(
         reader_id=the_import.reader_id, highlights=import_deleted_since(the_import=the_import)
     )
 
 
-def deletion_bring_back(*, deletion: Deletion) -> int:
+def deletion_bring_back(*, deletion: Deletion) -> DeleteCount:
     """Every highlight one delete of a book or of an import took that is still deleted."""
     return highlights_bring_back(
         reader_id=deletion.reader_id, highlights=Highlight.objects.filter(deletion=deletion)

@@ -27,6 +27,7 @@ from books.importing import (
     koreader,
     lua_data,
     notebook_html,
+    reader_books,
     readwise_csv,
     rich,
     services,
@@ -41,6 +42,7 @@ def _modules() -> list[ModuleType]:
     return [
         clippings, notebook_html, readwise_csv, bookcision_json, exogram_json, formats,
         koreader, lua_data, kobo, apple_books, devices, rich, services, upload, background,
+        reader_books,
         pipeline, tasks, spec,
     ]  # fmt: skip
 
@@ -54,6 +56,8 @@ _MESSAGES = StoredMessages(
     _modules,
     nested={"problem", "error", "found", "what", "fix"},
     numbers=frozenset({"size", "packed", "count", "limit"}),
+    # Why a book named in a file was not added (books.importing.reader_books).
+    lists=frozenset({"reasons"}),
 )
 
 

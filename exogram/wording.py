@@ -21,8 +21,10 @@ from types import ModuleType
 from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 
-__all__ = ["StoredMessages", "plural_message", "plural_noop"]
+__all__ = ["LIST_JOINED", "StoredMessages", "plural_message", "plural_noop"]
 
+# What the messages of a `lists` placeholder are joined by.
+LIST_JOINED = ", "
 _TWO_WORDS = re.compile(r"[A-Za-z]+ [A-Za-z]+")
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 _DECIMAL = re.compile(r"\d+\.(\d+)")
@@ -51,19 +53,21 @@ def _is_wording(value: str) -> bool:
 
 class StoredMessages:
     """The templates of `modules` (their upper-case string constants that are wording),
-    `nested`: the placeholders whose value is a message of its own, and `numbers`: those
+    `nested`: the placeholders whose value is a message of its own, `numbers`: those
     whose value, a whole or decimal number, is written as the active language writes
-    numbers."""
+    numbers, and `lists`: those whose value is messages joined by LIST_JOINED."""
 
     def __init__(
         self,
         modules: Callable[[], Iterable[ModuleType]],
         nested: set[str],
         numbers: frozenset[str] = frozenset(),
+        lists: frozenset[str] = frozenset(),
     ) -> None:
         self._modules = modules
         self._nested = frozenset(nested)
         self._numbers = numbers
+        self._lists = lists
 
     def templates(self) -> list[str]:
         """Every template, the most specific first: a template that is only a prefix and a
@@ -144,6 +148,10 @@ class StoredMessages:
         return message
 
     def _said(self, name: str, value: str, depth: int) -> str:
+        if name in self._lists:
+            # Messages joined by ", " ("2 bookmarks, 1 empty note"): each said on its own.
+            parts = value.split(LIST_JOINED)
+            return LIST_JOINED.join(self.translated(part, depth=depth + 1) for part in parts)
         if name in self._nested:
             return self.translated(value, depth=depth + 1)
         if name not in self._numbers:

@@ -15,7 +15,7 @@ from typing import Any
 
 from books.importing.clippings import ParseResult, Problem
 from books.importing.marks import gettext_noop
-from books.importing.rich import rich_clipping
+from books.importing.rich import NO_LINE, rich_clipping
 
 NOT_BOOKCISION = gettext_noop("not a Bookcision export: no book with 'title' and 'highlights'")
 NOT_AN_OBJECT = gettext_noop("'%(title)s', highlight %(number)s: not an object")
@@ -44,14 +44,15 @@ def parse_bookcision(document: Any) -> ParseResult:
             result.entries += 1
             where = {"title": title[:60], "number": number}
             if not isinstance(entry, dict):
-                result.problems.append(Problem(1, NOT_AN_OBJECT % where))
+                result.problems.append(Problem(NO_LINE, NOT_AN_OBJECT % where))
                 continue
             text = str(entry.get("text") or "").strip()
             note = str(entry.get("note") or "").strip()
             note_only = bool(entry.get("isNoteOnly"))
-            if not (note if note_only else text):
-                result.problems.append(Problem(1, NO_TEXT % where))
+            if not text and not note_only:
+                result.problems.append(Problem(NO_LINE, NO_TEXT % where))
                 continue
+            # A note with no words goes on, for the import to skip and count as a Kindle's.
             location = entry.get("location")
             value = location.get("value") if isinstance(location, dict) else location
             start = value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,5 +1,6 @@
 """Uploads copied off a reading device: a KOReader sidecar, a Kobo database, an Apple
-Books pair of databases, or a zip of any of these; told apart by content, never by name.
+Books pair of databases, or a zip of any of these or of a Kindle's `My Clippings.txt` (zipped
+to be mailed); told apart by content, never by name.
 
 Pure Python, no Django. A zip is read from memory and nothing in it is ever extracted
 under its own name: a member whose name climbs out of the archive (`../`, `/etc/…`) is
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
-from books.importing.clippings import ParseResult, Problem
+from books.importing.clippings import ParseResult, Problem, parse_clippings
 from books.importing.kobo import NOT_KOBO, is_kobo, parse_kobo
 from books.importing.koreader import NOT_A_SIDECAR, is_koreader_lua, parse_koreader_lua
 from books.importing.marks import gettext_noop
@@ -53,6 +54,10 @@ MAX_MEMBERS = 20_000
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
 MAX_SIDECAR_BYTES = 32 * 1024 * 1024
+# A Kindle's My Clippings.txt is read whole from a zip (parsing 55 MB at once took a worker
+# from 128 to 410 MB; an upload of the file itself is parsed in pieces): a real one is a
+# few MB, and a larger one is uploaded unzipped.
+MAX_CLIPPINGS_BYTES = 32 * 1024 * 1024
 MAX_DATABASE_BYTES = 256 * 1024 * 1024
 # A member this large that shrank this much is a bomb, not a database, and so is a whole
 # zip (SQLite files and sidecars compress some 3 to 13 times, a 32 KB -shm file 35).
@@ -66,6 +71,11 @@ APPLE_ALONE = gettext_noop(
 )
 ZIP_UNREADABLE = gettext_noop("this zip cannot be read: %(error)s")
 ZIP_NOTHING = gettext_noop(
+    "no Kindle 'My Clippings.txt', KOReader sidecar (metadata.<ext>.lua), Kobo database or "
+    "Apple Books databases were found in this zip"
+)
+# Stored before a zip's My Clippings.txt was read; still said in the reader's language.
+ZIP_NOTHING_BEFORE = gettext_noop(
     "no KOReader sidecar (metadata.<ext>.lua), Kobo database or Apple Books "
     "databases were found in this zip"
 )
@@ -88,9 +98,15 @@ ZIP_DATABASES_TOO_BIG = gettext_noop(
 )
 MEMBER_OUTSIDE = gettext_noop("'%(name)s' was not read: its name leads out of the zip's folder")
 MEMBER_TOO_LARGE = gettext_noop("'%(name)s' is too large to read")
+CLIPPINGS_TOO_LARGE = gettext_noop(
+    "'%(name)s' is too large to read from a zip: unzip it and upload the file itself"
+)
 MEMBER_UNPACKABLE = gettext_noop("'%(name)s' cannot be unpacked: %(error)s")
 MEMBER_LIES = gettext_noop("'%(name)s' unpacks to more than its zip entry declares")
 IN_MEMBER = gettext_noop("%(name)s: %(problem)s")
+# A Kindle clippings file's entries end in a line of ten "=" (in every language the Kindle
+# writes): one in a text member's first 4 KB tells a My Clippings.txt.
+_KINDLE_SEPARATOR = re.compile(r"^\ufeff?==========[ \t]*\r?$", re.MULTILINE)
 _UNSAFE_NAME = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)|^[\\/]|^[A-Za-z]:")
 
 
@@ -152,6 +168,7 @@ _DAMAGED = (
 class _Archive:
     result: ParseResult
     sidecars: list[zipfile.ZipInfo] = field(default_factory=list)  # read one at a time
+    clippings: list[zipfile.ZipInfo] = field(default_factory=list)  # a Kindle's, the same
     databases: list[zipfile.ZipInfo] = field(default_factory=list)  # SQLite by their header
     companions: dict[str, zipfile.ZipInfo] = field(default_factory=dict)  # -wal/-shm by name
 
@@ -174,6 +191,15 @@ def parse_zip(data: bytes) -> ParseResult:
                     del content
                     if [p.message for p in part.problems] == [NOT_A_SIDECAR]:
                         continue  # KOReader's own settings: nothing to read
+                    _add(result, part, info.filename, empty)
+                for info in archive.clippings:
+                    try:
+                        content = _read_member(zipped, info)
+                    except _DAMAGED as error:
+                        _damaged(result, info.filename, error)
+                        continue
+                    part = parse_clippings(content)
+                    del content
                     _add(result, part, info.filename, empty)
                 stores = _unpack_databases(zipped, archive, Path(folder))
         except _Refused as refusal:
@@ -300,6 +326,12 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
                 result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
             else:
                 found.sidecars.append(info)
+        elif _KINDLE_SEPARATOR.search(decode_text(head)):
+            if info.file_size > MAX_CLIPPINGS_BYTES:
+                result.entries += 1
+                result.problems.append(Problem(1, CLIPPINGS_TOO_LARGE % {"name": name[:120]}))
+            else:
+                found.clippings.append(info)
     databases = {info.filename for info in found.databases}
     found.companions = {i.filename: i for i in companions if i.filename[:-4] in databases}
     held = sum(i.file_size for i in found.databases) + sum(

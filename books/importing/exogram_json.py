@@ -14,7 +14,7 @@ from typing import Any
 from books.importing.clippings import ParseResult, Problem, RemovedTrace
 from books.importing.marks import gettext_noop
 from books.importing.positions import decode, encode
-from books.importing.rich import rich_clipping
+from books.importing.rich import NO_LINE, rich_clipping
 
 FORMAT = "exogram"
 SUPPORTED_VERSIONS = (1, 2)
@@ -34,6 +34,8 @@ ENTRY_PROBLEM = gettext_noop("'%(title)s', highlight %(number)s: %(problem)s")
 NOT_AN_OBJECT = gettext_noop("not an object")
 UNKNOWN_KIND = gettext_noop("unknown kind %(kind)s")
 TEXT_NOT_STRING = gettext_noop("the text is not a string")
+# An empty note, refused before 2026-12-07: still said in the reader's language on an old
+# import's report.
 ENTRY_NO_TEXT = gettext_noop("no text")
 ENTRY_NOTHING = gettext_noop("no text, no location, no date")
 TAGS_NOT_LIST = gettext_noop("tags must be a list of names")
@@ -88,7 +90,7 @@ def parse_exogram_json(document: Any) -> ParseResult:
     for book_number, book in enumerate(books, start=1):
         if not isinstance(book, dict) or not isinstance(book.get("highlights"), list):
             result.entries += 1
-            result.problems.append(Problem(1, NO_HIGHLIGHTS % {"number": book_number}))
+            result.problems.append(Problem(NO_LINE, NO_HIGHLIGHTS % {"number": book_number}))
             continue
         title = str(book.get("title") or "").strip() or "Untitled"
         for number, entry in enumerate(book["highlights"], start=1):
@@ -97,7 +99,9 @@ def parse_exogram_json(document: Any) -> ParseResult:
             try:
                 clipping = _clipping(entry, title, str(book.get("authors") or ""), number)
             except (TypeError, ValueError, AttributeError) as error:
-                result.problems.append(Problem(1, ENTRY_PROBLEM % {**where, "problem": error}))
+                result.problems.append(
+                    Problem(NO_LINE, ENTRY_PROBLEM % {**where, "problem": error})
+                )
                 continue
             result.clippings.append(clipping)
         # Version 2: the highlights the reader deleted, kept deleted (Recently deleted).
@@ -111,14 +115,16 @@ def parse_exogram_json(document: Any) -> ParseResult:
                 if clipping.deleted_at is None:
                     raise ValueError(NO_DELETED_DATE)
             except (TypeError, ValueError, AttributeError) as error:
-                result.problems.append(Problem(1, DELETED_PROBLEM % {**where, "problem": error}))
+                result.problems.append(
+                    Problem(NO_LINE, DELETED_PROBLEM % {**where, "problem": error})
+                )
                 continue
             result.clippings.append(clipping)
     removed = document.get("removed_for_good")
     for number, record in enumerate(removed if isinstance(removed, list) else [], start=1):
         trace = _removed(record)
         if trace is None:
-            result.problems.append(Problem(1, REMOVED_PROBLEM % {"number": number}))
+            result.problems.append(Problem(NO_LINE, REMOVED_PROBLEM % {"number": number}))
         else:
             result.removed_for_good.append(trace)
     return result
@@ -168,9 +174,10 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
         raise ValueError(TEXT_NOT_STRING)
     placed = any(entry.get(name) for name in ("location_start", "page", "added_at"))
     # A highlight with no text (an image, a figure) is kept for its place and date, as
-    # the import of its first file kept it; a note is its text.
-    if not text.strip() and (kind == "note" or not placed):
-        raise ValueError(ENTRY_NO_TEXT if kind == "note" else ENTRY_NOTHING)
+    # the import of its first file kept it. A note with none (an empty note an older
+    # import kept) goes on: the import skips it and counts it, as it does a Kindle's.
+    if not text.strip() and kind == "highlight" and not placed:
+        raise ValueError(ENTRY_NOTHING)
     tags = entry.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise ValueError(TAGS_NOT_LIST)

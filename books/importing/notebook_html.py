@@ -185,7 +185,8 @@ def _entry(
         kind = "highlight"
     else:
         return Problem(line, UNRECOGNISED_HEADING % {"heading": repr(words[:80])})
-    if not text and kind != "bookmark":
+    # An empty note goes on, for the import to skip and count as a Kindle's empty note.
+    if not text and kind == "highlight":
         return Problem(line, EMPTY_ENTRY % {"kind": kind, "heading": repr(words[:80])})
     # "Chapter 1 > Location 52", "Page 12 · Location 123": the path before the last ">".
     path, _, place = where.rpartition(">")

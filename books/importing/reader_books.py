@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_noop
+
 from accounts.models import User
 from books.importing.clippings import Clipping
 from books.importing.identity import (
@@ -27,10 +29,17 @@ from books.importing.identity import (
     same_author,
 )
 from books.models import Book, BookAlias
+from exogram.wording import LIST_JOINED, plural_message, plural_noop
 
 
 def book_key_of(clipping: Clipping) -> str:
     return book_key(clipping.title, clipping.author)
+
+
+def is_empty_note(clipping: Clipping) -> bool:
+    """A note saved with nothing in it (a Kindle writes "- Your Note on Location 10" and no
+    text when the reader closes the note box empty): nothing of the reader's to keep."""
+    return clipping.kind == "note" and not clipping.text.strip()
 
 
 def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:
@@ -141,7 +150,7 @@ class FileBooks:
 
 def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     """The reader's Book for each key among the clippings, created when missing; none for
-    a book whose every entry is a bookmark or a clipping-limit placeholder."""
+    a book whose every entry is a bookmark, a clipping-limit placeholder or an empty note."""
     wanted: dict[str, Clipping] = {}
     kept: set[str] = set()
     entries: defaultdict[str, list[Clipping]] = defaultdict(list)
@@ -152,8 +161,13 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
             wanted[key] = clipping  # the book's own title, not its file's name
         entries[key].append(clipping)
         # What the import keeps: highlights (an image highlight has no text but a place
-        # and a date) and notes; not bookmarks, not a placeholder with nothing before it.
-        if clipping.kind != "bookmark" and not (clipping.truncated and not clipping.text):
+        # and a date) and notes; not bookmarks, not a placeholder with nothing before it,
+        # not an empty note.
+        if (
+            clipping.kind != "bookmark"
+            and not (clipping.truncated and not clipping.text)
+            and not is_empty_note(clipping)
+        ):
             kept.add(key)
     books = {b.key: b for b in Book.objects.filter(reader=reader, key__in=list(wanted))}
     retitled = [
@@ -185,17 +199,24 @@ def books_for_file(*, reader: User, clippings: Iterable[Clipping]) -> FileBooks:
     return FileBooks(books=books, empty=empty, created=len(missing))
 
 
+# Why the file's entries of a book made no book: stored in English in the import's counts,
+# said in the reader's language on its report (books.wording), each reason on its own.
+NOTHING_TO_KEEP = gettext_noop("%(reasons)s: no highlight or note to keep")
+AT_CLIPPING_LIMIT = plural_noop(
+    "%(count)s entry at the publisher's clipping limit",
+    "%(count)s entries at the publisher's clipping limit",
+)
+BOOKMARKS = plural_noop("%(count)s bookmark", "%(count)s bookmarks")
+EMPTY_NOTES = plural_noop("%(count)s empty note", "%(count)s empty notes")
+# Stored by imports before empty notes were told apart; never built since.
+WITHOUT_TEXT = plural_noop("%(count)s entry with no text", "%(count)s entries with no text")
+
+
 def _why_empty(entries: list[Clipping]) -> str:
-    limited = sum(1 for c in entries if c.truncated)
-    bookmarks = sum(1 for c in entries if c.kind == "bookmark")
-    parts = []
-    if limited:
-        parts.append(
-            f"{limited} entr{'y' if limited == 1 else 'ies'} at the publisher's clipping limit"
-        )
-    if bookmarks:
-        parts.append(f"{bookmarks} bookmark{'' if bookmarks == 1 else 's'}")
-    others = len(entries) - limited - bookmarks
-    if others:
-        parts.append(f"{others} entr{'y' if others == 1 else 'ies'} with no text")
-    return ", ".join(parts) + ": no highlight or note to keep"
+    counted = [
+        (AT_CLIPPING_LIMIT, sum(1 for c in entries if c.truncated)),
+        (BOOKMARKS, sum(1 for c in entries if c.kind == "bookmark")),
+        (EMPTY_NOTES, sum(1 for c in entries if is_empty_note(c))),
+    ]
+    reasons = [plural_message(pair, count) for pair, count in counted if count]
+    return NOTHING_TO_KEEP % {"reasons": LIST_JOINED.join(reasons)}

@@ -69,6 +69,11 @@ HIDDEN = gettext_noop("hidden on the device")
 EMPTY = gettext_noop("without highlighted text")
 
 
+# The line of a problem whose message says where it is ("'Title', highlight 3: no text"):
+# a JSON file's entries have no line of their own, and "Line 1" before each said nothing.
+NO_LINE = 0
+
+
 def skip_entry(result: ParseResult, reason: str) -> None:
     result.skipped[reason] = result.skipped.get(reason, 0) + 1
 

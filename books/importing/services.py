@@ -43,6 +43,7 @@ from books.importing.reader_books import (
     clippings_follow_merges,
     clippings_orient,
     clippings_unify_authors,
+    is_empty_note,
 )
 from books.importing.rich import RichClipping
 from books.importing.rows import highlights_copy
@@ -273,6 +274,10 @@ def _match_highlights(
             )
         if clipping.kind == "bookmark":
             report.bookmarks_skipped += 1
+            continue
+        if is_empty_note(clipping):
+            # Never a book, a row or a vector of its own (reader_books.books_for_file).
+            report.empty_notes_skipped += 1
             continue
         # None for a book of placeholders only (books_for_file makes no Book for it).
         book = books.get(book_key_of(clipping))

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_noop
 
 from books.importing.clippings import ParseResult, is_utf16
 from books.importing.devices import is_device_binary, zip_refusal
+from books.importing.rich import NO_LINE
 from books.importing.screening import screen_entries
 from exogram.wording import plural_message, plural_noop
 
@@ -47,6 +48,11 @@ NOTHING_READ_OF_HIGHLIGHTS = plural_noop(
     "(%(count)s problem, at line %(line)s: %(problem)s).",
     "No highlight or note in this file could be read "
     "(%(count)s problems; the first, at line %(line)s: %(problem)s).",
+)
+# The same, for a file whose problems say where they are (a JSON file's: rich.NO_LINE).
+NOTHING_READ_OF_ENTRIES = plural_noop(
+    "No highlight or note in this file could be read (%(count)s problem: %(problem)s).",
+    "No highlight or note in this file could be read (%(count)s problems; the first: %(problem)s).",
 )
 # As imports that failed before NOTHING_READ counted in words stored it.
 NOTHING_READ_BEFORE_PLURALS = gettext_noop(
@@ -116,7 +122,12 @@ def upload_parse(data: bytes) -> ParseResult:
             if is_device_binary(data):
                 # A database or a zip has no lines: its problem is the whole file's.
                 raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
-            said = NOTHING_READ if detect_format(data) == CLIPPINGS else NOTHING_READ_OF_HIGHLIGHTS
+            if first.line == NO_LINE:
+                said = NOTHING_READ_OF_ENTRIES
+            elif detect_format(data) == CLIPPINGS:
+                said = NOTHING_READ
+            else:
+                said = NOTHING_READ_OF_HIGHLIGHTS
             raise ImportRejected(
                 plural_message(said, len(result.problems), line=first.line, problem=first.message)
             )

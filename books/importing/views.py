@@ -10,7 +10,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.formats import number_format
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.models import User
@@ -171,13 +172,55 @@ def _plain_file_name(name: str) -> str:
 
 
 def _import_message(the_import: Import) -> str:
-    if import_nothing_new(the_import) and the_import.counts.get("duplicates_skipped"):
+    """What the page says of one file's import, alone or one of several: what it brought,
+    or that it brought nothing new, and the entries it could not read."""
+    file_name = the_import.file_name
+    unread = the_import.unread
+    nothing_new = import_nothing_new(the_import) or import_nothing_else_new(the_import)
+    if nothing_new and not unread and not the_import.left_out.total:
         # A second submit of the same file (or two tabs at once): it waited for the first
         # and found everything there. A file that changed a note changed the library.
         return gettext("%(file)s was already in your library: nothing new to add.") % {
-            "file": the_import.file_name
+            "file": file_name
         }
-    return gettext("Imported %(file)s.") % {"file": the_import.file_name}
+    counts = the_import.counts
+    parts = []
+    if nothing_new:
+        parts.append(gettext("nothing new"))
+    else:
+        highlights, notes = counts.get("new_highlights", 0), counts.get("standalone_notes", 0)
+        if highlights:
+            parts.append(
+                ngettext("%(count)s new highlight", "%(count)s new highlights", highlights)
+                % {"count": number_format(highlights, force_grouping=True)}
+            )
+        if notes:
+            parts.append(
+                ngettext("%(count)s new note", "%(count)s new notes", notes)
+                % {"count": number_format(notes, force_grouping=True)}
+            )
+    left_out = the_import.left_out.total
+    if left_out:
+        parts.append(
+            ngettext(
+                "%(count)s entry left out: you deleted it",
+                "%(count)s entries left out: you deleted them",
+                left_out,
+            )
+            % {"count": number_format(left_out, force_grouping=True)}
+        )
+    if unread:
+        parts.append(
+            ngettext(
+                "%(count)s entry could not be read (see the report)",
+                "%(count)s entries could not be read (see the report)",
+                unread,
+            )
+            % {"count": number_format(unread, force_grouping=True)}
+        )
+    if not parts:  # it changed what it holds (a merge, a note, a tag): its report says what
+        return gettext("Imported %(file)s.") % {"file": file_name}
+    return gettext("Imported %(file)s: %(what)s.") % {"file": file_name, "what": "; ".join(parts)}
 
 
 @require_GET
@@ -218,7 +261,8 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
         "import_kept": added.alive().count() - deletable.total,
-        "import_deleted": import_deleted_since(the_import=the_import).count(),
+        "import_deleted": (deleted := delete_count(import_deleted_since(the_import=the_import))),
+        "import_deleted_phrase": deleted_phrase(deleted),
         "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,
     }
 

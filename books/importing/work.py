@@ -35,6 +35,8 @@ class ImportReport:
     notes_attached: int = 0
     standalone_notes: int = 0
     bookmarks_skipped: int = 0
+    # Notes with no text (a Kindle's note box closed empty): left out, as bookmarks are.
+    empty_notes_skipped: int = 0
     deleted_skipped: int = 0
     # Entries of highlights the reader deleted and the purge removed for good
     # (books.importing.purged): left out, as a deleted one is.

@@ -267,9 +267,27 @@ class ImportDeleteTests:
         alice_client.post(reverse("import_delete", args=[evil_import.code]))
         assert _alive(alice) != before
         page = alice_client.get(reverse("import_report", args=[evil_import.code])).content.decode()
-        assert "3 highlights this import added are deleted." in page
-        alice_client.post(reverse("import_bring_back", args=[evil_import.code]))
+        # Two passages and a standalone note: said apart, not "3 highlights".
+        said = "2 highlights and 1 standalone note this import added are deleted."
+        assert said in page
+        response = alice_client.post(
+            reverse("import_bring_back", args=[evil_import.code]), follow=True
+        )
         assert _alive(alice) == before
+        assert "Brought back 2 highlights and 1 standalone note." in response.content.decode()
+
+    def test_it_says_one_highlight_in_the_singular(self, alice: User, alice_client: Client) -> None:
+        one = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="one.txt"
+        )
+        url = reverse("import_report", args=[one.code])
+        page = alice_client.get(url).content.decode()
+        assert "1 highlight, with its tags, favourite mark and connections." in page
+        spanish = alice_client.get(url, headers={"Accept-Language": "es"}).content.decode()
+        assert "1 subrayado, con sus etiquetas, su marca de favorito y sus conexiones." in spanish
+        alice_client.post(reverse("import_delete", args=[one.code]))
+        spanish = alice_client.get(url, headers={"Accept-Language": "es"}).content.decode()
+        assert "Lo que añadió esta importación está borrado: 1 subrayado." in spanish
 
 
 @pytest.mark.django_db

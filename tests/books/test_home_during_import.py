@@ -21,8 +21,8 @@ from books.importing.screening import screen_entries
 from books.importing.services import clippings_import
 from books.library_cache import library_version_bump
 from books.models import Connection, Highlight, Import
-from books.tasks import run_import
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from books.tasks import embed_highlights, run_import
+from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 DATA = clippings_file(*MEMORY_LIBRARY)
 
@@ -209,6 +209,32 @@ class HomeWhenReadTests:
         library_version_bump(reader_ids={alice.pk})
         home = _text(alice_client.get(reverse("home")).content.decode())
         assert "All 5 highlights read; 1 connection found." in home
+
+    def test_the_link_to_the_connections_follows_them_not_the_image_highlights(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        image = Entry(MEMORY_LIBRARY[0].title, "", location="500")
+        clippings_import(reader=alice, data=DATA + clippings_file(image)[3:], file_name="c.txt")
+        embed_highlights(list(Highlight.objects.values_list("pk", flat=True)))
+        passages = Highlight.objects.filter(reader=alice, is_word=False).exclude(text="")
+        first = passages.order_by("pk").first()
+        assert first is not None
+        other = passages.exclude(book=first.book).first()
+        assert other is not None
+        Connection.objects.create(
+            reader=alice, highlight_a=first, highlight_b=other, distance=0.1, probability=0.9,
+            strength=Connection.Strength.RELATED, embedding_model="m",
+        )  # fmt: skip
+        library_version_bump(reader_ids={alice.pk})
+
+        home = alice_client.get(reverse("home")).content.decode()
+
+        link = f'<a href="{reverse("connections")}">See them</a>'
+        assert f" found. {link}" in home
+        image_said = "1 image highlight has no text, so nothing to read."
+        assert image_said in home
+        after = home.split(image_said, 1)[1].split("</p>", 1)[0]
+        assert "<a " not in after
 
     def test_it_says_so_in_spanish(self, alice: User, alice_client: Client) -> None:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")

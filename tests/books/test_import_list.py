@@ -134,7 +134,7 @@ class SeveralFilesTests:
         response = alice_client.post(reverse("import"), {"file": files}, follow=True)
 
         page = response.content.decode()
-        assert page.count("Imported metadata.epub.lua.") == 2
+        assert page.count("Imported metadata.epub.lua: 1 new highlight.") == 2
         assert "picture.txt was not imported: This file cannot be imported" in page
         assert _rows(alice_client) == [
             "metadata.epub.lua · Harbour Lights",

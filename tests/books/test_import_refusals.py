@@ -154,8 +154,8 @@ class SeveralFilesInOneRequestTests:
             SimpleUploadedFile("harbour.lua", _sidecar("Harbour Lights")),
         )
 
-        assert "Imported quiet.lua." in page
-        assert "Imported harbour.lua." in page
+        assert "Imported quiet.lua: 1 new highlight." in page
+        assert "Imported harbour.lua: 1 new highlight." in page
         assert "big.txt was not imported: The file is 1.1 MB; the limit is 1 MB." in page
         statuses = dict(Import.objects.filter(reader=alice).values_list("file_name", "status"))
         assert statuses == {"quiet.lua": "done", "harbour.lua": "done", "big.txt": "refused"}
@@ -167,7 +167,7 @@ class SeveralFilesInOneRequestTests:
             SimpleUploadedFile("empty.txt", b""),
         )
 
-        assert "Imported quiet.lua." in page
+        assert "Imported quiet.lua: 1 new highlight." in page
         assert "empty.txt was not imported: The file is empty" in page
         [refused] = Import.objects.filter(reader=alice, status=Import.Status.REFUSED)
         assert (refused.file_name, refused.error) == ("empty.txt", FILE_EMPTY)
@@ -202,7 +202,10 @@ class OneFileOfSeveralTests:
 
         assert response.status_code == 204
         assert Import.objects.get(reader=alice).status == Import.Status.DONE
-        assert "Imported quiet.lua." in alice_client.get(reverse("import")).content.decode()
+        assert (
+            "Imported quiet.lua: 1 new highlight."
+            in alice_client.get(reverse("import")).content.decode()
+        )
 
     def test_a_file_over_the_limit_is_refused_by_name_with_the_limit(
         self, alice: User, alice_client: Client

@@ -1,4 +1,5 @@
 import io
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Highlight, HighlightMerge, Import
 from books.services import highlight_delete
-from books.tasks import purge_deleted
+from books.tasks import embed_highlights, purge_deleted
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
 
 
@@ -821,3 +822,76 @@ class DoubleSubmitTests:
             "Line 4: this line has bytes that are not UTF-8; they were read as Windows-1252 "
             "characters: check its letters" in report
         )
+
+
+@pytest.mark.django_db
+class ImportMessageTests:
+    """What the page says after an upload (alone or one of several, the same words), and
+    what the report says of the entries that could not be read."""
+
+    def test_the_message_after_an_upload_says_what_came_and_what_could_not_be_read(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        broken = b"Ficciones (Borges)\r\n- not metadata\r\n\r\nlost\r\n==========\r\n"
+        middle = clippings_file(*MEMORY_LIBRARY[:2]) + broken * 2
+        data = middle + clippings_file(*MEMORY_LIBRARY[4:5]).removeprefix(b"\xef\xbb\xbf")
+        response = alice_client.post(reverse("import"), _upload(data, "broken.txt"), follow=True)
+
+        page = response.content.decode()
+        said = (
+            "Imported broken.txt: 3 new highlights; 2 entries could not be read (see the report)."
+        )
+        assert said in page
+        past = alice_client.get(reverse("import")).content.decode()
+        assert "Done, <a" in past
+        assert "2 entries not read</a>" in past
+
+    def test_the_message_after_an_upload_says_nothing_new_when_nothing_came(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(*MEMORY_LIBRARY)
+        alice_client.post(reverse("import"), _upload(data))
+        highlight_delete(highlight=Highlight.objects.get(location_start=380))
+
+        response = alice_client.post(reverse("import"), _upload(data), follow=True)
+
+        page = response.content.decode()
+        said = "Imported My Clippings.txt: nothing new; 1 entry left out: you deleted it."
+        assert said in page
+        spanish = alice_client.post(
+            reverse("import"), _upload(data), follow=True, headers={"Accept-Language": "es"}
+        ).content.decode()
+        assert "My Clippings.txt importado: nada nuevo; 1 entrada omitida: la borraste." in spanish
+
+    def test_a_json_files_problems_name_their_book_and_entry_not_a_line(
+        self, alice_client: Client
+    ) -> None:
+        books = [
+            {"title": "T", "highlights": [{"text": "kept"}, {"text": "x", "location_start": "ten"}]}
+        ]
+        document = {"format": "exogram", "version": 1, "books": books}
+        alice_client.post(reverse("import"), _upload(json.dumps(document).encode(), "e.json"))
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        said = "&#x27;T&#x27;, highlight 2: a location must be a whole number, not &#x27;ten&#x27;"
+        assert f"<li>{said}</li>" in report
+        assert "Line 1" not in report
+        # Nothing read at all: the refusal says which entry, not "at line 1".
+        books[0]["highlights"] = [{"text": "x", "location_start": "ten"}]
+        response = alice_client.post(
+            reverse("import"), _upload(json.dumps(document).encode(), "e.json")
+        )
+        assert "(1 problem: &#x27;T&#x27;, highlight 1: a location" in response.content.decode()
+
+    def test_once_read_an_import_with_no_connection_says_so_in_words(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        one = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="one.txt"
+        )
+        embed_highlights(list(Highlight.objects.values_list("pk", flat=True)))
+
+        page = alice_client.get(one.get_absolute_url()).content.decode()
+
+        assert "All 1 highlight read." in page
+        assert "This import made no connection with your library yet." in page
+        assert "0</strong> connections" not in page

@@ -45,7 +45,9 @@ def test_the_page_says_the_file_is_uploading_until_the_report(
     )
     page.get_by_role("button", name="Import", exact=True).click()
     # The first import of a server can take seconds (it loads what reading needs).
-    expect(page.get_by_text("Imported My Clippings.txt.")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Imported My Clippings.txt: 1 new highlight.")).to_be_visible(
+        timeout=60_000
+    )
     expect(page).to_have_url(re.compile(r".*/imports/[0-9a-f-]+/$"))
     said = page.evaluate("() => window.said")
     assert said, "the status never changed"
@@ -74,5 +76,7 @@ def test_without_javascript_the_form_posts_as_ever(
     )
     page.get_by_role("button", name="Import", exact=True).click()
     # The first import of a server can take seconds (it loads what reading needs).
-    expect(page.get_by_text("Imported My Clippings.txt.")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Imported My Clippings.txt: 1 new highlight.")).to_be_visible(
+        timeout=60_000
+    )
     context.close()

@@ -55,7 +55,8 @@ class Command(BaseCommand):
         else:
             deletion = owned_row(reader, Deletion.objects.all(), options["deletion"], "deletion")
             restored = deletion_bring_back(deletion=deletion)
-        self.stdout.write(f"Brought back {counted(restored, 'highlight')}.")
+        notes = f" and {counted(restored.notes, 'standalone note')}" if restored.notes else ""
+        self.stdout.write(f"Brought back {counted(restored.highlights, 'highlight')}{notes}.")
 
     def _list(self, reader_id: int, username: str) -> None:
         deletions = list(

@@ -69,6 +69,7 @@ class Command(BaseCommand):
             "notes_attached",
             "standalone_notes",
             "bookmarks_skipped",
+            "empty_notes_skipped",
             "deleted_skipped",
             "already_deleted",
         ]:

@@ -22,6 +22,7 @@ from tests.books.importing.devices import (
     peak_memory,
     zip_of,
 )
+from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 
 
 def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
@@ -192,7 +193,7 @@ class ZipTests:
     def test_a_wal_without_its_database_is_not_read(self) -> None:
         data = _zip({"x.sqlite-wal": os.urandom(16 * 2**20)}, zipfile.ZIP_STORED)
         result, peak = peak_memory(lambda: parse_zip(data))
-        assert "no KOReader sidecar" in result.problems[0].message
+        assert "no Kindle 'My Clippings.txt', KOReader sidecar" in result.problems[0].message
         assert peak < 2**20
 
     def test_a_zip_whose_databases_are_past_their_limit_is_refused(
@@ -251,7 +252,7 @@ class ZipTests:
 
     def test_a_zip_without_anything_to_read_says_so(self) -> None:
         result = parse_upload(_zip({"photo.jpg": b"\xff\xd8\xff"}))
-        assert "no KOReader sidecar" in result.problems[0].message
+        assert "no Kindle 'My Clippings.txt', KOReader sidecar" in result.problems[0].message
 
     def test_a_damaged_zip_is_refused_not_a_traceback(self) -> None:
         data = _zip({"a.sdr/metadata.epub.lua": SIDECAR_OLD.encode()})
@@ -271,3 +272,44 @@ class ZipTests:
         assert result.clippings
         accounted = len(result.clippings) + sum(result.skipped.values()) + len(result.problems)
         assert accounted == result.entries
+
+
+BROKEN = b"Ficciones (Borges)\r\n- not metadata\r\n\r\nlost\r\n==========\r\n"
+
+
+class KindleClippingsZipTests:
+    """A reader zips My Clippings.txt to mail it to themselves (the walk of 2026-12-07)."""
+
+    def test_it_reads_a_zipped_my_clippings_as_the_file_itself(self) -> None:
+        text = clippings_file(*MEMORY_LIBRARY) + BROKEN
+        data = _zip({"My Clippings.txt": text, "__MACOSX/._My Clippings.txt": b"\x00\x05"})
+
+        zipped, alone = parse_upload(data), parse_upload(text)
+
+        assert [(c.title, c.text, c.kind) for c in zipped.clippings] == [
+            (c.title, c.text, c.kind) for c in alone.clippings
+        ]
+        assert len(zipped.clippings) == len(MEMORY_LIBRARY) == 7
+        # Its problems keep their lines, and say which file of the zip they are in.
+        assert [(p.line, p.message) for p in zipped.problems] == [
+            (p.line, f"My Clippings.txt: {p.message}") for p in alone.problems
+        ]
+
+    def test_it_tells_a_clippings_file_too_large_to_read_from_a_zip_to_unzip_it(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(devices, "MAX_CLIPPINGS_BYTES", 1000)
+        data = _zip({"kindle/My Clippings.txt": clippings_file(*MEMORY_LIBRARY)})
+
+        result = parse_upload(data)
+
+        assert result.clippings == []
+        assert [p.message for p in result.problems] == [
+            "'kindle/My Clippings.txt' is too large to read from a zip: unzip it and upload "
+            "the file itself"
+        ]
+
+    def test_a_text_that_is_not_a_kindles_is_not_read(self) -> None:
+        result = parse_upload(_zip({"notes.txt": b"A list of books to read.\r\n"}))
+        assert result.clippings == []
+        assert "no Kindle 'My Clippings.txt'" in result.problems[0].message

@@ -24,6 +24,12 @@ class BookcisionTests:
         assert result.entries == 4
         assert [p.message for p in result.problems] == ["'Ficciones', highlight 4: no text"]
 
+    def test_it_hands_on_an_empty_note_for_the_import_to_skip(self) -> None:
+        books = [{"title": "A", "highlights": [{"isNoteOnly": True, "note": " ", "location": 5}]}]
+        result = parse_bookcision(books)
+        assert [(c.kind, c.text, c.location_start) for c in result.clippings] == [("note", "", 5)]
+        assert result.problems == []
+
     def test_it_reads_a_list_of_books_and_author_lists(self) -> None:
         books = [
             {"title": "A", "authors": ["X", "Y"], "highlights": [{"text": "one", "location": 5}]},

@@ -238,7 +238,7 @@ class RestoreReportTests:
         bob_client.post(reverse("import_bring_back", args=[restore.code]))
 
         assert "this import added is deleted" not in first
-        assert "1 highlight this import added is deleted." in then
+        assert "1 highlight and its note this import added is deleted." in then
         assert _leaf(bob).deleted_at == _leaf(alice).deleted_at
         assert Highlight.objects.alive().filter(pk=think.pk).exists()
 

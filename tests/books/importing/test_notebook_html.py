@@ -94,3 +94,18 @@ class NotebookHtmlTests:
             assert result.problems == [], sample.name
             assert len(result.clippings) == result.entries > 0
             assert all(c.title and (c.location_start or c.page) for c in result.clippings)
+
+
+class NotebookEmptyNoteTests:
+    def test_it_hands_on_an_empty_note_for_the_import_to_skip(self) -> None:
+        page = (
+            '<div class="bookTitle">A Field Guide to Tides</div><div class="authors">Marsh, Ada'
+            '</div><div class="noteHeading">Note -  Location 745</div><div class="noteText">'
+            '</div><div class="noteHeading">Highlight (<span class="highlight_blue">blue</span>)'
+            ' -  Location 750</div><div class="noteText"></div>'
+        )
+        result = parse_notebook_html(page.encode())
+        assert [(c.kind, c.text, c.location_start) for c in result.clippings] == [("note", "", 745)]
+        assert [p.message for p in result.problems] == [
+            "an empty highlight under 'Highlight (blue) - Location 750'"
+        ]

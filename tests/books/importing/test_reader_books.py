@@ -6,6 +6,7 @@
 import pytest
 
 from accounts.models import User
+from books.exporting.exogram_json import library_json
 from books.exporting.library import books_to_export
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
@@ -166,3 +167,99 @@ class EmptyBookTests:
         assert "Not added as books" in page
         assert "A Book Only Bookmarked" in page
         assert "3 entries at the publisher&#x27;s clipping limit" in page
+
+    def test_it_says_the_reason_in_the_readers_language(self, alice: User, alice_client) -> None:  # type: ignore[no-untyped-def]
+        the_import = _import(
+            alice, *self._file(), Entry(BOOKMARKED, "", kind="Note", location="56")
+        )
+        # As an import stored it before empty notes were told apart.
+        the_import.counts["books_with_nothing"]["Gone"] = (
+            "2 bookmarks, 1 entry with no text: no highlight or note to keep"
+        )
+        the_import.save(update_fields=["counts"])
+
+        url = the_import.get_absolute_url()
+        page = alice_client.get(url, headers={"Accept-Language": "es"}).content.decode()
+
+        assert "1 marcador, 1 nota vacía: ningún subrayado ni nota que guardar" in page
+        assert (
+            "3 entradas en el límite de recortes de la editorial: ningún subrayado ni nota"
+        ) in page
+        assert "2 marcadores, 1 entrada sin texto: ningún subrayado ni nota que guardar" in page
+        assert "bookmark" not in page
+
+
+EMPTY_NOTE_BOOK = "Empty Note Book (Jane Doe)"
+
+
+@pytest.mark.django_db
+class EmptyNoteTests:
+    """A Kindle writes a note the reader closed empty as an entry with no text."""
+
+    def test_it_makes_no_book_of_an_empty_note_and_says_why(self, alice: User) -> None:
+        the_import = _import(alice, Entry(EMPTY_NOTE_BOOK, "", kind="Note", location="10"))
+
+        assert not Book.objects.filter(reader=alice).exists()
+        assert not Highlight.objects.filter(reader=alice).exists()
+        counts = the_import.counts
+        assert (counts["new_books"], counts["standalone_notes"]) == (0, 0)
+        assert counts["empty_notes_skipped"] == 1
+        assert counts["books_with_nothing"] == {
+            "Empty Note Book": "1 empty note: no highlight or note to keep"
+        }
+
+    def test_it_skips_an_empty_note_beside_a_highlight_and_counts_it(self, alice: User) -> None:
+        the_import = _import(
+            alice,
+            Entry(EMPTY_NOTE_BOOK, "A passage worth keeping.", location="9-10"),
+            Entry(EMPTY_NOTE_BOOK, "", kind="Note", location="10"),
+            Entry(EMPTY_NOTE_BOOK, "", kind="Note", location="300"),
+        )
+
+        counts = the_import.counts
+        assert (counts["new_highlights"], counts["standalone_notes"]) == (1, 0)
+        assert (counts["notes_attached"], counts["duplicates_skipped"]) == (0, 0)
+        assert counts["empty_notes_skipped"] == 2
+        assert list(Highlight.objects.filter(reader=alice).values_list("kind", "note")) == [
+            (Highlight.Kind.HIGHLIGHT, "")
+        ]
+
+    def test_an_export_holding_an_older_empty_note_imports_whole_elsewhere(
+        self, alice: User, bob: User
+    ) -> None:
+        _import(alice, Entry(EMPTY_NOTE_BOOK, "A passage worth keeping.", location="9-10"))
+        book = Book.objects.get(reader=alice)
+        # What an import made of an empty note before it was skipped.
+        Highlight.objects.create(
+            reader=alice, book=book, kind=Highlight.Kind.NOTE, text="", location_start=10,
+            dedupe_key="an-empty-note",
+        )  # fmt: skip
+        data = library_json(books_to_export(alice))
+
+        the_import = clippings_import(reader=bob, data=data, file_name="exogram.json")
+
+        assert the_import.problems == []
+        assert the_import.counts["empty_notes_skipped"] == 1
+        assert list(Highlight.objects.filter(reader=bob).values_list("text", flat=True)) == [
+            "A passage worth keeping."
+        ]
+
+    def test_an_empty_note_an_older_import_kept_is_not_counted(self, alice: User) -> None:
+        _import(alice, Entry("Another Book (Ana Ferreira)", "A passage.", location="9"))
+        _import(alice, Entry(EMPTY_NOTE_BOOK, "", kind="Note", location="10"), name="b.txt")
+        # What an import made of the empty note before it was skipped.
+        book = Book.objects.create(reader=alice, key="empty-note-book", title="Empty Note Book")
+        Highlight.objects.create(
+            reader=alice, book=book, kind=Highlight.Kind.NOTE, text="", location_start=10,
+            dedupe_key="an-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
+        )  # fmt: skip
+
+        another = Book.objects.get(reader=alice, title="Another Book")
+        Highlight.objects.create(
+            reader=alice, book=another, kind=Highlight.Kind.NOTE, text="", location_start=12,
+            dedupe_key="another-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
+        )  # fmt: skip
+
+        counts = library_counts(alice)
+        assert (counts.books, counts.highlights, counts.no_text) == (1, 1, 0)
+        assert [(b.title, b.highlight_count) for b in books_for(alice)] == [("Another Book", 1)]

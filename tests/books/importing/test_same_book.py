@@ -489,4 +489,4 @@ class SameBookOldCodesTests:
         assert not Deletion.objects.filter(reader=alice, book=long).exists()
         gone = long.highlights.filter(deleted_at=at)
         assert sorted(gone.values_list("text", flat=True)) == [ONLY_SHORT]  # SHARED joined
-        assert book_bring_back(book=long, at=at) == 1
+        assert book_bring_back(book=long, at=at).total == 1

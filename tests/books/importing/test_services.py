@@ -39,6 +39,7 @@ class ImportTests:
             "notes_attached": 1,
             "standalone_notes": 0,
             "bookmarks_skipped": 1,
+            "empty_notes_skipped": 0,
             "deleted_skipped": 0,
             "already_deleted": 0,
             "deleted_on_device": 0,
