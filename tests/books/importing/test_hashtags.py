@@ -5,6 +5,7 @@ anew: a second import adds nothing, a tag the reader deleted stays deleted, and 
 gave way to a newer one or to the reader's edit brings no tag back (books.importing.enrich).
 """
 
+import json
 import unicodedata
 from pathlib import Path
 
@@ -550,6 +551,39 @@ class FileTagsTests:
         again = _import(alice, _readwise((ALBA, "luz, alba")), "e.csv")
         assert _tags(alice, ALBA) == ["alba", "luz", "río"]
         assert again.counts["tags_added"] == 1
+
+    @pytest.mark.parametrize(
+        ("data", "name"),
+        [
+            (
+                json.dumps({"title": "Amanecer", "authors": "Ana Ruiz", "highlights": [
+                    {"text": ALBA, "note": "", "location": {"value": 10}}
+                ]}).encode(),
+                "bookcision.json",
+            ),
+            (
+                "Highlight,Title,Author,Note,Location,Date\n"
+                f'"{ALBA}",Amanecer,Ana Ruiz,,10,2021-05-04 12:34:56\n'.encode(),
+                "no-tags-column.csv",
+            ),
+        ],
+    )  # fmt: skip
+    def test_a_file_with_no_place_for_tags_leaves_what_the_column_listed(
+        self, alice: User, data: bytes, name: str
+    ) -> None:
+        listing = _readwise((ALBA, "luz, alba"))
+        _import(alice, listing, "readwise.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data, name)
+        again = _import(alice, listing, "readwise.csv")
+
+        assert Highlight.objects.filter(reader=alice).count() == 1  # the same highlight
+        updates = [q["sql"] for q in queries.captured_queries if "file_tags" in q["sql"]]
+        assert [sql for sql in updates if sql.startswith("UPDATE")] == []
+        assert Highlight.objects.get(reader=alice, text=ALBA).file_tags == ["luz", "alba"]
+        assert (_tags(alice, ALBA), again.counts["tags_added"]) == (["luz"], 0)
 
     def test_a_reimport_of_a_file_of_no_tags_writes_no_row(self, alice: User) -> None:
         data = _readwise((ALBA, ""), (COAL, ""))
