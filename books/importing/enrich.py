@@ -169,7 +169,7 @@ def _hashtags_new(highlight: Highlight, brought: list[str], before: str) -> list
     its tags already, or the reader took them away)."""
     held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
     kept = set(hashtags_named_anew(held, before=before))
-    return [name for words in brought for name in hashtag_names(words) if name in kept]
+    return [name for words in brought for name in hashtag_names(words, limit=None) if name in kept]
 
 
 def _file_tags_new(highlight: Highlight, clipping: RichClipping) -> list[str]:

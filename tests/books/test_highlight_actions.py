@@ -8,7 +8,7 @@ from django.utils import timezone
 from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import NOTE_MAX_LENGTH, Highlight, Tag
-from books.services import highlight_note_update
+from books.services import highlight_note_update, highlight_untag
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.books.library import listed_books
 
@@ -191,6 +191,30 @@ class NoteHashtagTests:
 
         assert (tagged, again) == (["memoria"], [])
         assert _tag_names(think) == ["memoria"]
+
+    def test_a_hashtag_pushed_past_the_twentieth_by_a_new_one_is_not_new_again(
+        self, think: Highlight, alice: User
+    ) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(20))
+        highlight_note_update(highlight=think, note=twenty)
+        highlight_untag(highlight=think, tag=Tag.objects.get(reader=alice, name="t19"))
+
+        added = highlight_note_update(highlight=think, note=f"#new {twenty}")
+        removed = highlight_note_update(highlight=think, note=twenty)  # #new taken out
+
+        assert (added, removed) == (["new"], [])
+        assert "t19" not in _tag_names(think)
+        assert len(_tag_names(think)) == 20  # t00 to t18, and new
+
+    def test_a_change_gives_at_most_twenty_tags_those_it_names_anew(self, think: Highlight) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(20))
+        highlight_note_update(highlight=think, note=twenty)
+
+        more = highlight_note_update(
+            highlight=think, note=twenty + " " + " ".join(f"#u{i:02d}" for i in range(25))
+        )
+
+        assert more == [f"u{i:02d}" for i in range(20)]
 
 
 @pytest.mark.django_db

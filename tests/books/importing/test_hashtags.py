@@ -131,6 +131,14 @@ class NoteHashtagsTests:
         assert hashtags_named_anew(f"{FULL_WIDTH_HASH}Año", before="") == ["año"]
         assert hashtags_named_anew("#año", before=f"{FULL_WIDTH_HASH}año") == []
 
+    def test_a_hashtag_the_note_before_named_past_its_twentieth_is_not_named_anew(self) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(HASHTAGS_PER_NOTE))
+        assert hashtags_named_anew(twenty, before=f"#new {twenty}") == []
+        many = " ".join(f"#u{i:02d}" for i in range(25))
+        assert hashtags_named_anew(f"{twenty} {many}", before=twenty) == [
+            f"u{i:02d}" for i in range(HASHTAGS_PER_NOTE)
+        ]
+
     @given(st.text())
     def test_every_tag_is_written_after_a_hash_in_the_note(self, note: str) -> None:
         composed = unicodedata.normalize("NFC", note)
