@@ -324,7 +324,8 @@ def library_note_add(reader: User, *, code: str, text: str) -> dict[str, Any]:
     """Add the reader's words to a highlight's note (after any note already there).
 
     Never touches the highlight's text; the note is marked as the reader's own, so a
-    re-import never overwrites it.
+    re-import never overwrites it. The answer is the highlight, and `tags_added`: the tags
+    the note's new hashtags gave it (books.services.highlight_note_update).
     """
     if not isinstance(text, str) or not text.strip():
         raise BadArgument("text must be the words of the note.")
@@ -332,5 +333,5 @@ def library_note_add(reader: User, *, code: str, text: str) -> dict[str, Any]:
     note = f"{highlight.note}\n\n{text.strip()}" if highlight.note.strip() else text.strip()
     if len(note) > NOTE_MAX_LENGTH:
         raise BadArgument(f"The note would be longer than {NOTE_MAX_LENGTH} characters.")
-    highlight_note_update(highlight=highlight, note=note)
-    return highlight_json(highlight)
+    tagged = highlight_note_update(highlight=highlight, note=note)
+    return {**highlight_json(highlight), "tags_added": tagged}

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from accounts.models import User
 from books import library_api
+from books.importing.hashtags import HASHTAGS_PER_NOTE
 from books.models import NOTE_MAX_LENGTH
 from books.search.search import QUERY_MAX_LENGTH
 from exogram.reader_slots import ReaderBusy
@@ -188,9 +189,12 @@ TOOLS = [
     _Tool(
         "add_note",
         "Add words to the reader's note on a highlight (after any note already there). The "
-        "only tool that changes the library; it never changes the highlighted text, and a "
-        "#hashtag in the words becomes a tag of the highlight, as in the reader's own notes. "
-        "Use it only when the reader asks you to note something.",
+        "only tool that changes the library; it never changes the highlighted text. As in "
+        "the reader's own notes, a #hashtag the note did not name before becomes a tag of "
+        f"the highlight (at most {HASHTAGS_PER_NOTE} new ones a note; one the note named "
+        "already, whose tag the reader may have removed, is not added again); `tags_added` "
+        "in the answer names the tags it added. Use it only when the reader asks you to "
+        "note something.",
         NoteArguments,
         lambda reader, a: library_api.library_note_add(reader, code=a.code, text=a.text),
         read_only=False,

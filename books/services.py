@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -29,14 +29,22 @@ def highlight_note_update(*, highlight: Highlight, note: str) -> list[str]:
     follows (books.importing.hashtags.hashtags_named_anew): those the note held before
     named are not added again (the reader may have deleted or renamed one), and a hashtag
     taken out of the note leaves its tag. Returns the names of the tags the highlight
-    gained."""
-    before = highlight.note
-    highlight.note = note.strip()
-    highlight.note_edited = True
-    highlight.note_edited_at = timezone.now()
-    highlight.refresh_search_text()
-    anew = hashtags_named_anew(highlight.note, before=before)
+    gained.
+
+    The note it replaces is the row's, read locked: two saves of one note at once (two
+    tabs, the page and the review card) each read the other's words, not the ones the
+    reader's page was showing, so a hashtag one save named is not named anew by the other."""
     with transaction.atomic():
+        before = (
+            Highlight.objects.select_for_update()
+            .values_list("note", flat=True)
+            .get(pk=highlight.pk)
+        )
+        highlight.note = note.strip()
+        highlight.note_edited = True
+        highlight.note_edited_at = timezone.now()
+        highlight.refresh_search_text()
+        anew = hashtags_named_anew(highlight.note, before=before)
         highlight.save(
             update_fields=["note", "note_edited", "note_edited_at", "search_text", "updated"]
         )
@@ -54,28 +62,60 @@ def highlights_tag(
     """Tag each highlight with its names (tag names already, books.text.tag_name), making
     the reader's tags it lacks, in a few queries, not one per highlight (an import tags
     thousands); returns each highlight and tag name that was new on it, in the order of the
-    highlights' ids and then the names."""
+    highlights' ids and then the names.
+
+    A tag the reader deletes meanwhile (tag_delete, or untagging its last highlight) is
+    made again, and the tags are held (FOR KEY SHARE) until the caller's transaction
+    ends: a delete waits for it, rather than this transaction failing at its end on a
+    link to a tag gone. Taggers of one tag do not wait for each other."""
     tagging = list(tagging)
     if not tagging:
         return []
     names = list(dict.fromkeys(name for _, name in tagging))  # new tags made in this order
-    Tag.objects.bulk_create(
-        [Tag(reader_id=reader_id, name=name) for name in names], ignore_conflicts=True
-    )
-    tags = dict(Tag.objects.filter(reader_id=reader_id, name__in=names).values_list("name", "pk"))
-    through = Highlight.tags.through
-    existing = set(
-        through.objects.filter(highlight_id__in={h.pk for h, _ in tagging}).values_list(
-            "highlight_id", "tag_id"
+    tags: dict[str, int] = {}
+    with transaction.atomic():
+        missing = names
+        while missing:
+            Tag.objects.bulk_create(
+                [Tag(reader_id=reader_id, name=name) for name in missing], ignore_conflicts=True
+            )
+            # One that existed may have been deleted since: it is missing, and made again.
+            tags.update(_tags_held(reader_id, missing))
+            missing = [name for name in missing if name not in tags]
+        through = Highlight.tags.through
+        existing = set(
+            through.objects.filter(highlight_id__in={h.pk for h, _ in tagging}).values_list(
+                "highlight_id", "tag_id"
+            )
         )
-    )
-    wanted = {(h.pk, tags[name]) for h, name in tagging} - existing
-    through.objects.bulk_create(
-        [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
-    )
+        wanted = {(h.pk, tags[name]) for h, name in tagging} - existing
+        through.objects.bulk_create(
+            [through(highlight_id=h, tag_id=t) for h, t in wanted], ignore_conflicts=True
+        )
     by_pk = {h.pk: h for h, _ in tagging}
     name_of = {pk: name for name, pk in tags.items()}
     return [(by_pk[h], name_of[t]) for h, t in sorted(wanted)]
+
+
+def _tags_held(reader_id: int, names: list[str]) -> dict[str, int]:
+    """The reader's tags of these names (name to id), each locked FOR KEY SHARE: no one
+    deletes it until this transaction ends (the lock a link to it takes anyway, taken now
+    rather than when a deferred constraint is checked at the end). Django says only FOR
+    UPDATE and FOR NO KEY UPDATE, which would make two taggers of one tag wait."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name, id FROM books_tag WHERE reader_id = %s AND name = ANY(%s)"
+            " ORDER BY id FOR KEY SHARE",
+            [reader_id, names],
+        )
+        return dict(cursor.fetchall())
+
+
+def _tag_locked(tag: Tag) -> bool:
+    """Lock the tag for its delete, within the caller's transaction: a note save or an
+    import tagging with it meanwhile (highlights_tag) finishes first, and its links are
+    seen. False when it is gone already."""
+    return Tag.objects.select_for_update().filter(pk=tag.pk).exists()
 
 
 def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
@@ -89,11 +129,13 @@ def highlight_tag(*, highlight: Highlight, name: str) -> Tag:
 
 
 def highlight_untag(*, highlight: Highlight, tag: Tag) -> None:
-    highlight.tags.remove(tag)
+    with transaction.atomic():
+        highlight.tags.remove(tag)
+        # A tag that labels nothing any more is not worth keeping in the reader's list:
+        # asked once it is locked, so a highlight tagged with it meanwhile keeps it.
+        if _tag_locked(tag) and not tag.highlights.exists():
+            tag.delete()
     library_version_bump(reader_ids={highlight.reader_id})
-    # A tag that labels nothing any more is not worth keeping in the reader's list.
-    if not tag.highlights.exists():
-        tag.delete()
 
 
 def highlight_favourite_toggle(*, highlight: Highlight) -> bool:
@@ -299,6 +341,7 @@ def tag_merge(*, source: Tag, target: Tag) -> int:
     if source.pk == target.pk or source.reader_id != target.reader_id:
         raise ValueError("A tag merges only into another tag of the same reader.")
     with transaction.atomic():
+        _tag_locked(source)  # a highlight tagged with it meanwhile moves too
         moving = list(source.highlights.exclude(pk__in=target.highlights.values("pk")))
         moved = len(moving)
         target.highlights.add(*moving)
@@ -325,7 +368,9 @@ def tag_rename(*, tag: Tag, name: str) -> Tag:
 
 def tag_delete(*, tag: Tag) -> int:
     """Remove a tag from every highlight (the highlights stay); returns how many."""
-    count = tag.highlights.count()
-    tag.delete()
+    with transaction.atomic():
+        _tag_locked(tag)  # a highlight tagged with it meanwhile loses it too
+        count = tag.highlights.count()
+        tag.delete()
     library_version_bump(reader_ids={tag.reader_id})
     return count

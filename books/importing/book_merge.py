@@ -222,7 +222,7 @@ def _join_rows(survivor: Highlight, copy: Highlight) -> None:
 
     fields = [
         "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter",
-        "colour", "added_at", "added_raw",
+        "colour", "added_at", "added_raw", "file_tags",
     ]  # fmt: skip
     if copy.note.strip() and copy.note.strip() not in survivor.note:
         # The device's date of the note goes with it (notes.note_kept reads it when a file
@@ -238,6 +238,11 @@ def _join_rows(survivor: Highlight, copy: Highlight) -> None:
     survivor.favourite = survivor.favourite or copy.favourite
     survivor.chapter = survivor.chapter or copy.chapter
     survivor.colour = survivor.colour or copy.colour
+    # What the files listing tags listed for either (books.importing.enrich): a tag either
+    # listed is one the next such file does not add again, where the reader deleted it.
+    if copy.file_tags is not None:
+        listed = [*(survivor.file_tags or []), *copy.file_tags]
+        survivor.file_tags = list(dict.fromkeys(listed))
     if copy.added_at and (survivor.added_at is None or copy.added_at < survivor.added_at):
         survivor.added_at, survivor.added_raw = copy.added_at, copy.added_raw
     if survivor.deleted_at is not None and copy.deleted_at is None:

@@ -11,7 +11,8 @@ gained or changed anything here is one the import changed (its report's count).
 
 Tags are the file's own (Readwise's, an Exogram export's), added when the highlight's
 entry first lists them and then only those it lists anew (the highlight keeps what the last
-such file listed: `file_tags`), and the hashtags of its notes (`#artist #being`:
+such file listed: `file_tags`; a file with no place for tags, Bookcision's or a Readwise
+CSV without a Tags column, leaves it), and the hashtags of its notes (`#artist #being`:
 books.importing.hashtags), on highlights and in note entries alike, except in an Exogram
 export, which lists every tag itself. The note keeps its words as written; its tags go
 beside them. A note's hashtags are tags when the note arrives or changes in this import
@@ -117,10 +118,11 @@ def import_enrich(
             enriched = _enrich(highlight, clipping, counts, the_import=the_import)
             if enriched:
                 changed.append(highlight)
-            held = highlight.file_tags
-            tagging += [(highlight, name) for name in _file_tags_new(highlight, clipping)]
-            if highlight.file_tags != held and not enriched:
-                listed.append(highlight)
+            if clipping.tags_carried:  # a file with no place for tags says nothing of them
+                held = highlight.file_tags
+                tagging += [(highlight, name) for name in _file_tags_new(highlight, clipping)]
+                if highlight.file_tags != held and not enriched:
+                    listed.append(highlight)
             if highlight.note != note and not clipping.tags_listed:
                 brought.append(clipping.note)
         hashtagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
@@ -167,7 +169,7 @@ def _hashtags_new(highlight: Highlight, brought: list[str], before: str) -> list
     its tags already, or the reader took them away)."""
     held = highlight.text if highlight.kind == Highlight.Kind.NOTE else highlight.note
     kept = set(hashtags_named_anew(held, before=before))
-    return [name for words in brought for name in hashtag_names(words) if name in kept]
+    return [name for words in brought for name in hashtag_names(words, limit=None) if name in kept]
 
 
 def _file_tags_new(highlight: Highlight, clipping: RichClipping) -> list[str]:

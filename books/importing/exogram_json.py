@@ -200,6 +200,7 @@ def _clipping(entry: Any, title: str, authors: str, number: int) -> Any:
         favourite=bool(entry.get("favourite")),
         tags=tuple(tags),
         tags_listed=True,
+        tags_carried=True,
         chapter=str(entry.get("chapter") or ""),
         colour=str(entry.get("colour") or ""),
     )

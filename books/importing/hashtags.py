@@ -12,8 +12,8 @@ character: `#mood,` is `mood`, and a nested tag `#books/fiction` tags `books`.
 
 Two more limits, for what a reader would not call a tag: a colour written in hex, three
 or six hex digits with at least one digit among them (`#ff0000`, `#C0C0C0`, `#0af`), is
-not one (a word of hex letters, `#fee` or `#facade`, is); and a note gives at most
-`HASHTAGS_PER_NOTE` tags, its first ones.
+not one (a word of hex letters, `#fee` or `#facade`, is); and a note, or a change to one,
+gives at most `HASHTAGS_PER_NOTE` tags, the first it names anew.
 
 `hashtags_named_anew` is the rule both an import (books.importing.enrich) and the reader's
 own note editor (books.services.highlight_note_update) apply: a note's hashtags become
@@ -45,10 +45,10 @@ def _in_word(character: str) -> bool:
     return character.isalnum() or character in "-_" or unicodedata.category(character)[0] == "M"
 
 
-def note_hashtags(note: str) -> list[str]:
+def note_hashtags(note: str, *, limit: int | None = HASHTAGS_PER_NOTE) -> list[str]:
     """The words of the note's hashtags, in the note's order, each once, as written
-    (composed: an `é` written as `e` and an accent reads as one letter), at most
-    `HASHTAGS_PER_NOTE`."""
+    (composed: an `é` written as `e` and an accent reads as one letter), at most `limit`
+    (None: every one)."""
     found: dict[str, None] = {}
     for match in _CANDIDATE.finditer(unicodedata.normalize("NFC", note)):
         candidate = match.group(1)
@@ -58,7 +58,7 @@ def note_hashtags(note: str) -> list[str]:
         word = candidate[:end]
         if any(character.isalpha() for character in word) and not _is_colour(word):
             found.setdefault(word, None)
-            if len(found) == HASHTAGS_PER_NOTE:
+            if len(found) == limit:
                 break
     return list(found)
 
@@ -67,15 +67,20 @@ def _is_colour(word: str) -> bool:
     return _HEX_COLOUR.fullmatch(word) is not None and any(c.isdigit() for c in word)
 
 
-def hashtag_names(note: str) -> list[str]:
+def hashtag_names(note: str, *, limit: int | None = HASHTAGS_PER_NOTE) -> list[str]:
     """The tags the note's hashtags name, in the note's order, each once: each word as a
-    tag's name (books.text.tag_name: `#Año` and `#año` are one tag)."""
-    return list(dict.fromkeys(name for name in map(tag_name, note_hashtags(note)) if name))
+    tag's name (books.text.tag_name: `#Año` and `#año` are one tag), of its first `limit`
+    words (None: every one)."""
+    words = note_hashtags(note, limit=limit)
+    return list(dict.fromkeys(name for name in map(tag_name, words) if name))
 
 
 def hashtags_named_anew(note: str, *, before: str) -> list[str]:
     """The tags the note names as hashtags that the note it replaces (`before`) did not, in
     the note's order: those `before` named are the highlight's tags already, or the reader
-    took them away, and a hashtag taken out of the note leaves its tag where it is."""
-    named_before = set(hashtag_names(before))
-    return [name for name in hashtag_names(note) if name not in named_before]
+    took them away, and a hashtag taken out of the note leaves its tag where it is. At most
+    `HASHTAGS_PER_NOTE`, the first; every hashtag of `before` counts, however many it
+    held, so one pushed past the twentieth by a hashtag written before it is not new."""
+    named_before = set(hashtag_names(before, limit=None))
+    anew = [name for name in hashtag_names(note, limit=None) if name not in named_before]
+    return anew[:HASHTAGS_PER_NOTE]

@@ -187,6 +187,7 @@ def _read_rows(
                 added_raw=raw_date,
                 line=start,
                 tags=tags,
+                tags_carried=at["tags"] is not None,
                 colour=_cell(row, at["color"]).strip().casefold(),
             )
         )

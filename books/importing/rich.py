@@ -24,6 +24,11 @@ class RichClipping(Clipping):
     note_added_at: datetime | None = None
     favourite: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # The file has a place for the highlight's tags (a Readwise CSV with a Tags column, an
+    # Exogram export), so `tags` is what it lists, none perhaps; without one (Bookcision,
+    # Apple Books, Kobo, KOReader, a Readwise CSV with no Tags column) the file says
+    # nothing of tags, and the highlight's `file_tags` stays (books.importing.enrich).
+    tags_carried: bool = False
     # The file says every tag of the highlight (an Exogram export): a `#word` in its note
     # is not one more (books.importing.hashtags).
     tags_listed: bool = False

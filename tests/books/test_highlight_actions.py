@@ -1,14 +1,19 @@
 import datetime as dt
+import threading
+import time
+from collections.abc import Callable
 
 import pytest
+from django.db import connection, connections, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
-from books.models import NOTE_MAX_LENGTH, Highlight, Tag
-from books.services import highlight_note_update
+from books.models import NOTE_MAX_LENGTH, Book, Highlight, Tag
+from books.services import highlight_note_update, highlight_tag, highlight_untag, tag_delete
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
 from tests.books.library import listed_books
 
@@ -192,6 +197,48 @@ class NoteHashtagTests:
         assert (tagged, again) == (["memoria"], [])
         assert _tag_names(think) == ["memoria"]
 
+    def test_a_save_replaces_the_note_the_row_holds_not_the_one_a_stale_page_read(
+        self, think: Highlight, alice: User
+    ) -> None:
+        # A second tab opened before the first saved "#memoria", and the reader then
+        # removed the tag: the second tab's save names "memoria" as the note before did.
+        stale = Highlight.objects.get(pk=think.pk)
+        highlight_note_update(highlight=think, note="#memoria")
+        highlight_untag(highlight=think, tag=Tag.objects.get(reader=alice, name="memoria"))
+
+        with CaptureQueriesContext(connection) as queries:
+            tagged = highlight_note_update(highlight=stale, note="#memoria, and more")
+
+        assert (tagged, _tag_names(think)) == ([], [])
+        (locked,) = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+        assert locked.startswith('SELECT "books_highlight"."note" AS "note" FROM "books_highlight"')
+        think.refresh_from_db()
+        assert think.note == "#memoria, and more"
+
+    def test_a_hashtag_pushed_past_the_twentieth_by_a_new_one_is_not_new_again(
+        self, think: Highlight, alice: User
+    ) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(20))
+        highlight_note_update(highlight=think, note=twenty)
+        highlight_untag(highlight=think, tag=Tag.objects.get(reader=alice, name="t19"))
+
+        added = highlight_note_update(highlight=think, note=f"#new {twenty}")
+        removed = highlight_note_update(highlight=think, note=twenty)  # #new taken out
+
+        assert (added, removed) == (["new"], [])
+        assert "t19" not in _tag_names(think)
+        assert len(_tag_names(think)) == 20  # t00 to t18, and new
+
+    def test_a_change_gives_at_most_twenty_tags_those_it_names_anew(self, think: Highlight) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(20))
+        highlight_note_update(highlight=think, note=twenty)
+
+        more = highlight_note_update(
+            highlight=think, note=twenty + " " + " ".join(f"#u{i:02d}" for i in range(25))
+        )
+
+        assert more == [f"u{i:02d}" for i in range(20)]
+
 
 @pytest.mark.django_db
 class TagTests:
@@ -340,3 +387,110 @@ class SemanticMapTests:
         content = bob_client.get(reverse("map")).content.decode()
         assert "Nothing to map yet" in content
         assert "map-canvas" not in content
+
+
+def _two_highlights(reader: User) -> tuple[Highlight, Highlight]:
+    book = Book.objects.create(reader=reader, title="Ficciones", authors="Borges", key="f|b")
+    return (
+        Highlight.objects.create(reader=reader, book=book, text="Funes.", dedupe_key="funes"),
+        Highlight.objects.create(reader=reader, book=book, text="Tlön.", dedupe_key="tlon"),
+    )
+
+
+def _waiting_on(pid: int, *running: threading.Thread) -> bool:
+    """Whether a backend waits for a lock `pid` holds; asked until one does, or every
+    thread is done (30 s at most: a guard against a hung test, not a timing)."""
+    deadline = time.monotonic() + 30
+    while any(t.is_alive() for t in running) and time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_blocking_pids(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if any(pid in row[0] for row in cursor.fetchall()):
+                return True
+    return False
+
+
+def _in_a_thread(work: Callable[[], object], outcome: dict[str, object]) -> threading.Thread:
+    def run() -> None:
+        try:
+            outcome["done"] = work()
+        except Exception as error:  # what the test asserts never happens
+            outcome["error"] = error
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+class NoteSaveRaceTests:
+    """A note save and a delete of the tag it tags with, at once, on two connections: the
+    delete waits for the save or the save makes the tag again; neither fails."""
+
+    def test_a_tag_deleted_while_the_note_tags_with_it_is_made_again(self, alice: User) -> None:
+        funes, tlon = _two_highlights(alice)
+        tag = highlight_tag(highlight=tlon, name="memoria")
+        # A delete of the tag under way: the tag locked, its links and itself not yet gone.
+        deleter = connections["default"].copy()
+        deleter.connect()
+        deleter.set_autocommit(False)
+        try:
+            with deleter.cursor() as cursor:
+                cursor.execute("SELECT id FROM books_tag WHERE id = %s FOR UPDATE", [tag.pk])
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            outcome: dict[str, object] = {}
+            saving = _in_a_thread(
+                lambda: highlight_note_update(highlight=funes, note="#memoria"), outcome
+            )
+            waited = _waiting_on(pid, saving)
+            with deleter.cursor() as cursor:
+                cursor.execute("DELETE FROM books_highlight_tags WHERE tag_id = %s", [tag.pk])
+                cursor.execute("DELETE FROM books_tag WHERE id = %s", [tag.pk])
+            deleter.commit()
+        finally:
+            deleter.close()
+        saving.join(timeout=60)
+
+        assert waited, "the note save went on without waiting for the delete"
+        assert outcome == {"done": ["memoria"]}
+        funes.refresh_from_db()
+        assert (funes.note, _tag_names(funes), _tag_names(tlon)) == ("#memoria", ["memoria"], [])
+        assert not Tag.objects.filter(pk=tag.pk).exists()
+
+    def test_a_tag_deleted_while_a_note_save_tags_with_it_waits_for_it(self, alice: User) -> None:
+        funes, tlon = _two_highlights(alice)
+        tag = highlight_tag(highlight=tlon, name="memoria")
+        saved, go = threading.Event(), threading.Event()
+        pids: list[int] = []
+
+        def save_and_hold() -> list[str]:
+            # The note saved and tagged, its transaction not yet committed.
+            with transaction.atomic():
+                tagged = highlight_note_update(highlight=funes, note="#memoria")
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid()")
+                    pids.append(cursor.fetchone()[0])
+                saved.set()
+                go.wait(timeout=60)
+            return tagged
+
+        saver: dict[str, object] = {}
+        saving = _in_a_thread(save_and_hold, saver)
+        assert saved.wait(timeout=60)
+        deleter: dict[str, object] = {}
+        deleting = _in_a_thread(lambda: tag_delete(tag=tag), deleter)
+        waited = _waiting_on(pids[0], deleting)
+        go.set()
+        saving.join(timeout=60)
+        deleting.join(timeout=60)
+
+        assert waited, "the delete went on without waiting for the note save"
+        assert (saver, deleter) == ({"done": ["memoria"]}, {"done": 2})
+        funes.refresh_from_db()
+        assert (funes.note, _tag_names(funes)) == ("#memoria", [])
+        assert not Tag.objects.filter(reader=alice).exists()

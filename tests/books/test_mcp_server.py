@@ -81,6 +81,9 @@ class HandshakeTests:
         }  # fmt: skip
         assert all(len(tool["description"]) > 80 for tool in tools.values())
         assert tools["add_note"]["annotations"]["readOnlyHint"] is False
+        # What its hashtags do, said as the note editor does it: new ones, twenty at most.
+        assert "a #hashtag the note did not name before" in tools["add_note"]["description"]
+        assert "at most 20 new ones a note" in tools["add_note"]["description"]
         assert tools["add_note"]["annotations"]["idempotentHint"] is False
         assert tools["get_highlight"]["annotations"]["readOnlyHint"] is True
 
@@ -216,10 +219,12 @@ class ToolTests:
     ) -> None:
         palace = library["palace"]
 
-        server.call("add_note", {"code": str(palace.code), "text": "#Cicero #loci"})
-        server.call("add_note", {"code": str(palace.code), "text": "and #loci again"})
+        first = server.call("add_note", {"code": str(palace.code), "text": "#Cicero #loci"})
+        again = server.call("add_note", {"code": str(palace.code), "text": "and #loci again"})
 
         assert sorted(palace.tags.values_list("name", flat=True)) == ["cicero", "loci"]
+        added = [tool_answer(answer)["tags_added"] for answer in (first, again)]
+        assert added == [["cicero", "loci"], []]
 
 
 # Lines that are not one JSON-RPC message: each answer's id, code and words.

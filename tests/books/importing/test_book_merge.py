@@ -25,6 +25,7 @@ STRAIGHT = "It Doesn't Have to Be Crazy at Work (Jason Fried)"
 CURLY = "It Doesn\u2019t Have to Be Crazy at Work (Jason Fried)"
 CALM = "Calm is a choice, like anything else."
 HOURS = "Long hours are not a badge of honour."
+DAWN = "La alba llega despacio sobre el río."
 OTHER = "Anger passes if you let it; venting only feeds it."
 
 
@@ -305,6 +306,42 @@ class BookMergeTests:
 
         one.refresh_from_db()
         assert "Simplify" not in one.note  # the note the reader cleared stays out
+
+    @pytest.mark.parametrize("first", ["kindle", "readwise"])
+    def test_a_merged_highlight_keeps_what_either_file_listed_as_its_tags(
+        self, alice: User, first: str
+    ) -> None:
+        # One passage under two titles the reader merges into one book, the copy that goes
+        # from a Readwise CSV (its Tags column), the one that stays from a Kindle (no list)
+        # or from a Readwise CSV too (its own list): the lists are joined.
+        def readwise(title: str, tags: str) -> bytes:
+            return (
+                "Highlight,Title,Author,Note,Location,Date,Tags\n"
+                f'"{DAWN}",{title},Ana Ruiz,,10,2021-05-04 12:34:56,"{tags}"\n'
+            ).encode()
+
+        stays = (
+            clippings_file(Entry("Amanecer: una novela (Ana Ruiz)", DAWN, location="10"))
+            if first == "kindle"
+            else readwise("Amanecer: una novela", "río, luz")
+        )
+        goes = readwise("Amanecer", "luz, alba")
+        clippings_import(reader=alice, data=stays, file_name="a")
+        clippings_import(reader=alice, data=goes, file_name="b.csv")
+        assert Highlight.objects.filter(reader=alice).count() == 2
+        books_merge(
+            kept=Book.objects.get(reader=alice, title="Amanecer: una novela"),
+            absorbed=Book.objects.get(reader=alice, title="Amanecer"),
+        )
+        Tag.objects.filter(reader=alice, name__in=["alba", "río"]).delete()
+
+        listed = ["luz", "alba"] if first == "kindle" else ["río", "luz", "alba"]
+        assert Highlight.objects.get(reader=alice, deleted_at__isnull=True).file_tags == listed
+        again = clippings_import(reader=alice, data=goes, file_name="b.csv")
+
+        (one,) = Highlight.objects.filter(reader=alice, deleted_at__isnull=True)
+        assert sorted(one.tags.values_list("name", flat=True)) == ["luz"]
+        assert again.counts.get("tags_added", 0) == 0
 
 
 def _two_copies_and_another(reader: User) -> tuple[Book, Highlight, Highlight]:

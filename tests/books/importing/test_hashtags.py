@@ -5,6 +5,7 @@ anew: a second import adds nothing, a tag the reader deleted stays deleted, and 
 gave way to a newer one or to the reader's edit brings no tag back (books.importing.enrich).
 """
 
+import json
 import unicodedata
 from pathlib import Path
 
@@ -129,6 +130,14 @@ class NoteHashtagsTests:
         assert hashtags_named_anew("#artist", before="#artist #being") == []
         assert hashtags_named_anew(f"{FULL_WIDTH_HASH}Año", before="") == ["año"]
         assert hashtags_named_anew("#año", before=f"{FULL_WIDTH_HASH}año") == []
+
+    def test_a_hashtag_the_note_before_named_past_its_twentieth_is_not_named_anew(self) -> None:
+        twenty = " ".join(f"#t{i:02d}" for i in range(HASHTAGS_PER_NOTE))
+        assert hashtags_named_anew(twenty, before=f"#new {twenty}") == []
+        many = " ".join(f"#u{i:02d}" for i in range(25))
+        assert hashtags_named_anew(f"{twenty} {many}", before=twenty) == [
+            f"u{i:02d}" for i in range(HASHTAGS_PER_NOTE)
+        ]
 
     @given(st.text())
     def test_every_tag_is_written_after_a_hash_in_the_note(self, note: str) -> None:
@@ -550,6 +559,39 @@ class FileTagsTests:
         again = _import(alice, _readwise((ALBA, "luz, alba")), "e.csv")
         assert _tags(alice, ALBA) == ["alba", "luz", "río"]
         assert again.counts["tags_added"] == 1
+
+    @pytest.mark.parametrize(
+        ("data", "name"),
+        [
+            (
+                json.dumps({"title": "Amanecer", "authors": "Ana Ruiz", "highlights": [
+                    {"text": ALBA, "note": "", "location": {"value": 10}}
+                ]}).encode(),
+                "bookcision.json",
+            ),
+            (
+                "Highlight,Title,Author,Note,Location,Date\n"
+                f'"{ALBA}",Amanecer,Ana Ruiz,,10,2021-05-04 12:34:56\n'.encode(),
+                "no-tags-column.csv",
+            ),
+        ],
+    )  # fmt: skip
+    def test_a_file_with_no_place_for_tags_leaves_what_the_column_listed(
+        self, alice: User, data: bytes, name: str
+    ) -> None:
+        listing = _readwise((ALBA, "luz, alba"))
+        _import(alice, listing, "readwise.csv")
+        tag_delete(tag=Tag.objects.get(reader=alice, name="alba"))
+
+        with CaptureQueriesContext(connection) as queries:
+            _import(alice, data, name)
+        again = _import(alice, listing, "readwise.csv")
+
+        assert Highlight.objects.filter(reader=alice).count() == 1  # the same highlight
+        updates = [q["sql"] for q in queries.captured_queries if "file_tags" in q["sql"]]
+        assert [sql for sql in updates if sql.startswith("UPDATE")] == []
+        assert Highlight.objects.get(reader=alice, text=ALBA).file_tags == ["luz", "alba"]
+        assert (_tags(alice, ALBA), again.counts["tags_added"]) == (["luz"], 0)
 
     def test_a_reimport_of_a_file_of_no_tags_writes_no_row(self, alice: User) -> None:
         data = _readwise((ALBA, ""), (COAL, ""))
