@@ -10,6 +10,8 @@ an answer never tells whether someone else's row exists.
 from typing import Any
 from uuid import UUID
 
+from django.db import transaction
+
 from accounts.models import User
 from books.connections.selectors import ConnectedHighlight, connections_for, highlight_connections
 from books.models import NOTE_MAX_LENGTH, Book, Highlight
@@ -329,9 +331,13 @@ def library_note_add(reader: User, *, code: str, text: str) -> dict[str, Any]:
     """
     if not isinstance(text, str) or not text.strip():
         raise BadArgument("text must be the words of the note.")
-    highlight = _highlight(reader, code)
-    note = f"{highlight.note}\n\n{text.strip()}" if highlight.note.strip() else text.strip()
-    if len(note) > NOTE_MAX_LENGTH:
-        raise BadArgument(f"The note would be longer than {NOTE_MAX_LENGTH} characters.")
-    tagged = highlight_note_update(highlight=highlight, note=note)
+    with transaction.atomic():
+        highlight = _highlight(reader, code)
+        # The note as it stands, its row locked: two additions at once keep both words.
+        before = Highlight.objects.select_for_update().values_list("note", flat=True)
+        highlight.note = before.get(pk=highlight.pk)
+        note = f"{highlight.note}\n\n{text.strip()}" if highlight.note.strip() else text.strip()
+        if len(note) > NOTE_MAX_LENGTH:
+            raise BadArgument(f"The note would be longer than {NOTE_MAX_LENGTH} characters.")
+        tagged = highlight_note_update(highlight=highlight, note=note)
     return {**highlight_json(highlight), "tags_added": tagged}

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.importing.services import clippings_import
+from books.library_api import library_note_add
 from books.models import NOTE_MAX_LENGTH, Book, Highlight, Tag
 from books.services import highlight_note_update, highlight_tag, highlight_untag, tag_delete
 from tests.books.kindle import MEMORY_LIBRARY, clippings_file
@@ -494,3 +495,35 @@ class NoteSaveRaceTests:
         funes.refresh_from_db()
         assert (funes.note, _tag_names(funes)) == ("#memoria", [])
         assert not Tag.objects.filter(reader=alice).exists()
+
+    def test_two_additions_to_a_note_at_once_keep_both(self, alice: User) -> None:
+        funes, _ = _two_highlights(alice)
+        # An addition under way on another connection: the row locked, its words written,
+        # not yet committed.
+        first = connections["default"].copy()
+        first.connect()
+        first.set_autocommit(False)
+        try:
+            with first.cursor() as cursor:
+                cursor.execute(
+                    "SELECT id FROM books_highlight WHERE id = %s FOR UPDATE", [funes.pk]
+                )
+                cursor.execute(
+                    "UPDATE books_highlight SET note = 'Ireneo.' WHERE id = %s", [funes.pk]
+                )
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            outcome: dict[str, object] = {}
+            adding = _in_a_thread(
+                lambda: library_note_add(alice, code=str(funes.code), text="Memory."), outcome
+            )
+            waited = _waiting_on(pid, adding)
+            first.commit()
+        finally:
+            first.close()
+        adding.join(timeout=60)
+
+        assert waited, "the addition read the note without waiting for the other one"
+        assert "error" not in outcome
+        funes.refresh_from_db()
+        assert funes.note == "Ireneo.\n\nMemory."
