@@ -403,14 +403,22 @@ class Highlight(models.Model):
 
     @property
     def word_as_written(self) -> str:
-        """For one of the reader's words: a word looked up as every list and the deck show
-        it, without the punctuation the selection caught ("largess," is "largess"); a heading
-        or a piece of a sentence as the reader highlighted it ("What Is to Be Done?", "C++")."""
-        from books.vocabulary import WordKind, word_as_written
+        """For a word looked up: the word as the deck and the lists show it, without the
+        punctuation the selection caught ("largess," is "largess")."""
+        from books.vocabulary import word_as_written
+
+        return word_as_written(self.text)
+
+    @property
+    def word_as_listed(self) -> str:
+        """For one of the reader's words in a list of them: a word looked up as the deck
+        shows it (word_as_written); a heading or a piece of a sentence as the reader
+        highlighted it ("What Is to Be Done?", "C++")."""
+        from books.vocabulary import WordKind
 
         if self.word_kind != WordKind.LOOK_UP:
             return self.text
-        return word_as_written(self.text)
+        return self.word_as_written
 
     def dedupe_key_from_fields(self, *, book_key: str | None = None) -> str:
         """The dedupe key its own kind, place and words give under `book_key` (its book's
