@@ -13,6 +13,7 @@ from django.utils.timezone import now
 from accounts.models import User
 from accounts.services import reader_delete_send
 from affinity.models import ReaderCentroid
+from affinity.services import centroids_mark_stale
 from affinity.tasks import refresh_centroid
 from books.embedding.encoder import active_model_id
 from books.importing.background import import_queue
@@ -140,10 +141,15 @@ class WorkerQueueTests:
                 embed_highlights.delay(ids)
             for _ in range(sweeps):
                 sweep_pending_imports.delay()
-            # Sent straight, not through the claims that keep one a reader waiting: a
-            # backlog as several readers' embedding leaves it.
-            for n in range(refreshes):
-                (refresh_centroid if n % 2 else refresh_library_map).delay(bob.pk)
+            # A backlog as several readers' embedding leaves it: a map's layout and a
+            # centroid's refresh per reader, the centroids queued as production queues them
+            # (centroids_mark_stale: a refresh sent with a countdown was taken off the
+            # broker at once, held by the worker and, when due, run ahead of everything
+            # queued, an import too).
+            for n in range(refreshes // 2):
+                reader = User.objects.create_user(f"reader{n}")
+                refresh_library_map.delay(reader.pk)
+                centroids_mark_stale(reader_ids={reader.pk})
             send()
 
         with celery_worker(
