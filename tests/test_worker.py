@@ -190,7 +190,10 @@ class WorkerQueueTests:
     ) -> None:
         log = self._import_behind_turns(alice, bob, tmp_path, "filesystem://")
         [imported] = _succeeded(log, "books.tasks.run_import")
-        # The file broker takes the queues in their order (exogram.broker), as Redis does.
+        # The import goes to a queue of its own (exogram.queues), which the worker consumes
+        # first. kombu's own file transport passes this too (it goes round the queues from
+        # the first, and the worker starts with them full): the order of the file broker's
+        # takes (exogram.broker) is tested with the refreshes below.
         assert all(imported < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))
 
     @pytest.mark.parametrize("broker", ["filesystem://", REDIS_URL])
@@ -208,7 +211,9 @@ class WorkerQueueTests:
         )
         # The worker's first task, ahead of all eighteen.
         assert all(imported < n for runs in ran.values() for n in runs), log
-        # Then the refreshes, each short, before any embedding turn or sweep.
+        # Then the refreshes, each short, before any embedding turn or sweep: what tests
+        # that the file broker takes the queues in their order (exogram.broker; kombu's
+        # own goes round them and takes a turn or a sweep between two refreshes).
         first_of_the_rest = min(
             ran["books.tasks.embed_highlights"] + ran["books.tasks.sweep_pending_imports"]
         )
@@ -236,4 +241,6 @@ class WorkerQueueTests:
             what="the worker to delete the account",
         )
         [deleted] = _succeeded(log, "accounts.tasks.delete_reader")
+        # Routed to the reader's queue, consumed first (as the import above: kombu's own
+        # file transport passes this too).
         assert all(deleted < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))
