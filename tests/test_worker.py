@@ -73,6 +73,46 @@ class WorkerTests:
         expected = _library(alice)
         with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
             _send_and_check(alice, expected)
+        # With no -Q it consumes every queue, in their order: nothing to warn of.
+        log = (tmp_path / "worker.log").read_text()
+        assert "ready." in log
+        assert "this worker consumes" not in log
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerQueuesWarningTests:
+    def test_a_worker_started_with_the_old_docs_queues_says_which_to_consume(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        # The docs once said `-Q celery-imports,celery`: nothing consumed the refreshes,
+        # and maps stayed "Laying out".
+        log_path = tmp_path / "worker.log"
+        with celery_worker(
+            broker_url="filesystem://", data_dir=tmp_path, consume=["celery-imports", "celery"]
+        ):
+            wait_for(lambda: "ready." in log_path.read_text(), what="the worker to start")
+        warned = [
+            line
+            for line in log_path.read_text().splitlines()
+            if "this worker consumes nothing of celery-refresh:" in line
+        ]
+        assert len(warned) == 1
+        assert ": WARNING/MainProcess] " in warned[0]
+        assert "-Q celery-imports,celery-refresh,celery," in warned[0]
+
+    def test_a_worker_taking_the_queues_out_of_order_says_so(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        log_path = tmp_path / "worker.log"
+        with celery_worker(
+            broker_url="filesystem://",
+            data_dir=tmp_path,
+            consume=["celery", "celery-refresh", "celery-imports"],
+        ):
+            wait_for(lambda: "ready." in log_path.read_text(), what="the worker to start")
+        log = log_path.read_text()
+        assert "this worker consumes celery, celery-refresh, celery-imports in that order" in log
+        assert "-Q celery-imports,celery-refresh,celery" in log, log
 
 
 @pytest.mark.django_db(transaction=True)
