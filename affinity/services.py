@@ -26,8 +26,6 @@ from books.models import EMBEDDING_DIMENSIONS, Book, Highlight
 
 logger = logging.getLogger(__name__)
 
-# Seconds to wait before a queued refresh runs, so the batches of one import coalesce.
-REFRESH_DELAY = 10
 # A refresh queued longer ago than this was lost with its worker: the next change queues
 # another instead of waiting forever on the flag.
 LOST_REFRESH = timedelta(minutes=15)
@@ -48,8 +46,8 @@ ECHO_SHARE = 0.7
 # that a killed worker does not lose.
 ECHO_BATCH = 256
 # A refresh stops probing after this long and queues another refresh to go on, so one
-# huge import never holds a worker past the task time limit, nor the reader's queue, which
-# the refresh shares with imports (exogram/queues.py), more than a moment. Measured: a
+# huge import never holds a worker past the task time limit, nor the refresh queue, which
+# the maps' layouts share (exogram/queues.py), more than a moment. Measured: a
 # turn of 256 probes took 0.9-2.8 s on 8,208 vectors (load average 6-8), so a 5,517-
 # highlight library is probed in a few turns.
 ECHO_BUDGET_SECONDS = 20.0
@@ -135,9 +133,11 @@ def centroids_mark_stale(*, reader_ids: set[int]) -> None:
         )
         if queued:
             # celery-types does not know DjangoTask, the app's task class, which adds this.
-            refresh_centroid.apply_async_on_commit(  # type: ignore[attr-defined]
-                (reader_id,), countdown=REFRESH_DELAY
-            )
+            # No countdown: the worker takes a delayed task off the broker at once and, when
+            # it is due, runs it ahead of all it has not taken yet, whatever the queues'
+            # order (an import waited behind them). The claim above is the debounce: one
+            # refresh waits per reader, and the changes made until it starts go in it.
+            refresh_centroid.delay_on_commit(reader_id)  # type: ignore[attr-defined]
 
 
 def centroid_refresh(*, reader: User) -> ReaderCentroid:

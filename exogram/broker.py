@@ -9,7 +9,9 @@ reader's, the refreshes, the rest: exogram.queues.task_queues), as Redis does wi
 `queue_order_strategy: priority`; each queue is still first in, first out.
 
 It replaces kombu's under the name "filesystem" (register, called by exogram.celery before
-any connection), so every URL and test that names the file broker gets it.
+any connection), so every URL and test that names the file broker gets it. It uses kombu's
+internals, so pyproject.toml pins kombu to the minor tested (tests/test_worker.py's
+test_an_import_goes_before_the_refreshes_and_turns_queued_ahead_of_it fails without it).
 """
 
 from collections.abc import Callable

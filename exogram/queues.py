@@ -15,6 +15,7 @@ import contextlib
 import logging
 from typing import Any
 
+from celery.signals import worker_ready
 from kombu import Queue
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,44 @@ def task_queues(default_queue: str) -> tuple[Queue, Queue, Queue]:
         Queue(refresh_queue_name(default_queue)),
         Queue(default_queue),
     )
+
+
+def consumed_queues_warning(consumed: list[str], default_queue: str) -> str | None:
+    """What is wrong with a worker that consumes `consumed` (its -Q, in its order), or None.
+
+    The docs once said `-Q <queue>-imports,<queue>`: a worker started so consumes nothing
+    of `<queue>-refresh`, and the maps stay "Laying out", the centroids never change."""
+    wanted = [queue.name for queue in task_queues(default_queue)]
+    ours = [name for name in consumed if name in wanted]
+    if ours == wanted:
+        return None
+    missing = [name for name in wanted if name not in ours]
+    problem = (
+        f"consumes nothing of {', '.join(missing)}"
+        if missing
+        else f"consumes {', '.join(ours)} in that order"
+    )
+    return (
+        f"this worker {problem}: Exogram sends its tasks to {', '.join(wanted)}, to be "
+        f"consumed in that order (the reader's imports and deletions, then the maps' and "
+        f"centroids' refreshes, then the rest). Unless other workers consume the rest, "
+        f'maps stay "Laying out", kindred readers never change or imports wait behind '
+        f"embedding turns: start it with -Q {','.join(wanted)}, or with no -Q."
+    )
+
+
+@worker_ready.connect
+def _check_the_consumed_queues(sender: Any = None, **kwargs: Any) -> None:
+    # Workers started with the -Q of older docs consume no refresh: said in the worker's
+    # log, with the -Q to use. Connected here, which the settings import in every process
+    # (exogram.celery imports nothing of this module: tests/test_import_cycles.py).
+    consumer = getattr(sender, "task_consumer", None)
+    if consumer is None:
+        return
+    consumed = [queue.name for queue in consumer.queues]
+    warning = consumed_queues_warning(consumed, sender.app.conf.task_default_queue)
+    if warning:
+        logger.warning("%s", warning)
 
 
 def route(

@@ -162,7 +162,12 @@ def cluster(folder: Path) -> Iterator[Cluster]:
 
 
 def _forget_queue(queue: str) -> None:
+    """Delete the lists of the instance's three queues (exogram.queues), each with its
+    priority lists, that kombu keeps in Redis."""
     import redis
 
+    from exogram.queues import task_queues
+
     client = redis.Redis.from_url(REDIS_URL)
-    client.delete(queue, f"{queue}\x06\x163", f"{queue}\x06\x166", f"{queue}\x06\x169")
+    for name in (q.name for q in task_queues(queue)):
+        client.delete(name, f"{name}\x06\x163", f"{name}\x06\x166", f"{name}\x06\x169")

@@ -12,7 +12,7 @@ from accounts.models import User
 from affinity.services import centroids_mark_stale
 from books.library_map.services import library_map_request_refresh
 from exogram.celery import app
-from exogram.queues import READER_WAITS, REFRESHES, queued_tasks
+from exogram.queues import READER_WAITS, REFRESHES, consumed_queues_warning, queued_tasks
 from tests.worker import tasks_kept_in
 
 
@@ -69,6 +69,40 @@ class TaskRoutingTests:
     )
     def test_everything_else_goes_to_the_default_queue(self, task: str) -> None:
         assert _queue_of(task) == app.conf.task_default_queue
+
+
+class ConsumedQueuesWarningTests:
+    """A real worker logs it (tests/test_worker.py); here, which -Q it is for."""
+
+    @pytest.mark.parametrize(
+        "consumed",
+        [
+            ["q-imports", "q-refresh", "q"],
+            # Another instance's or another program's queue beside them is not Exogram's
+            # business.
+            ["q-imports", "other", "q-refresh", "q"],
+        ],
+    )
+    def test_every_queue_in_order_is_right(self, consumed: list[str]) -> None:
+        assert consumed_queues_warning(consumed, "q") is None
+
+    @pytest.mark.parametrize(
+        ("consumed", "says"),
+        [
+            (["q-imports", "q"], "consumes nothing of q-refresh:"),
+            (["q"], "consumes nothing of q-imports, q-refresh:"),
+            (["q-refresh", "q-imports", "q"], "consumes q-refresh, q-imports, q in that order:"),
+            # Another instance's queues: none of this one's.
+            (["celery-imports", "celery-refresh", "celery"], "nothing of q-imports, q-refresh, q:"),
+        ],
+    )
+    def test_a_queue_left_out_or_out_of_order_is_named(
+        self, consumed: list[str], says: str
+    ) -> None:
+        warning = consumed_queues_warning(consumed, "q")
+        assert warning is not None
+        assert says in warning
+        assert warning.endswith("start it with -Q q-imports,q-refresh,q, or with no -Q.")
 
 
 @pytest.mark.django_db

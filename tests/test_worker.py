@@ -13,6 +13,7 @@ from django.utils.timezone import now
 from accounts.models import User
 from accounts.services import reader_delete_send
 from affinity.models import ReaderCentroid
+from affinity.services import centroids_mark_stale
 from affinity.tasks import refresh_centroid
 from books.embedding.encoder import active_model_id
 from books.importing.background import import_queue
@@ -72,6 +73,46 @@ class WorkerTests:
         expected = _library(alice)
         with celery_worker(broker_url="filesystem://", data_dir=tmp_path):
             _send_and_check(alice, expected)
+        # With no -Q it consumes every queue, in their order: nothing to warn of.
+        log = (tmp_path / "worker.log").read_text()
+        assert "ready." in log
+        assert "this worker consumes" not in log
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerQueuesWarningTests:
+    def test_a_worker_started_with_the_old_docs_queues_says_which_to_consume(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        # The docs once said `-Q celery-imports,celery`: nothing consumed the refreshes,
+        # and maps stayed "Laying out".
+        log_path = tmp_path / "worker.log"
+        with celery_worker(
+            broker_url="filesystem://", data_dir=tmp_path, consume=["celery-imports", "celery"]
+        ):
+            wait_for(lambda: "ready." in log_path.read_text(), what="the worker to start")
+        warned = [
+            line
+            for line in log_path.read_text().splitlines()
+            if "this worker consumes nothing of celery-refresh:" in line
+        ]
+        assert len(warned) == 1
+        assert ": WARNING/MainProcess] " in warned[0]
+        assert "-Q celery-imports,celery-refresh,celery," in warned[0]
+
+    def test_a_worker_taking_the_queues_out_of_order_says_so(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        log_path = tmp_path / "worker.log"
+        with celery_worker(
+            broker_url="filesystem://",
+            data_dir=tmp_path,
+            consume=["celery", "celery-refresh", "celery-imports"],
+        ):
+            wait_for(lambda: "ready." in log_path.read_text(), what="the worker to start")
+        log = log_path.read_text()
+        assert "this worker consumes celery, celery-refresh, celery-imports in that order" in log
+        assert "-Q celery-imports,celery-refresh,celery" in log, log
 
 
 @pytest.mark.django_db(transaction=True)
@@ -140,10 +181,15 @@ class WorkerQueueTests:
                 embed_highlights.delay(ids)
             for _ in range(sweeps):
                 sweep_pending_imports.delay()
-            # Sent straight, not through the claims that keep one a reader waiting: a
-            # backlog as several readers' embedding leaves it.
-            for n in range(refreshes):
-                (refresh_centroid if n % 2 else refresh_library_map).delay(bob.pk)
+            # A backlog as several readers' embedding leaves it: a map's layout and a
+            # centroid's refresh per reader, the centroids queued as production queues them
+            # (centroids_mark_stale: a refresh sent with a countdown was taken off the
+            # broker at once, held by the worker and, when due, run ahead of everything
+            # queued, an import too).
+            for n in range(refreshes // 2):
+                reader = User.objects.create_user(f"reader{n}")
+                refresh_library_map.delay(reader.pk)
+                centroids_mark_stale(reader_ids={reader.pk})
             send()
 
         with celery_worker(
@@ -184,7 +230,10 @@ class WorkerQueueTests:
     ) -> None:
         log = self._import_behind_turns(alice, bob, tmp_path, "filesystem://")
         [imported] = _succeeded(log, "books.tasks.run_import")
-        # The file broker takes the queues in their order (exogram.broker), as Redis does.
+        # The import goes to a queue of its own (exogram.queues), which the worker consumes
+        # first. kombu's own file transport passes this too (it goes round the queues from
+        # the first, and the worker starts with them full): the order of the file broker's
+        # takes (exogram.broker) is tested with the refreshes below.
         assert all(imported < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))
 
     @pytest.mark.parametrize("broker", ["filesystem://", REDIS_URL])
@@ -202,7 +251,9 @@ class WorkerQueueTests:
         )
         # The worker's first task, ahead of all eighteen.
         assert all(imported < n for runs in ran.values() for n in runs), log
-        # Then the refreshes, each short, before any embedding turn or sweep.
+        # Then the refreshes, each short, before any embedding turn or sweep: what tests
+        # that the file broker takes the queues in their order (exogram.broker; kombu's
+        # own goes round them and takes a turn or a sweep between two refreshes).
         first_of_the_rest = min(
             ran["books.tasks.embed_highlights"] + ran["books.tasks.sweep_pending_imports"]
         )
@@ -230,4 +281,6 @@ class WorkerQueueTests:
             what="the worker to delete the account",
         )
         [deleted] = _succeeded(log, "accounts.tasks.delete_reader")
+        # Routed to the reader's queue, consumed first (as the import above: kombu's own
+        # file transport passes this too).
         assert all(deleted < turn for turn in _succeeded(log, "books.tasks.embed_highlights"))

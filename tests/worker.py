@@ -58,6 +58,7 @@ def celery_worker(
     concurrency: int = 1,
     queue: str = "celery",
     queued_first: Callable[[], object] | None = None,
+    consume: list[str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
@@ -65,6 +66,7 @@ def celery_worker(
     "filesystem://", to folders under `data_dir`. One process (the solo pool) by default;
     with `concurrency` above 1, a prefork pool of that many processes, as `make run` runs.
     `queued_first` sends tasks before the worker starts: a queue it finds already full.
+    `consume`: the queues the worker is told to consume (-Q), in that order.
     """
     from exogram.celery import app
     from exogram.queues import task_queues
@@ -106,6 +108,8 @@ def celery_worker(
         if queued_first is not None:
             queued_first()
         pool = ["--pool", "solo"] if concurrency == 1 else ["--concurrency", str(concurrency)]
+        if consume is not None:
+            pool += ["-Q", ",".join(consume)]
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "exogram", "worker", *pool,
              "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"],
