@@ -86,8 +86,24 @@ def _added_nothing(the_import: Import) -> bool:
 
 def import_nothing_new(the_import: Import) -> bool:
     """Whether a finished import added, merged and changed nothing and left nothing out: a
-    file imported again, everything in it already in the library."""
-    return _added_nothing(the_import) and not the_import.left_out.total
+    file imported again, everything in it already in the library. A file of bookmarks and
+    empty notes alone found nothing there either (import_nothing_to_keep)."""
+    return (
+        _added_nothing(the_import)
+        and not the_import.left_out.total
+        and the_import.counts.get("duplicates_skipped", 0) > 0
+    )
+
+
+def import_nothing_to_keep(the_import: Import) -> bool:
+    """Whether a finished import found nothing to keep in its file and nothing of it in the
+    library: bookmarks, empty notes and clipping-limit placeholders alone. "Already in your
+    library" was untrue of a first import of such a file."""
+    return (
+        _added_nothing(the_import)
+        and not the_import.left_out.total
+        and not the_import.counts.get("duplicates_skipped", 0)
+    )
 
 
 def import_nothing_else_new(the_import: Import) -> bool:

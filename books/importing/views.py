@@ -20,9 +20,11 @@ from books.connections.selectors import import_connections_count
 from books.deleting import deleted_phrase
 from books.forms import ImportForm, TooLargeForm
 from books.importing.background import import_queue, imports_in_background
+from books.importing.reader_books import AT_CLIPPING_LIMIT, BOOKMARKS, EMPTY_NOTES
 from books.importing.selectors import (
     import_nothing_else_new,
     import_nothing_new,
+    import_nothing_to_keep,
     import_reading,
     import_saving,
     imports_page,
@@ -40,6 +42,7 @@ from books.selectors import import_progress, import_time_left
 from books.services import delete_count, import_deletable, import_deleted_since
 from books.wording import translated
 from exogram.paging import ListPaginator
+from exogram.wording import LIST_JOINED
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +187,8 @@ def _import_message(the_import: Import) -> str:
             "file": file_name
         }
     counts = the_import.counts
+    if import_nothing_to_keep(the_import):
+        return _nothing_to_keep_message(the_import)
     parts = []
     if nothing_new:
         parts.append(gettext("nothing new"))
@@ -221,6 +226,38 @@ def _import_message(the_import: Import) -> str:
     if not parts:  # it changed what it holds (a merge, a note, a tag): its report says what
         return gettext("Imported %(file)s.") % {"file": file_name}
     return gettext("Imported %(file)s: %(what)s.") % {"file": file_name, "what": "; ".join(parts)}
+
+
+def _nothing_to_keep_message(the_import: Import) -> str:
+    """A file of bookmarks, empty notes or clipping-limit placeholders alone, on its first
+    import or any later one: what it held, not "already in your library"."""
+    counts = the_import.counts
+    held = [
+        (BOOKMARKS, counts.get("bookmarks_skipped", 0)),
+        (EMPTY_NOTES, counts.get("empty_notes_skipped", 0)),
+        (AT_CLIPPING_LIMIT, sum(counts.get("truncated_by_book", {}).values())),
+    ]
+    what = LIST_JOINED.join(
+        ngettext(*pair, count) % {"count": number_format(count, force_grouping=True)}
+        for pair, count in held
+        if count
+    )
+    unread = the_import.unread
+    if unread:
+        read_not = ngettext(
+            "%(count)s entry could not be read (see the report)",
+            "%(count)s entries could not be read (see the report)",
+            unread,
+        ) % {"count": number_format(unread, force_grouping=True)}
+        what = f"{what}; {read_not}" if what else read_not
+    if not what:
+        return gettext("Nothing to import from %(file)s: no highlight or note to keep.") % {
+            "file": the_import.file_name
+        }
+    return gettext("Nothing to import from %(file)s: %(what)s.") % {
+        "file": the_import.file_name,
+        "what": what,
+    }
 
 
 @require_GET

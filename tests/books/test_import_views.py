@@ -863,6 +863,26 @@ class ImportMessageTests:
         ).content.decode()
         assert "My Clippings.txt importado: nada nuevo; 1 entrada omitida: la borraste." in spanish
 
+    def test_a_file_of_bookmarks_and_empty_notes_says_what_it_held_not_already_there(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        data = clippings_file(
+            Entry("Only Marks (A B)", "", kind="Bookmark", location="5"),
+            Entry("Only Marks (A B)", "", kind="Note", location="7"),
+        )
+        response = alice_client.post(reverse("import"), _upload(data, "marks.txt"), follow=True)
+
+        page = response.content.decode()
+        assert "Nothing to import from marks.txt: 1 bookmark, 1 empty note." in page
+        assert "already in your library" not in page
+        report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
+        assert 'id="nothing-new"' not in report
+        spanish = alice_client.post(
+            reverse("import"), _upload(data, "marks.txt"), follow=True,
+            headers={"Accept-Language": "es"},
+        ).content.decode()  # fmt: skip
+        assert "Nada que importar de marks.txt: 1 marcador, 1 nota vacía." in spanish
+
     def test_a_json_files_problems_name_their_book_and_entry_not_a_line(
         self, alice_client: Client
     ) -> None:
