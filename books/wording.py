@@ -55,7 +55,7 @@ def _modules() -> list[ModuleType]:
 _MESSAGES = StoredMessages(
     _modules,
     nested={"problem", "error", "found", "what", "fix"},
-    numbers=frozenset({"size", "packed", "count", "limit"}),
+    numbers=frozenset({"size", "packed", "count", "limit", "upload"}),
     # Why a book named in a file was not added (books.importing.reader_books).
     lists=frozenset({"reasons"}),
 )

@@ -11,6 +11,7 @@ choosing, and read from there, so what a zip holds is never held in memory whole
 """
 
 import io
+import math
 import re
 import tempfile
 import zipfile
@@ -56,7 +57,9 @@ MAX_MEMBER_BYTES = 512 * 1024 * 1024
 MAX_SIDECAR_BYTES = 32 * 1024 * 1024
 # A Kindle's My Clippings.txt is read whole from a zip (parsing 55 MB at once took a worker
 # from 128 to 410 MB; an upload of the file itself is parsed in pieces): a real one is a
-# few MB, and a larger one is uploaded unzipped.
+# few MB, and a larger one is uploaded unzipped. The cap is on the zip's clippings files
+# together: 16 copies of a 31.8 MB file, each under it, zipped to 30 MB and parsed to
+# 3.8 million clippings.
 MAX_CLIPPINGS_BYTES = 32 * 1024 * 1024
 MAX_DATABASE_BYTES = 256 * 1024 * 1024
 # A member this large that shrank this much is a bomb, not a database, and so is a whole
@@ -98,8 +101,28 @@ ZIP_DATABASES_TOO_BIG = gettext_noop(
 )
 MEMBER_OUTSIDE = gettext_noop("'%(name)s' was not read: its name leads out of the zip's folder")
 MEMBER_TOO_LARGE = gettext_noop("'%(name)s' is too large to read")
+# Stored before the cap was on a zip's clippings together; still said in the reader's language.
 CLIPPINGS_TOO_LARGE = gettext_noop(
     "'%(name)s' is too large to read from a zip: unzip it and upload the file itself"
+)
+CLIPPINGS_TOO_LARGE_IN_ZIP = gettext_noop(
+    "'%(name)s' is %(size)s MB, more than the %(limit)s MB of Kindle clippings read from one "
+    "zip: %(fix)s"
+)
+ZIP_CLIPPINGS_TOO_LARGE = gettext_noop(
+    "the Kindle clippings files in this zip (%(names)s) come to %(size)s MB, more than the "
+    "%(limit)s MB read from one zip: %(fix)s"
+)
+# What the reader can do instead, by the upload limit (EXOGRAM_MAX_UPLOAD_MB): never upload
+# a file larger than it.
+UNZIP_IT = gettext_noop("unzip it and upload the file itself")
+UNZIP_THEM = gettext_noop("unzip them and upload each file itself")
+UNZIP_THEM_UP_TO = gettext_noop(
+    "unzip them and upload each file itself; one over the %(upload)s MB upload limit cannot "
+    "be imported"
+)
+OVER_UPLOAD_LIMIT = gettext_noop(
+    "it is larger than the %(upload)s MB upload limit too, so it cannot be imported"
 )
 MEMBER_UNPACKABLE = gettext_noop("'%(name)s' cannot be unpacked: %(error)s")
 MEMBER_LIES = gettext_noop("'%(name)s' unpacks to more than its zip entry declares")
@@ -133,8 +156,9 @@ def detect_device(data: bytes) -> str | None:
     return None
 
 
-def parse_device(data: bytes, kind: str) -> ParseResult:
-    """Parse an upload detect_device recognised. Never raises."""
+def parse_device(data: bytes, kind: str, *, upload_limit: int | None = None) -> ParseResult:
+    """Parse an upload detect_device recognised. Never raises. `upload_limit`, the largest
+    upload in bytes (None: none), is what a zip's problems advise by."""
     if kind == KOREADER_LUA:
         return parse_koreader_lua(data)
     if kind == KOBO_SQLITE:
@@ -142,7 +166,7 @@ def parse_device(data: bytes, kind: str) -> ParseResult:
     if kind == APPLE_BOOKS_ANNOTATIONS:
         return ParseResult([], [Problem(1, APPLE_ALONE)], 1)
     if kind == ZIP:
-        return parse_zip(data)
+        return parse_zip(data, upload_limit=upload_limit)
     return ParseResult([], [Problem(1, NOT_KOBO)], 1)
 
 
@@ -173,12 +197,14 @@ class _Archive:
     companions: dict[str, zipfile.ZipInfo] = field(default_factory=dict)  # -wal/-shm by name
 
 
-def parse_zip(data: bytes) -> ParseResult:
-    """Every sidecar and database in a zip, as one result. Never raises."""
+def parse_zip(data: bytes, *, upload_limit: int | None = None) -> ParseResult:
+    """Every sidecar, clippings file and database in a zip, as one result. Never raises.
+    `upload_limit` as parse_device's."""
     with tempfile.TemporaryDirectory(prefix="exogram-zip-") as folder:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as zipped:
                 archive = _open_zip(zipped, len(data))
+                _cap_clippings(archive, upload_limit)
                 result = archive.result
                 empty: list[str] = []  # what each file that holds nothing says of itself
                 for info in archive.sidecars:
@@ -327,11 +353,7 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
             else:
                 found.sidecars.append(info)
         elif _KINDLE_SEPARATOR.search(decode_text(head)):
-            if info.file_size > MAX_CLIPPINGS_BYTES:
-                result.entries += 1
-                result.problems.append(Problem(1, CLIPPINGS_TOO_LARGE % {"name": name[:120]}))
-            else:
-                found.clippings.append(info)
+            found.clippings.append(info)
     databases = {info.filename for info in found.databases}
     found.companions = {i.filename: i for i in companions if i.filename[:-4] in databases}
     held = sum(i.file_size for i in found.databases) + sum(
@@ -346,6 +368,38 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
             }
         )
     return found
+
+
+def _cap_clippings(found: _Archive, upload_limit: int | None) -> None:
+    """None of the zip's clippings files is read when together they pass
+    MAX_CLIPPINGS_BYTES: one problem names them, with what to do instead."""
+    held = sum(info.file_size for info in found.clippings)
+    if held <= MAX_CLIPPINGS_BYTES:
+        return
+    uploadable = upload_limit is None or all(
+        info.file_size <= upload_limit for info in found.clippings
+    )
+    upload = {"upload": f"{(upload_limit or 0) // 1024**2:,}"}
+    values = {"size": _megabytes(held), "limit": f"{MAX_CLIPPINGS_BYTES // 1024**2:,}"}
+    if len(found.clippings) == 1:
+        fix = UNZIP_IT if uploadable else OVER_UPLOAD_LIMIT % upload
+        problem = CLIPPINGS_TOO_LARGE_IN_ZIP % {
+            **values, "name": found.clippings[0].filename[:120], "fix": fix
+        }  # fmt: skip
+    else:
+        fix = UNZIP_THEM if uploadable else UNZIP_THEM_UP_TO % upload
+        names = ", ".join(f"'{info.filename[:120]}'" for info in found.clippings[:5])
+        if len(found.clippings) > 5:
+            names += ", …"
+        problem = ZIP_CLIPPINGS_TOO_LARGE % {**values, "names": names, "fix": fix}
+    found.result.entries += 1
+    found.result.problems.append(Problem(1, problem))
+    found.clippings = []
+
+
+def _megabytes(size: int) -> str:
+    # To one decimal, rounded up: a file just over the limit is never "32.0 MB, more than 32".
+    return f"{math.ceil(size * 10 / 1024**2) / 10:,.1f}"
 
 
 def _damaged(result: ParseResult, name: str, error: BaseException) -> None:

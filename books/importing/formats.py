@@ -130,11 +130,12 @@ def _has_highlight_column(head: str) -> bool:
     return any(cell.strip().strip('"').casefold() == "highlight" for cell in header)
 
 
-def parse_upload(data: bytes) -> ParseResult:
-    """Parse an upload in whichever format it is. Never raises."""
+def parse_upload(data: bytes, *, upload_limit: int | None = None) -> ParseResult:
+    """Parse an upload in whichever format it is. Never raises. `upload_limit`, the largest
+    upload in bytes (None: none), is what a zip's problems advise by (devices.parse_zip)."""
     kind = detect_format(data)
     if kind in DEVICE_LABELS:
-        return parse_device(data, kind)
+        return parse_device(data, kind, upload_limit=upload_limit)
     if kind == NOTEBOOK_HTML:
         return parse_notebook_html(data)
     if kind == READWISE_CSV:

@@ -111,7 +111,8 @@ def upload_parse(data: bytes) -> ParseResult:
     # Any known format, told by its content: My Clippings, a Kindle notebook, a CSV, JSON.
     from books.importing.formats import CLIPPINGS, detect_format, parse_upload
 
-    result = screen_entries(parse_upload(data))
+    upload_limit = settings.EXOGRAM_MAX_UPLOAD_MB * MEGABYTE
+    result = screen_entries(parse_upload(data, upload_limit=upload_limit))
     if result.holds_nothing and not result.problems:
         # A device's file with nothing in it to keep (a sidecar of a book read without
         # highlighting): it says so, in its own words, not as a problem.

@@ -7,11 +7,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
 
+from accounts.models import User
 from books.importing import devices
 from books.importing.devices import APPLE_ALONE, parse_zip
 from books.importing.formats import detect_format, parse_upload
 from books.importing.rich import DELETED, EMPTY, RichClipping
+from books.models import Highlight
 from tests.books.importing.devices import (
     SIDECAR_ANNOTATIONS,
     SIDECAR_OLD,
@@ -299,15 +304,70 @@ class KindleClippingsZipTests:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(devices, "MAX_CLIPPINGS_BYTES", 1000)
-        data = _zip({"kindle/My Clippings.txt": clippings_file(*MEMORY_LIBRARY)})
+        text = clippings_file(*MEMORY_LIBRARY)
+        data = _zip({"kindle/My Clippings.txt": text})
 
-        result = parse_upload(data)
+        result = parse_upload(data, upload_limit=len(text))
 
         assert result.clippings == []
         assert [p.message for p in result.problems] == [
-            "'kindle/My Clippings.txt' is too large to read from a zip: unzip it and upload "
-            "the file itself"
+            "'kindle/My Clippings.txt' is 0.1 MB, more than the 0 MB of Kindle clippings read "
+            "from one zip: unzip it and upload the file itself"
         ]
+        # A file larger than an upload may be is never said to be uploaded on its own.
+        result = parse_upload(data, upload_limit=len(text) - 1)
+        assert [p.message for p in result.problems] == [
+            "'kindle/My Clippings.txt' is 0.1 MB, more than the 0 MB of Kindle clippings read "
+            "from one zip: it is larger than the 0 MB upload limit too, so it cannot be imported"
+        ]
+
+    def test_its_clippings_files_are_capped_together_and_named(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The review's zip: copies of a clippings file each under the cap, 960,000 clippings.
+        text = clippings_file(*MEMORY_LIBRARY)
+        monkeypatch.setattr(devices, "MAX_CLIPPINGS_BYTES", 3 * len(text) - 1)
+        copies = {f"{n}/My Clippings.txt": text for n in range(3)}
+        sidecar = {"koreader/Tidal Pools.sdr/metadata.epub.lua": SIDECAR_OLD.encode()}
+
+        result = parse_upload(_zip({**copies, **sidecar}), upload_limit=len(text))
+
+        assert {c.title for c in result.clippings} == {"Tidal Pools"}  # the rest is read
+        assert [p.message for p in result.problems] == [
+            "the Kindle clippings files in this zip ('0/My Clippings.txt', '1/My Clippings.txt', "
+            "'2/My Clippings.txt') come to 0.1 MB, more than the 0 MB read from one zip: unzip "
+            "them and upload each file itself"
+        ]
+        two = parse_upload(_zip(dict(list(copies.items())[:2])), upload_limit=len(text))
+        assert len(two.clippings) == 2 * len(MEMORY_LIBRARY)
+        said = parse_upload(_zip(copies), upload_limit=len(text) - 1).problems[0].message
+        assert said.endswith(
+            "unzip them and upload each file itself; one over the 0 MB upload limit cannot be "
+            "imported"
+        )
+
+    @pytest.mark.django_db
+    def test_an_upload_of_a_zip_too_full_of_clippings_is_refused_naming_them_in_spanish(
+        self, alice: User, alice_client: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        text = clippings_file(*MEMORY_LIBRARY)
+        monkeypatch.setattr(devices, "MAX_CLIPPINGS_BYTES", 2 * len(text) - 1)
+        data = _zip({"a/My Clippings.txt": text, "b/My Clippings.txt": text})
+
+        response = alice_client.post(
+            reverse("import"),
+            {"file": SimpleUploadedFile("two.zip", data)},
+            headers={"Accept-Language": "es"},
+            follow=True,
+        )
+
+        page = response.content.decode()
+        assert (
+            "los archivos de recortes de Kindle de este zip (&#x27;a/My Clippings.txt&#x27;, "
+            "&#x27;b/My Clippings.txt&#x27;) suman 0,1 MB, más que los 0 MB que se leen de un "
+            "zip: descomprímelos y sube cada archivo tal cual"
+        ) in page
+        assert not Highlight.objects.exists()
 
     def test_a_text_that_is_not_a_kindles_is_not_read(self) -> None:
         result = parse_upload(_zip({"notes.txt": b"A list of books to read.\r\n"}))
