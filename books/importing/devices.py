@@ -10,6 +10,7 @@ databases are unpacked in pieces into a private temporary folder, under names of
 choosing, and read from there, so what a zip holds is never held in memory whole.
 """
 
+import codecs
 import io
 import math
 import re
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from books.importing.apple_books import ANNOTATIONS_TABLE, LIBRARY_TABLE, Store, parse_apple_books
 from books.importing.clippings import ParseResult, Problem, parse_clippings
+from books.importing.clippings_metadata import parse_metadata_line
 from books.importing.kobo import NOT_KOBO, is_kobo, parse_kobo
 from books.importing.koreader import NOT_A_SIDECAR, is_koreader_lua, parse_koreader_lua
 from books.importing.marks import gettext_noop
@@ -128,8 +130,11 @@ MEMBER_UNPACKABLE = gettext_noop("'%(name)s' cannot be unpacked: %(error)s")
 MEMBER_LIES = gettext_noop("'%(name)s' unpacks to more than its zip entry declares")
 IN_MEMBER = gettext_noop("%(name)s: %(problem)s")
 # A Kindle clippings file's entries end in a line of ten "=" (in every language the Kindle
-# writes): one in a text member's first 4 KB tells a My Clippings.txt.
+# writes), and each has a metadata line ("- Your Highlight on page 3 | …"): both in a text
+# member's first 4 KB tell a clippings file. A separator alone is a Markdown heading too
+# (`Title\n==========` in a KOReader folder's README.md).
 _KINDLE_SEPARATOR = re.compile(r"^\ufeff?==========[ \t]*\r?$", re.MULTILINE)
+_HEAD_BYTES = 4096
 _UNSAFE_NAME = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)|^[\\/]|^[A-Za-z]:")
 
 
@@ -340,19 +345,19 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
             continue
         try:
             with archive.open(info) as member:
-                head = member.read(4096)
+                head = member.read(_HEAD_BYTES)
         except _DAMAGED as error:
             _damaged(result, name, error)
             continue
         if is_sqlite(head):
             found.databases.append(info)
-        elif name.endswith(".lua") and is_koreader_lua(decode_text(head)):
+        elif name.endswith(".lua") and is_koreader_lua(decode_text(head[:4096])):
             if info.file_size > MAX_SIDECAR_BYTES:
                 result.entries += 1
                 result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
             else:
                 found.sidecars.append(info)
-        elif _KINDLE_SEPARATOR.search(decode_text(head)):
+        elif _is_clippings_head(head):
             found.clippings.append(info)
     databases = {info.filename for info in found.databases}
     found.companions = {i.filename: i for i in companions if i.filename[:-4] in databases}
@@ -368,6 +373,21 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
             }
         )
     return found
+
+
+def _is_clippings_head(head: bytes) -> bool:
+    """Whether a member's first bytes are a Kindle clippings file's: a separator line and a
+    metadata line."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = decode_text(head[: len(head) // 2 * 2])
+    else:
+        try:  # the head may end inside a character: that is not Windows-1252
+            text = codecs.getincrementaldecoder("utf-8-sig")().decode(head, final=False)
+        except UnicodeDecodeError:
+            text = decode_text(head)
+    if not _KINDLE_SEPARATOR.search(text):
+        return False
+    return any(parse_metadata_line(line) is not None for line in text.splitlines())
 
 
 def _cap_clippings(found: _Archive, upload_limit: int | None) -> None:

@@ -369,6 +369,19 @@ class KindleClippingsZipTests:
         ) in page
         assert not Highlight.objects.exists()
 
+    def test_a_markdown_readme_with_setext_headings_is_not_read_as_clippings(self) -> None:
+        # The review's KOReader zip: README.md's "Title\n==========" made three problems.
+        readme = b"KOReader notes\n==========\n\nAbout my books.\n\nMore\n==========\nmore\n"
+        sidecar = SIDECAR_OLD.encode()
+        data = _zip(
+            {"koreader/Tidal Pools.sdr/metadata.epub.lua": sidecar, "koreader/README.md": readme}
+        )
+
+        result = parse_upload(data)
+
+        assert result.problems == []
+        assert result.entries == len(result.clippings) == len(parse_upload(sidecar).clippings)
+
     def test_a_text_that_is_not_a_kindles_is_not_read(self) -> None:
         result = parse_upload(_zip({"notes.txt": b"A list of books to read.\r\n"}))
         assert result.clippings == []
