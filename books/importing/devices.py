@@ -131,10 +131,13 @@ MEMBER_LIES = gettext_noop("'%(name)s' unpacks to more than its zip entry declar
 IN_MEMBER = gettext_noop("%(name)s: %(problem)s")
 # A Kindle clippings file's entries end in a line of ten "=" (in every language the Kindle
 # writes), and each has a metadata line ("- Your Highlight on page 3 | …"): both in a text
-# member's first 4 KB tell a clippings file. A separator alone is a Markdown heading too
-# (`Title\n==========` in a KOReader folder's README.md).
+# member's first 64 KB tell a clippings file. A separator alone is a Markdown heading too
+# (`Title\n==========` in a KOReader folder's README.md). A first highlight can be longer
+# than 4 KB, the head read before; a member named My Clippings.txt is read whatever it
+# starts with.
 _KINDLE_SEPARATOR = re.compile(r"^\ufeff?==========[ \t]*\r?$", re.MULTILINE)
-_HEAD_BYTES = 4096
+_HEAD_BYTES = 64 * 1024
+_CLIPPINGS_NAMES = frozenset({"my clippings.txt"})  # a set: a name, not wording to translate
 _UNSAFE_NAME = re.compile(r"(?:^|[\\/])\.\.(?:[\\/]|$)|^[\\/]|^[A-Za-z]:")
 
 
@@ -357,7 +360,7 @@ def _open_zip(archive: zipfile.ZipFile, packed: int) -> _Archive:
                 result.problems.append(Problem(1, MEMBER_TOO_LARGE % {"name": name[:120]}))
             else:
                 found.sidecars.append(info)
-        elif _is_clippings_head(head):
+        elif base.casefold() in _CLIPPINGS_NAMES or _is_clippings_head(head):
             found.clippings.append(info)
     databases = {info.filename for info in found.databases}
     found.companions = {i.filename: i for i in companions if i.filename[:-4] in databases}

@@ -3,6 +3,7 @@
 import io
 import os
 import zipfile
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from tests.books.importing.devices import (
     peak_memory,
     zip_of,
 )
-from tests.books.kindle import MEMORY_LIBRARY, clippings_file
+from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 
 
 def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
@@ -381,6 +382,19 @@ class KindleClippingsZipTests:
 
         assert result.problems == []
         assert result.entries == len(result.clippings) == len(parse_upload(sidecar).clippings)
+
+    def test_it_reads_a_clippings_file_whose_first_highlight_is_longer_than_4_kb(self) -> None:
+        long = Entry("Ficciones (Borges, Jorge Luis)", "word " * 1000, location="1-40")
+        text = clippings_file(long, *MEMORY_LIBRARY)
+
+        result = parse_upload(_zip({"kindle/clippings-2026.txt": text}))
+
+        assert len(result.clippings) == len(MEMORY_LIBRARY) + 1
+        assert result.problems == []
+        # Past the 64 KB read to tell it, its name tells it: My Clippings.txt in any case.
+        longer = clippings_file(replace(long, text="word " * 14_000), *MEMORY_LIBRARY)
+        named = parse_upload(_zip({"Kindle/documents/MY CLIPPINGS.TXT": longer}))
+        assert len(named.clippings) == len(MEMORY_LIBRARY) + 1
 
     def test_a_text_that_is_not_a_kindles_is_not_read(self) -> None:
         result = parse_upload(_zip({"notes.txt": b"A list of books to read.\r\n"}))
