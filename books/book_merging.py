@@ -17,6 +17,7 @@ from books.choices import books_cached
 from books.forms import BookMergeForm
 from books.importing.same_book import BookMerge, book_merge_preview, books_merge, merge_suggestions
 from books.library_cache import LibraryCache
+from books.models import EMPTY_NOTE
 
 
 def _number(count: int) -> str:
@@ -48,8 +49,8 @@ def book_merge_confirm(request: HttpRequest, code: UUID, other: UUID) -> HttpRes
     context = {
         "book": the_book,
         "other": other_book,
-        "book_total": the_book.highlights.alive().count(),
-        "other_total": other_book.highlights.alive().count(),
+        "book_total": the_book.highlights.alive().exclude(EMPTY_NOTE).count(),
+        "other_total": other_book.highlights.alive().exclude(EMPTY_NOTE).count(),
         "preview": book_merge_preview(kept=the_book, absorbed=other_book),
     }
     return render(request, "books/book_merge_confirm.html", context)

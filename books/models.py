@@ -461,6 +461,14 @@ def search_text_of(text: str, note: str) -> str:
     return search_fold(" ".join(part for part in (text, note) if part))
 
 
+# A note with no text, which imports made of a note the reader closed empty before they
+# skipped it (books.importing.reader_books.is_empty_note): nothing to show, read or count,
+# and no image highlight either. Rows some libraries still hold: left out wherever
+# highlights are counted (a book's page, its delete and bring back, the library), so that
+# every count agrees.
+EMPTY_NOTE = models.Q(kind=Highlight.Kind.NOTE, text="", note="")
+
+
 class Import(models.Model):
     class Status(models.TextChoices):
         # A large file is imported by a worker: queued, then reading, then saving.

@@ -14,7 +14,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext
 from accounts.models import User
 from books.embedding import pipeline
 from books.language import UNKNOWN
-from books.models import Book, Highlight, Import, Tag
+from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
 from books.text import author_sort_key, fold, search_words
 from books.vocabulary import WordKind, is_look_up, word_key
 
@@ -121,12 +121,6 @@ class EmbeddingProgress:
 @dataclass(frozen=True)
 class LibraryCounts(EmbeddingProgress):
     books: int = 0
-
-
-# A note with no text, which imports made of a note the reader closed empty before they
-# skipped it (books.importing.reader_books.is_empty_note): nothing to show, read or count,
-# and no image highlight either. Rows some libraries still hold: left out where counted.
-EMPTY_NOTE = Q(kind=Highlight.Kind.NOTE, text="", note="")
 
 
 def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingProgress:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from books.embedding.pipeline import readers_embeddings_changed
 from books.importing.hashtags import hashtags_named_anew
 from books.library_cache import library_version_bump
-from books.models import Book, Deletion, Highlight, HighlightMerge, Import, Tag
+from books.models import EMPTY_NOTE, Book, Deletion, Highlight, HighlightMerge, Import, Tag
 from books.text import tag_name
 
 # How long a deleted highlight can be brought back from the undo link.
@@ -182,7 +182,9 @@ class DeleteCount:
 
 
 def delete_count(highlights: QuerySet[Highlight]) -> DeleteCount:
-    counts = highlights.aggregate(
+    """What `highlights` count as, passages and standalone notes; an empty note an older
+    import kept counts as nothing, as everywhere (books.models.EMPTY_NOTE)."""
+    counts = highlights.exclude(EMPTY_NOTE).aggregate(
         notes=Count("pk", filter=Q(kind=Highlight.Kind.NOTE)),
         highlights=Count("pk", filter=~Q(kind=Highlight.Kind.NOTE)),
         with_notes=Count("pk", filter=~Q(kind=Highlight.Kind.NOTE) & ~Q(note="")),

@@ -35,7 +35,7 @@ from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
 from books.importing.selectors import import_reading, import_saving, imports_under_way
 from books.library_cache import LibraryCache
-from books.models import Book, Highlight, Import, Tag
+from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
 from books.purging import deleted_kept_for
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
@@ -275,7 +275,7 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     context = {
         "book": the_book,
         "page": page,
-        "total": the_book.highlights.alive().count(),
+        "total": the_book.highlights.alive().exclude(EMPTY_NOTE).count(),
         "filtered": any(filters.values()),
         # The one filter an empty page speaks of ("No favourites in this book yet"), or
         # "several" when they were combined.
@@ -305,7 +305,9 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
                 :RECENTLY_DELETED_SHOWN
             ]
         ),
-        "deleted_total": the_book.highlights.filter(deleted_at__isnull=False).count(),
+        "deleted_total": the_book.highlights.filter(deleted_at__isnull=False)
+        .exclude(EMPTY_NOTE)
+        .count(),
     }
     return render(request, "books/book.html", context)
 

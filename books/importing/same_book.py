@@ -42,7 +42,15 @@ from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
 from books.importing.versions import VECTORS_RESET, stored_versions_merge
 from books.library_cache import library_version_bump
-from books.models import Book, BookAlias, Connection, Deletion, Highlight, PurgedHighlight
+from books.models import (
+    EMPTY_NOTE,
+    Book,
+    BookAlias,
+    Connection,
+    Deletion,
+    Highlight,
+    PurgedHighlight,
+)
 from books.purging import lock_reader_for_change
 from books.text import fold_spacing_and_bom
 
@@ -239,7 +247,7 @@ def _free_key(highlight: Highlight, *, book_key: str, taken: set[str]) -> str:
 def book_merge_preview(*, kept: Book, absorbed: Book) -> BookMerge:
     """What books_merge would do, said on the page before it does."""
     return BookMerge(
-        moved=absorbed.highlights.alive().count(),
+        moved=absorbed.highlights.alive().exclude(EMPTY_NOTE).count(),
         joined=len(_passage_keys(kept) & _passage_keys(absorbed))
         + len(_versions_across(kept, absorbed)),
         connections_dropped=_between(kept, absorbed).count(),
@@ -273,7 +281,7 @@ def books_merge(*, kept: Book, absorbed: Book) -> BookMerge | None:
         if kept.pk == absorbed.pk or absorbed.pk not in books or kept.pk not in books:
             return None
         kept, absorbed = books[kept.pk], books[absorbed.pk]
-        moved = absorbed.highlights.alive().count()
+        moved = absorbed.highlights.alive().exclude(EMPTY_NOTE).count()
         versions = _versions_across(kept, absorbed)
         dropped, _ = _between(kept, absorbed).delete()
         # `updated` too: the library map is laid out again, with the kept book's title.

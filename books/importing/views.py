@@ -37,7 +37,7 @@ from books.importing.services import (
     refusal_record,
 )
 from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
-from books.models import Highlight, Import
+from books.models import EMPTY_NOTE, Highlight, Import
 from books.selectors import import_progress, import_time_left
 from books.services import delete_count, import_deletable, import_deleted_since
 from books.wording import translated
@@ -297,7 +297,7 @@ def _import_delete_context(the_import: Import) -> dict[str, object]:
     return {
         "import_deletable": deletable,
         "import_delete_phrase": deleted_phrase(deletable),
-        "import_kept": added.alive().count() - deletable.total,
+        "import_kept": added.alive().exclude(EMPTY_NOTE).count() - deletable.total,
         "import_deleted": (deleted := delete_count(import_deleted_since(the_import=the_import))),
         "import_deleted_phrase": deleted_phrase(deleted),
         "import_noted_older": the_import.counts.get("notes_attached", 0) > noted_here,

@@ -4,13 +4,22 @@
 # ruff: noqa: RUF001
 
 import pytest
+from django.test import Client
 
 from accounts.models import User
 from books.exporting.exogram_json import library_json
 from books.exporting.library import books_to_export
+from books.importing.same_book import book_merge_preview
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from books.selectors import books_for, library_counts
+from books.services import (
+    DeleteCount,
+    book_bring_back,
+    book_deletable,
+    book_delete,
+    delete_count,
+)
 from tests.books.kindle import Entry, clippings_file
 
 STRAIGHT = "It Doesn't Have to Be Crazy at Work (Jason Fried;David Heinemeier Hansson)"
@@ -263,3 +272,28 @@ class EmptyNoteTests:
         counts = library_counts(alice)
         assert (counts.books, counts.highlights, counts.no_text) == (1, 1, 0)
         assert [(b.title, b.highlight_count) for b in books_for(alice)] == [("Another Book", 1)]
+
+    def test_every_count_of_a_book_leaves_out_an_empty_note_an_older_import_kept(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # The review: the library said 1 highlight, the book's page 2, its delete card "1
+        # highlight and 1 standalone note", and bringing it back the same.
+        _import(alice, Entry("Another Book (Ana Ferreira)", "A passage.", location="9"))
+        book = Book.objects.get(reader=alice)
+        Highlight.objects.create(
+            reader=alice, book=book, kind=Highlight.Kind.NOTE, text="", location_start=12,
+            dedupe_key="old-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
+        )  # fmt: skip
+        _import(alice, Entry("Other Book (Ana Ferreira)", "Another.", location="3"), name="o.txt")
+
+        page = alice_client.get(book.get_absolute_url()).content.decode()
+
+        assert {b.title: b.highlight_count for b in books_for(alice)}["Another Book"] == 1
+        assert '<span class="highlight-count">1 highlight</span>' in page
+        assert "This deletes everything of this book: 1 highlight, with its tags" in page
+        second = Book.objects.get(reader=alice, title="Other Book")
+        assert book_merge_preview(kept=second, absorbed=book).moved == 1
+        assert delete_count(book_deletable(book=book)) == DeleteCount(1, 0, 0)
+        went, _ = book_delete(book=book)
+        assert went == DeleteCount(1, 0, 0)
+        assert book_bring_back(book=book) == DeleteCount(1, 0, 0)
