@@ -7,6 +7,7 @@ from django.db import DatabaseError
 from django.urls import reverse
 
 from accounts.commands import reader_named
+from books.importing.rich import NO_LINE
 from books.importing.selectors import import_nothing_else_new
 from books.importing.services import (
     ImportFailed,
@@ -83,7 +84,9 @@ class Command(BaseCommand):
         for title, why in counts.get("books_with_nothing", {}).items():
             self.stdout.write(f"  not added as a book: {title}: {why}")
         for problem in the_import.problems:
-            self.stdout.write(self.style.WARNING(f"  line {problem['line']}: {problem['message']}"))
+            # A problem with no line (rich.NO_LINE) says where it is: printed as the report does.
+            where = f"line {problem['line']}: " if problem["line"] != NO_LINE else ""
+            self.stdout.write(self.style.WARNING(f"  {where}{problem['message']}"))
 
 
 def _file_read(path: Path) -> bytes:

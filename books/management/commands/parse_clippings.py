@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from books.importing.clippings import Clipping, ParseResult, parse_clippings
+from books.importing.rich import NO_LINE
 
 
 class Command(BaseCommand):
@@ -49,7 +50,9 @@ class Command(BaseCommand):
         if undated:
             self.stdout.write(f"  dates that could not be read: {undated}")
         for problem in result.problems:
-            self.stdout.write(self.style.WARNING(f"  line {problem.line}: {problem.message}"))
+            # A problem with no line (rich.NO_LINE) says where it is: printed as the report does.
+            where = f"line {problem.line}: " if problem.line != NO_LINE else ""
+            self.stdout.write(self.style.WARNING(f"  {where}{problem.message}"))
 
 
 def result_json(result: ParseResult) -> dict[str, list[dict[str, Any]]]:

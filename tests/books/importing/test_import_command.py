@@ -40,6 +40,20 @@ class ImportCommandTests:
         assert "  new books                    0\n" in again
         assert Highlight.objects.filter(reader=alice).count() == 5
 
+    def test_a_json_files_problems_are_printed_without_a_line(
+        self, alice: User, tmp_path: Path
+    ) -> None:
+        books = [
+            {"title": "T", "highlights": [{"text": "kept"}, {"text": "x", "location_start": "ten"}]}
+        ]
+        path = tmp_path / "e.json"
+        path.write_text(json.dumps({"format": "exogram", "version": 1, "books": books}))
+
+        output = _run("--user", "alice", str(path))
+
+        assert "  'T', highlight 2: a location must be a whole number, not 'ten'\n" in output
+        assert "line 0" not in output
+
     def test_it_says_which_entries_were_left_out_because_the_reader_deleted_them(
         self, alice: User, tmp_path: Path
     ) -> None:
