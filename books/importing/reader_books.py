@@ -36,10 +36,15 @@ def book_key_of(clipping: Clipping) -> str:
     return book_key(clipping.title, clipping.author)
 
 
+# Characters that take no room: a note of these alone (a zero-width space left by a
+# phone's keyboard) shows as empty, and is as empty as one of spaces.
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+
+
 def is_empty_note(clipping: Clipping) -> bool:
     """A note saved with nothing in it (a Kindle writes "- Your Note on Location 10" and no
     text when the reader closes the note box empty): nothing of the reader's to keep."""
-    return clipping.kind == "note" and not clipping.text.strip()
+    return clipping.kind == "note" and not clipping.text.translate(_ZERO_WIDTH).strip()
 
 
 def clippings_orient(*, reader: User, clippings: list[Clipping]) -> int:

@@ -217,6 +217,22 @@ class EmptyNoteTests:
             "Empty Note Book": "1 empty note: no highlight or note to keep"
         }
 
+    @pytest.mark.parametrize("empty", ["\u200b", "\u200c\u200d", " \u2060 ", "\ufeff\u200b"])
+    def test_a_note_of_zero_width_characters_alone_is_empty(self, alice: User, empty: str) -> None:
+        the_import = _import(
+            alice,
+            Entry(EMPTY_NOTE_BOOK, "A passage worth keeping.", location="9-10"),
+            Entry(EMPTY_NOTE_BOOK, empty, kind="Note", location="300"),
+            Entry(EMPTY_NOTE_BOOK, empty, kind="Note", location="10"),
+        )
+
+        counts = the_import.counts
+        assert (counts["standalone_notes"], counts["notes_attached"]) == (0, 0)
+        assert counts["empty_notes_skipped"] == 2
+        assert list(Highlight.objects.filter(reader=alice).values_list("kind", "note")) == [
+            (Highlight.Kind.HIGHLIGHT, "")
+        ]
+
     def test_it_skips_an_empty_note_beside_a_highlight_and_counts_it(self, alice: User) -> None:
         the_import = _import(
             alice,
