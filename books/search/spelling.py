@@ -360,7 +360,8 @@ def _model_keeps_whole(*, load: bool = True) -> Callable[[str], bool]:
     """Whether the model's vocabulary keeps a word whole, as typed: a word of some language
     the model read often ("peur", "miedo", "Angst"), not a slip, though the library lacks
     it. None of 30 slips of the evaluation log's list is one piece to e5, 55 of 186 short
-    real words are. Without a model, no word is.
+    real words are (some common typos are: "taht", "wich", "frist", left uncorrected).
+    Without a model, no word is.
 
     The model is asked for on the first word only: a suggestion whose words are all the
     reader's never touches it. Without `load`, only a model the process has loaded already
