@@ -561,6 +561,13 @@ def get_encoders() -> Encoders:
     return encoders
 
 
+def loaded_encoder() -> Encoder | None:
+    """The configured model if this process has loaded it already, else None: never loads
+    it (a search by words alone asks, and must not pay the second and 100 MB of a load)."""
+    name, model_dir, threads, cache = _configuration()
+    return _encoders.get((name, model_dir, threads, cache))
+
+
 def get_encoder(model: str | None = None) -> Encoder:
     """The configured model (get_encoders().main), or the built-in `model` (the evaluation
     commands compare models with it), loaded on first use; raises EncoderUnavailable.

@@ -38,6 +38,14 @@ THEME_SEARCH_WEIGHT = 1.0
 # never, a cross-language answer 3-4 % of the time (11-20 % nearer); the first answer of
 # 7 % of cross-language queries lands there (12-13 % at 0.12, 3 % at 0.14).
 SEARCH_CLOSE_DISTANCE_E5 = 0.13
+# Within books the reader chose, when neither words nor meaning found anything within the
+# floor, e5's passages nearer than this are shown as loosely related: a passage in another
+# language on the query's topic is past the floor ("miedo" and a book's English passages
+# on fear, 0.158 and 0.164), a word of no topic of the book is farther. Measured on three
+# small books (docs/evaluation.md, 2026-12-07, "search fixes from a QA walk"): 12 words of
+# other languages on a book's topic at 0.144-0.178 from its nearest passage, 12 unrelated
+# words ("tractor", "June", "invoice") at 0.192 or more from the nearest of each book without them.
+SEARCH_IN_BOOKS_DISTANCE_E5 = 0.18
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,9 @@ class ModelProfile:
     # A result found by meaning alone farther than this is shown apart, as "loosely
     # related", below the close ones; None: every close match is close.
     search_close_distance: float | None = None
+    # Within books the reader chose, when nothing is within the floor by meaning nor by
+    # words, the passages nearer than this are shown (as loosely related); None: none are.
+    search_in_books_distance: float | None = None
     # A best match nearer than this is a paraphrase and search's meaning half is sure;
     # None: never sure (measure a model with evaluate_search before giving it one).
     sure_distance: float | None = None
@@ -76,6 +87,7 @@ E5 = ModelProfile(
     search_max_distance=0.15,
     search_margin=0.08,
     search_close_distance=SEARCH_CLOSE_DISTANCE_E5,
+    search_in_books_distance=SEARCH_IN_BOOKS_DISTANCE_E5,
     sure_distance=0.08,
     languages=None,
     english_model="minilm-l6",

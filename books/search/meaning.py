@@ -451,3 +451,19 @@ def close_distance(model_id: str) -> float | None:
         return encoders.main.spec.profile.search_close_distance
     profile = profile_for_model_id(model_id)
     return profile.search_close_distance if profile is not None else None
+
+
+def in_books_distance(model_id: str) -> float | None:
+    """How near a passage of the books the reader chose must be to be shown when nothing
+    was found within the floor, by meaning or by words: the active model's profile's
+    `search_in_books_distance`, or the built-in profile of `model_id`'s; None: none is."""
+    from books.embedding.encoder import EncoderUnavailable, get_encoders
+
+    try:
+        encoders = get_encoders()
+    except EncoderUnavailable:
+        encoders = None
+    if encoders is not None and encoders.model_id == model_id:
+        return encoders.main.spec.profile.search_in_books_distance
+    profile = profile_for_model_id(model_id)
+    return profile.search_in_books_distance if profile is not None else None

@@ -135,16 +135,30 @@ def not_meaning(query: str) -> list[re.Match[str]]:
 
 # Spanish alone ends a noun in "-dad" or "-tad" ("felicidad", "libertad"; Portuguese writes
 # "-dade", Italian "-tà", French "-té"):
-# "felicidad O soledad" has no function word or accent to read as Spanish by.
-_SPANISH_ENDINGS = re.compile(r"\w{2,}[dt]ad(?:es)?", re.IGNORECASE)
+# "felicidad O soledad" has no function word or accent to read as Spanish by. English has
+# only "dad" and its compounds so ("stepdad", "granddad", "grandad"), and places are named so
+# ("Trinidad", "Baghdad", "Karlstad"): a name beside a name is no Spanish noun
+# (`_spanish_noun`).
+_SPANISH_ENDINGS = re.compile(r"\w{2,}(?<!step)(?<!gran)(?<!grand)[dt]ad(?:es)?", re.IGNORECASE)
 
 
 def _reads_as_spanish(text: str) -> bool:
     return bool(SPANISH_LETTERS.search(text)) or language_of(text) == SPANISH
 
 
-def _term_reads_as_spanish(term: str) -> bool:
-    return _reads_as_spanish(term) or bool(_SPANISH_ENDINGS.fullmatch(term))
+def _spanish_noun(term: str, other: str) -> bool:
+    """Whether `term` is a Spanish noun by its ending beside the term `other`: one written
+    with a capital only when `other` is not ("Libertad O muerte"; "Trinidad O Tobago",
+    "Karlstad O Oslo" are places)."""
+    if not _SPANISH_ENDINGS.fullmatch(term):
+        return False
+    if not term[0].isupper():
+        return True
+    return not any(letter.isupper() for letter in other[:1] if letter.isalpha())
+
+
+def _term_reads_as_spanish(term: str, other: str) -> bool:
+    return _reads_as_spanish(term) or _spanish_noun(term, other)
 
 
 def _spanish_ors(query: str, count: int) -> frozenset[int]:
@@ -168,7 +182,7 @@ def _spanish_ors(query: str, count: int) -> frozenset[int]:
 def _sides_read_as_spanish(before: str, after: str) -> bool:
     """Whether the terms around a capital "O" read as Spanish: both, or one and the other
     not as English ("libertad O muerte"; "type O blood" reads as neither)."""
-    spanish = (_term_reads_as_spanish(before), _term_reads_as_spanish(after))
+    spanish = (_term_reads_as_spanish(before, after), _term_reads_as_spanish(after, before))
     if all(spanish):
         return True
     if spanish[0]:

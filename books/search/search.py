@@ -53,6 +53,7 @@ from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
     close_distance,
+    in_books_distance,
     in_reading_case,
     library_bound,
     nearest_meaning,
@@ -374,6 +375,7 @@ def _rank(
     meaning: list[Neighbour] = []
     theme_close: frozenset[int] = frozenset()
     capped = False
+    size: int | None = None
     if vector is not None and request.mode != Mode.KEYWORD:
         # Counted once for both halves: each would count the same rows.
         size = library_bound(request.reader, library, filtered, model_id, named)
@@ -408,22 +410,6 @@ def _rank(
             meaning = meaning[:DEPTH]
         else:
             capped = len(meaning) >= DEPTH
-        if not meaning and in_books:
-            # Within books the reader chose, their best when neither half has anything
-            # within its floor (listed as loosely related past the close distance): e5 puts
-            # a passage in another language past its floor ("miedo" and "Fear is the great
-            # enemy of the student", 0.164 to a floor of 0.15); in the whole library a
-            # nearer one in the query's language is there, within one book often none is.
-            meaning = nearest_meaning(
-                request.reader,
-                library,
-                filtered,
-                vector,
-                model_id,
-                request.exclude_ids,
-                absolute_floor=False,
-                size=size,
-            )
     mode_used = _mode_used(request.mode, vector, meaning)
     keyword = KeywordHits([], "")
     if mode_used != "meaning":
@@ -442,6 +428,22 @@ def _rank(
             known=known,
             book_ids=named or (),
         )
+    if (
+        vector is not None
+        and request.mode != Mode.KEYWORD
+        and in_books
+        and not meaning
+        and not keyword.ranked
+    ):
+        # Within books the reader chose, when neither half found anything: their passages
+        # nearer than the model's looser distance for them (listed as loosely related past
+        # the close distance). e5 puts a passage in another language past its floor
+        # ("miedo" and "Fear is the great enemy of the student", 0.164 to a floor of 0.15);
+        # in the whole library a nearer one in the query's language is there, within one
+        # book often none is. A word of no topic of the book ("tractor") is farther, and
+        # finds nothing; a word the book has is found by words, and nothing is added.
+        meaning = _in_books_meaning(request, library, filtered, vector, model_id, size)
+        mode_used = _mode_used(request.mode, vector, meaning)
     if mode_used != "hybrid":
         fused = fuse(keyword.ranked, meaning, depth=None)
         return _Ranked(fused, fused_order(fused), keyword, mode_used, None, capped, theme_close)
@@ -459,6 +461,32 @@ def _rank(
         meaning_weight=weights.meaning,
     )
     return _Ranked(fused, fused_order(fused), keyword, mode_used, weights, capped, theme_close)
+
+
+def _in_books_meaning(
+    request: SearchRequest,
+    library: QuerySet[Highlight],
+    filtered: bool,
+    vector: Sequence[float],
+    model_id: str,
+    size: int | None,
+) -> list[Neighbour]:
+    """The chosen books' best passages by meaning past the floor, within the model's
+    `search_in_books_distance` (books.embedding.profiles) and its margin of the best."""
+    reach = in_books_distance(model_id)
+    if reach is None:
+        return []
+    found = nearest_meaning(
+        request.reader,
+        library,
+        filtered,
+        vector,
+        model_id,
+        request.exclude_ids,
+        absolute_floor=False,
+        size=size,
+    )
+    return [n for n in found if n.distance < reach]
 
 
 def _listing(library: QuerySet[Highlight]) -> _Ranked:

@@ -294,11 +294,15 @@ def _corrected_prefix(typed: str, names: FieldNames) -> str | None:
     return f'{match.group(1)}:"{closest}"' if " " in closest else f"{match.group(1)}:{closest}"
 
 
-def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) -> str:
+def suggestion(
+    reader_id: int, query: str, shelf: LibraryCache | None = None, *, words_only: bool = False
+) -> str:
     """The query with each word the library lacks written as the reader's closest word of
     the query's language, or "" when no word changes. Exclusions ("-word") are kept as typed;
     a prefix's value ("tag:equipos", "author:borgs") is corrected among that field's own
-    names (the reader's tags, their authors, their titles), never among the words."""
+    names (the reader's tags, their authors, their titles), never among the words.
+    `words_only`: the search asked for no model (mode=keyword), so none is loaded for the
+    whole-word rule (`_model_keeps_whole`); one this process has loaded already is read."""
     shelf = shelf or LibraryCache(reader_id)
     left_out = not_meaning(query)
     searched = query
@@ -322,7 +326,8 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
     # a hybrid search finds little of by words) never unpickles the lexicons, each word's
     # deletions and all (5 MB, 80-90 ms on the 5,485-highlight realistic library).
     known = shelf.get("spelling-words", lambda: read_lexicons().known)
-    keeps_whole = _model_keeps_whole()
+    # Asked only of a word the library lacks that may be a slip.
+    keeps_whole = _model_keeps_whole(load=not words_only)
     words_known = all(
         fold(word) in known or not may_be_a_slip(fold(word)) or keeps_whole(word)
         for word in WORD.findall(searched)
@@ -336,10 +341,8 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
     def correct(match: re.Match[str]) -> str:
         nonlocal changed
         written = match.group(0)
-        if keeps_whole(written):
-            return written
         closest = lexicons.closest(fold(written), language) if lexicons else None
-        if closest is None:
+        if closest is None or keeps_whole(written):
             return written
         changed = True
         return closest.capitalize() if written[0].isupper() else closest
@@ -353,18 +356,36 @@ def suggestion(reader_id: int, query: str, shelf: LibraryCache | None = None) ->
     return "".join(pieces) if changed else ""
 
 
-def _model_keeps_whole() -> Callable[[str], bool]:
+def _model_keeps_whole(*, load: bool = True) -> Callable[[str], bool]:
     """Whether the model's vocabulary keeps a word whole, as typed: a word of some language
     the model read often ("peur", "miedo", "Angst"), not a slip, though the library lacks
     it. None of 30 slips of the evaluation log's list is one piece to e5, 55 of 186 short
-    real words are. Without a model, no word is."""
-    from books.embedding.encoder import EncoderUnavailable, get_encoders
+    real words are (some common typos are: "taht", "wich", "frist", left uncorrected).
+    Without a model, no word is.
 
-    try:
-        encoder = get_encoders().main
-    except EncoderUnavailable:
-        return lambda word: False
-    return encoder.keeps_whole
+    The model is asked for on the first word only: a suggestion whose words are all the
+    reader's never touches it. Without `load`, only a model the process has loaded already
+    is read (a words-only search in a cold web process must not load one: a second and
+    100 MB, half a minute when e5's folder is still to be built); without one, no word is
+    whole, and "peur" may be offered "pour"."""
+    from books.embedding.encoder import EncoderUnavailable, get_encoders, loaded_encoder
+
+    found: list[Callable[[str], bool]] = []
+
+    def keeps_whole(word: str) -> bool:
+        if not found:
+            encoder = None
+            if load:
+                try:
+                    encoder = get_encoders().main
+                except EncoderUnavailable:
+                    encoder = None
+            else:
+                encoder = loaded_encoder()
+            found.append(encoder.keeps_whole if encoder is not None else (lambda word: False))
+        return found[0](word)
+
+    return keeps_whole
 
 
 def suggestion_for(reader_id: int, found: SearchResults) -> str:
@@ -387,4 +408,4 @@ def suggestion_for(reader_id: int, found: SearchResults) -> str:
     by_words = found.words_found if found.mode_used == "hybrid" else found.total
     if by_words > SUGGESTED_UP_TO:
         return ""
-    return suggestion(reader_id, found.query)
+    return suggestion(reader_id, found.query, words_only=found.mode == "keyword")

@@ -194,6 +194,7 @@ class ScopedMeaningTests:
         "Don't be afraid of making mistakes; the fear of them is what keeps a painter timid.",
         "Fear is the great enemy of the student: it makes him paint what he thinks he should.",
         "Paint the thing you love with all the energy you have.",
+        "Henri wrote the word gasolina on the margin of a sketch.",
     ]
     ELSEWHERE = ["Tenía miedo de la oscuridad desde niño.", "The garden was full of roses in June."]
 
@@ -234,3 +235,21 @@ class ScopedMeaningTests:
         self._library(alice)
         found = search(alice, 'libro:"the art spirit" fear', mode="meaning")
         assert {r.highlight.text for r in found.results} == set(self.ART[:2])
+
+    def test_a_word_the_book_has_is_found_by_words_alone(self, alice: User) -> None:
+        # "margin" is 0.184 from its passage by meaning, past the floor: the words find it,
+        # and no passage of the book is added beside it as loosely related.
+        self._library(alice)
+        found = search(alice, 'libro:"the art spirit" margin')
+        assert [r.highlight.text for r in found.results] == [self.ART[3]]
+        assert found.loose == 0
+
+    def test_a_word_of_no_topic_of_the_book_finds_nothing(self, alice: User) -> None:
+        # "June" is in a passage of another book (0.113 from it); the art book's are 0.21
+        # from it, "tractor"'s 0.22: nothing, not every passage of the book.
+        self._library(alice)
+        for query in ['libro:"the art spirit" June', 'libro:"the art spirit" tractor']:
+            for mode in ["auto", "meaning"]:
+                found = search(alice, query, mode=mode)
+                assert found.total == 0, (query, mode, [r.highlight.text for r in found.results])
+        assert search(alice, "June").total == 1  # the whole library has it

@@ -84,6 +84,23 @@ class SpanishOrTests:
         assert parse_query("felicidad O soledad").clauses == ((0, 1),)
         assert parse_query("libertad O muerte").clauses == ((0, 1),)
         assert parse_query("the price of liberty O death").clauses == tuple((i,) for i in range(6))
+        for query in ["Libertad O muerte", "hermandad O amistad", "Ciudad O campo", "mitad O todo"]:
+            assert parse_query(query).clauses == ((0, 1),), query
+
+    def test_a_place_or_a_dad_is_no_spanish_noun(self) -> None:
+        # English ends only "dad" and its compounds in "-dad", and a place's name beside
+        # another name is no Spanish noun.
+        for query in [
+            "Trinidad O Tobago",
+            "Karlstad O Oslo",
+            "Baghdad O Cairo",
+            "stepdad O stepmom",
+            "grandad O grandma",
+            "my granddad O his",
+        ]:
+            parsed = parse_query(query)
+            assert "o" in [text for text, _ in parsed.units], query
+            assert all(len(clause) == 1 for clause in parsed.clauses), query
 
     def test_a_capital_o_in_english_is_a_word(self) -> None:
         for query, words in [

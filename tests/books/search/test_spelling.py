@@ -3,6 +3,8 @@
 from uuid import uuid4
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import User
@@ -253,3 +255,37 @@ class RealWordSuggestionTests:
         found = search(alice, "happines in life")
         assert found.meaning_close >= 1
         assert suggestion_for(alice.pk, found) == "happiness in life"
+
+
+@pytest.mark.django_db
+class WordsOnlySuggestionTests:
+    """A search by words alone never loads the model for did-you-mean: in a cold web
+    process (EXOGRAM_WARM_WEB=0) that is a second and 100 MB in the request."""
+
+    def test_a_words_only_search_in_a_cold_process_loads_no_model(
+        self, alice: User, alice_client: Client, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from books.embedding import encoder
+
+        _highlight(alice, "Memory is a story we tell ourselves.")
+        _highlight(alice, "Pour the water slowly over the coffee.")
+        # A process that has loaded no model yet: the module's own caches, emptied here.
+        monkeypatch.setattr(encoder, "_encoders", {})
+        monkeypatch.setattr(encoder, "_encoder_sets", {})
+        page = alice_client.get(reverse("search"), {"q": "memory storry", "mode": "keyword"})
+        assert page.context["suggested"] == "memory story"
+        assert encoder._encoders == {}
+        assert encoder._encoder_sets == {}
+        # Without the model, "peur" is no word it keeps whole: offered the reader's "pour".
+        page = alice_client.get(reverse("search"), {"q": "peur", "mode": "keyword"})
+        assert page.context["suggested"] == "pour"
+        assert encoder._encoders == {}
+
+    def test_a_loaded_model_still_keeps_a_word_whole(self, alice: User) -> None:
+        from books.embedding.encoder import get_encoders
+
+        get_encoders()  # loaded, as in a warm web process
+        _highlight(alice, "Pour the water slowly over the coffee.")
+        found = search(alice, "peur", mode="keyword")
+        assert suggestion_for(alice.pk, found) == ""
+        assert suggestion_for(alice.pk, search(alice, "pourr", mode="keyword")) == "pour"
