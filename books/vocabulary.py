@@ -227,10 +227,12 @@ def word_key(text: str) -> str:
 
 
 def _caught_by_the_selection(character: str) -> bool:
-    """Punctuation, a symbol or a space: what a selection catches at a word's edge. Never a
+    """Punctuation, a symbol, a space or an invisible format character (a direction mark,
+    a zero-width space, a soft hyphen): what a selection catches at a word's edge. Never a
     letter, a digit or a combining mark (a Thai or Devanagari vowel sign, an Arabic
     vowel, which a regular expression's non-word class counts in, and cut "राजा" to "राज")."""
-    return unicodedata.category(character)[0] in "PSZ"
+    category = unicodedata.category(character)
+    return category[0] in "PSZ" or category == "Cf"
 
 
 def word_as_written(text: str) -> str:

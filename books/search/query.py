@@ -148,11 +148,11 @@ def _reads_as_spanish(text: str) -> bool:
 
 def _spanish_noun(term: str, other: str) -> bool:
     """Whether `term` is a Spanish noun by its ending beside the term `other`: one written
-    with a capital only when `other` is not ("Libertad O muerte"; "Trinidad O Tobago",
-    "Karlstad O Oslo" are places)."""
+    with a capital only when `other` is not, or is such a noun too ("Libertad O muerte",
+    "Felicidad O Soledad"; "Trinidad O Tobago", "Karlstad O Oslo" are places)."""
     if not _SPANISH_ENDINGS.fullmatch(term):
         return False
-    if not term[0].isupper():
+    if not term[0].isupper() or _SPANISH_ENDINGS.fullmatch(other):
         return True
     return not any(letter.isupper() for letter in other[:1] if letter.isalpha())
 

@@ -39,6 +39,13 @@ class WordKeyTests:
         for word in ["नमस्ते", "राजा", "ที่", "مُحَمَّدٌ"]:
             assert word_as_written(word) == word
             assert word_as_written(f"“{word},”") == word
+
+    def test_it_drops_the_invisible_marks_a_selection_catches(self) -> None:
+        # A direction mark, a zero-width space, a soft hyphen beside the punctuation.
+        assert word_as_written("\u200f«سلام»\u200f") == "سلام"
+        assert word_as_written("ostensibly,\u200b") == "ostensibly"
+        assert word_as_written("\u200e“ostensibly”") == "ostensibly"
+        assert word_as_written("largess,\u00ad") == "largess"
         assert word_key("10,000 items") == "items"
         assert word_key("“Ostensibly,”") == word_key("ostensibly") == "ostensibly"
 

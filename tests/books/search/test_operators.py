@@ -84,7 +84,8 @@ class SpanishOrTests:
         assert parse_query("felicidad O soledad").clauses == ((0, 1),)
         assert parse_query("libertad O muerte").clauses == ((0, 1),)
         assert parse_query("the price of liberty O death").clauses == tuple((i,) for i in range(6))
-        for query in ["Libertad O muerte", "hermandad O amistad", "Ciudad O campo", "mitad O todo"]:
+        for query in ["Libertad O muerte", "hermandad O amistad", "Ciudad O campo", "mitad O todo",
+                      "Felicidad O Soledad", "Libertad O Igualdad"]:  # fmt: skip
             assert parse_query(query).clauses == ((0, 1),), query
 
     def test_a_place_or_a_dad_is_no_spanish_noun(self) -> None:
