@@ -17,7 +17,7 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, When, Wi
 from django.db.models.functions import RowNumber
 
 from accounts.models import User
-from books.models import Book, Deletion, Highlight, Import
+from books.models import EMPTY_NOTE, Book, Deletion, Highlight, Import
 from exogram.paging import ListPaginator
 
 # Groups a page lists.
@@ -70,7 +70,10 @@ def _lone_book() -> Case:
 
 
 def _deleted(reader: User) -> QuerySet[Highlight]:
-    return Highlight.objects.filter(reader=reader, deleted_at__isnull=False)
+    """The reader's deleted highlights the list shows and counts: not an empty note an older
+    import kept (EMPTY_NOTE), which is still deleted, brought back and removed for good with
+    the rest of its delete."""
+    return Highlight.objects.filter(reader=reader, deleted_at__isnull=False).exclude(EMPTY_NOTE)
 
 
 def deleted_groups(

@@ -279,8 +279,9 @@ def book_highlights(
     tag: str = "",
 ) -> QuerySet[Highlight]:
     """A book's passages as the book page filters and sorts them, and its words with a
-    note (WITH_A_NOTE); its other words are listed apart (words_for)."""
-    highlights = book.highlights.alive().filter(Q(is_word=False) | WITH_A_NOTE)
+    note (WITH_A_NOTE); its other words are listed apart (words_for). Not an empty note an
+    older import kept (EMPTY_NOTE): the page's header does not count it either."""
+    highlights = book.highlights.alive().filter(Q(is_word=False) | WITH_A_NOTE).exclude(EMPTY_NOTE)
     if query:
         for word in fold(query).split():
             # As the keyword text stores it: Chinese and Japanese as pairs (books.text).

@@ -229,12 +229,13 @@ def highlights_delete(
     which /deleted/ lists and brings back as one."""
     now = timezone.now()
     with transaction.atomic():
-        chosen = Highlight.objects.filter(
-            pk__in=list(highlights.filter(reader_id=reader_id).values_list("pk", flat=True))
-        ).select_for_update()
+        pks = list(highlights.filter(reader_id=reader_id).values_list("pk", flat=True))
+        chosen = Highlight.objects.filter(pk__in=pks).select_for_update()
         counts = delete_count(chosen)
         deletion = None
-        if counts.total and (book is not None or the_import is not None):
+        # Whatever goes belongs to the delete, an empty note an older import kept too (which
+        # delete_count leaves out): brought back and removed for good with the rest.
+        if pks and (book is not None or the_import is not None):
             deletion = Deletion.objects.create(
                 reader_id=reader_id,
                 kind=Deletion.Kind.BOOK if book is not None else Deletion.Kind.IMPORT,

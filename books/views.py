@@ -272,6 +272,9 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     kept = {k: v for k, v in request.GET.items() if k != "page" and v}
     words = words_for(reader_of(request), book=the_book, with_a_note=False)
     connected = connected_books(the_book)
+    # What was deleted, listed and counted as the header counts: not an empty note an older
+    # import kept (EMPTY_NOTE), which "Bring back all" still brings back with the rest.
+    deleted = the_book.highlights.filter(deleted_at__isnull=False).exclude(EMPTY_NOTE)
     context = {
         "book": the_book,
         "page": page,
@@ -300,14 +303,8 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         # What "Delete this book" takes, said before it does; what was deleted, to bring back.
         "delete_counts": (counts := delete_count(book_deletable(book=the_book))),
         "delete_phrase": deleted_phrase(counts),
-        "recently_deleted": list(
-            the_book.highlights.filter(deleted_at__isnull=False).order_by("-deleted_at", "pk")[
-                :RECENTLY_DELETED_SHOWN
-            ]
-        ),
-        "deleted_total": the_book.highlights.filter(deleted_at__isnull=False)
-        .exclude(EMPTY_NOTE)
-        .count(),
+        "recently_deleted": list(deleted.order_by("-deleted_at", "pk")[:RECENTLY_DELETED_SHOWN]),
+        "deleted_total": deleted.count(),
     }
     return render(request, "books/book.html", context)
 

@@ -5,13 +5,14 @@
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from accounts.models import User
 from books.exporting.exogram_json import library_json
 from books.exporting.library import books_to_export
 from books.importing.same_book import book_merge_preview
 from books.importing.services import clippings_import
-from books.models import Book, Highlight
+from books.models import Book, Deletion, Highlight
 from books.selectors import books_for, library_counts
 from books.services import (
     DeleteCount,
@@ -19,6 +20,8 @@ from books.services import (
     book_deletable,
     book_delete,
     delete_count,
+    deletion_bring_back,
+    highlight_delete,
 )
 from tests.books.kindle import Entry, clippings_file
 
@@ -199,6 +202,7 @@ class EmptyBookTests:
 
 
 EMPTY_NOTE_BOOK = "Empty Note Book (Jane Doe)"
+PASSAGE = "A long passage about the sea and the people who live by it."
 
 
 @pytest.mark.django_db
@@ -313,3 +317,70 @@ class EmptyNoteTests:
         went, _ = book_delete(book=book)
         assert went == DeleteCount(1, 0, 0)
         assert book_bring_back(book=book) == DeleteCount(1, 0, 0)
+
+    def _book_with_an_empty_note(self, alice: User) -> tuple[Book, Highlight]:
+        _import(alice, Entry("Another Book (Ana Ferreira)", PASSAGE, location="9"))
+        book = Book.objects.get(reader=alice)
+        # What an import made of an empty note before it was skipped.
+        empty = Highlight.objects.create(
+            reader=alice, book=book, kind=Highlight.Kind.NOTE, text="", location_start=12,
+            dedupe_key="old-empty-note", embedding_status=Highlight.EmbeddingStatus.FAILED,
+        )  # fmt: skip
+        return book, empty
+
+    def test_no_list_shows_an_empty_note_an_older_import_kept(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # The review: the book's page said 1 highlight and listed 2; deleted, /deleted/ said
+        # "1 highlight · 1 standalone note" with a blank row, the book's page "Recently
+        # deleted: 1 highlight" over two rows.
+        book, empty = self._book_with_an_empty_note(alice)
+
+        listed = alice_client.get(book.get_absolute_url()).context["page"].object_list
+        assert [h.text for h in listed] == [PASSAGE]
+
+        assert book_delete(book=book)[0] == DeleteCount(1, 0, 0)
+        response = alice_client.get(book.get_absolute_url())
+        assert [h.text for h in response.context["recently_deleted"]] == [PASSAGE]
+        assert "Recently deleted: 1 highlight<" in response.content.decode()
+        deleted = alice_client.get(reverse("deleted"))
+        [group] = deleted.context["groups"]
+        assert (group.highlights, group.notes, [h.text for h in group.shown]) == (
+            1, 0, [PASSAGE]
+        )  # fmt: skip
+        assert "standalone note" not in deleted.content.decode()
+        assert str(empty.code) not in deleted.content.decode()
+        # Still deleted with its book, and brought back with it.
+        empty.refresh_from_db()
+        assert empty.deletion == group.deletion
+        assert deletion_bring_back(deletion=group.deletion) == DeleteCount(1, 0, 0)
+        assert not Highlight.objects.filter(reader=alice, deleted_at__isnull=False).exists()
+
+    def test_an_empty_note_deleted_alone_lists_nothing(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # The review: "Recently deleted: 0 highlights" and "Bring back all 0 highlights".
+        book, empty = self._book_with_an_empty_note(alice)
+        highlight_delete(highlight=empty)
+
+        response = alice_client.get(book.get_absolute_url())
+        assert response.context["recently_deleted"] == []
+        assert 'id="recently-deleted"' not in response.content.decode()
+        deleted = alice_client.get(reverse("deleted"))
+        assert deleted.context["groups"] == []
+        assert "Nothing deleted." in deleted.content.decode()
+
+    def test_a_delete_of_empty_notes_alone_still_takes_them_as_one(self, alice: User) -> None:
+        # The review: a delete whose rows were all empty notes recorded no Deletion.
+        book, empty = self._book_with_an_empty_note(alice)
+        highlight_delete(highlight=Highlight.objects.get(text=PASSAGE))
+
+        went, at = book_delete(book=book)
+
+        assert went == DeleteCount(0, 0, 0)
+        deletion = Deletion.objects.get(reader=alice, book=book)
+        empty.refresh_from_db()
+        assert (empty.deletion, empty.deleted_at) == (deletion, at)
+        assert deletion_bring_back(deletion=deletion) == DeleteCount(0, 0, 0)
+        empty.refresh_from_db()
+        assert empty.deleted_at is None
