@@ -39,6 +39,7 @@ from books.embedding.profiles import (
     THEME_SEARCH_MARGIN,
     THEME_SEARCH_MAX_DISTANCE,
     THEME_SEARCH_WEIGHT,
+    ModelProfile,
     profile_for_model_id,
 )
 from books.models import Highlight
@@ -441,15 +442,7 @@ def close_distance(model_id: str) -> float | None:
     """How near a result found by meaning alone must be to show among the close ones, not
     as loosely related: the active model's profile's `search_close_distance` (a model
     folder's comes with its name's profile), or the built-in profile of `model_id`'s."""
-    from books.embedding.encoder import EncoderUnavailable, get_encoders
-
-    try:
-        encoders = get_encoders()
-    except EncoderUnavailable:
-        encoders = None
-    if encoders is not None and encoders.model_id == model_id:
-        return encoders.main.spec.profile.search_close_distance
-    profile = profile_for_model_id(model_id)
+    profile = _profile_of(model_id)
     return profile.search_close_distance if profile is not None else None
 
 
@@ -457,6 +450,13 @@ def in_books_distance(model_id: str) -> float | None:
     """How near a passage of the books the reader chose must be to be shown when nothing
     was found within the floor, by meaning or by words: the active model's profile's
     `search_in_books_distance`, or the built-in profile of `model_id`'s; None: none is."""
+    profile = _profile_of(model_id)
+    return profile.search_in_books_distance if profile is not None else None
+
+
+def _profile_of(model_id: str) -> ModelProfile | None:
+    """The profile of the model that made `model_id`'s vectors: the active model's when it
+    is that one (a model folder's comes with its name's profile), else the built-in one."""
     from books.embedding.encoder import EncoderUnavailable, get_encoders
 
     try:
@@ -464,6 +464,5 @@ def in_books_distance(model_id: str) -> float | None:
     except EncoderUnavailable:
         encoders = None
     if encoders is not None and encoders.model_id == model_id:
-        return encoders.main.spec.profile.search_in_books_distance
-    profile = profile_for_model_id(model_id)
-    return profile.search_in_books_distance if profile is not None else None
+        return encoders.main.spec.profile
+    return profile_for_model_id(model_id)
