@@ -45,9 +45,9 @@ ECHO_SHARE = 0.7
 # Highlights probed per statement: each batch commits, so a long probe run makes progress
 # that a killed worker does not lose.
 ECHO_BATCH = 256
-# A refresh stops probing after this long and queues another refresh to go on, so one
-# huge import never holds a worker past the task time limit, nor the refresh queue, which
-# the maps' layouts share (exogram/queues.py), more than a moment. Measured: a
+# A refresh stops probing after this long and queues another refresh to go on, behind the
+# embedding turns, so one huge import never holds a worker past the task time limit, nor
+# the refresh queue, which the maps' layouts share (exogram/queues.py). Measured: a
 # turn of 256 probes took 0.9-2.8 s on 8,208 vectors (load average 6-8), so a 5,517-
 # highlight library is probed in a few turns.
 ECHO_BUDGET_SECONDS = 20.0
@@ -113,14 +113,17 @@ def centroid_catch_up(*, reader: User) -> int:
     return embedded
 
 
-def centroids_mark_stale(*, reader_ids: set[int]) -> None:
+def centroids_mark_stale(*, reader_ids: set[int], behind_the_embedding: bool = False) -> None:
     """Queue one centroid refresh per reader, unless one is queued already.
 
     The task is sent after commit, so it never runs before the vectors it reads are
-    visible (STYLE: enqueue only after commit).
+    visible (STYLE: enqueue only after commit). `behind_the_embedding` sends it to the
+    default queue rather than the refreshes' (exogram.queues): a long echo probe's next
+    turn, which would otherwise be taken before every embedding turn.
     """
     from affinity.tasks import refresh_centroid
 
+    options = {"queue": _default_queue()} if behind_the_embedding else {}
     now = timezone.now()
     for reader_id in sorted(reader_ids):
         ReaderCentroid.objects.get_or_create(reader_id=reader_id)
@@ -137,10 +140,18 @@ def centroids_mark_stale(*, reader_ids: set[int]) -> None:
             # it is due, runs it ahead of all it has not taken yet, whatever the queues'
             # order (an import waited behind them). The claim above is the debounce: one
             # refresh waits per reader, and the changes made until it starts go in it.
-            refresh_centroid.delay_on_commit(reader_id)  # type: ignore[attr-defined]
+            refresh_centroid.apply_async_on_commit(  # type: ignore[attr-defined]
+                (reader_id,), **options
+            )
 
 
-def centroid_refresh(*, reader: User) -> ReaderCentroid:
+def _default_queue() -> str:
+    from exogram.celery import app
+
+    return str(app.conf.task_default_queue)
+
+
+def centroid_refresh(*, reader: User, probe_seconds: float = ECHO_BUDGET_SECONDS) -> ReaderCentroid:
     """Recompute where the reader's reading sits: the echo-weighted mean of the vectors of
     their shared highlights, L2-normalized. Idempotent: it reads only current vectors."""
     # Cleared first: a batch that lands while this runs queues the next refresh rather
@@ -154,11 +165,17 @@ def centroid_refresh(*, reader: User) -> ReaderCentroid:
         _centroid_save(reader, sums)
         # Only sharing readers are compared, so only they pay for probing, and only for
         # highlights not probed yet.
-        outcome = passage_echoes_probe(reader_id=reader.pk, model_id=sums.model_id)
+        outcome = passage_echoes_probe(
+            reader_id=reader.pk, model_id=sums.model_id, budget_seconds=probe_seconds
+        )
         if outcome.others:
             centroids_mark_stale(reader_ids=outcome.others)
         if not outcome.finished:
-            centroids_mark_stale(reader_ids={reader.pk})
+            # The probe goes on in a refresh of its own, queued behind the embedding turns:
+            # in the refreshes' queue, a sharing reader's probe of a large import took
+            # turn after turn (each up to its budget) before any embedding, and on a worker
+            # of one process (--pool solo) embedding waited until the whole probe was done.
+            centroids_mark_stale(reader_ids={reader.pk}, behind_the_embedding=True)
         sums = CentroidSums.of(reader.pk)
     return _centroid_save(reader, sums)
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from books.embedding.encoder import get_encoder, get_encoders
 from books.importing.services import clippings_import
 from books.models import Highlight
 from books.tasks import embed_highlights
-from exogram.queues import reader_queue_name, refresh_queue_name
+from exogram.queues import queued_tasks, reader_queue_name, refresh_queue_name
 from tests.affinity.library import (
     MODEL,
     book,
@@ -40,6 +41,7 @@ from tests.affinity.library import (
     vectors_of,
 )
 from tests.books.kindle import Entry, clippings_file
+from tests.worker import tasks_kept_in
 
 Capture = Callable[..., Any]
 
@@ -311,3 +313,33 @@ class RefreshQueueTests:
             ("books.tasks.embed_highlights", default),
         ):
             assert app.amqp.router.route({}, task)["queue"].name == queue, task
+
+    def test_a_probe_left_unfinished_goes_on_behind_the_embedding_turns(
+        self, alice: User, tmp_path: Path, django_capture_on_commit_callbacks: Capture
+    ) -> None:
+        """A sharing reader's long echo probe went on in refresh after refresh, each up to
+        its budget, all taken before any embedding turn: on a worker of one process,
+        embedding waited for the whole probe. Its next turn waits behind the turns."""
+        from exogram.celery import app
+
+        rng = np.random.default_rng(21)
+        library(alice, direction(rng), rng, count=24)
+        share(alice)
+        default = app.conf.task_default_queue
+        with tasks_kept_in(tmp_path):
+            with django_capture_on_commit_callbacks(execute=True):
+                centroid_refresh(reader=alice, probe_seconds=0)
+            assert queued_tasks() == {
+                reader_queue_name(default): 0,
+                refresh_queue_name(default): 0,
+                default: 1,
+            }
+        # Claimed like any refresh: the embedding turns that land meanwhile queue nothing.
+        with django_capture_on_commit_callbacks(execute=True) as sent:
+            centroids_mark_stale(reader_ids={alice.pk})
+        assert sent == []
+        # And the next turn, given its time, finishes the probe and queues nothing more.
+        with django_capture_on_commit_callbacks(execute=True) as sent:
+            centroid_refresh(reader=alice)
+        assert sent == []
+        assert PassageEcho.objects.filter(highlight__reader=alice).count() >= 24
