@@ -7,7 +7,7 @@ from accounts.models import User
 from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, Entry, clippings_file
-from tests.books.library import listed_books
+from tests.books.library import book_of, highlight_in, listed_books
 
 
 def _library(reader: User) -> None:
@@ -71,6 +71,26 @@ class LibraryTests:
     def test_it_never_lists_another_readers_books(self, alice: User, bob_client: Client) -> None:
         _library(alice)
         assert b"Ficciones" not in bob_client.get(reverse("library")).content
+
+    def test_it_finds_a_book_by_its_words_accents_and_case_aside(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        proverbs, sayings = "Antología de Proverbios, tomo 2", "Antología de Refranes, tomo 1"
+        highlight_in(book_of(alice, proverbs, "Editor"), "Más vale tarde que nunca.", location=1)
+        highlight_in(book_of(alice, sayings, "Editor"), "Quien calla otorga.", location=1)
+        highlight_in(book_of(alice, "Ficciones", "Jorge Luis Borges"), "Funes.", location=1)
+
+        def found(query: str) -> list[str]:
+            response = alice_client.get(reverse("library"), {"q": query})
+            return [title for title, _count in listed_books(response.content)]
+
+        assert found("antologia") == [proverbs, sayings]
+        assert found("ANTOLOGÍA") == [proverbs, sayings]
+        assert found("refranes tomo 1") == [sayings]  # not side by side
+        assert found("tomo, refranes") == [sayings]  # in another order, punctuation aside
+        assert found("borges ficciones") == ["Ficciones"]  # an author's word and a title's
+        assert found("antolog") == [proverbs, sayings]  # a word's start, as typed
+        assert found("refranes borges") == []
 
 
 @pytest.mark.django_db
