@@ -92,6 +92,20 @@ class LibraryTests:
         assert found("antolog") == [proverbs, sayings]  # a word's start, as typed
         assert found("refranes borges") == []
 
+    def test_the_header_search_box_shows_no_query_of_another_page(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _library(alice)
+        header_box = (
+            '<input type="search" id="site-search-q" name="q" '
+            'placeholder="Search highlights" value="{}">'
+        )
+        library = alice_client.get(reverse("library"), {"q": "ficciones"}).content.decode()
+        assert 'id="library-q" name="q" value="ficciones"' in library
+        assert header_box.format("") in library
+        search = alice_client.get(reverse("search"), {"q": "memory"}).content.decode()
+        assert header_box.format("memory") in search
+
 
 @pytest.mark.django_db
 class BookAndHighlightTests:
