@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
 
 from django.db import connection
 
@@ -164,12 +164,35 @@ def library_names(reader_id: int) -> frozenset[str]:
     return frozenset(word for pair in names for word in WORD.findall(fold(" ".join(pair))))
 
 
+# The languages whose words keyword search matches by their stems, with PostgreSQL's snowball
+# dictionary of each: the index's own (books.models.SEARCH_STEM_CONFIGS).
+STEM_DICTIONARIES = {"en": "english_stem", "es": "spanish_stem"}
+
+
+def stems_of_words(words: Collection[str]) -> dict[str, dict[str, str]]:
+    """Each word's stem by each stemmed language's dictionary, by language: {"es":
+    {"fracasar": "fracas"}, "en": {…}}. A stop word has none."""
+    stems: dict[str, dict[str, str]] = {language: {} for language in STEM_DICTIONARIES}
+    if not words:
+        return stems
+    lexize = ", ".join(f"ts_lexize('{name}', w)" for name in STEM_DICTIONARIES.values())
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT w, {lexize} FROM unnest(%s::text[]) AS w", [sorted(words)])
+        for word, *found in cursor.fetchall():
+            for language, lexemes in zip(STEM_DICTIONARIES, found, strict=True):
+                if lexemes:
+                    stems[language][word] = lexemes[0]
+    return stems
+
+
 @dataclass(frozen=True)
 class Lexicons:
     """The reader's words as one lexicon, and as one per language: a slip is corrected
     with a word of its own language ("memorya" in "the memorya of" is "memory", not the
     Spanish "memoria" the reader has more often). The words of highlights whose language
-    is unknown (a looked-up word, a proverb with no function word) are in every one."""
+    is unknown (a looked-up word, a proverb with no function word) are in every one, but
+    for those a highlight of a known language places elsewhere: "paralyze", looked up and
+    in an English highlight, is no word for "el miedo nos paraliza"."""
 
     every: Lexicon
     by_language: dict[str, Lexicon]
@@ -177,6 +200,8 @@ class Lexicons:
     languages_of: dict[str, frozenset[str]]
     # The words of the books' titles and authors: left alone, never offered.
     names: frozenset[str] = frozenset()
+    # The stems of each stemmed language's words (`with_stems`).
+    stems: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -190,8 +215,9 @@ class Lexicons:
                 every[word] += count
                 if language != UNKNOWN:
                     languages_of[word].add(language)
+        unplaced = {word: count for word, count in unknown.items() if word not in languages_of}
         lexicons = {
-            language: Lexicon.of({**unknown, **words})
+            language: Lexicon.of({**unplaced, **words})
             for language, words in by_language.items()
             if language != UNKNOWN
         }
@@ -201,6 +227,32 @@ class Lexicons:
             {word: frozenset(languages) for word, languages in languages_of.items()},
             names,
         )
+
+    def with_stems(self) -> Lexicons:
+        """These lexicons, and the stems of each stemmed language's words, from PostgreSQL's
+        dictionaries (one statement)."""
+        words = {
+            lang: self.by_language[lang].counts
+            for lang in STEM_DICTIONARIES
+            if lang in self.by_language
+        }
+        stems = stems_of_words({word for each in words.values() for word in each})
+        found = {
+            lang: frozenset(stems[lang][word] for word in each if word in stems[lang])
+            for lang, each in words.items()
+        }
+        return replace(self, stems=found)
+
+    def found_by_stem(
+        self, word: str, language: str | None, stems: dict[str, dict[str, str]]
+    ) -> bool:
+        """Whether `word` has the stem of a word of the reader's in the query's language (in
+        any stemmed language when the query's is not known): keyword search matches words by
+        their stems, so it found `word`, a form of the reader's word and no slip ("fracasar"
+        beside the reader's "fracasan", one Spanish verb). A stem of the language's own words
+        only: the slip "memorya" has the Spanish stem of the English "memory", by chance."""
+        languages = (language,) if language else tuple(self.stems)
+        return any(stems.get(each, {}).get(word) in self.stems.get(each, ()) for each in languages)
 
     @property
     def known(self) -> frozenset[str]:
@@ -224,10 +276,15 @@ class Lexicons:
             return None
         return max(votes, key=lambda language: votes[language])
 
-    def closest(self, word: str, language: str | None) -> str | None:
+    def closest(
+        self, word: str, language: str | None, stems: dict[str, dict[str, str]] | None = None
+    ) -> str | None:
         """The reader's closest word to `word` in `language`'s words (in all of theirs when
-        the language is not known); None if `word` is one of theirs, in any language."""
+        the language is not known); None if `word` is one of theirs, in any language, or a
+        form of one (`found_by_stem`, given the `stems` of `word`)."""
         if word in self.every.counts or word in self.names:
+            return None
+        if stems is not None and self.found_by_stem(word, language, stems):
             return None
         lexicon = self.by_language.get(language, self.every) if language else self.every
         return lexicon.closest(word)
@@ -317,9 +374,12 @@ def suggestion(
                 prefixes[kept.group(0)] = corrected
 
     def read_lexicons() -> Lexicons:
+        # "-stemmed": lexicons pickled before they kept their stems are not read.
         return shelf.get(
-            "spelling-lexicons",
-            lambda: Lexicons.of(library_words_by_language(reader_id), library_names(reader_id)),
+            "spelling-lexicons-stemmed",
+            lambda: Lexicons.of(
+                library_words_by_language(reader_id), library_names(reader_id)
+            ).with_stems(),
         )
 
     # The library's words alone first: a search of the reader's own words (most sentences
@@ -336,12 +396,14 @@ def suggestion(
         return ""
     lexicons = None if words_known else read_lexicons()
     language = lexicons.language_of(searched) if lexicons else None
+    slipped = {fold(w) for w in WORD.findall(searched) if may_be_a_slip(fold(w))} - known
+    stems = stems_of_words(slipped) if lexicons else None
     changed = bool(prefixes)
 
     def correct(match: re.Match[str]) -> str:
         nonlocal changed
         written = match.group(0)
-        closest = lexicons.closest(fold(written), language) if lexicons else None
+        closest = lexicons.closest(fold(written), language, stems) if lexicons else None
         if closest is None or keeps_whole(written):
             return written
         changed = True

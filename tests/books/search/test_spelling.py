@@ -158,6 +158,27 @@ class SuggestionTests:
         assert suggestion(alice.pk, "the serendipty") == "the serendipity"
         assert suggestion(alice.pk, "la serendipty") == "la serendipity"
 
+    def test_a_word_another_language_has_is_not_offered_in_a_query_of_one(
+        self, alice: User
+    ) -> None:
+        # Looked up (language unknown), and in an English highlight: an English word.
+        _highlight(alice, "paralyze")
+        _highlight(alice, "Life's challenges are not supposed to paralyze you.")
+        _highlight(alice, "El miedo es libre, pero no nos deja vivir.")
+        assert suggestion(alice.pk, "el miedo nos paraliza") == ""
+        assert suggestion(alice.pk, "the fear would paralyse you") == (
+            "the fear would paralyze you"
+        )
+
+    def test_it_never_offers_a_form_of_the_word_itself(self, alice: User) -> None:
+        # "fracasar" and "fracasan" are one Spanish verb: its words found it by that stem.
+        _highlight(alice, "Los que renuncian son más numerosos que los que fracasan.")
+        assert search(alice, "fracasar", mode="keyword").total == 1
+        assert suggestion(alice.pk, "el miedo a fracasar") == ""
+        assert suggestion(alice.pk, "fracasar") == ""  # "fracasan" is a Spanish word
+        # A slip is still one: "fracazan" is no form of the verb.
+        assert suggestion(alice.pk, "los que fracazan") == "los que fracasan"
+
 
 @pytest.mark.django_db
 class SuggestionForTests:
