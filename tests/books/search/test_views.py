@@ -86,6 +86,23 @@ class SearchPageTests:
         meaning = alice_client.get(reverse("search"), {"q": "zebra", "mode": "meaning"})
         assert "Search by words instead" in meaning.content.decode()
 
+    def test_every_search_that_found_nothing_says_to_try_other_words(
+        self, alice_client: Client, shelf: dict[str, Highlight]
+    ) -> None:
+        asked = [
+            {"q": "xylophone quantum zebra"},  # by words and meaning: both found nothing
+            {"q": "qwzxv"},  # read as letters: by words only
+            {"q": "zebra", "mode": "keyword"},
+            {"q": "zebra", "mode": "meaning"},
+        ]
+        for params in asked:
+            page = alice_client.get(reverse("search"), params).content.decode()
+            assert "Nothing found for" in page, params
+            assert "Try fewer or other words." in page, params
+        # A search by words and meaning has searched by meaning already: not offered again.
+        both = alice_client.get(reverse("search"), asked[0]).content.decode()
+        assert "Search by meaning instead" not in both
+
     def test_nothing_found_offers_the_readers_own_word_for_a_slip(
         self, alice_client: Client, shelf: dict[str, Highlight]
     ) -> None:
