@@ -4,9 +4,10 @@
 meaning (the model reads it as two unknown pieces). The reader's library has "happiness": a
 word one slip away (a letter left out, added, changed, or two letters swapped), or two for
 a long word, is what they meant, and the most common such word of their library in the
-query's language is the one offered (`Lexicons`). Only when the query's words found a few
-highlights or none (SUGGESTED_UP_TO), whatever the meaning half found beside them: a query
-whose words found many needs no correction.
+query's language is the one offered (`Lexicons`). A word of another form than the reader's
+("fracasar" beside their "fracasan") is no slip: the search by words found it by its stem.
+Only when the query's words found a few highlights or none (SUGGESTED_UP_TO), whatever the
+meaning half found beside them: a query whose words found many needs no correction.
 
 The library's words come from PostgreSQL (each highlight's folded words, by the
 highlight's language) and are kept under the library's version: asked only when a search
