@@ -264,19 +264,23 @@ _QUERY_WORD = re.compile(r"[^\W_]+")
 
 def books_matching(reader: User, query: str) -> list[int]:
     """The reader's books whose title or authors hold every word of `query`, in any order,
-    accents and case aside (books.text.fold), each word anywhere in a word ("antolog" finds
-    `Antología`). Folded in Python, as keyword search folds, since `icontains` minded
-    accents and wanted the query whole: "antologia" found none of 24 `Antología de …`, and
-    "refranes tomo 1" not `Antología de Refranes, tomo 1`."""
+    accents and case aside (books.text.fold): a word anywhere in a word ("antolog" finds
+    `Antología`), a number as a whole one ("tomo 1" is not `tomo 12`). Folded in Python, as
+    keyword search folds, since `icontains` minded accents and wanted the query whole:
+    "antologia" found none of 24 `Antología de …`, and "refranes tomo 1" not `Antología de
+    Refranes, tomo 1`."""
     folded = fold(query)
-    words = _QUERY_WORD.findall(folded) or [folded.strip()]
-    return [
-        pk
-        for pk, title, authors in Book.objects.filter(reader=reader).values_list(
-            "pk", "title", "authors"
-        )
-        if all(word in fold(f"{title} {authors}") for word in words)
+    patterns = [
+        re.compile(rf"(?<!\d){word}(?!\d)" if word.isdecimal() else re.escape(word))
+        for word in _QUERY_WORD.findall(folded) or [folded.strip()]
     ]
+
+    def holds(title: str, authors: str) -> bool:
+        named = fold(f"{title} {authors}")
+        return all(pattern.search(named) for pattern in patterns)
+
+    books = Book.objects.filter(reader=reader).values_list("pk", "title", "authors")
+    return [pk for pk, title, authors in books if holds(title, authors)]
 
 
 BOOK_HIGHLIGHT_SORTS: dict[str, tuple[str | OrderBy, ...]] = {

@@ -78,18 +78,20 @@ class LibraryTests:
         proverbs, sayings = "Antología de Proverbios, tomo 2", "Antología de Refranes, tomo 1"
         highlight_in(book_of(alice, proverbs, "Editor"), "Más vale tarde que nunca.", location=1)
         highlight_in(book_of(alice, sayings, "Editor"), "Quien calla otorga.", location=1)
+        later = "Antología de Refranes, tomo 12"
+        highlight_in(book_of(alice, later, "Editor"), "Más vale maña que fuerza.", location=1)
         highlight_in(book_of(alice, "Ficciones", "Jorge Luis Borges"), "Funes.", location=1)
 
         def found(query: str) -> list[str]:
             response = alice_client.get(reverse("library"), {"q": query})
             return [title for title, _count in listed_books(response.content)]
 
-        assert found("antologia") == [proverbs, sayings]
-        assert found("ANTOLOGÍA") == [proverbs, sayings]
-        assert found("refranes tomo 1") == [sayings]  # not side by side
-        assert found("tomo, refranes") == [sayings]  # in another order, punctuation aside
+        assert found("antologia") == [proverbs, sayings, later]
+        assert found("ANTOLOGÍA") == [proverbs, sayings, later]
+        assert found("refranes tomo 1") == [sayings]  # not side by side; a number whole
+        assert found("tomo, refranes") == [sayings, later]  # in another order
         assert found("borges ficciones") == ["Ficciones"]  # an author's word and a title's
-        assert found("antolog") == [proverbs, sayings]  # a word's start, as typed
+        assert found("antolog") == [proverbs, sayings, later]  # a word's start, as typed
         assert found("refranes borges") == []
 
     def test_the_header_search_box_shows_no_query_of_another_page(
