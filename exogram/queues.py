@@ -7,8 +7,11 @@ broker still keep apart), and the worker consumes it before the others. Later an
 waited four minutes again, behind the maps' layouts and kindred centroids queued with it
 (the embedding turns of every reader queue them): those now have a queue of their own,
 consumed after the reader's and before the embedding turns. With Redis
-(`queue_order_strategy`) and the file broker (exogram.broker) always in that order; with
-RabbitMQ by turns (it goes round the queues), at most one task of each other queue ahead.
+(`queue_order_strategy`) and the file broker (exogram.broker) always in that order. RabbitMQ
+knows no order between queues: when a process is free it sends the next task of a queue chosen
+at random among those with tasks, so an import waits for a few tasks (0-11, a median of 1, in
+tests/test_worker.py's runs), not for the backlog; a worker consuming only the imports queue
+takes them first (docs/operations.md).
 """
 
 import contextlib

@@ -30,10 +30,9 @@ from books.tasks import QUEUE_UNREACHABLE
 from exogram.celery import app
 from tests.books.kindle import BORGES, SACKS, Entry, clippings_file
 from tests.external_postgres import ExternalPostgres, external_postgres, free_port
-from tests.worker import ROOT, celery_worker, wait_for
+from tests.worker import RABBITMQ_URL, ROOT, celery_worker, rabbitmq_queue, wait_for
 
 REDIS_URL = "redis://127.0.0.1:6379/12"
-RABBITMQ_URL = "amqp://guest:guest@127.0.0.1:5672//"
 
 
 def _library(count: int, *, prefix: str = "passage") -> bytes:
@@ -167,14 +166,15 @@ class BrokerDownTests:
     def test_with_rabbitmq_down_the_import_is_saved_and_embedded_once_it_is_back(
         self, alice: User, alice_client: Client, tmp_path: Path
     ) -> None:
-        _broker_down_then_back(
-            alice,
-            alice_client,
-            tmp_path,
-            down=f"amqp://guest:guest@127.0.0.1:{free_port()}//",
-            up=RABBITMQ_URL,
-            queue=f"exogram-test-{uuid.uuid4().hex[:8]}",
-        )
+        with rabbitmq_queue() as queue:
+            _broker_down_then_back(
+                alice,
+                alice_client,
+                tmp_path,
+                down=f"amqp://guest:guest@127.0.0.1:{free_port()}//",
+                up=RABBITMQ_URL,
+                queue=queue,
+            )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -184,8 +184,9 @@ class RabbitMQTests:
     ) -> None:
         from books.importing.services import clippings_import
 
-        with celery_worker(
-            broker_url=RABBITMQ_URL, data_dir=tmp_path, queue=f"exogram-test-{uuid.uuid4().hex[:8]}"
+        with (
+            rabbitmq_queue() as queue,
+            celery_worker(broker_url=RABBITMQ_URL, data_dir=tmp_path, queue=queue),
         ):
             clippings_import(reader=alice, data=_library(30), file_name="c.txt")
             wait_for(lambda: _all_embedded(alice, 30), timeout=240, what="the worker to embed")

@@ -4,14 +4,20 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
+import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The RabbitMQ every machine runs, CI's too (README.md's requirements).
+RABBITMQ_URL = "amqp://guest:guest@127.0.0.1:5672//"
 
 
 def test_database_url() -> str:
@@ -37,6 +43,33 @@ def _filesystem_options(folder: Path) -> dict[str, str]:
     for path in options.values():
         Path(path).mkdir(parents=True, exist_ok=True)
     return options
+
+
+@contextmanager
+def embedding_turns_held() -> Iterator[Callable[[], object]]:
+    """Hold the lock an embedding turn takes to choose its highlights (TURN_LOCK), from a
+    connection of the test's: a worker's turn waits at it, busy and holding its message,
+    until the test calls what this yields (or the block ends)."""
+    from books.embedding.pipeline import TURN_LOCK
+
+    with psycopg.connect(test_database_url(), autocommit=True) as held:
+        held.execute("SELECT pg_advisory_lock(%s)", [TURN_LOCK])
+        yield lambda: held.execute("SELECT pg_advisory_unlock(%s)", [TURN_LOCK])
+
+
+def a_turn_waits_for_the_lock() -> bool:
+    """Whether a worker's embedding turn waits for the lock embedding_turns_held holds."""
+    from books.embedding.pipeline import TURN_LOCK
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks JOIN pg_database ON pg_database.oid = database"
+            " WHERE datname = current_database() AND locktype = 'advisory' AND NOT granted"
+            " AND classid = 0 AND objid = %s",
+            [TURN_LOCK],
+        )
+        row = cursor.fetchone()
+    return row is not None and row[0] > 0
 
 
 def share_model_folder(data_dir: Path) -> None:
@@ -107,7 +140,10 @@ def celery_worker(
     try:
         if queued_first is not None:
             queued_first()
-        pool = ["--pool", "solo"] if concurrency == 1 else ["--concurrency", str(concurrency)]
+        # The solo pool's prefetch is still --concurrency's (the machine's cores by default):
+        # one message a process, as `make run` has it.
+        pool = ["--pool", "solo"] if concurrency == 1 else []
+        pool += ["--concurrency", str(concurrency)]
         if consume is not None:
             pool += ["-Q", ",".join(consume)]
         worker = subprocess.Popen(
@@ -184,3 +220,28 @@ def wait_for(condition: Callable[[], Any], *, timeout: float = 90, what: str = "
             return value
         time.sleep(0.25)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or condition}")
+
+
+@contextmanager
+def rabbitmq_queue(url: str = RABBITMQ_URL) -> Iterator[str]:
+    """A task queue name of the test's own on RabbitMQ, for celery_worker(queue=...): its
+    worker consumes no other process's tasks, nor another's its. Its three queues
+    (exogram.queues) are deleted after. A RabbitMQ that does not answer fails the test and
+    says so, as a Redis that does not answer does: never a skip."""
+    from kombu import Connection
+
+    from exogram.queues import task_queues
+
+    queue = f"exogram-test-{uuid.uuid4().hex[:8]}"
+    with Connection(url, connect_timeout=5) as broker:
+        try:
+            broker.ensure_connection(max_retries=1)
+        except Exception as error:  # kombu raises the transport's errors
+            pytest.fail(f"RabbitMQ does not answer at {url}: {error}", pytrace=False)
+    try:
+        yield queue
+    finally:
+        with Connection(url, connect_timeout=5) as broker:
+            channel: Any = broker.channel()  # the transport's, typed as the base
+            for declared in task_queues(queue):
+                channel.queue_delete(declared.name)

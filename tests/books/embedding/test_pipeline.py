@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-import psycopg
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
@@ -15,7 +14,6 @@ from accounts.models import User
 from books.embedding.encoder import get_encoder, get_encoders
 from books.embedding.pipeline import (
     EMBED_TASK_SIZE,
-    TURN_LOCK,
     EmbedOutcome,
     highlights_embed,
     pending_highlight_ids,
@@ -23,11 +21,10 @@ from books.embedding.pipeline import (
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from books.tasks import embed_highlights, sweep_pending_embeddings
-from tests import worker
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
 from tests.books.library import pending_backlog
 from tests.threads import run_in_threads
-from tests.worker import celery_worker, wait_for
+from tests.worker import celery_worker, embedding_turns_held, wait_for
 
 
 def _import(reader: User) -> Import:
@@ -240,11 +237,10 @@ class PipelineEndToEndTests:
                 # The worker's first turn waits (on the lock turns choose under) until both
                 # imports are in its queue, alice's 300 highlights first, then bob's 5:
                 # without it a quick worker could finish alice's before bob imports.
-                with psycopg.connect(worker.test_database_url(), autocommit=True) as holder:
-                    holder.execute("SELECT pg_advisory_lock(%s)", [TURN_LOCK])
+                with embedding_turns_held() as release:
                     _big_import(alice, 300)
                     _import(bob)
-                    holder.execute("SELECT pg_advisory_unlock(%s)", [TURN_LOCK])
+                    release()
                 wait_for(
                     lambda: (
                         not Highlight.objects.exclude(
