@@ -93,6 +93,8 @@ class LibraryTests:
         assert found("borges ficciones") == ["Ficciones"]  # an author's word and a title's
         assert found("antolog") == [proverbs, sayings, later]  # a word's start, as typed
         assert found("refranes borges") == []
+        # Read within BOOK_QUERY_MAX characters: a query of a thousand words is not a title.
+        assert found("borges " * 40 + "refranes") == ["Ficciones"]
 
     def test_the_header_search_box_shows_no_query_of_another_page(
         self, alice: User, alice_client: Client
