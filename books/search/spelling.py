@@ -404,7 +404,11 @@ def suggestion(
     def correct(match: re.Match[str]) -> str:
         nonlocal changed
         written = match.group(0)
-        closest = lexicons.closest(fold(written), language, stems) if lexicons else None
+        # A quoted phrase is searched as written, stems aside (books.search.query): a form
+        # of the reader's word in one ("que los que fracasar") found nothing by it.
+        in_phrase = match.string.count('"', 0, match.start()) % 2 == 1
+        found_by_stem = None if in_phrase else stems
+        closest = lexicons.closest(fold(written), language, found_by_stem) if lexicons else None
         if closest is None or keeps_whole(written):
             return written
         changed = True

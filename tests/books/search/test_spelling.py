@@ -178,6 +178,9 @@ class SuggestionTests:
         assert suggestion(alice.pk, "fracasar") == ""  # "fracasan" is a Spanish word
         # A slip is still one: "fracazan" is no form of the verb.
         assert suggestion(alice.pk, "los que fracazan") == "los que fracasan"
+        # A quoted phrase is searched as written: there the form is a slip to correct.
+        assert search(alice, '"que los que fracasar"', mode="keyword").total == 0
+        assert suggestion(alice.pk, '"que los que fracasar"') == '"que los que fracasan"'
 
 
 @pytest.mark.django_db
