@@ -1,4 +1,10 @@
-"""CSV in Readwise's column layout: Highlight, Title, Author, Note, Location, Date.
+"""CSV in Readwise's column layout: Highlight, Title, Author, Note, Location, Date, Tags, Color.
+
+Tags lists the highlight's tags, those added in Exogram as well as a note's hashtags, comma
+separated; a favourite carries the tag `favorite`, as Readwise marks its own favourites
+(Readwise has no favourite column), and the Readwise CSV importer reads that tag back as a
+favourite. A tag with a comma in its name is quoted inside the cell (`"Smith, John",
+memory`), as the importer reads it. Color is the highlight's colour from a richer format.
 
 UTF-8 with a BOM, so that Excel reads accents right. A cell a spreadsheet would read as
 a formula gets a leading apostrophe: a highlight `=HYPERLINK("http://evil", "click")` stays
@@ -17,7 +23,9 @@ from books.exporting.library import BookExport
 from books.models import Highlight
 from books.text import without_bidi_controls, without_controls
 
-COLUMNS = ["Highlight", "Title", "Author", "Note", "Location", "Date"]
+COLUMNS = ["Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color"]
+# Readwise's own favourites are this tag; it is how a favourite travels in its columns.
+FAVOURITE_TAG = "favorite"
 # Anything a spreadsheet may skip or fold, then a sign that starts a formula.
 _FORMULA_START = re.compile(r"[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20]")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -40,6 +48,21 @@ def _location(highlight: Highlight) -> str:
     return highlight.page
 
 
+def _tags(highlight: Highlight) -> str:
+    """The highlight's tags (prefetched, by name), then `favorite` for a favourite, in one
+    cell: a name with a comma or a quote is quoted as a CSV cell is, the rest left plain."""
+    names = [tag.name for tag in highlight.tags.all()]
+    if highlight.favourite and FAVOURITE_TAG not in (name.casefold() for name in names):
+        names.append(FAVOURITE_TAG)
+    return ", ".join(_tag_cell(name) for name in names)
+
+
+def _tag_cell(name: str) -> str:
+    if "," in name or '"' in name:
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
 def book_rows(export: BookExport) -> Iterator[list[str]]:
     """The book's rows, each cell neutralized."""
     book = export.book
@@ -47,7 +70,16 @@ def book_rows(export: BookExport) -> Iterator[list[str]]:
         # A standalone note has no highlighted text: its words go in Note.
         text, note = ("", h.text) if h.kind == Highlight.Kind.NOTE else (h.text, h.note)
         added = h.added_at.strftime("%Y-%m-%d %H:%M:%S") if h.added_at else ""
-        row = [text, book.title, book.authors_display, note, _location(h), added]
+        row = [
+            text,
+            book.title,
+            book.authors_display,
+            note,
+            _location(h),
+            added,
+            _tags(h),
+            h.colour,
+        ]
         yield [neutralize(cell) for cell in row]
 
 

@@ -4,6 +4,10 @@ Pure Python, no Django. `Highlight` is the one column required; Title, Author, U
 Location and Date are read when present, in any order and any case. A row with a Note and
 no Highlight is a note on its own. A cell that an exporter protected from spreadsheet
 formulas (`'=SUM(…)`, as books.exporting.readwise writes it) gets its apostrophe back off.
+
+Tags are comma separated; a name with a comma in it comes quoted (`"Smith, John", memory`,
+as books.exporting.readwise writes it). The tag `favorite` is how Readwise marks a
+favourite (it has no favourite column): the highlight becomes a favourite, not tagged so.
 """
 
 import csv
@@ -26,6 +30,7 @@ CSV_UNREADABLE = gettext_noop("this CSV could not be read: %(error)s")
 ROW_UNREADABLE = gettext_noop("this row could not be read: %(error)s")
 ROW_WITHOUT_TEXT = gettext_noop("a row without a Highlight (or a Note)")
 UNRECOGNISED_DATE = gettext_noop("unrecognised date %(date)s")
+FAVOURITE_TAG = "favorite"
 # An apostrophe before what books.exporting.readwise.neutralize protects: a formula sign,
 # perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
 _PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
@@ -138,6 +143,15 @@ def unclosed_quotes(text: str, delimiter: str) -> list[int]:
     return found
 
 
+def tag_names(cell: str) -> tuple[str, ...]:
+    """The names in a Tags cell: split at commas outside quotes, each stripped."""
+    if not cell.strip():
+        return ()
+    # One line, so one row: a stray quote only runs to the cell's end.
+    [names] = csv.reader([cell.replace("\n", " ")], skipinitialspace=True)
+    return tuple(name.strip() for name in names if name.strip())
+
+
 def _read_rows(
     text: str, lines_before: int, delimiter: str, at: dict[str, int | None], result: ParseResult
 ) -> None:
@@ -172,7 +186,8 @@ def _read_rows(
                 Problem(start, UNRECOGNISED_DATE % {"date": repr(raw_date[:40])})
             )
             continue
-        tags = tuple(t.strip() for t in _cell(row, at["tags"]).split(",") if t.strip())
+        tags = tag_names(_cell(row, at["tags"]))
+        favourite = any(t.casefold() == FAVOURITE_TAG for t in tags)
         result.clippings.append(
             rich_clipping(
                 title=title or "Untitled",
@@ -186,7 +201,8 @@ def _read_rows(
                 added_at=added_at,
                 added_raw=raw_date,
                 line=start,
-                tags=tags,
+                tags=tuple(t for t in tags if t.casefold() != FAVOURITE_TAG),
+                favourite=favourite,
                 tags_carried=at["tags"] is not None,
                 colour=_cell(row, at["color"]).strip().casefold(),
             )

@@ -193,7 +193,9 @@ class CsvExportTests:
         export = library_export(reader=alice, format="csv")
         assert export.data.startswith(b"\xef\xbb\xbf")
         table = list(csv.DictReader(io.StringIO(export.data.decode("utf-8-sig"))))
-        assert list(table[0]) == ["Highlight", "Title", "Author", "Note", "Location", "Date"]
+        assert list(table[0]) == [
+            "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color"
+        ]  # fmt: skip
         assert len(table) == Highlight.objects.filter(reader=alice).count()
         by_text = {row["Highlight"]: row for row in table}
         think = by_text["To think is to forget differences, to generalize, to abstract."]
@@ -204,9 +206,28 @@ class CsvExportTests:
             "Note": "Read this twice.",
             "Location": "412",
             "Date": "2025-03-03 10:00:00",
+            "Tags": "big ideas, memory",
+            "Color": "",
         }
         assert by_text["«Accents», ünïcödé and 中文 survive."]["Title"] == "Untitled notebook"
         assert by_text[""]["Note"] == "A note on its own, far from any highlight."
+
+    def test_it_writes_tags_added_here_and_a_favourite_as_readwise_tags(
+        self, alice: User, rows: dict[str, Highlight]
+    ) -> None:
+        highlight_tag(highlight=rows["We"], name="psicología aplicada")
+        highlight_tag(highlight=rows["We"], name="Smith, John")
+        Highlight.objects.filter(pk=rows["We"].pk).update(colour="blue")
+        data = library_export(reader=alice, format="csv").data.decode("utf-8-sig")
+        by_text = {row["Highlight"]: row for row in csv.DictReader(io.StringIO(data))}
+        life = by_text["We have each of us a life-story,\nan inner narrative."]
+        assert (life["Tags"], life["Color"]) == (
+            'memory, psicología aplicada, "smith, john"',
+            "blue",
+        )
+        assert by_text["He remembered every leaf of every tree of every wood."]["Tags"] == (
+            "favorite"
+        )
 
     def test_it_writes_no_control_character_of_a_text_stored_before(self, alice: User) -> None:
         book = Book.objects.create(reader=alice, title="Ring\x07", key="c")

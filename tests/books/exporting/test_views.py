@@ -62,6 +62,7 @@ class LibraryDownloadTests:
             ("json", "JSON (re-imports into Exogram)"),
         ]:
             assert f'<a href="{url}?format={chosen}" download>{label}</a>' in page
+        assert "a favourite is tagged “favorite”, as Readwise marks its favourites" in page
         assert "does not export" not in page
 
     def test_it_shows_the_formats_in_spanish(self, alice: User, alice_client: Client) -> None:
@@ -77,6 +78,7 @@ class LibraryDownloadTests:
             assert "Markdown (un zip, un archivo por libro)</a>" in page
             assert "CSV (columnas de Readwise)</a>" in page
             assert "JSON (se vuelve a importar en Exogram)</a>" in page
+            assert "un favorito lleva la etiqueta «favorite»" in page
 
     def test_it_refuses_an_unknown_format_on_the_same_page(self, alice_client: Client) -> None:
         response = alice_client.get(reverse("library_export"), {"format": "docx"})

@@ -10,8 +10,8 @@ import pytest
 from accounts.models import User
 from books.exporting.services import library_export
 from books.importing.services import ImportRejected, clippings_import
-from books.models import Highlight, Import
-from books.services import highlight_note_update
+from books.models import Highlight, Import, Tag
+from books.services import highlight_favourite_toggle, highlight_note_update, highlight_tag
 from tests.books.exporting.library import FUNES as FUNES_LINE
 from tests.books.exporting.library import build_library
 from tests.books.kindle import Entry, clippings_file
@@ -41,6 +41,15 @@ def _library(reader: User) -> list[tuple[object, ...]]:
             )
         )  # fmt: skip
     return rows
+
+
+def _marks(reader: User) -> list[tuple[object, ...]]:
+    """What a reader marked each highlight with: its tags, favourite and colour."""
+    marks = []
+    for h in Highlight.objects.filter(reader=reader):
+        tags = tuple(sorted(h.tags.values_list("name", flat=True), key=str.casefold))
+        marks.append((h.kind, h.text, tags, h.favourite, h.colour))
+    return sorted(marks)
 
 
 @pytest.mark.django_db
@@ -167,6 +176,25 @@ class RoundTripTests:
         again = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
         assert again.counts["new_highlights"] == 0
         assert _library(bob) == _library(alice)
+
+    def test_a_readwise_csv_export_carries_tags_favourites_and_colours_to_a_fresh_reader(
+        self, alice: User, bob: User
+    ) -> None:
+        rows = build_library(alice)
+        _import(alice, "notebook_desktop.html")  # colours too
+        highlight_tag(highlight=rows["We"], name="psicología aplicada")
+        highlight_tag(highlight=rows["We"], name="Smith, John")
+        highlight_tag(highlight=rows["A"], name="=1+1")  # a formula's sign, guarded and back
+        highlight_favourite_toggle(highlight=rows["A"])  # a note on its own
+        exported = library_export(reader=alice, format="csv")
+
+        the_import = clippings_import(reader=bob, data=exported.data, file_name=exported.name)
+
+        assert the_import.problems == []
+        assert _marks(bob) == _marks(alice)
+        assert ("memory", "psicología aplicada", "smith, john") in {m[2] for m in _marks(bob)}
+        assert sum(m[3] for m in _marks(bob)) == 2
+        assert not Tag.objects.filter(reader=bob, name__iexact="favorite").exists()
 
     def test_it_keeps_highlights_with_no_text_with_their_place_and_date(
         self, alice: User, bob: User

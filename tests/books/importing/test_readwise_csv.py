@@ -28,6 +28,18 @@ class ReadwiseCsvTests:
         assert (two_lines.location_start, two_lines.location_end) == (1030, 1032)
         assert two_lines.added_at == datetime(2021, 5, 6, 21, 15, tzinfo=UTC)
 
+    def test_it_reads_quoted_tag_names_and_the_favorite_tag_as_a_favourite(self) -> None:
+        data = (
+            b"Highlight,Title,Tags\r\n"
+            b'Words,A Book,"""Smith, John"", memoria, Favorite"\r\n'
+            b"More words,A Book,a tag\r\n"
+        )
+        first, second = parse_readwise_csv(data).clippings
+        assert isinstance(first, RichClipping)
+        assert isinstance(second, RichClipping)
+        assert (first.tags, first.favourite) == (("Smith, John", "memoria"), True)
+        assert (second.tags, second.favourite) == (("a tag",), False)
+
     def test_it_takes_a_note_without_a_highlight_as_a_note(self) -> None:
         result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
         note = result.clippings[4]
