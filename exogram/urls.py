@@ -1,11 +1,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from exogram.favicon import favicon
 from exogram.health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("favicon.ico", favicon, name="favicon"),
     path("", include("accounts.urls")),
     path("", include("books.urls")),
     path("", include("books.search.urls")),

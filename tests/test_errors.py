@@ -95,6 +95,8 @@ class ApiErrorTests:
         assert response.status_code == 500
         assert response["Content-Type"].startswith("text/html")
         assert "Something went wrong" in response.content.decode()
+        # With the site's icon, as every page: no /favicon.ico asked for beside it.
+        assert '<link rel="icon" href="/static/favicon.svg"' in response.content.decode()
 
     def test_a_pages_404_is_still_the_html_page(self, client: Client) -> None:
         response = client.get("/no-such-page/")

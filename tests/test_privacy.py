@@ -157,7 +157,7 @@ API_ROWS: dict[str, Any] = {
     "api_book_highlights": lambda lib: {"code": lib.book_code},
 }
 PUBLIC = {
-    "login", "signup", "logout", "healthz", "admin:login", "admin:logout", "api_schema",
+    "login", "signup", "logout", "healthz", "favicon", "admin:login", "admin:logout", "api_schema",
     "password_reset", "password_reset_done", "password_reset_complete",
     "password_reset_confirm", "review_unsubscribe", "email_verify",
 }  # fmt: skip
