@@ -3,8 +3,8 @@
 Tags lists the highlight's tags, those added in Exogram as well as a note's hashtags, comma
 separated; a favourite carries the tag `favorite`, as Readwise marks its own favourites
 (Readwise has no favourite column), and the Readwise CSV importer reads that tag back as a
-favourite. A tag with a comma in its name is quoted inside the cell (`"Smith, John",
-memory`), as the importer reads it. Color is the highlight's colour from a richer format.
+favourite. A tag with a comma or a quote in its name is quoted inside the cell (`"Smith,
+John", memory`), as the importer reads it. Color is the highlight's colour from a richer format.
 
 UTF-8 with a BOM, so that Excel reads accents right. A cell a spreadsheet would read as
 a formula gets a leading apostrophe: a highlight `=HYPERLINK("http://evil", "click")` stays
@@ -49,18 +49,26 @@ def _location(highlight: Highlight) -> str:
 
 
 def _tags(highlight: Highlight) -> str:
-    """The highlight's tags (prefetched, by name), then `favorite` for a favourite, in one
-    cell: a name with a comma or a quote is quoted as a CSV cell is, the rest left plain."""
+    """The highlight's tags (prefetched, by name), then `favorite` for a favourite."""
     names = [tag.name for tag in highlight.tags.all()]
     if highlight.favourite and FAVOURITE_TAG not in (name.casefold() for name in names):
         names.append(FAVOURITE_TAG)
-    return ", ".join(_tag_cell(name) for name in names)
+    return tags_cell(names)
 
 
-def _tag_cell(name: str) -> str:
-    if "," in name or '"' in name:
-        return '"' + name.replace('"', '""') + '"'
-    return name
+def tags_cell(names: list[str]) -> str:
+    """The names in one cell, comma separated: a name with a comma or a quote is quoted as
+    a CSV cell is, and so is one that starts with an apostrophe (the importer would take
+    it for the formula guard: `'=a`), the rest left plain."""
+    return ", ".join(_quoted(name) if _needs_quotes(name) else name for name in names)
+
+
+def _needs_quotes(name: str) -> bool:
+    return "," in name or '"' in name or name.startswith("'")
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def book_rows(export: BookExport) -> Iterator[list[str]]:

@@ -11,7 +11,7 @@ import pytest
 
 from accounts.models import User
 from books.exporting.markdown import NAME_MAX_LENGTH, file_stem
-from books.exporting.readwise import neutralize
+from books.exporting.readwise import neutralize, tags_cell
 from books.exporting.services import library_export
 from books.models import Book, Highlight
 from books.services import highlight_tag
@@ -291,6 +291,21 @@ class CsvExportTests:
         from books.importing.readwise_csv import _cell
 
         assert _cell([neutralize(cell)], 0) == cell.replace("\r\n", "\n")
+
+    @pytest.mark.parametrize(
+        "names",
+        [
+            ["memory"],
+            ["psicología aplicada", "smith, john", 'the "real" one', '"quoted"'],
+            ["=1+1", "'=1+1", "'quoted'", "it's", "@home", "-2"],
+            ["'=1+1", "first, it looks like the formula guard"],
+            ["a,", ",", '"', "'"],
+        ],
+    )
+    def test_a_tags_cell_reads_back_as_the_same_names(self, names: list[str]) -> None:
+        from books.importing.readwise_csv import _cell, tag_names
+
+        assert tag_names(_cell([neutralize(tags_cell(names))], 0)) == tuple(names)
 
     @pytest.mark.parametrize("cell", ["  plain words", "\u00a0a=b", "'quoted'", "a@b.c"])
     def test_it_leaves_text_that_starts_no_formula(self, cell: str) -> None:

@@ -2,16 +2,20 @@
 richer formats carry (notes on highlights, tags, favourites, chapters) kept. The Exogram
 JSON round trip: export → import into a fresh reader → the same library."""
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from accounts.models import User
 from books.exporting.services import library_export
 from books.importing.services import ImportRejected, clippings_import
 from books.models import Highlight, Import, Tag
 from books.services import highlight_favourite_toggle, highlight_note_update, highlight_tag
+from books.text import tag_name
 from tests.books.exporting.library import FUNES as FUNES_LINE
 from tests.books.exporting.library import build_library
 from tests.books.kindle import Entry, clippings_file
@@ -41,6 +45,14 @@ def _library(reader: User) -> list[tuple[object, ...]]:
             )
         )  # fmt: skip
     return rows
+
+
+# What a reader may name a tag (the tag form folds its spacing), all but Readwise's
+# "favorite", which the CSV reads as a favourite: commas, quotes, a formula's sign, accents.
+TAG_NAMES = st.text(
+    st.sampled_from([*"ab Zé,\"'=+-@#ñ中", "\u00a0", "\t"]), min_size=1, max_size=20
+).filter(lambda name: tag_name(name).casefold() != "favorite")
+_readers = itertools.count()
 
 
 def _marks(reader: User) -> list[tuple[object, ...]]:
@@ -195,6 +207,29 @@ class RoundTripTests:
         assert ("memory", "psicología aplicada", "smith, john") in {m[2] for m in _marks(bob)}
         assert sum(m[3] for m in _marks(bob)) == 2
         assert not Tag.objects.filter(reader=bob, name__iexact="favorite").exists()
+
+    @given(names=st.lists(TAG_NAMES, min_size=1, max_size=6), favourite=st.booleans())
+    @example(names=["'=1", "smith, john", '"real"'], favourite=True)
+    @settings(
+        max_examples=30,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    def test_any_tag_a_reader_can_name_comes_back_from_the_csv(
+        self, db: None, names: list[str], favourite: bool
+    ) -> None:
+        mine, theirs = (User.objects.create_user(f"csv-{next(_readers)}") for _ in "ab")
+        entry = Entry(FUNES_LINE, "To think is to forget differences.", location="412-414")
+        clippings_import(reader=mine, data=clippings_file(entry), file_name="c.txt")
+        [highlight] = Highlight.objects.filter(reader=mine)
+        for name in names:
+            if tag_name(name):
+                highlight_tag(highlight=highlight, name=name)
+        if favourite:
+            highlight_favourite_toggle(highlight=highlight)
+        exported = library_export(reader=mine, format="csv")
+        clippings_import(reader=theirs, data=exported.data, file_name=exported.name)
+        assert _marks(theirs) == _marks(mine)
 
     def test_it_keeps_highlights_with_no_text_with_their_place_and_date(
         self, alice: User, bob: User
