@@ -60,6 +60,24 @@ class EmbeddingProgress:
         return gettext("highlights and notes")
 
     @property
+    def noun_ready(self) -> str:
+        """The noun with "ready for connections", in one message: Spanish makes the
+        adjective agree ("subrayados listos", "notas listas").
+
+        "Ready for connections", never "read": a reader took "5,484 read" as what they had
+        read, not what the model had embedded."""
+        one = self.highlights == 1
+        if self.notes and self.notes == self.highlights:
+            if one:
+                return gettext("note ready for connections")
+            return gettext("notes ready for connections")
+        if self.notes == 0:
+            if one:
+                return gettext("highlight ready for connections")
+            return gettext("highlights ready for connections")
+        return gettext("highlights and notes ready for connections")
+
+    @property
     def what(self) -> str:
         """ "8 notes", "1 highlight", "12 highlights and notes"."""
         return f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
@@ -212,6 +230,60 @@ def read_passages(reader: User) -> ReadPassages:
         books=done.values("book_id").distinct().count(),
         waiting=passages.exclude(embedding_status=Highlight.EmbeddingStatus.DONE).count(),
         example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
+    )
+
+
+def passages_waiting(
+    reader_id: int, *, book: Book | None = None, besides: Book | None = None
+) -> int:
+    """The reader's passages still waiting for their vector and their connections (pending
+    or being embedded): of `book`, or of every book but `besides`. While some wait, "no
+    connection yet" is true; once none does, "yet" promises one that is not coming."""
+    waiting = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(
+            reader_id=reader_id,
+            embedding_status__in=[
+                Highlight.EmbeddingStatus.PENDING,
+                Highlight.EmbeddingStatus.CLAIMED,
+            ],
+        )
+    )
+    if book is not None:
+        waiting = waiting.filter(book=book)
+    if besides is not None:
+        waiting = waiting.exclude(book=besides)
+    return waiting.count()
+
+
+@dataclass(frozen=True)
+class UnconnectedBook:
+    """Why a book whose passages are ready connects to no other book, for its page: some
+    passages of its own or of other books are still being embedded (then "yet" is true),
+    there is no other book's passage to compare with, or none is close enough. "No passage
+    of this book connects to another book yet" was said of a Portuguese book with nothing
+    left to embed anywhere."""
+
+    waiting_here: int
+    waiting_elsewhere: int
+    other_books_ready: bool
+
+
+def unconnected_book(book: Book) -> UnconnectedBook | None:
+    """None when none of the book's passages is ready yet (nothing to say), else why it
+    connects to nothing; only asked of a book connected_books found nothing for."""
+    done = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(reader_id=book.reader_id, embedding_status=Highlight.EmbeddingStatus.DONE)
+    )
+    if not done.filter(book=book).exists():
+        return None
+    return UnconnectedBook(
+        waiting_here=passages_waiting(book.reader_id, book=book),
+        waiting_elsewhere=passages_waiting(book.reader_id, besides=book),
+        other_books_ready=done.exclude(book=book).exists(),
     )
 
 

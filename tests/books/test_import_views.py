@@ -648,7 +648,9 @@ class ProgressPartialTests:
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         done = alice_client.get(url).content.decode()
         assert "hx-trigger" not in done
-        assert "All 5 highlights read." in done
+        assert (
+            "All 5 highlights ready: connections and search by meaning work on all of them." in done
+        )
 
     def test_it_shows_why_highlights_wait(self, alice: User, alice_client: Client) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
@@ -912,6 +914,31 @@ class ImportMessageTests:
 
         page = alice_client.get(one.get_absolute_url()).content.decode()
 
-        assert "All 1 highlight read." in page
-        assert "This import made no connection with your library yet." in page
+        assert "All 1 highlight ready: connections and search by meaning work on all of them." in (
+            page
+        )
+        # Nothing left to embed anywhere: no "yet", which promised a connection to come.
+        assert (
+            "This import made no connection with your library: no passage it added is close "
+            "enough to one in another book." in page
+        )
+        assert "no connection with your library yet" not in page
         assert "0</strong> connections" not in page
+
+    def test_an_import_with_no_connection_says_yet_while_the_library_still_waits(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        one = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="one.txt"
+        )
+        embed_highlights(list(Highlight.objects.values_list("pk", flat=True)))
+        clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[4:5]), file_name="two.txt"
+        )  # another book's passage waits for its vector, and may connect to the first's
+
+        page = alice_client.get(one.get_absolute_url()).content.decode()
+
+        assert "This import made no connection with your library yet." in page
+        spanish = alice_client.get(one.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        said = "Esta importación aún no ha creado ninguna conexión con tu biblioteca."
+        assert said in spanish.content.decode()
