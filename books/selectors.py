@@ -2,7 +2,7 @@
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar, overload
 
@@ -48,6 +48,10 @@ class EmbeddingProgress:
     notes: int = 0
     # They wait while the worker embeds another reader's highlights (the page says so).
     behind_others: bool = False
+    # Of what an import added, those deleted since: its report's table counts them among
+    # its new highlights, while the progress counts alive ones only. Said beside the count
+    # ("5,484 highlights (1 deleted since)"), or the two numbers contradict each other.
+    deleted_since: int = 0
 
     @property
     def noun(self) -> str:
@@ -79,8 +83,21 @@ class EmbeddingProgress:
 
     @property
     def what(self) -> str:
-        """ "8 notes", "1 highlight", "12 highlights and notes"."""
-        return f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
+        """ "8 notes", "1 highlight", "12 highlights and notes", and "(1 deleted since)"
+        after them when some of an import's were."""
+        said = f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
+        if self.deleted_since:
+            said = f"{said} {self.deleted_since_said}"
+        return said
+
+    @property
+    def deleted_since_said(self) -> str:
+        """ "(1 deleted since)", or "" when none was."""
+        if not self.deleted_since:
+            return ""
+        return ngettext(
+            "(%(count)s deleted since)", "(%(count)s deleted since)", self.deleted_since
+        ) % {"count": number_format(self.deleted_since, force_grouping=True)}
 
     @property
     def pending(self) -> int:
@@ -195,9 +212,19 @@ def import_time_left(the_import: Import, progress: "EmbeddingProgress", *, now: 
 
 
 def import_progress(the_import: Import) -> EmbeddingProgress:
-    return _progress(
+    """How far the embedding of what an import added has got, over the highlights it added
+    that are still alive, and how many it added were deleted since (as
+    books.services.import_deleted_since finds them: not those an export brought already
+    deleted). One removed for good since has no row left to count."""
+    progress = _progress(
         Highlight.objects.alive().filter(source_import=the_import), reader_id=the_import.reader_id
     )
+    deleted_since = (
+        Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
+        .exclude(EMPTY_NOTE)
+        .count()
+    )
+    return replace(progress, deleted_since=deleted_since)
 
 
 def library_counts(reader: User) -> LibraryCounts:
