@@ -172,7 +172,8 @@ class HomeWhenReadyTests:
         # Under way, in the reader's words: ready for connections, still to go; a bar.
         # Never "read": a reader took "5,484 read / 250 still to read" as what they had read.
         assert "<strong>0 of 5</strong> highlights ready" not in under_way  # starting
-        assert '0</span><span class="label">ready for connections</span>' in under_way
+        assert '0</span><span class="label">ready</span>' in under_way
+        assert "Starting</strong>: 5 highlights waiting for the model." in under_way
         assert '5</span><span class="label">still to go</span>' in under_way
         assert "embedded" not in _text(under_way)
         assert not re.search(r"\bread\b", _text(under_way))

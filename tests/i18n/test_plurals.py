@@ -33,13 +33,13 @@ class CountedWordsTests:
         [
             (
                 "en",
-                "1 book 1 highlight 0 ready for connections 1 still to go",
-                "2 books 2 highlights 0 ready for connections 2 still to go",
+                "1 book 1 highlight 0 ready 1 still to go",
+                "2 books 2 highlights 0 ready 2 still to go",
             ),
             (
                 "es",
-                "1 libro 1 subrayado 0 listos para las conexiones 1 por preparar",
-                "2 libros 2 subrayados 0 listos para las conexiones 2 por preparar",
+                "1 libro 1 subrayado 0 listos 1 por preparar",
+                "2 libros 2 subrayados 0 listos 2 por preparar",
             ),
         ],
     )
