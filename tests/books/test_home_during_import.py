@@ -245,7 +245,7 @@ class HomeWhenReadyTests:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         home = alice_client.get(reverse("home"), HTTP_ACCEPT_LANGUAGE="es-ES").content.decode()
-        said = "Todo listo con tus 5 subrayados: <strong>0</strong> conexiones encontradas."
+        said = "Todo listo con 5 subrayados: <strong>0</strong> conexiones encontradas."
         assert said in home
         assert "Lectura" not in home
         assert "leíd" not in home

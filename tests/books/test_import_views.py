@@ -686,7 +686,7 @@ class ImportReportAfterADeleteTests:
         page = alice_client.get(the_import.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
 
         assert (
-            "Todo listo con tus 4 subrayados (1 borrado desde entonces): ya cuentan para las "
+            "Todo listo con 4 subrayados (1 borrado desde entonces): ya cuentan para las "
             "conexiones y la búsqueda por significado." in page.content.decode()
         )
 
@@ -983,8 +983,12 @@ class ImportMessageTests:
 
         page = alice_client.get(one.get_absolute_url()).content.decode()
 
-        assert "All 1 highlight ready: connections and search by meaning work on all of them." in (
-            page
+        assert "1 highlight ready: connections and search by meaning work on it." in page
+        assert "All 1 highlight" not in page
+        spanish = alice_client.get(one.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert (
+            "Todo listo con 1 subrayado: ya cuenta para las conexiones y la búsqueda por "
+            "significado." in spanish.content.decode()
         )
         # Nothing left to embed anywhere: no "yet", which promised a connection to come.
         assert (

@@ -72,7 +72,7 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     expect(page.get_by_role("heading", name="Importación de My Clippings.txt")).to_be_visible()
     expect(
         page.get_by_text(
-            "Todo listo con tus 4 subrayados: ya cuentan para las conexiones y la búsqueda por "
+            "Todo listo con 4 subrayados: ya cuentan para las conexiones y la búsqueda por "
             "significado."
         )
     ).to_be_visible(timeout=TIMEOUT)
