@@ -3,7 +3,7 @@
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TypeVar, overload
 
@@ -49,6 +49,10 @@ class EmbeddingProgress:
     notes: int = 0
     # They wait while the worker embeds another reader's highlights (the page says so).
     behind_others: bool = False
+    # Of what an import added, those deleted since: its report's table counts them among
+    # its new highlights, while the progress counts alive ones only. Said beside the count
+    # ("5,484 highlights (1 deleted since)"), or the two numbers contradict each other.
+    deleted_since: int = 0
 
     @property
     def noun(self) -> str:
@@ -61,9 +65,40 @@ class EmbeddingProgress:
         return gettext("highlights and notes")
 
     @property
+    def noun_ready(self) -> str:
+        """The noun with "ready for connections", in one message: Spanish makes the
+        adjective agree ("subrayados listos", "notas listas").
+
+        "Ready for connections", never "read": a reader took "5,484 read" as what they had
+        read, not what the model had embedded."""
+        one = self.highlights == 1
+        if self.notes and self.notes == self.highlights:
+            if one:
+                return gettext("note ready for connections")
+            return gettext("notes ready for connections")
+        if self.notes == 0:
+            if one:
+                return gettext("highlight ready for connections")
+            return gettext("highlights ready for connections")
+        return gettext("highlights and notes ready for connections")
+
+    @property
     def what(self) -> str:
-        """ "8 notes", "1 highlight", "12 highlights and notes"."""
-        return f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
+        """ "8 notes", "1 highlight", "12 highlights and notes", and "(1 deleted since)"
+        after them when some of an import's were."""
+        said = f"{number_format(self.highlights, force_grouping=True)} {self.noun}"
+        if self.deleted_since:
+            said = f"{said} {self.deleted_since_said}"
+        return said
+
+    @property
+    def deleted_since_said(self) -> str:
+        """ "(1 deleted since)", or "" when none was."""
+        if not self.deleted_since:
+            return ""
+        return ngettext(
+            "(%(count)s deleted since)", "(%(count)s deleted since)", self.deleted_since
+        ) % {"count": number_format(self.deleted_since, force_grouping=True)}
 
     @property
     def pending(self) -> int:
@@ -178,9 +213,19 @@ def import_time_left(the_import: Import, progress: "EmbeddingProgress", *, now: 
 
 
 def import_progress(the_import: Import) -> EmbeddingProgress:
-    return _progress(
+    """How far the embedding of what an import added has got, over the highlights it added
+    that are still alive, and how many it added were deleted since (as
+    books.services.import_deleted_since finds them: not those an export brought already
+    deleted). One removed for good since has no row left to count."""
+    progress = _progress(
         Highlight.objects.alive().filter(source_import=the_import), reader_id=the_import.reader_id
     )
+    deleted_since = (
+        Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
+        .exclude(EMPTY_NOTE)
+        .count()
+    )
+    return replace(progress, deleted_since=deleted_since)
 
 
 def library_counts(reader: User) -> LibraryCounts:
@@ -213,6 +258,60 @@ def read_passages(reader: User) -> ReadPassages:
         books=done.values("book_id").distinct().count(),
         waiting=passages.exclude(embedding_status=Highlight.EmbeddingStatus.DONE).count(),
         example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
+    )
+
+
+def passages_waiting(
+    reader_id: int, *, book: Book | None = None, besides: Book | None = None
+) -> int:
+    """The reader's passages still waiting for their vector and their connections (pending
+    or being embedded): of `book`, or of every book but `besides`. While some wait, "no
+    connection yet" is true; once none does, "yet" promises one that is not coming."""
+    waiting = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(
+            reader_id=reader_id,
+            embedding_status__in=[
+                Highlight.EmbeddingStatus.PENDING,
+                Highlight.EmbeddingStatus.CLAIMED,
+            ],
+        )
+    )
+    if book is not None:
+        waiting = waiting.filter(book=book)
+    if besides is not None:
+        waiting = waiting.exclude(book=besides)
+    return waiting.count()
+
+
+@dataclass(frozen=True)
+class UnconnectedBook:
+    """Why a book whose passages are ready connects to no other book, for its page: some
+    passages of its own or of other books are still being embedded (then "yet" is true),
+    there is no other book's passage to compare with, or none is close enough. "No passage
+    of this book connects to another book yet" was said of a Portuguese book with nothing
+    left to embed anywhere."""
+
+    waiting_here: int
+    waiting_elsewhere: int
+    other_books_ready: bool
+
+
+def unconnected_book(book: Book) -> UnconnectedBook | None:
+    """None when none of the book's passages is ready yet (nothing to say), else why it
+    connects to nothing; only asked of a book connected_books found nothing for."""
+    done = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(reader_id=book.reader_id, embedding_status=Highlight.EmbeddingStatus.DONE)
+    )
+    if not done.filter(book=book).exists():
+        return None
+    return UnconnectedBook(
+        waiting_here=passages_waiting(book.reader_id, book=book),
+        waiting_elsewhere=passages_waiting(book.reader_id, besides=book),
+        other_books_ready=done.exclude(book=book).exists(),
     )
 
 

@@ -47,7 +47,9 @@ from books.selectors import (
     import_progress,
     import_time_left,
     library_counts,
+    passages_waiting,
     tags_for,
+    unconnected_book,
     word_rows,
     words_by_kind,
     words_for,
@@ -291,13 +293,9 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         "query_string": urlencode(kept),
         "reader_tags": Tag.objects.filter(reader=reader_of(request)),
         "connected_books": connected,
-        # Read by the model and still paired with no other book: said, not left out, so a
+        # Embedded and still paired with no other book: said, and why, not left out, so a
         # reader does not wonder whether the page forgot (a novel alone in its language).
-        "unconnected": not connected
-        and the_book.highlights.alive()
-        .passages()
-        .filter(embedding_status=Highlight.EmbeddingStatus.DONE)
-        .exists(),
+        "unconnected": None if connected else unconnected_book(the_book),
         # Look-ups, headings, fragments: each listed as what it is (books.vocabulary).
         "word_groups": words_by_kind(words, shown=BOOK_WORDS_SHOWN),
         # What "Delete this book" takes, said before it does; what was deleted, to bring back.
@@ -364,11 +362,17 @@ def _highlight_page(
     merges = the_highlight.merges.select_related("source_import").defer(
         "source_import__problems", "source_import__counts"
     )
+    connections = highlight_connections(the_highlight, shelf=LibraryCache(the_highlight.reader_id))
     context = {
         "highlight": the_highlight,
-        "connections": highlight_connections(
-            the_highlight, shelf=LibraryCache(the_highlight.reader_id)
-        ),
+        "connections": connections,
+        # An embedded passage with nothing at all to show: "yet" only while other books'
+        # passages still wait for theirs.
+        "waiting_elsewhere": passages_waiting(the_highlight.reader_id, besides=the_highlight.book)
+        if the_highlight.embedding_status == Highlight.EmbeddingStatus.DONE
+        and not the_highlight.is_word
+        and not (connections.same_idea or connections.related or connections.nearest)
+        else 0,
         "show_same_author": request.GET.get("same_author") == "1",
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
         "merges": list(merges.order_by("id")),

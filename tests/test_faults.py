@@ -144,7 +144,10 @@ def _broker_down_then_back(
     with celery_worker(broker_url=up, data_dir=tmp_path, queue=queue):
         wait_for(lambda: _all_embedded(alice, 40), timeout=240, what="the sweep to embed all")
     progress = alice_client.get(the_import.get_absolute_url()).content.decode()
-    assert "All 40 highlights read." in progress
+    assert (
+        "All 40 highlights ready: connections and search by meaning work on all of them."
+        in progress
+    )
     assert "task queue cannot be reached" not in progress
 
 

@@ -38,7 +38,12 @@ from books.importing.services import (
 )
 from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
 from books.models import EMPTY_NOTE, Highlight, Import
-from books.selectors import import_progress, import_time_left
+from books.selectors import (
+    EmbeddingProgress,
+    import_progress,
+    import_time_left,
+    passages_waiting,
+)
 from books.services import delete_count, import_deletable, import_deleted_since
 from books.wording import translated
 from exogram.paging import ListPaginator
@@ -276,7 +281,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "reading": import_reading(the_import),
         "progress": progress,
         "eta": import_time_left(the_import, progress, now=timezone.now()),
-        "new_connections": import_connections_count(the_import) if progress.done else None,
+        **_connections_made(the_import, progress),
         "page": merges,
         "left_out": the_import.left_out,
         "nothing_new": import_nothing_new(the_import),
@@ -284,6 +289,16 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         **_import_delete_context(the_import),
     }
     return render(request, "books/import_report.html", context)
+
+
+def _connections_made(the_import: Import, progress: EmbeddingProgress) -> dict[str, object]:
+    """How many connections the import made, once its highlights are embedded (None
+    before); with none, whether passages of the library still wait, which may connect."""
+    if not progress.done:
+        return {"new_connections": None}
+    made = import_connections_count(the_import)
+    waiting = passages_waiting(the_import.reader_id) if made == 0 else 0
+    return {"new_connections": made, "library_waiting": waiting}
 
 
 def _import_delete_context(the_import: Import) -> dict[str, object]:
@@ -327,6 +342,6 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
         # The header's phrase rides along (hx-swap-oob): the page says one thing.
         "import": the_import,
         "oob": True,
-        "new_connections": import_connections_count(the_import) if progress.done else None,
+        **_connections_made(the_import, progress),
     }
     return render(request, "books/_progress.html", context)

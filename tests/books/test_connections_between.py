@@ -121,15 +121,73 @@ class ConnectionsBetweenBooksTests:
 
 @pytest.mark.django_db
 class UnconnectedBookTests:
-    """A book whose passages the model has read, and which connects to no other book, says
-    so where the connected books would be, instead of leaving the reader to wonder."""
+    """A book whose passages are embedded, and which connects to no other book, says so
+    where the connected books would be, instead of leaving the reader to wonder; "yet" only
+    while passages still wait to be embedded. A Portuguese book was told "No passage of this
+    book connects to another book yet" with nothing left to embed anywhere."""
 
-    def test_it_says_no_passage_connects_yet(self, alice: User, alice_client: Client) -> None:
+    def _novel(self, alice: User) -> Book:
         novel = book_of(alice, "Les vaisseaux du cœur", "Benoîte Groult")
         read = highlight_in(novel, "Je n'avais pas beaucoup fait l'amour dans ma vie.", location=1)
         Highlight.objects.filter(pk=read.pk).update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        return novel
+
+    def _other_book(self, alice: User, *, done: bool) -> None:
+        other = book_of(alice, "Walden", "Thoreau")
+        passage = highlight_in(other, "Simplify, simplify, and live deliberately.", location=1)
+        if done:
+            Highlight.objects.filter(pk=passage.pk).update(
+                embedding_status=Highlight.EmbeddingStatus.DONE
+            )
+
+    def test_with_nothing_waiting_it_says_none_is_close_enough_without_yet(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        novel = self._novel(alice)
+        self._other_book(alice, done=True)
         page = alice_client.get(novel.get_absolute_url()).content.decode()
-        assert "No passage of this book connects to another book yet." in page
+        assert (
+            "No passage of this book connects to another book: none is close enough to a "
+            "passage of your other books. Each passage\u2019s own page shows the nearest ones in "
+            "your library." in " ".join(page.split())
+        )
+        assert "yet" not in page.split('class="muted unconnected"')[1].split("</p>")[0]
+
+    def test_alone_in_the_library_it_says_there_is_nothing_to_compare(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        novel = self._novel(alice)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        said = page.split('class="muted unconnected"')[1].split("</p>")[0]
+        assert (
+            "No passage of this book connects to another book: your library has no other book "
+            "with passages to compare." in said
+        )
+        assert "yet" not in said
+        assert "nearest ones" not in said
+
+    def test_while_its_own_passages_wait_it_says_yet_and_how_many(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        novel = self._novel(alice)
+        self._other_book(alice, done=True)
+        highlight_in(novel, "Il faut apprendre à vivre avec ce que l'on a.", location=5)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        assert (
+            "No passage of this book connects to another book yet: 1 of its passages is not "
+            "ready for connections." in " ".join(page.split())
+        )
+
+    def test_while_other_books_wait_it_says_yet_and_how_many(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        novel = self._novel(alice)
+        self._other_book(alice, done=False)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        assert (
+            "No passage of this book connects to another book yet: 1 passage of your other "
+            "books is not ready for connections." in " ".join(page.split())
+        )
 
     def test_it_says_nothing_while_the_passages_wait_for_the_model(
         self, alice: User, alice_client: Client
@@ -150,8 +208,17 @@ class UnconnectedBookTests:
     def test_it_says_it_in_spanish(self, alice: User, alice_client: Client) -> None:
         alice.language = "es"
         alice.save(update_fields=["language"])
-        novel = book_of(alice, "Les vaisseaux du cœur", "Benoîte Groult")
-        read = highlight_in(novel, "Je n'avais pas beaucoup fait l'amour dans ma vie.", location=1)
-        Highlight.objects.filter(pk=read.pk).update(embedding_status=Highlight.EmbeddingStatus.DONE)
-        page = alice_client.get(novel.get_absolute_url()).content.decode()
-        assert "Ningún pasaje de este libro conecta todavía con otro libro." in page
+        novel = self._novel(alice)
+        self._other_book(alice, done=True)
+        page = " ".join(alice_client.get(novel.get_absolute_url()).content.decode().split())
+        assert (
+            "Ningún pasaje de este libro conecta con otro libro: ninguno se parece lo bastante "
+            "a un pasaje de tus otros libros." in page
+        )
+        assert "todavía" not in page.split('class="muted unconnected"')[1].split("</p>")[0]
+        highlight_in(novel, "Il faut apprendre à vivre avec ce que l'on a.", location=5)
+        page = " ".join(alice_client.get(novel.get_absolute_url()).content.decode().split())
+        assert (
+            "Ningún pasaje de este libro conecta todavía con otro libro: 1 de sus pasajes aún "
+            "no está listo para las conexiones." in page
+        )

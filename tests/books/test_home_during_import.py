@@ -163,28 +163,33 @@ class PlannerAfterALargeImportTests:
 
 
 @pytest.mark.django_db
-class HomeWhenReadTests:
-    def test_it_says_the_library_is_read_instead_of_a_full_bar(
+class HomeWhenReadyTests:
+    def test_it_says_the_library_is_ready_instead_of_a_full_bar(
         self, alice: User, alice_client: Client
     ) -> None:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")
         under_way = alice_client.get(reverse("home")).content.decode()
-        # Under way, in the reader's words: read, still to read; a bar.
-        assert "<strong>0 of 5</strong> highlights read" not in under_way  # starting
-        assert "still to read" in under_way
+        # Under way, in the reader's words: ready for connections, still to go; a bar.
+        # Never "read": a reader took "5,484 read / 250 still to read" as what they had read.
+        assert "<strong>0 of 5</strong> highlights ready" not in under_way  # starting
+        assert '0</span><span class="label">ready</span>' in under_way
+        assert "Starting</strong>: 5 highlights waiting for the model." in under_way
+        assert '5</span><span class="label">still to go</span>' in under_way
         assert "embedded" not in _text(under_way)
+        assert not re.search(r"\bread\b", _text(under_way))
         assert 'role="progressbar"' in under_way
         mine = Highlight.objects.filter(reader=alice)
         highlights_embed(ids=list(mine.values_list("pk", flat=True)))
         found = library_connections(alice).count()
         for url in (reverse("home"), reverse("library_progress")):
             done = _text(alice_client.get(url).content.decode())
-            assert f"All 5 highlights read; {found} connections found." in done
-            assert "still to read" not in done
+            assert f"All 5 highlights ready for connections; {found} connections found." in done
+            assert "still to go" not in done
+            assert not re.search(r"\bread\b", done)
         home = alice_client.get(reverse("home")).content.decode()
         assert 'role="progressbar"' not in home
         assert "hx-trigger" not in home
-        assert _text(home).count("read;") == 1
+        assert _text(home).count("ready for connections;") == 1
 
     def test_the_connections_are_counted_once_per_version_of_the_library(
         self, alice: User, alice_client: Client
@@ -192,7 +197,7 @@ class HomeWhenReadTests:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         Connection.objects.all().delete()
-        said = "All 5 highlights read; {} connections found."
+        said = "All 5 highlights ready for connections; {} connections found."
         assert said.format(0) in _text(alice_client.get(reverse("home")).content.decode())
         passages = Highlight.objects.filter(reader=alice, is_word=False).order_by("pk")
         first = passages.first()
@@ -208,7 +213,7 @@ class HomeWhenReadTests:
         assert said.format(0) in _text(alice_client.get(reverse("home")).content.decode())
         library_version_bump(reader_ids={alice.pk})
         home = _text(alice_client.get(reverse("home")).content.decode())
-        assert "All 5 highlights read; 1 connection found." in home
+        assert "All 5 highlights ready for connections; 1 connection found." in home
 
     def test_the_link_to_the_connections_follows_them_not_the_image_highlights(
         self, alice: User, alice_client: Client
@@ -231,7 +236,7 @@ class HomeWhenReadTests:
 
         link = f'<a href="{reverse("connections")}">See them</a>'
         assert f" found. {link}" in home
-        image_said = "1 image highlight has no text, so nothing to read."
+        image_said = "1 image highlight has no text, so nothing to connect."
         assert image_said in home
         after = home.split(image_said, 1)[1].split("</p>", 1)[0]
         assert "<a " not in after
@@ -240,6 +245,7 @@ class HomeWhenReadTests:
         clippings_import(reader=alice, data=DATA, file_name="c.txt")
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         home = alice_client.get(reverse("home"), HTTP_ACCEPT_LANGUAGE="es-ES").content.decode()
-        assert "Lectura terminada: 5 subrayados; <strong>0</strong> conexiones encontradas." in (
-            home
-        )
+        said = "Todo listo con 5 subrayados: <strong>0</strong> conexiones encontradas."
+        assert said in home
+        assert "Lectura" not in home
+        assert "leíd" not in home

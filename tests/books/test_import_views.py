@@ -634,6 +634,75 @@ class ImportReportOwnershipTests:
 
 
 @pytest.mark.django_db
+class ImportReportAfterADeleteTests:
+    """The first import's report of a 5,485-highlight library said "All 5,484 highlights
+    read" above "New highlights 5,485" once the reader had deleted one: the progress counts
+    the alive highlights, the table what the import added. The difference is said."""
+
+    def _import_then_delete_one(self, alice: User) -> Import:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+        assert the_import.counts["new_highlights"] == 5
+        highlight_delete(highlight=Highlight.objects.get(location_start=380))
+        return the_import
+
+    def test_it_says_how_many_were_deleted_since_beside_the_count(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = self._import_then_delete_one(alice)
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert (
+            "All 4 highlights (1 deleted since) ready: connections and search by meaning "
+            "work on all of them." in page
+        )
+        assert '<th scope="row">New highlights</th><td class="n">5</td>' in page
+        polled = reverse("import_progress", args=[the_import.code])
+        assert (
+            "All 4 highlights (1 deleted since) ready" in alice_client.get(polled).content.decode()
+        )
+
+    def test_it_says_it_while_the_rest_are_embedded_too(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        the_import = self._import_then_delete_one(alice)
+        first = Highlight.objects.alive().order_by("pk").first()
+        assert first is not None
+        Highlight.objects.filter(pk=first.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.DONE
+        )
+
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "<strong>1 of 4</strong> highlights ready for connections (1 deleted since)." in page
+
+    def test_it_says_it_in_spanish(self, alice: User, alice_client: Client) -> None:
+        the_import = self._import_then_delete_one(alice)
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+
+        page = alice_client.get(the_import.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+
+        assert (
+            "Todo listo con 4 subrayados (1 borrado desde entonces): ya cuentan para las "
+            "conexiones y la búsqueda por significado." in page.content.decode()
+        )
+
+    def test_nothing_deleted_adds_nothing(self, alice: User, alice_client: Client) -> None:
+        the_import = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="alice.txt"
+        )
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+
+        page = alice_client.get(the_import.get_absolute_url()).content.decode()
+
+        assert "All 5 highlights ready: connections" in page
+        assert "deleted since" not in page
+
+
+@pytest.mark.django_db
 class ProgressPartialTests:
     def test_it_polls_while_highlights_wait_and_stops_when_done(
         self, alice: User, alice_client: Client
@@ -648,7 +717,9 @@ class ProgressPartialTests:
         Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         done = alice_client.get(url).content.decode()
         assert "hx-trigger" not in done
-        assert "All 5 highlights read." in done
+        assert (
+            "All 5 highlights ready: connections and search by meaning work on all of them." in done
+        )
 
     def test_it_shows_why_highlights_wait(self, alice: User, alice_client: Client) -> None:
         clippings_import(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
@@ -912,6 +983,35 @@ class ImportMessageTests:
 
         page = alice_client.get(one.get_absolute_url()).content.decode()
 
-        assert "All 1 highlight read." in page
-        assert "This import made no connection with your library yet." in page
+        assert "1 highlight ready: connections and search by meaning work on it." in page
+        assert "All 1 highlight" not in page
+        spanish = alice_client.get(one.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert (
+            "Todo listo con 1 subrayado: ya cuenta para las conexiones y la búsqueda por "
+            "significado." in spanish.content.decode()
+        )
+        # Nothing left to embed anywhere: no "yet", which promised a connection to come.
+        assert (
+            "This import made no connection with your library: no passage it added is close "
+            "enough to one in another book." in page
+        )
+        assert "no connection with your library yet" not in page
         assert "0</strong> connections" not in page
+
+    def test_an_import_with_no_connection_says_yet_while_the_library_still_waits(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        one = clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[:1]), file_name="one.txt"
+        )
+        embed_highlights(list(Highlight.objects.values_list("pk", flat=True)))
+        clippings_import(
+            reader=alice, data=clippings_file(*MEMORY_LIBRARY[4:5]), file_name="two.txt"
+        )  # another book's passage waits for its vector, and may connect to the first's
+
+        page = alice_client.get(one.get_absolute_url()).content.decode()
+
+        assert "This import made no connection with your library yet." in page
+        spanish = alice_client.get(one.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        said = "Esta importación aún no ha creado ninguna conexión con tu biblioteca."
+        assert said in spanish.content.decode()

@@ -116,7 +116,7 @@ class ImportReportProgressTests:
         self, the_import: Import, alice_client: Client
     ) -> None:
         content = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert "Imported; starting to read the highlights" in content
+        assert "Imported; starting to make the highlights ready for connections" in content
         assert "Done</span>" not in content
         assert "<strong>Starting</strong>" in content
         _settle(embedded=7)
@@ -124,7 +124,7 @@ class ImportReportProgressTests:
         assert '<span id="import-status">Done</span>' in done
         assert "3 image highlights have no text" in done
         # Done: said in words, no full bar left standing.
-        assert "<strong>7 of 10</strong> highlights read." in done
+        assert "<strong>7 of 10</strong> highlights ready for connections." in done
         assert 'role="progressbar"' not in done
 
     def test_it_shows_a_time_estimate_while_embedding(
@@ -157,14 +157,12 @@ class ImportReportProgressTests:
         # A page left open kept "embedding is starting" in its header while the bar moved.
         url = reverse("import_progress", args=[the_import.code])
         starting = alice_client.get(url).content.decode()
-        starting_status = "Imported; starting to read the highlights"
+        starting_status = "Imported; starting to make the highlights ready for connections"
         assert f'<span id="import-status" hx-swap-oob="true">{starting_status}' in starting
         _settle(embedded=2)
         moving = alice_client.get(url).content.decode()
-        assert (
-            '<span id="import-status" hx-swap-oob="true">Imported; reading the highlights: 50%'
-            in moving
-        )
+        moving_status = "Imported; making the highlights ready for connections: 50%"
+        assert f'<span id="import-status" hx-swap-oob="true">{moving_status}' in moving
         assert 'aria-valuenow="50"' in moving
         _settle(embedded=7)
         done = alice_client.get(url).content.decode()
@@ -220,23 +218,23 @@ def _worker_busy_with(reader: User, *, claimed_at: datetime | None = None) -> No
     )
 
 
-OTHER_LIBRARY = "Waiting for the worker: it is reading another library just now."
+OTHER_LIBRARY = "Waiting for the worker: it is preparing another library just now."
 SPANISH = {"Accept-Language": "es"}
 
 
 @pytest.mark.django_db
 class WaitingBehindAnotherLibraryTests:
-    def test_the_report_says_the_worker_is_reading_another_library(
+    def test_the_report_says_the_worker_is_preparing_another_library(
         self, the_import: Import, alice_client: Client, bob: User
     ) -> None:
         _worker_busy_with(bob)
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY in page
         assert '<span id="import-status">Imported; waiting for the worker</span>' in page
-        assert "waiting for the model that reads them" not in page
+        assert "waiting for the model" not in page
         polled = alice_client.get(reverse("library_progress")).content.decode()
         assert OTHER_LIBRARY in polled
-        assert "the library with the fewest highlights left to read goes first" in page
+        assert "the library with the fewest highlights left goes first" in page
         assert "smallest import" not in page
 
     def test_it_says_so_in_spanish(
@@ -245,11 +243,11 @@ class WaitingBehindAnotherLibraryTests:
         _worker_busy_with(bob)
         url = reverse("import_progress", args=[the_import.code])
         page = alice_client.get(url, headers=SPANISH).content.decode()
-        assert "Esperando al proceso de fondo: ahora mismo está leyendo otra biblioteca." in page
+        assert "Esperando al proceso de fondo: ahora mismo está preparando otra biblioteca." in page
         assert "Tus subrayados están guardados y van después" in page
         # It said the smallest *import* goes first: the worker takes, each turn, the
         # library with the fewest highlights waiting (embedding_turn_take).
-        assert "en cada turno va primero la biblioteca con menos subrayados por leer" in page
+        assert "en cada turno va primero la biblioteca a la que le quedan menos subrayados" in page
         assert "importación más pequeña" not in page
         assert "Importado; esperando al proceso de fondo" in page
 
@@ -261,7 +259,7 @@ class WaitingBehindAnotherLibraryTests:
         _worker_busy_with(alice)  # the worker reads both libraries in one turn
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY not in page
-        assert "Imported; starting to read the highlights" in page
+        assert "Imported; starting to make the highlights ready for connections" in page
 
     def test_a_dead_workers_claim_on_another_library_is_not_a_reason(
         self, the_import: Import, alice_client: Client, bob: User
@@ -273,7 +271,7 @@ class WaitingBehindAnotherLibraryTests:
         )
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert OTHER_LIBRARY not in page
-        assert "waiting for the model that reads them" in page
+        assert "highlights waiting for the model." in page
 
     def test_it_says_nothing_once_its_highlights_are_embedded(
         self, the_import: Import, alice_client: Client, bob: User

@@ -36,7 +36,7 @@ class HomeTests:
         )
         starting = alice_client.get(reverse("home")).content.decode()
         assert '<span class="number">1,234</span>' in starting
-        assert "1,234 highlights waiting for the model that reads them" in starting
+        assert "1,234 highlights waiting for the model." in starting
         embedded = Highlight.objects.filter(pk__in=Highlight.objects.values("pk")[:1001])
         embedded.update(embedding_status=Highlight.EmbeddingStatus.DONE)
         english = alice_client.get(reverse("home")).content.decode()

@@ -326,8 +326,12 @@ def test_a_progress_page_left_open_says_one_thing(
     expect(bar).to_be_visible(timeout=TIMEOUT)
     snapshot(page, "39-import-progress")
     # Left open, the page's header follows the bar: never "starting" beside a moving bar;
-    # once all is read, one line takes the bar's place.
-    expect(page.get_by_text(re.compile(r"All \d+ highlights read"))).to_be_visible(timeout=TIMEOUT)
+    # once all are ready for connections, one line takes the bar's place.
+    expect(
+        page.get_by_text(
+            re.compile(r"All \d+ highlights ready: connections and search by meaning work")
+        )
+    ).to_be_visible(timeout=TIMEOUT)
     expect(bar).to_have_count(0)
     expect(status).to_have_text("Done")
     expect(page.get_by_text(re.compile(r"hours? left"))).to_have_count(0)

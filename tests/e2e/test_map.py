@@ -65,7 +65,11 @@ def _sign_in_and_import(page: Page, base: str) -> None:
         files=[{"name": "My Clippings.txt", "mimeType": "text/plain", "buffer": _library()}]
     )
     page.get_by_role("button", name="Import", exact=True).click()
-    expect(page.get_by_text("All 24 highlights read.")).to_be_visible(timeout=TIMEOUT)
+    expect(
+        page.get_by_text(
+            "All 24 highlights ready: connections and search by meaning work on all of them."
+        )
+    ).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_role("progressbar")).to_have_count(0)
 
 

@@ -110,7 +110,11 @@ def test_a_new_reader_imports_explores_and_leaves(
     import_answered(page)
     expect(page.get_by_role("heading", name="Import of My Clippings.txt")).to_be_visible()
     # the progress bar polls until every highlight has its vector, then gives way to one line
-    expect(page.get_by_text("All 6 highlights read.")).to_be_visible(timeout=TIMEOUT)
+    expect(
+        page.get_by_text(
+            "All 6 highlights ready: connections and search by meaning work on all of them."
+        )
+    ).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_role("progressbar")).to_have_count(0)
     expect(page.get_by_text(re.compile(r"This import made \d+ connection"))).to_be_visible(
         timeout=TIMEOUT

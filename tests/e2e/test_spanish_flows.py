@@ -70,7 +70,12 @@ def test_a_spanish_reader_imports_reads_searches_and_reviews(
     page.get_by_role("button", name="Importar", exact=True).click()
     import_answered(page)
     expect(page.get_by_role("heading", name="Importación de My Clippings.txt")).to_be_visible()
-    expect(page.get_by_text("Lectura terminada: 4 subrayados.")).to_be_visible(timeout=TIMEOUT)
+    expect(
+        page.get_by_text(
+            "Todo listo con 4 subrayados: ya cuentan para las conexiones y la búsqueda por "
+            "significado."
+        )
+    ).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_text(re.compile(r"Esta importación ha creado \d+ conexi"))).to_be_visible(
         timeout=TIMEOUT
     )

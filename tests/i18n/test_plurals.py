@@ -31,8 +31,16 @@ class CountedWordsTests:
     @pytest.mark.parametrize(
         ("language", "one", "two"),
         [
-            ("en", "1 book 1 highlight 0 read", "2 books 2 highlights 0 read"),
-            ("es", "1 libro 1 subrayado 0 leídos", "2 libros 2 subrayados 0 leídos"),
+            (
+                "en",
+                "1 book 1 highlight 0 ready 1 still to go",
+                "2 books 2 highlights 0 ready 2 still to go",
+            ),
+            (
+                "es",
+                "1 libro 1 subrayado 0 listos 1 por preparar",
+                "2 libros 2 subrayados 0 listos 2 por preparar",
+            ),
         ],
     )
     def test_the_home_pages_counts_agree_with_their_numbers(

@@ -199,6 +199,37 @@ class HighlightPageTests:
         assert "Exogram has not yet weighed how related they are" in content
         assert "likely related" not in content
 
+    def test_alone_in_the_library_it_says_so_without_yet(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # "Yet" promised a connection with nothing left to embed that could bring one.
+        alone = _highlight(alice, _book(alice, "Gardening", "Lloyd"), "Prune roses in March.")
+        content = " ".join(alice_client.get(alone.get_absolute_url()).content.decode().split())
+        assert (
+            "No passage from another author connects to this one: your other books have no "
+            "passage to compare it with." in content
+        )
+        assert "connects to this one yet" not in content
+
+    def test_while_other_books_wait_it_says_yet_and_how_many(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        alone = _highlight(alice, _book(alice, "Gardening", "Lloyd"), "Prune roses in March.")
+        waiting = _highlight(alice, _book(alice, "Anger", "Seneca"), "The remedy is delay.")
+        Highlight.objects.filter(pk=waiting.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        content = " ".join(alice_client.get(alone.get_absolute_url()).content.decode().split())
+        assert (
+            "No passage from another author connects to this one yet: 1 passage of your other "
+            "books is not ready for connections." in content
+        )
+        spanish = alice_client.get(alone.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert (
+            "Todavía ningún pasaje de otro autor conecta con este: 1 pasaje de tus otros libros "
+            "aún no está listo para las conexiones." in " ".join(spanish.content.decode().split())
+        )
+
     def test_it_is_404_for_another_reader_and_asks_a_stranger_to_log_in(
         self, anger: dict[str, Highlight], bob_client: Client, client: Client
     ) -> None:
@@ -560,11 +591,11 @@ class EmptyConnectionsPageTests:
     read and no pair that connections come "once highlights from at least two books have
     been read"."""
 
-    def _empty(self, client: Client) -> str:
+    def _empty(self, client: Client, *, said: str = "No connections yet.") -> str:
         response = client.get(reverse("connections"))
         assert response.context["page"].paginator.count == 0
         content: str = response.content.decode()
-        assert "No connections yet." in content
+        assert f"<strong>{said}</strong>" in content
         assert "at least two books" not in content
         return content
 
@@ -580,7 +611,7 @@ class EmptyConnectionsPageTests:
                 embedding_status=Highlight.EmbeddingStatus.PENDING
             )
         content = self._empty(alice_client)
-        assert "None of your highlights has been read by the model yet: 2 are waiting" in content
+        assert "None of your highlights is ready for connections yet: 2 are waiting" in content
 
     def test_with_one_book_read_it_says_a_connection_needs_two(
         self, alice: User, alice_client: Client
@@ -589,15 +620,33 @@ class EmptyConnectionsPageTests:
         _highlight(alice, calm, "Let anger pass like weather.")
         _highlight(alice, calm, "Breathe in, and know you breathe in.")
         content = self._empty(alice_client)
-        assert "from one book only so far" in content
-        assert "waiting to be read" not in content
+        assert "Only one book has highlights ready for connections so far" in content
+        assert "not ready yet" not in content
+
+    def test_with_some_still_waiting_it_says_yet(self, alice: User, alice_client: Client) -> None:
+        _highlight(alice, _book(alice, "Calm", "Hanh"), "Let anger pass like weather.")
+        _highlight(alice, _book(alice, "Garden", "Lloyd"), "Prune roses in March.")
+        waiting = _highlight(alice, _book(alice, "Anger", "Seneca"), "The remedy is delay.")
+        Highlight.objects.filter(pk=waiting.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        content = " ".join(self._empty(alice_client).split())
+        assert (
+            "Highlights from 2 books are ready for connections, and no two passages are close "
+            "enough to connect yet. 1 more highlight is not ready yet." in content
+        )
 
     def test_with_all_read_and_no_pair_it_says_so_and_points_to_the_nearest(
         self, alice: User, alice_client: Client
     ) -> None:
         _highlight(alice, _book(alice, "Calm", "Hanh"), "Let anger pass like weather.")
         garden = _highlight(alice, _book(alice, "Garden", "Lloyd"), "Prune roses in March.")
-        content = self._empty(alice_client)
-        assert "read all your highlights, from 2 books, and found no two passages" in content
+        # Nothing waits: no "yet", which promised a connection to come.
+        content = self._empty(alice_client, said="No connections.")
+        assert (
+            "All your highlights, from 2 books, are ready for connections, and no two passages "
+            "are close enough to connect." in content
+        )
+        assert "No connections yet." not in content
         assert "passages nearest to it in your other books" in content
         assert f'href="{garden.get_absolute_url()}"' in content
