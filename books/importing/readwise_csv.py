@@ -5,6 +5,15 @@ Location and Date are read when present, in any order and any case. A row with a
 no Highlight is a note on its own. A cell that an exporter protected from spreadsheet
 formulas (`'=SUM(…)`, as books.exporting.readwise writes it) gets its apostrophe back off.
 
+Readwise's import template names its columns Title, Author and Date; the CSV Readwise
+exports, what a reader leaving it has, names them Book Title, Book Author and Highlighted
+at (`2021-03-14 18:07:00+00:00`), and says in Location Type what its Location counts (see
+`_place`). Both are read; a file with both names takes the template's where its cell has
+something (it is the name this importer read first, and Exogram's own export writes it).
+Its Document tags are the book's tags: Exogram tags highlights, so each highlight of the
+book gets them, as a reader who filed the book under them finds it again by any of its
+highlights. Amazon Book ID is not read.
+
 Tags are comma separated; a name with a comma in it comes quoted (`"Smith, John", memory`,
 as books.exporting.readwise writes it). The tag `favorite` is how Readwise marks a
 favourite (it has no favourite column): the highlight becomes a favourite, not tagged so.
@@ -20,10 +29,26 @@ from books.importing.marks import gettext_noop
 from books.importing.rich import decode_text, location_range, parse_date, rich_clipping
 
 REQUIRED = "highlight"
-KNOWN = ("highlight", "title", "author", "url", "note", "location", "date", "tags", "color")
+# What each field is read from: the header names it goes by, the first one found in a row
+# with something in it winning (Readwise's import template's name before its export's).
+COLUMNS = {
+    "highlight": ("highlight",),
+    "title": ("title", "book title"),
+    "author": ("author", "book author"),
+    "url": ("url",),
+    "note": ("note",),
+    "location": ("location",),
+    "location type": ("location type",),
+    "date": ("date", "highlighted at"),
+    "tags": ("tags",),
+    "document tags": ("document tags",),
+    "color": ("color",),
+}
+KNOWN = tuple(name for names in COLUMNS.values() for name in names)
 NO_HIGHLIGHT_COLUMN = gettext_noop(
-    "this CSV's header has no Highlight column, which Exogram needs (Title, Author, Note, "
-    "Location, Date, URL, Tags and Color are read too); found: %(found)s"
+    "this CSV's header has no Highlight column, which Exogram needs (Title or Book Title, "
+    "Author or Book Author, Note, Location and Location Type, Date or Highlighted at, URL, "
+    "Tags, Document tags and Color are read too); found: %(found)s"
 )
 UNCLOSED_QUOTE = gettext_noop("a quote opened here is never closed")
 CSV_UNREADABLE = gettext_noop("this CSV could not be read: %(error)s")
@@ -50,6 +75,15 @@ def _cell(row: list[str], index: int | None) -> str:
     return value[1:] if _PROTECTED.match(value) else value
 
 
+def _field(row: list[str], indexes: tuple[int, ...]) -> str:
+    """A field's cell: the first of its columns (`COLUMNS`) with something in the row."""
+    for index in indexes:
+        value = _cell(row, index)
+        if value.strip():
+            return value
+    return ""
+
+
 def parse_readwise_csv(data: bytes) -> ParseResult:
     """Parse the bytes of a Readwise CSV. Never raises."""
     text = decode_text(data)
@@ -67,7 +101,10 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
     columns = {name.strip().casefold(): i for i, name in enumerate(header)}
     if REQUIRED not in columns:
         return ParseResult([], [Problem(1, lacking_columns(header))], 1)
-    at = {name: columns.get(name) for name in KNOWN}
+    at = {
+        field: tuple(columns[name] for name in names if name in columns)
+        for field, names in COLUMNS.items()
+    }
     result = ParseResult(clippings=[], problems=[], entries=0)
     # A quote never closed would swallow every row after it into one cell: the rows are
     # read up to its line, the line is a problem of its own, and reading starts again on
@@ -152,8 +189,42 @@ def tag_names(cell: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in names if name.strip())
 
 
+def _place(where: str, kind: str) -> tuple[str | None, int | None, int | None]:
+    """The page, and the first and last Kindle location, of a Location cell.
+
+    Readwise's export says in Location Type what the number counts: `location` a Kindle
+    location, `page` a page; `order` only orders an article's highlights, `time` and
+    `offset` are a place in a recording or a text: none is a place to show, so none is
+    kept (its highlights keep their date and the file's order). With no type, a number is
+    a location and anything else a page ("xii"), as in Readwise's import template.
+    """
+    kind = kind.casefold()
+    if not where or kind not in ("", "location", "page"):
+        return None, None, None
+    start, end = location_range(where) if kind != "page" else (None, None)
+    if start is None:
+        return where.casefold(), None, None
+    return None, start, end
+
+
+def _tags(row: list[str], at: dict[str, tuple[int, ...]]) -> tuple[tuple[str, ...], bool]:
+    """The highlight's tags, then its book's (Document tags), once each; and whether the
+    highlight is a favourite (its own tag `favorite`: a favourite book is not one)."""
+    own = tag_names(_field(row, at["tags"]))
+    book = tag_names(_field(row, at["document tags"]))
+    kept: dict[str, str] = {}
+    for name in (*own, *book):
+        if name.casefold() != FAVOURITE_TAG:
+            kept.setdefault(name.casefold(), name)
+    return tuple(kept.values()), any(t.casefold() == FAVOURITE_TAG for t in own)
+
+
 def _read_rows(
-    text: str, lines_before: int, delimiter: str, at: dict[str, int | None], result: ParseResult
+    text: str,
+    lines_before: int,
+    delimiter: str,
+    at: dict[str, tuple[int, ...]],
+    result: ParseResult,
 ) -> None:
     reader = csv.reader(io.StringIO(text, newline=""), csv.excel, delimiter=delimiter)
     line = 0
@@ -171,39 +242,39 @@ def _read_rows(
         if not any(cell.strip() for cell in row):
             continue
         result.entries += 1
-        highlight = _cell(row, at["highlight"]).strip()
-        note = _cell(row, at["note"]).strip()
-        title = _cell(row, at["title"]).strip()
+        highlight = _field(row, at["highlight"]).strip()
+        note = _field(row, at["note"]).strip()
+        title = _field(row, at["title"]).strip()
         if not highlight and not note:
             result.problems.append(Problem(start, ROW_WITHOUT_TEXT))
             continue
-        where = _cell(row, at["location"]).strip()
-        location_start, location_end = location_range(where)
-        raw_date = _cell(row, at["date"]).strip()
+        page, location_start, location_end = _place(
+            _field(row, at["location"]).strip(), _field(row, at["location type"]).strip()
+        )
+        raw_date = _field(row, at["date"]).strip()
         added_at = parse_date(raw_date)
         if raw_date and added_at is None:
             result.problems.append(
                 Problem(start, UNRECOGNISED_DATE % {"date": repr(raw_date[:40])})
             )
             continue
-        tags = tag_names(_cell(row, at["tags"]))
-        favourite = any(t.casefold() == FAVOURITE_TAG for t in tags)
+        tags, favourite = _tags(row, at)
         result.clippings.append(
             rich_clipping(
                 title=title or "Untitled",
-                author=_cell(row, at["author"]).strip(),
+                author=_field(row, at["author"]).strip(),
                 kind="highlight" if highlight else "note",
                 text=highlight or note,
                 note=note if highlight else "",
-                page=where.casefold() if where and location_start is None else None,
+                page=page,
                 location_start=location_start,
                 location_end=location_end,
                 added_at=added_at,
                 added_raw=raw_date,
                 line=start,
-                tags=tuple(t for t in tags if t.casefold() != FAVOURITE_TAG),
+                tags=tags,
                 favourite=favourite,
-                tags_carried=at["tags"] is not None,
-                colour=_cell(row, at["color"]).strip().casefold(),
+                tags_carried=bool(at["tags"] or at["document tags"]),
+                colour=_field(row, at["color"]).strip().casefold(),
             )
         )

@@ -4,6 +4,7 @@ JSON round trip: export → import into a fresh reader → the same library."""
 
 import itertools
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from accounts.models import User
 from books.exporting.services import library_export
 from books.importing.services import ImportRejected, clippings_import
-from books.models import Highlight, Import, Tag
+from books.models import Book, Highlight, Import, Tag
 from books.services import highlight_favourite_toggle, highlight_note_update, highlight_tag
 from books.text import tag_name
 from tests.books.exporting.library import FUNES as FUNES_LINE
@@ -45,6 +46,10 @@ def _library(reader: User) -> list[tuple[object, ...]]:
             )
         )  # fmt: skip
     return rows
+
+
+def _utc(year: int, month: int, day: int, hour: int, minute: int = 0, second: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 # What a reader may name a tag (the tag form folds its spacing), all but Readwise's
@@ -91,7 +96,7 @@ class FormatImportTests:
     @pytest.mark.parametrize(
         "name",
         ["notebook_desktop.html", "notebook_mobile.html", "notebook_zh.html", "readwise.csv",
-         "bookcision.json", "exogram.json"],
+         "readwise_export.csv", "bookcision.json", "exogram.json"],
     )  # fmt: skip
     def test_a_second_import_changes_nothing(self, alice: User, name: str) -> None:
         first = _import(alice, name)
@@ -112,6 +117,61 @@ class FormatImportTests:
         assert diary.note == "Compare Funes."
         assert "compare funes" in diary.search_text
         assert len(the_import.problems) == 2
+
+    def test_it_imports_readwises_export_with_its_books_dates_places_and_tags(
+        self, alice: User
+    ) -> None:
+        # Readwise's export names its columns Book Title, Book Author, Highlighted at: every
+        # highlight went into one "Untitled" book, undated, and a page or an article's
+        # order was shown as a Kindle location.
+        the_import = _import(alice, "readwise_export.csv")
+        assert the_import.problems == []
+        assert the_import.counts["new_highlights"] == 6
+        assert sorted(Book.objects.filter(reader=alice).values_list("title", "authors")) == [
+            ("Episode 41: Bridges", "The Span Podcast"),
+            ("Notes on Slow Software", "Ida Brandt"),
+            ("Orchards Without Maps", "Tobías Ferreira"),
+            ("The Salt Ledger", "Marta Quillfeather"),
+        ]
+        places = {
+            h.text[:12]: (h.book.title, h.location_start, h.page, h.added_at)
+            for h in Highlight.objects.filter(reader=alice).select_related("book")
+        }
+        assert places == {
+            "A lighthouse": ("The Salt Ledger", 1412, "", _utc(2021, 3, 14, 18, 7)),
+            "Fog is only ": ("The Salt Ledger", 1530, "", _utc(2021, 3, 15, 7, 45, 12)),
+            "Every map of": ("Orchards Without Maps", None, "87", _utc(2022, 11, 2, 21, 30)),
+            "Pruning is a": ("Orchards Without Maps", None, "112", _utc(2022, 11, 3, 8)),
+            "The newslett": ("Notes on Slow Software", None, "", _utc(2023, 6, 1, 12)),  # order
+            "A bridge is ": ("Episode 41: Bridges", None, "", _utc(2024, 2, 10, 19, 20, 5)),  # time
+        }
+        assert _marks(alice) == [
+            ("highlight", "A bridge is a promise two banks keep to each other.", (), False, ""),
+            (
+                "highlight",
+                "A lighthouse keeper counts the ships that never come, and calls the count a "
+                "harvest.",
+                ("harbours", "quill, marta", "sea"),
+                False,
+                "yellow",
+            ),
+            (
+                "highlight",
+                "Every map of the orchard was drawn in winter, when the trees could not argue.",
+                ("gardens",),
+                False,
+                "",
+            ),
+            ("highlight", "Fog is only the sea deciding to stand up for a while.", ("sea",), True,
+             "blue"),
+            ("highlight", "Pruning is a conversation held one cut at a time.", ("gardens",), False,
+             ""),
+            ("highlight", "The newsletter argued that slowness is a kind of maintenance.", (),
+             False, ""),
+        ]  # fmt: skip
+        pruning = Highlight.objects.get(reader=alice, page="112")
+        assert pruning.note == "Ask grandmother about the pear tree."
+        assert not Tag.objects.filter(reader=alice, name__iexact="favorite").exists()
 
     def test_it_imports_bookcision(self, alice: User) -> None:
         the_import = _import(alice, "bookcision.json")

@@ -61,6 +61,22 @@ class DetectOtherContentTests:
         assert detect_format(b"{not json") == CLIPPINGS
         assert detect_format(b"Just some text\nwith lines\n") == CLIPPINGS
 
+    def test_it_detects_readwises_export_header_and_reads_its_books(self) -> None:
+        # Detected before too (it has a Highlight column), but read as one untitled book.
+        header = (
+            "\ufeffHighlight,Book Title,Book Author,Amazon Book ID,Note,Color,Tags,"
+            "Location Type,Location,Highlighted at,Document tags\r\n"
+        )
+        row = "Words.,A Book,An Author,,,,,location,12,2021-03-14 18:07:00+00:00,\r\n"
+        data = (header + row).encode()
+        assert detect_format(data) == READWISE_CSV
+        [clipping] = parse_upload(data).clippings
+        assert (clipping.title, clipping.author, clipping.location_start) == (
+            "A Book",
+            "An Author",
+            12,
+        )
+
     def test_it_reads_a_clippings_title_named_highlight_as_clippings(self) -> None:
         data = (
             b"Highlight, a Novel (Doe, Jane)\r\n- Your Highlight on Location 1-2 | Added on "

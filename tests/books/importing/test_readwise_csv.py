@@ -40,6 +40,101 @@ class ReadwiseCsvTests:
         assert (first.tags, first.favourite) == (("Smith, John", "memoria"), True)
         assert (second.tags, second.favourite) == (("a tag",), False)
 
+    def test_it_reads_readwises_export_layout(self) -> None:
+        # Book Title, Book Author and Highlighted at, not the import template's names:
+        # every row was an "Untitled" book with no author and no date.
+        result = parse_readwise_csv((FIXTURES / "readwise_export.csv").read_bytes())
+        assert result.problems == []
+        assert [(c.title, c.author) for c in result.clippings] == [
+            ("The Salt Ledger", "Marta Quillfeather"),
+            ("The Salt Ledger", "Marta Quillfeather"),
+            ("Orchards Without Maps", "Tobías Ferreira"),
+            ("Orchards Without Maps", "Tobías Ferreira"),
+            ("Notes on Slow Software", "Ida Brandt"),
+            ("Episode 41: Bridges", "The Span Podcast"),
+        ]
+        # Readwise writes its dates so, with the offset: 2021-03-14 18:07:00+00:00.
+        assert [c.added_at for c in result.clippings] == [
+            datetime(2021, 3, 14, 18, 7, tzinfo=UTC),
+            datetime(2021, 3, 15, 7, 45, 12, tzinfo=UTC),
+            datetime(2022, 11, 2, 21, 30, tzinfo=UTC),
+            datetime(2022, 11, 3, 8, tzinfo=UTC),
+            datetime(2023, 6, 1, 12, tzinfo=UTC),
+            datetime(2024, 2, 10, 19, 20, 5, tzinfo=UTC),
+        ]
+
+    def test_its_location_type_tells_a_kindle_location_from_a_page(self) -> None:
+        # A page, an order (3) and a time (1834 seconds) were all Kindle locations.
+        result = parse_readwise_csv((FIXTURES / "readwise_export.csv").read_bytes())
+        assert [(c.location_start, c.page) for c in result.clippings] == [
+            (1412, None),  # location
+            (1530, None),  # location
+            (None, "87"),  # page
+            (None, "112"),  # page
+            (None, None),  # order: only the order of an article's highlights
+            (None, None),  # time: a place in a recording
+        ]
+
+    def test_a_page_typed_range_or_numeral_is_a_page_and_no_type_is_read_as_before(
+        self,
+    ) -> None:
+        data = (
+            b"Highlight,Book Title,Location Type,Location\r\n"
+            b"One.,A Book,page,13-14\r\n"
+            b"Two.,A Book,Page,xii\r\n"
+            b"Three.,A Book,,120-124\r\n"
+            b"Four.,A Book,offset,5120\r\n"
+        )
+        result = parse_readwise_csv(data)
+        assert [(c.page, c.location_start, c.location_end) for c in result.clippings] == [
+            ("13-14", None, None),
+            ("xii", None, None),
+            (None, 120, 124),
+            (None, None, None),
+        ]
+
+    def test_document_tags_are_every_highlights_tags_and_a_favourite_book_is_none(
+        self,
+    ) -> None:
+        result = parse_readwise_csv((FIXTURES / "readwise_export.csv").read_bytes())
+        assert [(c.tags, c.favourite) for c in result.clippings] == [
+            (("harbours", "Quill, Marta", "sea"), False),
+            (("sea",), True),  # its own "favorite" tag
+            (("gardens",), False),
+            (("gardens",), False),
+            ((), False),
+            ((), False),
+        ]
+        assert all(c.tags_carried for c in result.clippings)
+
+    def test_document_tags_alone_carry_tags_and_a_tag_in_both_is_kept_once(self) -> None:
+        data = b'Highlight,Book Title,Document tags\r\nWords.,A Book,"Sea, harbours"\r\n'
+        [alone] = parse_readwise_csv(data).clippings
+        assert (alone.tags, alone.tags_carried) == (("Sea", "harbours"), True)
+        data = b'Highlight,Tags,Document tags\r\nWords.,"sea, tide",Sea\r\n'
+        [both] = parse_readwise_csv(data).clippings
+        assert both.tags == ("sea", "tide")
+
+    def test_title_author_and_date_come_before_their_export_names_where_they_say_something(
+        self,
+    ) -> None:
+        data = (
+            b"Highlight,Title,Book Title,Author,Book Author,Date,Highlighted at\r\n"
+            b"One.,Mine,Theirs,Me,Them,2020-01-02,2021-03-14 18:07:00+00:00\r\n"
+            b"Two.,,Theirs,,Them,,2021-03-14 18:07:00+00:00\r\n"
+        )
+        first, second = parse_readwise_csv(data).clippings
+        assert (first.title, first.author, first.added_at) == (
+            "Mine",
+            "Me",
+            datetime(2020, 1, 2, tzinfo=UTC),
+        )
+        assert (second.title, second.author, second.added_at) == (
+            "Theirs",
+            "Them",
+            datetime(2021, 3, 14, 18, 7, tzinfo=UTC),
+        )
+
     def test_it_takes_a_note_without_a_highlight_as_a_note(self) -> None:
         result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
         note = result.clippings[4]
