@@ -1,4 +1,11 @@
-"""CSV in Readwise's column layout: Highlight, Title, Author, Note, Location, Date, Tags, Color.
+"""CSV in Readwise's column layout: Highlight, Title, Author, Note, Location, Date, Tags,
+Color, and Location Type (as in Readwise's own export).
+
+Location is the highlight's Kindle locations as the file gave them (`412-414`), or its page,
+and Location Type says which (`location`, `page`): the importer finds the same highlight by
+them. Only the first location, and a page written as a location, made another highlight's
+place: its tags and favourite never reached the highlight a library already held, and a
+page's highlight came back twice.
 
 Tags lists the highlight's tags, those added in Exogram as well as a note's hashtags, comma
 separated; a favourite carries the tag `favorite`, as Readwise marks its own favourites
@@ -23,7 +30,9 @@ from books.exporting.library import BookExport
 from books.models import Highlight
 from books.text import without_bidi_controls, without_controls
 
-COLUMNS = ["Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color"]
+COLUMNS = [
+    "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color", "Location Type"
+]  # fmt: skip
 # Readwise's own favourites are this tag; it is how a favourite travels in its columns.
 FAVOURITE_TAG = "favorite"
 # Anything a spreadsheet may skip or fold, then a sign that starts a formula.
@@ -42,10 +51,12 @@ def neutralize(cell: str) -> str:
     return cell
 
 
-def _location(highlight: Highlight) -> str:
-    if highlight.location_start is not None:
-        return str(highlight.location_start)
-    return highlight.page
+def _location(highlight: Highlight) -> tuple[str, str]:
+    """The Location cell and its Location Type."""
+    start, end = highlight.location_start, highlight.location_end
+    if start is not None:
+        return (f"{start}-{end}" if end is not None else str(start)), "location"
+    return highlight.page, "page" if highlight.page else ""
 
 
 def _tags(highlight: Highlight) -> str:
@@ -78,15 +89,17 @@ def book_rows(export: BookExport) -> Iterator[list[str]]:
         # A standalone note has no highlighted text: its words go in Note.
         text, note = ("", h.text) if h.kind == Highlight.Kind.NOTE else (h.text, h.note)
         added = h.added_at.strftime("%Y-%m-%d %H:%M:%S") if h.added_at else ""
+        location, location_type = _location(h)
         row = [
             text,
             book.title,
             book.authors_display,
             note,
-            _location(h),
+            location,
             added,
             _tags(h),
             h.colour,
+            location_type,
         ]
         yield [neutralize(cell) for cell in row]
 

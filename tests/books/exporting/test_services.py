@@ -13,9 +13,11 @@ from accounts.models import User
 from books.exporting.markdown import NAME_MAX_LENGTH, file_stem
 from books.exporting.readwise import neutralize, tags_cell
 from books.exporting.services import library_export
+from books.importing.services import clippings_import
 from books.models import Book, Highlight
 from books.services import highlight_tag
 from tests.books.exporting.library import build_library
+from tests.books.kindle import BORGES, Entry, clippings_file
 
 
 @pytest.fixture
@@ -194,7 +196,8 @@ class CsvExportTests:
         assert export.data.startswith(b"\xef\xbb\xbf")
         table = list(csv.DictReader(io.StringIO(export.data.decode("utf-8-sig"))))
         assert list(table[0]) == [
-            "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color"
+            "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color",
+            "Location Type",
         ]  # fmt: skip
         assert len(table) == Highlight.objects.filter(reader=alice).count()
         by_text = {row["Highlight"]: row for row in table}
@@ -204,13 +207,44 @@ class CsvExportTests:
             "Title": "Ficciones",
             "Author": "Borges, Jorge Luis",
             "Note": "Read this twice.",
-            "Location": "412",
+            "Location": "412-414",
             "Date": "2025-03-03 10:00:00",
             "Tags": "big ideas, memory",
             "Color": "",
+            "Location Type": "location",
         }
         assert by_text["«Accents», ünïcödé and 中文 survive."]["Title"] == "Untitled notebook"
         assert by_text[""]["Note"] == "A note on its own, far from any highlight."
+
+    def test_its_tags_reach_the_highlights_a_library_holds_and_add_none(
+        self, alice: User, bob: User
+    ) -> None:
+        """The file's places are the highlights' own: a range (`412-414`, and `412-412` as
+        the Kindle writes it), a page. Only the first location, and a page written as a
+        location, gave other places: the tags and the favourite never reached the highlight
+        Bob held, and a page's highlight came back twice into Alice's own library."""
+        entries = [
+            Entry(BORGES, "To think is to forget differences.", location="412-414"),
+            Entry(BORGES, "Every leaf of every tree.", location="500-500"),
+            Entry(BORGES, "A page of a PDF.", location="", page="12"),
+        ]
+        for reader in (alice, bob):
+            clippings_import(reader=reader, data=clippings_file(*entries), file_name="c.txt")
+        for highlight in Highlight.objects.filter(reader=alice):
+            highlight_tag(highlight=highlight, name="memory")
+        Highlight.objects.filter(reader=alice).update(favourite=True)
+        data = library_export(reader=alice, format="csv").data
+        table = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
+        assert sorted((row["Location"], row["Location Type"]) for row in table) == [
+            ("12", "page"), ("412-414", "location"), ("500-500", "location")
+        ]  # fmt: skip
+        for reader in (alice, bob):
+            done = clippings_import(reader=reader, data=data, file_name="export.csv")
+            assert done.counts["new_highlights"] == 0, reader
+        held = Highlight.objects.filter(reader=bob)
+        assert held.count() == 3
+        assert all(h.favourite and [t.name for t in h.tags.all()] == ["memory"] for h in held)
+        assert Highlight.objects.filter(reader=alice).count() == 3
 
     def test_it_writes_tags_added_here_and_a_favourite_as_readwise_tags(
         self, alice: User, rows: dict[str, Highlight]
