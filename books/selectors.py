@@ -256,7 +256,9 @@ def read_passages(reader: User) -> ReadPassages:
     done = passages.filter(embedding_status=Highlight.EmbeddingStatus.DONE)
     return ReadPassages(
         books=done.values("book_id").distinct().count(),
-        waiting=passages.exclude(embedding_status=Highlight.EmbeddingStatus.DONE).count(),
+        # Waiting as passages_waiting says it: a passage that failed is not retried, and
+        # "not ready yet" said of it stayed forever.
+        waiting=passages_waiting(reader.pk),
         example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
     )
 

@@ -686,7 +686,7 @@ class ImportReportAfterADeleteTests:
         page = alice_client.get(the_import.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
 
         assert (
-            "Todo listo con 4 subrayados (1 borrado desde entonces): ya cuentan para las "
+            "Todo listo con 4 subrayados (desde entonces has borrado 1): ya cuentan para las "
             "conexiones y la búsqueda por significado." in page.content.decode()
         )
 

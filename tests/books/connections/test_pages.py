@@ -636,6 +636,19 @@ class EmptyConnectionsPageTests:
             "enough to connect yet. 1 more highlight is not ready yet." in content
         )
 
+    def test_a_passage_that_failed_is_not_said_to_be_coming(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A failed passage is not retried: "not ready yet" said of it stayed forever.
+        _highlight(alice, _book(alice, "Calm", "Hanh"), "Let anger pass like weather.")
+        _highlight(alice, _book(alice, "Garden", "Lloyd"), "Prune roses in March.")
+        failed = _highlight(alice, _book(alice, "Anger", "Seneca"), "The remedy is delay.")
+        Highlight.objects.filter(pk=failed.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.FAILED, embedding_error="too long"
+        )
+        content = " ".join(self._empty(alice_client, said="No connections.").split())
+        assert "yet" not in content.split("No connections.")[1].split("</main>")[0]
+
     def test_with_all_read_and_no_pair_it_says_so_and_points_to_the_nearest(
         self, alice: User, alice_client: Client
     ) -> None:
