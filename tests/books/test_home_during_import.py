@@ -215,6 +215,15 @@ class HomeWhenReadyTests:
         home = _text(alice_client.get(reverse("home")).content.decode())
         assert "All 5 highlights ready for connections; 1 connection found." in home
 
+    def test_one_highlight_is_not_all_one_highlight(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(reader=alice, data=clippings_file(MEMORY_LIBRARY[0]), file_name="c.txt")
+        Highlight.objects.update(embedding_status=Highlight.EmbeddingStatus.DONE)
+        home = _text(alice_client.get(reverse("home")).content.decode())
+        assert "1 highlight ready for connections; 0 connections found." in home
+        assert "All 1" not in home
+
     def test_the_link_to_the_connections_follows_them_not_the_image_highlights(
         self, alice: User, alice_client: Client
     ) -> None:
