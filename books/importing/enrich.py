@@ -78,11 +78,17 @@ def import_enrich(
     result: ParseResult,
     changed_books: set[int],
     notes: Iterable[tuple[int, str, str]] = (),
+    held_by: dict[int, int] | None = None,
 ) -> None:
     """Apply what the file's richer entries carry, and the hashtags of the note entries
     that arrived or changed a note (`notes`: the id of the highlight holding each, its
     words, and the note that highlight held before this import); `changed_books` are the
-    books the save already counted as changed, so a book is counted once."""
+    books the save already counted as changed, so a book is counted once.
+
+    An entry goes to the highlight of its dedupe key or, when none, to the stored one the
+    save found its words in (`held_by`: id() of the entry → that highlight's pk): a
+    Readwise export gives a Kindle highlight's first location only (`412` for 412-414), and
+    its tags, favourite and note reached nothing."""
     rich = [c for c in result.clippings if isinstance(c, RichClipping) and c.kind != "bookmark"]
     _tag_deleted(the_import, [c for c in rich if c.deleted_at is not None])
     rich = [c for c in rich if c.deleted_at is None]
@@ -97,9 +103,13 @@ def import_enrich(
             the_import.save(update_fields=["counts"])
         return
     by_key = {_key(c): c for c in rich}
+    by_pk: dict[int, RichClipping] = {}
+    for clipping in rich:
+        if (held := (held_by or {}).get(id(clipping))) is not None:
+            by_pk.setdefault(held, clipping)
     highlights = (
         Highlight.objects.filter(reader_id=the_import.reader_id, deleted_at__isnull=True)
-        .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=list(noted)))
+        .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=[*noted, *by_pk]))
         .select_related("book")
         .defer(*_VECTORS)
         .order_by("pk")  # which hashtags make the capped new tags: the file's first
@@ -112,7 +122,7 @@ def import_enrich(
     for highlight in highlights:
         brought = list(noted.get(highlight.pk, []))
         before = held_before.get(highlight.pk, highlight.note)
-        clipping = by_key.get(highlight.dedupe_key)
+        clipping = by_key.get(highlight.dedupe_key) or by_pk.get(highlight.pk)
         if clipping is not None:
             note = highlight.note
             enriched = _enrich(highlight, clipping, counts, the_import=the_import)

@@ -221,6 +221,7 @@ def parsed_clippings_save(
         result=result,
         changed_books=changed_books,
         notes=_notes_brought(work, the_import),
+        held_by=work.held_by,
     )
     _enqueue_embedding(the_import, work, send=enqueue)
     return the_import
@@ -321,7 +322,7 @@ def _match_clipping(
             existing.position = clipping.position
             library.add(existing)
             work.change(existing)
-        _count_covered(existing, work, report)
+        _count_covered(existing, clipping, work, report)
         return
     folded = fold_spacing_and_bom(clipping.text)
     neighbours = []
@@ -343,7 +344,7 @@ def _match_clipping(
             if folded in library.folded(neighbour) and (
                 (neighbour.location_start is not None) == located or long_run(folded)
             ):
-                _count_covered(neighbour, work, report)
+                _count_covered(neighbour, clipping, work, report)
                 return
     if work.purged and work.purged.deleted_on_device(
         book_key=book.key, dedupe_key=key, text=clipping.text, added_at=clipping.added_at
@@ -365,8 +366,12 @@ def _match_clipping(
         highlight_settle(highlight, library, work, report)
 
 
-def _count_covered(highlight: Highlight, work: ImportWork, report: ImportReport) -> None:
+def _count_covered(
+    highlight: Highlight, clipping: Clipping, work: ImportWork, report: ImportReport
+) -> None:
     work.covered.add(id(highlight))
+    if highlight.pk and highlight.deleted_at is None:
+        work.held_by.setdefault(id(clipping), highlight.pk)
     if highlight.deleted_at is not None:
         report.deleted_skipped += 1
     else:

@@ -96,6 +96,10 @@ class ImportWork:
     purged: Purged | None = None
     # Stored highlights that an entry of the file was found in (by id()).
     covered: set[int] = field(default_factory=set)
+    # The stored, alive highlight each entry's words were found in (id() of the entry → the
+    # highlight's pk): where what the entry carries goes (books.importing.enrich), though
+    # its place differs (Readwise writes a Kindle highlight's first location only).
+    held_by: dict[int, int] = field(default_factory=dict)
     # An Exogram export's highlights its reader deleted, and the rows they become.
     deleted_entries: list[RichClipping] = field(default_factory=list)
     kept_deleted: list[Highlight] = field(default_factory=list)

@@ -173,6 +173,33 @@ class FormatImportTests:
         assert pruning.note == "Ask grandmother about the pear tree."
         assert not Tag.objects.filter(reader=alice, name__iexact="favorite").exists()
 
+    def test_readwises_tags_reach_the_kindle_highlights_a_library_holds(
+        self, alice: User
+    ) -> None:
+        """Readwise's export gives a Kindle highlight's first location only (`412` for
+        412-414): the entry's words are found in the highlight held, and its tags, its
+        favourite and its note went nowhere (only the exact place's key was looked up)."""
+        kindle = clippings_file(
+            Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences.",
+                  location="412-414"),
+        )  # fmt: skip
+        clippings_import(reader=alice, data=kindle, file_name="My Clippings.txt")
+        readwise = (
+            "Highlight,Book Title,Book Author,Amazon Book ID,Note,Color,Tags,Location Type,"
+            "Location,Highlighted at,Document tags\r\n"
+            '"To think is to forget differences.",Ficciones,"Jorge Luis Borges",,'
+            '"Funes, again",yellow,"memory, favorite",location,412,'
+            "2025-03-03 10:00:00+00:00,\r\n"
+        ).encode()
+        first = clippings_import(reader=alice, data=readwise, file_name="readwise.csv")
+        [held] = Highlight.objects.filter(reader=alice)
+        assert [t.name for t in held.tags.all()] == ["memory"]
+        assert held.favourite and held.colour == "yellow" and held.note == "Funes, again"
+        assert (first.counts["new_highlights"], first.counts["tags_added"]) == (0, 1)
+        again = clippings_import(reader=alice, data=readwise + b"\r\n", file_name="again.csv")
+        assert (again.counts["new_highlights"], again.counts["tags_added"]) == (0, 0)
+        assert Highlight.objects.filter(reader=alice).count() == 1
+
     def test_it_imports_bookcision(self, alice: User) -> None:
         the_import = _import(alice, "bookcision.json")
         assert the_import.counts["new_highlights"] == 2
