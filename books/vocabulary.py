@@ -278,17 +278,55 @@ def _caught_by_the_selection(character: str) -> bool:
     return category[0] in "PSZ" or category == "Cf"
 
 
-def word_as_written(text: str) -> str:
+def word_as_written(text: str, *, language: str = "") -> str:
     """A word highlight as the words deck and the words list show it: without the
     punctuation and quotes the selection caught at either end ("“ostensibly,”" ->
-    "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?")."""
+    "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?").
+    Without a French or Italian elided article or pronoun either (`without_elision`):
+    "l'assimilant" is the word "assimilant"."""
     word = " ".join(unicodedata.normalize("NFC", text).split())
     start, end = 0, len(word)
     while start < end and _caught_by_the_selection(word[start]):
         start += 1
     while end > start and _caught_by_the_selection(word[end - 1]):
         end -= 1
-    return word[start:end] or text
+    return without_elision(word[start:end], language=language) or text
+
+
+# French and Italian write an article, a pronoun or a conjunction before a vowel as one word
+# with the next ("l'assimilant", "j'aurais", "qu'elles", "dell'anima"), and a reader selects
+# both: the word to learn is the second. Longest first, so "jusqu'" is not read as "qu'".
+_ELISIONS_BY_LANGUAGE = (
+    "jusqu lorsqu puisqu quoiqu qu l d j n m t s c",  # French
+    "dell dall nell sull all coll pell quell quest nessun un tutt v",  # Italian
+)
+_ELISION = re.compile(
+    "^(?:{})['\u2019]".format(
+        "|".join(sorted({e for line in _ELISIONS_BY_LANGUAGE for e in line.split()}, key=len)[::-1])
+    ),
+    re.IGNORECASE,
+)
+# Languages that elide no article (books.language): in an English book "s'mores", "c'mon"
+# are the words. A word alone seldom tells its language, so an unknown one is elided.
+_NO_ELISION_LANGUAGES = frozenset({"en", "de", "es", "pt"})
+# What follows must be a word of its own: "jusqu'à", "qu'il", "c'è" stay as written.
+ELIDED_WORD_MIN_LETTERS = 3
+
+
+def without_elision(word: str, *, language: str = "") -> str:
+    """A single word without the French or Italian elision it opens on ("l'assimilant" ->
+    "assimilant", "d'expliquer" -> "expliquer", "dell'anima" -> "anima"), unless `language`
+    elides none, or what follows is no word of its own: too short ("jusqu'à"), or a name
+    ("d'Artagnan", "O'Neill": a capital after the apostrophe)."""
+    match = _ELISION.match(word)
+    if match is None or language in _NO_ELISION_LANGUAGES:
+        return word
+    rest = word[match.end() :]
+    letters = [ch for ch in rest if ch.isalpha()]
+    shaped = all(ch.isalpha() or ch in "'\u2019-" for ch in rest)
+    if rest[:1].islower() and shaped and len(letters) >= ELIDED_WORD_MIN_LETTERS:
+        return rest
+    return word
 
 
 # The language (books.language.GERMAN) that writes every noun with a capital.

@@ -8,6 +8,7 @@ from books.vocabulary import (
     is_heading,
     is_look_up,
     is_vocabulary,
+    word_as_written,
     word_kind,
     words_of,
 )
@@ -381,3 +382,55 @@ class SentenceNotHeadingTests:
     def test_a_number_does_not_make_a_sentence_a_heading(self, text: str, language: str) -> None:
         assert is_vocabulary(text)
         assert word_kind(text, language=language) == WordKind.FRAGMENT
+
+
+# A French or Italian word selected with its elided article or pronoun (a tester's realistic
+# library, 2026-12-07): the word to learn is what follows. (as selected, the book's language,
+# the word shown)
+ELISIONS = [
+    ("l'assimilant", "fr", "assimilant"),
+    ("j'aurais", "fr", "aurais"),
+    ("n'appartenaient", "fr", "appartenaient"),
+    ("d'expliquer", "fr", "expliquer"),
+    ("m'avaient", "fr", "avaient"),
+    ("s'apaiser", "fr", "apaiser"),
+    ("c'était", "fr", "était"),
+    ("t'aimer", "fr", "aimer"),
+    ("qu\u2019elles", "fr", "elles"),
+    ("lorsqu'arrive", "fr", "arrive"),
+    ("puisqu'ailleurs", "fr", "ailleurs"),
+    ("jusqu'ici", "fr", "ici"),
+    ("\u201cl\u2019omniprésence,\u201d", "fr", "omniprésence"),
+    ("d'aujourd'hui", "fr", "aujourd'hui"),
+    ("l'arc-en-ciel", "fr", "arc-en-ciel"),
+    ("dell'anima", "it", "anima"),
+    ("all\u2019espressione", "", "espressione"),  # the shared corpus's, a book of no language
+    ("nell'ombra", "it", "ombra"),
+    ("un'altra", "it", "altra"),
+    ("l'absurde", "unknown", "absurde"),
+    # What follows is no word of its own: a word with its apostrophe, or too short.
+    ("jusqu'à", "fr", "jusqu'à"),
+    ("aujourd'hui", "fr", "aujourd'hui"),
+    ("qu'il", "fr", "qu'il"),
+    ("c'è", "it", "c'è"),
+    # A name: a capital after the apostrophe.
+    ("d'Artagnan", "fr", "d'Artagnan"),
+    ("O'Neill", "", "O'Neill"),
+    # No elision in the book's language: the English words are as written.
+    ("o'clock", "en", "o'clock"),
+    ("s'mores", "en", "s'mores"),
+    ("c'mon", "en", "c'mon"),
+    ("l'esprit", "en", "l'esprit"),
+    ("d'água", "pt", "d'água"),
+    # Not an elision, nor a single word.
+    ("ladies'", "en", "ladies"),
+    ("l'esprit de l'escalier", "fr", "l'esprit de l'escalier"),
+]
+
+
+class ElisionTests:
+    @pytest.mark.parametrize(("text", "language", "shown"), ELISIONS)
+    def test_it_shows_the_word_without_its_elided_article(
+        self, text: str, language: str, shown: str
+    ) -> None:
+        assert word_as_written(text, language=language) == shown
