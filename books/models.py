@@ -412,7 +412,10 @@ class Highlight(models.Model):
         punctuation the selection caught ("largess," is "largess")."""
         from books.vocabulary import word_as_written
 
-        return word_as_written(self.text)
+        # The book's language as for word_kind: "s'mores" in an English book keeps its "s'".
+        return word_as_written(
+            self.text, language=getattr(self, "book_language", "") or self.language
+        )
 
     @property
     def word_as_listed(self) -> str:

@@ -23,12 +23,15 @@ reading ("allay", "ostensibly", "iota") and made 78 % of all connections ("allay
 
 Six or more words are a passage: from there on the corpus's highlights are sentences or
 parts of one, but for a book's headings. A **heading** of any length (`is_heading`: in
-capitals, in Title Case, a labelled, numbered or stepped part, or a Spanish-style heading in
-sentence case opening on an article, with no sentence's punctuation) is one of the reader's
-words too; `Highlight.refresh_is_word` applies it to highlights, never to notes.
-And **a short sentence with a verb** is a passage however short ("Knowledge is power.",
-"our struggles determine our successes."): a verb marker and a sentence's end, or four
-words or more and a full stop.
+capitals, in Title Case, a labelled, numbered or stepped part, with no sentence's
+punctuation) is one of the reader's words too; `Highlight.refresh_is_word` applies it to
+highlights, never to notes. A line in sentence case with no label is no heading: a saying
+("Los programadores de música usan algorritmos") reads as a Spanish heading does ("La regla
+de los dos minutos"), and sayings were the many (docs/words.md, 2026-12-07).
+And **a short sentence** is a passage however short ("Knowledge is power.", "our struggles
+determine our successes."): a verb marker and a sentence's end, four words or more and a
+full stop, an exclamation of three words or more, or four or five words opening on a capital
+with three in lower case ("El buen instrumento saca maestro").
 
 Among the reader's words, `word_kind` tells what each one is (docs/words.md has the rule
 measured on the shared corpus): a **look-up** ("allay", "perlocutionary", "fazzoletto":
@@ -143,8 +146,12 @@ def is_vocabulary(text: str) -> bool:
         return False  # "Knowledge is power.": a sentence, however short
     if len(words) == WORD_MAX_WORDS and looks_like_a_sentence(text) and not _title_case(text):
         return False  # "Group composition matters.", "Voici mon secret."
+    if len(words) >= WORD_MAX_WORDS and _exclaims(text):
+        return False  # "ATENCIÓN ¡¡¡¡ Encontrados 3251 virus ..... Cargando DOOM¡¡¡¡¡"
     if len(words) <= WORD_MAX_WORDS:
         return True
+    if len(words) <= PHRASE_MAX_WORDS and _in_sentence_case(text):
+        return False  # "El buen instrumento saca maestro", "PWSPM uses fewer parameters"
     if len(words) <= PHRASE_MAX_WORDS:
         # The end of a sentence ("our struggles determine our successes."), unless the
         # selection opens on a preposition, article or conjunction: then it is the tail
@@ -152,6 +159,42 @@ def is_vocabulary(text: str) -> bool:
         tail = ends_a_sentence(text) and words[0] not in _OPENING_LITTLE_WORDS
         return not (has_verb_marker(words) or looks_like_a_sentence(text) or tail)
     return False
+
+
+def _exclaims(text: str) -> bool:
+    """An exclamation is speech or a sentence, never a phrase or a heading (is_heading)."""
+    return "!" in text or "\u00a1" in text
+
+
+# A sentence's start and this many words in lower case after it (little words not counted)
+# read as a sentence, not as a phrase or a heading: headings capitalise their words (Title
+# Case, capitals) or carry a label or a number. Measured (docs/words.md, 2026-12-07): four or
+# five words so written were whole sayings ("El buen instrumento saca maestro", "Con gente
+# mal criada, nada") or sentences ("PWSPM uses fewer parameters"); two lower-case words are
+# still a heading's ("Learn to Eye Gaze (2 days)", "Fact #3: Process defines communication").
+SENTENCE_LOWER_CASE_WORDS = 3
+
+
+def _lower_case_words(tokens: list[str]) -> int:
+    """How many of these tokens are words in lower case that are no little word ("versión",
+    "aún", "mejor" in "Nueva versión, aún mejor: E=mc^3"; "your", "or" are not counted)."""
+    bare = [_QUOTED_EDGE.sub("", token) for token in tokens]
+    return sum(1 for t in bare if t[:1].islower() and t.lower() not in _LITTLE_WORDS)
+
+
+def _in_sentence_case(text: str) -> bool:
+    """A selection written as a sentence: a capital first, then SENTENCE_LOWER_CASE_WORDS
+    words in lower case, not going on past its end (a last comma, dash or little word: "The
+    power consumed by", "To stay indistractable in meetings,")."""
+    tokens = text.translate(_APOSTROPHES).split()
+    first = _QUOTED_EDGE.sub("", tokens[0]) if tokens else ""
+    words = words_of(text)
+    return (
+        first[:1].isupper()
+        and not _goes_on(text)
+        and words[-1] not in _LITTLE_WORDS
+        and _lower_case_words(tokens[1:]) >= SENTENCE_LOWER_CASE_WORDS
+    )
 
 
 _OPENING_LITTLE_WORDS = frozenset(
@@ -235,17 +278,55 @@ def _caught_by_the_selection(character: str) -> bool:
     return category[0] in "PSZ" or category == "Cf"
 
 
-def word_as_written(text: str) -> str:
+def word_as_written(text: str, *, language: str = "") -> str:
     """A word highlight as the words deck and the words list show it: without the
     punctuation and quotes the selection caught at either end ("“ostensibly,”" ->
-    "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?")."""
+    "ostensibly", "largess," -> "largess"); as it is when nothing else is left ("—?").
+    Without a French or Italian elided article or pronoun either (`without_elision`):
+    "l'assimilant" is the word "assimilant"."""
     word = " ".join(unicodedata.normalize("NFC", text).split())
     start, end = 0, len(word)
     while start < end and _caught_by_the_selection(word[start]):
         start += 1
     while end > start and _caught_by_the_selection(word[end - 1]):
         end -= 1
-    return word[start:end] or text
+    return without_elision(word[start:end], language=language) or text
+
+
+# French and Italian write an article, a pronoun or a conjunction before a vowel as one word
+# with the next ("l'assimilant", "j'aurais", "qu'elles", "dell'anima"), and a reader selects
+# both: the word to learn is the second. Longest first, so "jusqu'" is not read as "qu'".
+_ELISIONS_BY_LANGUAGE = (
+    "jusqu lorsqu puisqu quoiqu qu l d j n m t s c",  # French
+    "dell dall nell sull all coll pell quell quest nessun un tutt v",  # Italian
+)
+_ELISION = re.compile(
+    "^(?:{})['\u2019]".format(
+        "|".join(sorted({e for line in _ELISIONS_BY_LANGUAGE for e in line.split()}, key=len)[::-1])
+    ),
+    re.IGNORECASE,
+)
+# Languages that elide no article (books.language): in an English book "s'mores", "c'mon"
+# are the words. A word alone seldom tells its language, so an unknown one is elided.
+_NO_ELISION_LANGUAGES = frozenset({"en", "de", "es", "pt"})
+# What follows must be a word of its own: "jusqu'à", "qu'il", "c'è" stay as written.
+ELIDED_WORD_MIN_LETTERS = 3
+
+
+def without_elision(word: str, *, language: str = "") -> str:
+    """A single word without the French or Italian elision it opens on ("l'assimilant" ->
+    "assimilant", "d'expliquer" -> "expliquer", "dell'anima" -> "anima"), unless `language`
+    elides none, or what follows is no word of its own: too short ("jusqu'à"), or a name
+    ("d'Artagnan", "O'Neill": a capital after the apostrophe)."""
+    match = _ELISION.match(word)
+    if match is None or language in _NO_ELISION_LANGUAGES:
+        return word
+    rest = word[match.end() :]
+    letters = [ch for ch in rest if ch.isalpha()]
+    shaped = all(ch.isalpha() or ch in "'\u2019-" for ch in rest)
+    if rest[:1].islower() and shaped and len(letters) >= ELIDED_WORD_MIN_LETTERS:
+        return rest
+    return word
 
 
 # The language (books.language.GERMAN) that writes every noun with a capital.
@@ -283,7 +364,12 @@ def word_kind(text: str, *, language: str = "") -> str:
     if _DIGIT.search(text):
         # "TABLE 1.1 Jarrett engagements, 1974/5", "Chapter 3"; not "Oslo: $1180," (the
         # comma: a sentence goes on) nor "12. Readers forget names." (a list's sentence).
-        heading = tokens[0][:1].isupper() and not _goes_on(text)
+        heading = (
+            tokens[0][:1].isupper()
+            and not _goes_on(text)
+            and not _exclaims(text)
+            and _lower_case_words(tokens[1:]) < SENTENCE_LOWER_CASE_WORDS
+        )
         return WordKind.HEADING if heading else WordKind.FRAGMENT
     if len(words) == 1:
         if words[0] in _HEADING_WORDS or (
@@ -350,6 +436,11 @@ _EXERCISE_LABELS_BY_LANGUAGE = (
 _EXERCISE_LABELS = frozenset(word for line in _EXERCISE_LABELS_BY_LANGUAGE for word in line.split())
 # A numbered or stepped heading in sentence case ("1. Start small", "Step 3: Write it down").
 STEP_MAX_WORDS = 8
+# A number alone (no label) before as many words in lower case as this is a list's item, a
+# sentence: "3. Handling problems your outsourcers or co-workers can handle" (5; a realistic
+# library's, 2026-12-07), "7. Working where you live, sleep, or should relax" (the shared
+# corpus's); "1. Start small", "3. Leer despacio" (1) head a section.
+LIST_SENTENCE_LOWER_CASE_WORDS = 4
 _NUMBER_WORDS_BY_LANGUAGE = (
     "one two three four five six seven eight nine ten eleven twelve first second third"
     " fourth fifth sixth seventh eighth ninth tenth last final",
@@ -419,39 +510,7 @@ def is_heading(text: str, *, language: str = "") -> bool:
         return True  # "PARTE II. LA CONSTRUCCIÓN DEL YO EN LA INFANCIA"
     if _labelled(tokens) or _numbered(tokens):
         return True  # "Capítulo 3. La memoria del agua", "1. Start small"
-    if language not in (NOUNS_CAPITALISED, "en") and _article_heading(text, words):
-        return True  # "La regla de los dos minutos"
     return language != NOUNS_CAPITALISED and _capitalised_words(tokens)
-
-
-# Spanish, Portuguese, Italian and French write their headings in sentence case: "La regla de
-# los dos minutos" has no capital but its first. Such a heading opens on an article; English
-# and German ones do not ("The", "Die" are not here: Title Case and nouns tell those).
-_ROMANCE_ARTICLES_BY_LANGUAGE = (
-    "el la los las lo un una unos unas",
-    "os um uma",
-    "il gli le les une",
-)
-_ROMANCE_ARTICLES = frozenset(
-    word for line in _ROMANCE_ARTICLES_BY_LANGUAGE for word in line.split()
-)
-ARTICLE_HEADING_WORDS = (3, 8)
-
-
-def _article_heading(text: str, words: list[str]) -> bool:
-    """A heading in sentence case ("La regla de los dos minutos", "Los hábitos del cerebro"):
-    a capitalised article first, three to eight words, no verb marker, no mark or number at
-    all (a selection of a sentence has its commas; the shared corpus has one such highlight
-    in 12,570), not cut off on a little word ("La casa de")."""
-    low, high = ARTICLE_HEADING_WORDS
-    return (
-        low <= len(words) <= high
-        and text[:1].isupper()
-        and words[0] in _ROMANCE_ARTICLES
-        and words[-1] not in _LITTLE_WORDS
-        and not has_verb_marker(words)
-        and all(ch.isalpha() or ch.isspace() or ch in "'-" for ch in text)
-    )
 
 
 def _goes_on(text: str) -> bool:
@@ -508,15 +567,22 @@ def _numbered(tokens: list[str]) -> bool:
     questions are a list's ("7. What are you reading now?")."""
     if len(tokens) < 2 or not _LEADING_NUMBER.match(tokens[0]):
         return False
-    return _heads(tokens[1:], max_words=STEP_MAX_WORDS, questions=False)
+    return _heads(tokens[1:], max_words=STEP_MAX_WORDS, questions=False, listed=True)
 
 
 def _heads(
-    tokens: list[str], *, max_words: int = LABELLED_MAX_WORDS, questions: bool = True
+    tokens: list[str],
+    *,
+    max_words: int = LABELLED_MAX_WORDS,
+    questions: bool = True,
+    listed: bool = False,
 ) -> bool:
     """What follows a label or a number is a heading's: opens on a capital, and is in
     capitals, in Title Case, or short ("Write it down") and not cut off on a little word
-    ("2. Make a list of the")."""
+    ("2. Make a list of the"). After a number alone (`listed`) a run of lower-case words
+    is a list's sentence ("3. Handling problems your outsourcers or co-workers can
+    handle"); a label keeps its title in sentence case ("Step 4: Write it down before it is
+    forgotten", "Capítulo 4: El cerebro que se cambia a sí mismo")."""
     rest = [token for token in tokens if token not in _DASHES]
     lettered = [t for t in (_QUOTED_EDGE.sub("", token) for token in rest) if t[:1].isalpha()]
     if not lettered or not lettered[0][:1].isupper():
@@ -527,8 +593,12 @@ def _heads(
     if _capitalised_words(rest):
         return True  # "7 Reading Slowly"
     question = rest[-1].rstrip(_CLOSING).endswith("?")
+    sentence = listed and _lower_case_words(rest) >= LIST_SENTENCE_LOWER_CASE_WORDS
     return (
-        len(words) <= max_words and words[-1] not in _LITTLE_WORDS and (questions or not question)
+        len(words) <= max_words
+        and words[-1] not in _LITTLE_WORDS
+        and (questions or not question)
+        and not sentence
     )
 
 

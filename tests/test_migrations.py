@@ -62,6 +62,11 @@ REVIEWED = {
         "database: the few Chinese and Japanese notes), batched; tags and taggings "
         "bulk-created, conflicts ignored; the column it adds is nullable, no row rewritten"
     ),
+    ("books", "0045_sentences_are_not_headings"): (
+        "a string test per stored word (is_word rows only), batched; set-based updates of the "
+        "few found (8 of 12,570 highlights on the shared corpus); the rows it turns into "
+        "passages are marked pending for the worker's sweep, never embedded here"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

@@ -18,7 +18,7 @@ from backups.models import BackupRun
 from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
 from backups.services import MANIFEST
 
-LAST = ("books", "0044_highlight_file_tags")
+LAST = ("books", "0045_sentences_are_not_headings")
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def _applied() -> set[tuple[str, str]]:
 def _library_one_migration_behind() -> None:
     call_command("migrate", verbosity=0)
     User.objects.create_user("alice", password="a long and unguessable passphrase")
-    call_command("migrate", *LAST[:1], "0043", verbosity=0)
+    call_command("migrate", *LAST[:1], "0044", verbosity=0)
     assert LAST not in _applied()
 
 

@@ -162,6 +162,35 @@ class WordsPageTests:
             assert link in listed
             assert link in book_page.content.decode()
 
+    def test_it_shows_a_french_word_without_its_elided_article(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        french = "Les vaisseaux du coeur (Groult, Benoîte)"
+        _import(
+            alice,
+            Entry(french, "Je n'ai jamais su ce que je voulais vraiment dire.", location="100"),
+            Entry(french, "l'assimilant", location="1180"),
+            Entry(french, "d\u2019expliquer", location="3700"),
+            Entry(
+                BORGES,
+                "To think is to forget differences, to generalize, to abstract.",
+                location="412",
+            ),
+            Entry(BORGES, "s'mores", location="600"),
+        )
+        listed = alice_client.get(reverse("words")).content.decode()
+        book_page = alice_client.get(
+            Book.objects.get(title="Les vaisseaux du coeur").get_absolute_url()
+        )
+        for text, shown in [("l'assimilant", "assimilant"), ("d\u2019expliquer", "expliquer")]:
+            highlight = Highlight.objects.get(text=text)
+            link = f'<a href="{highlight.get_absolute_url()}">{shown}</a>'
+            assert link in listed
+            assert link in book_page.content.decode()
+        # English elides no article: the English book's word is as the reader selected it.
+        mores = Highlight.objects.get(text="s'mores")
+        assert f'<a href="{mores.get_absolute_url()}">s&#x27;mores</a>' in listed
+
     def test_it_paginates(self, alice: User, alice_client: Client) -> None:
         _import(
             alice, *[Entry(BORGES, f"word{i:03d}x", location=str(100 + 5 * i)) for i in range(105)]
