@@ -173,9 +173,7 @@ class FormatImportTests:
         assert pruning.note == "Ask grandmother about the pear tree."
         assert not Tag.objects.filter(reader=alice, name__iexact="favorite").exists()
 
-    def test_readwises_tags_reach_the_kindle_highlights_a_library_holds(
-        self, alice: User
-    ) -> None:
+    def test_readwises_tags_reach_the_kindle_highlights_a_library_holds(self, alice: User) -> None:
         """Readwise's export gives a Kindle highlight's first location only (`412` for
         412-414): the entry's words are found in the highlight held, and its tags, its
         favourite and its note went nowhere (only the exact place's key was looked up)."""
@@ -185,12 +183,12 @@ class FormatImportTests:
         )  # fmt: skip
         clippings_import(reader=alice, data=kindle, file_name="My Clippings.txt")
         readwise = (
-            "Highlight,Book Title,Book Author,Amazon Book ID,Note,Color,Tags,Location Type,"
-            "Location,Highlighted at,Document tags\r\n"
-            '"To think is to forget differences.",Ficciones,"Jorge Luis Borges",,'
-            '"Funes, again",yellow,"memory, favorite",location,412,'
-            "2025-03-03 10:00:00+00:00,\r\n"
-        ).encode()
+            b"Highlight,Book Title,Book Author,Amazon Book ID,Note,Color,Tags,Location Type,"
+            b"Location,Highlighted at,Document tags\r\n"
+            b'"To think is to forget differences.",Ficciones,"Jorge Luis Borges",,'
+            b'"Funes, again",yellow,"memory, favorite",location,412,'
+            b"2025-03-03 10:00:00+00:00,\r\n"
+        )
         first = clippings_import(reader=alice, data=readwise, file_name="readwise.csv")
         [held] = Highlight.objects.filter(reader=alice)
         assert [t.name for t in held.tags.all()] == ["memory"]
