@@ -192,7 +192,7 @@ class FormatImportTests:
         first = clippings_import(reader=alice, data=readwise, file_name="readwise.csv")
         [held] = Highlight.objects.filter(reader=alice)
         assert [t.name for t in held.tags.all()] == ["memory"]
-        assert held.favourite and held.colour == "yellow" and held.note == "Funes, again"
+        assert (held.favourite, held.colour, held.note) == (True, "yellow", "Funes, again")
         assert (first.counts["new_highlights"], first.counts["tags_added"]) == (0, 1)
         again = clippings_import(reader=alice, data=readwise + b"\r\n", file_name="again.csv")
         assert (again.counts["new_highlights"], again.counts["tags_added"]) == (0, 0)
