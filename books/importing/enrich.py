@@ -104,9 +104,9 @@ def import_enrich(
         return
     by_key = {_key(c): c for c in rich}
     by_pk: dict[int, RichClipping] = {}
-    for clipping in rich:
-        if (held := (held_by or {}).get(id(clipping))) is not None:
-            by_pk.setdefault(held, clipping)
+    for entry in rich:
+        if (held := (held_by or {}).get(id(entry))) is not None:
+            by_pk.setdefault(held, entry)
     highlights = (
         Highlight.objects.filter(reader_id=the_import.reader_id, deleted_at__isnull=True)
         .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=[*noted, *by_pk]))
