@@ -39,7 +39,7 @@ from books.importing.notes import note_kept
 from books.importing.rich import RichClipping
 from books.models import Highlight, Import, Tag
 from books.services import highlights_tag
-from books.text import tag_name
+from books.text import fold_spacing, tag_name
 
 # The most tags one file's hashtags make that the reader did not have: the shared Apple
 # Books libraries (about 1,000 notes each) name about 200, so five times the most a real
@@ -103,10 +103,10 @@ def import_enrich(
             the_import.save(update_fields=["counts"])
         return
     by_key = {_key(c): c for c in rich}
-    by_pk: dict[int, RichClipping] = {}
+    by_pk: dict[int, list[RichClipping]] = defaultdict(list)
     for entry in rich:
         if (held := (held_by or {}).get(id(entry))) is not None:
-            by_pk.setdefault(held, entry)
+            by_pk[held].append(entry)
     highlights = (
         Highlight.objects.filter(reader_id=the_import.reader_id, deleted_at__isnull=True)
         .filter(Q(dedupe_key__in=list(by_key)) | Q(pk__in=[*noted, *by_pk]))
@@ -122,10 +122,22 @@ def import_enrich(
     for highlight in highlights:
         brought = list(noted.get(highlight.pk, []))
         before = held_before.get(highlight.pk, highlight.note)
-        clipping = by_key.get(highlight.dedupe_key) or by_pk.get(highlight.pk)
+        clipping = by_key.get(highlight.dedupe_key)
+        same_place = clipping is not None
+        others: list[RichClipping] = []
+        if clipping is None and highlight.pk in by_pk:
+            clipping, *others = _closest_first(highlight, by_pk[highlight.pk])
         if clipping is not None:
             note = highlight.note
-            enriched = _enrich(highlight, clipping, counts, the_import=the_import)
+            enriched = _enrich(
+                highlight, clipping, counts, the_import=the_import, same_place=same_place
+            )
+            # The other selections it holds: their notes beside, a favourite; a colour or a
+            # chapter only where the first gave none. Its tags are the first's alone (what
+            # the file lists for it: two lists would take turns at each import).
+            for other in others:
+                added = _enrich(highlight, other, counts, the_import=the_import, same_place=False)
+                enriched = added or enriched
             if enriched:
                 changed.append(highlight)
             if clipping.tags_carried:  # a file with no place for tags says nothing of them
@@ -134,7 +146,7 @@ def import_enrich(
                 if highlight.file_tags != held and not enriched:
                     listed.append(highlight)
             if highlight.note != note and not clipping.tags_listed:
-                brought.append(clipping.note)
+                brought += [entry.note for entry in (clipping, *others)]
         hashtagging += [(highlight, name) for name in _hashtags_new(highlight, brought, before)]
     given = {name for _, name in tagging}  # the file's own tags, which no cap holds back
     hashtagging, left_out = _capped(the_import.reader_id, hashtagging, given=given)
@@ -232,9 +244,25 @@ def _tag_deleted(the_import: Import, deleted: list[RichClipping]) -> None:
     )
 
 
+def _closest_first(highlight: Highlight, entries: list[RichClipping]) -> list[RichClipping]:
+    """The entries whose words the save found in `highlight` (at another place), the one
+    with its words first, then the longer: not the file's first, a piece of it."""
+    words = fold_spacing(highlight.text)
+    return sorted(entries, key=lambda entry: (fold_spacing(entry.text) != words, -len(entry.text)))
+
+
 def _enrich(
-    highlight: Highlight, clipping: RichClipping, counts: dict[str, int], *, the_import: Import
+    highlight: Highlight,
+    clipping: RichClipping,
+    counts: dict[str, int],
+    *,
+    the_import: Import,
+    same_place: bool = True,
 ) -> bool:
+    """`same_place`: the entry is the highlight's own (its dedupe key), not another
+    selection whose words the highlight holds, whose note's date says nothing of the
+    highlight's note: both notes' words are kept, as without a date (a sub-selection's newer
+    note replaced the reader's note on the whole passage)."""
     changed = False
     kept = None
     if highlight.kind == Highlight.Kind.HIGHLIGHT:
@@ -245,8 +273,9 @@ def _enrich(
             # Formats without a note's own date give the highlight's; beside a note the
             # reader edited, whose date is the device note's it was edited from, that date
             # tells nothing, and both notes' words are kept.
-            brought_at=clipping.note_added_at
-            or (None if highlight.note_edited else clipping.added_at),
+            brought_at=None
+            if not same_place
+            else clipping.note_added_at or (None if highlight.note_edited else clipping.added_at),
             held_edited=highlight.note_edited,
             brought_edited=clipping.note_edited,
         )

@@ -198,6 +198,40 @@ class FormatImportTests:
         assert (again.counts["new_highlights"], again.counts["tags_added"]) == (0, 0)
         assert Highlight.objects.filter(reader=alice).count() == 1
 
+    def test_another_selections_note_is_kept_beside_the_readers_not_over_it(
+        self, alice: User
+    ) -> None:
+        """A row holding a piece of the Kindle passage (found by its words, not its place)
+        and a newer note: "the newer note wins" is for two copies of one highlight's note;
+        here it replaced the reader's note on the whole passage, for good. Of two such rows,
+        the one with the passage's words gives what a highlight has one of (its colour)."""
+        passage = "To think is to forget differences, to generalize, to abstract."
+        kindle = clippings_file(
+            Entry("Ficciones (Borges, Jorge Luis)", passage, location="412-414",
+                  added="Monday, 3 March 2023 10:00:00"),
+            Entry("Ficciones (Borges, Jorge Luis)", "my kindle thought", kind="Note",
+                  location="414", added="Monday, 3 March 2023 10:00:00"),
+        )  # fmt: skip
+        clippings_import(reader=alice, data=kindle, file_name="My Clippings.txt")
+        header = (
+            b"Highlight,Book Title,Book Author,Note,Color,Tags,Location Type,Location,"
+            b"Highlighted at\r\n"
+        )
+        rows = (
+            b'"to forget differences",Ficciones,"Jorge Luis Borges","a newer note",blue,,'
+            b"location,413,2026-03-03 10:00:00+00:00\r\n"
+            + f'"{passage}",Ficciones,"Jorge Luis Borges",,yellow,,location,412,'.encode()
+            + b"2026-03-03 10:00:00+00:00\r\n"
+        )
+        clippings_import(reader=alice, data=header + rows, file_name="readwise.csv")
+        [held] = Highlight.objects.filter(reader=alice)
+        assert "my kindle thought" in held.note
+        assert "a newer note" in held.note
+        assert held.colour == "yellow"
+        again = clippings_import(reader=alice, data=header + rows + b"\r\n", file_name="b.csv")
+        assert again.counts["books_changed"] == 0
+        assert Highlight.objects.get(pk=held.pk).note == held.note
+
     def test_it_imports_bookcision(self, alice: User) -> None:
         the_import = _import(alice, "bookcision.json")
         assert the_import.counts["new_highlights"] == 2
