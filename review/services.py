@@ -18,7 +18,7 @@ from django.utils.translation import gettext, ngettext
 
 from accounts.models import User
 from books.models import Highlight
-from books.selectors import book_languages
+from books.selectors import book_languages, with_book_languages
 from books.vocabulary import is_look_up, word_key
 from exogram.links import site_link, site_link_to
 from review.models import ReviewCard, ReviewSettings, ReviewState, WordCard, WordState
@@ -279,11 +279,15 @@ def word_queue(*, reader: User, today: date) -> list[WordCard]:
                 )
                 for i, choice in enumerate(chosen)
             )
-    return list(
+    cards = list(
         WordCard.objects.filter(reader=reader, day=today, highlight__deleted_at__isnull=True)
         .select_related("highlight__book")
         .order_by("position")
     )
+    # Each word told its book's language, as the words list tells it: the card and the
+    # e-mail show it as the list does (an English book's "s'mores" is not "mores").
+    with_book_languages(card.highlight for card in cards)
+    return cards
 
 
 def word_answer(*, card: WordCard, answer: Answer, today: date, now: datetime) -> WordState:

@@ -88,3 +88,15 @@ class GeneratedLookUpTests:
         assert any(word[0].isupper() for word in words)
         every_word = " ".join(GERMAN).split()
         assert all(any(word in w for w in every_word) for word in words)
+
+
+@pytest.mark.django_db
+class ElidedWordsTests:
+    def test_the_deck_shows_an_english_books_word_with_its_apostrophe(self, alice: User) -> None:
+        # The words list told the word its book's language, the deck did not: an English
+        # book's "s'mores" was "mores" on the card and in the e-mail.
+        book = book_of(alice, "Camping", "Scout, A.")
+        _passages(book, ENGLISH)
+        word_in(book, "s'mores", location=11)
+        cards = word_queue(reader=alice, today=TODAY)
+        assert [item.word for item in word_cards_shown(reader=alice, cards=cards)] == ["s'mores"]
