@@ -326,6 +326,17 @@ _stop_words: set[str] = set()
 _stems_lock = threading.Lock()
 
 
+def lexize(
+    words: Sequence[str], dictionaries: Sequence[str]
+) -> list[tuple[str, list[list[str] | None]]]:
+    """Each word with its lexemes in each of PostgreSQL's `dictionaries` (an empty list for
+    a stop word, None where the dictionary knows nothing of it), in one statement."""
+    called = ", ".join(f"ts_lexize('{name}', w)" for name in dictionaries)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT w, {called} FROM unnest(%s::text[]) AS w", [list(words)])
+        return [(word, list(found)) for word, *found in cursor.fetchall()]
+
+
 def stems_of(words: Collection[str]) -> dict[str, tuple[str, ...]]:
     """Each word's English and Spanish stems other than itself ("habits" → "habit").
 
@@ -334,15 +345,12 @@ def stems_of(words: Collection[str]) -> dict[str, tuple[str, ...]]:
     """
     missing = sorted({w for w in words if w not in _stems})
     if missing:
-        dictionaries = ", ".join(f"ts_lexize('{config}_stem', w)" for config in SEARCH_STEM_CONFIGS)
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT w, {dictionaries} FROM unnest(%s::text[]) AS w", [missing])
-            rows = cursor.fetchall()
+        rows = lexize(missing, [f"{config}_stem" for config in SEARCH_STEM_CONFIGS])
         with _stems_lock:
             if len(_stems) > STEMS_CACHE_SIZE:
                 _stems.clear()
                 _stop_words.clear()
-            for word, *found in rows:
+            for word, found in rows:
                 stems = (s for lexemes in found for s in (lexemes or ()) if s != word)
                 _stems[word] = tuple(dict.fromkeys(stems))
                 # A stop word lexizes to no lexeme at all (an empty array, not NULL).

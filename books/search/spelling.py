@@ -32,6 +32,7 @@ from books.search.language import query_language
 from books.search.query import (
     PREFIX,
     WORD,
+    lexize,
     not_meaning,
     prefix_field,
     prefix_value,
@@ -176,13 +177,10 @@ def stems_of_words(words: Collection[str]) -> dict[str, dict[str, str]]:
     stems: dict[str, dict[str, str]] = {language: {} for language in STEM_DICTIONARIES}
     if not words:
         return stems
-    lexize = ", ".join(f"ts_lexize('{name}', w)" for name in STEM_DICTIONARIES.values())
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT w, {lexize} FROM unnest(%s::text[]) AS w", [sorted(words)])
-        for word, *found in cursor.fetchall():
-            for language, lexemes in zip(STEM_DICTIONARIES, found, strict=True):
-                if lexemes:
-                    stems[language][word] = lexemes[0]
+    for word, found in lexize(sorted(words), list(STEM_DICTIONARIES.values())):
+        for language, lexemes in zip(STEM_DICTIONARIES, found, strict=True):
+            if lexemes:
+                stems[language][word] = lexemes[0]
     return stems
 
 
