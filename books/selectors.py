@@ -263,6 +263,10 @@ def read_passages(reader: User) -> ReadPassages:
     )
 
 
+# What a passage waits in for its vector and its connections: a failed one is not retried.
+_WAITING = (Highlight.EmbeddingStatus.PENDING, Highlight.EmbeddingStatus.CLAIMED)
+
+
 def passages_waiting(
     reader_id: int, *, book: Book | None = None, besides: Book | None = None
 ) -> int:
@@ -272,13 +276,7 @@ def passages_waiting(
     waiting = (
         Highlight.objects.alive()
         .passages()
-        .filter(
-            reader_id=reader_id,
-            embedding_status__in=[
-                Highlight.EmbeddingStatus.PENDING,
-                Highlight.EmbeddingStatus.CLAIMED,
-            ],
-        )
+        .filter(reader_id=reader_id, embedding_status__in=_WAITING)
     )
     if book is not None:
         waiting = waiting.filter(book=book)
@@ -303,17 +301,25 @@ class UnconnectedBook:
 def unconnected_book(book: Book) -> UnconnectedBook | None:
     """None when none of the book's passages is ready yet (nothing to say), else why it
     connects to nothing; only asked of a book connected_books found nothing for."""
-    done = (
+    here, done = Q(book=book), Q(embedding_status=Highlight.EmbeddingStatus.DONE)
+    waiting = Q(embedding_status__in=_WAITING)
+    counts = (
         Highlight.objects.alive()
         .passages()
-        .filter(reader_id=book.reader_id, embedding_status=Highlight.EmbeddingStatus.DONE)
+        .filter(reader_id=book.reader_id)
+        .aggregate(
+            done_here=Count("pk", filter=here & done),
+            done_elsewhere=Count("pk", filter=~here & done),
+            waiting_here=Count("pk", filter=here & waiting),
+            waiting_elsewhere=Count("pk", filter=~here & waiting),
+        )
     )
-    if not done.filter(book=book).exists():
+    if not counts["done_here"]:
         return None
     return UnconnectedBook(
-        waiting_here=passages_waiting(book.reader_id, book=book),
-        waiting_elsewhere=passages_waiting(book.reader_id, besides=book),
-        other_books_ready=done.exclude(book=book).exists(),
+        waiting_here=counts["waiting_here"],
+        waiting_elsewhere=counts["waiting_elsewhere"],
+        other_books_ready=counts["done_elsewhere"] > 0,
     )
 
 
