@@ -179,6 +179,12 @@ class HighlightQuerySet(models.QuerySet["Highlight"]):
     def alive(self) -> "HighlightQuerySet":
         return self.filter(deleted_at__isnull=True)
 
+    def deleted_since(self, the_import: "Import") -> "HighlightQuerySet":
+        """Those an import added that were deleted since, however. Not those it kept
+        deleted (an Exogram export's, deleted in the account it came from before the import
+        began): bringing them back undoes the reader's own delete there."""
+        return self.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
+
     def listed(self) -> "HighlightQuerySet":
         """Without UNLISTED_FIELDS: for pages that list highlights (a deferred field read
         later costs a query per row)."""

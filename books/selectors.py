@@ -214,17 +214,13 @@ def import_time_left(the_import: Import, progress: "EmbeddingProgress", *, now: 
 
 def import_progress(the_import: Import) -> EmbeddingProgress:
     """How far the embedding of what an import added has got, over the highlights it added
-    that are still alive, and how many it added were deleted since (as
-    books.services.import_deleted_since finds them: not those an export brought already
-    deleted). One removed for good since has no row left to count."""
+    that are still alive, and how many it added were deleted since (as its report's "bring
+    them back" counts them: HighlightQuerySet.deleted_since). One removed for good since has
+    no row left to count."""
     progress = _progress(
         Highlight.objects.alive().filter(source_import=the_import), reader_id=the_import.reader_id
     )
-    deleted_since = (
-        Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
-        .exclude(EMPTY_NOTE)
-        .count()
-    )
+    deleted_since = Highlight.objects.deleted_since(the_import).exclude(EMPTY_NOTE).count()
     return replace(progress, deleted_since=deleted_since)
 
 

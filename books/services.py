@@ -305,10 +305,8 @@ def book_bring_back(*, book: Book, at: datetime | None = None) -> DeleteCount:
 
 
 def import_deleted_since(*, the_import: Import) -> QuerySet[Highlight]:
-    """The highlights an import added that were deleted since, however. Not those it kept
-    deleted (an Exogram export's, deleted in the account it came from before the import
-    began): bringing them back undoes the reader's own delete there."""
-    return Highlight.objects.filter(source_import=the_import, deleted_at__gte=the_import.started_at)
+    """The highlights an import added that were deleted since (HighlightQuerySet.deleted_since)."""
+    return Highlight.objects.deleted_since(the_import)
 
 
 def import_bring_back(*, the_import: Import) -> DeleteCount:
