@@ -16,7 +16,7 @@ from accounts.models import User
 from books.embedding import pipeline
 from books.language import UNKNOWN
 from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
-from books.text import author_sort_key, fold, search_words
+from books.text import WORD, author_sort_key, fold, search_words
 from books.vocabulary import WordKind, is_look_up, word_key
 
 # The time left is read from the pace of the latest vectors written (EmbeddingProgress.
@@ -361,8 +361,6 @@ def books_for(reader: User, *, sort: str = "title", query: str = "") -> list[Boo
     return found
 
 
-# A query's words: runs of letters and digits, as search reads them (books.search.query.WORD).
-_QUERY_WORD = re.compile(r"[^\W_]+")
 # Longer than any title and its authors, as a search's author filter.
 BOOK_QUERY_MAX = 200
 
@@ -377,7 +375,7 @@ def books_matching(reader: User, query: str) -> list[int]:
     # Each word once, within BOOK_QUERY_MAX characters: a query of one word repeated 2,000
     # times held a web process 3 s over 5,000 books.
     folded = fold(query[:BOOK_QUERY_MAX])
-    words = dict.fromkeys(_QUERY_WORD.findall(folded)) or [folded.strip()]
+    words = dict.fromkeys(WORD.findall(folded)) or [folded.strip()]
     patterns = [
         re.compile(rf"(?<!\d){word}(?!\d)" if word.isdecimal() else re.escape(word))
         for word in words

@@ -29,6 +29,8 @@ import unicodedata
 from collections.abc import Sequence
 
 BYTE_ORDER_MARK = "\ufeff"
+# A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
+WORD = re.compile(r"[^\W_]+")
 
 
 def fold(text: str) -> str:

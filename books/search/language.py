@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.utils.translation import gettext, gettext_noop
 
 from books.embedding.profiles import profile_for_model_id
-from books.search.query import SPANISH_LETTERS, WORD
-from books.text import fold
+from books.search.query import SPANISH_LETTERS
+from books.text import WORD, fold
 
 # A few of each language's commonest words: enough to tell a query's language when it has
 # one of them, and a guess never made on a query with none ("Pessoa", "entropy").

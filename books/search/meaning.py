@@ -44,8 +44,7 @@ from books.embedding.profiles import (
 )
 from books.models import Highlight
 from books.search.fusion import DEPTH, RRF_K
-from books.search.query import WORD
-from books.text import fold
+from books.text import WORD, fold
 
 if TYPE_CHECKING:
     from books.embedding.encoder import Encoder, Encoders

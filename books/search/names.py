@@ -18,8 +18,8 @@ from django.db.models import QuerySet
 from accounts.models import User
 from books.models import Book, Highlight
 from books.search.keyword import matching
-from books.search.query import WORD, ParsedQuery, tsquery
-from books.text import fold
+from books.search.query import ParsedQuery, tsquery
+from books.text import WORD, fold
 
 # A name's frame, left out of the topic once the name is recognised: "what did X say about".
 _FILLER = "what did does do say says said about on of by think thinks thought write wrote"

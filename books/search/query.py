@@ -24,14 +24,12 @@ from django.db import connection
 
 from books.language import ENGLISH, SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
-from books.text import fold, is_prefix, search_words
+from books.text import WORD, fold, is_prefix, search_words
 
 QUERY_MAX_LENGTH = 500
 # A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
 # (is_few_words; books.search.fusion weighs the two apart).
 FEW_WORDS = 4
-# A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
-WORD = re.compile(r"[^\W_]+")
 # Each prefix, in English and in Spanish (folded: "título" is "titulo"), and which field it
 # filters: author:borges, libro:"cien años de soledad", etiqueta:liderazgo.
 PREFIXES = {

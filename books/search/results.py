@@ -14,8 +14,8 @@ from django.utils.translation import gettext, ngettext
 
 from books.models import Highlight
 from books.search.fusion import Fused
-from books.search.query import WORD, known_stems
-from books.text import is_prefix, search_fold
+from books.search.query import known_stems
+from books.text import WORD, is_prefix, search_fold
 
 PAGE_SIZE = 20
 # A listing (a name with no other words) shows no more than this; a keyword count this

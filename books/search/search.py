@@ -75,7 +75,6 @@ from books.search.names import (
 from books.search.query import (
     FEW_WORDS,
     QUERY_MAX_LENGTH,
-    WORD,
     ParsedQuery,
     has_letters_or_digits,
     is_few_words,
@@ -89,7 +88,7 @@ from books.search.query import (
     tsquery,
 )
 from books.search.results import LISTING_MAX, PAGE_SIZE, SearchResult, SearchResults, page_results
-from books.text import fold
+from books.text import WORD, fold
 
 # What the search's callers (views, the JSON API, the MCP server, the commands, the
 # benchmarks) import from here: the service, its results, its limits and its caches.

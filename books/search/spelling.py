@@ -31,7 +31,6 @@ from books.models import Book, Highlight, Tag
 from books.search.language import query_language
 from books.search.query import (
     PREFIX,
-    WORD,
     lexize,
     not_meaning,
     prefix_field,
@@ -39,7 +38,7 @@ from books.search.query import (
     prefixes_in,
 )
 from books.search.results import SearchResults
-from books.text import fold
+from books.text import WORD, fold
 
 # Shorter words are too easily another word ("cat" → "car", "hat", "cut"): left alone.
 SHORTEST_CORRECTED = 4
