@@ -60,7 +60,6 @@ FAVOURITE_TAG = "favorite"
 # perhaps after spaces, a no-break space or a BOM, or a fullwidth one.
 _PROTECTED = re.compile(r"'(?=[\s\u00a0\ufeff\u200b\u2060]*[=+\-@\uff1d\uff0b\uff0d\uff20])")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_SAME_ENDS = re.compile(r"(\d+)\s*-\s*\1")
 # The csv module refuses a cell over 131,072 characters with an error that ends the
 # reading: a row with a 200,000-character highlight lost every row after it. The whole
 # file is in memory already, so a cell may be as long as the file; the import's screening
@@ -205,10 +204,6 @@ def _place(where: str, kind: str) -> tuple[str | None, int | None, int | None]:
     start, end = location_range(where) if kind != "page" else (None, None)
     if start is None:
         return where.casefold(), None, None
-    if end is None and _SAME_ENDS.fullmatch(where.strip()):
-        # `412-412` as a Kindle writes it and Exogram's export keeps it: the highlight's
-        # place, by which a library finds the highlight it holds.
-        end = start
     return None, start, end
 
 
