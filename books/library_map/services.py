@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.events import announce, library_map_behind
+from books.library_map import stop_words
 from books.models import Highlight, LibraryMap
 
 # How maps are laid out; a new one lays every stored map out again when it is next asked for.
@@ -57,10 +58,11 @@ def _placed(reader: User) -> Any:
 
 def _signature(reader: User) -> tuple[int, str]:
     """How many highlights the map would place, and a signature of them: a change in
-    either (an import, a delete, a new vector) or in how maps are laid out means the stored
-    map is behind."""
+    either (an import, a delete, a new vector), in how maps are laid out or in the stop
+    words that name their regions means the stored map is behind."""
     stats = _placed(reader).aggregate(n=Count("id"), last=Max("updated"))
-    return stats["n"], f"{LAYOUT_VERSION}|{stats['n']}|{stats['last']}"
+    naming = stop_words.FINGERPRINT
+    return stats["n"], f"{LAYOUT_VERSION}|{naming}|{stats['n']}|{stats['last']}"
 
 
 def _layout_vectors(rows: list[tuple[Any, ...]]) -> Any:

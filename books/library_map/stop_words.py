@@ -14,6 +14,8 @@ the other language. Words shorter than three letters never reach these lists (la
 
 from __future__ import annotations
 
+import hashlib
+
 from books.text import fold
 
 _BY_LANGUAGE_TEXT = {
@@ -125,6 +127,11 @@ AMBIGUOUS = frozenset(
     | {"fur", "bin", "will", "gift", "mist", "sole", "done", "case", "fin", "tanto", "bald"}
 )
 EVERYWHERE = frozenset().union(*STOP_WORDS_BY_LANGUAGE.values()) - AMBIGUOUS
+
+# Which words these lists hold, in eight hex digits: a stored map named by other lists
+# (before "его" was Russian filler, say) is drawn again (books.library_map.services).
+_LISTED = sorted((language, sorted(words)) for language, words in STOP_WORDS_BY_LANGUAGE.items())
+FINGERPRINT = hashlib.sha256(repr([*_LISTED, ("*", sorted(AMBIGUOUS))]).encode()).hexdigest()[:8]
 
 
 def language_by_filler(words: list[str]) -> str | None:

@@ -11,7 +11,7 @@ from django.urls import reverse
 from accounts.models import User
 from books.embedding.pipeline import highlights_embed
 from books.importing.services import clippings_import
-from books.library_map import services
+from books.library_map import services, stop_words
 from books.models import THEME_DIMENSIONS, Book, Highlight, LibraryMap
 from books.tasks import embed_highlights, refresh_library_map
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
@@ -357,3 +357,16 @@ class LayoutTests:
         older = the_map.signature.replace(f"{services.LAYOUT_VERSION}|", "1|", 1)
         LibraryMap.objects.filter(pk=the_map.pk).update(signature=older)
         assert services.library_map_state(alice, refresh=False).stale
+
+    def test_a_map_named_by_other_stop_words_is_drawn_again(
+        self, alice: User, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # A map drawn before Russian filler was listed kept "ero" as a region's name until
+        # the library changed.
+        _clustered(alice)
+        services.library_map_refresh(reader=alice)
+        assert not services.library_map_state(alice, refresh=False).stale
+        monkeypatch.setattr(stop_words, "FINGERPRINT", "0" * 8)
+        assert services.library_map_state(alice, refresh=False).stale
+        services.library_map_refresh(reader=alice)
+        assert not services.library_map_state(alice, refresh=False).stale
