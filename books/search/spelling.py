@@ -38,7 +38,7 @@ from books.search.query import (
     prefixes_in,
 )
 from books.search.results import SearchResults
-from books.text import WORD, fold
+from books.text import WORD, fold, literal
 
 # Shorter words are too easily another word ("cat" → "car", "hat", "cut"): left alone.
 SHORTEST_CORRECTED = 4
@@ -386,15 +386,15 @@ def suggestion(
     known = shelf.get("spelling-words", lambda: read_lexicons().known)
     # Asked only of a word the library lacks that may be a slip.
     keeps_whole = _model_keeps_whole(load=not words_only)
+    typed = [word.group(0) for word in WORD.finditer(searched) if not _of_a_name(word)]
     words_known = all(
-        fold(word) in known or not may_be_a_slip(fold(word)) or keeps_whole(word)
-        for word in WORD.findall(searched)
+        fold(word) in known or not may_be_a_slip(fold(word)) or keeps_whole(word) for word in typed
     )
     if words_known and not prefixes:
         return ""
     lexicons = None if words_known else read_lexicons()
     language = lexicons.language_of(searched) if lexicons else None
-    slipped = {fold(w) for w in WORD.findall(searched) if may_be_a_slip(fold(w))} - known
+    slipped = {fold(w) for w in typed if may_be_a_slip(fold(w))} - known
     stems = stems_of_words(slipped) if lexicons else None
     changed = bool(prefixes)
 
@@ -405,7 +405,11 @@ def suggestion(
         # of the reader's word in one ("que los que fracasar") found nothing by it.
         in_phrase = match.string.count('"', 0, match.start()) % 2 == 1
         found_by_stem = None if in_phrase else stems
-        closest = lexicons.closest(fold(written), language, found_by_stem) if lexicons else None
+        closest = (
+            lexicons.closest(fold(written), language, found_by_stem)
+            if lexicons and not _of_a_name(match)
+            else None
+        )
         if closest is None or keeps_whole(written):
             return written
         changed = True
@@ -418,6 +422,20 @@ def suggestion(
         start = kept.end()
     pieces.append(WORD.sub(correct, query[start:]))
     return "".join(pieces) if changed else ""
+
+
+# The rest of a token on either side of a word in it.
+_TOKEN_END = re.compile(r"\S*\Z")
+_TOKEN_START = re.compile(r"\S*")
+
+
+def _of_a_name(word: re.Match[str]) -> bool:
+    """Whether a word is part of a name written with symbols ("node" of "node.js"), which
+    the search looked for as written (books.text.literal) and the library holds whole."""
+    text = word.string
+    start = _TOKEN_END.search(text, 0, word.start()).start()  # type: ignore[union-attr]
+    end = _TOKEN_START.match(text, word.end()).end()  # type: ignore[union-attr]
+    return bool(literal(text[start:end]))
 
 
 def _model_keeps_whole(*, load: bool = True) -> Callable[[str], bool]:

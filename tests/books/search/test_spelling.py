@@ -170,6 +170,13 @@ class SuggestionTests:
             "the fear would paralyze you"
         )
 
+    def test_a_name_written_with_symbols_is_left_as_typed(self, alice: User) -> None:
+        # The search looked for "memorya.js" whole (books.text.literal): no slip of "memory".
+        _highlight(alice, "The memory of the river is long.")
+        assert suggestion(alice.pk, "memorya") == "memory"
+        assert suggestion(alice.pk, "memorya.js") == ""
+        assert suggestion(alice.pk, "the memorya of memorya.js") == "the memory of memorya.js"
+
     def test_it_never_offers_a_form_of_the_word_itself(self, alice: User) -> None:
         # "fracasar" and "fracasan" are one Spanish verb: its words found it by that stem.
         _highlight(alice, "Los que renuncian son más numerosos que los que fracasan.")
