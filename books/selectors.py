@@ -16,7 +16,7 @@ from accounts.models import User
 from books.embedding import pipeline
 from books.language import UNKNOWN
 from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
-from books.text import WORD, author_sort_key, fold, search_words
+from books.text import WORD, author_sort_key, fold, literal, literal_pattern, search_words
 from books.vocabulary import WordKind, is_look_up, word_key
 
 # The time left is read from the pace of the latest vectors written (EmbeddingProgress.
@@ -371,15 +371,18 @@ def books_matching(reader: User, query: str) -> list[int]:
     `Antología`), a number as a whole one ("tomo 1" is not `tomo 12`). Folded in Python, as
     keyword search folds, since `icontains` minded accents and wanted the query whole:
     "antologia" found none of 24 `Antología de …`, and "refranes tomo 1" not `Antología de
-    Refranes, tomo 1`."""
+    Refranes, tomo 1`. A name written with symbols is found whole, as written ("c++" in `C++
+    Primer`, not the "c" of `Cosmos`: books.text.literal)."""
     # Each word once, within BOOK_QUERY_MAX characters: a query of one word repeated 2,000
     # times held a web process 3 s over 5,000 books.
     folded = fold(query[:BOOK_QUERY_MAX])
-    words = dict.fromkeys(WORD.findall(folded)) or [folded.strip()]
-    patterns = [
+    tokens = folded.split()
+    names = dict.fromkeys(name for token in tokens if (name := literal(token)))
+    words = dict.fromkeys(w for token in tokens if not literal(token) for w in WORD.findall(token))
+    patterns = [re.compile(literal_pattern(name)) for name in names] + [
         re.compile(rf"(?<!\d){word}(?!\d)" if word.isdecimal() else re.escape(word))
         for word in words
-    ]
+    ] or [re.compile(re.escape(folded.strip()))]
 
     def holds(title: str, authors: str) -> bool:
         named = fold(f"{title} {authors}")

@@ -31,6 +31,29 @@ from collections.abc import Sequence
 BYTE_ORDER_MARK = "\ufeff"
 # A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
 WORD = re.compile(r"[^\W_]+")
+# A name written with symbols that are part of it: "C++", "C#", "F#", ".NET", "Node.js".
+# WORD cuts them off (PostgreSQL's parser too), and "c++" was "c", which every "vitamin C"
+# has: such a token is found as written (`literal`, `literal_pattern`). Words joined by
+# single dots, one before the first, and "+" or "#" after the last.
+_LITERAL = re.compile(r"\.?[^\W_]+(?:\.[^\W_]+)*[+#]*")
+# What stands around a token without being part of it: quotes, brackets, a sentence's stops.
+_AROUND_A_TOKEN = "\"'()[]{}<>,;:!?¿¡«»\u201c\u201d\u2018\u2019"
+
+
+def literal(token: str) -> str:
+    """A token ("C++,", "(.net)", "node.js.") as the name it writes, to be found as written,
+    or "" for a word that WORD reads whole ("end.", "don't", "#tag", "-word")."""
+    name = token.strip(_AROUND_A_TOKEN).rstrip(".").strip(_AROUND_A_TOKEN)
+    if not _LITERAL.fullmatch(name) or not any(symbol in name for symbol in ".+#"):
+        return ""
+    return name
+
+
+def literal_pattern(name: str) -> str:
+    """A regular expression, Python's and PostgreSQL's alike, finding a `literal` (folded)
+    where it stands whole, as the index holds its words: "c++" not in "abc++", "node.js" not
+    in "node.jsx", ".net" not in "asp.net" (one word to PostgreSQL's parser)."""
+    return rf"(?<!\w){re.escape(name)}(?!\w)"
 
 
 def fold(text: str) -> str:

@@ -26,7 +26,7 @@ from books.models import Highlight, search_document
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
 from books.search.refreshed import Refreshed
 from books.statements import execute_with_settings
-from books.text import is_prefix
+from books.text import is_prefix, literal, literal_pattern
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -73,13 +73,20 @@ def word_pattern(words: Sequence[str]) -> str:
     return r"\m" + r"\W+".join(re.escape(word) for word in words) + end
 
 
+def written_pattern(text: str, words: Sequence[str]) -> str:
+    """A unit found as written (ParsedQuery.as_written), as a regular expression on the
+    folded text: a phrase's words in order, a name with its symbols ("c++")."""
+    return literal_pattern(text) if literal(text) else word_pattern(words)
+
+
 def _unit_pattern(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
     """A unit as a regular expression on the folded text: a word, or a word of its stem
-    and up to four more letters ("habit" → habits, habitual); a phrase exactly."""
-    if len(words) == 1 and not text.startswith('"') and not is_prefix(words, 0):
-        forms = [re.escape(words[0]), *(re.escape(stem) + r"\w{0,4}" for stem in stems[words[0]])]
-        return r"\m(?:" + "|".join(forms) + r")\M"
-    return word_pattern(words)
+    and up to four more letters ("habit" → habits, habitual); a phrase or a name with
+    symbols as written."""
+    if text.startswith('"') or literal(text) or len(words) > 1 or is_prefix(words, 0):
+        return written_pattern(text, words)
+    forms = [re.escape(words[0]), *(re.escape(stem) + r"\w{0,4}" for stem in stems[words[0]])]
+    return r"\m(?:" + "|".join(forms) + r")\M"
 
 
 def keyword_candidates_sql(

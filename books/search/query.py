@@ -24,7 +24,7 @@ from django.db import connection
 
 from books.language import ENGLISH, SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
-from books.text import WORD, fold, is_prefix, search_words
+from books.text import WORD, fold, is_prefix, literal, search_words
 
 QUERY_MAX_LENGTH = 500
 # A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
@@ -71,6 +71,9 @@ class ParsedQuery:
     # and none of `excluded_symbols`. PostgreSQL's parser drops them from the index.
     symbols: tuple[str, ...] = ()
     excluded_symbols: tuple[str, ...] = ()
+    # Names written with symbols left out ("-c++", books.text.literal): the text itself says
+    # which highlights have one; left out of the words' query, which would drop every "c".
+    excluded_literals: tuple[str, ...] = ()
 
     @property
     def words(self) -> frozenset[str]:
@@ -84,6 +87,14 @@ class ParsedQuery:
     @property
     def phrases(self) -> tuple[int, ...]:
         return tuple(i for i, (text, _) in enumerate(self.units) if text.startswith('"'))
+
+    @property
+    def as_written(self) -> tuple[int, ...]:
+        """The units found as written, not by their words' stems: the quoted phrases, and
+        the names written with symbols ("c++", "node.js": books.text.literal)."""
+        return tuple(
+            i for i, (text, _) in enumerate(self.units) if text.startswith('"') or literal(text)
+        )
 
     def without(self, words: Collection[str]) -> ParsedQuery:
         """The same query less the single-word units in `words` (a name, its filler)."""
@@ -211,6 +222,7 @@ def parse_query(query: str) -> ParsedQuery:
     clauses: list[list[int]] = []
     symbols: list[str] = []
     excluded_symbols: list[str] = []
+    excluded_literals: list[str] = []
     joined = False  # the last token was "or"
     previous = ""
     for place, match in enumerate(matches):
@@ -219,10 +231,15 @@ def parse_query(query: str) -> ParsedQuery:
         (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))
         if phrase is not None:
             text, negated_word = f'"{" ".join(WORD.findall(phrase))}"', bool(negated)
+        elif word.startswith("-") and literal(word[1:]):
+            excluded_literals.append(literal(word[1:]))
+            previous, joined = "exclusion", False
+            continue
         elif word.startswith("-") and len(word) > 1:
             text, negated_word = f"-{' '.join(WORD.findall(word))}", True
         else:
-            text, negated_word = " ".join(WORD.findall(word)), False
+            # A name written with symbols is its own unit, found as written ("c++", not "c").
+            text, negated_word = literal(word) or " ".join(WORD.findall(word)), False
         words = unit_words(text)
         if phrase is None and (text == "or" or place in ors):
             # "a or b" joins two terms; after an exclusion ("-a or b") it joins nothing.
@@ -250,6 +267,7 @@ def parse_query(query: str) -> ParsedQuery:
         tuple(dict.fromkeys(tags)),
         tuple(dict.fromkeys(symbols)),
         tuple(dict.fromkeys(excluded_symbols)),
+        tuple(dict.fromkeys(excluded_literals)),
     )
 
 
@@ -394,7 +412,10 @@ def _word_tsquery(word: str, stems: dict[str, tuple[str, ...]]) -> str:
 
 def _unit_tsquery(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
     """A word with its stems; a phrase (or a word PostgreSQL splits, "don't") exactly, as
-    written and in order."""
+    written and in order; a name written with symbols as PostgreSQL's parser reads it ("c++"
+    is 'c', "node.js" one word 'node.js'), the text itself to tell which have it."""
+    if literal(text):
+        return f"('{text}')"
     if len(words) == 1 and not text.lstrip("-").startswith('"'):
         return _word_tsquery(words[0], stems)
     return "(" + " <-> ".join(_lexeme(words, i) for i in range(len(words))) + ")"
@@ -407,8 +428,8 @@ class QueryTerms:
     units: tuple[str, ...]  # each positive unit's
     exclusions: str  # "& !(…) & !(…)", or ""
     everything: str  # every clause, with the exclusions
-    # The units every result must have (quoted phrases), with the exclusions: what the
-    # meaning half must respect too. "" when the query has neither.
+    # The units every result must have (quoted phrases, names written with symbols), with the
+    # exclusions: what the meaning half must respect too. "" when the query has neither.
     constraint: str
     # For a few words, `everything` less the stop words standing alone ("the fear of death"
     # asks for "fear" and "death"), and those stop words' units: a result need not have
@@ -443,7 +464,7 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
         optional = tuple(i for (i,) in alone)
         kept = [c for c, clause in zip(clauses, parsed.clauses, strict=True) if clause not in alone]
         informative = " & ".join(f"({clause})" for clause in kept) + exclusions
-    required = [units[i] for i in parsed.phrases if (i,) in parsed.clauses]
+    required = [units[i] for i in parsed.as_written if (i,) in parsed.clauses]
     constraint = " & ".join(required) + exclusions
     if not required and exclusions:
         constraint = exclusions.removeprefix(" & ")

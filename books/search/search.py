@@ -48,7 +48,7 @@ from books.search.fusion import (
     fusion_weights,
     recency_factor,
 )
-from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, word_pattern
+from books.search.keyword import KeywordHits, forget_word_shares, keyword_hits, written_pattern
 from books.search.language import language_notice, model_languages
 from books.search.meaning import (
     clear_query_cache,
@@ -88,7 +88,7 @@ from books.search.query import (
     tsquery,
 )
 from books.search.results import LISTING_MAX, PAGE_SIZE, SearchResult, SearchResults, page_results
-from books.text import WORD, fold
+from books.text import WORD, fold, literal_pattern
 
 # What the search's callers (views, the JSON API, the MCP server, the commands, the
 # benchmarks) import from here: the service, its results, its limits and its caches.
@@ -222,6 +222,10 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
     for symbol in parsed.excluded_symbols:
         library = library.exclude(search_text__contains=symbol)
         filtered = True
+    # So does it of a name written with symbols the index reads as a word ("c++" as "c").
+    for name in parsed.excluded_literals:
+        library = library.exclude(search_text__regex=literal_pattern(name))
+        filtered = True
     terms = query_terms(parsed) if parsed.units or parsed.exclusions else None
     if terms and terms.constraint:
         # Quoted phrases and exclusions hold for the meaning half too.
@@ -229,10 +233,11 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
             constrained=tsquery(terms.constraint)
         )
         # The index holds stems beside the words as written ("habits" is there as "habit"
-        # too): the text itself tells that a quoted phrase is there exactly.
-        for i in parsed.phrases:
+        # too) and no symbols ("c++" is there as "c"): the text itself tells that a quoted
+        # phrase or a name with symbols is there exactly.
+        for i in parsed.as_written:
             if (i,) in parsed.clauses:
-                library = library.filter(search_text__regex=word_pattern(parsed.units[i][1]))
+                library = library.filter(search_text__regex=written_pattern(*parsed.units[i]))
         filtered = True
     return _Scope(library, filtered, named, in_books)
 

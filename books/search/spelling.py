@@ -19,7 +19,7 @@ dictionary reads, not by measuring the query against every word of the library.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
@@ -38,12 +38,20 @@ from books.search.query import (
     prefixes_in,
 )
 from books.search.results import SearchResults
-from books.text import WORD, fold
+from books.text import WORD, fold, literal
 
 # Shorter words are too easily another word ("cat" → "car", "hat", "cut"): left alone.
 SHORTEST_CORRECTED = 4
 # A word this long or longer may be two slips from the reader's; a shorter one, one.
 TWO_SLIPS_FROM = 7
+# What a word's form says of its language (`Lexicons.language_by_form`): the ending a
+# language's stemmer reads in it (its last FORM_ENDING letters at most) ends the reader's
+# words of that language FORM_MARGIN times as often as the other's, FORM_FEWEST or more.
+# Measured on the realistic library (docs/evaluation.md, 2026-12-07, "Did you mean keeps a
+# word's language").
+FORM_ENDING = 4
+FORM_MARGIN = 3
+FORM_FEWEST = 5
 # A search that found more than this has found what the reader meant, or enough of it: a
 # word of theirs in forty highlights is no slip, even when another word is missing.
 SUGGESTED_UP_TO = 3
@@ -77,9 +85,9 @@ class Lexicon:
             {key: tuple(words) for key, words in long_by_initial.items()},
         )
 
-    def closest(self, word: str) -> str | None:
-        """The reader's most common word within reach of `word`, the nearer first; None
-        if `word` is theirs, too short, or nothing is near."""
+    def closest(self, word: str, refused: Callable[[str], bool] | None = None) -> str | None:
+        """The reader's most common word within reach of `word`, the nearer first, but those
+        `refused` says no to; None if `word` is theirs, too short, or nothing is near."""
         if word in self.counts or not may_be_a_slip(word):
             return None
         reach = 2 if len(word) >= TWO_SLIPS_FROM else 1
@@ -94,7 +102,9 @@ class Lexicon:
         near = {
             candidate
             for candidate in near
-            if abs(len(candidate) - len(word)) <= reach and candidate[0] == word[0]
+            if abs(len(candidate) - len(word)) <= reach
+            and candidate[0] == word[0]
+            and not (refused and refused(candidate))
         }
         scored = [
             (distance, -self.counts[candidate], candidate)
@@ -183,6 +193,15 @@ def stems_of_words(words: Collection[str]) -> dict[str, dict[str, str]]:
     return stems
 
 
+def _ending(word: str, stem: str) -> str:
+    """The ending a stemmer read in `word`, given its `stem`: what follows their common
+    start ("paraliz-a"; "happi" of "happy": "y"); "" when the stem is the word."""
+    start = 0
+    while start < min(len(word), len(stem)) and word[start] == stem[start]:
+        start += 1
+    return word[start:]
+
+
 @dataclass(frozen=True)
 class Lexicons:
     """The reader's words as one lexicon, and as one per language: a slip is corrected
@@ -200,6 +219,9 @@ class Lexicons:
     names: frozenset[str] = frozenset()
     # The stems of each stemmed language's words (`with_stems`).
     stems: dict[str, frozenset[str]] = field(default_factory=dict)
+    # How many of the reader's words of each stemmed language, and of it alone, end in each
+    # ending of up to FORM_ENDING letters ("a": many Spanish, few English): `language_by_form`.
+    endings: dict[str, Counter[str]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -219,11 +241,21 @@ class Lexicons:
             for language, words in by_language.items()
             if language != UNKNOWN
         }
+        endings = {
+            language: Counter(
+                word[-length:]
+                for word, placed in languages_of.items()
+                if placed == {language} and word.isalpha()
+                for length in range(1, min(FORM_ENDING, len(word) - 1) + 1)
+            )
+            for language in STEM_DICTIONARIES
+        }
         return cls(
             Lexicon.of(dict(every)),
             lexicons,
             {word: frozenset(languages) for word, languages in languages_of.items()},
             names,
+            endings=endings,
         )
 
     def with_stems(self) -> Lexicons:
@@ -275,17 +307,59 @@ class Lexicons:
         return max(votes, key=lambda language: votes[language])
 
     def closest(
-        self, word: str, language: str | None, stems: dict[str, dict[str, str]] | None = None
+        self,
+        word: str,
+        language: str | None,
+        stems: dict[str, dict[str, str]] | None = None,
+        *,
+        in_phrase: bool = False,
     ) -> str | None:
-        """The reader's closest word to `word` in `language`'s words (in all of theirs when
-        the language is not known); None if `word` is one of theirs, in any language, or a
-        form of one (`found_by_stem`, given the `stems` of `word`)."""
+        """The reader's closest word to `word` in `language`'s words; when the query's
+        language is not known, in all of theirs but those of another stemmed language than
+        the word's form says (`language_by_form`, `placed_apart`). None if `word` is one of
+        theirs, in any language, or a form of one (`found_by_stem`, given the `stems` of
+        `word`; not in a quoted phrase, searched as written)."""
         if word in self.every.counts or word in self.names:
             return None
-        if stems is not None and self.found_by_stem(word, language, stems):
+        if stems is not None and not in_phrase and self.found_by_stem(word, language, stems):
             return None
+        form = self.language_by_form(word, stems) if language is None and stems else None
+        if form is not None:
+            return self.every.closest(word, lambda candidate: self.placed_apart(candidate, form))
         lexicon = self.by_language.get(language, self.every) if language else self.every
         return lexicon.closest(word)
+
+    def language_by_form(self, word: str, stems: dict[str, dict[str, str]]) -> str | None:
+        """The language a word's form says, when one alone does: the stemmed language whose
+        stemmer reads an ending in it where the other's reads none, an ending the reader's
+        words of that language end in far more often than the other's (FORM_MARGIN).
+        "paraliza" is Spanish (the Spanish stemmer reads "paraliz-a", the English one no
+        ending, and many more of the reader's Spanish words end in "a"); "paralize" says
+        nothing (Spanish "paraliz-e", English "paral-ize"), nor a stop word, nor the slip
+        "befoer" (a Spanish infinitive's "-er" to the stemmer, but the reader's English words
+        end so more often). A word typed alone says no language by its company
+        (`language_of`), and a Spanish reader's "paraliza" wants no English "paralyze"."""
+        read = {
+            language: _ending(word, stems.get(language, {}).get(word, word))
+            for language in STEM_DICTIONARIES
+        }
+        said = [language for language, ending in read.items() if ending]
+        if len(said) != 1:
+            return None
+        ending = read[said[0]][-FORM_ENDING:]
+        own = self.endings.get(said[0], Counter())[ending]
+        others = max(
+            self.endings.get(other, Counter())[ending] for other in read if other != said[0]
+        )
+        return said[0] if own >= FORM_FEWEST and own >= FORM_MARGIN * others else None
+
+    def placed_apart(self, word: str, language: str) -> bool:
+        """Whether the reader's highlights place `word` in another stemmed language and never
+        in `language`: "paralyze", in English highlights only, for a Spanish word. A word of
+        a language no stemmer reads ("Wochen") or of none known is not: the form of a slip
+        of it may say Spanish or English by chance (German's "-en" reads as Spanish)."""
+        placed = self.languages_of.get(word, frozenset())
+        return language not in placed and any(other in placed for other in STEM_DICTIONARIES)
 
 
 @dataclass(frozen=True)
@@ -372,9 +446,9 @@ def suggestion(
                 prefixes[kept.group(0)] = corrected
 
     def read_lexicons() -> Lexicons:
-        # "-stemmed": lexicons pickled before they kept their stems are not read.
+        # "-endings": lexicons pickled before they kept their stems and endings are not read.
         return shelf.get(
-            "spelling-lexicons-stemmed",
+            "spelling-lexicons-endings",
             lambda: Lexicons.of(
                 library_words_by_language(reader_id), library_names(reader_id)
             ).with_stems(),
@@ -386,15 +460,15 @@ def suggestion(
     known = shelf.get("spelling-words", lambda: read_lexicons().known)
     # Asked only of a word the library lacks that may be a slip.
     keeps_whole = _model_keeps_whole(load=not words_only)
+    typed = [word.group(0) for word in WORD.finditer(searched) if not _of_a_name(word)]
     words_known = all(
-        fold(word) in known or not may_be_a_slip(fold(word)) or keeps_whole(word)
-        for word in WORD.findall(searched)
+        fold(word) in known or not may_be_a_slip(fold(word)) or keeps_whole(word) for word in typed
     )
     if words_known and not prefixes:
         return ""
     lexicons = None if words_known else read_lexicons()
     language = lexicons.language_of(searched) if lexicons else None
-    slipped = {fold(w) for w in WORD.findall(searched) if may_be_a_slip(fold(w))} - known
+    slipped = {fold(w) for w in typed if may_be_a_slip(fold(w))} - known
     stems = stems_of_words(slipped) if lexicons else None
     changed = bool(prefixes)
 
@@ -404,8 +478,11 @@ def suggestion(
         # A quoted phrase is searched as written, stems aside (books.search.query): a form
         # of the reader's word in one ("que los que fracasar") found nothing by it.
         in_phrase = match.string.count('"', 0, match.start()) % 2 == 1
-        found_by_stem = None if in_phrase else stems
-        closest = lexicons.closest(fold(written), language, found_by_stem) if lexicons else None
+        closest = (
+            lexicons.closest(fold(written), language, stems, in_phrase=in_phrase)
+            if lexicons and not _of_a_name(match)
+            else None
+        )
         if closest is None or keeps_whole(written):
             return written
         changed = True
@@ -418,6 +495,20 @@ def suggestion(
         start = kept.end()
     pieces.append(WORD.sub(correct, query[start:]))
     return "".join(pieces) if changed else ""
+
+
+# The rest of a token on either side of a word in it.
+_TOKEN_END = re.compile(r"\S*\Z")
+_TOKEN_START = re.compile(r"\S*")
+
+
+def _of_a_name(word: re.Match[str]) -> bool:
+    """Whether a word is part of a name written with symbols ("node" of "node.js"), which
+    the search looked for as written (books.text.literal) and the library holds whole."""
+    text = word.string
+    start = _TOKEN_END.search(text, 0, word.start()).start()  # type: ignore[union-attr]
+    end = _TOKEN_START.match(text, word.end()).end()  # type: ignore[union-attr]
+    return bool(literal(text[start:end]))
 
 
 def _model_keeps_whole(*, load: bool = True) -> Callable[[str], bool]:

@@ -75,6 +75,22 @@ class ApiReadsTests:
         ]  # fmt: skip
         assert answer["next_offset"] == 2
 
+    def test_it_finds_a_name_written_with_symbols_as_written(
+        self, alice: User, client: Client, alice_token: str
+    ) -> None:
+        clippings_import(
+            reader=alice,
+            data=clippings_file(
+                Entry("C++ Primer (Lippman, Stanley)", "Prefer C++ references to pointers."),
+                Entry("Cosmos (Sagan, Carl)", "Vitamin C and the cosmic calendar."),
+            ),
+            file_name="c.txt",
+        )
+        _, answer = _get(client, reverse("api_search"), alice_token, q="c++", mode="keyword")
+        assert [row["text"] for row in answer["results"]] == ["Prefer C++ references to pointers."]
+        _, answer = _get(client, reverse("api_books"), alice_token, q="c++")
+        assert [book["title"] for book in answer["books"]] == ["C++ Primer"]
+
     def test_it_answers_bad_arguments_with_400(
         self, client: Client, alice_token: str, library: dict[str, Highlight]
     ) -> None:

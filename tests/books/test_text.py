@@ -12,6 +12,8 @@ from books.text import (
     fold_keeping_kana_marks,
     fold_spacing,
     fold_spacing_and_bom,
+    literal,
+    literal_pattern,
     tag_name,
     title_initial,
     title_sort_key,
@@ -69,6 +71,31 @@ class FoldTableTests:
     def test_it_gives_the_merging_its_old_fold(self, text: str) -> None:
         # books.importing.merging (and evaluation.candidates) folded with this.
         assert fold_spacing_and_bom(text) == " ".join(text.replace("\ufeff", "").split()).casefold()
+
+
+class LiteralTests:
+    @pytest.mark.parametrize(
+        ("token", "name"),
+        [
+            ("c++", "c++"), ("C#", "C#"), ("f#,", "f#"), ("(.NET)", ".NET"),
+            ("node.js.", "node.js"), ("notepad++", "notepad++"), ("e.g.", "e.g"),
+            ("end.", ""), ("don't", ""), ("#tag", ""), ("-word", ""), ("c", ""),
+            ("wait...what", ""),
+        ],
+    )  # fmt: skip
+    def test_it_reads_a_name_written_with_symbols_and_no_word(self, token: str, name: str) -> None:
+        assert literal(token) == name
+
+    def test_its_pattern_finds_the_name_standing_whole(self) -> None:
+        def finds(name: str, text: str) -> bool:
+            return re.search(literal_pattern(name), text) is not None
+
+        assert finds("c++", "in c++, templates")
+        assert not finds("c++", "abc++ and c+")
+        assert finds(".net", "the .net way")
+        assert not finds(".net", "asp.net, the net")
+        assert finds("node.js", "node.js.")
+        assert not finds("node.js", "node.jsx")
 
 
 class TagNameTests:

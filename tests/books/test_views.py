@@ -96,6 +96,23 @@ class LibraryTests:
         # Read within BOOK_QUERY_MAX characters: a query of a thousand words is not a title.
         assert found("borges " * 40 + "refranes") == ["Ficciones"]
 
+    def test_it_finds_a_book_by_a_name_written_with_symbols(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        primer, sharp, node = "C++ Primer", "C# in Depth", "Node.js Design Patterns"
+        for title in (primer, sharp, node, "Cosmos", "The Nodes of Change"):
+            highlight_in(book_of(alice, title, "Carl Sagan"), f"A line of {title}.", location=1)
+
+        def found(query: str) -> list[str]:
+            response = alice_client.get(reverse("library"), {"q": query})
+            return [title for title, _count in listed_books(response.content)]
+
+        assert found("c++") == found("C++ primer") == [primer]
+        assert found("c#") == [sharp]
+        assert found("NODE.JS") == [node]
+        assert found("node") == [node, "The Nodes of Change"]  # a word as before
+        assert found("c++ sagan") == [primer]
+
     def test_the_header_search_box_shows_no_query_of_another_page(
         self, alice: User, alice_client: Client
     ) -> None:

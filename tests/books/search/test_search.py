@@ -691,6 +691,47 @@ class SymbolTests:
 
 
 @pytest.mark.django_db
+class NameWithSymbolsTests:
+    """ "c++", "c#", ".net", "node.js": names whose symbols the index drops ("c++" is "c")."""
+
+    def test_a_name_with_symbols_finds_it_as_written_not_its_letter(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        cpp = _highlight(alice, ficciones, "Templates made C++ a language of its own.")
+        sharp = _highlight(alice, ficciones, "C# and F# grew up beside .NET, Microsoft's.")
+        node = _highlight(alice, ficciones, "Node.js runs JavaScript outside the browser.")
+        vitamin = _highlight(alice, ficciones, "Vitamin C is no language; c is a letter.")
+        _highlight(alice, ficciones, "A node of the net, and its js files.")
+        _highlight(alice, ficciones, "Abc++ and c+ are no names of a language.")
+
+        def found(query: str, mode: str = "keyword") -> set[Highlight]:
+            return {r.highlight for r in search(alice, query, mode=mode).results}
+
+        assert found("c++") == found("C++") == found("(C++),") == {cpp}
+        assert found("c#") == found("f#") == found(".NET") == {sharp}
+        assert found("node.js") == found("Node.js.") == {node}
+        assert found("c++ templates") == {cpp}
+        # Left out as written: "-c++" leaves every other "c".
+        assert found("language -c++") == {vitamin, Highlight.objects.get(text__startswith="Abc")}
+        # The meaning half keeps to the name too.
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        assert found("c++", mode="auto") == {cpp}
+        # A word is a word as before: "c" is every "c", and a sentence's full stop no symbol.
+        assert found("c") == {cpp, sharp, vitamin, Highlight.objects.get(text__startswith="Abc")}
+        assert found("browser.") == {node}
+
+    def test_it_reads_a_name_with_symbols_as_one_unit(self) -> None:
+        parsed = parse_query("C++ or Node.js. -c# end.")
+        assert parsed.units == (("c++", ("c",)), ("node.js", ("node", "js")), ("end", ("end",)))
+        assert parsed.clauses == ((0, 1), (2,))
+        assert parsed.as_written == (0, 1)
+        assert parsed.excluded_literals == ("c#",)
+        assert parsed.exclusions == ()
+
+
+@pytest.mark.django_db
 class UnreadableQueryTests:
     @pytest.mark.parametrize("query", ["!!!", "—", "¿?", " ... -- "])
     def test_a_query_with_no_letters_or_digits_says_what_searches_need(

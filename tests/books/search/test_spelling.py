@@ -170,6 +170,37 @@ class SuggestionTests:
             "the fear would paralyze you"
         )
 
+    def test_a_word_alone_is_offered_no_word_of_the_other_language_its_form_says(
+        self, alice: User
+    ) -> None:
+        _highlight(alice, "Life's challenges are not supposed to paralyze you.")
+        for text in (
+            "La rutina nos esclaviza y la prisa nos agobia.",
+            "Quien se organiza bien, realiza más y utiliza menos.",
+            "El hábito autoriza lo que la razón no analiza.",
+        ):
+            _highlight(alice, text)
+        # "paraliza" reads as Spanish: a Spanish verb's ending, as the reader's "-iza" words.
+        assert suggestion(alice.pk, "paraliza") == ""
+        # "paralize" reads as either (Spanish "paraliz-e", English "paral-ize"): a slip.
+        assert suggestion(alice.pk, "paralize") == "paralyze"
+        assert suggestion(alice.pk, "paralyse") == "paralyze"
+
+    def test_the_readers_words_say_which_endings_are_of_a_language(self, alice: User) -> None:
+        # The Spanish stemmer reads an infinitive's "-er" in the slip "befoer", the English
+        # one no ending; but none of the reader's Spanish words ends in "oer": its form says
+        # nothing, and the English word is offered.
+        _highlight(alice, "We read the letter before the winter was over.")
+        _highlight(alice, "Leer es vivir dos veces.")
+        assert suggestion(alice.pk, "befoer") == "before"
+
+    def test_a_name_written_with_symbols_is_left_as_typed(self, alice: User) -> None:
+        # The search looked for "memorya.js" whole (books.text.literal): no slip of "memory".
+        _highlight(alice, "The memory of the river is long.")
+        assert suggestion(alice.pk, "memorya") == "memory"
+        assert suggestion(alice.pk, "memorya.js") == ""
+        assert suggestion(alice.pk, "the memorya of memorya.js") == "the memory of memorya.js"
+
     def test_it_never_offers_a_form_of_the_word_itself(self, alice: User) -> None:
         # "fracasar" and "fracasan" are one Spanish verb: its words found it by that stem.
         _highlight(alice, "Los que renuncian son más numerosos que los que fracasan.")
