@@ -35,9 +35,7 @@ class Library:
         self.labels: dict[int, str] = {}
         self.positions = iter(range(1, 10_000))
         self.the_import = Import.objects.create(reader=reader, file_name="kindle.txt", sha256="0")
-        self.deletion = Deletion.objects.create(
-            reader=reader, kind=Deletion.Kind.IMPORT, at=_at(9)
-        )
+        self.deletion = Deletion.objects.create(reader=reader, kind=Deletion.Kind.IMPORT, at=_at(9))
         other = Book.objects.create(reader=reader, key="meditations", title="Meditations")
         self.stoic = self.highlight(other, "stoic", 50, "You have power over your mind.")
         self.calm = self.highlight(other, "calm", 60, "Calm is a choice, like anything else.")
@@ -45,7 +43,9 @@ class Library:
     def book(self, key: str, title: str = TITLE) -> Book:
         return Book.objects.create(reader=self.reader, key=key, title=title, authors=AUTHORS)
 
-    def highlight(self, book: Book, label: str, location: int, text: str, **fields: Any) -> Highlight:
+    def highlight(
+        self, book: Book, label: str, location: int, text: str, **fields: Any
+    ) -> Highlight:
         highlight = Highlight(
             reader=self.reader, book=book, text=text, location_start=location,
             location_end=location + 1,
@@ -248,26 +248,38 @@ TWO_COPIES_MERGED = {
     "stoic": _empty(),
     "calm": _empty(),
     "p0/kept": _empty(
-        note="Kept note.\n\nAbsorbed note.", note_edited=(True, 4), note_added_at=2,
-        favourite=True, added=(1, "Mon"), search_text_has_note=True, tags=["housing", "rent"],
-        review=(3, 7), cards=[(0, "keep"), (1, "open")], word_cards=["permit"],
+        note="Kept note.\n\nAbsorbed note.",
+        note_edited=(True, 4),
+        note_added_at=2,
+        favourite=True,
+        added=(1, "Mon"),
+        search_text_has_note=True,
+        tags=["housing", "rent"],
+        review=(3, 7),
+        cards=[(0, "keep"), (1, "open")],
+        word_cards=["permit"],
         merges=["Passage 0", "Passage 0 of the book"],
-    ),  # fmt: skip
+    ),
     "p1/absorbed": _empty(
-        chapter="One", colour="yellow", added=(2, "Tue"), file_tags=["b", "c", "a"],
+        chapter="One",
+        colour="yellow",
+        added=(2, "Tue"),
+        file_tags=["b", "c", "a"],
         review=(2, 1),
-    ),  # fmt: skip
-    "p2/kept": _empty(note="A note, then more.", chapter="Two", search_text_has_note=True,
-                      review=(2, 4)),  # fmt: skip
+    ),
+    "p2/kept": _empty(
+        note="A note, then more.", chapter="Two", search_text_has_note=True, review=(2, 4)
+    ),
     "p3/kept": _empty(colour="blue", review=(5, 2), cards=[(2, "")]),
-    "p4/kept": _empty(note="Mine.", search_text_has_note=True, file_tags=[],
-                      tags=["deleted-one"]),  # fmt: skip
+    "p4/kept": _empty(note="Mine.", search_text_has_note=True, file_tags=[], tags=["deleted-one"]),
     "p5/kept": _empty(),
     "only-kept": _empty(),
     "only-absorbed": _empty(favourite=True),
     "connections": [
-        ("calm", "p0/kept", 0.25), ("calm", "p1/absorbed", 0.4), ("stoic", "p0/kept", 0.3),
-    ],  # fmt: skip
+        ("calm", "p0/kept", 0.25),
+        ("calm", "p1/absorbed", 0.4),
+        ("stoic", "p0/kept", 0.3),
+    ],
 }
 
 # What merging the three stored copies gave before joins were made in bulk.
@@ -276,15 +288,20 @@ THREE_TWINS_MERGED = {
     "calm": _empty(),
     **{
         f"t{n}/0": _empty(
-            note="Note 1.\n\nNote 2.", search_text_has_note=True, tags=["twin"], review=(4, 1),
+            note="Note 1.\n\nNote 2.",
+            search_text_has_note=True,
+            tags=["twin"],
+            review=(4, 1),
             cards=[(0, "keep")],
         )
         for n in range(2)
     },
     "connections": [
-        ("calm", "t0/0", 0.13), ("calm", "t1/0", 1.13),
-        ("stoic", "t0/0", 0.11), ("stoic", "t1/0", 1.11),
-    ],  # fmt: skip
+        ("calm", "t0/0", 0.13),
+        ("calm", "t1/0", 1.13),
+        ("stoic", "t0/0", 0.11),
+        ("stoic", "t1/0", 1.11),
+    ],
 }
 
 
@@ -296,7 +313,8 @@ class PassageJoinTests:
 
         done = books_merge(kept=kept, absorbed=absorbed)
 
-        assert done is not None and done.joined == 6
+        assert done is not None
+        assert done.joined == 6
         assert library.outcome() == TWO_COPIES_MERGED
 
     def test_it_keeps_everything_of_three_stored_copies_as_before(self, alice: User) -> None:
@@ -312,16 +330,21 @@ class PassageJoinTests:
 
 
 def _copies_with_joined(library: Library, joined: int) -> tuple[Book, Book]:
-    """Two copies holding `joined` passages both, each copy's with a note, tags, the
-    favourite, a review history, a day's card, a merge record and connections."""
+    """Two copies holding `joined` passages both, word for word, and as many in two
+    versions (a selection in one copy, its extension in the other); each copy's with a
+    note, tags, the favourite, a review history, a day's card, a merge record and
+    connections."""
     kept = library.book(f"kept-{joined}", f"{TITLE}: {joined}")
     absorbed = library.book(f"absorbed-{joined}")
     for n in range(joined):
         text = f"Passage {n}, held by both."
-        mine = library.highlight(kept, f"{n}/kept", 10 * n, text, note=f"Mine {n}.")
+        mine = library.highlight(kept, f"{n}/kept", 100 * n, text, note=f"Mine {n}.")
         theirs = library.highlight(
-            absorbed, f"{n}/absorbed", 10 * n, text, note=f"Theirs {n}.", favourite=True
+            absorbed, f"{n}/absorbed", 100 * n, text, note=f"Theirs {n}.", favourite=True
         )
+        selected = f"Passage {n} was selected in one copy of the book"
+        library.highlight(kept, f"{n}/extended", 100 * n + 50, f"{selected}, and extended.")
+        library.highlight(absorbed, f"{n}/selected", 100 * n + 50, selected, note="Mine.")
         library.tag(mine, "mine")
         library.tag(theirs, "theirs")
         library.review(mine, reviews=1, due=1)
@@ -353,7 +376,8 @@ class PassageJoinQueriesTests:
         assert _queries(lambda: books_merge(kept=few[0], absorbed=few[1])) == _queries(
             lambda: books_merge(kept=many[0], absorbed=many[1])
         )
-        assert Highlight.objects.filter(reader=bob, book=many[0]).count() == 30
+        # Each passage once: 30 held word for word, 30 in two versions.
+        assert Highlight.objects.filter(reader=bob, book=many[0]).count() == 60
 
     def test_it_costs_merging_duplicates_the_same_queries_for_3_joined_as_for_30(
         self, alice: User, bob: User
@@ -367,4 +391,5 @@ class PassageJoinQueriesTests:
         assert _queries(lambda: books_merge_duplicates(reader=alice)) == _queries(
             lambda: books_merge_duplicates(reader=bob)
         )
-        assert Highlight.objects.filter(reader=bob).count() == 2 + 30
+        # Versions are the reader's merge's business: only the 30 word for word are one.
+        assert Highlight.objects.filter(reader=bob).count() == 2 + 30 + 2 * 30
