@@ -35,7 +35,7 @@ from books.importing.identity import (
     same_author,
     turned_by_its_own_words,
 )
-from books.importing.joining import highlights_join
+from books.importing.joining import highlights_join, highlights_update
 from books.models import Book, BookAlias, Highlight
 
 
@@ -203,7 +203,7 @@ def _rekey_highlights(book: Book) -> int:
             survivor.dedupe_key = key
             changed.append(survivor)
     highlights_join(joins)
-    Highlight.objects.bulk_update(changed, ["dedupe_key"], batch_size=1000)
+    highlights_update(changed, ["dedupe_key"])
     return len(joins)
 
 

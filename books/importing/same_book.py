@@ -38,7 +38,7 @@ from books.connections.services import connections_follow_books, connections_for
 from books.events import announce, highlights_to_embed
 from books.importing.book_merge import _keep_exclusions, _rekey_highlights
 from books.importing.identity import normalize_title, same_author
-from books.importing.joining import highlights_join
+from books.importing.joining import highlights_join, highlights_update
 from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
 from books.importing.versions import VECTORS_RESET, stored_versions_merge
@@ -214,8 +214,8 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
         row.dedupe_key = _free_key(row, book_key=kept.key, taken=taken)
         taken.add(row.dedupe_key)
     fields = [*_VERSION_FIELDS, "search_text", "reading_key", "dedupe_key", "updated"]
-    Highlight.objects.bulk_update(rows.values(), fields)
-    Highlight.objects.bulk_update(reworded, list(VECTORS_RESET))
+    highlights_update(rows.values(), fields)
+    Highlight.objects.bulk_update(reworded, list(VECTORS_RESET))  # vectors: not by unnest
     changed = [row.pk for row in reworded]
     connections_forget(ids=changed)
     return changed
