@@ -25,6 +25,7 @@ BENCHMARKS = {
     "mcp": "bench.bench_mcp",
     "map": "bench.bench_map",
     "words": "bench.bench_words_deck",
+    "merge": "bench.bench_merge",
     "cold": "bench.bench_cold",
     "pages": "bench.bench_pages",
     "memory": "bench.bench_memory",

@@ -35,7 +35,8 @@ from books.importing.identity import (
     same_author,
     turned_by_its_own_words,
 )
-from books.models import Book, BookAlias, Connection, Highlight, HighlightMerge
+from books.importing.joining import highlights_join, highlights_update
+from books.models import Book, BookAlias, Highlight
 
 
 @dataclass
@@ -192,95 +193,18 @@ def _rekey_highlights(book: Book) -> int:
     for highlight in highlights:
         key = highlight.dedupe_key_from_fields(book_key=book.key)
         by_key[key].append(highlight)
-    joined = 0
+    joins = []
     changed = []
     for key, same in by_key.items():
         # Alive first, then the oldest: the survivor is what the reader sees now.
         survivor, *copies = same
-        for copy in copies:
-            _join(survivor, copy)
-            joined += 1
+        joins += [(survivor.pk, copy.pk) for copy in copies]
         if survivor.dedupe_key != key:
             survivor.dedupe_key = key
             changed.append(survivor)
-    Highlight.objects.bulk_update(changed, ["dedupe_key"], batch_size=1000)
-    return joined
-
-
-def _join(survivor: Highlight, copy: Highlight) -> None:
-    """Everything of the reader's on `copy` goes to `survivor`; then `copy` goes."""
-    survivor.refresh_from_db()
-    copy.refresh_from_db()
-    _join_rows(survivor, copy)
-    copy.delete()
-
-
-def _join_rows(survivor: Highlight, copy: Highlight) -> None:
-    """_join of two rows read whole and current, but `copy` stays: a caller joining many
-    deletes them all at once (each delete is a query per table that refers to highlights)."""
-    from review.models import ReviewCard, ReviewState, WordCard
-
-    fields = [
-        "note", "note_edited", "note_edited_at", "note_added_at", "favourite", "chapter",
-        "colour", "added_at", "added_raw", "file_tags",
-    ]  # fmt: skip
-    if copy.note.strip() and copy.note.strip() not in survivor.note:
-        # The device's date of the note goes with it (notes.note_kept reads it when a file
-        # brings the note again): the latest of the two, as note_kept dates two joined.
-        # An empty note keeps its date too: the reader cleared the device's note, and its
-        # date is what keeps that note out when the file brings it again.
-        written = [d for d in (survivor.note_added_at, copy.note_added_at) if d is not None]
-        survivor.note_added_at = max(written, default=None)
-        survivor.note = f"{survivor.note}\n\n{copy.note}".strip()
-        survivor.note_edited = survivor.note_edited or copy.note_edited
-        edits = [d for d in (survivor.note_edited_at, copy.note_edited_at) if d is not None]
-        survivor.note_edited_at = max(edits, default=None)
-    survivor.favourite = survivor.favourite or copy.favourite
-    survivor.chapter = survivor.chapter or copy.chapter
-    survivor.colour = survivor.colour or copy.colour
-    # What the files listing tags listed for either (books.importing.enrich): a tag either
-    # listed is one the next such file does not add again, where the reader deleted it.
-    if copy.file_tags is not None:
-        listed = [*(survivor.file_tags or []), *copy.file_tags]
-        survivor.file_tags = list(dict.fromkeys(listed))
-    if copy.added_at and (survivor.added_at is None or copy.added_at < survivor.added_at):
-        survivor.added_at, survivor.added_raw = copy.added_at, copy.added_raw
-    if survivor.deleted_at is not None and copy.deleted_at is None:
-        # Deleted in one copy, kept in the other: kept, nothing of the reader's is lost.
-        survivor.deleted_at = None
-        survivor.deletion = None
-        fields += ["deleted_at", "deletion"]
-    survivor.refresh_search_text()
-    survivor.save(update_fields=[*fields, "search_text"])
-    survivor.tags.add(*copy.tags.all())
-    HighlightMerge.objects.filter(highlight=copy).update(highlight=survivor)
-    WordCard.objects.filter(highlight=copy).update(highlight=survivor)
-    days = ReviewCard.objects.filter(highlight=survivor).values_list("day", flat=True)
-    ReviewCard.objects.filter(highlight=copy).exclude(day__in=list(days)).update(highlight=survivor)
-    states = {s.highlight_id: s for s in ReviewState.objects.filter(highlight__in=[survivor, copy])}
-    mine, theirs = states.get(survivor.pk), states.get(copy.pk)
-    if theirs is not None and (mine is None or theirs.reviews > mine.reviews):
-        if mine is not None:
-            mine.delete()
-        theirs.highlight = survivor
-        theirs.save(update_fields=["highlight"])
-    _move_connections(survivor, copy)
-
-
-def _move_connections(survivor: Highlight, copy: Highlight) -> None:
-    existing = set(
-        Connection.objects.filter(Q(highlight_a=survivor) | Q(highlight_b=survivor)).values_list(
-            "highlight_a_id", "highlight_b_id"
-        )
-    )
-    for moved in Connection.objects.filter(Q(highlight_a=copy) | Q(highlight_b=copy)):
-        other = moved.highlight_b_id if moved.highlight_a_id == copy.pk else moved.highlight_a_id
-        pair = (min(other, survivor.pk), max(other, survivor.pk))
-        if other == survivor.pk or pair in existing:
-            continue  # cascades with the copy
-        moved.highlight_a_id, moved.highlight_b_id = pair
-        moved.save(update_fields=["highlight_a", "highlight_b"])
-        existing.add(pair)
+    highlights_join(joins)
+    highlights_update(changed, ["dedupe_key"])
+    return len(joins)
 
 
 def two_devices_pairs(*, reader: User) -> list[tuple[Highlight, Highlight]]:
@@ -341,6 +265,5 @@ def highlights_join_two_devices(*, reader: User) -> int:
     the other's note, tags, favourite, review history and connections. Returns how many."""
     pairs = two_devices_pairs(reader=reader)
     with transaction.atomic():
-        for longer, short in pairs:
-            _join(longer, short)
+        highlights_join([(longer.pk, short.pk) for longer, short in pairs])
     return len(pairs)

@@ -7,7 +7,7 @@ apart. The reader says they are one, and which one's title and authors stay:
 
 - every highlight of the other book moves to the kept one (deleted ones too, with their
   deletion), and a passage both books held becomes one by the import's own join
-  (`book_merge._join`: every word, note, tag and favourite of both, the longer review
+  (`joining.highlights_join`: every word, note, tag and favourite of both, the longer review
   history), word for word or in two versions, one in each book (a re-selection, an
   extension, another device's copy: the import's rule for versions, _versions_across);
 - connections between the two books go: a connection is between two books; every
@@ -36,8 +36,9 @@ from django.utils import timezone
 from accounts.models import User
 from books.connections.services import connections_follow_books, connections_forget
 from books.events import announce, highlights_to_embed
-from books.importing.book_merge import _join_rows, _keep_exclusions, _rekey_highlights
+from books.importing.book_merge import _keep_exclusions, _rekey_highlights
 from books.importing.identity import normalize_title, same_author
+from books.importing.joining import highlights_join, highlights_update
 from books.importing.library_index import Library, position
 from books.importing.positions import sort_key
 from books.importing.versions import VECTORS_RESET, stored_versions_merge
@@ -175,7 +176,7 @@ def _versions_near(
 def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list[int]:
     """Write what _versions_across joined, once both books' highlights are the kept
     book's: what the reader added to the one that goes moves to the one that stays
-    (book_merge._join, as for a passage both held word for word), which then takes the
+    (joining.highlights_join, as for a passage both held word for word), which then takes the
     text, places and date the import's merge gave it. Returns the highlights whose words
     changed: their vectors and the connections found with them are void, as after an
     import's merge, and so are those of the highlights that go."""
@@ -184,34 +185,38 @@ def _versions_join(joins: list[tuple[Highlight, Highlight]], kept: Book) -> list
     # The connections of the one that goes were found with its vector, which goes with it:
     # forgotten, as an import forgets those of a highlight whose vector went.
     connections_forget(ids=[goes.pk for _, goes in joins])
-    # Every row read at once; one that stays and takes in two is one object for both joins.
-    rows = Highlight.objects.in_bulk([h.pk for pair in joins for h in pair])
-    for stays, goes in joins:
-        _join_rows(rows[stays.pk], rows[goes.pk])
-    # The ones that go, before the keys: one that stays may now hold a gone one's words.
-    Highlight.objects.filter(pk__in=[goes.pk for _, goes in joins]).delete()
+    # Joined, and the ones that go gone, before the keys: one that stays may now hold a
+    # gone one's words.
+    rows = highlights_join([(stays.pk, goes.pk) for stays, goes in joins])
     merged_rows = {stays.pk: stays for stays, _ in joins}
     taken = _keys_taken(
-        [rows[pk] for pk in merged_rows],
+        list(rows.values()),
         wanted={h.dedupe_key_from_fields(book_key=kept.key) for h in merged_rows.values()},
     )
-    changed = []
+    # Keys about to change step aside first: the unique (reader, dedupe_key) holds after
+    # each row of one statement, and a row's new key may be another's old one.
+    Highlight.objects.filter(pk__in=list(rows)).update(
+        dedupe_key=Concat(Value(CODE_ONLY), Cast("pk", output_field=CharField()))
+    )
+    now, reworded = timezone.now(), []
     for merged in merged_rows.values():
         row = rows[merged.pk]
-        fields = [*_VERSION_FIELDS, "search_text", "reading_key", "dedupe_key", "updated"]
         if fold_spacing_and_bom(row.text) != fold_spacing_and_bom(merged.text):
             for name, value in VECTORS_RESET.items():
                 setattr(row, name, value)
-            fields += list(VECTORS_RESET)
-            changed.append(row.pk)
+            reworded.append(row)
         for name in _VERSION_FIELDS:
             setattr(row, name, getattr(merged, name))
         row.refresh_search_text()
         row.refresh_reading_key()
+        row.updated = now  # auto_now, which a bulk update leaves alone
         taken.discard(row.dedupe_key)
         row.dedupe_key = _free_key(row, book_key=kept.key, taken=taken)
         taken.add(row.dedupe_key)
-        row.save(update_fields=fields)
+    fields = [*_VERSION_FIELDS, "search_text", "reading_key", "dedupe_key", "updated"]
+    highlights_update(rows.values(), fields)
+    Highlight.objects.bulk_update(reworded, list(VECTORS_RESET))  # vectors: not by unnest
+    changed = [row.pk for row in reworded]
     connections_forget(ids=changed)
     return changed
 
