@@ -293,6 +293,41 @@ class UnconnectedBook:
     waiting_elsewhere: int
     other_books_ready: bool
 
+    @property
+    def alone(self) -> bool:
+        """No other book has a passage ready or on its way: a connection waits for another
+        book, not for this one's passages ("yet" was said of a library of one book)."""
+        return not self.other_books_ready and not self.waiting_elsewhere
+
+
+@dataclass(frozen=True)
+class OtherBooks:
+    """What the reader's other books hold for one book's passages to connect with."""
+
+    waiting: int
+    ready: bool
+
+    @property
+    def none(self) -> bool:
+        """No other book has a passage ready or on its way."""
+        return not self.waiting and not self.ready
+
+
+def other_books(book: Book) -> OtherBooks:
+    """The passages of the reader's books but `book`, waiting (passages_waiting) or ready:
+    one aggregate."""
+    counts = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(reader_id=book.reader_id)
+        .exclude(book=book)
+        .aggregate(
+            waiting=Count("pk", filter=Q(embedding_status__in=_WAITING)),
+            ready=Count("pk", filter=Q(embedding_status=Highlight.EmbeddingStatus.DONE)),
+        )
+    )
+    return OtherBooks(waiting=counts["waiting"], ready=counts["ready"] > 0)
+
 
 def unconnected_book(book: Book) -> UnconnectedBook | None:
     """None when none of the book's passages is ready yet (nothing to say), else why it
