@@ -242,6 +242,10 @@ class ReadPassages:
     books: int
     waiting: int
     example: Highlight | None
+    # Books with a passage, ready or not: with one, a connection waits for another book,
+    # not for its passages ("connections appear as your highlights get ready" was said to
+    # a library of one book).
+    library_books: int = 0
 
 
 def read_passages(reader: User) -> ReadPassages:
@@ -256,6 +260,7 @@ def read_passages(reader: User) -> ReadPassages:
         # "not ready yet" said of it stayed forever.
         waiting=passages_waiting(reader.pk),
         example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
+        library_books=passages.values("book_id").distinct().count(),
     )
 
 
