@@ -1,6 +1,6 @@
 """`make run` backs up a library before applying migrations to it (backups.pre_migrate): on a
-database of its own, migrated back one step (review 0003 keys a French word without its
-article), the backup is written before the migration; a fresh database gets none; a backup
+database of its own, migrated back one step (books 0046 cleans stored texts of control
+characters), the backup is written before the migration; a fresh database gets none; a backup
 that fails stops the migrations."""
 
 import json
@@ -18,8 +18,8 @@ from backups.models import BackupRun
 from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
 from backups.services import MANIFEST
 
-LAST = ("review", "0003_elided_words_one_key")
-BEFORE_LAST = "0002_words_deck"
+LAST = ("books", "0046_highlight_texts_without_controls")
+BEFORE_LAST = "0045_sentences_are_not_headings"
 
 
 @pytest.fixture
