@@ -58,12 +58,15 @@ _CONNECTIONS_STATE = {
         "type": "string",
         "enum": ["waiting", "read", "word"],
         "description": (
-            "waiting: not read by the model yet, its connections come once it is; read: "
-            "read, its connections (or the nearest passages) are here; word: a word, a "
-            "short phrase or a heading, never connected."
+            "waiting: not ready for connections yet; read: ready, its connections (or the "
+            "nearest passages) are here; word: a word, a short phrase, a heading or a short "
+            "note, never connected. The values stay as they were named first."
         ),
     },
-    "state_said": {"type": "string", "description": "The state in words, as the page says it."},
+    "state_said": {
+        "type": "string",
+        "description": "The state in words, in English, as the highlight's page says it.",
+    },
     "nearest": {
         "type": "array",
         "items": {

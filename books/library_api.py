@@ -11,8 +11,10 @@ from typing import Any
 from uuid import UUID
 
 from django.db import transaction
+from django.utils import translation
 
 from accounts.models import User
+from books.connections.said import connections_said
 from books.connections.selectors import ConnectedHighlight, connections_for, highlight_connections
 from books.models import NOTE_MAX_LENGTH, Book, Highlight
 from books.search.search import MODES, QUERY_MAX_LENGTH
@@ -193,22 +195,6 @@ def _connections(highlight: Highlight, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
-# What the highlight page says of a highlight's connections, for a tool: `state` and, in
-# words, `state_said`. A tool that got only "connections": [] could not tell a highlight
-# still waiting for its vector, or a word, from one the model read and found alone.
-WAITING = "waiting"  # not read by the model yet (pending, being embedded, or failed)
-READ = "read"  # read: its connections, or with none the nearest passages, are below
-WORD = "word"  # a word, a short phrase, a heading or a short note: never connected
-
-
-def _state(highlight: Highlight) -> str:
-    if highlight.is_word:
-        return WORD
-    if highlight.embedding_status != Highlight.EmbeddingStatus.DONE:
-        return WAITING
-    return READ
-
-
 def _nearest_json(nearest: ConnectedHighlight) -> dict[str, Any]:
     row = highlight_json(nearest.highlight)
     row["strength"] = "nearest"
@@ -222,46 +208,23 @@ def _nearest_json(nearest: ConnectedHighlight) -> dict[str, Any]:
 
 def _connections_state(highlight: Highlight, connections: list[dict[str, Any]]) -> dict[str, Any]:
     """`state`, `state_said`, and the nearest passages the highlight page shows when no
-    other author's passage connects: its own selector (highlight_connections), so a tool
-    and the page never disagree."""
-    state = _state(highlight)
-    nearest: list[dict[str, Any]] = []
-    connection_percent = None
-    if state == WORD:
-        said = (
-            "A word, a short phrase or a heading (or a note of a few words): kept and found "
-            "by keyword search, but never connected to other passages."
-        )
-    elif state == WAITING:
-        said = "Still waiting to be read by the model; its connections appear once it has been."
-    else:
+    other author's passage connects: its own selector (highlight_connections) and its own
+    words (books.connections.said, in English as the rest of the API), so a tool and the
+    page never disagree. A tool that got only "connections": [] could not tell a highlight
+    still waiting to be made ready, or a word, from one ready and found alone."""
+    shown = None
+    if not highlight.is_word and highlight.embedding_status == Highlight.EmbeddingStatus.DONE:
         shown = highlight_connections(highlight)
-        nearest = [_nearest_json(c) for c in shown.nearest]
-        if shown.nearest_judged:
-            connection_percent = shown.connection_percent
-        if shown.same_idea or shown.related:
-            said = "Read by the model; passages from other authors connect to it."
-        elif nearest and connection_percent is not None:
-            said = (
-                "Read by the model; no passage from another author connects to it yet. "
-                "`nearest` holds the closest passages from the reader's other books, with how "
-                "likely Exogram thinks each is related: none is close enough to be a "
-                f"connection (that takes {connection_percent}% or more)."
-            )
-        elif nearest:
-            said = (
-                "Read by the model; no passage from another author connects to it yet. "
-                "`nearest` holds the closest passages from the reader's other books by "
-                "meaning; Exogram has not yet weighed how related they are: none is a "
-                "connection."
-            )
-        else:
-            said = "Read by the model; no passage from another book is near it yet."
-        if connections and not (shown.same_idea or shown.related):
-            said += " The connections listed are to the same author's other books."
+    with translation.override("en"):
+        said = connections_said(highlight, shown)
+    nearest = [_nearest_json(c) for c in shown.nearest] if shown else []
+    connection_percent = shown.connection_percent if shown and shown.nearest_judged else None
+    state_said = said.text
+    if connections and shown and not (shown.same_idea or shown.related):
+        state_said += " The connections listed are to the same author's other books."
     return {
-        "state": state,
-        "state_said": said,
+        "state": said.state,
+        "state_said": state_said,
         "nearest": nearest,
         "connection_percent": connection_percent,
     }

@@ -404,13 +404,18 @@ class Highlight(models.Model):
         return reverse("highlight", args=[self.code])
 
     @property
+    def word_language(self) -> str:
+        """The language one of the reader's words is read in: its book's where a list read it
+        (books.selectors.book_languages), else its own. One word alone seldom tells its
+        language."""
+        return getattr(self, "book_language", "") or self.language
+
+    @property
     def word_kind(self) -> str:
         """For one of the reader's words: "look-up", "heading" or "fragment" (books.vocabulary)."""
         from books.vocabulary import word_kind
 
-        # The book's language where a list read it (books.selectors.book_languages): one
-        # word alone seldom tells its language.
-        return word_kind(self.text, language=getattr(self, "book_language", "") or self.language)
+        return word_kind(self.text, language=self.word_language)
 
     @property
     def word_as_written(self) -> str:
@@ -418,10 +423,16 @@ class Highlight(models.Model):
         punctuation the selection caught ("largess," is "largess")."""
         from books.vocabulary import word_as_written
 
-        # The book's language as for word_kind: "s'mores" in an English book keeps its "s'".
-        return word_as_written(
-            self.text, language=getattr(self, "book_language", "") or self.language
-        )
+        # "s'mores" in an English book keeps its "s'".
+        return word_as_written(self.text, language=self.word_language)
+
+    @property
+    def word_key(self) -> str:
+        """For one of the reader's words: the word it is to the deck and the lists, one for
+        every highlight of it ("l'esprit" and "d'esprit" in a French book: "esprit")."""
+        from books.vocabulary import word_key
+
+        return word_key(self.text, language=self.word_language)
 
     @property
     def word_as_listed(self) -> str:

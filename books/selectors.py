@@ -17,7 +17,7 @@ from books.embedding import pipeline
 from books.language import UNKNOWN
 from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
 from books.text import WORD, author_sort_key, fold, literal, literal_pattern, search_words
-from books.vocabulary import WordKind, is_look_up, word_key
+from books.vocabulary import WordKind, is_look_up, opens_on_elision, word_key
 
 # The time left is read from the pace of the latest vectors written (EmbeddingProgress.
 # remaining): the last ETA_WRITES groups a worker wrote, each in one statement with one
@@ -242,6 +242,10 @@ class ReadPassages:
     books: int
     waiting: int
     example: Highlight | None
+    # Books with a passage, ready or not: with one, a connection waits for another book,
+    # not for its passages ("connections appear as your highlights get ready" was said to
+    # a library of one book).
+    library_books: int = 0
 
 
 def read_passages(reader: User) -> ReadPassages:
@@ -256,6 +260,7 @@ def read_passages(reader: User) -> ReadPassages:
         # "not ready yet" said of it stayed forever.
         waiting=passages_waiting(reader.pk),
         example=done.filter(kind=Highlight.Kind.HIGHLIGHT).listed().order_by("-pk").first(),
+        library_books=passages.values("book_id").distinct().count(),
     )
 
 
@@ -292,6 +297,41 @@ class UnconnectedBook:
     waiting_here: int
     waiting_elsewhere: int
     other_books_ready: bool
+
+    @property
+    def alone(self) -> bool:
+        """No other book has a passage ready or on its way: a connection waits for another
+        book, not for this one's passages ("yet" was said of a library of one book)."""
+        return not self.other_books_ready and not self.waiting_elsewhere
+
+
+@dataclass(frozen=True)
+class OtherBooks:
+    """What the reader's other books hold for one book's passages to connect with."""
+
+    waiting: int
+    ready: bool
+
+    @property
+    def none(self) -> bool:
+        """No other book has a passage ready or on its way."""
+        return not self.waiting and not self.ready
+
+
+def other_books(book: Book) -> OtherBooks:
+    """The passages of the reader's books but `book`, waiting (passages_waiting) or ready:
+    one aggregate."""
+    counts = (
+        Highlight.objects.alive()
+        .passages()
+        .filter(reader_id=book.reader_id)
+        .exclude(book=book)
+        .aggregate(
+            waiting=Count("pk", filter=Q(embedding_status__in=_WAITING)),
+            ready=Count("pk", filter=Q(embedding_status=Highlight.EmbeddingStatus.DONE)),
+        )
+    )
+    return OtherBooks(waiting=counts["waiting"], ready=counts["ready"] > 0)
 
 
 def unconnected_book(book: Book) -> UnconnectedBook | None:
@@ -560,12 +600,18 @@ def word_rows(reader: User, *, book: Book | None = None) -> list[list[int]]:
     """The ids of the rows a words page lists, in reading order (`words_for`), one per
     looked-up word (`one_row_per_look_up`). Reads one short row per word."""
     rows = list(words_for(reader, book=book).values_list("pk", "text", "book_id", "language"))
-    keys = [word_key(text) for _, text, _, _ in rows]
-    # The kind is read only where a key repeats: word_kind is the slow part of a long list.
-    repeated = _repeated(keys)
-    languages = book_languages(
-        {book_id for (_, _, book_id, _), key in zip(rows, keys, strict=True) if key in repeated}
-    )
+    if any(opens_on_elision(text) for _, text, _, _ in rows):
+        # Whether "l'esprit" is the word "esprit" is its book's language's say (an English
+        # book's "s'mores" is no "mores"), and so which other rows it is one row with.
+        languages = book_languages({book_id for _, _, book_id, _ in rows})
+        keys = [word_key(text, language=languages.get(b) or own) for _, text, b, own in rows]
+    else:
+        keys = [word_key(text) for _, text, _, _ in rows]
+        # The kind is read only where a key repeats: word_kind is the slow part of a long list.
+        repeated = _repeated(keys)
+        languages = book_languages(
+            {book_id for (_, _, book_id, _), key in zip(rows, keys, strict=True) if key in repeated}
+        )
     grouped = one_row_per_look_up(
         rows,
         keys,
@@ -631,7 +677,7 @@ def words_by_kind(
     kinds = [(word, word.word_kind) for word in with_book_languages(words)]
     rows = one_row_per_look_up(
         kinds,
-        [word_key(word.text) for word, _ in kinds],
+        [word.word_key for word, _ in kinds],
         lambda word_and_kind: word_and_kind[1] == WordKind.LOOK_UP,
     )
     groups: dict[str, list[Highlight]] = {kind: [] for kind in WORD_KIND_LABELS}

@@ -25,6 +25,7 @@ from books.access import (
     reader_of,
 )
 from books.choices import books_cached
+from books.connections.said import connections_said
 from books.connections.selectors import (
     connected_books,
     fresh_connections,
@@ -47,7 +48,6 @@ from books.selectors import (
     import_progress,
     import_time_left,
     library_counts,
-    passages_waiting,
     tags_for,
     unconnected_book,
     word_rows,
@@ -366,13 +366,7 @@ def _highlight_page(
     context = {
         "highlight": the_highlight,
         "connections": connections,
-        # An embedded passage with nothing at all to show: "yet" only while other books'
-        # passages still wait for theirs.
-        "waiting_elsewhere": passages_waiting(the_highlight.reader_id, besides=the_highlight.book)
-        if the_highlight.embedding_status == Highlight.EmbeddingStatus.DONE
-        and not the_highlight.is_word
-        and not (connections.same_idea or connections.related or connections.nearest)
-        else 0,
+        "said": connections_said(the_highlight, connections),
         "show_same_author": request.GET.get("same_author") == "1",
         "reader_tags": Tag.objects.filter(reader_id=the_highlight.reader_id),
         "merges": list(merges.order_by("id")),

@@ -256,17 +256,33 @@ _DIGIT = re.compile(r"\d")
 _QUOTED_EDGE = re.compile(r"^\W+|\W+$")
 
 
-def word_key(text: str) -> str:
+def word_key(text: str, *, language: str = "") -> str:
     """The word a highlight is, as the words deck and a book's list of words know it: its
     tokens with a letter, edge punctuation stripped, accent- and case-folded ("10,000
     items" is "items", as numbers are no words here; "“Allay,”" is "allay"). "" for a
-    highlight with no letter ("6.", "[20]."). A word looked up twice is one word."""
+    highlight with no letter ("6.", "[20]."). A word looked up twice is one word.
+
+    Without the elision `word_as_written` shows it without, by the same rule and the same
+    `language` (the book's): "l'esprit" and "d'esprit" are the word "esprit", as their
+    cards show it; "d'Artagnan" and an English book's "s'mores" keep theirs."""
+    return fold(without_elision(_lettered(text), language=language))
+
+
+def opens_on_elision(text: str) -> bool:
+    """Whether a word's key (`word_key`) depends on its language: a word that opens on an
+    elision ("l'esprit", "s'mores"), which a language that elides none keeps."""
+    lettered = _lettered(text)
+    return without_elision(lettered) != lettered
+
+
+def _lettered(text: str) -> str:
+    """The text's tokens with a letter, edge punctuation stripped, apostrophes plain."""
     tokens = []
     for token in unicodedata.normalize("NFC", text).translate(_APOSTROPHES).split():
         token = _QUOTED_EDGE.sub("", token)
         if any(ch.isalpha() for ch in token):
             tokens.append(token)
-    return fold(" ".join(tokens))
+    return " ".join(tokens)
 
 
 def _caught_by_the_selection(character: str) -> bool:

@@ -239,12 +239,18 @@ def _word_entries(reader: User) -> list[WordEntry]:
     languages = book_languages({row[4] for row in rows})
     # Only what a reader looks up (books.vocabulary.word_kind): headings and fragments of
     # sentences stay listed on their book's page and found by keyword, never in the deck.
-    # A word's key is folded (one word however capitalised); its card shows it as written.
-    return [
-        WordEntry(highlight_id=pk, key=word_key(text), favourite=favourite, has_note=bool(note))
-        for pk, text, favourite, note, book_id, own in rows
-        if is_look_up(text, language=languages.get(book_id) or own)
-    ]
+    # A word's key is folded (one word however capitalised) and read in its book's language
+    # as its card shows it ("l'esprit" and "d'esprit": "esprit", one card); the card shows
+    # it as written.
+    entries = []
+    for pk, text, favourite, note, book_id, own in rows:
+        language = languages.get(book_id) or own
+        if is_look_up(text, language=language):
+            key = word_key(text, language=language)
+            entries.append(
+                WordEntry(highlight_id=pk, key=key, favourite=favourite, has_note=bool(note))
+            )
+    return entries
 
 
 def word_queue(*, reader: User, today: date) -> list[WordCard]:

@@ -67,6 +67,16 @@ REVIEWED = {
         "few found (8 of 12,570 highlights on the shared corpus); the rows it turns into "
         "passages are marked pending for the worker's sweep, never embedded here"
     ),
+    ("books", "0046_highlight_texts_without_controls"): (
+        "the database's regular expression picks the books and highlights holding a control "
+        "character (none in the shared corpus's Kindle files); each is cleaned in Python and "
+        "updated alone, a highlight's new key checked free by one indexed lookup"
+    ),
+    ("review", "0003_elided_words_one_key"): (
+        "a string test per word schedule (a few hundred a reader); for the readers with one "
+        "opening on an elision, their words with an apostrophe and those books' languages "
+        "(one aggregate); the few schedules and cards found rewritten row by row"
+    ),
 }
 # Re-embedding and re-judging are never done inside a migration.
 FORBIDDEN = ("highlights_embed", "get_encoder", "connections_rebuild", "connections_write")

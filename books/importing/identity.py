@@ -58,8 +58,21 @@ __all__ = [
     "turned_by_its_own_words",
 ]
 
-# Zero-width characters and BOMs that some devices leave inside title lines.
-_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
+# Zero-width characters and BOMs that some devices leave inside title lines, and the
+# control characters an import drops from titles and authors (books.importing.screening):
+# a book stored with one before is still the book a file names without it (each import
+# re-keys the reader's books first, books.importing.book_merge). Those that break a line
+# (a vertical tab, a form feed, U+0085) separate words, as a new line does.
+_INVISIBLE = dict.fromkeys(
+    [
+        *map(ord, "\ufeff\u200b\u200c\u200d\u2060"),
+        *range(0x00, 0x09),
+        *range(0x0E, 0x20),
+        *range(0x7F, 0x85),
+        *range(0x86, 0xA0),
+    ],
+    None,
+)
 _WHITESPACE_RE = re.compile(r"\s+")
 # Apostrophes and quotes of every kind vanish from a key: `Doesn't` = `Doesn’t` = `Doesnt`.
 _QUOTES = dict.fromkeys(

@@ -7,6 +7,7 @@ is cleaned or becomes a problem with its line number, and the rest is imported. 
 Django, like the parser.
 """
 
+import re
 from dataclasses import fields, replace
 
 from books.importing.clippings import Clipping, ParseResult, Problem
@@ -59,23 +60,59 @@ def screen_entries(result: ParseResult) -> ParseResult:
     )
 
 
+# What the reader wrote or highlighted, of every format's clippings: cleaned of control
+# characters (`without_control_characters`). Other fields (a place, a date as written, an
+# encoded position) are the file's, only NUL-free.
+_READERS_TEXTS = frozenset({"title", "author", "text", "note", "chapter", "tags"})
+# Control characters that break a line (a vertical tab is Word's line break within a
+# paragraph, U+0085 the next line): a new line, so two lines do not run into one word.
+_LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85]")
+# The other C0 and C1 control characters but the tab and the new line, DEL, and the
+# invisible characters that mean nothing anywhere in a text: the byte order mark (the Kindle
+# scatters it), the word joiner.
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ufeff\u2060]+")
+# A zero-width space, non-joiner or joiner means something between two characters (a Thai
+# word's end, a Persian word's shape, an emoji's parts: 👩‍🔬); at a text's or a line's
+# edge, or beside a space, it is one a copy or a selection left.
+_STRAY_ZERO_WIDTH = re.compile("(?<!\\S)[\u200b-\u200d]+|[\u200b-\u200d]+(?!\\S)")
+
+
+def without_control_characters(text: str) -> str:
+    """The text without control characters other than the tab and the new line, and without
+    stray zero-width characters, every other character as it was: a bell, an escape or a
+    C1 control pasted from a damaged copy is no part of what the reader highlighted, and
+    it showed as a box, cut a word in two for search, and stayed in every export."""
+    if text.isascii() and text.isprintable():
+        return text  # the common case: nothing to look for
+    text = _LINE_BREAKS.sub("\n", text)
+    text = _CONTROLS.sub("", text)
+    return _STRAY_ZERO_WIDTH.sub("", text)
+
+
 def _without_nul(clipping: Clipping) -> Clipping:
     """The clipping with no NUL in any of its texts (title, author, text, note, chapter,
-    tags… of every format), or the clipping itself when it has none. A NUL is never part of
-    what a reader highlighted (a damaged file, a sync glitch, a JSON file's `\\u0000`):
-    dropping it loses nothing, and PostgreSQL refuses it. Other control characters are kept
-    as the file held them: a highlight is known again by its stored text."""
+    tags… of every format) and no other control character in what the reader wrote or
+    highlighted (`without_control_characters`), or the clipping itself when it has none. A
+    NUL is never part of what a reader highlighted (a damaged file, a sync glitch, a JSON
+    file's `\\u0000`): dropping it loses nothing, and PostgreSQL refuses it."""
     changes: dict[str, object] = {}
     for name in _field_names(type(clipping)):
         value = getattr(clipping, name)
-        if isinstance(value, str) and "\x00" in value:
-            changes[name] = value.replace("\x00", "")
+        clean = without_control_characters if name in _READERS_TEXTS else _nul_free
+        if isinstance(value, str):
+            cleaned = clean(value)
+            if cleaned != value:
+                changes[name] = cleaned
         elif isinstance(value, tuple) and any(
-            isinstance(item, str) and "\x00" in item for item in value
+            isinstance(item, str) and clean(item) != item for item in value
         ):
-            kept = (item.replace("\x00", "") if isinstance(item, str) else item for item in value)
+            kept = (clean(item) if isinstance(item, str) else item for item in value)
             changes[name] = tuple(item for item in kept if item != "")
     return replace(clipping, **changes) if changes else clipping  # type: ignore[arg-type]
+
+
+def _nul_free(text: str) -> str:
+    return text.replace("\x00", "")
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # each kind of clipping's, read once

@@ -228,7 +228,11 @@ class ApiConnectionsStateTests:
     shelves exploration: `"connections": []` and nothing else, before and after)."""
 
     def test_it_says_a_highlight_not_read_yet_is_waiting(
-        self, client: Client, alice_token: str, library: dict[str, Highlight]
+        self,
+        client: Client,
+        alice_client: Client,
+        alice_token: str,
+        library: dict[str, Highlight],
     ) -> None:
         funes = library["To"]
         Highlight.objects.filter(pk=funes.pk).update(
@@ -241,7 +245,13 @@ class ApiConnectionsStateTests:
             status, answer = _get(client, url, alice_token)
             assert status == 200
             assert answer["state"] == "waiting"
-            assert "waiting to be read" in answer["state_said"]
+            # The page's words, not "read by the model": one sentence, from one source.
+            said = (
+                "This highlight is not ready for connections yet; its connections appear "
+                "once it is."
+            )
+            assert answer["state_said"] == said
+            assert said in _page_text(alice_client, funes)
             assert (answer["connections"], answer["nearest"]) == ([], [])
 
     def test_it_gives_the_nearest_the_page_shows_never_as_connections(
@@ -265,6 +275,8 @@ class ApiConnectionsStateTests:
         assert answer["connection_percent"] == page.connection_percent
         assert f"takes {page.connection_percent}% or more" in answer["state_said"]
         assert "judge" not in answer["state_said"]
+        assert "Read by the model" not in answer["state_said"]
+        assert answer["state_said"] in _page_text(alice_client, anger)
         assert answer["nearest"][0]["book"] == "On Anger"  # a citation, as every highlight
         _, full = _get(client, reverse("api_highlight", args=[anger.code]), alice_token)
         assert full["nearest"] == answer["nearest"]
@@ -280,7 +292,46 @@ class ApiConnectionsStateTests:
         assert word.is_word
         _, answer = _get(client, reverse("api_connections", args=[word.code]), alice_token)
         assert (answer["state"], answer["nearest"]) == ("word", [])
-        assert "never connected" in answer["state_said"]
+        assert answer["state_said"] == (
+            "This is one of your words from this book: a word or short phrase is kept and "
+            "found by keyword search, but it is not connected to other passages."
+        )
+
+    def test_alone_in_the_library_a_highlight_waits_for_another_book_not_yet(
+        self, client: Client, alice: User, alice_client: Client, alice_token: str
+    ) -> None:
+        # A library of one book: a highlight waiting there was told its connections "appear
+        # once it is" ready; and a ready one, nothing "yet".
+        ready = _passage(alice, "Calm", "Hanh", "Let anger pass like weather.", 1)
+        waiting = _passage(alice, "Calm", "Hanh", "Breathe in, and know you breathe in.", 2)
+        Highlight.objects.filter(pk=waiting.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        alone = (
+            "A connection joins passages from two different books, and your library has no "
+            "other book with passages to compare it with."
+        )
+        _, answer = _get(client, reverse("api_connections", args=[waiting.code]), alice_token)
+        assert answer["state_said"] == f"This highlight is not ready for connections yet. {alone}"
+        assert answer["state_said"] in _page_text(alice_client, waiting)
+        spanish = alice_client.get(waiting.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es-ES")
+        assert (
+            "Este subrayado aún no está listo para las conexiones. Una conexión une pasajes de "
+            "dos libros distintos, y tu biblioteca no tiene ningún otro libro con pasajes con "
+            "los que compararlo." in " ".join(spanish.content.decode().split())
+        )
+        _, answer = _get(client, reverse("api_connections", args=[ready.code]), alice_token)
+        assert answer["state"] == "read"
+        assert answer["state_said"] == (
+            "No passage from another author connects to this one: your other books have no "
+            "passage to compare it with."
+        )
+        assert answer["state_said"] in _page_text(alice_client, ready)
+
+
+def _page_text(client: Client, highlight: Highlight) -> str:
+    """The highlight page's words, its spacing made one."""
+    return " ".join(client.get(highlight.get_absolute_url()).content.decode().split())
 
 
 @pytest.mark.django_db

@@ -1,7 +1,7 @@
 """`make run` backs up a library before applying migrations to it (backups.pre_migrate): on a
-database of its own, migrated back one step (books 0044 keeps the tags a file listed),
-the backup is written before the migration; a fresh database gets none; a backup that fails
-stops the migrations."""
+database of its own, migrated back one step (books 0046 cleans stored texts of control
+characters), the backup is written before the migration; a fresh database gets none; a backup
+that fails stops the migrations."""
 
 import json
 from collections.abc import Iterator
@@ -18,7 +18,8 @@ from backups.models import BackupRun
 from backups.pre_migrate import PreMigrateBackupFailed, migrate_with_backup
 from backups.services import MANIFEST
 
-LAST = ("books", "0045_sentences_are_not_headings")
+LAST = ("books", "0046_highlight_texts_without_controls")
+BEFORE_LAST = "0045_sentences_are_not_headings"
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def _applied() -> set[tuple[str, str]]:
 def _library_one_migration_behind() -> None:
     call_command("migrate", verbosity=0)
     User.objects.create_user("alice", password="a long and unguessable passphrase")
-    call_command("migrate", *LAST[:1], "0044", verbosity=0)
+    call_command("migrate", LAST[0], BEFORE_LAST, verbosity=0)
     assert LAST not in _applied()
 
 
@@ -69,11 +70,11 @@ class PreMigrateBackupTests:
         assert backup.name.startswith("pre-migrate-")
         manifest = json.loads((backup / MANIFEST).read_text())
         # The backup holds the library as it was before the migration ran.
-        assert LAST[1] not in manifest["migrations"]["books"]
+        assert LAST[1] not in manifest["migrations"][LAST[0]]
         assert manifest["counts"]["accounts_user"] == 1
         assert LAST in _applied()
         assert said == [
-            f"Before applying 1 migration (books.{LAST[1]}): backup written to {backup}"
+            f"Before applying 1 migration ({LAST[0]}.{LAST[1]}): backup written to {backup}"
         ]
         run = BackupRun.objects.get()
         assert (run.kind, run.status, run.path) == ("pre-migrate", "ok", str(backup))
@@ -100,8 +101,9 @@ class PreMigrateBackupTests:
         with pytest.raises(PreMigrateBackupFailed) as failure:
             migrate_with_backup(now=timezone.now(), say=print)
         message = str(failure.value)
-        assert f"Could not back up the library before applying 1 migration (books.{LAST[1]})" in (
-            message
+        assert (
+            f"Could not back up the library before applying 1 migration ({LAST[0]}.{LAST[1]})"
+            in (message)
         )
         assert "Nothing was migrated." in message
         assert "EXOGRAM_SKIP_PRE_MIGRATE_BACKUP=1" in message
@@ -115,6 +117,6 @@ class PreMigrateBackupTests:
         assert migrate_with_backup(now=timezone.now(), say=said.append) is None
         assert LAST in _applied()
         assert said == [
-            f"Applying 1 migration (books.{LAST[1]}) without a backup first "
+            f"Applying 1 migration ({LAST[0]}.{LAST[1]}) without a backup first "
             "(EXOGRAM_SKIP_PRE_MIGRATE_BACKUP)."
         ]

@@ -166,6 +166,21 @@ class UnconnectedBookTests:
         assert "yet" not in said
         assert "nearest ones" not in said
 
+    def test_alone_in_the_library_its_waiting_passages_bring_no_yet(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A library of one book whose other passages are pending was told "No passage of
+        # this book connects to another book yet", as if another book were there.
+        novel = self._novel(alice)
+        highlight_in(novel, "Il faut apprendre à vivre avec ce que l'on a.", location=5)
+        page = alice_client.get(novel.get_absolute_url()).content.decode()
+        said = " ".join(page.split('class="muted unconnected"')[1].split("</p>")[0].split())
+        assert (
+            "No passage of this book connects to another book: your library has no other book "
+            "with passages to compare." in said
+        )
+        assert "yet" not in said
+
     def test_while_its_own_passages_wait_it_says_yet_and_how_many(
         self, alice: User, alice_client: Client
     ) -> None:

@@ -153,7 +153,10 @@ class ToolTests:
         answer = tool_answer(server.call("find_connections", {"code": str(roses.code)}))
         assert answer["connections"] == []
         assert answer["state"] == "read"
-        assert "no passage from another author connects" in answer["state_said"]
+        # The words of the page's nearest passages (books.connections.said), not "Read by
+        # the model … yet".
+        assert answer["state_said"].startswith("The closest passages from your other books")
+        assert "Read by the model" not in answer["state_said"]
         page = highlight_connections(roses)
         assert [n["code"] for n in answer["nearest"]] == [
             str(c.highlight.code) for c in page.nearest

@@ -191,6 +191,40 @@ class WordsPageTests:
         mores = Highlight.objects.get(text="s'mores")
         assert f'<a href="{mores.get_absolute_url()}">s&#x27;mores</a>' in listed
 
+    def test_it_lists_a_french_word_with_two_articles_once(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # "d'esprit" and "l'esprit" both show as "esprit": one word, listed once, as in the
+        # deck; an English book's "s'mores" is no "mores", nor "d'Artagnan" "artagnan".
+        french = "Maximes (La Rochefoucauld)"
+        _import(
+            alice,
+            Entry(
+                french,
+                "Il avait beaucoup d'esprit, mais il ne savait quoi en faire.",
+                location="90",
+            ),
+            Entry(french, "d'esprit", location="100"),
+            Entry(french, "l\u2019esprit", location="200"),
+            Entry(french, "d'Artagnan", location="300"),
+            Entry(french, "Artagnan", location="310"),
+            Entry(BORGES, "To think is to forget differences, to generalize.", location="412"),
+            Entry(BORGES, "s'mores", location="600"),
+            Entry(BORGES, "mores", location="610"),
+        )
+        page = alice_client.get(reverse("words")).context["page"]
+        rows = [[h.text for h in w.highlights] for w in page.object_list]
+        assert sorted(rows) == sorted(
+            [["d'esprit", "l\u2019esprit"], ["d'Artagnan"], ["Artagnan"], ["s'mores"], ["mores"]]
+        )
+        book_page = alice_client.get(Book.objects.get(title="Maximes").get_absolute_url())
+        listed = [
+            [w.text for w in words]
+            for kind, _, words, _ in book_page.context["word_groups"]
+            if kind == "look-up"
+        ]
+        assert listed == [["d'esprit"]]
+
     def test_it_paginates(self, alice: User, alice_client: Client) -> None:
         _import(
             alice, *[Entry(BORGES, f"word{i:03d}x", location=str(100 + 5 * i)) for i in range(105)]

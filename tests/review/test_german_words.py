@@ -19,6 +19,10 @@ GERMAN = [
     "Das Mädchen ging mit den Menschen in die Stadt, und sie waren nicht froh.",
     "Er hatte keinen Groschen mehr, aber er war noch nicht am Ende.",
 ]
+FRENCH = [
+    "Il avait beaucoup d'esprit, mais il ne savait pas quoi en faire.",
+    "On a toujours l'esprit de l'escalier quand il est trop tard pour parler.",
+]
 ENGLISH = [
     "She had never seen Paris in the rain, and the city was not what she expected.",
     "They walked to the river because the streets were too loud for them.",
@@ -100,3 +104,25 @@ class ElidedWordsTests:
         word_in(book, "s'mores", location=11)
         cards = word_queue(reader=alice, today=TODAY)
         assert [item.word for item in word_cards_shown(reader=alice, cards=cards)] == ["s'mores"]
+
+    def test_a_french_word_with_two_articles_is_one_card(self, alice: User) -> None:
+        # "d'esprit" and "l'esprit" both showed as "esprit": two cards of one word.
+        book = book_of(alice, "Maximes", "La Rochefoucauld")
+        _passages(book, FRENCH)
+        first = word_in(book, "d'esprit", location=11)
+        word_in(book, "l\u2019esprit", location=21)
+        word_in(book, "Esprit", location=25)  # capitalised: a sentence's first word, apart
+        cards = word_queue(reader=alice, today=TODAY)
+        assert [(card.word, card.highlight_id) for card in cards] == [("esprit", first.pk)]
+        assert [item.word for item in word_cards_shown(reader=alice, cards=cards)] == ["esprit"]
+
+    def test_a_name_and_an_english_word_keep_their_apostrophe_apart(self, alice: User) -> None:
+        french = book_of(alice, "Les Trois Mousquetaires", "Dumas, Alexandre")
+        _passages(french, FRENCH)
+        english = book_of(alice, "Camping", "Scout, A.")
+        _passages(english, ENGLISH)
+        word_in(english, "s'mores", location=11)
+        word_in(english, "mores", location=21)
+        word_in(french, "mores", location=31)
+        cards = word_queue(reader=alice, today=TODAY)
+        assert sorted(card.word for card in cards) == ["mores", "s'mores"]

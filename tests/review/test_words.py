@@ -60,6 +60,18 @@ class WordKeyTests:
     def test_it_has_no_key_for_a_highlight_without_a_letter(self) -> None:
         assert word_key("[20].") == word_key("6.") == ""
 
+    def test_a_word_with_an_elided_article_is_the_word_its_card_shows(self) -> None:
+        # "l'esprit" and "d'esprit" both show as "esprit": one word, one key.
+        for text in ["l'esprit", "d\u2019esprit", "\u201cL'esprit,\u201d", "esprit"]:
+            assert word_key(text, language="fr") == "esprit"
+            assert word_as_written(text, language="fr").casefold() == "esprit"
+        assert word_key("dell'anima", language="it") == word_key("anima", language="it")
+
+    def test_a_name_or_a_language_that_elides_nothing_keeps_its_apostrophe(self) -> None:
+        assert word_key("d'Artagnan", language="fr") == "d'artagnan"
+        assert word_key("s'mores", language="en") == "s'mores"
+        assert word_key("l'esprit de l'escalier", language="fr") == "l'esprit de l'escalier"
+
 
 class WordsChooseTests:
     def test_it_shows_a_word_looked_up_twice_once_from_its_defined_highlight(self) -> None:

@@ -620,8 +620,42 @@ class EmptyConnectionsPageTests:
         _highlight(alice, calm, "Let anger pass like weather.")
         _highlight(alice, calm, "Breathe in, and know you breathe in.")
         content = self._empty(alice_client)
-        assert "Only one book has highlights ready for connections so far" in content
-        assert "not ready yet" not in content
+        assert (
+            "Your highlights are all from one book, and a connection joins passages from two "
+            "different books." in content
+        )
+        assert "not ready" not in content
+
+    def test_with_one_book_waiting_it_says_a_connection_needs_two_not_when_ready(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # A library of one book whose passages were pending was told "Connections appear here
+        # as your highlights get ready", as if another book were there; part ready, "Only one
+        # book has highlights ready for connections so far".
+        calm = _book(alice, "Calm", "Hanh, Thich Nhat")
+        _highlight(alice, calm, "Let anger pass like weather.")
+        waiting = _highlight(alice, calm, "Breathe in, and know you breathe in.")
+        Highlight.objects.filter(pk=waiting.pk).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        one_book = (
+            "Your highlights are all from one book, and a connection joins passages from two "
+            "different books."
+        )
+        content = " ".join(self._empty(alice_client).split())
+        assert f"{one_book} 1 of them is not ready for connections yet." in content
+        assert "so far" not in content
+        Highlight.objects.filter(book=calm).update(
+            embedding_status=Highlight.EmbeddingStatus.PENDING
+        )
+        content = " ".join(self._empty(alice_client).split())
+        assert f"{one_book} 2 of them are not ready for connections yet." in content
+        assert "appear here as your highlights get ready" not in content
+        spanish = alice_client.get(reverse("connections"), headers=SPANISH).content.decode()
+        assert (
+            "Todos tus subrayados son de un solo libro, y una conexión une pasajes de dos libros "
+            "distintos. 2 de ellos aún no están listos para las conexiones."
+        ) in " ".join(spanish.split())
 
     def test_with_some_still_waiting_it_says_yet(self, alice: User, alice_client: Client) -> None:
         _highlight(alice, _book(alice, "Calm", "Hanh"), "Let anger pass like weather.")

@@ -3,15 +3,22 @@
 import json
 import re
 import threading
+import unicodedata
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from hypothesis import given
+from hypothesis import strategies as st
 
 from accounts.models import User
 from books.importing.clippings import parse_clippings
-from books.importing.screening import MAX_ENTRY_CHARS, screen_entries
+from books.importing.screening import (
+    MAX_ENTRY_CHARS,
+    screen_entries,
+    without_control_characters,
+)
 from books.importing.services import clippings_import
 from books.models import Highlight, Import
 from tests.books.kindle import BORGES, MEMORY_LIBRARY, SACKS, Entry, clippings_file
@@ -39,6 +46,24 @@ def _line_of(data: bytes, text: str) -> int:
 
 
 class ScreenEntriesTests:
+    @given(st.text())
+    def test_it_only_drops_control_and_stray_zero_width_characters(self, text: str) -> None:
+        cleaned = without_control_characters(text)
+        assert without_control_characters(cleaned) == cleaned
+        assert not any(
+            (unicodedata.category(ch) == "Cc" and ch not in "\t\n") or ch in "\ufeff\u2060"
+            for ch in cleaned
+        )
+        # Every character kept is the text's, in order: a line break may become a new line.
+        lines = re.sub("\r\n|[\r\x0b\x0c\x85]", "\n", text)
+        kept = iter(lines)
+        assert all(ch in kept for ch in cleaned)
+        dropped = set(lines) - set(cleaned)
+        assert all(
+            unicodedata.category(ch) == "Cc" or ch in "\ufeff\u2060\u200b\u200c\u200d"
+            for ch in dropped
+        )
+
     def test_it_removes_nul_characters_and_keeps_the_entry(self) -> None:
         result = screen_entries(parse_clippings(_file_with_bad_entries()))
         texts = [c.text for c in result.clippings]
@@ -92,12 +117,45 @@ class BadEntryImportTests:
     def test_a_file_holding_control_characters_adds_nothing_the_second_time(
         self, alice: User
     ) -> None:
-        # Stored as the file held them, so the entry is known again by its text.
+        # Stored without them, and cleaned the same way the second time: known again.
         data = clippings_file(Entry(BORGES, "Funes\x07 remembered\x1b[2J every leaf."))
         clippings_import(reader=alice, data=data, file_name="c.txt")
         again = clippings_import(reader=alice, data=data, file_name="c.txt")
         assert again.counts["new_highlights"] == 0
         assert Highlight.objects.filter(reader=alice).count() == 1
+
+    def test_control_characters_are_not_stored_and_nothing_else_is_lost(self, alice: User) -> None:
+        # A bell, an escape, a C1 control, a byte order mark or a zero-width space left by a
+        # copy showed as boxes and cut words in two for search; the rest stays as it was.
+        title = "Fic\x08ciones\u200b (Borges, Jorge Luis)"
+        data = clippings_file(
+            Entry(title, "\u200bFunes\x07 remembered\x1b every\x9b leaf.\ufeff", location="10"),
+            Entry(
+                title,
+                "Thai \u0e04\u0e33\u200b\u0e04\u0e33, a scientist \U0001f469\u200d\U0001f52c",
+                location="20",
+            ),
+            Entry(title, "First line\x0bsecond\ttabbed\x85third", kind="Note", location="20"),
+        )
+        the_import = clippings_import(reader=alice, data=data, file_name="c.txt")
+        assert the_import.problems == []
+        stored = {h.location_start: h for h in Highlight.objects.filter(reader=alice)}
+        assert stored[10].text == "Funes remembered every leaf."
+        assert stored[10].book.title == "Ficciones"
+        # A zero-width character between two others means something: kept.
+        assert stored[20].text == (
+            "Thai \u0e04\u0e33\u200b\u0e04\u0e33, a scientist \U0001f469\u200d\U0001f52c"
+        )
+        # A line break stays a line break, a tab a tab.
+        assert stored[20].note == "First line\nsecond\ttabbed\nthird"
+        assert "remembered" in Highlight.objects.get(pk=stored[10].pk).search_text
+
+    def test_a_json_files_control_characters_go_too(self, alice: User) -> None:
+        document = json.loads((FIXTURES / "bookcision.json").read_text())
+        document["highlights"][0]["note"] = "Funes\u0007 \u001b[1magain\u200b"
+        data = json.dumps(document).encode()
+        clippings_import(reader=alice, data=data, file_name="b.json")
+        assert Highlight.objects.filter(reader=alice, note="Funes [1magain").exists()
 
     def test_the_command_prints_the_problem_and_no_traceback(
         self, alice: User, tmp_path: object
