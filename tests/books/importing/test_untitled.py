@@ -5,10 +5,12 @@ none is kept twice (books.importing.untitled)."""
 import hashlib
 from datetime import date
 from functools import partial
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from accounts.models import User
@@ -19,8 +21,10 @@ from books.importing.background import import_queue
 from books.importing.same_book import books_merge
 from books.importing.selectors import import_nothing_new
 from books.importing.services import clippings_import
-from books.models import Book, Highlight, Import
+from books.models import Book, Connection, Deletion, Highlight, Import
 from books.services import (
+    book_delete,
+    deletion_bring_back,
     highlight_delete,
     highlight_favourite_toggle,
     highlight_note_update,
@@ -74,7 +78,7 @@ def _placed(reader: User) -> dict[str, tuple[str, int | None, str, object]]:
 
 @pytest.mark.django_db
 class UntitledReimportTests:
-    def test_the_older_import_left_every_highlight_in_untitled(self, alice: User) -> None:
+    def test_a_reimport_moves_them_to_their_books_and_adds_none(self, alice: User) -> None:
         _imported_before(alice)
         [untitled] = Book.objects.filter(reader=alice)
         assert (untitled.title, untitled.authors) == ("Untitled", "")
@@ -83,9 +87,6 @@ class UntitledReimportTests:
         # A page, an order and a time were read as Kindle locations.
         pruning = untitled.highlights.get(text__startswith="Pruning")
         assert (pruning.location_start, pruning.page) == (112, "")
-
-    def test_a_reimport_moves_them_to_their_books_and_adds_none(self, alice: User) -> None:
-        _imported_before(alice)
         rows = {h.text: h.pk for h in Highlight.objects.filter(reader=alice)}
 
         again = _import_again(alice)
@@ -182,6 +183,22 @@ class UntitledReimportTests:
         assert fog.book.title == "The Salt Ledger"
         assert Highlight.objects.filter(reader=alice).count() == 6
         assert (again.counts["new_highlights"], again.counts["deleted_skipped"]) == (0, 1)
+
+    def test_untitled_deleted_whole_stays_deleted_and_comes_back_into_the_books(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        _imported_before(alice)
+        book_delete(book=Book.objects.get(reader=alice, title="Untitled"))
+
+        again = _import_again(alice)
+
+        assert (again.counts["new_highlights"], again.counts["deleted_skipped"]) == (0, 6)
+        assert not Highlight.objects.filter(reader=alice).alive().exists()
+        assert alice_client.get("/deleted/").status_code == 200
+        [deletion] = Deletion.objects.filter(reader=alice)
+        deletion_bring_back(deletion=deletion)
+        assert Highlight.objects.filter(reader=alice).alive().count() == 6
+        assert _placed(alice)["Pruning is a"][:3] == ("Orchards Without Maps", None, "112")
 
     def test_a_passage_its_book_already_holds_becomes_one_with_both_readers_marks(
         self, alice: User
@@ -342,3 +359,52 @@ class UntitledReimportTests:
         assert queued.counts["new_highlights"] == 0
         assert _library(bob) == _library(alice)
         assert not Book.objects.filter(reader=bob, title="Untitled").exists()
+
+    def test_connections_follow_and_one_now_within_a_book_goes(self, alice: User) -> None:
+        _imported_before(alice)
+        kindle = clippings_file(
+            Entry("The Salt Ledger (Quillfeather, Marta)", "Salt keeps what the sea gives."),
+            Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences."),
+        )
+        clippings_import(reader=alice, data=kindle, file_name="My Clippings.txt")
+        ledger = Highlight.objects.get(reader=alice, text__startswith="Salt keeps")
+        borges = Highlight.objects.get(reader=alice, text__startswith="To think")
+        lighthouse = Highlight.objects.get(reader=alice, text=LIGHTHOUSE)
+        kept = _connect(alice, lighthouse, borges)
+        _connect(alice, lighthouse, ledger)  # two books then, one book now
+
+        _import_again(alice)
+
+        [connection] = Connection.objects.filter(reader=alice)
+        assert connection.pk == kept.pk
+        their_books = Book.objects.filter(reader=alice, title__in=["The Salt Ledger", "Ficciones"])
+        assert {connection.book_low_id, connection.book_high_id} == set(
+            their_books.values_list("pk", flat=True)
+        )
+
+    def test_the_command_says_it_too(self, alice: User, tmp_path: Path) -> None:
+        _imported_before(alice)
+        path = tmp_path / "readwise.csv"
+        path.write_bytes(EXPORT)
+        out = StringIO()
+
+        call_command("import_clippings", "--user", "alice", str(path), stdout=out)
+
+        said = out.getvalue()
+        assert (
+            "6 highlights that an earlier import had put in “Untitled” are now in their own "
+            "books, with everything you added to them"
+        ) in said
+        assert "“Untitled” had nothing else in it, and is gone." in said
+
+
+def _connect(reader: User, a: Highlight, b: Highlight) -> Connection:
+    return Connection.objects.create(
+        reader=reader,
+        highlight_a_id=min(a.pk, b.pk),
+        highlight_b_id=max(a.pk, b.pk),
+        book_low_id=min(a.book_id, b.book_id),
+        book_high_id=max(a.book_id, b.book_id),
+        distance=0.2,
+        embedding_model="test",
+    )
