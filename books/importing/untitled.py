@@ -20,6 +20,13 @@ it again). Such a highlight is that entry, imported before:
   imported since): the two become one, the book's highlight taking everything of the
   reader's on the other (book_merge._join_rows), as a merge of two books joins them.
 
+With every book one, the older import gave a highlight the notes of other rows: a note of
+its own of another book (a row with a Note and no Highlight) at a place near it, the note
+of another book's row of the same words at the same place. Those notes of this file leave
+a note the reader never edited, which keeps its own row's note: the import then puts each
+where its own row says, beside a highlight or on its own, as a fresh import of the file
+does; no word is lost.
+
 Only the placeholder: the book "Untitled" with no author that importers make for an entry
 with no title (a book another was merged into and kept is one the reader named), and only
 the importing reader's. Emptied, it goes, as book_merge removes a book with no highlight.
@@ -44,10 +51,11 @@ from books.importing.book_merge import (
 from books.importing.clippings import Clipping
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.library_index import Library, holder_near
+from books.importing.notes import NOTES_JOINED
 from books.importing.reader_books import book_key_of
 from books.importing.rich import RichClipping, location_range
 from books.models import Book, BookAlias, Highlight
-from books.text import fold_spacing_and_bom
+from books.text import fold_spacing, fold_spacing_and_bom
 
 # The title importers give a book whose entries name none (reader_books.books_for_file).
 UNTITLED = "Untitled"
@@ -55,7 +63,7 @@ UNTITLED = "Untitled"
 # What moving a highlight to its book changes on it.
 _MOVED_FIELDS = [
     "book", "page", "location_start", "location_end", "added_at", "added_raw", "dedupe_key",
-    "reading_key", "updated",
+    "reading_key", "note", "search_text", "updated",
 ]  # fmt: skip
 
 
@@ -110,7 +118,12 @@ def untitled_rehome(
     library = Library(reader, {book.key: book for book in targets.values()})
     moved: list[Highlight] = []
     joins: list[tuple[Highlight, Highlight]] = []
+    notes = _notes_of_rows(clippings)
+    own_notes: dict[int, str] = {}
     for entry, highlight in pairs:
+        own = _own_note(highlight, entry, notes)
+        if own is not None:
+            own_notes[highlight.pk] = own
         book = books[book_key_of(entry)]
         key = highlight_dedupe_key(
             book_key=book.key,
@@ -133,6 +146,8 @@ def untitled_rehome(
             highlight.added_at, highlight.added_raw = entry.added_at, entry.added_raw[:200]
         highlight.dedupe_key = key
         highlight.refresh_reading_key()
+        highlight.note = own_notes.get(highlight.pk, highlight.note)
+        highlight.refresh_search_text()
         library.add(highlight)  # a second entry of its words finds it here
         moved.append(highlight)
     now = timezone.now()
@@ -142,6 +157,7 @@ def untitled_rehome(
     # After the moves: a highlight moved above may be the one another joins.
     rows = Highlight.objects.in_bulk([h.pk for pair in joins for h in pair])
     for holder, copy in joins:
+        rows[copy.pk].note = own_notes.get(copy.pk, rows[copy.pk].note)
         _join_rows(rows[holder.pk], rows[copy.pk])
     Highlight.objects.filter(pk__in=[copy.pk for _, copy in joins]).delete()
     connections_follow_books(reader_id=reader.pk, books=[placeholder.pk, *targets])
@@ -167,8 +183,8 @@ def _pairs(
         return []
     held: defaultdict[tuple[str, str], list[Highlight]] = defaultdict(list)
     rows = placeholder.highlights.filter(position="").only(
-        "reader_id", "book_id", "kind", "text", "page", "location_start", "location_end",
-        "position", "added_at", "added_raw", "dedupe_key", "deleted_at",
+        "reader_id", "book_id", "kind", "text", "note", "note_edited", "page", "location_start",
+        "location_end", "position", "added_at", "added_raw", "dedupe_key", "deleted_at",
     )  # fmt: skip
     for highlight in rows.order_by("pk"):
         held[(highlight.kind, fold_spacing_and_bom(highlight.text))].append(highlight)
@@ -187,6 +203,30 @@ def _pairs(
         candidates.remove(chosen)
         pairs.append((entry, chosen))
     return pairs
+
+
+def _notes_of_rows(clippings: list[Clipping]) -> set[str]:
+    """The words (folded) of every note of the file's rows an older Exogram read into
+    "Untitled": each comes to its own row's highlight, or stands on its own, in this import."""
+    return {
+        fold_spacing((c.text if c.kind == "note" else c.note).strip())
+        for c in clippings
+        if isinstance(c, RichClipping) and c.untitled_before
+    } - {""}
+
+
+def _own_note(highlight: Highlight, entry: Clipping, notes: set[str]) -> str | None:
+    """The note the highlight keeps instead of its own when every other part of it
+    (NOTES_JOINED) is a note of another of the file's rows (`notes`): its own row's note;
+    None to keep its note as it is (the reader edited it, or it holds other words)."""
+    if highlight.kind != Highlight.Kind.HIGHLIGHT or highlight.note_edited:
+        return None
+    own = entry.note.strip() if isinstance(entry, RichClipping) else ""
+    parts = [part.strip() for part in highlight.note.split(NOTES_JOINED) if part.strip()]
+    others = [part for part in parts if fold_spacing(part) != fold_spacing(own)]
+    if not others or not all(fold_spacing(part) in notes for part in others):
+        return None
+    return own
 
 
 def _read_there_before(highlight: Highlight, entry: Clipping) -> bool:

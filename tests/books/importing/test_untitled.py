@@ -228,6 +228,29 @@ class UntitledReimportTests:
         assert (again.counts["untitled_moved"], again.counts["untitled_joined"]) == (5, 1)
         assert again.counts["new_highlights"] == 0
 
+    def test_a_note_of_another_book_the_older_import_gave_a_highlight_goes_to_its_book(
+        self, alice: User, bob: User
+    ) -> None:
+        # Two books, one book then: the note of its own of one, at location 100, went to the
+        # highlight of the other at location 100.
+        export = (
+            b"Highlight,Book Title,Book Author,Note,Location Type,Location\r\n"
+            b"Salt keeps what the sea gives.,The Salt Ledger,Marta Quillfeather,,location,100\r\n"
+            b",Ficciones,Jorge Luis Borges,Compare Funes.,location,100\r\n"
+        )
+        _imported_before(alice, export)
+        [given] = Highlight.objects.filter(reader=alice)
+        assert given.note == "Compare Funes."
+
+        _import_again(alice, export)
+        clippings_import(reader=bob, data=export, file_name="readwise.csv")
+
+        assert _library(alice) == _library(bob)
+        given.refresh_from_db()
+        assert (given.book.title, given.note) == ("The Salt Ledger", "")
+        note = Highlight.objects.get(reader=alice, kind=Highlight.Kind.NOTE)
+        assert (note.book.title, note.text) == ("Ficciones", "Compare Funes.")
+
     def test_another_readers_untitled_is_never_touched(self, alice: User, bob: User) -> None:
         _imported_before(bob)
         _imported_before(alice)
