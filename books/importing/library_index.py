@@ -8,7 +8,8 @@ import re
 from bisect import bisect_right, insort
 
 from accounts.models import User
-from books.importing.merging import shingles
+from books.importing.clippings import Clipping
+from books.importing.merging import long_run, shingles
 from books.importing.positions import Span, decode, overlaps, sort_key
 from books.models import Book, Highlight
 from books.text import fold_spacing_and_bom
@@ -271,6 +272,32 @@ class Library:
             self._folded.get(id(highlight), ""),
         )
         return [h for h in found if h is not highlight]
+
+
+def holder_near(library: Library, book_id: int, clipping: Clipping) -> Highlight | None:
+    """A highlight of the book, placed near the entry, that holds every word of it (alive
+    ones first): the passage selected again, as the import finds one. Another device's
+    holds it only when its words are a long run (merging.SHARED_RUN_WORDS)."""
+    folded = fold_spacing_and_bom(clipping.text)
+    if not folded:
+        return None
+    located = clipping.location_start is not None
+    return next(
+        (
+            neighbour
+            for neighbour in library.neighbours(
+                book_id,
+                clipping.location_start,
+                clipping.location_end,
+                clipping.page,
+                clipping.position,
+                folded,
+            )
+            if folded in library.folded(neighbour)
+            and ((neighbour.location_start is not None) == located or long_run(folded))
+        ),
+        None,
+    )
 
 
 def reads_before(a: Highlight, b: Highlight) -> bool:

@@ -105,6 +105,9 @@ def parse_readwise_csv(data: bytes) -> ParseResult:
         field: tuple(columns[name] for name in names if name in columns)
         for field, names in COLUMNS.items()
     }
+    # The columns an Exogram before 2026-12-07 read a row's book from (only these names).
+    at["title before"] = (columns["title"],) if "title" in columns else ()
+    at["author before"] = (columns["author"],) if "author" in columns else ()
     result = ParseResult(clippings=[], problems=[], entries=0)
     # A quote never closed would swallow every row after it into one cell: the rows are
     # read up to its line, the line is a problem of its own, and reading starts again on
@@ -276,5 +279,8 @@ def _read_rows(
                 favourite=favourite,
                 tags_carried=bool(at["tags"] or at["document tags"]),
                 colour=_field(row, at["color"]).strip().casefold(),
+                untitled_before=bool(title)
+                and not _field(row, at["title before"]).strip()
+                and not _field(row, at["author before"]).strip(),
             )
         )

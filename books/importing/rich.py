@@ -34,6 +34,10 @@ class RichClipping(Clipping):
     tags_listed: bool = False
     # A highlight the reader deleted, and when (an Exogram export's): kept deleted.
     deleted_at: datetime | None = None
+    # A Readwise export's row whose title and author only its Book Title and Book Author
+    # give, columns an Exogram before 2026-12-07 did not read: that Exogram put it in the
+    # book "Untitled" with no author, where books.importing.untitled finds it again.
+    untitled_before: bool = False
 
 
 def rich_clipping(

@@ -71,7 +71,7 @@ def import_reading(the_import: Import | None) -> Reading | None:
 _NEW_OR_CHANGED = (
     "books_changed", "new_books", "new_highlights", "extended_merged", "notes_attached",
     "standalone_notes", "tags_added", "favourites", "deleted_kept", "removed_remembered",
-    "moved_deleted_on_device",
+    "moved_deleted_on_device", "untitled_moved", "untitled_joined",
 )  # fmt: skip
 
 

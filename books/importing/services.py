@@ -32,7 +32,7 @@ from books.importing.device_deleted import deleted_on_device_remember
 from books.importing.enrich import import_enrich
 from books.importing.hashtags import note_hashtags
 from books.importing.identity import highlight_dedupe_key
-from books.importing.library_index import Library, page_span
+from books.importing.library_index import Library, holder_near, page_span
 from books.importing.merging import long_run
 from books.importing.notes import note_attach, note_target, note_with_deleted
 from books.importing.positions import sort_key
@@ -47,6 +47,7 @@ from books.importing.reader_books import (
 )
 from books.importing.rich import RichClipping
 from books.importing.rows import highlights_copy
+from books.importing.untitled import untitled_rehome
 
 # ImportRejected is what clippings_import raises for a file it refuses: its callers catch it here.
 from books.importing.upload import ImportRejected as ImportRejected
@@ -184,6 +185,11 @@ def parsed_clippings_save(
     books = file_books.books
     report.books_with_nothing = file_books.empty
     report.new_books = file_books.created
+    # Entries an older Exogram put in "Untitled" find themselves there first, and go to
+    # their books: the Library below holds them where this file places them.
+    untitled = untitled_rehome(reader=reader, clippings=result.clippings, books=books)
+    report.untitled_moved, report.untitled_joined = untitled.moved, untitled.joined
+    report.untitled_removed = int(untitled.removed)
     # The books of its highlights deleted on the device too: one whose highlights were all
     # deleted there is not among the file's books, but may be in the library (from an older
     # copy), and its traces are known by its key.
@@ -196,6 +202,7 @@ def parsed_clippings_save(
     # Before the traces are read: an export's own removed highlights stay out of it too.
     report.removed_remembered = traces_remember(reader_id=reader.pk, traces=result.removed_for_good)
     work = ImportWork(purged=Purged(reader_id=reader.pk, book_keys=book_keys))
+    work.moved_in, work.embed_again = untitled.books, untitled.embed_again
     notes = _match_highlights(
         result.clippings, books, library, work, report, the_import, on_match=on_match
     )
@@ -512,22 +519,7 @@ def _keep_deleted(
 def _held_by_neighbour(library: Library, book: Book, clipping: Clipping) -> bool:
     """Whether a highlight here already holds every word of this entry (as `_match_clipping`
     finds a passage selected again)."""
-    folded = fold_spacing_and_bom(clipping.text)
-    if not folded:
-        return False
-    located = clipping.location_start is not None
-    return any(
-        folded in library.folded(neighbour)
-        and ((neighbour.location_start is not None) == located or long_run(folded))
-        for neighbour in library.neighbours(
-            book.pk,
-            clipping.location_start,
-            clipping.location_end,
-            clipping.page,
-            clipping.position,
-            folded,
-        )
-    )
+    return holder_near(library, book.pk, clipping) is not None
 
 
 # The columns an import may change on an existing highlight, all read by the library index
@@ -610,6 +602,7 @@ def _finish_report(
     titles = {b.title for b in books.values() if b.pk in work.touched | truncated_books}
     report.book_titles = sorted(titles, key=str.casefold)[:BOOK_TITLES_KEPT]
     changed_books = {h.book_id for h in [*work.created.values(), *work.changed.values()]}
+    changed_books |= work.moved_in
     report.books_changed = len(changed_books)
     changed_titles = {b.title for b in books.values() if b.pk in changed_books}
     report.changed_titles = sorted(changed_titles, key=str.casefold)[:BOOK_TITLES_KEPT]
@@ -637,7 +630,7 @@ def _enqueue_embedding(the_import: Import, work: ImportWork, *, send: bool = Tru
             "pk", flat=True
         )
     )
-    to_embed = new_ids + changed_words
+    to_embed = new_ids + changed_words + work.embed_again
     # Several tasks, not one: with more than one worker process they share the work. Sent
     # after commit; a broker that is down leaves them saved and marked as delayed.
     if to_embed:

@@ -52,6 +52,13 @@ class ImportReport:
     # now remembered here. An Import saved before these counts were kept has none.
     deleted_kept: int = 0
     removed_remembered: int = 0
+    # Highlights an older Exogram put in "Untitled" that this file places in their books
+    # (books.importing.untitled): moved there, or made one with the highlight the book held
+    # already; and whether "Untitled", left empty, went (1). An Import saved before these
+    # counts were kept has none.
+    untitled_moved: int = 0
+    untitled_joined: int = 0
+    untitled_removed: int = 0
     truncated_by_book: dict[str, int] = field(default_factory=dict)
     # Books the file named but brought nothing of (bookmarks, clipping-limit placeholders):
     # no Book is made for them, and the report says why.
@@ -107,6 +114,10 @@ class ImportWork:
     # was attached to, or the note of its own) and the note that one held before: its new
     # hashtags are tags of that highlight (books.importing.enrich).
     notes_brought: list[tuple[Highlight, str, str]] = field(default_factory=list)
+    # Books that gained highlights from "Untitled" (books.importing.untitled), which the
+    # import changed, and those highlights with a vector: to be connected in their books.
+    moved_in: set[int] = field(default_factory=set)
+    embed_again: list[int] = field(default_factory=list)
 
     def change(self, highlight: Highlight) -> None:
         if highlight.pk:

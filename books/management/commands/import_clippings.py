@@ -75,7 +75,7 @@ class Command(BaseCommand):
             "already_deleted",
         ]:
             self.stdout.write(f"  {key.replace('_', ' '):<22} {counts.get(key, 0):>7}")
-        for line in _left_out_lines(the_import):
+        for line in [*_left_out_lines(the_import), *_untitled_lines(the_import)]:
             self.stdout.write(f"  {line}")
         for reason, count in counts.get("skipped_in_file", {}).items():
             self.stdout.write(f"  skipped in the file, {reason}: {count}")
@@ -96,6 +96,33 @@ def _file_read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as error:
         raise CommandError(f"Cannot read {path}: {error.strerror}") from None
+
+
+def _untitled_lines(the_import: Import) -> list[str]:
+    """What the report page says of highlights an earlier import had put in "Untitled"
+    (books.importing.untitled), in plain lines."""
+    counts = the_import.counts
+    moved, joined = counts.get("untitled_moved", 0), counts.get("untitled_joined", 0)
+    lines = []
+    if moved:
+        lines.append(
+            f"{moved:,} highlight{'s' if moved != 1 else ''} that an earlier import had put in "
+            f"“Untitled” {'are' if moved != 1 else 'is'} now in "
+            f"{'their own books' if moved != 1 else 'its own book'}, with everything you added "
+            f"to {'them' if moved != 1 else 'it'}: Exogram did not read this file's book "
+            "titles then."
+        )
+    if joined:
+        lines.append(
+            "1 highlight in “Untitled” was in its own book as well: the two are now one "
+            "there, with the notes and tags of both."
+            if joined == 1
+            else f"{joined:,} highlights in “Untitled” were in their own books as well: each "
+            "is now one there, with the notes and tags of both."
+        )
+    if counts.get("untitled_removed"):
+        lines.append("“Untitled” had nothing else in it, and is gone.")
+    return lines
 
 
 def _left_out_lines(the_import: Import) -> list[str]:

@@ -135,6 +135,32 @@ class ReadwiseCsvTests:
             datetime(2021, 3, 14, 18, 7, tzinfo=UTC),
         )
 
+    def test_it_marks_the_rows_an_older_exogram_read_into_untitled(self) -> None:
+        # Before 2026-12-07 only Title and Author named a row's book: a row whose book only
+        # Book Title names went into "Untitled" with no author (books.importing.untitled).
+        export = parse_readwise_csv((FIXTURES / "readwise_export.csv").read_bytes())
+        assert [isinstance(c, RichClipping) and c.untitled_before for c in export.clippings] == [
+            True
+        ] * 6
+        data = (
+            b"Highlight,Title,Book Title,Author,Book Author\r\n"
+            b"One.,Mine,Theirs,,Them\r\n"  # Title read then too
+            b"Two.,,Theirs,,Them\r\n"  # Untitled then
+            b"Three.,,Theirs,Me,\r\n"  # "Untitled" by Me then: not the book with no author
+            b"Four.,,,,\r\n"  # Untitled then and now
+        )
+        marked = parse_readwise_csv(data).clippings
+        assert [isinstance(c, RichClipping) and c.untitled_before for c in marked] == [
+            False,
+            True,
+            False,
+            False,
+        ]
+        template = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
+        assert not any(
+            isinstance(c, RichClipping) and c.untitled_before for c in template.clippings
+        )
+
     def test_it_takes_a_note_without_a_highlight_as_a_note(self) -> None:
         result = parse_readwise_csv((FIXTURES / "readwise.csv").read_bytes())
         note = result.clippings[4]
