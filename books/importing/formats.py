@@ -4,6 +4,7 @@ Pure Python, no Django. Every parser returns the same ParseResult of Clippings, 
 import workflow is one for all of them.
 """
 
+import codecs
 import csv
 import io
 import json
@@ -91,7 +92,7 @@ def detect_format(data: bytes) -> str:
     device = detect_device(data)  # a device's database, a KOReader sidecar, a zip
     if device is not None:
         return device
-    head = decode_text(data[:_SAMPLE]).lstrip("\ufeff \t\r\n")
+    head = _sample(data).lstrip("\ufeff \t\r\n")
     if head.startswith(("{", "[")):
         document = _json(data)
         if is_exogram(document):
@@ -107,6 +108,19 @@ def detect_format(data: bytes) -> str:
     if _has_highlight_column(head):
         return READWISE_CSV
     return CLIPPINGS
+
+
+def _sample(data: bytes) -> str:
+    """The file's first _SAMPLE bytes as decode_text reads the whole: a UTF-8 character the
+    cut falls inside is left out, not taken for Windows-1252 (which made Exogram's own CSV
+    export of a Chinese library, its byte order mark read as "ï»¿", no CSV at all)."""
+    sample = data[:_SAMPLE]
+    if len(data) > _SAMPLE and not sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return codecs.getincrementaldecoder("utf-8-sig")().decode(sample, final=False)
+        except UnicodeDecodeError:
+            pass  # not UTF-8: Windows-1252, as decode_text reads it
+    return decode_text(sample)
 
 
 def _json(data: bytes) -> object | None:

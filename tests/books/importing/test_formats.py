@@ -77,6 +77,20 @@ class DetectOtherContentTests:
             12,
         )
 
+    def test_a_csv_whose_first_64_kb_end_inside_a_character_is_still_a_csv(self) -> None:
+        # Exogram's own export (a byte order mark, then UTF-8) of a Chinese library: read as
+        # Windows-1252 for the cut character, its header began "ï»¿Highlight".
+        header = "\ufeffHighlight,Title,Author,Note,Location\r\n".encode()
+        row = "記憶是一種重建。,一本書,某人,,12\r\n".encode()
+        # A note of as many letters as put byte 65,536 one byte into a row's first character.
+        pad = (65535 - len(header) - len(row)) % len(row)
+        first = f"記憶是一種重建。,一本書,某人,{'x' * pad},12\r\n".encode()
+        data = header + first + row * (65536 // len(row))
+        with pytest.raises(UnicodeDecodeError):
+            data[:65536].decode("utf-8")
+        assert detect_format(data) == READWISE_CSV
+        assert len(parse_upload(data).clippings) == 1 + 65536 // len(row)
+
     def test_it_reads_a_clippings_title_named_highlight_as_clippings(self) -> None:
         data = (
             b"Highlight, a Novel (Doe, Jane)\r\n- Your Highlight on Location 1-2 | Added on "

@@ -32,10 +32,7 @@ _EXPORT_NAMES = (
 
 
 def _readwise_export(reader: User) -> bytes:
-    # Without the byte order mark Exogram's export starts with: a UTF-8 file with one,
-    # whose first 64 KB end inside a character, is not told a CSV (formats.detect_format
-    # reads that sample as Windows-1252), a limit of its own.
-    data = library_export(reader=reader, format="csv").data.removeprefix(b"\xef\xbb\xbf")
+    data = library_export(reader=reader, format="csv").data
     header, rows = data.split(b"\r\n", 1)
     for template, export in _EXPORT_NAMES:
         header = header.replace(template, export)
