@@ -620,6 +620,16 @@ def embedding_elsewhere(*, reader_id: int) -> bool:
     )
 
 
+def embedding_turn_under_way() -> bool:
+    """Whether a worker is in a turn of embedding: highlights claimed, or taken by a turn,
+    within the lease. An upload queued meanwhile waits for that turn's end at most
+    (EXOGRAM_EMBEDDING_TURN_SECONDS and one group), its queue being taken first."""
+    return Highlight.objects.filter(
+        embedding_status__in=[Highlight.EmbeddingStatus.PENDING, Highlight.EmbeddingStatus.CLAIMED],
+        embedding_claimed_at__gte=timezone.now() - STALE_CLAIM,
+    ).exists()
+
+
 def highlights_mark_enqueued(*, ids: list[int]) -> None:
     """Their task is in the queue: the sweep waits QUEUED_LEASE before sending another."""
     Highlight.objects.filter(pk__in=ids).exclude(
