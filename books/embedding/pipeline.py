@@ -357,8 +357,9 @@ def embedding_turn_take(*, ids: list[int], model_id: str, size: int = EMBED_TASK
     turn instead of behind another reader's 8,000, on any broker (the file broker has no
     priorities). Nothing waits forever: every task sent is one turn, each turn takes `size`
     highlights or all there are, and every enqueue sends a turn per `size` ids, so the turns
-    sent cover the highlights sent; what is left over (a lost message, a dead worker's
-    claims) the sweep sends again. Highlights of another model are chosen only among the
+    sent cover the highlights sent; a turn whose time ran out (highlights_embed_turn) frees
+    what it did not reach and sends one more turn for it; what is left over (a lost message,
+    a dead worker's claims) the sweep sends again. Highlights of another model are chosen only among the
     task's own ids: after a model change the sweep sets them pending (embeddings_switch_model),
     and looking for them in every done row on every turn would read the whole table.
 
@@ -407,9 +408,10 @@ def _untake(ids: list[int]) -> None:
 
 def highlights_embed_turn(*, ids: list[int], seconds: float | None = None) -> EmbedOutcome:
     """One embedding task's turn: embed the highlights embedding_turn_take chooses, for
-    about `seconds` (EXOGRAM_EMBEDDING_TURN_SECONDS by default): past them it stops
-    between two groups and leaves the rest, pending, to the next turn (`left_ids`), so a
-    worker process is free for an upload that often.
+    about `seconds` (EXOGRAM_EMBEDDING_TURN_SECONDS by default; None there: unbounded, as
+    in tests that run tasks in process): past them it stops between two groups and leaves
+    the rest, pending, to the next turn (`left_ids`), so a worker process is free for an
+    upload that often.
 
     `skipped` counts the task's own ids it left (done already, claimed by another worker,
     or left to another turn), as highlights_embed counts them.
