@@ -359,9 +359,10 @@ def embedding_turn_take(*, ids: list[int], model_id: str, size: int = EMBED_TASK
     highlights or all there are, and every enqueue sends a turn per `size` ids, so the turns
     sent cover the highlights sent; a turn whose time ran out (highlights_embed_turn) frees
     what it did not reach and sends one more turn for it; what is left over (a lost message,
-    a dead worker's claims) the sweep sends again. Highlights of another model are chosen only among the
-    task's own ids: after a model change the sweep sets them pending (embeddings_switch_model),
-    and looking for them in every done row on every turn would read the whole table.
+    a dead worker's claims) the sweep sends again. Highlights of another model are chosen
+    only among the task's own ids: after a model change the sweep sets them pending
+    (embeddings_switch_model), and looking for them in every done row on every turn would
+    read the whole table.
 
     Returns the chosen ids, the smallest reader's first, each taken by this process
     (_take), so that a second turn choosing meanwhile leaves them to this one.
