@@ -38,6 +38,11 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
         # stay pending with the reason shown to the reader, and the sweep tries again.
         logger.error("embedding model unavailable: %s", error)
         return {"embedded": 0, "skipped": len(ids)}
+    if outcome.left_ids:
+        # The turn's time ran out: what it took and left, pending again, goes to one more
+        # turn now rather than waiting for the sweep. Sent after the release has committed
+        # (highlights_embed), and behind an upload queued meanwhile (exogram.queues).
+        enqueue_embedding(outcome.left_ids)
     if outcome.embedded_ids:
         pipeline.readers_embeddings_changed(reader_ids=outcome.readers)
         # New vectors bring new connections (written with them, committed by now).
@@ -47,10 +52,13 @@ def embed_highlights(ids: list[int]) -> dict[str, int]:
     # slow: a wall time far above the CPU time is other work sharing the cores, not the
     # turn (docs/operations.md, 2026-12-06).
     logger.info(
-        "embedding turn: %d embedded in %.1f s (%.1f CPU s in this process)",
+        "embedding turn: %d embedded in %.1f s (%.1f CPU s in this process)%s",
         outcome.embedded,
         time.perf_counter() - started,
         time.process_time() - cpu_started,
+        f"; its time was up, {len(outcome.left_ids)} left to the next turn"
+        if outcome.left_ids
+        else "",
     )
     return {"embedded": outcome.embedded, "skipped": outcome.skipped}
 

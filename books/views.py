@@ -34,7 +34,12 @@ from books.connections.selectors import (
 )
 from books.deleting import deleted_phrase
 from books.forms import NoteForm, TagForm, TagRenameForm
-from books.importing.selectors import import_reading, import_saving, imports_under_way
+from books.importing.selectors import (
+    import_behind_embedding,
+    import_reading,
+    import_saving,
+    imports_under_way,
+)
 from books.library_cache import LibraryCache
 from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
 from books.purging import deleted_kept_for
@@ -111,6 +116,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "imports_under_way": several,
         "import_saving": import_saving(under_way),
         "import_reading": import_reading(under_way),
+        "import_behind_embedding": import_behind_embedding(under_way),
         "fresh_connections": fresh_connections(reader),
         "highlight_of_the_day": highlight_of_the_day(reader=reader, today=timezone.localdate()),
     }

@@ -320,6 +320,12 @@ EXOGRAM_EMBEDDING_MODEL_DIR = env_optional_dir("EXOGRAM_EMBEDDING_MODEL_DIR")
 # on 2 cores, 2 processes x 1 thread embed 211 texts/s against 203 for 1 x 2 on a quiet
 # machine, and twice as many when other work shares the cores. 0: all cores.
 EXOGRAM_EMBEDDING_THREADS = env_int("EXOGRAM_EMBEDDING_THREADS", 1, minimum=0)
+# Seconds after which an embedding turn stops between two groups and sends the rest to the
+# next turn (books.embedding.pipeline): a worker process is free that often for an upload,
+# whose queue is taken first. A turn of 256 highlights took 20 s on a quiet machine and
+# 450-540 s on a loaded one, and an upload waited six minutes for a worker. 0: one group a
+# turn.
+EXOGRAM_EMBEDDING_TURN_SECONDS = env_int("EXOGRAM_EMBEDDING_TURN_SECONDS", 25, minimum=0)
 # Connections are the pair judge's call (books.connections.judge); these cosine-distance
 # cuts judge only the pairs of a model it was not trained for (a model folder). None: the
 # model's own threshold.

@@ -116,11 +116,19 @@ def _tasks_run_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
     if not request.config.pluginmanager.hasplugin("django"):
         yield  # the pure tests, run with -p no:django
         return
+    from django.conf import settings
+
     from exogram.celery import app
 
     app.conf.task_always_eager = True
     app.conf.task_eager_propagates = True
+    # Nor is an embedding turn bounded in time here: a turn whose time is up sends the next,
+    # which would run inside it, and what a turn embeds would depend on the machine's speed.
+    # Tests of the bound set EXOGRAM_EMBEDDING_TURN_SECONDS themselves.
+    turn_seconds = settings.EXOGRAM_EMBEDDING_TURN_SECONDS
+    settings.EXOGRAM_EMBEDDING_TURN_SECONDS = None
     yield
+    settings.EXOGRAM_EMBEDDING_TURN_SECONDS = turn_seconds
     app.conf.task_always_eager = False
 
 

@@ -3,6 +3,7 @@
 import os
 import re
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -360,3 +361,53 @@ class WorkerQueueTests:
         # Taken before the backlog is done: at every take a chance in three (two, once the
         # refreshes or the rest run out), so it waits for all 31 about once in 10^7 runs.
         assert len(ahead) < backlog, log
+
+
+def _turns_that_embedded(log: str) -> list[int]:
+    """Where in the worker's log each embedding turn that embedded something ended."""
+    found = re.compile(r"embedding turn: [1-9]\d* embedded")
+    return [n for n, line in enumerate(log.splitlines()) if found.search(line)]
+
+
+@pytest.mark.django_db(transaction=True)
+class WorkerTurnTimeTests:
+    """An embedding turn whose time is up leaves the rest to one more turn, so a worker is
+    free for an upload between two turns of a library: an upload waited six minutes while
+    both processes ran 450-540 s turns on a loaded machine. Turns of no time at all here
+    (EXOGRAM_EMBEDDING_TURN_SECONDS=0: one group each), so the backlog is many turns."""
+
+    @pytest.mark.parametrize("broker", ["filesystem://", REDIS_URL, RABBITMQ_URL])
+    def test_an_upload_runs_between_two_turns_of_a_library(
+        self, alice: User, bob: User, tmp_path: Path, broker: str
+    ) -> None:
+        ids = _embedding_backlog(bob, highlights=240)  # one task: 15 turns of 16
+        embedded = Highlight.objects.filter(pk__in=ids, embedding_status="done")
+        with ExitStack() as stack:
+            queue = stack.enter_context(rabbitmq_queue()) if broker == RABBITMQ_URL else "celery"
+            if broker == REDIS_URL:
+                redis.Redis.from_url(REDIS_URL).flushdb()
+            stack.enter_context(
+                celery_worker(
+                    broker_url=broker,
+                    data_dir=tmp_path,
+                    queue=queue,
+                    env={"EXOGRAM_EMBEDDING_TURN_SECONDS": "0"},
+                    queued_first=lambda: embed_highlights.delay(ids),
+                )
+            )
+            # It loads the models first: slow on a loaded machine.
+            wait_for(embedded.exists, timeout=240, what="the first turn to embed a group")
+            import_queue(reader=alice, data=clippings_file(*MEMORY_LIBRARY), file_name="a.txt")
+            wait_for(
+                lambda: Import.objects.filter(reader=alice, status="done").exists(),
+                timeout=240,
+                what="the worker to import the file",
+            )
+            # The rest of the library goes on, turn after turn, with no sweep needed.
+            wait_for(lambda: embedded.count() == len(ids), timeout=240, what="every vector")
+        log = (tmp_path / "worker.log").read_text()
+        [imported] = _succeeded(log, "books.tasks.run_import")
+        # Turns embedded after the import: it did not wait for the whole library (over
+        # RabbitMQ, which picks among the queues at random, for a few turns at most).
+        assert [turn for turn in _turns_that_embedded(log) if turn > imported], log
+        assert "left to the next turn" in log

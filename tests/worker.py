@@ -92,6 +92,7 @@ def celery_worker(
     queue: str = "celery",
     queued_first: Callable[[], object] | None = None,
     consume: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Run a worker against the test database, and send this process's tasks to it.
 
@@ -100,12 +101,15 @@ def celery_worker(
     with `concurrency` above 1, a prefork pool of that many processes, as `make run` runs.
     `queued_first` sends tasks before the worker starts: a queue it finds already full.
     `consume`: the queues the worker is told to consume (-Q), in that order.
+    `env`: settings of the worker's own (e.g. EXOGRAM_EMBEDDING_TURN_SECONDS).
     """
     from exogram.celery import app
     from exogram.queues import task_queues
 
+    settings_of_its_own = env or {}
     env = {
         **os.environ,
+        **settings_of_its_own,
         "DEBUG": "1",
         "DATABASE_URL": test_database_url(),
         "EXOGRAM_DATA_DIR": str(data_dir),

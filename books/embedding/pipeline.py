@@ -7,12 +7,14 @@ only enqueue never load the model's runtime.
 
 import os
 import socket
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -234,17 +236,36 @@ class EmbedOutcome:
     embedded_ids: list[int] = field(default_factory=list)
     skipped: int = 0
     readers: set[int] = field(default_factory=set)
+    # What the turn took and left, pending and free again, when its time ran out: the next
+    # turn's (books.tasks sends it).
+    left_ids: list[int] = field(default_factory=list)
 
     @property
     def embedded(self) -> int:
         return len(self.embedded_ids)
 
 
-def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
+@dataclass(frozen=True)
+class TurnClock:
+    """When a turn must stop taking more groups (`ends_at`, on `clock`'s scale); None: never."""
+
+    ends_at: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    @classmethod
+    def from_now(
+        cls, seconds: float | None, clock: Callable[[], float] = time.monotonic
+    ) -> "TurnClock":
+        return cls(None if seconds is None else clock() + seconds, clock)
+
+
+def highlights_embed(*, ids: list[int], turn: TurnClock | None = None) -> EmbedOutcome:
     """Give each highlight in `ids` that needs one a vector from the current model.
 
     Idempotent: a highlight already embedded by this model, deleted, or claimed by another
     worker is left alone, so calling this twice changes nothing the second time.
+    With `turn`, it stops between two groups once the turn's time is up (after one group at
+    least) and frees what it took and did not claim (`left_ids`).
     Raises EncoderUnavailable after leaving the claimed rows pending with the reason.
     """
     from books.embedding.encoder import EncoderUnavailable, get_encoders
@@ -257,31 +278,59 @@ def highlights_embed(*, ids: list[int]) -> EmbedOutcome:
             embedding_status=Highlight.EmbeddingStatus.DONE
         ).update(embedding_error=str(error))
         raise
-    _take(ids, encoders.model_id)
+    taken = _take(ids, encoders.model_id)
     try:
-        _embed_taken(encoders, ids, outcome)
+        left = _embed_taken(encoders, ids, outcome, turn or TurnClock())
     except BaseException:
         with suppress(DatabaseError):  # a database gone cannot be told; the lease then frees them
             _untake(ids)
         raise
+    if left:
+        # Freed as an error frees them: pending, and no longer "taken by a live turn", so
+        # the next turn (sent by the task) or any other one takes them at once.
+        _untake(left)
+        outcome.left_ids = sorted(set(left) & set(taken))
     return outcome
 
 
-def _embed_taken(encoders: "Encoders", ids: list[int], outcome: EmbedOutcome) -> None:
+def _embed_taken(
+    encoders: "Encoders", ids: list[int], outcome: EmbedOutcome, turn: TurnClock
+) -> list[int]:
+    """Claim, encode and write `ids` a group at a time; returns those it did not reach
+    because the turn's time ran out (none without a deadline).
+
+    With a deadline, a group is sized to what the turn has measured it writes in the time
+    left (at most EMBED_GROUP_CHARS), and the first is one sub-batch: a whole task was one
+    group of about 50,000 characters, encoded in one call that took 20 s on a quiet machine
+    and 450-540 s on a loaded one, while an upload waited for a worker (docs/operations.md).
+    """
+    started = turn.clock()
+    groups, written_chars = 0, 0
+    limit = EMBED_GROUP_CHARS if turn.ends_at is None else 0
     group: list[tuple[datetime, list[Highlight]]] = []
     group_chars = 0
     for start in range(0, len(ids), EMBED_BATCH):
+        if turn.ends_at is not None and groups and not group and turn.clock() >= turn.ends_at:
+            return ids[start:]
         claimed_at, rows = _claim(ids[start : start + EMBED_BATCH], encoders.model_id)
         outcome.skipped += min(EMBED_BATCH, len(ids) - start) - len(rows)
         rows = _fail_empty(rows)
         if rows:
             group.append((claimed_at, rows))
             group_chars += sum(len(_embedded_part(_text_of(h))) for h in rows)
-        if group_chars >= EMBED_GROUP_CHARS:
+        if group and group_chars >= limit:
             _embed_group(encoders, group, outcome)
+            groups, written_chars = groups + 1, written_chars + group_chars
             group, group_chars = [], 0
+            if turn.ends_at is not None:
+                # What this turn wrote a second so far (encoding, writing, connecting),
+                # times the seconds left: a loaded machine gets smaller groups.
+                now = turn.clock()
+                per_second = written_chars / max(now - started, 1e-3)
+                limit = min(EMBED_GROUP_CHARS, int(per_second * (turn.ends_at - now)))
     if group:
         _embed_group(encoders, group, outcome)
+    return []
 
 
 # The advisory lock (any constant no other advisory lock in the project uses) under which
@@ -308,10 +357,12 @@ def embedding_turn_take(*, ids: list[int], model_id: str, size: int = EMBED_TASK
     turn instead of behind another reader's 8,000, on any broker (the file broker has no
     priorities). Nothing waits forever: every task sent is one turn, each turn takes `size`
     highlights or all there are, and every enqueue sends a turn per `size` ids, so the turns
-    sent cover the highlights sent; what is left over (a lost message, a dead worker's
-    claims) the sweep sends again. Highlights of another model are chosen only among the
-    task's own ids: after a model change the sweep sets them pending (embeddings_switch_model),
-    and looking for them in every done row on every turn would read the whole table.
+    sent cover the highlights sent; a turn whose time ran out (highlights_embed_turn) frees
+    what it did not reach and sends one more turn for it; what is left over (a lost message,
+    a dead worker's claims) the sweep sends again. Highlights of another model are chosen
+    only among the task's own ids: after a model change the sweep sets them pending
+    (embeddings_switch_model), and looking for them in every done row on every turn would
+    read the whole table.
 
     Returns the chosen ids, the smallest reader's first, each taken by this process
     (_take), so that a second turn choosing meanwhile leaves them to this one.
@@ -356,8 +407,12 @@ def _untake(ids: list[int]) -> None:
     ).update(embedding_claimed_at=None)
 
 
-def highlights_embed_turn(*, ids: list[int]) -> EmbedOutcome:
-    """One embedding task's turn: embed the highlights embedding_turn_take chooses.
+def highlights_embed_turn(*, ids: list[int], seconds: float | None = None) -> EmbedOutcome:
+    """One embedding task's turn: embed the highlights embedding_turn_take chooses, for
+    about `seconds` (EXOGRAM_EMBEDDING_TURN_SECONDS by default; None there: unbounded, as
+    in tests that run tasks in process): past them it stops between two groups and leaves
+    the rest, pending, to the next turn (`left_ids`), so a worker process is free for an
+    upload that often.
 
     `skipped` counts the task's own ids it left (done already, claimed by another worker,
     or left to another turn), as highlights_embed counts them.
@@ -365,11 +420,15 @@ def highlights_embed_turn(*, ids: list[int]) -> EmbedOutcome:
     """
     from books.embedding.encoder import EncoderUnavailable, get_encoders
 
+    turn = TurnClock.from_now(
+        settings.EXOGRAM_EMBEDDING_TURN_SECONDS if seconds is None else seconds
+    )
     try:
         model_id = get_encoders().model_id
     except EncoderUnavailable:
         return highlights_embed(ids=ids)  # records the reason on them, and raises
-    outcome = highlights_embed(ids=embedding_turn_take(ids=ids, model_id=model_id))
+    chosen = embedding_turn_take(ids=ids, model_id=model_id)
+    outcome = highlights_embed(ids=chosen, turn=turn)
     embedded = set(outcome.embedded_ids)
     outcome.skipped = sum(1 for pk in ids if pk not in embedded)
     return outcome
@@ -562,6 +621,16 @@ def embedding_elsewhere(*, reader_id: int) -> bool:
     return (
         not busy.filter(reader_id=reader_id).exists() and busy.exclude(reader_id=reader_id).exists()
     )
+
+
+def embedding_turn_under_way() -> bool:
+    """Whether a worker is in a turn of embedding: highlights claimed, or taken by a turn,
+    within the lease. An upload queued meanwhile waits for that turn's end at most
+    (EXOGRAM_EMBEDDING_TURN_SECONDS and one group), its queue being taken first."""
+    return Highlight.objects.filter(
+        embedding_status__in=[Highlight.EmbeddingStatus.PENDING, Highlight.EmbeddingStatus.CLAIMED],
+        embedding_claimed_at__gte=timezone.now() - STALE_CLAIM,
+    ).exists()
 
 
 def highlights_mark_enqueued(*, ids: list[int]) -> None:

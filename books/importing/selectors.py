@@ -3,9 +3,11 @@
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.core.paginator import Page
 from django.db.models import Case, Count, Min, Q, QuerySet, Value, When
 
+from books.embedding.pipeline import embedding_turn_under_way
 from books.models import (
     Highlight,
     HighlightMerge,
@@ -35,6 +37,21 @@ def import_saving(the_import: Import | None) -> ImportSaving | None:
     if the_import is None or the_import.status != Import.Status.SAVING:
         return None
     return ImportSaving.objects.filter(the_import=the_import).first()
+
+
+def import_behind_embedding(the_import: Import | None) -> bool:
+    """Whether a queued import waits for a worker to finish its turn of embedding: what the
+    page tells its reader instead of "shortly" (an upload waited six minutes behind two
+    turns before turns were bounded in time, EXOGRAM_EMBEDDING_TURN_SECONDS).
+
+    Only with a broker that hands out the imports' queue first (Redis, the file broker);
+    RabbitMQ picks among the queues at random, so an upload may wait for a few turns
+    (exogram.queues), and the page then says nothing about turns."""
+    if the_import is None or the_import.status != Import.Status.QUEUED:
+        return False
+    if settings.CELERY_BROKER_URL.startswith(("amqp", "pyamqp")):
+        return False
+    return embedding_turn_under_way()
 
 
 @dataclass(frozen=True)

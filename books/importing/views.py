@@ -22,6 +22,7 @@ from books.forms import ImportForm, TooLargeForm
 from books.importing.background import import_queue, imports_in_background
 from books.importing.reader_books import AT_CLIPPING_LIMIT, BOOKMARKS, EMPTY_NOTES
 from books.importing.selectors import (
+    import_behind_embedding,
     import_nothing_else_new,
     import_nothing_new,
     import_nothing_to_keep,
@@ -279,6 +280,7 @@ def import_report(request: HttpRequest, code: UUID) -> HttpResponse:
         "under_way": Import.UNDER_WAY,
         "saving": import_saving(the_import),
         "reading": import_reading(the_import),
+        "behind_embedding": import_behind_embedding(the_import),
         "progress": progress,
         "eta": import_time_left(the_import, progress, now=timezone.now()),
         **_connections_made(the_import, progress),
@@ -331,6 +333,7 @@ def import_progress_partial(request: HttpRequest, code: UUID) -> HttpResponse:
             "import": the_import,
             "saving": import_saving(the_import),
             "reading": import_reading(the_import),
+            "behind_embedding": import_behind_embedding(the_import),
             "on_home": bool(request.GET.get("home")),
         }
         return render(request, "books/_import_stage.html", context)

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.selectors import library_connections
-from books.embedding.pipeline import highlights_embed
+from books.embedding.encoder import active_model_id
+from books.embedding.pipeline import embedding_turn_take, highlights_embed
 from books.importing import background
 from books.importing.clippings import parse_clippings
 from books.importing.screening import screen_entries
@@ -23,6 +24,7 @@ from books.library_cache import library_version_bump
 from books.models import Connection, Highlight, Import
 from books.tasks import embed_highlights, run_import
 from tests.books.kindle import MEMORY_LIBRARY, Entry, clippings_file
+from tests.books.library import pending_backlog
 
 DATA = clippings_file(*MEMORY_LIBRARY)
 
@@ -258,3 +260,54 @@ class HomeWhenReadyTests:
         assert said in home
         assert "Lectura" not in home
         assert "leíd" not in home
+
+
+def _a_turn_takes(ids: list[int]) -> None:
+    model_id = active_model_id()
+    assert model_id
+    assert embedding_turn_take(ids=ids, model_id=model_id) == ids
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("small_inline_limit")
+class WaitingForAWorkerTests:
+    """A queued upload says what it waits for: a worker's turn of embedding (at most
+    EXOGRAM_EMBEDDING_TURN_SECONDS and a group), when one is under way, instead of
+    "shortly" while it waited six minutes."""
+
+    TURN = "it starts as soon as a worker finishes its current turn of embedding."
+    FREE = "a worker starts on it as soon as one is free."
+
+    def _stage(self, client: Client, language: str = "en") -> str:
+        the_import = Import.objects.get()
+        poll = reverse("import_progress", args=[the_import.code]) + "?under_way=1"
+        headers = {"accept-language": language}
+        stage = client.get(poll, headers=headers).content.decode()
+        report = client.get(the_import.get_absolute_url(), headers=headers).content.decode()
+        home = client.get(reverse("home"), headers=headers).content.decode()
+        assert len({_text(page).count("Your file is saved") for page in (stage, report)}) == 1
+        return " ".join(_text(page) for page in (stage, report, home))
+
+    def test_it_says_it_waits_for_a_turn_of_embedding_when_one_is_under_way(
+        self, alice_client: Client, bob: User
+    ) -> None:
+        alice_client.post(reverse("import"), _upload(DATA))
+        assert self.FREE in self._stage(alice_client)
+        assert self.TURN not in self._stage(alice_client)
+        _a_turn_takes(pending_backlog(bob, 3))  # a worker's turn embeds bob's highlights
+        pages = self._stage(alice_client)
+        assert pages.count(self.TURN) == 3  # the poll, the report and the home page
+        assert self.FREE not in pages
+        spanish = self._stage(alice_client, "es")
+        assert "empieza en cuanto un proceso de fondo termine su turno actual" in spanish
+
+    def test_over_rabbitmq_it_does_not_promise_the_next_turn(
+        self, alice_client: Client, bob: User, settings: Any
+    ) -> None:
+        # RabbitMQ picks among the queues at random: an upload may wait for a few turns.
+        settings.CELERY_BROKER_URL = "amqp://guest:guest@127.0.0.1:5672//"
+        alice_client.post(reverse("import"), _upload(DATA))
+        _a_turn_takes(pending_backlog(bob, 3))
+        pages = self._stage(alice_client)
+        assert self.FREE in pages
+        assert self.TURN not in pages
