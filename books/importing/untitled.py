@@ -18,7 +18,7 @@ it again). Such a highlight is that entry, imported before:
   as any entry imported before, and adds what the file brings now (Document tags, a date);
 - unless that book already holds the passage (its words from a Kindle, or from another file
   imported since): the two become one, the book's highlight taking everything of the
-  reader's on the other (book_merge._join_rows), as a merge of two books joins them.
+  reader's on the other (joining.highlights_join), as a merge of two books joins them.
 
 With every book one, the older import gave a highlight the notes of other rows: a note of
 its own of another book (a row with a Note and no Highlight) at a place near it, the note
@@ -43,13 +43,10 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_follow_books
-from books.importing.book_merge import (
-    _join_rows,
-    _keep_exclusions,
-    _wait_for_the_embedding_writer,
-)
+from books.importing.book_merge import _keep_exclusions, _wait_for_the_embedding_writer
 from books.importing.clippings import Clipping
 from books.importing.identity import book_key, highlight_dedupe_key
+from books.importing.joining import highlights_join
 from books.importing.library_index import Library, holder_near
 from books.importing.notes import NOTES_JOINED
 from books.importing.reader_books import book_key_of
@@ -154,12 +151,13 @@ def untitled_rehome(
     for highlight in moved:
         highlight.updated = now
     Highlight.objects.bulk_update(moved, _MOVED_FIELDS, batch_size=1000)
-    # After the moves: a highlight moved above may be the one another joins.
-    rows = Highlight.objects.in_bulk([h.pk for pair in joins for h in pair])
-    for holder, copy in joins:
-        rows[copy.pk].note = own_notes.get(copy.pk, rows[copy.pk].note)
-        _join_rows(rows[holder.pk], rows[copy.pk])
-    Highlight.objects.filter(pk__in=[copy.pk for _, copy in joins]).delete()
+    # After the moves (a highlight moved above may be the one another joins), each copy
+    # with its own note, then joined as a merge of two books joins them.
+    renoted = Highlight.objects.only("note").in_bulk([c.pk for _, c in joins if c.pk in own_notes])
+    for pk, row in renoted.items():
+        row.note = own_notes[pk]
+    Highlight.objects.bulk_update(renoted.values(), ["note"])
+    highlights_join([(holder.pk, copy.pk) for holder, copy in joins])
     connections_follow_books(reader_id=reader.pk, books=[placeholder.pk, *targets])
     for book in targets.values():
         # A reader who kept "Untitled" out of sharing keeps its highlights out.
