@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Collection, Sequence
 from datetime import date
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Field, JSONField, Model, Q
 
 from books.models import Connection, Highlight, HighlightMerge
@@ -33,13 +33,32 @@ _VECTORS = ["embedding", "english_embedding", "theme_embedding"]
 
 
 def highlights_join(joins: Sequence[tuple[int, int]]) -> dict[int, Highlight]:
-    """Join each (survivor id, copy id) pair, in order; no id is both a survivor and a copy.
-    Returns the survivors as written, by id (a caller may write more on them)."""
-    from review.models import ReviewCard, WordCard
-
+    """Join each (survivor id, copy id) pair, in order; no id is both a survivor and a copy,
+    and a copy joins one survivor. Returns the survivors as written, by id (a caller may
+    write more on them)."""
     if not joins:
         return {}
-    rows = Highlight.objects.defer(*_VECTORS).in_bulk([pk for pair in joins for pk in pair])
+    copies = [copy for _, copy in joins]
+    if len(set(copies)) < len(copies) or {survivor for survivor, _ in joins} & set(copies):
+        # A chain (B into A, C into B) would send C's tags and history to B, then delete B.
+        raise ValueError("a copy joins one survivor, and no survivor is a copy")
+    with transaction.atomic():
+        return _join(joins)
+
+
+def _join(joins: Sequence[tuple[int, int]]) -> dict[int, Highlight]:
+    from review.models import ReviewCard, WordCard  # review's models import books'
+
+    # Locked as read, in id order as the embedding worker locks: a delete or a note edit
+    # committed meanwhile is not written over with what was read before it.
+    ids = sorted({pk for pair in joins for pk in pair})
+    rows = {
+        row.pk: row
+        for row in Highlight.objects.defer(*_VECTORS)
+        .select_for_update(no_key=True)
+        .filter(pk__in=ids)
+        .order_by("pk")
+    }
     for survivor, copy in joins:
         _fields_join(rows[survivor], rows[copy])
     survivors = {survivor: rows[survivor] for survivor, _ in joins}
@@ -92,7 +111,7 @@ def _tags_join(joins: Sequence[tuple[int, int]]) -> None:
     """The survivor has every tag either had."""
     through = Highlight.tags.through
     survivor_of = {copy: survivor for survivor, copy in joins}
-    links = through.objects.filter(highlight_id__in=survivor_of).values_list(
+    links = through.objects.filter(highlight_id__in=list(survivor_of)).values_list(
         "highlight_id", "tag_id"
     )
     through.objects.bulk_create(

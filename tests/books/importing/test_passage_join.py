@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import User
 from books.importing.book_merge import books_merge_duplicates
 from books.importing.identity import book_key, highlight_dedupe_key
+from books.importing.joining import highlights_join
 from books.importing.same_book import books_merge
 from books.models import Book, Connection, Deletion, Highlight, HighlightMerge, Import, Tag
 from review.models import ReviewCard, ReviewState, WordCard
@@ -327,6 +328,23 @@ class PassageJoinTests:
         assert list(Book.objects.filter(reader=alice, title=TITLE)) == books[:1]
         assert Book.objects.get(pk=books[0].pk).key == book_key(TITLE, AUTHORS)
         assert library.outcome() == THREE_TWINS_MERGED
+
+    @pytest.mark.parametrize("chain", [[(0, 1), (1, 2)], [(1, 2), (0, 1)], [(0, 2), (1, 2)]])
+    def test_a_chain_or_a_copy_joined_twice_is_refused_and_changes_nothing(
+        self, alice: User, chain: list[tuple[int, int]]
+    ) -> None:
+        library = Library(alice)
+        book = library.book("copies")
+        rows = [
+            library.highlight(book, f"p{i}", 10 + i, "The same words.", note=f"note {i}")
+            for i in range(3)
+        ]
+        before = library.outcome()
+
+        with pytest.raises(ValueError, match="a copy joins one survivor"):
+            highlights_join([(rows[s].pk, rows[c].pk) for s, c in chain])
+
+        assert library.outcome() == before
 
 
 def _copies_with_joined(library: Library, joined: int) -> tuple[Book, Book]:
