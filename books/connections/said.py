@@ -89,6 +89,8 @@ def _alone() -> str:
 
 
 def _nothing_said(others: OtherBooks) -> str:
+    if others.none:
+        return _alone()
     if others.waiting:
         return ngettext(
             "No passage from another author connects to this one yet: %(shown)s passage of "

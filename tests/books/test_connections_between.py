@@ -181,6 +181,20 @@ class UnconnectedBookTests:
         )
         assert "yet" not in said
 
+    def test_alone_in_the_library_a_ready_passages_page_names_no_other_books(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        # Its page said "your other books have no passage to compare it with" with no other
+        # book in the library.
+        novel = self._novel(alice)
+        passage = novel.highlights.get()
+        page = " ".join(alice_client.get(passage.get_absolute_url()).content.decode().split())
+        assert (
+            "A connection joins passages from two different books, and your library has no "
+            "other book with passages to compare it with." in page
+        )
+        assert "your other books" not in page
+
     def test_while_its_own_passages_wait_it_says_yet_and_how_many(
         self, alice: User, alice_client: Client
     ) -> None:
