@@ -46,7 +46,7 @@ from books.connections.services import connections_follow_books
 from books.importing.book_merge import _keep_exclusions, _wait_for_the_embedding_writer
 from books.importing.clippings import Clipping
 from books.importing.identity import book_key, highlight_dedupe_key
-from books.importing.joining import highlights_join
+from books.importing.joining import highlights_join, highlights_update
 from books.importing.library_index import Library, holder_near
 from books.importing.notes import NOTES_JOINED
 from books.importing.reader_books import book_key_of
@@ -150,13 +150,13 @@ def untitled_rehome(
     now = timezone.now()
     for highlight in moved:
         highlight.updated = now
-    Highlight.objects.bulk_update(moved, _MOVED_FIELDS, batch_size=1000)
+    highlights_update(moved, _MOVED_FIELDS)
     # After the moves (a highlight moved above may be the one another joins), each copy
     # with its own note, then joined as a merge of two books joins them.
     renoted = Highlight.objects.only("note").in_bulk([c.pk for _, c in joins if c.pk in own_notes])
     for pk, row in renoted.items():
         row.note = own_notes[pk]
-    Highlight.objects.bulk_update(renoted.values(), ["note"])
+    highlights_update(renoted.values(), ["note"])
     highlights_join([(holder.pk, copy.pk) for holder, copy in joins])
     connections_follow_books(reader_id=reader.pk, books=[placeholder.pk, *targets])
     for book in targets.values():
