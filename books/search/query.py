@@ -24,7 +24,7 @@ from django.db import connection
 
 from books.language import ENGLISH, SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
-from books.text import WORD, dotted, fold, is_prefix, literal, literal_pattern, search_words
+from books.text import WORD, dotted, fold, is_prefix, literal, search_words
 
 QUERY_MAX_LENGTH = 500
 # A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
@@ -80,15 +80,10 @@ class ParsedQuery:
     @property
     def words(self) -> frozenset[str]:
         """The words a result is marked by: not a name's bare letter ("c" of "c++"), which
-        would mark every "c" (the name itself is marked by `name_patterns`)."""
+        would mark every "c" (the name itself is not marked: the marking reads words only)."""
         return frozenset(
             word for i, (_, words) in enumerate(self.units) if i not in self.names for word in words
         )
-
-    @property
-    def name_patterns(self) -> tuple[str, ...]:
-        """The names written with symbols, as regular expressions (books.text.literal_pattern)."""
-        return tuple(literal_pattern(self.units[i][0]) for i in self.names)
 
     @property
     def joins_or(self) -> bool:
