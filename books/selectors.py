@@ -416,9 +416,13 @@ def books_matching(reader: User, query: str) -> list[int]:
     # Each word once, within BOOK_QUERY_MAX characters: a query of one word repeated 2,000
     # times held a web process 3 s over 5,000 books.
     folded = fold(query[:BOOK_QUERY_MAX])
-    tokens = folded.split()
-    names = dict.fromkeys(name for token in tokens if (name := literal(token)))
-    words = dict.fromkeys(w for token in tokens if not literal(token) for w in WORD.findall(token))
+    names: dict[str, None] = {}
+    words: dict[str, None] = {}
+    for token in folded.split():
+        if name := literal(token):
+            names[name] = None
+        else:
+            words.update(dict.fromkeys(WORD.findall(token)))
     patterns = [re.compile(literal_pattern(name)) for name in names] + [
         re.compile(rf"(?<!\d){word}(?!\d)" if word.isdecimal() else re.escape(word))
         for word in words

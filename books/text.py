@@ -31,29 +31,44 @@ from collections.abc import Sequence
 BYTE_ORDER_MARK = "\ufeff"
 # A word as PostgreSQL's parser cuts one: letters and digits (it splits at "_" too).
 WORD = re.compile(r"[^\W_]+")
-# A name written with symbols that are part of it: "C++", "C#", "F#", ".NET", "Node.js".
-# WORD cuts them off (PostgreSQL's parser too), and "c++" was "c", which every "vitamin C"
-# has: such a token is found as written (`literal`, `literal_pattern`). Words joined by
-# single dots, one before the first, and "+" or "#" after the last.
-_LITERAL = re.compile(r"\.?[^\W_]+(?:\.[^\W_]+)*[+#]*")
+# A name written with symbols PostgreSQL's parser drops: "+" or "#" after it ("C++", "C#",
+# "F#", "A+") or a dot before it (".NET"). The index holds "c++" as "c", which every
+# "vitamin C" has: such a name is found as written (`literal`, `literal_pattern`). Dots
+# inside a word are no such name ("node.js", "3.14", "e.g.", "J.K.", "example.com"): the
+# parser keeps them, one word, and a query finds it so (`dotted`).
+_LITERAL = re.compile(r"\.[^\W_]+(?:\.[^\W_]+)*[+#]*|[^\W_]+(?:\.[^\W_]+)*[+#]+")
+_DOTTED = re.compile(r"[^\W_]+(?:\.[^\W_]+)+")
 # What stands around a token without being part of it: quotes, brackets, a sentence's stops.
 _AROUND_A_TOKEN = "\"'()[]{}<>,;:!?¿¡«»\u201c\u201d\u2018\u2019"
 
 
+def _bare(token: str) -> str:
+    return token.strip(_AROUND_A_TOKEN).rstrip(".").strip(_AROUND_A_TOKEN)
+
+
 def literal(token: str) -> str:
-    """A token ("C++,", "(.net)", "node.js.") as the name it writes, to be found as written,
-    or "" for a word that WORD reads whole ("end.", "don't", "#tag", "-word")."""
-    name = token.strip(_AROUND_A_TOKEN).rstrip(".").strip(_AROUND_A_TOKEN)
-    if not _LITERAL.fullmatch(name) or not any(symbol in name for symbol in ".+#"):
-        return ""
-    return name
+    """A token ("C++,", "(.net)", "f#.") as the name it writes, to be found as written, or
+    "" for a word PostgreSQL's parser reads whole ("end.", "don't", "#tag", "-word",
+    "node.js", "J.K.", "3.14")."""
+    name = _bare(token)
+    return name if _LITERAL.fullmatch(name) else ""
+
+
+def dotted(token: str) -> str:
+    """A token of words joined by single dots ("node.js.", "J.K.", "3.14", "vol.2") as the
+    one word PostgreSQL's parser reads ("node.js", "j.k"), or "". A text may write the same
+    words apart ("J. K. Rowling"): a query looks for either."""
+    name = _bare(token)
+    return name if _DOTTED.fullmatch(name) else ""
 
 
 def literal_pattern(name: str) -> str:
     """A regular expression, Python's and PostgreSQL's alike, finding a `literal` (folded)
-    where it stands whole, as the index holds its words: "c++" not in "abc++", "node.js" not
-    in "node.jsx", ".net" not in "asp.net" (one word to PostgreSQL's parser)."""
-    return rf"(?<!\w){re.escape(name)}(?!\w)"
+    where it stands whole, as the index holds its words: "c++" not in "abc++", ".net" not in
+    "asp.net" (one word to PostgreSQL's parser); a version may follow a "+" or "#" ("c++"
+    in "c++17", as the parser reads "c" and "+17")."""
+    after = r"(?:(?!\w)|(?=\d))" if name.endswith(("+", "#")) else r"(?!\w)"
+    return rf"(?<!\w){re.escape(name)}{after}"
 
 
 def fold(text: str) -> str:

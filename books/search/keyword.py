@@ -26,7 +26,7 @@ from books.models import Highlight, search_document
 from books.search.query import ParsedQuery, query_terms, stems_of, tsquery
 from books.search.refreshed import Refreshed
 from books.statements import execute_with_settings
-from books.text import is_prefix, literal, literal_pattern
+from books.text import is_prefix, literal_pattern
 
 # Highlights read for the all-words pass, and per word in the any-word pass. A word in more
 # highlights than this is common: its first matches are ranked, not all of them, which keeps
@@ -73,18 +73,20 @@ def word_pattern(words: Sequence[str]) -> str:
     return r"\m" + r"\W+".join(re.escape(word) for word in words) + end
 
 
-def written_pattern(text: str, words: Sequence[str]) -> str:
+def written_pattern(text: str, words: Sequence[str], *, name: bool = False) -> str:
     """A unit found as written (ParsedQuery.as_written), as a regular expression on the
-    folded text: a phrase's words in order, a name with its symbols ("c++")."""
-    return literal_pattern(text) if literal(text) else word_pattern(words)
+    folded text: a phrase's words in order, a name with its symbols ("c++": `name`)."""
+    return literal_pattern(text) if name else word_pattern(words)
 
 
-def _unit_pattern(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
+def _unit_pattern(
+    text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]], *, name: bool = False
+) -> str:
     """A unit as a regular expression on the folded text: a word, or a word of its stem
     and up to four more letters ("habit" → habits, habitual); a phrase or a name with
     symbols as written."""
-    if text.startswith('"') or literal(text) or len(words) > 1 or is_prefix(words, 0):
-        return written_pattern(text, words)
+    if text.startswith('"') or name or len(words) > 1 or is_prefix(words, 0):
+        return written_pattern(text, words, name=name)
     forms = [re.escape(words[0]), *(re.escape(stem) + r"\w{0,4}" for stem in stems[words[0]])]
     return r"\m(?:" + "|".join(forms) + r")\M"
 
@@ -284,7 +286,10 @@ def keyword_hits(
             }
             return _ranked_hits(candidates, "all", everything)
     stems = stems_of({word for words in units for word in words})
-    patterns = [_unit_pattern(text, words, stems) for text, words in parsed.units]
+    patterns = [
+        _unit_pattern(text, words, stems, name=i in parsed.names)
+        for i, (text, words) in enumerate(parsed.units)
+    ]
     matching_sql = _matching_sql(library)
     # Pass 1: the reader's own query, every term required (and their or / - / quotes) but
     # the stop words standing alone, which are looked for in what the others find.

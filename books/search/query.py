@@ -24,7 +24,7 @@ from django.db import connection
 
 from books.language import ENGLISH, SPANISH, language_of
 from books.models import SEARCH_STEM_CONFIGS
-from books.text import WORD, fold, is_prefix, literal, search_words
+from books.text import WORD, dotted, fold, is_prefix, literal, search_words
 
 QUERY_MAX_LENGTH = 500
 # A query of this many words or fewer (stop words aside) is "a few words"; more, a sentence
@@ -74,10 +74,16 @@ class ParsedQuery:
     # Names written with symbols left out ("-c++", books.text.literal): the text itself says
     # which highlights have one; left out of the words' query, which would drop every "c".
     excluded_literals: tuple[str, ...] = ()
+    # The units that are such a name ("c++", ".net": books.text.literal), read once here.
+    names: tuple[int, ...] = ()
 
     @property
     def words(self) -> frozenset[str]:
-        return frozenset(word for _, words in self.units for word in words)
+        """The words a result is marked by: not a name's bare letter ("c" of "c++"), which
+        would mark every "c" (the name itself is not marked: the marking reads words only)."""
+        return frozenset(
+            word for i, (_, words) in enumerate(self.units) if i not in self.names for word in words
+        )
 
     @property
     def joins_or(self) -> bool:
@@ -91,9 +97,9 @@ class ParsedQuery:
     @property
     def as_written(self) -> tuple[int, ...]:
         """The units found as written, not by their words' stems: the quoted phrases, and
-        the names written with symbols ("c++", "node.js": books.text.literal)."""
+        the names written with symbols ("c++", ".net": `names`)."""
         return tuple(
-            i for i, (text, _) in enumerate(self.units) if text.startswith('"') or literal(text)
+            i for i, (text, _) in enumerate(self.units) if text.startswith('"') or i in self.names
         )
 
     def without(self, words: Collection[str]) -> ParsedQuery:
@@ -107,12 +113,15 @@ class ParsedQuery:
         )
         units = tuple(self.units[i] for i in keep)
         folded = " ".join([*(text for text, _ in units), *self.exclusions])
-        return dataclasses.replace(self, folded=folded, units=units, clauses=clauses)
+        names = tuple(kept[i] for i in self.names if i in kept)
+        return dataclasses.replace(self, folded=folded, units=units, clauses=clauses, names=names)
 
     def as_phrase(self) -> ParsedQuery:
         """The same query with its words as one quoted phrase: "de la" → `"de la"`."""
         words = tuple(word for _, unit in self.units for word in unit)
-        return dataclasses.replace(self, units=((f'"{" ".join(words)}"', words),), clauses=((0,),))
+        return dataclasses.replace(
+            self, units=((f'"{" ".join(words)}"', words),), clauses=((0,),), names=()
+        )
 
 
 def prefix_field(name: str) -> str:
@@ -223,6 +232,7 @@ def parse_query(query: str) -> ParsedQuery:
     symbols: list[str] = []
     excluded_symbols: list[str] = []
     excluded_literals: list[str] = []
+    names: list[str] = []
     joined = False  # the last token was "or"
     previous = ""
     for place, match in enumerate(matches):
@@ -231,15 +241,19 @@ def parse_query(query: str) -> ParsedQuery:
         (excluded_symbols if left_out else symbols).extend(symbols_in(match.group(0)))
         if phrase is not None:
             text, negated_word = f'"{" ".join(WORD.findall(phrase))}"', bool(negated)
-        elif word.startswith("-") and literal(word[1:]):
-            excluded_literals.append(literal(word[1:]))
+        elif word.startswith("-") and (name := literal(word[1:])):
+            excluded_literals.append(name)
             previous, joined = "exclusion", False
             continue
         elif word.startswith("-") and len(word) > 1:
-            text, negated_word = f"-{' '.join(WORD.findall(word))}", True
-        else:
+            text, negated_word = f"-{dotted(word[1:]) or ' '.join(WORD.findall(word))}", True
+        elif name := literal(word):
             # A name written with symbols is its own unit, found as written ("c++", not "c").
-            text, negated_word = literal(word) or " ".join(WORD.findall(word)), False
+            text, negated_word = name, False
+            names.append(name)
+        else:
+            # Words joined by dots stay one unit ("node.js", "j.k"): `_unit_tsquery`.
+            text, negated_word = dotted(word) or " ".join(WORD.findall(word)), False
         words = unit_words(text)
         if phrase is None and (text == "or" or place in ors):
             # "a or b" joins two terms; after an exclusion ("-a or b") it joins nothing.
@@ -268,6 +282,7 @@ def parse_query(query: str) -> ParsedQuery:
         tuple(dict.fromkeys(symbols)),
         tuple(dict.fromkeys(excluded_symbols)),
         tuple(dict.fromkeys(excluded_literals)),
+        tuple(i for i, text in enumerate(units) if text in names),
     )
 
 
@@ -410,15 +425,21 @@ def _word_tsquery(word: str, stems: dict[str, tuple[str, ...]]) -> str:
     return "(" + " | ".join(f"'{form}'" for form in forms) + ")"
 
 
-def _unit_tsquery(text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]]) -> str:
+def _unit_tsquery(
+    text: str, words: Sequence[str], stems: dict[str, tuple[str, ...]], *, name: bool = False
+) -> str:
     """A word with its stems; a phrase (or a word PostgreSQL splits, "don't") exactly, as
     written and in order; a name written with symbols as PostgreSQL's parser reads it ("c++"
-    is 'c', "node.js" one word 'node.js'), the text itself to tell which have it."""
-    if literal(text):
+    is 'c'), the text itself to tell which have it (ParsedQuery.names); words joined by dots
+    as the parser's one word or apart ("j.k" in "J.K. Rowling", 'j' <-> 'k' in "J. K.")."""
+    if name:
         return f"('{text}')"
+    phrase = "(" + " <-> ".join(_lexeme(words, i) for i in range(len(words))) + ")"
+    if "." in text and not text.lstrip("-").startswith('"'):
+        return f"('{text.lstrip('-')}' | {phrase})"
     if len(words) == 1 and not text.lstrip("-").startswith('"'):
         return _word_tsquery(words[0], stems)
-    return "(" + " <-> ".join(_lexeme(words, i) for i in range(len(words))) + ")"
+    return phrase
 
 
 @dataclass(frozen=True)
@@ -447,7 +468,10 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     stems = stems_of(
         {w for _, words in parsed.units for w in words} | {w for ws in excluded for w in ws}
     )
-    units = tuple(_unit_tsquery(text, words, stems) for text, words in parsed.units)
+    units = tuple(
+        _unit_tsquery(text, words, stems, name=i in parsed.names)
+        for i, (text, words) in enumerate(parsed.units)
+    )
     exclusions = "".join(
         f" & !{_unit_tsquery(text, words, stems)}"
         for text, words in zip(parsed.exclusions, excluded, strict=True)
@@ -464,7 +488,7 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
         optional = tuple(i for (i,) in alone)
         kept = [c for c, clause in zip(clauses, parsed.clauses, strict=True) if clause not in alone]
         informative = " & ".join(f"({clause})" for clause in kept) + exclusions
-    required = [units[i] for i in parsed.as_written if (i,) in parsed.clauses]
+    required = [f"({clauses[k]})" for k in enforced_clauses(parsed)]
     constraint = " & ".join(required) + exclusions
     if not required and exclusions:
         constraint = exclusions.removeprefix(" & ")
@@ -472,13 +496,28 @@ def query_terms(parsed: ParsedQuery) -> QueryTerms:
     return QueryTerms(units, exclusions, everything, constraint, informative, optional, stop_alone)
 
 
+def enforced_clauses(parsed: ParsedQuery) -> list[int]:
+    """The clauses every result must match, the meaning half's too, each with its units
+    found as written (ParsedQuery.as_written) by the text itself: a quoted phrase alone, and
+    any clause with a name written with symbols ("c++ or java": the index reads "c++" as
+    "c", and a "vitamin C" is neither)."""
+    return [
+        k
+        for k, clause in enumerate(parsed.clauses)
+        if any(i in parsed.names for i in clause)
+        or (len(clause) == 1 and clause[0] in parsed.as_written)
+    ]
+
+
 def _stop_alone(parsed: ParsedQuery, stop: Collection[str]) -> list[int]:
-    """The units that are a stop word on its own: not quoted, not joined by "or"."""
+    """The units that are a stop word on its own: not quoted, not joined by "or", not a name
+    written with symbols ("A+" is no "a")."""
     return [
         i
         for (i, *more) in parsed.clauses
         if not more
         and not parsed.units[i][0].startswith('"')
+        and i not in parsed.names
         and len(parsed.units[i][1]) == 1
         and parsed.units[i][1][0] in stop
     ]

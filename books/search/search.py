@@ -28,7 +28,7 @@ from datetime import date, datetime
 from enum import StrEnum
 
 from django.contrib.humanize.templatetags.humanize import intcomma
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop, ngettext
@@ -76,6 +76,7 @@ from books.search.query import (
     FEW_WORDS,
     QUERY_MAX_LENGTH,
     ParsedQuery,
+    enforced_clauses,
     has_letters_or_digits,
     is_few_words,
     meaning_text,
@@ -234,10 +235,18 @@ def _scope(request: SearchRequest, parsed: ParsedQuery) -> _Scope | str:
         )
         # The index holds stems beside the words as written ("habits" is there as "habit"
         # too) and no symbols ("c++" is there as "c"): the text itself tells that a quoted
-        # phrase or a name with symbols is there exactly.
-        for i in parsed.as_written:
-            if (i,) in parsed.clauses:
-                library = library.filter(search_text__regex=written_pattern(*parsed.units[i]))
+        # phrase or a name with symbols is there exactly, the clause's other units by the
+        # index ("c++ or java": C++ as written, or java).
+        for k in enforced_clauses(parsed):
+            either = Q()
+            for i in parsed.clauses[k]:
+                text, words = parsed.units[i]
+                either |= (
+                    Q(search_text__regex=written_pattern(text, words, name=i in parsed.names))
+                    if i in parsed.as_written
+                    else Q(constrained=tsquery(terms.units[i]))
+                )
+            library = library.filter(either)
         filtered = True
     return _Scope(library, filtered, named, in_books)
 

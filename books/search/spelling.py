@@ -38,7 +38,7 @@ from books.search.query import (
     prefixes_in,
 )
 from books.search.results import SearchResults
-from books.text import WORD, fold, literal
+from books.text import WORD, dotted, fold, literal
 
 # Shorter words are too easily another word ("cat" → "car", "hat", "cut"): left alone.
 SHORTEST_CORRECTED = 4
@@ -337,8 +337,9 @@ class Lexicons:
         ending, and many more of the reader's Spanish words end in "a"); "paralize" says
         nothing (Spanish "paraliz-e", English "paral-ize"), nor a stop word, nor the slip
         "befoer" (a Spanish infinitive's "-er" to the stemmer, but the reader's English words
-        end so more often). A word typed alone says no language by its company
-        (`language_of`), and a Spanish reader's "paraliza" wants no English "paralyze"."""
+        end so more often). Read for any query whose words say no language (`language_of`),
+        a word typed alone most often: a Spanish reader's "paraliza" wants no English
+        "paralyze". A query that says its language keeps to it (docs/evaluation.md)."""
         read = {
             language: _ending(word, stems.get(language, {}).get(word, word))
             for language in STEM_DICTIONARIES
@@ -497,18 +498,17 @@ def suggestion(
     return "".join(pieces) if changed else ""
 
 
-# The rest of a token on either side of a word in it.
-_TOKEN_END = re.compile(r"\S*\Z")
-_TOKEN_START = re.compile(r"\S*")
+_TOKEN = re.compile(r"\S+")
 
 
 def _of_a_name(word: re.Match[str]) -> bool:
-    """Whether a word is part of a name written with symbols ("node" of "node.js"), which
-    the search looked for as written (books.text.literal) and the library holds whole."""
-    text = word.string
-    start = _TOKEN_END.search(text, 0, word.start()).start()  # type: ignore[union-attr]
-    end = _TOKEN_START.match(text, word.end()).end()  # type: ignore[union-attr]
-    return bool(literal(text[start:end]))
+    """Whether a word is part of a name written with symbols ("c" of "c++", books.text.
+    literal) or of words joined by dots ("node" of "node.js", books.text.dotted), which the
+    search looked for whole and the library holds whole."""
+    token = next(
+        t.group() for t in _TOKEN.finditer(word.string) if t.start() <= word.start() < t.end()
+    )
+    return bool(literal(token) or dotted(token))
 
 
 def _model_keeps_whole(*, load: bool = True) -> Callable[[str], bool]:

@@ -8,6 +8,7 @@ from books.text import (
     TAG_MAX_LENGTH,
     author_sort_key,
     collapse_spacing,
+    dotted,
     fold,
     fold_keeping_kana_marks,
     fold_spacing,
@@ -78,13 +79,26 @@ class LiteralTests:
         ("token", "name"),
         [
             ("c++", "c++"), ("C#", "C#"), ("f#,", "f#"), ("(.NET)", ".NET"),
-            ("node.js.", "node.js"), ("notepad++", "notepad++"), ("e.g.", "e.g"),
+            ("notepad++", "notepad++"), ("A+", "A+"), ("c++.", "c++"),
             ("end.", ""), ("don't", ""), ("#tag", ""), ("-word", ""), ("c", ""),
             ("wait...what", ""),
+            # Dots inside a word: PostgreSQL's parser keeps them, one word.
+            ("node.js.", ""), ("e.g.", ""), ("J.K.", ""), ("U.S.", ""), ("3.14", ""),
+            ("vol.2", ""), ("example.com", ""),
         ],
     )  # fmt: skip
     def test_it_reads_a_name_written_with_symbols_and_no_word(self, token: str, name: str) -> None:
         assert literal(token) == name
+
+    @pytest.mark.parametrize(
+        ("token", "word"),
+        [
+            ("node.js.", "node.js"), ("e.g.", "e.g"), ("(J.K.)", "J.K"), ("3.14", "3.14"),
+            ("vol.2,", "vol.2"), ("c++", ""), (".net", ""), ("end.", ""), ("wait...what", ""),
+        ],
+    )  # fmt: skip
+    def test_it_reads_words_joined_by_dots_as_one(self, token: str, word: str) -> None:
+        assert dotted(token) == word
 
     def test_its_pattern_finds_the_name_standing_whole(self) -> None:
         def finds(name: str, text: str) -> bool:
@@ -94,8 +108,9 @@ class LiteralTests:
         assert not finds("c++", "abc++ and c+")
         assert finds(".net", "the .net way")
         assert not finds(".net", "asp.net, the net")
-        assert finds("node.js", "node.js.")
-        assert not finds("node.js", "node.jsx")
+        assert finds("c++", "c++17 and c++11")
+        assert finds("c#", "c#10")
+        assert not finds("c#", "c#x")
 
 
 class TagNameTests:

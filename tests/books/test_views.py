@@ -113,6 +113,23 @@ class LibraryTests:
         assert found("node") == [node, "The Nodes of Change"]  # a word as before
         assert found("c++ sagan") == [primer]
 
+    def test_it_finds_a_book_by_initials_and_dotted_words(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        stone, rings, volume = "Philosopher's Stone", "The Two Towers", "Refranes, vol.2"
+        highlight_in(book_of(alice, stone, "J.K. Rowling"), "A line.", location=1)
+        highlight_in(book_of(alice, rings, "J. R. R. Tolkien"), "A line.", location=1)
+        highlight_in(book_of(alice, volume, "Anónimo"), "A line.", location=1)
+        highlight_in(book_of(alice, "Refranes, vol.21", "Anónimo"), "A line.", location=1)
+
+        def found(query: str) -> list[str]:
+            response = alice_client.get(reverse("library"), {"q": query})
+            return [title for title, _count in listed_books(response.content)]
+
+        assert found("j.k. rowling") == [stone]
+        assert found("J.R.R. Tolkien") == [rings]
+        assert found("vol.2") == [volume]
+
     def test_the_header_search_box_shows_no_query_of_another_page(
         self, alice: User, alice_client: Client
     ) -> None:

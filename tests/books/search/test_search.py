@@ -726,9 +726,66 @@ class NameWithSymbolsTests:
         parsed = parse_query("C++ or Node.js. -c# end.")
         assert parsed.units == (("c++", ("c",)), ("node.js", ("node", "js")), ("end", ("end",)))
         assert parsed.clauses == ((0, 1), (2,))
-        assert parsed.as_written == (0, 1)
+        assert parsed.names == parsed.as_written == (0,)  # "node.js" is one word, no name
         assert parsed.excluded_literals == ("c#",)
         assert parsed.exclusions == ()
+        # A name's bare letter marks no result: "c" is in every "vitamin C".
+        assert parse_query("c++ java").words == {"java"}
+
+    def test_words_joined_by_dots_are_no_name_and_found_joined_or_apart(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        joined = _highlight(alice, ficciones, "J.K. Rowling wrote it in a café.")
+        apart = _highlight(alice, ficciones, "J. K. Rowling wrote the last chapter first.")
+        _highlight(alice, ficciones, "Rowling the boat, a k and a j.")
+        economy = _highlight(alice, ficciones, "The U.S. economy after the war grew fast.")
+        war = _highlight(alice, ficciones, "The economy after the war was rationed.")
+        pi = _highlight(alice, ficciones, "The value of pi is 3.14, near enough.")
+        archimedes = _highlight(alice, ficciones, "Archimedes bounded the value of pi.")
+
+        def found(query: str, mode: str = "keyword") -> set[Highlight]:
+            return {r.highlight for r in search(alice, query, mode=mode).results}
+
+        assert found("J.K. Rowling") == found("j.k. rowling") == {joined, apart}
+        assert found("3.14") == {pi}
+        # No filter on the joined word: the meaning half finds what is near without it.
+        highlights_embed(
+            ids=list(Highlight.objects.filter(reader=alice).values_list("pk", flat=True))
+        )
+        assert found("the u.s. economy after the war", mode="auto") >= {economy, war}
+        assert found("value of pi 3.14", mode="auto") >= {pi, archimedes}
+
+    def test_a_name_in_an_or_clause_is_found_as_written(self, alice: User, ficciones: Book) -> None:
+        cpp = _highlight(alice, ficciones, "Templates made C++ a language of its own.")
+        java = _highlight(alice, ficciones, "Java runs on a virtual machine.")
+        _highlight(alice, ficciones, "Vitamin C is in every orange.")
+
+        def found(query: str) -> set[Highlight]:
+            return {r.highlight for r in search(alice, query, mode="keyword").results}
+
+        assert found("c++ or java") == found("java or c++") == {cpp, java}
+
+    def test_a_name_finds_its_versions(self, alice: User, ficciones: Book) -> None:
+        eleven = _highlight(alice, ficciones, "C++11 gave the language lambdas.")
+        seventeen = _highlight(alice, ficciones, "Structured bindings came with C++17.")
+        _highlight(alice, ficciones, "Vitamin C and c17 are no language.")
+
+        def found(query: str) -> set[Highlight]:
+            return {r.highlight for r in search(alice, query, mode="keyword").results}
+
+        assert found("c++") == {eleven, seventeen}
+
+    def test_a_name_of_a_stop_words_letter_is_no_stop_word(
+        self, alice: User, ficciones: Book
+    ) -> None:
+        grade = _highlight(alice, ficciones, "Straight A+ grades in every subject.")
+        _highlight(alice, ficciones, "A letter is a letter, and a grade a grade.")
+
+        def found(query: str) -> set[Highlight]:
+            return {r.highlight for r in search(alice, query, mode="keyword").results}
+
+        assert found("A+") == {grade}
+        assert found("a+ grades") == {grade}
 
 
 @pytest.mark.django_db
