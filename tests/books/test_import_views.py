@@ -99,7 +99,7 @@ class ImportUploadTests:
         [
             (b"", "The file is empty: there is nothing to import."),
             (b"\x00\x01\x02\x03binary\x00\x00", "KoboReader.sqlite"),
-            (b"just some notes\nnothing else\n", "not a Kindle"),
+            (b"just some notes\nnothing else\n", "This text file is in none of the formats"),
         ],
     )
     def test_it_explains_a_bad_file_and_adds_nothing(
