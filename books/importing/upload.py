@@ -196,6 +196,12 @@ def upload_parse(data: bytes) -> ParseResult:
 def problems_record(result: ParseResult) -> list[dict[str, Any]]:
     """What an Import keeps of a file's problems, in the order of the file: the entries it
     could not read, and the entries it kept with a warning (`"kept": True`)."""
-    unread = [{"line": p.line, "message": p.message} for p in result.problems]
+    unread = [
+        {"line": p.line, "message": p.message}
+        # What could be read of the entry, where the parser has it.
+        | ({"title": p.title} if p.title else {})
+        | ({"words": p.words} if p.words else {})
+        for p in result.problems
+    ]
     kept = [{"line": w.line, "message": w.message, "kept": True} for w in result.warnings]
     return sorted([*unread, *kept], key=lambda problem: problem["line"])
