@@ -157,7 +157,8 @@ def _refuse(
     if several:
         messages.error(
             request,
-            gettext("%(file)s was not imported: %(reason)s") % {"file": file_name, "reason": said},
+            # The reason is a sentence of its own ("The file is empty: …"): after a full stop.
+            gettext("%(file)s was not imported. %(reason)s") % {"file": file_name, "reason": said},
         )
     return said
 

@@ -157,7 +157,7 @@ class SeveralFilesInOneRequestTests:
 
         assert "Imported quiet.lua: 1 new highlight." in page
         assert "Imported harbour.lua: 1 new highlight." in page
-        assert "big.txt was not imported: The file is 1.1 MB; the limit is 1 MB." in page
+        assert "big.txt was not imported. The file is 1.1 MB; the limit is 1 MB." in page
         statuses = dict(Import.objects.filter(reader=alice).values_list("file_name", "status"))
         assert statuses == {"quiet.lua": "done", "harbour.lua": "done", "big.txt": "refused"}
 
@@ -169,7 +169,7 @@ class SeveralFilesInOneRequestTests:
         )
 
         assert "Imported quiet.lua: 1 new highlight." in page
-        assert "empty.txt was not imported: The file is empty" in page
+        assert "empty.txt was not imported. The file is empty" in page
         [refused] = Import.objects.filter(reader=alice, status=Import.Status.REFUSED)
         assert (refused.file_name, refused.error) == ("empty.txt", FILE_EMPTY)
 
@@ -217,7 +217,7 @@ class OneFileOfSeveralTests:
 
         assert response.status_code == 204
         page = alice_client.get(reverse("import")).content.decode()
-        assert "big.txt was not imported: The file is 60 MB; the limit is 50 MB." in page
+        assert "big.txt was not imported. The file is 60 MB; the limit is 50 MB." in page
         [row] = _refused(alice_client)
         assert row.startswith("big.txt ")
         assert Import.objects.get(reader=alice).error == "The file is 60 MB; the limit is 50 MB."
@@ -231,7 +231,7 @@ class OneFileOfSeveralTests:
 
         page = alice_client.get(reverse("import")).content.decode()
 
-        assert "big.txt no se ha importado: El archivo ocupa 60 MB; el límite es 50 MB." in page
+        assert "big.txt no se ha importado. El archivo ocupa 60 MB; el límite es 50 MB." in page
 
     def test_it_keeps_only_the_files_own_name(self, alice: User, alice_client: Client) -> None:
         alice_client.post(
@@ -316,3 +316,17 @@ class WrongFileTypeTests:
         text = _refusal(alice_client, "notes.txt", b"hola\nmundo\n", language="es")
         assert text.startswith("Este archivo de texto no está en ninguno de los formatos")
         assert text.endswith("JSON de Exogram.")
+
+
+@pytest.mark.django_db
+class RefusalWordingTests:
+    def test_the_reason_is_a_sentence_after_a_full_stop_not_a_capital_after_a_colon(
+        self, alice_client: Client
+    ) -> None:
+        page = _several(
+            alice_client,
+            SimpleUploadedFile("empty.txt", b""),
+            SimpleUploadedFile("a.lua", _sidecar("The Quiet Engine")),
+        )
+        assert "empty.txt was not imported. The file is empty: there is nothing to import." in page
+        assert "was not imported: " not in page
