@@ -37,10 +37,10 @@ ETA_LOOKBACK = timedelta(hours=1)
 class EmbeddingProgress:
     highlights: int
     embedded: int
-    # Every highlight the pipeline gave up on, including those with no text at all.
+    # Every highlight the pipeline gave up on.
     failed: int
-    # Highlights with no text and no note (a Kindle image highlight): nothing to embed,
-    # so they count as done, with a word of explanation.
+    # Highlights with no text (a Kindle image highlight): nothing to connect, so not among
+    # `highlights` at all, said apart with a word of explanation.
     no_text: int = 0
     # Why highlights wait, when the pipeline knows (e.g. the model cannot load).
     reason: str = ""
@@ -119,7 +119,12 @@ class EmbeddingProgress:
 
     @property
     def other_failures(self) -> int:
-        return self.failed - self.no_text
+        return self.failed
+
+    @property
+    def total(self) -> int:
+        """Every highlight and note, those with no text too: the library's count."""
+        return self.highlights + self.no_text
 
     @property
     def percent_embedded(self) -> int:
@@ -154,6 +159,12 @@ class EmbeddingProgress:
         return gettext("about %(count)d hours left") % {"count": round(minutes / 60)}
 
 
+# A highlight with no text (an image highlighted on a Kindle): kept for its place, its date
+# and a note the reader may add; listed with the passages, said as what it is. Not a word:
+# there is none to list among the words.
+WITHOUT_TEXT = Q(kind=Highlight.Kind.HIGHLIGHT, text="")
+
+
 @dataclass(frozen=True)
 class LibraryCounts(EmbeddingProgress):
     books: int = 0
@@ -162,11 +173,15 @@ class LibraryCounts(EmbeddingProgress):
 def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingProgress:
     status = Highlight.EmbeddingStatus
     highlights = highlights.exclude(EMPTY_NOTE)
+    # Highlights with no text are left out of the counts: nothing of theirs to make ready
+    # (a note on one is kept, not connected), so "1,163 of 1,164" never stays short of the
+    # whole; said apart (no_text) instead.
+    nothing = WITHOUT_TEXT
     totals = highlights.aggregate(
-        highlights=Count("id"),
-        embedded=Count("id", filter=Q(embedding_status=status.DONE)),
-        failed=Count("id", filter=Q(embedding_status=status.FAILED)),
-        no_text=Count("id", filter=Q(embedding_status=status.FAILED, text="", note="")),
+        highlights=Count("id", filter=~nothing),
+        embedded=Count("id", filter=Q(embedding_status=status.DONE) & ~nothing),
+        failed=Count("id", filter=Q(embedding_status=status.FAILED) & ~nothing),
+        no_text=Count("id", filter=nothing),
         notes=Count("id", filter=Q(kind=Highlight.Kind.NOTE)),
     )
     progress = EmbeddingProgress(**totals)
@@ -457,10 +472,12 @@ def book_highlights(
     notes: bool = False,
     tag: str = "",
 ) -> QuerySet[Highlight]:
-    """A book's passages as the book page filters and sorts them, and its words with a
-    note (WITH_A_NOTE); its other words are listed apart (words_for). Not an empty note an
-    older import kept (EMPTY_NOTE): the page's header does not count it either."""
-    highlights = book.highlights.alive().filter(Q(is_word=False) | WITH_A_NOTE).exclude(EMPTY_NOTE)
+    """A book's passages as the book page filters and sorts them, its words with a note
+    (WITH_A_NOTE) and its highlights with no text (WITHOUT_TEXT); its other words are listed
+    apart (words_for). Not an empty note an older import kept (EMPTY_NOTE): the page's
+    header does not count it either."""
+    listed = Q(is_word=False) | WITH_A_NOTE | WITHOUT_TEXT
+    highlights = book.highlights.alive().filter(listed).exclude(EMPTY_NOTE)
     if query:
         for word in fold(query).split():
             # As the keyword text stores it: Chinese and Japanese as pairs (books.text).

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from books.exporting.library import BookExport, location_label
 from books.models import Book, Highlight
@@ -27,6 +28,9 @@ _UNSAFE_IN_NAME = re.compile(
     r'[\x00-\x1f\x7f-\x9f<>:"/\\|?*#^\[\]\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+'
 )
 NAME_MAX_LENGTH = 120
+# A highlight with no text (an image highlighted on a Kindle), as its pages say it
+# (templates/books/_no_text.html).
+NO_TEXT = gettext_noop("No text: the file kept none for this highlight (an image, perhaps).")
 # What a reader's words must not become (each escaped with a backslash, which CommonMark
 # and Obsidian show as the character itself): an HTML tag, which viewers that render HTML
 # would run; an Obsidian block id (`^exo-…`), which would make a link point at the wrong
@@ -107,8 +111,10 @@ def _book_markdown(export: BookExport) -> str:
         lines = []
         if highlight.kind == Highlight.Kind.NOTE:
             lines.append(f"**{_('Note:')}** {_paragraph(highlight.text)}")
-        else:
+        elif highlight.text.strip():
             lines.append(_quote(highlight.text))
+        else:
+            lines.append(f"> *{_(NO_TEXT)}*")  # not an empty quote: said, as its page says it
         where = location_label(highlight)
         added = highlight.added_at.date().isoformat() if highlight.added_at else ""
         added_on = _("added %(date)s") % {"date": added} if added else ""

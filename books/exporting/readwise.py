@@ -30,8 +30,12 @@ from books.exporting.library import BookExport
 from books.models import Highlight
 from books.text import without_bidi_controls, without_controls
 
+# Page after Readwise's own columns: a Kindle highlight has a page and a location, and
+# Location holds one of them (its location); the page travels beside it, so that the CSV
+# comes back as whole as the JSON does. Readwise ignores a column it does not know.
 COLUMNS = [
-    "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color", "Location Type"
+    "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color", "Location Type",
+    "Page",
 ]  # fmt: skip
 # Readwise's own favourites are this tag; it is how a favourite travels in its columns.
 FAVOURITE_TAG = "favorite"
@@ -100,6 +104,7 @@ def book_rows(export: BookExport) -> Iterator[list[str]]:
             _tags(h),
             h.colour,
             location_type,
+            h.page,
         ]
         yield [neutralize(cell) for cell in row]
 

@@ -416,7 +416,7 @@ def parse_in_pieces(
         entries += parsed.entries
         if lines:
             clippings += [replace(c, line=c.line + lines) for c in parsed.clippings]
-            problems += [Problem(p.line + lines, p.message) for p in parsed.problems]
+            problems += [replace(p, line=p.line + lines) for p in parsed.problems]
             warnings += [Problem(w.line + lines, w.message) for w in parsed.warnings]
         else:
             clippings += parsed.clippings

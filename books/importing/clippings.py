@@ -98,6 +98,11 @@ class Problem:
 
     line: int  # 1-based line of the offending line (the title or the metadata line)
     message: str  # what is wrong, without the line number: "unrecognised metadata line '…'"
+    # What could be read of the entry all the same, for its reader to find what was lost:
+    # its book's title and the first words of its text, "" when the parser has none. Not
+    # what makes two problems the same: the line and the message are.
+    title: str = field(default="", compare=False)
+    words: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,6 +446,20 @@ def without_clipping_limit(text: str) -> tuple[str, bool]:
     return text, False
 
 
+FIRST_WORDS = 12
+
+
+def first_words(text: str) -> str:
+    """The first FIRST_WORDS words of a text, with "…" when it goes on."""
+    words = text.split()
+    return " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+
+
+def _read_of(title_line: str, body: str) -> dict[str, str]:
+    """What a reader finds an unread entry by: its book's title and its first words."""
+    return {"title": split_title_author(title_line)[0], "words": first_words(body)}
+
+
 def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
     """Read the text between two separators; `base` is the line of the first separator."""
     content = piece.lstrip()
@@ -466,12 +485,12 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
             )
         if not meta_line.strip():
             return Problem(
-                line=title_number + 1,
-                message=BLANK_METADATA_LINE,
+                line=title_number + 1, message=BLANK_METADATA_LINE, **_read_of(title_line, body)
             )
         return Problem(
             line=title_number + 1,
             message=UNRECOGNISED_METADATA % {"line": _quote(meta_line)},
+            **_read_of(title_line, body),
         )
 
     kind, language, page, location_start, location_end, added_at, added_raw = metadata
@@ -480,6 +499,7 @@ def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:
         return Problem(
             line=title_number + 1,
             message=BEYOND_THE_END % {"location": too_far[0], "line": _quote(meta_line)},
+            **_read_of(title_line, body),
         )
     text, truncated = without_clipping_limit(body.strip())
     title, author = split_title_author(title_line)

@@ -43,6 +43,8 @@ COLUMNS = {
     "tags": ("tags",),
     "document tags": ("document tags",),
     "color": ("color",),
+    # An Exogram CSV's page beside a Kindle location (books.exporting.readwise).
+    "page": ("page",),
 }
 KNOWN = tuple(name for names in COLUMNS.values() for name in names)
 NO_HIGHLIGHT_COLUMN = gettext_noop(
@@ -254,6 +256,7 @@ def _read_rows(
         page, location_start, location_end = _place(
             _field(row, at["location"]).strip(), _field(row, at["location type"]).strip()
         )
+        page = page or _field(row, at["page"]).strip().casefold() or None
         raw_date = _field(row, at["date"]).strip()
         added_at = parse_date(raw_date)
         if raw_date and added_at is None:

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.translation import gettext_noop
 
-from books.importing.clippings import ParseResult, is_utf16
+from books.importing.clippings import NOT_A_CLIPPINGS_FILE, ParseResult, is_utf16
 from books.importing.devices import is_device_binary, zip_refusal
 from books.importing.rich import NO_LINE
 from books.importing.screening import screen_entries
@@ -25,7 +25,30 @@ class ImportRejected(Exception):
 
 FILE_TOO_LARGE = gettext_noop("The file is %(size)s MB; the limit is %(limit)s MB.")
 FILE_EMPTY = gettext_noop("The file is empty: there is nothing to import.")
+# What Exogram reads: said on the import page and after each refusal of a file in no such
+# format, one sentence for both (a refusal names it as its nested `what`).
+FORMATS_READ = gettext_noop(
+    "Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar ('metadata.epub.lua'), "
+    "a zip of its '.sdr' folders or its JSON export, a Kobo's 'KoboReader.sqlite', a zip "
+    "of Apple Books' 'AEAnnotation' and 'BKLibrary' folders, and the Kindle notebook "
+    "(HTML), Readwise CSV, Bookcision JSON and Exogram JSON exports."
+)
 FILE_BINARY = gettext_noop(
+    "This file is not text, nor a device's database or a zip: nothing in it can be "
+    "imported. %(what)s"
+)
+# A file whose first bytes say what it is: an image, a PDF, an e-book (%(kind)s: "PNG").
+FILE_IMAGE = gettext_noop("This file is an image (%(kind)s), not highlights. %(what)s")
+FILE_DOCUMENT = gettext_noop(
+    "This file is a document (%(kind)s), not an export of its highlights. %(what)s"
+)
+# A text file that is none of the formats: no Kindle entry, not JSON, HTML or CSV.
+NOT_A_KNOWN_TEXT = gettext_noop(
+    "This text file is in none of the formats Exogram reads: it has no Kindle entries "
+    "(separated by '==========' lines), and it is not a JSON, HTML or CSV export. %(what)s"
+)
+# Stored before 2026-12-07; still said in the reader's language when an old import shows it.
+FILE_BINARY_LISTED_BEFORE = gettext_noop(
     "This file cannot be imported: it is neither a text export nor a device's database or "
     "zip. Exogram reads a Kindle's 'My Clippings.txt', a KOReader sidecar "
     "('metadata.epub.lua') or a zip of its '.sdr' folders, a Kobo's 'KoboReader.sqlite', "
@@ -68,6 +91,35 @@ NOT_CLIPPINGS = gettext_noop(
 
 MEGABYTE = 1024 * 1024
 
+# The first bytes of files readers upload by mistake: a screenshot of a page, the book.
+_IMAGES = {
+    b"\x89PNG\r\n\x1a\n": "PNG",
+    b"\xff\xd8\xff": "JPEG",
+    b"GIF87a": "GIF",
+    b"GIF89a": "GIF",
+    b"II*\x00": "TIFF",
+    b"MM\x00*": "TIFF",
+}
+_DOCUMENTS = {b"%PDF-": "PDF"}
+
+
+def _what_it_is(data: bytes) -> str | None:
+    """The refusal of a file whose first bytes say it is an image or a document."""
+    head = data[:64]
+    kind = next((k for magic, k in _IMAGES.items() if head.startswith(magic)), None)
+    if kind is None and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        kind = "WebP"
+    if kind is None and head[4:8] == b"ftyp" and head[8:12] in (b"heic", b"heix", b"avif"):
+        kind = "HEIC" if head[8:11] == b"hei" else "AVIF"
+    if kind is not None:
+        return FILE_IMAGE % {"kind": kind, "what": FORMATS_READ}
+    document = next((k for magic, k in _DOCUMENTS.items() if head.startswith(magic)), None)
+    if document is None and data[60:68] == b"BOOKMOBI":
+        document = "Kindle e-book"
+    if document is not None:
+        return FILE_DOCUMENT % {"kind": document, "what": FORMATS_READ}
+    return None
+
 
 def megabytes(size: int) -> Decimal:
     """A size in MB to one decimal, rounded up: a file just over a 1 MB limit is 1.1 MB,
@@ -89,6 +141,9 @@ def check_upload(data: bytes) -> None:
     check_size(len(data))
     if not data.strip(b" \t\r\n\xef\xbb\xbf\x00"):
         raise ImportRejected(FILE_EMPTY)
+    what_it_is = _what_it_is(data)
+    if what_it_is is not None:
+        raise ImportRejected(what_it_is)
     # UTF-16's NUL bytes are text; a device's database or a zip is binary on purpose. A
     # clippings file with a few damaged bytes is text: its damaged entries are reported.
     expected_nuls = is_utf16(data) or is_device_binary(data)
@@ -96,7 +151,7 @@ def check_upload(data: bytes) -> None:
     controls = len(_BINARY_CONTROL.findall(sample))
     damaged_text = b"\n==========" in data and controls <= 8
     if not expected_nuls and (controls > 8 or (b"\x00" in sample and not damaged_text)):
-        raise ImportRejected(FILE_BINARY)
+        raise ImportRejected(FILE_BINARY % {"what": FORMATS_READ})
     # A zip too large once unpacked, or a bomb, is refused from its directory alone: in the
     # request, before it is queued or a byte of it is inflated.
     refusal = zip_refusal(data)
@@ -120,6 +175,8 @@ def upload_parse(data: bytes) -> ParseResult:
     if not result.clippings:
         if result.problems:
             first = result.problems[0]
+            if [p.message for p in result.problems] == [NOT_A_CLIPPINGS_FILE]:
+                raise ImportRejected(NOT_A_KNOWN_TEXT % {"what": FORMATS_READ})
             if is_device_binary(data):
                 # A database or a zip has no lines: its problem is the whole file's.
                 raise ImportRejected(NOTHING_READ_IN_FILE % {"problem": first.message})
@@ -139,6 +196,12 @@ def upload_parse(data: bytes) -> ParseResult:
 def problems_record(result: ParseResult) -> list[dict[str, Any]]:
     """What an Import keeps of a file's problems, in the order of the file: the entries it
     could not read, and the entries it kept with a warning (`"kept": True`)."""
-    unread = [{"line": p.line, "message": p.message} for p in result.problems]
+    unread = [
+        {"line": p.line, "message": p.message}
+        # What could be read of the entry, where the parser has it.
+        | ({"title": p.title} if p.title else {})
+        | ({"words": p.words} if p.words else {})
+        for p in result.problems
+    ]
     kept = [{"line": w.line, "message": w.message, "kept": True} for w in result.warnings]
     return sorted([*unread, *kept], key=lambda problem: problem["line"])

@@ -37,7 +37,13 @@ from books.importing.services import (
     clippings_import,
     refusal_record,
 )
-from books.importing.upload import MEGABYTE, ImportRejected, check_size, check_upload
+from books.importing.upload import (
+    FORMATS_READ,
+    MEGABYTE,
+    ImportRejected,
+    check_size,
+    check_upload,
+)
 from books.models import EMPTY_NOTE, Highlight, Import
 from books.selectors import (
     EmbeddingProgress,
@@ -98,6 +104,8 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         "page": page,
         # What js/upload.js never sends, refusing it by name instead (import_too_large).
         "limit_bytes": settings.EXOGRAM_MAX_UPLOAD_MB * MEGABYTE,
+        # The formats read, as a refused file is told them (one sentence for both).
+        "formats_read": gettext(FORMATS_READ),
     }
     return render(request, "books/import.html", context)
 
@@ -150,7 +158,8 @@ def _refuse(
     if several:
         messages.error(
             request,
-            gettext("%(file)s was not imported: %(reason)s") % {"file": file_name, "reason": said},
+            # The reason is a sentence of its own ("The file is empty: …"): after a full stop.
+            gettext("%(file)s was not imported. %(reason)s") % {"file": file_name, "reason": said},
         )
     return said
 

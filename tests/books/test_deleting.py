@@ -268,7 +268,7 @@ class ImportDeleteTests:
         assert _alive(alice) != before
         page = alice_client.get(reverse("import_report", args=[evil_import.code])).content.decode()
         # Two passages and a standalone note: said apart, not "3 highlights".
-        said = "2 highlights and 1 standalone note this import added are deleted."
+        said = "Deleted what this import added: 2 highlights and 1 standalone note."
         assert said in page
         response = alice_client.post(
             reverse("import_bring_back", args=[evil_import.code]), follow=True
@@ -287,7 +287,10 @@ class ImportDeleteTests:
         assert "1 subrayado, con sus etiquetas, su marca de favorito y sus conexiones." in spanish
         alice_client.post(reverse("import_delete", args=[one.code]))
         spanish = alice_client.get(url, headers={"Accept-Language": "es"}).content.decode()
-        assert "Lo que añadió esta importación está borrado: 1 subrayado." in spanish
+        assert "Borrado lo que añadió esta importación: 1 subrayado." in spanish
+        english = alice_client.get(url).content.decode()
+        assert "Deleted what this import added: 1 highlight." in english
+        assert "this import added is deleted" not in english
 
 
 @pytest.mark.django_db

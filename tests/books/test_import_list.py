@@ -135,7 +135,7 @@ class SeveralFilesTests:
 
         page = response.content.decode()
         assert page.count("Imported metadata.epub.lua: 1 new highlight.") == 2
-        assert "picture.txt was not imported: This file cannot be imported" in page
+        assert "picture.txt was not imported. This file is an image (PNG)" in page
         assert _rows(alice_client) == [
             "metadata.epub.lua · Harbour Lights",
             "picture.txt",  # refused, nothing added (tests/books/test_import_refusals.py)
@@ -150,7 +150,7 @@ class SeveralFilesTests:
         response = alice_client.post(
             reverse("import"), {"file": files}, follow=True, HTTP_ACCEPT_LANGUAGE="es"
         )
-        assert "picture.txt no se ha importado: No se puede importar este archivo" in (
+        assert "picture.txt no se ha importado. Este archivo es una imagen (PNG)" in (
             response.content.decode()
         )
 

@@ -9,11 +9,12 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from accounts.models import User
-from books.importing.upload import FILE_BINARY, FILE_EMPTY
+from books.importing.upload import FILE_BINARY, FILE_EMPTY, FORMATS_READ
 from books.models import Highlight, Import, ImportUpload
 from tests.books.importing.devices import EMPTY_SIDECAR, sidecar
 
 PICTURE = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40
+BINARY = b"\x01\x02\x03\x04\x05\x06\x07\x08" * 40
 MEGABYTE = 1024 * 1024
 
 
@@ -45,12 +46,12 @@ class RefusedUploadTests:
     @pytest.mark.parametrize(
         ("name", "data", "reason"),
         [
-            ("picture.png", PICTURE, "This file cannot be imported: it is neither a text"),
+            ("picture.png", PICTURE, "This file is an image (PNG), not highlights. Exogram"),
             ("empty.txt", b"", "The file is empty: there is nothing to import."),
             (
                 "notes.txt",
                 b"just some notes\nnothing else\n",
-                "No clipping in this file could be read",
+                "This text file is in none of the formats Exogram reads",
             ),
         ],
     )
@@ -76,11 +77,11 @@ class RefusedUploadTests:
         assert "The file is 1.1 MB; the limit is 1 MB." in row
 
     def test_it_keeps_nothing_of_the_file(self, alice: User, alice_client: Client) -> None:
-        alice_client.post(reverse("import"), {"file": SimpleUploadedFile("picture.png", PICTURE)})
+        alice_client.post(reverse("import"), {"file": SimpleUploadedFile("data.bin", BINARY)})
 
         refused = Import.objects.get(reader=alice)
         assert refused.status == Import.Status.REFUSED
-        assert refused.error == FILE_BINARY
+        assert refused.error == FILE_BINARY % {"what": FORMATS_READ}
         assert refused.finished_at is not None
         # Not even its fingerprint, nor a copy for a worker.
         assert (refused.sha256, refused.counts, refused.problems) == ("", {}, [])
@@ -156,7 +157,7 @@ class SeveralFilesInOneRequestTests:
 
         assert "Imported quiet.lua: 1 new highlight." in page
         assert "Imported harbour.lua: 1 new highlight." in page
-        assert "big.txt was not imported: The file is 1.1 MB; the limit is 1 MB." in page
+        assert "big.txt was not imported. The file is 1.1 MB; the limit is 1 MB." in page
         statuses = dict(Import.objects.filter(reader=alice).values_list("file_name", "status"))
         assert statuses == {"quiet.lua": "done", "harbour.lua": "done", "big.txt": "refused"}
 
@@ -168,7 +169,7 @@ class SeveralFilesInOneRequestTests:
         )
 
         assert "Imported quiet.lua: 1 new highlight." in page
-        assert "empty.txt was not imported: The file is empty" in page
+        assert "empty.txt was not imported. The file is empty" in page
         [refused] = Import.objects.filter(reader=alice, status=Import.Status.REFUSED)
         assert (refused.file_name, refused.error) == ("empty.txt", FILE_EMPTY)
 
@@ -216,7 +217,7 @@ class OneFileOfSeveralTests:
 
         assert response.status_code == 204
         page = alice_client.get(reverse("import")).content.decode()
-        assert "big.txt was not imported: The file is 60 MB; the limit is 50 MB." in page
+        assert "big.txt was not imported. The file is 60 MB; the limit is 50 MB." in page
         [row] = _refused(alice_client)
         assert row.startswith("big.txt ")
         assert Import.objects.get(reader=alice).error == "The file is 60 MB; the limit is 50 MB."
@@ -230,7 +231,7 @@ class OneFileOfSeveralTests:
 
         page = alice_client.get(reverse("import")).content.decode()
 
-        assert "big.txt no se ha importado: El archivo ocupa 60 MB; el límite es 50 MB." in page
+        assert "big.txt no se ha importado. El archivo ocupa 60 MB; el límite es 50 MB." in page
 
     def test_it_keeps_only_the_files_own_name(self, alice: User, alice_client: Client) -> None:
         alice_client.post(
@@ -268,3 +269,64 @@ class OneFileOfSeveralTests:
 
     def test_it_takes_only_a_post(self, alice_client: Client) -> None:
         assert alice_client.get(reverse("import_too_large")).status_code == 405
+
+
+def _refusal(client: Client, name: str, data: bytes, language: str = "en") -> str:
+    page = client.post(
+        reverse("import"), {"file": SimpleUploadedFile(name, data)}, HTTP_ACCEPT_LANGUAGE=language
+    ).content.decode()
+    [error] = re.findall(r'<ul class="errorlist"[^>]*><li>(.*?)</li>', page, re.DOTALL)
+    return str(error)
+
+
+@pytest.mark.django_db
+class WrongFileTypeTests:
+    """A picture or a plain note dropped by mistake: said as what it is, with the formats
+    read, as the import page lists them; no nested brackets, no "line 1" of an image."""
+
+    def test_an_image_says_it_is_one_and_what_exogram_reads(self, alice_client: Client) -> None:
+        # The first bytes of a PNG and then anything: what a cut-off screenshot holds.
+        error = _refusal(alice_client, "picture.png", b"\x89PNG\r\n\x1a\nGARBAGE")
+        assert error.startswith("This file is an image (PNG), not highlights. Exogram reads ")
+        assert "line" not in error
+        jpeg = _refusal(alice_client, "page.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" * 30)
+        assert jpeg.startswith("This file is an image (JPEG), not highlights.")
+        pdf = _refusal(alice_client, "book.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n")
+        assert pdf.startswith("This file is a document (PDF), not an export of its highlights.")
+
+    def test_a_plain_note_says_it_is_text_in_no_known_format(self, alice_client: Client) -> None:
+        error = _refusal(alice_client, "notes.txt", b"hello world\nthis is not clippings\n")
+        assert error.startswith("This text file is in none of the formats Exogram reads")
+        assert "((" not in error
+        assert "))" not in error
+        assert "line 1" not in error
+        assert "No clipping" not in error
+
+    def test_the_formats_are_those_the_import_page_lists(self, alice_client: Client) -> None:
+        page = alice_client.get(reverse("import")).content.decode()
+        listed = page.split('<p class="muted" id="formats-read">', 1)[1].split("</p>", 1)[0]
+        for name, data in [("picture.png", b"\x89PNG\r\n\x1a\nx"), ("n.txt", b"hello\n")]:
+            error = _refusal(alice_client, name, data)
+            assert error.endswith(listed.split(" The format is read")[0])
+        assert FORMATS_READ.replace("'", "&#x27;") in listed
+
+    def test_it_says_so_in_spanish(self, alice_client: Client) -> None:
+        error = _refusal(alice_client, "picture.png", b"\x89PNG\r\n\x1a\nx", language="es")
+        assert error.startswith("Este archivo es una imagen (PNG), no subrayados. Exogram lee ")
+        text = _refusal(alice_client, "notes.txt", b"hola\nmundo\n", language="es")
+        assert text.startswith("Este archivo de texto no está en ninguno de los formatos")
+        assert text.endswith("JSON de Exogram.")
+
+
+@pytest.mark.django_db
+class RefusalWordingTests:
+    def test_the_reason_is_a_sentence_after_a_full_stop_not_a_capital_after_a_colon(
+        self, alice_client: Client
+    ) -> None:
+        page = _several(
+            alice_client,
+            SimpleUploadedFile("empty.txt", b""),
+            SimpleUploadedFile("a.lua", _sidecar("The Quiet Engine")),
+        )
+        assert "empty.txt was not imported. The file is empty: there is nothing to import." in page
+        assert "was not imported: " not in page

@@ -99,7 +99,7 @@ class ImportUploadTests:
         [
             (b"", "The file is empty: there is nothing to import."),
             (b"\x00\x01\x02\x03binary\x00\x00", "KoboReader.sqlite"),
-            (b"just some notes\nnothing else\n", "not a Kindle"),
+            (b"just some notes\nnothing else\n", "This text file is in none of the formats"),
         ],
     )
     def test_it_explains_a_bad_file_and_adds_nothing(
@@ -325,6 +325,31 @@ class OversizedBodyTests:
         report = alice_client.get(Import.objects.get().get_absolute_url()).content.decode()
         assert "1 entry could not be read" in report
         assert "Line 12: unrecognised metadata line" in report
+
+    def test_it_lists_what_could_be_read_of_each_lost_entry_before_the_delete_box(
+        self, alice_client: Client
+    ) -> None:
+        good = clippings_file(*MEMORY_LIBRARY[:2])
+        broken = (
+            b"Broken Test Book (Tester, Quinn)\r\n"
+            b"- Your Highlight on Lokation 20-21 | Addd on Blursday, Foo 99, 2023 9:00:00 XM\r\n"
+            b"\r\nThis entry has a mangled metadata line, and more words after that.\r\n"
+            b"==========\r\n"
+            b"Broken Test Book (Tester, Quinn)\r\n\r\nno metadata line at all here\r\n"
+            b"==========\r\n"
+        )
+        report = _upload_report(alice_client, good + broken)
+        assert "2 entries could not be read" in report
+        lost = report.split('<ul class="unread">', 1)[1].split("</ul>", 1)[0]
+        assert (
+            "Broken Test Book: “This entry has a mangled metadata line, and more words after that.”"
+        ) in lost
+        assert "Line 17: expected the metadata line after the title, found a blank line" in lost
+        assert "Broken Test Book: “no metadata line at all here”" in lost
+        # What was lost comes before the box that deletes what was added.
+        assert report.index('id="unread"') < report.index('id="delete-import-heading"')
+        spanish = _upload_report(alice_client, good + broken, language="es")
+        assert "búscalas en el archivo por su línea" in spanish
 
 
 def _refuse_poison() -> None:

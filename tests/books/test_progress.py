@@ -40,12 +40,25 @@ def _settle(*, embedded: int) -> None:
 
 @pytest.mark.django_db
 class EmbeddingProgressTests:
-    def test_it_reaches_100_with_image_highlights_counted_as_done(self, the_import: Import) -> None:
+    def test_it_reaches_100_with_image_highlights_left_out_of_the_count(
+        self, the_import: Import
+    ) -> None:
         _settle(embedded=7)
         progress = import_progress(the_import)
-        assert (progress.embedded, progress.no_text, progress.other_failures) == (7, 3, 0)
+        assert (progress.highlights, progress.embedded) == (7, 7)
+        assert (progress.no_text, progress.other_failures) == (3, 0)
         assert progress.done
         assert progress.percent_embedded == 100
+
+    def test_an_image_highlight_waiting_for_the_worker_leaves_nothing_to_go(
+        self, the_import: Import
+    ) -> None:
+        """The worker marks it only when it reaches it: until then it neither counts as
+        waiting nor holds the count short of the whole ("1,163 of 1,164" for ever)."""
+        Highlight.objects.exclude(text="").update(embedding_status=DONE)
+        progress = import_progress(the_import)
+        assert (progress.highlights, progress.embedded, progress.no_text) == (7, 7, 3)
+        assert progress.done
 
     def test_it_counts_a_real_failure_apart_from_no_text(self, the_import: Import) -> None:
         _settle(embedded=6)
@@ -55,7 +68,9 @@ class EmbeddingProgressTests:
 
     def test_it_is_starting_until_something_settles(self, the_import: Import) -> None:
         assert import_progress(the_import).starting
-        _settle(embedded=0)
+        _settle(embedded=0)  # the highlights with no text settle: not what it waits for
+        assert import_progress(the_import).starting
+        _settle(embedded=1)
         assert not import_progress(the_import).starting
 
     def test_it_estimates_the_time_left_from_the_latest_writes(self) -> None:
@@ -122,9 +137,14 @@ class ImportReportProgressTests:
         _settle(embedded=7)
         done = alice_client.get(the_import.get_absolute_url()).content.decode()
         assert '<span id="import-status">Done</span>' in done
-        assert "3 image highlights have no text" in done
-        # Done: said in words, no full bar left standing.
-        assert "<strong>7 of 10</strong> highlights ready for connections." in done
+        assert (
+            "3 highlights have no text (images, perhaps): kept on their books\u2019 pages, with "
+            "nothing to connect."
+        ) in done
+        # Done: said in words, no full bar left standing, and the highlights with no text
+        # out of the count (never "7 of 10" for good).
+        assert "All 7 highlights ready: connections and search by meaning work" in done
+        assert "of 10" not in done
         assert 'role="progressbar"' not in done
 
     def test_it_shows_a_time_estimate_while_embedding(
@@ -132,8 +152,9 @@ class ImportReportProgressTests:
     ) -> None:
         _written(the_import, (10, 1), (70, 1), (130, 1))
         url = reverse("import_progress", args=[the_import.code])
-        # 2 in the 130 s since the oldest write; 7 more take about 8 minutes.
-        assert "about 8 minutes left" in alice_client.get(url).content.decode()
+        # 2 in the 130 s since the oldest write; 4 more take about 4 minutes (the 3 with no
+        # text are not waited for).
+        assert "about 4 minutes left" in alice_client.get(url).content.decode()
 
     def test_the_time_left_leaves_out_the_saving_and_the_first_slow_turns(
         self, the_import: Import, alice_client: Client
@@ -145,11 +166,11 @@ class ImportReportProgressTests:
         )
         _written(the_import, (130, 1), (70, 1), (10, 1))
         url = reverse("import_progress", args=[the_import.code])
-        # 2 in the 130 s since the first write; 7 more take about 8 minutes (the pace
-        # since the start, 3 in 2 hours, said 5 hours).
-        assert "about 8 minutes left" in alice_client.get(url).content.decode()
+        # 2 in the 130 s since the first write; 4 more take about 4 minutes (the pace
+        # since the start, 3 in 2 hours, said 3 hours).
+        assert "about 4 minutes left" in alice_client.get(url).content.decode()
         home = alice_client.get(reverse("library_progress")).content.decode()
-        assert "about 8 minutes left" in home
+        assert "about 4 minutes left" in home
 
     def test_the_polled_progress_updates_the_header_too(
         self, the_import: Import, alice_client: Client
@@ -159,11 +180,11 @@ class ImportReportProgressTests:
         starting = alice_client.get(url).content.decode()
         starting_status = "Imported; starting to make the highlights ready for connections"
         assert f'<span id="import-status" hx-swap-oob="true">{starting_status}' in starting
-        _settle(embedded=2)
+        _settle(embedded=4)  # 4 of 7: the 3 with no text are not waited for
         moving = alice_client.get(url).content.decode()
-        moving_status = "Imported; making the highlights ready for connections: 50%"
+        moving_status = "Imported; making the highlights ready for connections: 57%"
         assert f'<span id="import-status" hx-swap-oob="true">{moving_status}' in moving
-        assert 'aria-valuenow="50"' in moving
+        assert 'aria-valuenow="57"' in moving
         _settle(embedded=7)
         done = alice_client.get(url).content.decode()
         assert '<span id="import-status" hx-swap-oob="true">Done</span>' in done
@@ -178,9 +199,9 @@ class ImportReportProgressTests:
     def test_the_progress_bar_has_no_inline_style(
         self, the_import: Import, alice_client: Client
     ) -> None:
-        _settle(embedded=2)
+        _settle(embedded=4)
         content = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert 'class="pct-50"' in content
+        assert 'class="pct-55"' in content
         assert "style=" not in content.split('id="embedding-progress"')[1].split("</div>")[0]
 
 
@@ -202,7 +223,7 @@ class LibraryProgressTests:
         polled = alice_client.get(reverse("library_progress")).content.decode()
         counts = polled.split('<div class="cards" id="library-counts" hx-swap-oob="true">')[1]
         numbers = [part.split("</span>")[0] for part in counts.split('class="number">')[1:]]
-        # books, highlights, embedded, waiting (3 image highlights settled as no text)
+        # books, highlights (the 3 with no text too), embedded, waiting (not those 3)
         assert numbers == ["1", "10", "2", "5"]
         home = alice_client.get(reverse("home")).content.decode()
         assert 'id="library-counts">' in home

@@ -8,7 +8,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import User
 from books.importing.services import IMPORT_FAILED, clippings_import
-from books.importing.upload import FILE_BINARY
+from books.importing.upload import FILE_BINARY, FORMATS_READ
 from books.models import Highlight, Import, ImportSaving
 from books.services import highlight_delete
 from tests.books.kindle import SACKS, Entry, clippings_file
@@ -254,7 +254,7 @@ def test_a_past_imports_file_name_stays_whole_beside_a_refusal(
         file_name="My Clippings.txt",
         sha256="2" * 64,
         status=Import.Status.REFUSED,
-        error=FILE_BINARY,
+        error=FILE_BINARY % {"what": FORMATS_READ},
     )
     Import.objects.create(
         reader=reader, file_name=LONG_NAME, sha256="3" * 64, status=Import.Status.REFUSED

@@ -88,7 +88,7 @@ def test_one_file_over_the_limit_refuses_only_itself(
     expect(page.get_by_text("Imported quiet.lua: 1 new highlight.")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Imported harbour.lua: 1 new highlight.")).to_be_visible()
     expect(
-        page.get_by_text("big.txt was not imported: The file is 2 MB; the limit is 1 MB.")
+        page.get_by_text("big.txt was not imported. The file is 2 MB; the limit is 1 MB.")
     ).to_be_visible()
     refused = page.locator("table.imports tbody tr", has_text="big.txt")
     expect(refused).to_contain_text("Refused: nothing added")

@@ -197,7 +197,7 @@ class CsvExportTests:
         table = list(csv.DictReader(io.StringIO(export.data.decode("utf-8-sig"))))
         assert list(table[0]) == [
             "Highlight", "Title", "Author", "Note", "Location", "Date", "Tags", "Color",
-            "Location Type",
+            "Location Type", "Page",
         ]  # fmt: skip
         assert len(table) == Highlight.objects.filter(reader=alice).count()
         by_text = {row["Highlight"]: row for row in table}
@@ -212,9 +212,42 @@ class CsvExportTests:
             "Tags": "big ideas, memory",
             "Color": "",
             "Location Type": "location",
+            "Page": "",
         }
         assert by_text["«Accents», ünïcödé and 中文 survive."]["Title"] == "Untitled notebook"
         assert by_text[""]["Note"] == "A note on its own, far from any highlight."
+
+    def test_a_kindle_highlights_page_and_location_both_come_back(
+        self, alice: User, bob: User
+    ) -> None:
+        """A Kindle entry on "page 12 | Location 70-71": the JSON round trip kept its page,
+        the CSV one left it blank (Location holds one place, the location)."""
+        entries = [
+            Entry(BORGES, "To think is to forget differences.", location="70-71", page="12"),
+            Entry(BORGES, "A page of a PDF.", location="", page="xii"),
+            Entry(BORGES, "Only a location here.", location="90-91"),
+        ]
+        clippings_import(reader=alice, data=clippings_file(*entries), file_name="c.txt")
+        data = library_export(reader=alice, format="csv").data
+        table = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
+        assert sorted((row["Location"], row["Location Type"], row["Page"]) for row in table) == [
+            ("70-71", "location", "12"), ("90-91", "location", ""), ("xii", "page", "xii"),
+        ]  # fmt: skip
+
+        clippings_import(reader=bob, data=data, file_name="exogram.csv")
+        places = {
+            h.text: (h.page, h.location_start, h.location_end)
+            for h in Highlight.objects.filter(reader=bob)
+        }
+        assert places == {
+            "To think is to forget differences.": ("12", 70, 71),
+            "A page of a PDF.": ("xii", None, None),
+            "Only a location here.": ("", 90, 91),
+        }
+        # Into the library it came from: nothing new, the page kept.
+        again = clippings_import(reader=alice, data=data, file_name="exogram.csv")
+        assert again.counts["new_highlights"] == 0
+        assert Highlight.objects.get(reader=alice, location_start=70).page == "12"
 
     def test_its_tags_reach_the_highlights_a_library_holds_and_add_none(
         self, alice: User, bob: User

@@ -92,9 +92,9 @@ class BackgroundImportViewTests:
         run_import(the_import.pk)
         the_import.refresh_from_db()
         assert the_import.status == Import.Status.FAILED
-        assert "No clipping in this file could be read" in the_import.error
+        assert "This text file is in none of the formats Exogram reads" in the_import.error
         page = alice_client.get(the_import.get_absolute_url()).content.decode()
-        assert "No clipping in this file could be read" in page
+        assert "This text file is in none of the formats Exogram reads" in page
         # Its reading was counted (a Kindle file, read in pieces); a failed import keeps
         # no count of a reading that saved nothing.
         assert the_import.counts == {}

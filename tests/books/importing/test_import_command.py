@@ -172,10 +172,10 @@ def _bomb() -> bytes:
 
 # A file of each kind the page refuses, and what both the page and the command say of it.
 REFUSED_FILES = [
-    ("picture.png", PICTURE, "This file cannot be imported: it is neither a text export"),
+    ("picture.png", PICTURE, "This file is an image (PNG), not highlights."),
     ("empty.txt", b"", "The file is empty: there is nothing to import."),
     ("export.json", b'[\n  {"text": "x"},\n]\n', "at line 2: not valid JSON, at column 16"),
-    ("notes.txt", b"just some notes\nnothing else\n", "No clipping in this file could be read"),
+    ("notes.txt", b"just some notes\nnothing else\n", "This text file is in none of the formats"),
     ("kobo.zip", _bomb(), "Nothing in this file could be imported: 'KoboReader.sqlite'"),
 ]
 

@@ -237,8 +237,8 @@ class RestoreReportTests:
         then = bob_client.get(report).content.decode()
         bob_client.post(reverse("import_bring_back", args=[restore.code]))
 
-        assert "this import added is deleted" not in first
-        assert "1 highlight and its note this import added is deleted." in then
+        assert "Deleted what this import added" not in first
+        assert "Deleted what this import added: 1 highlight and its note." in then
         assert _leaf(bob).deleted_at == _leaf(alice).deleted_at
         assert Highlight.objects.alive().filter(pk=think.pk).exists()
 

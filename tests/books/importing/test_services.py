@@ -301,7 +301,7 @@ class BadInputTests:
             (b"\xef\xbb\xbf\r\n  \r\n", "empty"),
             (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "KoboReader.sqlite"),
             (b"title,author,text\nA,B,C\n", "no Highlight column"),
-            (b"Hello there,\nnothing to read here\n", "not a Kindle"),
+            (b"Hello there,\nnothing to read here\n", "in none of the formats Exogram reads"),
         ],
     )
     def test_it_rejects_files_it_cannot_import(
