@@ -79,6 +79,7 @@ class BookMergeViewTests:
         assert long.highlights.alive().count() == 3
         page = response.content.decode()
         assert "is now part of" in page
+        assert "”, no longer a book of its own." in page  # no title ends the sentence
         assert "2 highlights moved." in page
         assert "1 passage both books held, word for word or in two versions, is now one" in page
 
