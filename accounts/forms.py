@@ -38,9 +38,7 @@ class LoginForm(ThrottleMessageMixin, AuthenticationForm):
     # Django's own wording is formal in Spanish ("introduzca"); the pages speak as "tú".
     error_messages = {
         **AuthenticationForm.error_messages,
-        "invalid_login": _(
-            "No account has that username and password. Both tell capitals from small letters."
-        ),
+        "invalid_login": _("No account has that username and password. Both are case-sensitive."),
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -205,6 +203,8 @@ class VerifiedPasswordResetForm(PasswordResetForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Django's "Email": the settings and the sign-up say "E-mail address".
+        self.fields["email"].label = _("E-mail address")
         self.fields["email"].error_messages.update(form_messages.EMAIL)
 
     def get_users(self, email: str) -> Iterator[Any]:

@@ -231,15 +231,19 @@ def delete_account(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _settings(request, reader, delete_form=form, status=400)
     logout(request)
-    if reader_delete_request(reader=reader):
-        messages.success(request, gettext("Your account and all its data are deleted."))
-    else:
-        messages.success(
-            request,
-            gettext(
-                "Your account is closed and is being deleted with all its data in the background, "
-                "within a minute or so. It can no longer be used to log in; its username is free "
-                "again once that is done."
-            ),
-        )
+    deleted_now = reader_delete_request(reader=reader)
+    # Said on the login page, in its language: the browser's now that nobody is logged in,
+    # not the deleted reader's setting (a Spanish line above an English form).
+    with translation.override(translation.get_language_from_request(request)):
+        if deleted_now:
+            messages.success(request, gettext("Your account and all its data are deleted."))
+        else:
+            messages.success(
+                request,
+                gettext(
+                    "Your account is closed and is being deleted with all its data in the "
+                    "background, within a minute or so. It can no longer be used to log in; its "
+                    "username is free again once that is done."
+                ),
+            )
     return redirect("login")

@@ -58,7 +58,8 @@ def book_merge_confirm(request: HttpRequest, code: UUID, other: UUID) -> HttpRes
 
 def _merged_message(absorbed_title: str, kept_title: str, done: BookMerge) -> str:
     said = [
-        gettext("“%(absorbed)s” is now part of “%(kept)s”.")
+        # Not a title at the end of a sentence: "…Content.”." (and so everywhere a title is said).
+        gettext("“%(absorbed)s” is now part of “%(kept)s”, no longer a book of its own.")
         % {"absorbed": absorbed_title, "kept": kept_title},
         ngettext("%(count)s highlight moved.", "%(count)s highlights moved.", done.moved)
         % {"count": _number(done.moved)},

@@ -53,6 +53,14 @@ class EmbeddingProgress:
     # its new highlights, while the progress counts alive ones only. Said beside the count
     # ("5,484 highlights (1 deleted since)"), or the two numbers contradict each other.
     deleted_since: int = 0
+    # Of `highlights`, the reader's words (Highlight.is_word): made ready for search like
+    # the rest, never connected, so "all 5,488 ready for connections" is not said of them.
+    words: int = 0
+
+    @property
+    def passages(self) -> int:
+        """What connections are found between: every highlight and note but the words."""
+        return self.highlights - self.words
 
     @property
     def noun(self) -> str:
@@ -183,6 +191,7 @@ def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingPr
         failed=Count("id", filter=Q(embedding_status=status.FAILED) & ~nothing),
         no_text=Count("id", filter=nothing),
         notes=Count("id", filter=Q(kind=Highlight.Kind.NOTE)),
+        words=Count("id", filter=Q(is_word=True)),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:

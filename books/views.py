@@ -7,6 +7,7 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -41,7 +42,7 @@ from books.importing.selectors import (
     imports_under_way,
 )
 from books.library_cache import LibraryCache
-from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
+from books.models import EMPTY_NOTE, Book, Deletion, Highlight, Import, Tag
 from books.purging import deleted_kept_for
 from books.selectors import (
     BOOK_HIGHLIGHT_SORTS,
@@ -267,6 +268,13 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     the_book = get_book_or_merged_for_user(request, code)
     if the_book.code != code:
         return redirect(the_book)  # merged into another book: an old link leads there
+    # What was deleted, listed and counted as the header counts: not an empty note an older
+    # import kept (EMPTY_NOTE), which "Bring back all" still brings back with the rest.
+    deleted = the_book.highlights.filter(deleted_at__isnull=False).exclude(EMPTY_NOTE)
+    total = the_book.highlights.alive().exclude(EMPTY_NOTE).count()
+    recently_deleted = list(deleted.order_by("-deleted_at", "pk")[:RECENTLY_DELETED_SHOWN])
+    if not total and recently_deleted:
+        return _deleted_book_page(request, the_book, deleted, recently_deleted)
     sort = request.GET.get("sort", "location")
     sort = sort if sort in BOOK_HIGHLIGHT_SORTS else "location"
     filters = {
@@ -280,13 +288,10 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
     kept = {k: v for k, v in request.GET.items() if k != "page" and v}
     words = words_for(reader_of(request), book=the_book, with_a_note=False)
     connected = connected_books(the_book)
-    # What was deleted, listed and counted as the header counts: not an empty note an older
-    # import kept (EMPTY_NOTE), which "Bring back all" still brings back with the rest.
-    deleted = the_book.highlights.filter(deleted_at__isnull=False).exclude(EMPTY_NOTE)
     context = {
         "book": the_book,
         "page": page,
-        "total": the_book.highlights.alive().exclude(EMPTY_NOTE).count(),
+        "total": total,
         "filtered": any(filters.values()),
         # The one filter an empty page speaks of ("No favourites in this book yet"), or
         # "several" when they were combined.
@@ -307,10 +312,37 @@ def book(request: HttpRequest, code: UUID) -> HttpResponse:
         # What "Delete this book" takes, said before it does; what was deleted, to bring back.
         "delete_counts": (counts := delete_count(book_deletable(book=the_book))),
         "delete_phrase": deleted_phrase(counts),
-        "recently_deleted": list(deleted.order_by("-deleted_at", "pk")[:RECENTLY_DELETED_SHOWN]),
+        "recently_deleted": recently_deleted,
         "deleted_total": deleted.count(),
     }
     return render(request, "books/book.html", context)
+
+
+def _deleted_book_page(
+    request: HttpRequest,
+    the_book: Book,
+    deleted: QuerySet[Highlight],
+    recently_deleted: list[Highlight],
+) -> HttpResponse:
+    """A book with nothing left but what was deleted: it says so, when and what, with
+    bringing it back as the one action; not an empty book offering downloads of nothing
+    and a merge. A 404 for the deleted highlight's page's reason (_deleted_highlight_page):
+    the page is not gone for good, yet the book is not in the library."""
+    latest = recently_deleted[0]
+    oldest = deleted.order_by("deleted_at").values_list("deleted_at", flat=True).first()
+    kept_for = deleted_kept_for()
+    context = {
+        "book": the_book,
+        # The last delete took the book whole (not its highlights one by one).
+        "deleted_whole": latest.deletion is not None and latest.deletion.kind == Deletion.Kind.BOOK,
+        "deleted_at": latest.deleted_at,
+        "deleted_phrase": deleted_phrase(delete_count(deleted)),
+        # The first of them to be removed for good sets the day the book starts to go.
+        "kept_until": oldest + kept_for if kept_for is not None and oldest else None,
+        "recently_deleted": recently_deleted,
+        "deleted_total": deleted.count(),
+    }
+    return render(request, "books/book_deleted.html", context, status=404)
 
 
 @require_GET

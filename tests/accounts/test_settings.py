@@ -73,3 +73,34 @@ class DeleteAccountWordingTests:
             assert said in section
             assert unsaid not in section
         assert "Tu nombre de usuario vuelve a quedar libre cuando termina." in section
+
+
+@pytest.mark.django_db
+class DeleteAccountLanguageTests:
+    """The confirmation came in the deleted reader's Spanish above the login page's English:
+    it is said in the language of the page it is shown on."""
+
+    def _delete(self, reader: User, client: Client, accept: str) -> str:
+        reader.language = "es"
+        reader.save(update_fields=["language"])
+        response = client.post(
+            reverse("delete_account"),
+            {"confirm": reader.username, "password": PASSWORD},
+            headers={"Accept-Language": accept},
+            follow=True,
+        )
+        assert response.redirect_chain[-1][0] == reverse("login")
+        return response.content.decode()
+
+    def test_a_spanish_readers_confirmation_is_english_on_an_english_login_page(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        page = self._delete(alice, alice_client, "en")
+        assert '<html lang="en"' in page
+        assert "Your account and all its data are deleted." in page
+        assert "Tu cuenta" not in page
+
+    def test_it_is_spanish_on_a_spanish_login_page(self, alice: User, alice_client: Client) -> None:
+        page = self._delete(alice, alice_client, "es")
+        assert '<html lang="es"' in page
+        assert "Tu cuenta y todos sus datos se han borrado." in page

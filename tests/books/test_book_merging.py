@@ -67,6 +67,19 @@ class BookMergeViewTests:
         assert f'value="{long.code}"' in page
         assert Book.objects.filter(pk=long.pk).exists()
 
+    def test_the_confirmation_says_the_merge_is_permanent_before_the_button(
+        self, books: tuple[Book, Book], alice_client: Client
+    ) -> None:
+        short, long = books
+        url = reverse("book_merge_confirm", args=[short.code, long.code])
+        for language, said in (
+            ("en", "A merge is permanent: it cannot be undone"),
+            ("es", "Unir dos libros es definitivo: no se puede deshacer"),
+        ):
+            page = alice_client.get(url, headers={"Accept-Language": language}).content.decode()
+            before_button = page.split('<button type="submit">')[0]
+            assert said in before_button, language
+
     def test_it_merges_into_the_book_whose_title_the_reader_keeps(
         self, alice: User, books: tuple[Book, Book], alice_client: Client
     ) -> None:
@@ -79,6 +92,7 @@ class BookMergeViewTests:
         assert long.highlights.alive().count() == 3
         page = response.content.decode()
         assert "is now part of" in page
+        assert "”, no longer a book of its own." in page  # no title ends the sentence
         assert "2 highlights moved." in page
         assert "1 passage both books held, word for word or in two versions, is now one" in page
 

@@ -119,7 +119,7 @@ class BookDeleteTests:
         report = alice_client.get(reverse("import_report", args=[again.code])).content.decode()
         assert reverse("deleted") in report
         page = alice_client.get(book.get_absolute_url()).content.decode()
-        assert "Recently deleted: 3 highlights" in page
+        assert "You deleted this book" in page
         alice_client.post(reverse("book_bring_back", args=[book.code]))
         assert book.highlights.alive().count() == 3
 
@@ -366,6 +366,103 @@ class RecentlyDeletedLinkTests:
 
 
 @pytest.mark.django_db
+class DeletedBookPageTests:
+    """A deleted book's address: it says the book was deleted, when and what, with Bring
+    back as its action; not an empty book that offers downloads of nothing and a merge."""
+
+    def test_it_says_the_book_was_deleted_and_brings_it_back(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        alice_client.get(reverse("library"))  # where the delete leads, with its undo
+        at = book.highlights.exclude(deleted_at=None).values_list("deleted_at", flat=True)[0]
+        when = date_format(timezone.localtime(at), "DATETIME_FORMAT")
+        response = alice_client.get(book.get_absolute_url())
+        # 404 as a deleted highlight's page: not in the library now, back with a click.
+        assert response.status_code == 404
+        page = response.content.decode()
+        assert "You deleted this book" in page
+        assert f"You deleted it on {when}: 3 highlights and the note on 1 of them." in page
+        assert "It stays out" not in page
+        assert "They stay out of your library" in page
+        assert "0 highlights" not in page
+        assert "Recently deleted:" not in page  # not folded away in a closed box
+        assert reverse("book_export", args=[book.code]) not in page
+        assert reverse("book_merge_choose", args=[book.code]) not in page
+        assert "Delete this book" not in page
+        main = page.split('<main id="content">')[1]
+        bring_back = reverse("book_bring_back", args=[book.code])
+        # The main action: the first form of the page, a plain (not secondary) button.
+        first_form = main.split("<form")[1]
+        assert f'action="{bring_back}"' in first_form
+        assert '<button type="submit">Bring back this book</button>' in first_form
+        response = alice_client.post(bring_back)
+        assert response["Location"] == book.get_absolute_url()
+        page = alice_client.get(book.get_absolute_url()).content.decode()
+        assert "You deleted this book" not in page
+        assert reverse("book_export", args=[book.code]) in page
+
+    def test_a_book_whose_highlights_went_one_by_one_says_so(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        for highlight in book.highlights.alive():
+            highlight_delete(highlight=highlight)
+        page = alice_client.get(book.get_absolute_url()).content.decode()
+        assert "You deleted every highlight of this book" in page
+        assert "Deleted one by one, the last on " in page
+        assert reverse("book_export", args=[book.code]) not in page
+
+    def test_it_says_it_in_spanish(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        book = _borges(alice)
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        page = alice_client.get(book.get_absolute_url(), HTTP_ACCEPT_LANGUAGE="es")
+        assert "Borraste este libro" in page.content.decode()
+        assert "Recuperar este libro" in page.content.decode()
+
+    def test_bob_gets_the_plain_404(
+        self, alice: User, first_import: Import, alice_client: Client, bob_client: Client
+    ) -> None:
+        book = _borges(alice)
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        response = bob_client.get(book.get_absolute_url())
+        assert response.status_code == 404
+        assert "Ficciones" not in response.content.decode()
+
+    def test_anonymous_is_sent_to_sign_in(self, alice: User, first_import: Import) -> None:
+        book = _borges(alice)
+        assert Client().get(book.get_absolute_url()).status_code == 302
+
+
+@pytest.mark.django_db
+class TitleEndingASentenceTests:
+    """A title that ends in a full stop ("…Cutting-Edge Content.") never gets a second one
+    from the sentence around it."""
+
+    TITLE = "How to Write Cutting-Edge Content."
+
+    def test_the_deleted_highlight_page_has_no_double_stop(
+        self, alice: User, alice_client: Client
+    ) -> None:
+        clippings_import(
+            reader=alice,
+            data=clippings_file(Entry(self.TITLE, "Write the sentence you would read.")),
+            file_name="c.txt",
+        )
+        highlight = Highlight.objects.get(reader=alice)
+        highlight_delete(highlight=highlight)
+        for language in ("en", "es"):
+            page = alice_client.get(highlight.get_absolute_url(), HTTP_ACCEPT_LANGUAGE=language)
+            text = re.sub(r"<[^>]+>", "", page.content.decode())
+            assert "Content.." not in text, language
+            assert "Content.”." not in text, language
+            assert "Content." in text
+
+
+@pytest.mark.django_db
 class DeletedHighlightPageTests:
     """A deleted highlight's own address: its reader learns it was deleted and can bring it
     back; anyone else gets the plain 404 and learns nothing."""
@@ -389,7 +486,7 @@ class DeletedHighlightPageTests:
         page = response.content.decode()
         assert "You deleted this highlight" in page
         assert "Nothing here" not in page
-        assert f"You deleted it on {when}, from " in page
+        assert f"</a> on {when}. It stays out of your library" in page
         assert "It is kept until " in page
         assert "To think is to forget differences" in page
         assert f'<a href="{reverse("deleted")}">Recently deleted</a>' in page

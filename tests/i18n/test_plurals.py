@@ -72,7 +72,7 @@ class CountedWordsTests:
                     "Ficciones 2 subrayados",
                     "1 de 2 subrayados coinciden ·",
                     "1 favorito, por libro.",
-                    "memory” 1 subrayado",
+                    "memory» 1 subrayado",  # quoted the Spanish way
                 ],
             ),
         ],

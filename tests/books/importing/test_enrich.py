@@ -381,7 +381,8 @@ class ChapterShownTests:
         client.force_login(alice)
         book = Highlight.objects.filter(reader=alice).first().book  # type: ignore[union-attr]
         page = client.get(book.get_absolute_url()).content.decode()
-        # The separators are drawn by CSS: the chapter stands just before the location.
+        # The chapter stands just before the location, a separator (text) between them.
         assert (
-            '<span class="sep">Part One &gt; Chapter 1</span><span class="sep">location 52' in page
+            '<span class="sep">Part One &gt; Chapter 1</span><span class="sep"> · location 52'
+            in page
         )

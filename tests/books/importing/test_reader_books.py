@@ -342,7 +342,8 @@ class EmptyNoteTests:
         assert book_delete(book=book)[0] == DeleteCount(1, 0, 0)
         response = alice_client.get(book.get_absolute_url())
         assert [h.text for h in response.context["recently_deleted"]] == [PASSAGE]
-        assert "Recently deleted: 1 highlight<" in response.content.decode()
+        assert "You deleted it on " in response.content.decode()
+        assert ": 1 highlight." in response.content.decode()
         deleted = alice_client.get(reverse("deleted"))
         [group] = deleted.context["groups"]
         assert (group.highlights, group.notes, [h.text for h in group.shown]) == (

@@ -367,7 +367,7 @@ class SearchPageTests:
             english = alice_client.get(reverse("search"), params).content.decode()
             assert "Nothing found for “zebra crossing”." in english
             spanish = alice_client.get(reverse("search"), params, headers={"Accept-Language": "es"})
-            assert "No se ha encontrado nada para “zebra crossing”." in spanish.content.decode()
+            assert "No se ha encontrado nada para «zebra crossing»." in spanish.content.decode()
 
     @pytest.mark.parametrize("mode", ["keyword", "auto"])
     def test_its_queries_do_not_grow_with_the_results(
@@ -435,7 +435,7 @@ class SearchPageTests:
         alice.language = "es"
         alice.save(update_fields=["language"])
         spanish = alice_client.get(reverse("search"), {"q": "liderazgo", "mode": "keyword"})
-        assert "Tienes una etiqueta “Liderazgo”" in spanish.content.decode()
+        assert "Tienes una etiqueta «Liderazgo»" in spanish.content.decode()
 
     def test_it_counts_what_it_found(
         self, alice_client: Client, shelf: dict[str, Highlight]
