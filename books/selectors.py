@@ -191,7 +191,7 @@ def _progress(highlights: QuerySet[Highlight], *, reader_id: int) -> EmbeddingPr
         failed=Count("id", filter=Q(embedding_status=status.FAILED) & ~nothing),
         no_text=Count("id", filter=nothing),
         notes=Count("id", filter=Q(kind=Highlight.Kind.NOTE)),
-        words=Count("id", filter=Q(is_word=True)),
+        words=Count("id", filter=Q(is_word=True) & ~nothing),
     )
     progress = EmbeddingProgress(**totals)
     if not progress.done:

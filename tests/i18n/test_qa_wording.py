@@ -72,7 +72,7 @@ class ReadyForConnectionsTests:
         home = _text(alice_client.get(reverse("home")).content.decode())
         assert "ready for connections" not in home
         assert "All 6 highlights ready; 0 connections found between their passages." in (home)
-        assert "1 of them is a word, which never connects." in home
+        assert "1 of your highlights is a word, which never connects." in home
 
 
 @pytest.mark.django_db
