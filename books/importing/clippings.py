@@ -447,17 +447,24 @@ def without_clipping_limit(text: str) -> tuple[str, bool]:
 
 
 FIRST_WORDS = 12
+# Within this many characters too: Chinese or Japanese text has no spaces to count words by.
+FIRST_CHARACTERS = 100
 
 
 def first_words(text: str) -> str:
-    """The first FIRST_WORDS words of a text, with "…" when it goes on."""
+    """The first FIRST_WORDS words of a text (at most FIRST_CHARACTERS characters), with "…"
+    when it goes on."""
     words = text.split()
-    return " ".join(words[:FIRST_WORDS]) + (" …" if len(words) > FIRST_WORDS else "")
+    shown = " ".join(words[:FIRST_WORDS])
+    if len(shown) > FIRST_CHARACTERS:
+        return shown[:FIRST_CHARACTERS].rstrip() + " …"
+    return shown + (" …" if len(words) > FIRST_WORDS else "")
 
 
 def _read_of(title_line: str, body: str) -> dict[str, str]:
     """What a reader finds an unread entry by: its book's title and its first words."""
-    return {"title": split_title_author(title_line)[0], "words": first_words(body)}
+    title = split_title_author(title_line)[0]
+    return {"title": first_words(title), "words": first_words(body)}
 
 
 def _parse_entry(piece: str, base: int) -> Clipping | Problem | None:

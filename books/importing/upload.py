@@ -115,7 +115,7 @@ def _what_it_is(data: bytes) -> str | None:
         return FILE_IMAGE % {"kind": kind, "what": FORMATS_READ}
     document = next((k for magic, k in _DOCUMENTS.items() if head.startswith(magic)), None)
     if document is None and data[60:68] == b"BOOKMOBI":
-        document = "Kindle e-book"
+        document = "MOBI/AZW"  # a Kindle book's own format, named as its files are
     if document is not None:
         return FILE_DOCUMENT % {"kind": document, "what": FORMATS_READ}
     return None

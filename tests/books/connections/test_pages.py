@@ -206,10 +206,11 @@ class HighlightPageTests:
         alone = _highlight(alice, _book(alice, "Gardening", "Lloyd"), "Prune roses in March.")
         content = " ".join(alice_client.get(alone.get_absolute_url()).content.decode().split())
         assert (
-            "No passage from another author connects to this one: your other books have no "
-            "passage to compare it with." in content
+            "A connection joins passages from two different books, and your library has no "
+            "other book with passages to compare it with." in content
         )
         assert "connects to this one yet" not in content
+        assert "your other books" not in content
 
     def test_while_other_books_wait_it_says_yet_and_how_many(
         self, alice: User, alice_client: Client

@@ -19,6 +19,7 @@ from books.importing.clippings import (
     Clipping,
     ParseResult,
     Problem,
+    first_words,
     normalize_author,
     normalize_title,
     parse_clippings,
@@ -1292,3 +1293,10 @@ class WarningOrderTests:
                 "the entry is kept without one",
             ),
         ]
+
+
+def test_an_unread_entrys_first_words_stay_short_without_spaces_to_count() -> None:
+    # A Chinese entry of 3,000 characters came back whole as its "first words".
+    assert first_words("記" * 3000) == "記" * 100 + " …"
+    assert first_words("one two three") == "one two three"
+    assert first_words(" ".join(["word"] * 13)) == " ".join(["word"] * 12) + " …"
