@@ -68,8 +68,8 @@ def _word_said(highlight: Highlight) -> ConnectionsSaid:
     if highlight.kind == Highlight.Kind.HIGHLIGHT and not highlight.text:
         # A Kindle image clipping: the file kept no text (books.importing.clippings).
         alone = gettext(
-            "With no text, this highlight is not connected to other passages; it keeps its "
-            "place, its date and your note."
+            "With no text, this highlight is not connected to other passages; its place, its "
+            "date and any note of yours on it are kept."
         )
         return ConnectionsSaid(state=WORD, empty=alone, empty_html=alone)
     parts = _word_parts(highlight)
