@@ -16,7 +16,7 @@ from accounts.models import User
 from books.embedding import pipeline
 from books.language import UNKNOWN
 from books.models import EMPTY_NOTE, Book, Highlight, Import, Tag
-from books.text import WORD, author_sort_key, fold, literal, literal_pattern, search_words
+from books.text import WORD, author_sort_key, dotted, fold, literal, literal_pattern, search_words
 from books.vocabulary import WordKind, is_look_up, opens_on_elision, word_key
 
 # The time left is read from the pace of the latest vectors written (EmbeddingProgress.
@@ -440,14 +440,19 @@ def books_matching(reader: User, query: str) -> list[int]:
     # Each word once, within BOOK_QUERY_MAX characters: a query of one word repeated 2,000
     # times held a web process 3 s over 5,000 books.
     folded = fold(query[:BOOK_QUERY_MAX])
-    names: dict[str, None] = {}
+    names: dict[str, str] = {}  # a name written with symbols, or dotted: its pattern
     words: dict[str, None] = {}
     for token in folded.split():
         if name := literal(token):
-            names[name] = None
+            names[name] = literal_pattern(name)
+        elif joined := dotted(token):
+            # Its words side by side, by a dot or a space: "j.k." in "J. K. Rowling", not
+            # the "j" of "Jungle" and the "k" of "Kipling".
+            apart = r"(?:\.\s*|\s+)".join(re.escape(word) for word in joined.split("."))
+            names[joined] = rf"(?<!\w){apart}(?!\w)"
         else:
             words.update(dict.fromkeys(WORD.findall(token)))
-    patterns = [re.compile(literal_pattern(name)) for name in names] + [
+    patterns = [re.compile(pattern) for pattern in names.values()] + [
         re.compile(rf"(?<!\d){word}(?!\d)" if word.isdecimal() else re.escape(word))
         for word in words
     ] or [re.compile(re.escape(folded.strip()))]

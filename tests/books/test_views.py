@@ -121,6 +121,9 @@ class LibraryTests:
         highlight_in(book_of(alice, rings, "J. R. R. Tolkien"), "A line.", location=1)
         highlight_in(book_of(alice, volume, "Anónimo"), "A line.", location=1)
         highlight_in(book_of(alice, "Refranes, vol.21", "Anónimo"), "A line.", location=1)
+        # The dotted words' letters apart, each in a word of its own: no initials.
+        highlight_in(book_of(alice, "The Jungle Book", "Rudyard Kipling"), "A line.", location=1)
+        highlight_in(book_of(alice, "Volume 3: 14 essays", "Ann Other"), "A line.", location=1)
 
         def found(query: str) -> list[str]:
             response = alice_client.get(reverse("library"), {"q": query})
@@ -129,6 +132,8 @@ class LibraryTests:
         assert found("j.k. rowling") == [stone]
         assert found("J.R.R. Tolkien") == [rings]
         assert found("vol.2") == [volume]
+        assert found("j.k.") == [stone]
+        assert found("3.14") == []
 
     def test_the_header_search_box_shows_no_query_of_another_page(
         self, alice: User, alice_client: Client
