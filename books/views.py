@@ -329,7 +329,8 @@ def _deleted_book_page(
     and a merge. A 404 for the deleted highlight's page's reason (_deleted_highlight_page):
     the page is not gone for good, yet the book is not in the library."""
     latest = recently_deleted[0]
-    oldest = deleted.order_by("deleted_at").values_list("deleted_at", flat=True).first()
+    # The book goes when the last of what it holds does (books.purging): the newest delete.
+    newest = deleted.order_by("-deleted_at").values_list("deleted_at", flat=True).first()
     kept_for = deleted_kept_for()
     context = {
         "book": the_book,
@@ -337,8 +338,7 @@ def _deleted_book_page(
         "deleted_whole": latest.deletion is not None and latest.deletion.kind == Deletion.Kind.BOOK,
         "deleted_at": latest.deleted_at,
         "deleted_phrase": deleted_phrase(delete_count(deleted)),
-        # The first of them to be removed for good sets the day the book starts to go.
-        "kept_until": oldest + kept_for if kept_for is not None and oldest else None,
+        "kept_until": newest + kept_for if kept_for is not None and newest else None,
         "recently_deleted": recently_deleted,
         "deleted_total": deleted.count(),
     }

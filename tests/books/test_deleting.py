@@ -6,6 +6,7 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -369,6 +370,23 @@ class RecentlyDeletedLinkTests:
 class DeletedBookPageTests:
     """A deleted book's address: it says the book was deleted, when and what, with Bring
     back as its action; not an empty book that offers downloads of nothing and a merge."""
+
+    def test_it_is_kept_until_the_last_of_its_highlights_goes(
+        self, alice: User, first_import: Import, alice_client: Client
+    ) -> None:
+        # The page gave the day of the first to go; the book goes with the last (purging).
+        book = _borges(alice)
+        alice_client.post(reverse("book_delete", args=[book.code]))
+        deleted = book.highlights.exclude(deleted_at=None).order_by("pk")
+        newest = timezone.now() - timedelta(days=1)
+        for days, highlight in enumerate(deleted, start=1):
+            Highlight.objects.filter(pk=highlight.pk).update(
+                deleted_at=newest - timedelta(days=days - 1) * 5
+            )
+        kept_for = timedelta(days=settings.EXOGRAM_DELETED_DAYS)
+        day = date_format(timezone.localtime(newest + kept_for), "DATE_FORMAT")
+        page = " ".join(alice_client.get(book.get_absolute_url()).content.decode().split())
+        assert f"The book is kept until {day}, then removed for good." in page
 
     def test_it_says_the_book_was_deleted_and_brings_it_back(
         self, alice: User, first_import: Import, alice_client: Client
