@@ -52,7 +52,7 @@ class MetaLineTests:
     def test_the_highlight_page_ends_its_line_without_a_separator_when_it_has_no_date(
         self, think: Highlight, alice_client: Client
     ) -> None:
-        # A notebook export gives no date: the line ended "location 412–414 · ".
+        # A notebook export gives no date: the line ended "location 412-414 · ".
         Highlight.objects.filter(pk=think.pk).update(added_at=None, page="12")
         page = alice_client.get(think.get_absolute_url()).content.decode()
         assert "page 12 · location 412\u2013414" in _meta_lines(page)
