@@ -88,10 +88,16 @@ def untitled_placeholder(reader: User) -> Book | None:
 
 
 def untitled_rehome(
-    *, reader: User, clippings: list[Clipping], books: dict[str, Book]
+    *,
+    reader: User,
+    clippings: list[Clipping],
+    books: dict[str, Book],
+    notes: frozenset[str] | None = None,
 ) -> UntitledFound:
     """Move to the file's books (`books`, by key) the highlights of the reader's "Untitled"
-    that are entries of this file an older Exogram put there (module docstring)."""
+    that are entries of this file an older Exogram put there (module docstring). `notes`:
+    untitled_notes of the whole file, when `clippings` are one part of it (a note's row
+    may be in another part); by default, those of `clippings`."""
     found = UntitledFound()
     entries = [
         c
@@ -115,7 +121,8 @@ def untitled_rehome(
     library = Library(reader, {book.key: book for book in targets.values()})
     moved: list[Highlight] = []
     joins: list[tuple[Highlight, Highlight]] = []
-    notes = _notes_of_rows(clippings)
+    if notes is None:
+        notes = untitled_notes(clippings)
     own_notes: dict[int, str] = {}
     for entry, highlight in pairs:
         own = _own_note(highlight, entry, notes)
@@ -203,17 +210,20 @@ def _pairs(
     return pairs
 
 
-def _notes_of_rows(clippings: list[Clipping]) -> set[str]:
+def untitled_notes(clippings: list[Clipping]) -> frozenset[str]:
     """The words (folded) of every note of the file's rows an older Exogram read into
     "Untitled": each comes to its own row's highlight, or stands on its own, in this import."""
-    return {
-        fold_spacing((c.text if c.kind == "note" else c.note).strip())
-        for c in clippings
-        if isinstance(c, RichClipping) and c.untitled_before
-    } - {""}
+    return frozenset(
+        {
+            fold_spacing((c.text if c.kind == "note" else c.note).strip())
+            for c in clippings
+            if isinstance(c, RichClipping) and c.untitled_before
+        }
+        - {""}
+    )
 
 
-def _own_note(highlight: Highlight, entry: Clipping, notes: set[str]) -> str | None:
+def _own_note(highlight: Highlight, entry: Clipping, notes: frozenset[str]) -> str | None:
     """The note the highlight keeps instead of its own when every other part of it
     (NOTES_JOINED) is a note of another of the file's rows (`notes`): its own row's note;
     None to keep its note as it is (the reader edited it, or it holds other words)."""

@@ -251,6 +251,33 @@ class UntitledReimportTests:
         note = Highlight.objects.get(reader=alice, kind=Highlight.Kind.NOTE)
         assert (note.book.title, note.text) == ("Ficciones", "Compare Funes.")
 
+    def test_a_note_of_another_book_in_another_part_goes_to_its_book(
+        self,
+        alice: User,
+        bob: User,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        # As above, the file saved in parts: the note's row is not in the highlight's part.
+        monkeypatch.setattr(background, "IMPORT_PART", 1)  # every book a part of its own
+        export = (
+            b"Highlight,Book Title,Book Author,Note,Location Type,Location\r\n"
+            b"Salt keeps what the sea gives.,The Salt Ledger,Marta Quillfeather,,location,100\r\n"
+            b",Ficciones,Jorge Luis Borges,Compare Funes.,location,100\r\n"
+        )
+        _imported_before(alice, export)
+        [given] = Highlight.objects.filter(reader=alice)
+        assert given.note == "Compare Funes."
+        queued = import_queue(reader=alice, data=export, file_name="readwise.csv")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert run_import(queued.pk) == Import.Status.DONE
+
+        clippings_import(reader=bob, data=export, file_name="readwise.csv")
+
+        assert _library(alice) == _library(bob)
+        given.refresh_from_db()
+        assert (given.book.title, given.note) == ("The Salt Ledger", "")
+
     def test_another_readers_untitled_is_never_touched(self, alice: User, bob: User) -> None:
         _imported_before(bob)
         _imported_before(alice)
