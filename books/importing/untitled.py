@@ -27,6 +27,11 @@ a note the reader never edited, which keeps its own row's note: the import then 
 where its own row says, beside a highlight or on its own, as a fresh import of the file
 does; no word is lost.
 
+A highlight of "Untitled" removed for good (books.purging) left its trace under that book's
+key: a copy of it goes under the key of the book of the entry with its words, so that the
+import leaves that entry out of its book too (as purging copies a trace under every key of
+a merged book).
+
 Only the placeholder: the book "Untitled" with no author that importers make for an entry
 with no title (a book another was merged into and kept is one the reader named), and only
 the importing reader's. Emptied, it goes, as book_merge removes a book with no highlight.
@@ -49,9 +54,10 @@ from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.joining import highlights_join, highlights_update
 from books.importing.library_index import Library, holder_near
 from books.importing.notes import NOTES_JOINED
+from books.importing.purged import note_hash, text_hash
 from books.importing.reader_books import book_key_of
 from books.importing.rich import RichClipping, location_range
-from books.models import Book, BookAlias, Highlight
+from books.models import Book, BookAlias, Highlight, PurgedHighlight
 from books.text import fold_spacing, fold_spacing_and_bom
 
 # The title importers give a book whose entries name none (reader_books.books_for_file).
@@ -99,6 +105,7 @@ def untitled_rehome(
     untitled_notes of the whole file, when `clippings` are one part of it (a note's row
     may be in another part); by default, those of `clippings`."""
     found = UntitledFound()
+    untitled_key = book_key(UNTITLED, "")
     entries = [
         c
         for c in clippings
@@ -109,9 +116,19 @@ def untitled_rehome(
         and fold_spacing_and_bom(c.text)
     ]
     placeholder = untitled_placeholder(reader) if entries else None
+    # Those the file places in a book of their own.
+    placed: list[Clipping] = [
+        c for c in entries if book_key_of(c) != untitled_key and book_key_of(c) in books
+    ]
+    if placeholder is not None or (
+        entries and not Book.objects.filter(reader=reader, key=untitled_key).exists()
+    ):
+        # Its highlights removed for good, by the placeholder or with it (it went with
+        # its last highlight): the file's entries of them stay out of their books too.
+        _traces_follow(reader, placed)
     if placeholder is None:
         return found
-    pairs = _pairs(placeholder, [c for c in entries if book_key_of(c) != placeholder.key], books)
+    pairs = _pairs(placeholder, placed, books)
     if not pairs:
         return found
     # Connections are about to follow the highlights: no pair judged with the old books is
@@ -176,6 +193,52 @@ def untitled_rehome(
         placeholder.delete()
         found.removed = True
     return found
+
+
+def _traces_follow(reader: User, entries: list[Clipping]) -> None:
+    """A copy, under the entry's book's key, of each trace of a highlight of "Untitled"
+    removed for good (books.purging) that is one of these entries by its words, as purging
+    copies a trace under every key of its book (_under_every_key): an import reads the
+    traces of its books' keys, and the entry is now of its own book. Not a trace of a
+    highlight deleted on a device: that device's untitled document stays where it is."""
+    if not entries:
+        return
+    traces = list(
+        PurgedHighlight.objects.filter(
+            reader=reader, book_key=book_key(UNTITLED, ""), on_device=False
+        )
+    )
+    if not traces:
+        return
+    held = set(
+        PurgedHighlight.objects.filter(
+            reader=reader, book_key__in={book_key_of(c) for c in entries}
+        ).values_list("book_key", "dedupe_key")
+    )
+    copies: list[PurgedHighlight] = []
+    for entry in entries:
+        if entry.kind == "note":
+            words, kinds = note_hash(entry.text), {Highlight.Kind.NOTE, Highlight.Kind.HIGHLIGHT}
+        else:
+            words, kinds = text_hash(entry.text), {Highlight.Kind.HIGHLIGHT}
+        key = book_key_of(entry)
+        for trace in traces:
+            if trace.kind not in kinds or words not in trace.text_hashes:
+                continue
+            if (key, trace.dedupe_key) in held:
+                continue
+            held.add((key, trace.dedupe_key))
+            copies.append(
+                PurgedHighlight(
+                    reader_id=trace.reader_id,
+                    book_key=key,
+                    kind=trace.kind,
+                    dedupe_key=trace.dedupe_key,
+                    text_hashes=trace.text_hashes,
+                    runs=trace.runs,
+                )
+            )
+    PurgedHighlight.objects.bulk_create(copies)
 
 
 def _pairs(

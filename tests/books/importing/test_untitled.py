@@ -3,7 +3,7 @@ again today: its highlights go to their books, with everything the reader added 
 none is kept twice (books.importing.untitled)."""
 
 import hashlib
-from datetime import date
+from datetime import date, timedelta
 from functools import partial
 from io import StringIO
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import User
 from books.embedding.pipeline import highlights_embed
@@ -22,6 +23,7 @@ from books.importing.same_book import books_merge
 from books.importing.selectors import import_nothing_new
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Deletion, Highlight, Import
+from books.purging import deleted_purge
 from books.services import (
     book_delete,
     deletion_bring_back,
@@ -183,6 +185,34 @@ class UntitledReimportTests:
         assert fog.book.title == "The Salt Ledger"
         assert Highlight.objects.filter(reader=alice).count() == 6
         assert (again.counts["new_highlights"], again.counts["deleted_skipped"]) == (0, 1)
+
+    def test_a_highlight_removed_for_good_from_untitled_stays_out_of_its_book(
+        self, alice: User
+    ) -> None:
+        _imported_before(alice)
+        fog = Highlight.objects.get(reader=alice, text__startswith="Fog")
+        highlight_delete(highlight=fog)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Highlight.objects.filter(pk=fog.pk).exists()
+
+        again = _import_again(alice)
+
+        assert not Highlight.objects.filter(reader=alice, text__startswith="Fog").exists()
+        assert Highlight.objects.filter(reader=alice).count() == 5
+        assert (again.counts["new_highlights"], again.counts["untitled_moved"]) == (0, 5)
+        assert again.counts["already_deleted"] == 1
+        assert _import_again(alice).counts["new_highlights"] == 0
+
+    def test_untitled_removed_for_good_whole_stays_out_of_the_books(self, alice: User) -> None:
+        _imported_before(alice)
+        book_delete(book=Book.objects.get(reader=alice, title="Untitled"))
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Book.objects.filter(reader=alice).exists()
+
+        again = _import_again(alice)
+
+        assert (again.counts["new_highlights"], again.counts["already_deleted"]) == (0, 6)
+        assert not Highlight.objects.filter(reader=alice).exists()
 
     def test_untitled_deleted_whole_stays_deleted_and_comes_back_into_the_books(
         self, alice: User, alice_client: Client
