@@ -48,7 +48,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_follow_books
-from books.importing.book_merge import _keep_exclusions, _wait_for_the_embedding_writer
+from books.importing.book_merge import _wait_for_the_embedding_writer, exclusions_follow
 from books.importing.clippings import Clipping
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.joining import highlights_join, highlights_update
@@ -183,9 +183,8 @@ def untitled_rehome(
     highlights_update(renoted.values(), ["note"])
     highlights_join([(holder.pk, copy.pk) for holder, copy in joins])
     connections_follow_books(reader_id=reader.pk, books=[placeholder.pk, *targets])
-    for book in targets.values():
-        # A reader who kept "Untitled" out of sharing keeps its highlights out.
-        _keep_exclusions(book, [placeholder])
+    # A reader who kept "Untitled" out of sharing keeps its highlights out.
+    exclusions_follow(kept=list(targets.values()), absorbed=[placeholder])
     found.moved, found.joined = len(moved), len(joins)
     found.books = {h.book_id for h in moved} | {holder.book_id for holder, _ in joins}
     found.embed_again = _embed_again([h.pk for h in moved])

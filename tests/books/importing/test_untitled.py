@@ -15,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import User
+from affinity.services import sharing_profile_for, sharing_update
 from books.embedding.pipeline import highlights_embed
 from books.events import highlights_to_embed
 from books.importing import background
@@ -307,6 +308,39 @@ class UntitledReimportTests:
         assert _library(alice) == _library(bob)
         given.refresh_from_db()
         assert (given.book.title, given.note) == ("The Salt Ledger", "")
+
+    def test_an_untitled_kept_out_of_sharing_keeps_its_books_out_and_nothing_else(
+        self, alice: User, bob: User
+    ) -> None:
+        kindle = clippings_file(
+            Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences.")
+        )
+        for reader in (alice, bob):
+            _imported_before(reader)
+            clippings_import(reader=reader, data=kindle, file_name="My Clippings.txt")
+        sharing_update(
+            reader=alice,
+            discoverable=True,
+            display_name="Alice",
+            excluded_books=[Book.objects.get(reader=alice, title="Untitled")],
+        )
+        bobs_borges = Book.objects.get(reader=bob, title="Ficciones")
+        sharing_update(
+            reader=bob, discoverable=True, display_name="Bob", excluded_books=[bobs_borges]
+        )
+
+        _import_again(alice)
+        _import_again(bob)
+
+        assert sorted(
+            sharing_profile_for(alice).excluded_books.values_list("title", flat=True)
+        ) == [
+            "Episode 41: Bridges",
+            "Notes on Slow Software",
+            "Orchards Without Maps",
+            "The Salt Ledger",
+        ]
+        assert list(sharing_profile_for(bob).excluded_books.all()) == [bobs_borges]
 
     def test_another_readers_untitled_is_never_touched(self, alice: User, bob: User) -> None:
         _imported_before(bob)
