@@ -134,6 +134,9 @@ def untitled_rehome(
     # Connections are about to follow the highlights: no pair judged with the old books is
     # written after this (book_merge, for a merge of books).
     _wait_for_the_embedding_writer(reader)
+    # The moves write the note: what the reader may have saved meanwhile (a note edited on
+    # the page) is read again, locked until the import commits, so their words win.
+    _read_again_locked([highlight for _, highlight in pairs])
     targets = {book.pk: book for book in (books[book_key_of(entry)] for entry, _ in pairs)}
     library = Library(reader, {book.key: book for book in targets.values()})
     moved: list[Highlight] = []
@@ -238,6 +241,22 @@ def _traces_follow(reader: User, entries: list[Clipping]) -> None:
                 )
             )
     PurgedHighlight.objects.bulk_create(copies)
+
+
+def _read_again_locked(highlights: list[Highlight]) -> None:
+    """Their notes as the rows hold them now, the rows locked (FOR NO KEY UPDATE, in id
+    order, after the reader's row: as the embedding writer takes them, so the two cannot
+    deadlock; and no connection's key-share lock on a highlight is waited for). A note
+    saved from now on waits for the import's commit, then replaces what it wrote."""
+    by_pk = {highlight.pk: highlight for highlight in highlights}
+    rows = (
+        Highlight.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk__in=by_pk)
+        .order_by("pk")
+        .values_list("pk", "note", "note_edited")
+    )
+    for pk, note, note_edited in rows:
+        by_pk[pk].note, by_pk[pk].note_edited = note, note_edited
 
 
 def _pairs(

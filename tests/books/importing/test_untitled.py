@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
@@ -37,6 +38,7 @@ from books.tasks import run_import
 from review.models import ReviewState
 from tests.books.importing.test_enrich import _library, _utc
 from tests.books.kindle import Entry, clippings_file
+from tests.books.test_highlight_actions import _in_a_thread, _waiting_on
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Readwise's own export: six highlights of four books, by Book Title and Book Author.
@@ -522,3 +524,47 @@ def _connect(reader: User, a: Highlight, b: Highlight) -> Connection:
         distance=0.2,
         embedding_model="test",
     )
+
+
+@pytest.mark.django_db(transaction=True)
+class UntitledReimportRaceTests:
+    def test_a_note_saved_while_the_import_moves_its_highlight_is_kept(self, alice: User) -> None:
+        # As in the note of another book: the import would give the highlight its own
+        # row's note (none), while the reader saves a note of theirs on another connection.
+        export = (
+            b"Highlight,Book Title,Book Author,Note,Location Type,Location\r\n"
+            b"Salt keeps what the sea gives.,The Salt Ledger,Marta Quillfeather,,location,100\r\n"
+            b",Ficciones,Jorge Luis Borges,Compare Funes.,location,100\r\n"
+        )
+        _imported_before(alice, export)
+        [given] = Highlight.objects.filter(reader=alice)
+        saving = connections["default"].copy()
+        saving.connect()
+        saving.set_autocommit(False)
+        try:
+            with saving.cursor() as cursor:
+                cursor.execute(
+                    "SELECT id FROM books_highlight WHERE id = %s FOR UPDATE", [given.pk]
+                )
+                cursor.execute(
+                    "UPDATE books_highlight SET note = 'Mine.', note_edited = true WHERE id = %s",
+                    [given.pk],
+                )
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            outcome: dict[str, object] = {}
+            importing = _in_a_thread(lambda: _import_again(alice, export), outcome)
+            waited = _waiting_on(pid, importing)
+            saving.commit()
+        finally:
+            saving.close()
+        importing.join(timeout=60)
+
+        assert waited, "the import went on without waiting for the note save"
+        assert "error" not in outcome
+        given.refresh_from_db()
+        assert (given.book.title, given.note, given.note_edited) == (
+            "The Salt Ledger",
+            "Mine.",
+            True,
+        )
