@@ -40,6 +40,7 @@ from books.importing.reader_books import (
 from books.importing.saving import SavingProgress
 from books.importing.screening import screen_entries
 from books.importing.services import BOOK_TITLES_KEPT, IMPORT_FAILED, parsed_clippings_save
+from books.importing.untitled import untitled_notes
 from books.importing.upload import ImportRejected, check_upload, problems_record, upload_parse
 from books.library_cache import library_version_bump
 from books.models import Highlight, Import, ImportUpload
@@ -473,6 +474,9 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
     clippings_unify_authors(reader=the_import.reader, clippings=result.deleted_on_device)
     clippings_follow_merges(reader=the_import.reader, clippings=result.clippings)
     clippings_follow_merges(reader=the_import.reader, clippings=result.deleted_on_device)
+    # The notes of the file's rows an older Exogram read into "Untitled", of every part: a
+    # highlight of one part may hold a note whose row is in another (untitled_rehome).
+    notes = untitled_notes(result.clippings)
     parts = _parts_by_book(result.clippings)
     # Each highlight deleted on the device goes with its book's part (the live entries of
     # the book it is checked against); those of books with none, with the last part.
@@ -514,6 +518,7 @@ def _import_in_parts(the_import: Import, result: ParseResult, progress: SavingPr
             the_import=the_import,
             enqueue=False,
             on_match=progress.matched,
+            untitled_notes=notes,
         )
         progress.part_saved(_highlights_in(part))
         del part, piece

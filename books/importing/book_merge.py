@@ -150,12 +150,22 @@ def _one_book_groups(books: list[Book]) -> dict[str, list[Book]]:
 
 def _keep_exclusions(kept: Book, absorbed: list[Book]) -> None:
     """A copy the reader kept out of sharing keeps the merged book out too."""
+    exclusions_follow(kept=[kept], absorbed=absorbed)
+
+
+def exclusions_follow(*, kept: list[Book], absorbed: list[Book]) -> None:
+    """A book the reader kept out of sharing (`absorbed`) keeps out each of `kept`, the
+    books that take its highlights: one read, one write, whatever their number."""
     from affinity.models import SharingProfile
 
     through = SharingProfile.excluded_books.through
-    profiles = through.objects.filter(book__in=absorbed).values_list("sharingprofile_id", flat=True)
-    for profile_id in set(profiles):
-        through.objects.get_or_create(sharingprofile_id=profile_id, book_id=kept.pk)
+    profiles = set(
+        through.objects.filter(book__in=absorbed).values_list("sharingprofile_id", flat=True)
+    )
+    through.objects.bulk_create(
+        [through(sharingprofile_id=p, book_id=book.pk) for p in profiles for book in kept],
+        ignore_conflicts=True,
+    )
 
 
 def _turn_round(books: list[Book], report: BookMergeReport) -> None:

@@ -40,7 +40,8 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(fold_spacing_and_bom(text).encode(), digest_size=16).hexdigest()
 
 
-def _note_hash(text: str) -> str:
+def note_hash(text: str) -> str:
+    """A note's hash, as a trace holds it among its text_hashes."""
     return _NOTE + text_hash(text.strip())
 
 
@@ -57,12 +58,12 @@ def purged_traces(*, ids: list[int]) -> list[PurgedHighlight]:
     )
     for pk, reader_id, kind, dedupe_key, text, note, book_key in rows:
         if kind == Highlight.Kind.NOTE:
-            hashes = {_note_hash(text or note)}
+            hashes = {note_hash(text or note)}
             runs: set[int] = set()
         else:
             hashes = {text_hash(version) for version in [text, *merged[pk]] if version.strip()}
             if note.strip():
-                hashes.add(_note_hash(note))
+                hashes.add(note_hash(note))
             runs = stable_runs(fold_spacing_and_bom(text))
         traces.append(
             PurgedHighlight(
@@ -185,7 +186,7 @@ class Purged:
         for good."""
         if not self._keys:
             return False
-        return dedupe_key in self._keys or (book_key, _note_hash(text)) in self._hashes
+        return dedupe_key in self._keys or (book_key, note_hash(text)) in self._hashes
 
 
 def _later(seen: dict[Any, datetime | None], key: object, added_at: datetime | None) -> None:

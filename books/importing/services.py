@@ -155,12 +155,14 @@ def parsed_clippings_save(
     the_import: Import | None = None,
     enqueue: bool = True,
     on_match: Callable[[int], None] | None = None,
+    untitled_notes: frozenset[str] | None = None,
 ) -> Import:
     """Save a parsed file in the caller's transaction (clippings_import's, or one part of a
     large file's in books.importing.background). `enqueue=False`: the caller announces the
     highlights to embed, once for the whole file. `on_match` is told how many highlights
     of the file have been matched so far, after each (most of the save's time: a few
-    hundred a second), for the page to say how far the save has got."""
+    hundred a second), for the page to say how far the save has got. `untitled_notes`:
+    those of the whole file when `result` is one part of it (books.importing.untitled)."""
     # One import of a reader at a time: a second one (a double submit, two tabs) waits
     # here for the first to commit, then finds its highlights and adds nothing, where it
     # used to fail on the unique dedupe key. An advisory lock, taken before any row lock,
@@ -187,7 +189,9 @@ def parsed_clippings_save(
     report.new_books = file_books.created
     # Entries an older Exogram put in "Untitled" find themselves there first, and go to
     # their books: the Library below holds them where this file places them.
-    untitled = untitled_rehome(reader=reader, clippings=result.clippings, books=books)
+    untitled = untitled_rehome(
+        reader=reader, clippings=result.clippings, books=books, notes=untitled_notes
+    )
     report.untitled_moved, report.untitled_joined = untitled.moved, untitled.joined
     report.untitled_removed = int(untitled.removed)
     # The books of its highlights deleted on the device too: one whose highlights were all

@@ -27,6 +27,11 @@ a note the reader never edited, which keeps its own row's note: the import then 
 where its own row says, beside a highlight or on its own, as a fresh import of the file
 does; no word is lost.
 
+A highlight of "Untitled" removed for good (books.purging) left its trace under that book's
+key: a copy of it goes under the key of the book of the entry with its words, so that the
+import leaves that entry out of its book too (as purging copies a trace under every key of
+a merged book).
+
 Only the placeholder: the book "Untitled" with no author that importers make for an entry
 with no title (a book another was merged into and kept is one the reader named), and only
 the importing reader's. Emptied, it goes, as book_merge removes a book with no highlight.
@@ -43,15 +48,16 @@ from django.utils import timezone
 
 from accounts.models import User
 from books.connections.services import connections_follow_books
-from books.importing.book_merge import _keep_exclusions, _wait_for_the_embedding_writer
+from books.importing.book_merge import _wait_for_the_embedding_writer, exclusions_follow
 from books.importing.clippings import Clipping
 from books.importing.identity import book_key, highlight_dedupe_key
 from books.importing.joining import highlights_join, highlights_update
 from books.importing.library_index import Library, holder_near
 from books.importing.notes import NOTES_JOINED
+from books.importing.purged import note_hash, text_hash
 from books.importing.reader_books import book_key_of
 from books.importing.rich import RichClipping, location_range
-from books.models import Book, BookAlias, Highlight
+from books.models import Book, BookAlias, Highlight, PurgedHighlight
 from books.text import fold_spacing, fold_spacing_and_bom
 
 # The title importers give a book whose entries name none (reader_books.books_for_file).
@@ -88,11 +94,18 @@ def untitled_placeholder(reader: User) -> Book | None:
 
 
 def untitled_rehome(
-    *, reader: User, clippings: list[Clipping], books: dict[str, Book]
+    *,
+    reader: User,
+    clippings: list[Clipping],
+    books: dict[str, Book],
+    notes: frozenset[str] | None = None,
 ) -> UntitledFound:
     """Move to the file's books (`books`, by key) the highlights of the reader's "Untitled"
-    that are entries of this file an older Exogram put there (module docstring)."""
+    that are entries of this file an older Exogram put there (module docstring). `notes`:
+    untitled_notes of the whole file, when `clippings` are one part of it (a note's row
+    may be in another part); by default, those of `clippings`."""
     found = UntitledFound()
+    untitled_key = book_key(UNTITLED, "")
     entries = [
         c
         for c in clippings
@@ -103,19 +116,33 @@ def untitled_rehome(
         and fold_spacing_and_bom(c.text)
     ]
     placeholder = untitled_placeholder(reader) if entries else None
+    # Those the file places in a book of their own.
+    placed: list[Clipping] = [
+        c for c in entries if book_key_of(c) != untitled_key and book_key_of(c) in books
+    ]
+    if placeholder is not None or (
+        entries and not Book.objects.filter(reader=reader, key=untitled_key).exists()
+    ):
+        # Its highlights removed for good, by the placeholder or with it (it went with
+        # its last highlight): the file's entries of them stay out of their books too.
+        _traces_follow(reader, placed)
     if placeholder is None:
         return found
-    pairs = _pairs(placeholder, [c for c in entries if book_key_of(c) != placeholder.key], books)
+    pairs = _pairs(placeholder, placed, books)
     if not pairs:
         return found
     # Connections are about to follow the highlights: no pair judged with the old books is
     # written after this (book_merge, for a merge of books).
     _wait_for_the_embedding_writer(reader)
+    # The moves write the note: what the reader may have saved meanwhile (a note edited on
+    # the page) is read again, locked until the import commits, so their words win.
+    _read_again_locked([highlight for _, highlight in pairs])
     targets = {book.pk: book for book in (books[book_key_of(entry)] for entry, _ in pairs)}
     library = Library(reader, {book.key: book for book in targets.values()})
     moved: list[Highlight] = []
     joins: list[tuple[Highlight, Highlight]] = []
-    notes = _notes_of_rows(clippings)
+    if notes is None:
+        notes = untitled_notes(clippings)
     own_notes: dict[int, str] = {}
     for entry, highlight in pairs:
         own = _own_note(highlight, entry, notes)
@@ -159,9 +186,8 @@ def untitled_rehome(
     highlights_update(renoted.values(), ["note"])
     highlights_join([(holder.pk, copy.pk) for holder, copy in joins])
     connections_follow_books(reader_id=reader.pk, books=[placeholder.pk, *targets])
-    for book in targets.values():
-        # A reader who kept "Untitled" out of sharing keeps its highlights out.
-        _keep_exclusions(book, [placeholder])
+    # A reader who kept "Untitled" out of sharing keeps its highlights out.
+    exclusions_follow(kept=list(targets.values()), absorbed=[placeholder])
     found.moved, found.joined = len(moved), len(joins)
     found.books = {h.book_id for h in moved} | {holder.book_id for holder, _ in joins}
     found.embed_again = _embed_again([h.pk for h in moved])
@@ -169,6 +195,68 @@ def untitled_rehome(
         placeholder.delete()
         found.removed = True
     return found
+
+
+def _traces_follow(reader: User, entries: list[Clipping]) -> None:
+    """A copy, under the entry's book's key, of each trace of a highlight of "Untitled"
+    removed for good (books.purging) that is one of these entries by its words, as purging
+    copies a trace under every key of its book (_under_every_key): an import reads the
+    traces of its books' keys, and the entry is now of its own book. Not a trace of a
+    highlight deleted on a device: that device's untitled document stays where it is."""
+    if not entries:
+        return
+    traces = list(
+        PurgedHighlight.objects.filter(
+            reader=reader, book_key=book_key(UNTITLED, ""), on_device=False
+        )
+    )
+    if not traces:
+        return
+    held = set(
+        PurgedHighlight.objects.filter(
+            reader=reader, book_key__in={book_key_of(c) for c in entries}
+        ).values_list("book_key", "dedupe_key")
+    )
+    copies: list[PurgedHighlight] = []
+    for entry in entries:
+        if entry.kind == "note":
+            words, kinds = note_hash(entry.text), {Highlight.Kind.NOTE, Highlight.Kind.HIGHLIGHT}
+        else:
+            words, kinds = text_hash(entry.text), {Highlight.Kind.HIGHLIGHT}
+        key = book_key_of(entry)
+        for trace in traces:
+            if trace.kind not in kinds or words not in trace.text_hashes:
+                continue
+            if (key, trace.dedupe_key) in held:
+                continue
+            held.add((key, trace.dedupe_key))
+            copies.append(
+                PurgedHighlight(
+                    reader_id=trace.reader_id,
+                    book_key=key,
+                    kind=trace.kind,
+                    dedupe_key=trace.dedupe_key,
+                    text_hashes=trace.text_hashes,
+                    runs=trace.runs,
+                )
+            )
+    PurgedHighlight.objects.bulk_create(copies)
+
+
+def _read_again_locked(highlights: list[Highlight]) -> None:
+    """Their notes as the rows hold them now, the rows locked (FOR NO KEY UPDATE, in id
+    order, after the reader's row: as the embedding writer takes them, so the two cannot
+    deadlock; and no connection's key-share lock on a highlight is waited for). A note
+    saved from now on waits for the import's commit, then replaces what it wrote."""
+    by_pk = {highlight.pk: highlight for highlight in highlights}
+    rows = (
+        Highlight.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk__in=by_pk)
+        .order_by("pk")
+        .values_list("pk", "note", "note_edited")
+    )
+    for pk, note, note_edited in rows:
+        by_pk[pk].note, by_pk[pk].note_edited = note, note_edited
 
 
 def _pairs(
@@ -203,17 +291,20 @@ def _pairs(
     return pairs
 
 
-def _notes_of_rows(clippings: list[Clipping]) -> set[str]:
+def untitled_notes(clippings: list[Clipping]) -> frozenset[str]:
     """The words (folded) of every note of the file's rows an older Exogram read into
     "Untitled": each comes to its own row's highlight, or stands on its own, in this import."""
-    return {
-        fold_spacing((c.text if c.kind == "note" else c.note).strip())
-        for c in clippings
-        if isinstance(c, RichClipping) and c.untitled_before
-    } - {""}
+    return frozenset(
+        {
+            fold_spacing((c.text if c.kind == "note" else c.note).strip())
+            for c in clippings
+            if isinstance(c, RichClipping) and c.untitled_before
+        }
+        - {""}
+    )
 
 
-def _own_note(highlight: Highlight, entry: Clipping, notes: set[str]) -> str | None:
+def _own_note(highlight: Highlight, entry: Clipping, notes: frozenset[str]) -> str | None:
     """The note the highlight keeps instead of its own when every other part of it
     (NOTES_JOINED) is a note of another of the file's rows (`notes`): its own row's note;
     None to keep its note as it is (the reader edited it, or it holds other words)."""

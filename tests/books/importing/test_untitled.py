@@ -3,7 +3,7 @@ again today: its highlights go to their books, with everything the reader added 
 none is kept twice (books.importing.untitled)."""
 
 import hashlib
-from datetime import date
+from datetime import date, timedelta
 from functools import partial
 from io import StringIO
 from pathlib import Path
@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 from django.test import Client
+from django.utils import timezone
 
 from accounts.models import User
+from affinity.services import sharing_profile_for, sharing_update
 from books.embedding.pipeline import highlights_embed
 from books.events import highlights_to_embed
 from books.importing import background
@@ -22,6 +25,7 @@ from books.importing.same_book import books_merge
 from books.importing.selectors import import_nothing_new
 from books.importing.services import clippings_import
 from books.models import Book, Connection, Deletion, Highlight, Import
+from books.purging import deleted_purge
 from books.services import (
     book_delete,
     deletion_bring_back,
@@ -34,6 +38,7 @@ from books.tasks import run_import
 from review.models import ReviewState
 from tests.books.importing.test_enrich import _library, _utc
 from tests.books.kindle import Entry, clippings_file
+from tests.books.test_highlight_actions import _in_a_thread, _waiting_on
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Readwise's own export: six highlights of four books, by Book Title and Book Author.
@@ -184,6 +189,34 @@ class UntitledReimportTests:
         assert Highlight.objects.filter(reader=alice).count() == 6
         assert (again.counts["new_highlights"], again.counts["deleted_skipped"]) == (0, 1)
 
+    def test_a_highlight_removed_for_good_from_untitled_stays_out_of_its_book(
+        self, alice: User
+    ) -> None:
+        _imported_before(alice)
+        fog = Highlight.objects.get(reader=alice, text__startswith="Fog")
+        highlight_delete(highlight=fog)
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Highlight.objects.filter(pk=fog.pk).exists()
+
+        again = _import_again(alice)
+
+        assert not Highlight.objects.filter(reader=alice, text__startswith="Fog").exists()
+        assert Highlight.objects.filter(reader=alice).count() == 5
+        assert (again.counts["new_highlights"], again.counts["untitled_moved"]) == (0, 5)
+        assert again.counts["already_deleted"] == 1
+        assert _import_again(alice).counts["new_highlights"] == 0
+
+    def test_untitled_removed_for_good_whole_stays_out_of_the_books(self, alice: User) -> None:
+        _imported_before(alice)
+        book_delete(book=Book.objects.get(reader=alice, title="Untitled"))
+        deleted_purge(reader_id=alice.pk, before=timezone.now() + timedelta(days=1))
+        assert not Book.objects.filter(reader=alice).exists()
+
+        again = _import_again(alice)
+
+        assert (again.counts["new_highlights"], again.counts["already_deleted"]) == (0, 6)
+        assert not Highlight.objects.filter(reader=alice).exists()
+
     def test_untitled_deleted_whole_stays_deleted_and_comes_back_into_the_books(
         self, alice: User, alice_client: Client
     ) -> None:
@@ -250,6 +283,66 @@ class UntitledReimportTests:
         assert (given.book.title, given.note) == ("The Salt Ledger", "")
         note = Highlight.objects.get(reader=alice, kind=Highlight.Kind.NOTE)
         assert (note.book.title, note.text) == ("Ficciones", "Compare Funes.")
+
+    def test_a_note_of_another_book_in_another_part_goes_to_its_book(
+        self,
+        alice: User,
+        bob: User,
+        monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any,
+    ) -> None:
+        # As above, the file saved in parts: the note's row is not in the highlight's part.
+        monkeypatch.setattr(background, "IMPORT_PART", 1)  # every book a part of its own
+        export = (
+            b"Highlight,Book Title,Book Author,Note,Location Type,Location\r\n"
+            b"Salt keeps what the sea gives.,The Salt Ledger,Marta Quillfeather,,location,100\r\n"
+            b",Ficciones,Jorge Luis Borges,Compare Funes.,location,100\r\n"
+        )
+        _imported_before(alice, export)
+        [given] = Highlight.objects.filter(reader=alice)
+        assert given.note == "Compare Funes."
+        queued = import_queue(reader=alice, data=export, file_name="readwise.csv")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert run_import(queued.pk) == Import.Status.DONE
+
+        clippings_import(reader=bob, data=export, file_name="readwise.csv")
+
+        assert _library(alice) == _library(bob)
+        given.refresh_from_db()
+        assert (given.book.title, given.note) == ("The Salt Ledger", "")
+
+    def test_an_untitled_kept_out_of_sharing_keeps_its_books_out_and_nothing_else(
+        self, alice: User, bob: User
+    ) -> None:
+        kindle = clippings_file(
+            Entry("Ficciones (Borges, Jorge Luis)", "To think is to forget differences.")
+        )
+        for reader in (alice, bob):
+            _imported_before(reader)
+            clippings_import(reader=reader, data=kindle, file_name="My Clippings.txt")
+        sharing_update(
+            reader=alice,
+            discoverable=True,
+            display_name="Alice",
+            excluded_books=[Book.objects.get(reader=alice, title="Untitled")],
+        )
+        bobs_borges = Book.objects.get(reader=bob, title="Ficciones")
+        sharing_update(
+            reader=bob, discoverable=True, display_name="Bob", excluded_books=[bobs_borges]
+        )
+
+        _import_again(alice)
+        _import_again(bob)
+
+        assert sorted(
+            sharing_profile_for(alice).excluded_books.values_list("title", flat=True)
+        ) == [
+            "Episode 41: Bridges",
+            "Notes on Slow Software",
+            "Orchards Without Maps",
+            "The Salt Ledger",
+        ]
+        assert list(sharing_profile_for(bob).excluded_books.all()) == [bobs_borges]
 
     def test_another_readers_untitled_is_never_touched(self, alice: User, bob: User) -> None:
         _imported_before(bob)
@@ -431,3 +524,47 @@ def _connect(reader: User, a: Highlight, b: Highlight) -> Connection:
         distance=0.2,
         embedding_model="test",
     )
+
+
+@pytest.mark.django_db(transaction=True)
+class UntitledReimportRaceTests:
+    def test_a_note_saved_while_the_import_moves_its_highlight_is_kept(self, alice: User) -> None:
+        # As in the note of another book: the import would give the highlight its own
+        # row's note (none), while the reader saves a note of theirs on another connection.
+        export = (
+            b"Highlight,Book Title,Book Author,Note,Location Type,Location\r\n"
+            b"Salt keeps what the sea gives.,The Salt Ledger,Marta Quillfeather,,location,100\r\n"
+            b",Ficciones,Jorge Luis Borges,Compare Funes.,location,100\r\n"
+        )
+        _imported_before(alice, export)
+        [given] = Highlight.objects.filter(reader=alice)
+        saving = connections["default"].copy()
+        saving.connect()
+        saving.set_autocommit(False)
+        try:
+            with saving.cursor() as cursor:
+                cursor.execute(
+                    "SELECT id FROM books_highlight WHERE id = %s FOR UPDATE", [given.pk]
+                )
+                cursor.execute(
+                    "UPDATE books_highlight SET note = 'Mine.', note_edited = true WHERE id = %s",
+                    [given.pk],
+                )
+                cursor.execute("SELECT pg_backend_pid()")
+                pid = cursor.fetchone()[0]
+            outcome: dict[str, object] = {}
+            importing = _in_a_thread(lambda: _import_again(alice, export), outcome)
+            waited = _waiting_on(pid, importing)
+            saving.commit()
+        finally:
+            saving.close()
+        importing.join(timeout=60)
+
+        assert waited, "the import went on without waiting for the note save"
+        assert "error" not in outcome
+        given.refresh_from_db()
+        assert (given.book.title, given.note, given.note_edited) == (
+            "The Salt Ledger",
+            "Mine.",
+            True,
+        )
