@@ -45,11 +45,11 @@ run: install
 dev: install
 	DEBUG=1 $(BIN)/python -m exogram.run
 
-# The whole suite: 3,727 tests, about 12 minutes on 2 quiet cores (docs/testing.md).
+# The whole suite: 3,894 tests, about 12 minutes on 2 quiet cores (docs/testing.md).
 test: install-dev $(AXE) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
-# The edit loop, 3,102 tests: no browser, no worker, server or MCP processes, no shared corpus
+# The edit loop, 3,232 tests: no browser, no worker, server or MCP processes, no shared corpus
 # (2 minutes on 2 quiet cores; docs/testing.md).
 test-fast: install-dev
 	$(BIN)/python -m pytest -m "not browser and not slow and not corpus" -q
