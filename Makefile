@@ -45,7 +45,7 @@ run: install
 dev: install
 	DEBUG=1 $(BIN)/python -m exogram.run
 
-# The whole suite: 3,894 tests, about 12 minutes on 2 quiet cores (docs/testing.md).
+# The whole suite: 3,894 tests, about 30 minutes on 2 cores (docs/testing.md).
 test: install-dev $(AXE) $(CHROMIUM)
 	$(BIN)/python -m pytest
 
