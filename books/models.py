@@ -549,6 +549,21 @@ class PurgedHighlight(models.Model):
     def __str__(self) -> str:
         return f"purged {self.kind} {self.dedupe_key[:12]}"
 
+    def filed_under(self, book_key: str) -> "PurgedHighlight":
+        """A copy of this trace under another key of its book (an alias, the book an entry
+        of "Untitled" now belongs to), unsaved: an import reads the traces of its books'
+        keys."""
+        return PurgedHighlight(
+            reader_id=self.reader_id,
+            book_key=book_key,
+            kind=self.kind,
+            dedupe_key=self.dedupe_key,
+            text_hashes=self.text_hashes,
+            runs=self.runs,
+            on_device=self.on_device,
+            added_at=self.added_at,
+        )
+
 
 class HighlightMerge(models.Model):
     """A clipping an import merged into a highlight: another version of the same passage.

@@ -171,18 +171,7 @@ def _under_every_key(reader_id: int, traces: list[PurgedHighlight]) -> list[Purg
         .values_list("book__key", "key")
     ):
         aliases[kept_key].append(alias_key)
-    copies = [
-        PurgedHighlight(
-            reader_id=t.reader_id,
-            book_key=alias_key,
-            kind=t.kind,
-            dedupe_key=t.dedupe_key,
-            text_hashes=t.text_hashes,
-            runs=t.runs,
-        )
-        for t in traces
-        for alias_key in aliases.get(t.book_key, [])
-    ]
+    copies = [t.filed_under(alias_key) for t in traces for alias_key in aliases.get(t.book_key, [])]
     return traces + copies
 
 

@@ -367,16 +367,7 @@ def _traces_copy(*, reader_id: int, from_key: str, to_key: str) -> None:
     it removes later)."""
     PurgedHighlight.objects.bulk_create(
         [
-            PurgedHighlight(
-                reader_id=t.reader_id,
-                book_key=to_key,
-                kind=t.kind,
-                dedupe_key=t.dedupe_key,
-                text_hashes=t.text_hashes,
-                runs=t.runs,
-                on_device=t.on_device,
-                added_at=t.added_at,
-            )
+            t.filed_under(to_key)
             for t in PurgedHighlight.objects.filter(reader_id=reader_id, book_key=from_key)
         ],
         batch_size=1000,

@@ -238,16 +238,7 @@ def _traces_follow(reader: User, entries: list[Clipping]) -> None:
             if (key, trace.dedupe_key) in held:
                 continue
             held.add((key, trace.dedupe_key))
-            copies.append(
-                PurgedHighlight(
-                    reader_id=trace.reader_id,
-                    book_key=key,
-                    kind=trace.kind,
-                    dedupe_key=trace.dedupe_key,
-                    text_hashes=trace.text_hashes,
-                    runs=trace.runs,
-                )
-            )
+            copies.append(trace.filed_under(key))
     PurgedHighlight.objects.bulk_create(copies)
 
 
